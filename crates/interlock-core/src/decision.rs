@@ -1,0 +1,492 @@
+//! A reviewer's signed decision about one exact plan body.
+//!
+//! The statement binds everything an approval must not be moved away from: the
+//! schema version, the plan hash and id, the decision, the approver's key, a validity
+//! window, a nonce (so two approvals of the same plan are distinct and each can be
+//! consumed once) and the policy digest. It is signed as a DSSE envelope (the PAE of
+//! its JCS bytes), so tools that know DSSE can check it without knowing Interlock.
+//!
+//! Signing goes through the [`Signer`] trait so that the key can live in the OS
+//! keychain (the engine's signer) and never in this process's data structures.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use ed25519_dalek::{Signature, VerifyingKey};
+
+use crate::canon::{self, Digest, Map, Value};
+
+/// The statement schema this core writes and accepts.
+pub const APPROVAL_SCHEMA_VERSION: &str = "interlock.approval/v1";
+/// The DSSE `payloadType` of an approval statement.
+pub const APPROVAL_PAYLOAD_TYPE: &str = "application/vnd.interlock.approval+json";
+/// The longest validity window an approval may have (30 days): an approval is a
+/// decision about current state, not a standing permission.
+pub const MAX_APPROVAL_WINDOW_SECS: i64 = 30 * 24 * 3600;
+/// The largest reason accepted, in bytes.
+pub const MAX_REASON_LEN: usize = 4096;
+
+/// Approve or reject.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Decision {
+    Approve,
+    Reject,
+}
+
+impl Decision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Decision::Approve => "approve",
+            Decision::Reject => "reject",
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The identity of an approver key: SHA-256 of the 32-byte Ed25519 public key.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KeyId(pub [u8; 32]);
+
+impl KeyId {
+    pub fn of(key: &VerifyingKey) -> KeyId {
+        KeyId(*Digest::of_bytes(key.as_bytes()).as_bytes())
+    }
+
+    /// A short form for humans: the first 16 hex digits in groups of four.
+    pub fn fingerprint(&self) -> String {
+        let hex = hex::encode(&self.0[..8]);
+        hex.as_bytes()
+            .chunks(4)
+            .map(|c| std::str::from_utf8(c).expect("hex is ascii"))
+            .collect::<Vec<_>>()
+            .join(":")
+    }
+}
+
+impl fmt::Display for KeyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ed25519:{}", hex::encode(self.0))
+    }
+}
+
+impl fmt::Debug for KeyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl FromStr for KeyId {
+    type Err = DecisionError;
+    fn from_str(s: &str) -> Result<KeyId, DecisionError> {
+        let hex = s.strip_prefix("ed25519:").ok_or_else(|| {
+            DecisionError::Malformed(format!("key id `{s}` must start with `ed25519:`"))
+        })?;
+        let mut out = [0u8; 32];
+        if hex.len() != 64 || hex.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Err(DecisionError::Malformed(format!(
+                "key id `{s}` must have 64 lowercase hex digits"
+            )));
+        }
+        hex::decode_to_slice(hex, &mut out)
+            .map_err(|_| DecisionError::Malformed(format!("key id `{s}` is not hex")))?;
+        Ok(KeyId(out))
+    }
+}
+
+/// Why a decision could not be made or accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecisionError {
+    #[error("malformed statement: {0}")]
+    Malformed(String),
+    #[error("wrong payload type `{0}` (expected `{APPROVAL_PAYLOAD_TYPE}`)")]
+    WrongPayloadType(String),
+    #[error("the statement is for plan hash {signed}, but the plan's current hash is {current}")]
+    PlanHashMismatch { signed: Digest, current: Digest },
+    #[error("the statement is for plan `{signed}`, not `{expected}`")]
+    PlanIdMismatch { signed: String, expected: String },
+    #[error("the statement was made under policy {signed}, but the policy in force is {current}")]
+    PolicyMismatch { signed: Digest, current: Digest },
+    #[error("key {0} is not a trusted approver key")]
+    UnknownKey(KeyId),
+    #[error("the statement names approver key {named} but is signed by {signer}")]
+    KeyMismatch { named: KeyId, signer: KeyId },
+    #[error("bad signature by key {0}")]
+    BadSignature(KeyId),
+    #[error("the statement is not valid before {not_before} (now {now})")]
+    NotYetValid { not_before: i64, now: i64 },
+    #[error("the statement expired at {expires_at} (now {now})")]
+    Expired { expires_at: i64, now: i64 },
+    #[error("invalid validity window: {0}")]
+    BadWindow(String),
+    #[error("signing failed: {0}")]
+    Signing(String),
+}
+
+/// What a reviewer signs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApprovalStatement {
+    pub schema_version: String,
+    pub plan_id: String,
+    pub plan_hash: Digest,
+    pub decision: Decision,
+    pub reason: String,
+    pub approver_key_id: KeyId,
+    /// Unix seconds (UTC).
+    pub not_before: i64,
+    /// Unix seconds (UTC), exclusive.
+    pub expires_at: i64,
+    /// 16 random bytes chosen by the signer, hex-encoded in the statement.
+    pub nonce: [u8; 16],
+    pub policy_digest: Digest,
+}
+
+impl ApprovalStatement {
+    /// The statement as a value (what gets canonicalized and signed).
+    pub fn to_value(&self) -> Value {
+        let int =
+            |i: i64| Value::Number(canon::Number::from_i64(i).expect("times are within 2^53"));
+        let mut m = Map::new();
+        m.insert("schema_version".into(), self.schema_version.as_str().into());
+        m.insert("plan_id".into(), self.plan_id.as_str().into());
+        m.insert("plan_hash".into(), self.plan_hash.to_string().into());
+        m.insert("decision".into(), self.decision.name().into());
+        m.insert("reason".into(), self.reason.as_str().into());
+        m.insert(
+            "approver_key_id".into(),
+            self.approver_key_id.to_string().into(),
+        );
+        m.insert("not_before".into(), int(self.not_before));
+        m.insert("expires_at".into(), int(self.expires_at));
+        m.insert("nonce".into(), hex::encode(self.nonce).into());
+        m.insert(
+            "policy_digest".into(),
+            self.policy_digest.to_string().into(),
+        );
+        Value::Object(m)
+    }
+
+    /// Reads a statement back, strictly: every field present and typed, nothing else.
+    pub fn from_value(v: &Value) -> Result<ApprovalStatement, DecisionError> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| DecisionError::Malformed("the statement must be an object".into()))?;
+        const FIELDS: [&str; 10] = [
+            "schema_version",
+            "plan_id",
+            "plan_hash",
+            "decision",
+            "reason",
+            "approver_key_id",
+            "not_before",
+            "expires_at",
+            "nonce",
+            "policy_digest",
+        ];
+        if let Some(extra) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+            return Err(DecisionError::Malformed(format!("unknown field `{extra}`")));
+        }
+        let s = |k: &str| {
+            obj.get(k)
+                .and_then(Value::as_str)
+                .ok_or_else(|| DecisionError::Malformed(format!("`{k}` must be a string")))
+        };
+        let i = |k: &str| {
+            obj.get(k)
+                .and_then(Value::as_number)
+                .and_then(|n| n.as_i64())
+                .ok_or_else(|| DecisionError::Malformed(format!("`{k}` must be an integer")))
+        };
+        let digest = |k: &str| {
+            s(k)?
+                .parse::<Digest>()
+                .map_err(|_| DecisionError::Malformed(format!("`{k}` must be sha256:<64 hex>")))
+        };
+        let schema_version = s("schema_version")?.to_owned();
+        if schema_version != APPROVAL_SCHEMA_VERSION {
+            return Err(DecisionError::Malformed(format!(
+                "unsupported schema_version `{schema_version}`"
+            )));
+        }
+        let decision = match s("decision")? {
+            "approve" => Decision::Approve,
+            "reject" => Decision::Reject,
+            other => {
+                return Err(DecisionError::Malformed(format!(
+                    "unknown decision `{other}`"
+                )));
+            }
+        };
+        let mut nonce = [0u8; 16];
+        hex::decode_to_slice(s("nonce")?, &mut nonce)
+            .map_err(|_| DecisionError::Malformed("`nonce` must be 32 hex digits".into()))?;
+        Ok(ApprovalStatement {
+            schema_version,
+            plan_id: s("plan_id")?.to_owned(),
+            plan_hash: digest("plan_hash")?,
+            decision,
+            reason: s("reason")?.to_owned(),
+            approver_key_id: s("approver_key_id")?.parse()?,
+            not_before: i("not_before")?,
+            expires_at: i("expires_at")?,
+            nonce,
+            policy_digest: digest("policy_digest")?,
+        })
+    }
+
+    /// The exact bytes the signature covers: DSSE PAE over the statement's JCS bytes.
+    pub fn signing_input(&self) -> Vec<u8> {
+        pae(
+            APPROVAL_PAYLOAD_TYPE,
+            &canon::canonical_bytes(&self.to_value()),
+        )
+    }
+}
+
+/// DSSE v1 pre-authentication encoding:
+/// `"DSSEv1" SP LEN(type) SP type SP LEN(body) SP body`.
+pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload.len() + payload_type.len() + 32);
+    out.extend_from_slice(b"DSSEv1 ");
+    out.extend_from_slice(payload_type.len().to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(payload_type.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(payload.len().to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Something that can sign with an Ed25519 key it holds (in memory for tests and the
+/// demo's throwaway key; in the OS keychain for real approvers).
+pub trait Signer {
+    fn public_key(&self) -> VerifyingKey;
+    fn sign(&self, message: &[u8]) -> Result<Signature, DecisionError>;
+}
+
+impl Signer for ed25519_dalek::SigningKey {
+    fn public_key(&self) -> VerifyingKey {
+        self.verifying_key()
+    }
+
+    fn sign(&self, message: &[u8]) -> Result<Signature, DecisionError> {
+        Ok(ed25519_dalek::Signer::sign(self, message))
+    }
+}
+
+/// A DSSE envelope with one signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Envelope {
+    pub payload_type: String,
+    /// The statement's JCS bytes.
+    pub payload: Vec<u8>,
+    pub key_id: KeyId,
+    pub signature: [u8; 64],
+}
+
+impl Envelope {
+    /// The standard DSSE JSON form: `{payloadType, payload, signatures:[{keyid, sig}]}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "payloadType": self.payload_type,
+            "payload": B64.encode(&self.payload),
+            "signatures": [{ "keyid": self.key_id.to_string(), "sig": B64.encode(self.signature) }],
+        })
+    }
+
+    /// Reads the DSSE JSON form; exactly one signature is expected.
+    pub fn from_json(v: &serde_json::Value) -> Result<Envelope, DecisionError> {
+        let m = |s: &str| DecisionError::Malformed(s.to_owned());
+        let payload_type = v["payloadType"]
+            .as_str()
+            .ok_or_else(|| m("missing payloadType"))?;
+        let payload = B64
+            .decode(v["payload"].as_str().ok_or_else(|| m("missing payload"))?)
+            .map_err(|_| m("payload is not base64"))?;
+        let sigs = v["signatures"]
+            .as_array()
+            .ok_or_else(|| m("missing signatures"))?;
+        let [sig] = sigs.as_slice() else {
+            return Err(m("an approval envelope carries exactly one signature"));
+        };
+        let key_id = sig["keyid"]
+            .as_str()
+            .ok_or_else(|| m("missing keyid"))?
+            .parse()?;
+        let signature: [u8; 64] = B64
+            .decode(sig["sig"].as_str().ok_or_else(|| m("missing sig"))?)
+            .map_err(|_| m("sig is not base64"))?
+            .try_into()
+            .map_err(|_| m("sig must be 64 bytes"))?;
+        Ok(Envelope {
+            payload_type: payload_type.to_owned(),
+            payload,
+            key_id,
+            signature,
+        })
+    }
+}
+
+/// Builds and signs a statement. `now` and `nonce` come from the caller (the core
+/// has no clock and no randomness).
+#[allow(clippy::too_many_arguments)]
+pub fn sign_decision(
+    signer: &dyn Signer,
+    plan_id: &str,
+    plan_hash: Digest,
+    decision: Decision,
+    reason: &str,
+    not_before: i64,
+    expires_at: i64,
+    nonce: [u8; 16],
+    policy_digest: Digest,
+) -> Result<(ApprovalStatement, Envelope), DecisionError> {
+    check_window(not_before, expires_at)?;
+    if reason.trim().is_empty() || reason.len() > MAX_REASON_LEN {
+        return Err(DecisionError::Malformed(format!(
+            "a reason is required (1 to {MAX_REASON_LEN} bytes)"
+        )));
+    }
+    let key_id = KeyId::of(&signer.public_key());
+    let statement = ApprovalStatement {
+        schema_version: APPROVAL_SCHEMA_VERSION.into(),
+        plan_id: plan_id.to_owned(),
+        plan_hash,
+        decision,
+        reason: reason.to_owned(),
+        approver_key_id: key_id,
+        not_before,
+        expires_at,
+        nonce,
+        policy_digest,
+    };
+    let signature = signer.sign(&statement.signing_input())?;
+    let envelope = Envelope {
+        payload_type: APPROVAL_PAYLOAD_TYPE.into(),
+        payload: canon::canonical_bytes(&statement.to_value()),
+        key_id,
+        signature: signature.to_bytes(),
+    };
+    Ok((statement, envelope))
+}
+
+fn check_window(not_before: i64, expires_at: i64) -> Result<(), DecisionError> {
+    if expires_at <= not_before {
+        return Err(DecisionError::BadWindow(
+            "expires_at must be after not_before".into(),
+        ));
+    }
+    if expires_at - not_before > MAX_APPROVAL_WINDOW_SECS {
+        return Err(DecisionError::BadWindow(format!(
+            "the window may be at most {MAX_APPROVAL_WINDOW_SECS} seconds"
+        )));
+    }
+    Ok(())
+}
+
+/// The approver public keys a verifier trusts, by key id.
+#[derive(Clone, Debug, Default)]
+pub struct TrustedKeys(BTreeMap<KeyId, VerifyingKey>);
+
+impl TrustedKeys {
+    pub fn new() -> TrustedKeys {
+        TrustedKeys::default()
+    }
+
+    pub fn add(&mut self, key: VerifyingKey) -> KeyId {
+        let id = KeyId::of(&key);
+        self.0.insert(id, key);
+        id
+    }
+
+    pub fn get(&self, id: &KeyId) -> Option<&VerifyingKey> {
+        self.0.get(id)
+    }
+}
+
+/// What the verifier expects the statement to be about.
+#[derive(Clone, Debug)]
+pub struct Expectation<'a> {
+    pub plan_id: &'a str,
+    /// The plan's *current* hash, recomputed from its stored body.
+    pub plan_hash: Digest,
+    pub policy_digest: Digest,
+    /// Unix seconds (UTC).
+    pub now: i64,
+}
+
+/// Verifies an envelope: payload type, a trusted key, a strict Ed25519 signature
+/// over the PAE, the statement's own key id, and that the statement is about this
+/// plan, this hash and this policy, now.
+pub fn verify_decision(
+    envelope: &Envelope,
+    trusted: &TrustedKeys,
+    expect: &Expectation<'_>,
+) -> Result<ApprovalStatement, DecisionError> {
+    if envelope.payload_type != APPROVAL_PAYLOAD_TYPE {
+        return Err(DecisionError::WrongPayloadType(
+            envelope.payload_type.clone(),
+        ));
+    }
+    let key = trusted
+        .get(&envelope.key_id)
+        .ok_or(DecisionError::UnknownKey(envelope.key_id))?;
+    let signature = Signature::from_bytes(&envelope.signature);
+    key.verify_strict(&pae(&envelope.payload_type, &envelope.payload), &signature)
+        .map_err(|_| DecisionError::BadSignature(envelope.key_id))?;
+    let value = canon::parse_json(&envelope.payload)
+        .map_err(|e| DecisionError::Malformed(e.to_string()))?;
+    // The payload must be the canonical form, so one statement has one byte string.
+    if canon::canonical_bytes(&value) != envelope.payload {
+        return Err(DecisionError::Malformed(
+            "the payload is not in canonical (JCS) form".into(),
+        ));
+    }
+    let statement = ApprovalStatement::from_value(&value)?;
+    if statement.approver_key_id != envelope.key_id {
+        return Err(DecisionError::KeyMismatch {
+            named: statement.approver_key_id,
+            signer: envelope.key_id,
+        });
+    }
+    if statement.plan_id != expect.plan_id {
+        return Err(DecisionError::PlanIdMismatch {
+            signed: statement.plan_id,
+            expected: expect.plan_id.to_owned(),
+        });
+    }
+    if statement.plan_hash != expect.plan_hash {
+        return Err(DecisionError::PlanHashMismatch {
+            signed: statement.plan_hash,
+            current: expect.plan_hash,
+        });
+    }
+    if statement.policy_digest != expect.policy_digest {
+        return Err(DecisionError::PolicyMismatch {
+            signed: statement.policy_digest,
+            current: expect.policy_digest,
+        });
+    }
+    check_window(statement.not_before, statement.expires_at)?;
+    if expect.now < statement.not_before {
+        return Err(DecisionError::NotYetValid {
+            not_before: statement.not_before,
+            now: expect.now,
+        });
+    }
+    if expect.now >= statement.expires_at {
+        return Err(DecisionError::Expired {
+            expires_at: statement.expires_at,
+            now: expect.now,
+        });
+    }
+    Ok(statement)
+}

@@ -1,0 +1,342 @@
+//! The universal invariants every plan must keep, and the hook for a deployment's own.
+//!
+//! [`validate`] is the single gate between "a document an agent sent" and "a plan the
+//! engine may hold for review": the engine re-runs it before execution, so an
+//! approval can never carry a plan past a rule that the current policy enforces.
+
+use std::fmt;
+
+use crate::canon::{Digest, Value};
+use crate::plan::{Plan, stage_path};
+use crate::policy::Policy;
+use crate::registry::check_params;
+use crate::risk::{self, Risk};
+use crate::schema::child_path;
+
+/// The seven universal invariants of DESIGN.md §1, plus the deployment's own.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum InvariantId {
+    /// The document matches the plan schema (and the policy's schema extensions).
+    SchemaValid,
+    /// A `plan_hash` the proposer states is the hash of the body.
+    HashRecomputes,
+    /// Stage ids are unique; every action and probe is registered, with the right
+    /// parameters.
+    StagesKnown,
+    /// Every mutating stage describes its rollback.
+    MutatingHasRollback,
+    /// Every mutating stage has at least one precondition.
+    MutatingHasPreconditions,
+    /// No stage uses a forbidden action or touches a forbidden target.
+    NothingForbidden,
+    /// No secret appears anywhere in the body.
+    NoSecrets,
+    /// A [`CustomInvariant`] of the deployment, by name.
+    Custom(String),
+}
+
+impl InvariantId {
+    /// The stable name used in errors, logs and the API.
+    pub fn name(&self) -> &str {
+        match self {
+            InvariantId::SchemaValid => "schema-valid",
+            InvariantId::HashRecomputes => "hash-recomputes",
+            InvariantId::StagesKnown => "unique-ids-known-actions",
+            InvariantId::MutatingHasRollback => "mutating-has-rollback",
+            InvariantId::MutatingHasPreconditions => "mutating-has-preconditions",
+            InvariantId::NothingForbidden => "nothing-forbidden",
+            InvariantId::NoSecrets => "no-secrets",
+            InvariantId::Custom(name) => name,
+        }
+    }
+
+    /// The universal invariants, in the order they are checked.
+    pub const UNIVERSAL: [InvariantId; 7] = [
+        InvariantId::SchemaValid,
+        InvariantId::HashRecomputes,
+        InvariantId::StagesKnown,
+        InvariantId::MutatingHasRollback,
+        InvariantId::MutatingHasPreconditions,
+        InvariantId::NothingForbidden,
+        InvariantId::NoSecrets,
+    ];
+}
+
+impl fmt::Display for InvariantId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One broken rule: which invariant, which stage (if any), where, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub invariant: InvariantId,
+    pub stage: Option<String>,
+    /// JSON path in the plan document.
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}]", self.invariant)?;
+        if let Some(stage) = &self.stage {
+            write!(f, " stage `{stage}`")?;
+        }
+        write!(f, " at {}: {}", self.path, self.message)
+    }
+}
+
+/// Every violation of a rejected plan, in a stable order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violations(pub Vec<Violation>);
+
+impl fmt::Display for Violations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, v) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{v}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Violations {}
+
+impl Violations {
+    /// Whether any violation is of this invariant.
+    pub fn has(&self, invariant: &InvariantId) -> bool {
+        self.0.iter().any(|v| &v.invariant == invariant)
+    }
+}
+
+/// A deployment's own rule over a schema-valid plan. It must be pure: the same plan
+/// and policy always give the same violations.
+pub trait CustomInvariant: Send + Sync {
+    /// A stable name, e.g. `prod-needs-ticket`; it is part of the policy digest.
+    fn name(&self) -> &str;
+    /// What this plan breaks; empty when it keeps the rule. Use [`Violation::custom`].
+    fn check(&self, plan: &Plan, policy: &Policy) -> Vec<Violation>;
+}
+
+impl Violation {
+    /// A violation of a custom invariant named `name`.
+    pub fn custom(name: &str, stage: Option<&str>, path: &str, message: &str) -> Violation {
+        Violation {
+            invariant: InvariantId::Custom(name.to_owned()),
+            stage: stage.map(str::to_owned),
+            path: path.to_owned(),
+            message: message.to_owned(),
+        }
+    }
+}
+
+/// A plan that keeps every invariant, with its hash and risk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidatedPlan {
+    pub plan: Plan,
+    pub hash: Digest,
+    pub risk: Risk,
+}
+
+/// Checks every invariant of `doc` under `policy`. On failure, returns *all*
+/// violations found (schema problems first), so one round trip shows every mistake.
+pub fn validate(doc: &Value, policy: &Policy) -> Result<ValidatedPlan, Violations> {
+    let mut violations = Vec::new();
+    let plan = match Plan::from_value(doc, &policy.extensions) {
+        Ok(plan) => Some(plan),
+        Err(errors) => {
+            violations.extend(errors.into_iter().map(|e| Violation {
+                stage: stage_of_path(doc, &e.path),
+                invariant: InvariantId::SchemaValid,
+                path: e.path,
+                message: e.message,
+            }));
+            None
+        }
+    };
+    // Secrets are looked for even in a schema-invalid body: the document is about to
+    // be shown in an error, and a secret must be named before it spreads.
+    if let Some(body) = doc.get("body") {
+        for finding in policy.secrets.scan_value(body, "$.body") {
+            violations.push(Violation {
+                invariant: InvariantId::NoSecrets,
+                stage: stage_of_path(doc, &finding.path),
+                message: format!(
+                    "the body contains what looks like a secret ({}); pass a reference to a secret store instead",
+                    finding.kind
+                ),
+                path: finding.path,
+            });
+        }
+    }
+    let Some(plan) = plan else {
+        violations.sort_by(|a, b| a.invariant.cmp(&b.invariant));
+        return Err(Violations(violations));
+    };
+    let hash = plan.hash();
+    if let Some(claimed) = plan.claimed_hash
+        && claimed != hash
+    {
+        violations.push(Violation {
+            invariant: InvariantId::HashRecomputes,
+            stage: None,
+            path: "$.plan_hash".into(),
+            message: format!("the stated hash {claimed} does not match the body's hash {hash}"),
+        });
+    }
+    check_stages(&plan, policy, &mut violations);
+    for custom in &policy.custom_invariants {
+        violations.extend(custom.check(&plan, policy));
+    }
+    if violations.is_empty() {
+        let risk = risk::assess(&plan, &policy.registry);
+        Ok(ValidatedPlan { plan, hash, risk })
+    } else {
+        // Stable order: by invariant, then by document order within one invariant.
+        violations.sort_by(|a, b| a.invariant.cmp(&b.invariant));
+        Err(Violations(violations))
+    }
+}
+
+fn check_stages(plan: &Plan, policy: &Policy, out: &mut Vec<Violation>) {
+    let registry = &policy.registry;
+    let mut seen = std::collections::BTreeMap::new();
+    for (i, stage) in plan.body.stages.iter().enumerate() {
+        let v = |invariant: InvariantId, field: Option<&str>, message: String| Violation {
+            invariant,
+            stage: Some(stage.id.clone()),
+            path: stage_path(i, field),
+            message,
+        };
+        if let Some(first) = seen.insert(stage.id.as_str(), i) {
+            out.push(v(
+                InvariantId::StagesKnown,
+                Some("id"),
+                format!("duplicate stage id (first used by stage {first})"),
+            ));
+        }
+        let spec = registry.action(&stage.action);
+        match spec {
+            None => out.push(v(
+                InvariantId::StagesKnown,
+                Some("action"),
+                format!("unknown action `{}`", stage.action),
+            )),
+            Some(spec) => {
+                if let Some(params) = &spec.params {
+                    for (name, message) in check_params(params, &stage.params) {
+                        out.push(Violation {
+                            path: child_path(&stage_path(i, Some("params")), &name),
+                            ..v(InvariantId::StagesKnown, None, message)
+                        });
+                    }
+                }
+            }
+        }
+        for (list, checks) in [
+            ("preconditions", &stage.preconditions),
+            ("verify", &stage.verify),
+        ] {
+            for (j, check) in checks.iter().enumerate() {
+                let path = format!("{}[{j}]", stage_path(i, Some(list)));
+                match registry.probe(&check.probe) {
+                    None => out.push(Violation {
+                        path: format!("{path}.probe"),
+                        ..v(
+                            InvariantId::StagesKnown,
+                            None,
+                            format!("unknown probe `{}`", check.probe),
+                        )
+                    }),
+                    Some(probe) => {
+                        for (name, message) in
+                            check_params(probe.params.as_deref().unwrap_or(&[]), &check.params)
+                                .into_iter()
+                                .filter(|_| probe.params.is_some())
+                        {
+                            out.push(Violation {
+                                path: child_path(&format!("{path}.params"), &name),
+                                ..v(InvariantId::StagesKnown, None, message)
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let mutating = spec.is_some_and(|s| s.mutating);
+        if mutating && stage.rollback.is_none() {
+            out.push(v(
+                InvariantId::MutatingHasRollback,
+                Some("rollback"),
+                format!(
+                    "`{}` changes state, so the stage must describe its rollback",
+                    stage.action
+                ),
+            ));
+        }
+        if mutating && stage.preconditions.is_empty() {
+            out.push(v(
+                InvariantId::MutatingHasPreconditions,
+                Some("preconditions"),
+                format!(
+                    "`{}` changes state, so the stage needs at least one precondition probed against live state",
+                    stage.action
+                ),
+            ));
+        }
+        if let Some(glob) = policy.forbidden.action(&stage.action) {
+            out.push(v(
+                InvariantId::NothingForbidden,
+                Some("action"),
+                format!(
+                    "action `{}` is forbidden by policy (`{glob}`)",
+                    stage.action
+                ),
+            ));
+        }
+        let targets = std::iter::once((stage_path(i, Some("target")), stage.target.as_str()))
+            .chain(
+                [
+                    ("preconditions", &stage.preconditions),
+                    ("verify", &stage.verify),
+                ]
+                .into_iter()
+                .flat_map(|(list, checks)| {
+                    checks.iter().enumerate().filter_map(move |(j, c)| {
+                        c.target
+                            .as_deref()
+                            .map(|t| (format!("{}[{j}].target", stage_path(i, Some(list))), t))
+                    })
+                }),
+            );
+        for (path, target) in targets {
+            if let Some(glob) = policy.forbidden.target(target) {
+                out.push(Violation {
+                    path,
+                    ..v(
+                        InvariantId::NothingForbidden,
+                        None,
+                        format!("target `{target}` is forbidden by policy (`{glob}`)"),
+                    )
+                });
+            }
+        }
+    }
+}
+
+/// The id of the stage a `$.body.stages[N]…` path points into, if it has one.
+fn stage_of_path(doc: &Value, path: &str) -> Option<String> {
+    let rest = path.strip_prefix("$.body.stages[")?;
+    let index: usize = rest[..rest.find(']')?].parse().ok()?;
+    doc.get("body")?
+        .get("stages")?
+        .as_array()?
+        .get(index)?
+        .get("id")?
+        .as_str()
+        .map(str::to_owned)
+}

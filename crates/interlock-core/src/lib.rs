@@ -1,0 +1,33 @@
+//! Interlock's pure core: what a plan is, what the policy allows, which invariants a
+//! plan must keep, and what a reviewer's signed decision says.
+//!
+//! This crate (with `interlock-canon` and `interlock-merkle`, which it re-exports) is
+//! the only place that computes a hash that gets signed. It does no I/O and has no
+//! async: time, randomness and keys come in as arguments, so every function here is
+//! deterministic and can be checked by another implementation from the docs alone.
+#![forbid(unsafe_code)]
+
+pub mod decision;
+pub mod invariants;
+pub mod plan;
+pub mod policy;
+pub mod registry;
+pub mod risk;
+pub mod schema;
+pub mod secrets;
+
+pub use interlock_canon as canon;
+pub use interlock_merkle as merkle;
+
+pub use canon::{Digest, Value};
+pub use decision::{
+    ApprovalStatement, Decision, DecisionError, Envelope as DsseEnvelope, Expectation, KeyId,
+    Signer, TrustedKeys, sign_decision, verify_decision,
+};
+pub use invariants::{
+    CustomInvariant, InvariantId, ValidatedPlan, Violation, Violations, validate,
+};
+pub use plan::{Check, Plan, PlanBody, Stage};
+pub use policy::{Policy, SchemaExtension};
+pub use registry::{ActionSpec, ParamSpec, ParamType, ProbeSpec, Registry};
+pub use risk::{Risk, RiskLevel};

@@ -1,0 +1,600 @@
+//! A deployment's policy: which actions and probes exist, what is forbidden, which
+//! secrets to look for, the deployment's own plan fields and invariants, and how many
+//! approvers each risk level needs.
+//!
+//! A policy file is YAML or JSON read through the same strict intake as plans. Its
+//! digest — over the *effective* policy, built-ins included — is bound into every
+//! approval, so an approval given under one policy cannot be used under another.
+
+use std::fmt;
+use std::sync::Arc;
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use regex::Regex;
+
+use crate::canon::{self, Digest, Value};
+use crate::invariants::CustomInvariant;
+use crate::registry::{ActionSpec, ParamSpec, ParamType, ProbeSpec, Registry};
+use crate::risk::RiskLevel;
+use crate::schema::{ObjectReader, SchemaError, index_path};
+use crate::secrets::{EntropyRule, SecretPattern, SecretScanner};
+
+pub const POLICY_SCHEMA_VERSION: &str = "interlock.policy/v1";
+
+/// A deployment's own typed field in the plan body (e.g. a change ticket).
+#[derive(Clone, Debug)]
+pub struct SchemaExtension {
+    pub name: String,
+    pub ty: ParamType,
+    pub required: bool,
+    pub description: String,
+    /// For strings: the whole value must match.
+    pub pattern: Option<Regex>,
+    /// If non-empty, the value must be one of these.
+    pub allowed: Vec<Value>,
+}
+
+impl SchemaExtension {
+    /// Checks one value of this field; the error is a full sentence.
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        if !self.ty.accepts(value) {
+            return Err(format!(
+                "`{}` must be {}, found {}",
+                self.name,
+                self.ty.name(),
+                value.kind()
+            ));
+        }
+        if let (Some(re), Value::String(s)) = (&self.pattern, value)
+            && !re.is_match(s)
+        {
+            return Err(format!(
+                "`{}` must match the pattern `{}`",
+                self.name,
+                re.as_str()
+            ));
+        }
+        if !self.allowed.is_empty() && !self.allowed.contains(value) {
+            return Err(format!(
+                "`{}` must be one of {}",
+                self.name,
+                self.allowed
+                    .iter()
+                    .map(canon::canonical_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Forbidden actions and targets, as globs (`*` stays within a path segment, `**`
+/// crosses them).
+#[derive(Clone, Debug)]
+pub struct Forbidden {
+    actions: Vec<String>,
+    targets: Vec<String>,
+    action_set: GlobSet,
+    target_set: GlobSet,
+}
+
+impl Forbidden {
+    pub fn new(actions: Vec<String>, targets: Vec<String>) -> Result<Forbidden, String> {
+        Ok(Forbidden {
+            action_set: glob_set(&actions, false)?,
+            target_set: glob_set(&targets, true)?,
+            actions,
+            targets,
+        })
+    }
+
+    /// The first forbidding glob that matches `action`.
+    pub fn action(&self, action: &str) -> Option<&str> {
+        first_match(&self.action_set, &self.actions, action)
+    }
+
+    /// The first forbidding glob that matches `target`.
+    pub fn target(&self, target: &str) -> Option<&str> {
+        first_match(&self.target_set, &self.targets, target)
+    }
+}
+
+fn glob_set(globs: &[String], literal_separator: bool) -> Result<GlobSet, String> {
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        let glob: Glob = GlobBuilder::new(g)
+            .literal_separator(literal_separator)
+            .build()
+            .map_err(|e| format!("invalid glob `{g}`: {e}"))?;
+        b.add(glob);
+    }
+    b.build().map_err(|e| e.to_string())
+}
+
+fn first_match<'a>(set: &GlobSet, globs: &'a [String], s: &str) -> Option<&'a str> {
+    set.matches(s).into_iter().min().map(|i| globs[i].as_str())
+}
+
+/// The whole policy.
+#[derive(Clone)]
+pub struct Policy {
+    pub registry: Registry,
+    pub forbidden: Forbidden,
+    pub secrets: SecretScanner,
+    pub extensions: Vec<SchemaExtension>,
+    /// Distinct approvers required per risk level (index = `RiskLevel as usize`).
+    pub quorum: [u32; 4],
+    pub custom_invariants: Vec<Arc<dyn CustomInvariant>>,
+}
+
+impl fmt::Debug for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Policy")
+            .field("digest", &self.digest())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Policy {
+    /// Built-in actions, probes and secret patterns; nothing forbidden; one approver.
+    fn default() -> Self {
+        Policy {
+            registry: Registry::builtin(),
+            forbidden: Forbidden::new(Vec::new(), Vec::new()).expect("empty globs build"),
+            secrets: SecretScanner::builtin(),
+            extensions: Vec::new(),
+            quorum: [1; 4],
+            custom_invariants: Vec::new(),
+        }
+    }
+}
+
+impl Policy {
+    /// Adds a deployment's own invariant.
+    pub fn with_invariant(mut self, invariant: Arc<dyn CustomInvariant>) -> Policy {
+        self.custom_invariants.push(invariant);
+        self
+    }
+
+    /// Approvers needed for a plan of this risk.
+    pub fn approvals_required(&self, risk: RiskLevel) -> u32 {
+        self.quorum[risk as usize]
+    }
+
+    /// Reads a policy document (already through strict intake). Every problem is
+    /// reported with its path.
+    pub fn from_value(doc: &Value) -> Result<Policy, Vec<SchemaError>> {
+        let mut errors = Vec::new();
+        let policy = read_policy(doc, &mut errors);
+        match policy {
+            Some(p) if errors.is_empty() => Ok(p),
+            _ => Err(errors),
+        }
+    }
+
+    /// The effective policy as a value: what the digest covers.
+    pub fn to_value(&self) -> Value {
+        let params = |ps: &Option<Vec<ParamSpec>>| match ps {
+            None => Value::Null,
+            Some(ps) => Value::Array(
+                ps.iter()
+                    .map(|p| {
+                        obj([
+                            ("name", p.name.as_str().into()),
+                            ("type", p.ty.name().into()),
+                            ("required", p.required.into()),
+                        ])
+                    })
+                    .collect(),
+            ),
+        };
+        let actions = self
+            .registry
+            .actions()
+            .map(|a| {
+                obj([
+                    ("name", a.name.as_str().into()),
+                    ("mutating", a.mutating.into()),
+                    ("risk", a.risk.name().into()),
+                    ("description", a.description.as_str().into()),
+                    ("params", params(&a.params)),
+                ])
+            })
+            .collect();
+        let probes = self
+            .registry
+            .probes()
+            .map(|p| {
+                obj([
+                    ("name", p.name.as_str().into()),
+                    ("description", p.description.as_str().into()),
+                    ("params", params(&p.params)),
+                ])
+            })
+            .collect();
+        let strings = |v: &[String]| Value::Array(v.iter().map(|s| s.as_str().into()).collect());
+        let secrets = obj([
+            (
+                "patterns",
+                Value::Array(
+                    self.secrets
+                        .patterns()
+                        .iter()
+                        .map(|p| {
+                            obj([
+                                ("name", p.name.as_str().into()),
+                                ("regex", p.regex.as_str().into()),
+                            ])
+                        })
+                        .collect(),
+                ),
+            ),
+            (
+                "entropy",
+                match self.secrets.entropy() {
+                    None => Value::Bool(false),
+                    Some(r) => obj([
+                        ("min_length", number(r.min_length as f64)),
+                        ("bits_per_char", number(r.bits_per_char)),
+                    ]),
+                },
+            ),
+        ]);
+        let extensions = self
+            .extensions
+            .iter()
+            .map(|e| {
+                obj([
+                    ("name", e.name.as_str().into()),
+                    ("type", e.ty.name().into()),
+                    ("required", e.required.into()),
+                    ("description", e.description.as_str().into()),
+                    (
+                        "pattern",
+                        e.pattern
+                            .as_ref()
+                            .map_or(Value::Null, |r| r.as_str().into()),
+                    ),
+                    ("enum", Value::Array(e.allowed.clone())),
+                ])
+            })
+            .collect();
+        let quorum = obj([
+            ("low", number(f64::from(self.quorum[0]))),
+            ("medium", number(f64::from(self.quorum[1]))),
+            ("high", number(f64::from(self.quorum[2]))),
+            ("critical", number(f64::from(self.quorum[3]))),
+        ]);
+        obj([
+            ("policy_version", POLICY_SCHEMA_VERSION.into()),
+            ("actions", Value::Array(actions)),
+            ("probes", Value::Array(probes)),
+            (
+                "forbidden",
+                obj([
+                    ("actions", strings(&self.forbidden.actions)),
+                    ("targets", strings(&self.forbidden.targets)),
+                ]),
+            ),
+            ("secrets", secrets),
+            ("extensions", Value::Array(extensions)),
+            ("quorum", quorum),
+            (
+                "custom_invariants",
+                Value::Array(
+                    self.custom_invariants
+                        .iter()
+                        .map(|i| i.name().into())
+                        .collect(),
+                ),
+            ),
+        ])
+    }
+
+    /// The digest bound into approvals: SHA-256 over the JCS of [`Policy::to_value`].
+    pub fn digest(&self) -> Digest {
+        canon::digest(&self.to_value())
+    }
+}
+
+fn obj<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
+}
+
+fn number(f: f64) -> Value {
+    Value::Number(canon::Number::from_f64(f).expect("policy numbers are finite"))
+}
+
+fn read_policy(doc: &Value, errors: &mut Vec<SchemaError>) -> Option<Policy> {
+    let mut r = ObjectReader::new(doc, "$", errors)?;
+    let mut policy = Policy::default();
+    if let Some(v) = r.string("policy_version", errors)
+        && v != POLICY_SCHEMA_VERSION
+    {
+        errors.push(r.error(
+            "policy_version",
+            format!("unsupported policy_version `{v}` (expected `{POLICY_SCHEMA_VERSION}`)"),
+        ));
+    }
+    for (i, item) in r.opt_array("actions", errors)?.iter().enumerate() {
+        if let Some(a) = read_action(item, &index_path("$.actions", i), errors) {
+            policy.registry.add_action(a);
+        }
+    }
+    for (i, item) in r.opt_array("probes", errors)?.iter().enumerate() {
+        if let Some(p) = read_probe(item, &index_path("$.probes", i), errors) {
+            policy.registry.add_probe(p);
+        }
+    }
+    if let Some(v) = r.get("forbidden") {
+        let mut f = ObjectReader::new(v, "$.forbidden", errors)?;
+        let actions = read_strings(&mut f, "actions", errors);
+        let targets = read_strings(&mut f, "targets", errors);
+        f.finish(errors, |_| false);
+        match Forbidden::new(actions, targets) {
+            Ok(fb) => policy.forbidden = fb,
+            Err(message) => errors.push(SchemaError {
+                path: "$.forbidden".into(),
+                message,
+            }),
+        }
+    }
+    if let Some(v) = r.get("secrets") {
+        read_secrets(v, &mut policy.secrets, errors);
+    }
+    for (i, item) in r.opt_array("extensions", errors)?.iter().enumerate() {
+        if let Some(e) = read_extension(item, &index_path("$.extensions", i), errors) {
+            if e.name == "stages" || policy.extensions.iter().any(|x| x.name == e.name) {
+                errors.push(SchemaError {
+                    path: index_path("$.extensions", i),
+                    message: format!("extension field `{}` is already defined", e.name),
+                });
+            }
+            policy.extensions.push(e);
+        }
+    }
+    if let Some(v) = r.get("quorum") {
+        let mut q = ObjectReader::new(v, "$.quorum", errors)?;
+        for (i, level) in ["low", "medium", "high", "critical"]
+            .into_iter()
+            .enumerate()
+        {
+            match q.get(level) {
+                None => {}
+                Some(n) => match n.as_number().and_then(|n| n.as_i64()) {
+                    Some(n @ 1..=16) => policy.quorum[i] = n as u32,
+                    _ => errors
+                        .push(q.error(level, format!("`{level}` must be an integer from 1 to 16"))),
+                },
+            }
+        }
+        q.finish(errors, |_| false);
+    }
+    r.finish(errors, |_| false);
+    Some(policy)
+}
+
+fn read_strings<'a>(
+    r: &mut ObjectReader<'a>,
+    key: &'a str,
+    errors: &mut Vec<SchemaError>,
+) -> Vec<String> {
+    let path = r.path_of(key);
+    let mut out = Vec::new();
+    for (i, v) in r
+        .opt_array(key, errors)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        match v {
+            Value::String(s) => out.push(s.clone()),
+            other => errors.push(SchemaError {
+                path: index_path(&path, i),
+                message: format!("must be a string, found {}", other.kind()),
+            }),
+        }
+    }
+    out
+}
+
+fn read_params(
+    r: &mut ObjectReader<'_>,
+    errors: &mut Vec<SchemaError>,
+) -> Option<Option<Vec<ParamSpec>>> {
+    let path = r.path_of("params");
+    let Some(v) = r.get("params") else {
+        return Some(None);
+    };
+    let Value::Array(items) = v else {
+        errors.push(SchemaError {
+            path,
+            message: format!("`params` must be an array, found {}", v.kind()),
+        });
+        return None;
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let p = index_path(&path, i);
+        let mut pr = ObjectReader::new(item, &p, errors)?;
+        let name = pr.string("name", errors);
+        let ty = read_type(&mut pr, errors);
+        let required = match pr.get("required") {
+            None => true,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                errors.push(pr.error("required", "`required` must be a boolean".into()));
+                true
+            }
+        };
+        pr.finish(errors, |_| false);
+        out.push(ParamSpec {
+            name: name?,
+            ty: ty?,
+            required,
+        });
+    }
+    Some(Some(out))
+}
+
+fn read_type(r: &mut ObjectReader<'_>, errors: &mut Vec<SchemaError>) -> Option<ParamType> {
+    let t = r.string("type", errors)?;
+    let ty = ParamType::from_name(&t);
+    if ty.is_none() {
+        errors.push(r.error(
+            "type",
+            format!(
+                "unknown type `{t}` (one of string, integer, number, boolean, string-list, object, any)"
+            ),
+        ));
+    }
+    ty
+}
+
+fn read_action(v: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Option<ActionSpec> {
+    let mut r = ObjectReader::new(v, path, errors)?;
+    let name = r.string("name", errors);
+    let mutating = match r.get("mutating") {
+        Some(Value::Bool(b)) => Some(*b),
+        _ => {
+            errors.push(r.error(
+                "mutating",
+                "`mutating` is required and must be a boolean".into(),
+            ));
+            None
+        }
+    };
+    let risk = match r.opt_string("risk", errors)? {
+        None => Some(RiskLevel::Medium),
+        Some(s) => {
+            let level = RiskLevel::from_name(&s);
+            if level.is_none() {
+                errors.push(r.error(
+                    "risk",
+                    format!("unknown risk `{s}` (one of low, medium, high, critical)"),
+                ));
+            }
+            level
+        }
+    };
+    let description = r.opt_string("description", errors)?.unwrap_or_default();
+    let params = read_params(&mut r, errors);
+    r.finish(errors, |_| false);
+    Some(ActionSpec {
+        name: name?,
+        mutating: mutating?,
+        risk: risk?,
+        description,
+        params: params?,
+    })
+}
+
+fn read_probe(v: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Option<ProbeSpec> {
+    let mut r = ObjectReader::new(v, path, errors)?;
+    let name = r.string("name", errors);
+    let description = r.opt_string("description", errors)?.unwrap_or_default();
+    let params = read_params(&mut r, errors);
+    r.finish(errors, |_| false);
+    Some(ProbeSpec {
+        name: name?,
+        description,
+        params: params?,
+    })
+}
+
+fn read_secrets(v: &Value, scanner: &mut SecretScanner, errors: &mut Vec<SchemaError>) {
+    let Some(mut r) = ObjectReader::new(v, "$.secrets", errors) else {
+        return;
+    };
+    let items = r.opt_array("patterns", errors).unwrap_or_default();
+    for (i, item) in items.iter().enumerate() {
+        let path = index_path("$.secrets.patterns", i);
+        let Some(mut pr) = ObjectReader::new(item, &path, errors) else {
+            continue;
+        };
+        let name = pr.string("name", errors);
+        let regex = pr.string("regex", errors);
+        pr.finish(errors, |_| false);
+        if let (Some(name), Some(regex)) = (name, regex) {
+            match Regex::new(&regex) {
+                Ok(regex) => scanner.add_pattern(SecretPattern { name, regex }),
+                Err(e) => errors.push(SchemaError {
+                    path,
+                    message: format!("invalid regex: {e}"),
+                }),
+            }
+        }
+    }
+    match r.get("entropy") {
+        None => {}
+        Some(Value::Bool(false)) => scanner.set_entropy(None),
+        Some(v) => {
+            if let Some(mut er) = ObjectReader::new(v, "$.secrets.entropy", errors) {
+                let mut rule = EntropyRule::default();
+                if let Some(n) = er.get("min_length") {
+                    match n.as_number().and_then(|n| n.as_i64()) {
+                        Some(n @ 8..=4096) => rule.min_length = n as usize,
+                        _ => errors.push(er.error(
+                            "min_length",
+                            "`min_length` must be an integer from 8 to 4096".into(),
+                        )),
+                    }
+                }
+                if let Some(n) = er.get("bits_per_char") {
+                    match n.as_number().map(|n| n.as_f64()) {
+                        Some(b) if (1.0..=8.0).contains(&b) => rule.bits_per_char = b,
+                        _ => errors.push(er.error(
+                            "bits_per_char",
+                            "`bits_per_char` must be a number from 1 to 8".into(),
+                        )),
+                    }
+                }
+                er.finish(errors, |_| false);
+                scanner.set_entropy(Some(rule));
+            }
+        }
+    }
+    r.finish(errors, |_| false);
+}
+
+fn read_extension(v: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Option<SchemaExtension> {
+    let mut r = ObjectReader::new(v, path, errors)?;
+    let name = r.string("name", errors);
+    let ty = read_type(&mut r, errors);
+    let required = match r.get("required") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            errors.push(r.error("required", "`required` must be a boolean".into()));
+            false
+        }
+    };
+    let description = r.opt_string("description", errors)?.unwrap_or_default();
+    let pattern = match r.opt_string("pattern", errors)? {
+        None => None,
+        // Anchored so that the whole value must match, not a substring of it.
+        Some(p) => match Regex::new(&format!("^(?:{p})$")) {
+            Ok(re) => Some(re),
+            Err(e) => {
+                errors.push(r.error("pattern", format!("invalid regex: {e}")));
+                None
+            }
+        },
+    };
+    let allowed = r.opt_array("enum", errors)?.to_vec();
+    r.finish(errors, |_| false);
+    Some(SchemaExtension {
+        name: name?,
+        ty: ty?,
+        required,
+        description,
+        pattern,
+        allowed,
+    })
+}

@@ -1,0 +1,336 @@
+//! The registry of actions a stage may perform and probes a check may run.
+//!
+//! The registry is what makes "known actions" and "typed preconditions" checkable
+//! without touching infrastructure: it names each action, says whether it mutates
+//! state (which decides whether rollback and preconditions are mandatory), how risky
+//! it is, and the shape of its parameters. Executors and probers (in the engine) must
+//! implement exactly what is registered here.
+
+use std::collections::BTreeMap;
+
+use crate::canon::Value;
+use crate::risk::RiskLevel;
+
+/// The JSON type a parameter must have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamType {
+    String,
+    /// A number without a fractional part, within ±(2^53−1).
+    Integer,
+    Number,
+    Boolean,
+    /// An array whose items are all strings (an argv, a list of hosts).
+    StringList,
+    Object,
+    /// Any JSON value (e.g. the arguments of an MCP tool call).
+    Any,
+}
+
+impl ParamType {
+    /// The name used in policy files and error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamType::String => "string",
+            ParamType::Integer => "integer",
+            ParamType::Number => "number",
+            ParamType::Boolean => "boolean",
+            ParamType::StringList => "string-list",
+            ParamType::Object => "object",
+            ParamType::Any => "any",
+        }
+    }
+
+    /// Parses the name used in policy files.
+    pub fn from_name(name: &str) -> Option<ParamType> {
+        Some(match name {
+            "string" => ParamType::String,
+            "integer" => ParamType::Integer,
+            "number" => ParamType::Number,
+            "boolean" => ParamType::Boolean,
+            "string-list" => ParamType::StringList,
+            "object" => ParamType::Object,
+            "any" => ParamType::Any,
+            _ => return None,
+        })
+    }
+
+    /// Whether `value` has this type.
+    pub fn accepts(self, value: &Value) -> bool {
+        match self {
+            ParamType::String => matches!(value, Value::String(_)),
+            ParamType::Integer => value.as_number().and_then(|n| n.as_i64()).is_some(),
+            ParamType::Number => matches!(value, Value::Number(_)),
+            ParamType::Boolean => matches!(value, Value::Bool(_)),
+            ParamType::StringList => value
+                .as_array()
+                .is_some_and(|items| items.iter().all(|i| matches!(i, Value::String(_)))),
+            ParamType::Object => matches!(value, Value::Object(_)),
+            ParamType::Any => true,
+        }
+    }
+}
+
+/// One named parameter of an action or probe.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSpec {
+    pub name: String,
+    pub ty: ParamType,
+    pub required: bool,
+}
+
+impl ParamSpec {
+    pub fn required(name: &str, ty: ParamType) -> ParamSpec {
+        ParamSpec {
+            name: name.to_owned(),
+            ty,
+            required: true,
+        }
+    }
+
+    pub fn optional(name: &str, ty: ParamType) -> ParamSpec {
+        ParamSpec {
+            name: name.to_owned(),
+            ty,
+            required: false,
+        }
+    }
+}
+
+/// A registered action: what a stage may do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActionSpec {
+    pub name: String,
+    /// Mutating actions must carry preconditions and a rollback.
+    pub mutating: bool,
+    pub risk: RiskLevel,
+    pub description: String,
+    /// `None` leaves the parameters open (a deployment's own action that does not
+    /// declare them); `Some` rejects missing required and unknown parameters.
+    pub params: Option<Vec<ParamSpec>>,
+}
+
+/// A registered probe: how a precondition or verify check is observed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeSpec {
+    pub name: String,
+    pub description: String,
+    pub params: Option<Vec<ParamSpec>>,
+}
+
+/// The actions and probes a deployment knows about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registry {
+    actions: BTreeMap<String, ActionSpec>,
+    probes: BTreeMap<String, ProbeSpec>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::builtin()
+    }
+}
+
+impl Registry {
+    /// An empty registry: nothing is known.
+    pub fn empty() -> Registry {
+        Registry {
+            actions: BTreeMap::new(),
+            probes: BTreeMap::new(),
+        }
+    }
+
+    /// The actions and probes that ship with Interlock's built-in adapters
+    /// (filesystem, argv commands, HTTP, MCP tool calls).
+    pub fn builtin() -> Registry {
+        use ParamType::*;
+        let mut r = Registry::empty();
+        let action =
+            |name: &str, mutating, risk, description: &str, params: Vec<ParamSpec>| ActionSpec {
+                name: name.to_owned(),
+                mutating,
+                risk,
+                description: description.to_owned(),
+                params: Some(params),
+            };
+        for spec in [
+            action(
+                "fs.write_file",
+                true,
+                RiskLevel::Medium,
+                "Write `content` to the file at the target path, creating or replacing it.",
+                vec![
+                    ParamSpec::required("content", String),
+                    ParamSpec::optional("mode", Integer),
+                ],
+            ),
+            action(
+                "fs.ensure_absent",
+                true,
+                RiskLevel::High,
+                "Remove the file or empty directory at the target path if it exists.",
+                vec![],
+            ),
+            action(
+                "fs.make_dir",
+                true,
+                RiskLevel::Low,
+                "Create the directory at the target path (and missing parents).",
+                vec![ParamSpec::optional("mode", Integer)],
+            ),
+            action(
+                "fs.read_file",
+                false,
+                RiskLevel::Low,
+                "Read the file at the target path.",
+                vec![ParamSpec::optional("max_bytes", Integer)],
+            ),
+            action(
+                "cmd.run",
+                true,
+                RiskLevel::High,
+                "Run an allow-listed program (the target) with `argv`, without a shell.",
+                vec![
+                    ParamSpec::required("argv", StringList),
+                    ParamSpec::optional("cwd", String),
+                    ParamSpec::optional("timeout_ms", Integer),
+                ],
+            ),
+            action(
+                "http.get",
+                false,
+                RiskLevel::Low,
+                "GET the target URL.",
+                vec![ParamSpec::optional("headers", Object)],
+            ),
+            action(
+                "http.request",
+                true,
+                RiskLevel::High,
+                "Send an HTTP request with `method` to the target URL.",
+                vec![
+                    ParamSpec::required("method", String),
+                    ParamSpec::optional("headers", Object),
+                    ParamSpec::optional("body", Any),
+                ],
+            ),
+            action(
+                "mcp.call_tool",
+                true,
+                RiskLevel::High,
+                "Call `tool` on the upstream MCP server named by the target, with `arguments`.",
+                vec![
+                    ParamSpec::required("tool", String),
+                    ParamSpec::optional("arguments", Object),
+                ],
+            ),
+        ] {
+            r.add_action(spec);
+        }
+        let probe = |name: &str, description: &str, params: Vec<ParamSpec>| ProbeSpec {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            params: Some(params),
+        };
+        for spec in [
+            probe("fs.path_exists", "The target path exists.", vec![]),
+            probe(
+                "fs.path_absent",
+                "Nothing exists at the target path.",
+                vec![],
+            ),
+            probe("fs.is_dir", "The target path is a directory.", vec![]),
+            probe(
+                "fs.file_sha256",
+                "The file at the target path has this SHA-256 (`sha256:<hex>`).",
+                vec![ParamSpec::required("sha256", String)],
+            ),
+            probe(
+                "fs.file_contains",
+                "The file at the target path contains `text`.",
+                vec![ParamSpec::required("text", String)],
+            ),
+            probe(
+                "cmd.exit_code",
+                "Running the allow-listed program (the target) with `argv` exits with `code`.",
+                vec![
+                    ParamSpec::required("argv", StringList),
+                    ParamSpec::required("code", Integer),
+                ],
+            ),
+            probe(
+                "http.status",
+                "A GET of the target URL answers with `status`.",
+                vec![ParamSpec::required("status", Integer)],
+            ),
+            probe(
+                "mcp.tool_result",
+                "A read-only call of `tool` on the MCP server named by the target succeeds \
+                 (and, with `contains`, its text result contains it).",
+                vec![
+                    ParamSpec::required("tool", String),
+                    ParamSpec::optional("arguments", Object),
+                    ParamSpec::optional("contains", String),
+                ],
+            ),
+        ] {
+            r.add_probe(spec);
+        }
+        r
+    }
+
+    /// Registers (or replaces) an action.
+    pub fn add_action(&mut self, spec: ActionSpec) {
+        self.actions.insert(spec.name.clone(), spec);
+    }
+
+    /// Registers (or replaces) a probe.
+    pub fn add_probe(&mut self, spec: ProbeSpec) {
+        self.probes.insert(spec.name.clone(), spec);
+    }
+
+    pub fn action(&self, name: &str) -> Option<&ActionSpec> {
+        self.actions.get(name)
+    }
+
+    pub fn probe(&self, name: &str) -> Option<&ProbeSpec> {
+        self.probes.get(name)
+    }
+
+    pub fn actions(&self) -> impl Iterator<Item = &ActionSpec> {
+        self.actions.values()
+    }
+
+    pub fn probes(&self) -> impl Iterator<Item = &ProbeSpec> {
+        self.probes.values()
+    }
+}
+
+/// Checks `params` against `specs`, returning one message per problem
+/// (`(param name, message)`), in a stable order.
+pub fn check_params(specs: &[ParamSpec], params: &crate::canon::Map) -> Vec<(String, String)> {
+    let mut problems = Vec::new();
+    for spec in specs {
+        match params.get(&spec.name) {
+            None if spec.required => problems.push((
+                spec.name.clone(),
+                format!("missing required parameter `{}`", spec.name),
+            )),
+            Some(v) if !spec.ty.accepts(v) => problems.push((
+                spec.name.clone(),
+                format!(
+                    "parameter `{}` must be {}, found {}",
+                    spec.name,
+                    spec.ty.name(),
+                    v.kind()
+                ),
+            )),
+            _ => {}
+        }
+    }
+    for name in params.keys() {
+        if !specs.iter().any(|s| &s.name == name) {
+            problems.push((name.clone(), format!("unknown parameter `{name}`")));
+        }
+    }
+    problems
+}
