@@ -6,3 +6,15 @@ if ! command -v cargo-nextest >/dev/null 2>&1; then
   cargo install cargo-nextest --locked
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+# A headless OS keychain for the keychain tests (scripts/with-keyring): a D-Bus session
+# bus, gnome-keyring's Secret Service, and secret-tool to poke it by hand.
+keyring_pkgs=(dbus dbus-x11 gnome-keyring libsecret-tools)
+# (dpkg-query, not `dpkg -s`: a removed package whose config files remain is "known".)
+if [ "$(dpkg-query -W -f='${Status}\n' "${keyring_pkgs[@]}" 2>/dev/null |
+  grep -c '^install ok installed$')" -ne "${#keyring_pkgs[@]}" ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${keyring_pkgs[@]}" >/dev/null
+fi

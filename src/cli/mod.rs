@@ -1,27 +1,37 @@
 //! Command definitions (clap) and dispatch.
 
+mod audit;
 mod canon;
+mod context;
+mod demo;
 mod input;
+mod keys;
 mod plan;
+mod plans;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-/// The input was read but rejected (invalid document, violated invariant).
+/// The input was read but rejected (invalid document, violated invariant, refused
+/// decision or execution, failed audit).
 pub const EXIT_REJECTED: u8 = 1;
-/// The command could not run (unreadable file, bad usage).
+/// The command could not run (unreadable file, bad usage, no keychain).
 pub const EXIT_ERROR: u8 = 2;
 
 /// Interlock: AI agents propose, a human countersigns the exact bytes, and every
 /// decision leaves a receipt that can be verified offline.
 ///
-/// Exit codes: 0 success; 1 the input was rejected (every reason is printed);
-/// 2 the command could not run (unreadable file, bad arguments).
+/// Exit codes: 0 success; 1 the input was rejected or refused (every reason is
+/// printed); 2 the command could not run (unreadable file, bad arguments, no keychain).
 #[derive(Debug, Parser)]
 #[command(name = "interlock", version, propagate_version = true)]
 pub struct Cli {
+    /// Where the database lives. Default: the platform's data directory
+    /// (e.g. ~/.local/share/interlock), or $INTERLOCK_DATA_DIR.
+    #[arg(long, global = true, value_name = "DIR", env = "INTERLOCK_DATA_DIR")]
+    data_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -36,9 +46,24 @@ enum Command {
     /// surrogates, invalid UTF-8, nesting deeper than 64, ...) exits 1 with a
     /// one-line reason naming the line or JSON path on stderr, and nothing on stdout.
     Canon(CanonArgs),
-    /// Work with plans.
+    /// Check, propose and execute plans (the agent's side: nothing here can approve).
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Review held plans: list, show, approve, reject (the reviewer's side).
+    #[command(subcommand)]
+    Plans(plans::PlansCommand),
+    /// The approver key in the OS keychain.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
+    /// Check the tamper-evident log.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
+    /// Run the whole loop once — propose, approve, execute, prove — with throwaway keys.
+    ///
+    /// Needs nothing but this binary (no keychain). With --data-dir DIR the demo's
+    /// database is kept in DIR for `interlock audit verify --data-dir DIR`;
+    /// otherwise it uses a temporary directory.
+    Demo(demo::DemoArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -61,6 +86,10 @@ enum PlanCommand {
     /// Prints the plan hash on success. Otherwise prints every violation, one per
     /// line, naming the invariant, the stage and the JSON path, and exits 1.
     Check(PlanCheckArgs),
+    /// Propose a plan: validate it and hold it for review (state PROPOSED).
+    Propose(plan::ProposeArgs),
+    /// Execute an approved plan, once.
+    Execute(plan::ExecuteArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -83,8 +112,27 @@ pub enum FormatArg {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let ctx = context::Context::new(cli.data_dir.clone())?;
     match cli.command {
         Command::Canon(args) => canon::run(args),
         Command::Plan(PlanCommand::Check(args)) => plan::check(args),
+        Command::Plan(PlanCommand::Propose(args)) => context::block_on(plan::propose(&ctx, args)),
+        Command::Plan(PlanCommand::Execute(args)) => context::block_on(plan::execute(&ctx, args)),
+        Command::Plans(cmd) => context::block_on(plans::run(&ctx, cmd)),
+        Command::Keys(cmd) => context::block_on(keys::run(&ctx, cmd)),
+        Command::Audit(cmd) => context::block_on(audit::run(&ctx, cmd)),
+        Command::Demo(args) => context::block_on(demo::run(cli.data_dir, args)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap checks its own invariants (unique flags, ...) only when a subcommand is
+    /// parsed; this checks every subcommand at once.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
     }
 }

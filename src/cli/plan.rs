@@ -2,27 +2,19 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
+use std::path::PathBuf;
+
 use interlock_core::canon;
 use interlock_core::{Policy, Violations, validate};
+use interlock_engine::{EngineError, StageResult};
 
+use super::context::{Context, load_policy};
 use super::{EXIT_REJECTED, PlanCheckArgs, input};
 
 pub fn check(args: PlanCheckArgs) -> anyhow::Result<ExitCode> {
     let policy = match &args.policy {
         None => Policy::default(),
-        Some(path) => {
-            let (bytes, format) = input::read_document(Some(path), None)?;
-            let doc = canon::parse(&bytes, format)
-                .with_context(|| format!("policy {}", path.display()))?;
-            Policy::from_value(&doc).map_err(|errors| {
-                let lines: Vec<String> = errors
-                    .iter()
-                    .map(|e| format!("at {}: {}", e.path, e.message))
-                    .collect();
-                anyhow::anyhow!("policy {} is invalid: {}", path.display(), lines.join("; "))
-            })?
-        }
+        Some(path) => load_policy(path)?,
     };
     let (bytes, format) = input::read_document(Some(&args.file), None)?;
     let doc = match canon::parse(&bytes, format) {
@@ -83,5 +75,82 @@ fn report_rejection(args: &PlanCheckArgs, intake_error: &str, violations: Option
         eprintln!("interlock: plan rejected: {} violation(s)", v.0.len());
     } else {
         eprintln!("interlock: {intake_error}");
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ProposeArgs {
+    /// The plan (YAML or JSON, by extension; `-` reads JSON from stdin).
+    #[arg(value_name = "FILE|-")]
+    file: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExecuteArgs {
+    /// The plan id.
+    id: String,
+}
+
+pub async fn propose(ctx: &Context, args: ProposeArgs) -> anyhow::Result<ExitCode> {
+    let (bytes, format) = input::read_document(Some(&args.file), None)?;
+    let doc = match canon::parse(&bytes, format) {
+        Ok(doc) => doc,
+        Err(e) => {
+            eprintln!("interlock: rejected: {e}");
+            return Ok(ExitCode::from(EXIT_REJECTED));
+        }
+    };
+    let engine = ctx.engine().await?;
+    match engine.propose(&doc).await {
+        Ok(p) => {
+            println!(
+                "held plan `{}` revision {} for review: {} (risk {}, {} approval(s) needed)",
+                p.plan_id, p.revision, p.plan_hash, p.risk, p.approvals_required
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(EngineError::Invalid(v)) => {
+            eprintln!("{v}");
+            eprintln!("interlock: plan rejected: {} violation(s)", v.0.len());
+            Ok(ExitCode::from(EXIT_REJECTED))
+        }
+        Err(e) => refused(e),
+    }
+}
+
+pub async fn execute(ctx: &Context, args: ExecuteArgs) -> anyhow::Result<ExitCode> {
+    let engine = ctx.engine().await?;
+    let report = match engine.execute(&args.id).await {
+        Ok(r) => r,
+        Err(e) => return refused(e),
+    };
+    for s in &report.stages {
+        let line = match &s.result {
+            StageResult::Committed => format!("committed   {}", s.summary.as_deref().unwrap_or("")),
+            StageResult::PreconditionFailed(w) => format!("halted      {w} (nothing dispatched)"),
+            StageResult::DispatchFailed(w) => format!("failed      {w}"),
+            StageResult::VerifyFailed(w) => format!("unverified  {w}"),
+            StageResult::NotRun => "not run".to_owned(),
+        };
+        println!("  {:<16} {line}", s.stage_id);
+    }
+    println!("plan `{}` {}", report.plan_id, report.status.as_str());
+    Ok(
+        if report.status == interlock_engine::PlanStatus::Succeeded {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(EXIT_REJECTED)
+        },
+    )
+}
+
+/// An engine refusal is a rejection (exit 1); storage and log failures are errors.
+fn refused(e: EngineError) -> anyhow::Result<ExitCode> {
+    match e {
+        EngineError::Store(_) | EngineError::Log(_) => Err(e.into()),
+        other => {
+            eprintln!("interlock: {other}");
+            Ok(ExitCode::from(EXIT_REJECTED))
+        }
     }
 }

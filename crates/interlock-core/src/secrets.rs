@@ -180,10 +180,23 @@ fn is_token_char(c: char) -> bool {
 fn looks_random(token: &str, rule: EntropyRule) -> bool {
     let has_digit = token.bytes().any(|b| b.is_ascii_digit());
     let has_alpha = token.bytes().any(|b| b.is_ascii_alphabetic());
-    // Paths and identifiers made of words (`/usr/local/share/...`, `my-service-name`)
-    // are low-entropy per character anyway; the letter+digit mix and the entropy
-    // threshold together keep them out.
-    has_digit && has_alpha && shannon_bits_per_char(token) >= rule.bits_per_char
+    // Identifiers made of words (`my-service-name`) are low-entropy per character
+    // anyway; the letter+digit mix and the entropy threshold keep them out.
+    has_digit
+        && has_alpha
+        && !looks_like_path(token)
+        && shannon_bits_per_char(token) >= rule.bits_per_char
+}
+
+/// A path such as `/tmp/.tmpLtKx0A/workspace/app/config` mixes a random temporary
+/// name with words, which can push its entropy over the threshold. A path has at
+/// least one segment that is a plain lower-case word; random base64 that happens to
+/// contain `/` almost never does (≈0.4 chance per character of a lower-case letter).
+fn looks_like_path(token: &str) -> bool {
+    token.contains('/')
+        && token
+            .split('/')
+            .any(|seg| seg.len() >= 3 && seg.bytes().all(|b| b.is_ascii_lowercase()))
 }
 
 /// Shannon entropy of the byte distribution of `s`, in bits per byte.
@@ -239,6 +252,8 @@ mod tests {
         for benign in [
             "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
             "/usr/local/share/interlock/config/production-2026.toml",
+            "/tmp/.tmpLtKx0A/workspace/app/config.toml",
+            "/tmp/.tmpQ7ZmW3rX/data/workspace/notes-2026.txt",
             "Rotate the deployment of service-frontend-v2 in region eu-west-1",
             "10.2.0.1",
             "O'Brien",

@@ -1,38 +1,7 @@
-//! End-to-end tests of the `interlock` binary: exact bytes on stdout, one-line
+//! `interlock canon` and `interlock plan check`: exact bytes on stdout, one-line
 //! reasons on stderr, exit codes that scripts can rely on.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn interlock(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_interlock"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut pipe = child.stdin.take().unwrap();
-    pipe.write_all(stdin.unwrap_or_default()).unwrap();
-    drop(pipe);
-    child.wait_with_output().unwrap()
-}
-
-/// `$INTERLOCK_VECTORS_DIR`, else `../shared/vectors` beside the repository.
-fn vectors() -> PathBuf {
-    let dir = std::env::var_os("INTERLOCK_VECTORS_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"));
-    assert!(dir.is_dir(), "test vectors not found at {}", dir.display());
-    dir
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::util::{interlock, stderr, vectors};
 
 #[test]
 fn canon_reproduces_every_jcs_vector_byte_for_byte() {

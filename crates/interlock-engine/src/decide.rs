@@ -1,0 +1,191 @@
+//! `decide`: record a reviewer's signed statement and move the plan accordingly.
+
+use std::collections::BTreeSet;
+
+use interlock_core::canon::{self, Digest};
+use interlock_core::decision::{ApprovalStatement, Expectation, verify_decision};
+use interlock_core::{Decision, DecisionError, DsseEnvelope, KeyId, RiskLevel};
+use interlock_store::{ApprovalDecision, NewApproval, PlanRecord, PlanStatus, StoreError};
+
+use crate::engine::{Engine, int};
+use crate::error::EngineError;
+
+/// Where a plan stands after a decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecisionOutcome {
+    pub plan_id: String,
+    pub revision: i64,
+    pub decision: Decision,
+    pub status: PlanStatus,
+    /// Distinct approvers whose approvals are valid now.
+    pub approvals: u32,
+    pub approvals_required: u32,
+    pub log_index: u64,
+}
+
+impl Engine {
+    /// Records a signed decision. It must be signed by a trusted approver key that
+    /// is not the proposer's, about the plan's *current* hash, under the policy in
+    /// force, inside its validity window, and never seen before.
+    pub async fn decide(&self, envelope: &DsseEnvelope) -> Result<DecisionOutcome, EngineError> {
+        // Read the (not yet trusted) statement only to find which plan it is about;
+        // everything in it is checked against that plan below.
+        let claimed = canon::parse_json(&envelope.payload)
+            .map_err(|e| DecisionError::Malformed(e.to_string()))
+            .and_then(|v| ApprovalStatement::from_value(&v))?;
+        let plan = self.plan(&claimed.plan_id).await?;
+        let allowed = match claimed.decision {
+            Decision::Approve => plan.status == PlanStatus::Proposed,
+            Decision::Reject => matches!(plan.status, PlanStatus::Proposed | PlanStatus::Approved),
+        };
+        if !allowed {
+            return Err(EngineError::WrongState {
+                plan_id: plan.plan_id.clone(),
+                status: plan.status.as_str().to_owned(),
+                action: if claimed.decision == Decision::Approve {
+                    "approving"
+                } else {
+                    "rejecting"
+                },
+                needed: if claimed.decision == Decision::Approve {
+                    "PROPOSED"
+                } else {
+                    "PROPOSED or APPROVED"
+                },
+            });
+        }
+        let (trusted, records) = self.trusted_approvers().await?;
+        let statement = verify_decision(envelope, &trusted, &self.expectation(&plan)?)?;
+        let identity = records
+            .iter()
+            .find(|r| r.key_id == statement.approver_key_id.to_string())
+            .map(|r| r.identity.clone())
+            .unwrap_or_default();
+        if identity == plan.proposer {
+            return Err(EngineError::SelfApproval(identity));
+        }
+        let envelope_json = serde_json::to_vec(&envelope.to_json()).expect("JSON serializes");
+        match self
+            .store
+            .insert_approval(&NewApproval {
+                plan_id: plan.plan_id.clone(),
+                revision: plan.revision,
+                plan_hash: plan.plan_hash.clone(),
+                decision: match statement.decision {
+                    Decision::Approve => ApprovalDecision::Approve,
+                    Decision::Reject => ApprovalDecision::Reject,
+                },
+                reason: statement.reason.clone(),
+                approver_key_id: statement.approver_key_id.to_string(),
+                nonce: hex::encode(statement.nonce),
+                not_before: statement.not_before,
+                expires_at: statement.expires_at,
+                envelope: envelope_json,
+            })
+            .await
+        {
+            Err(StoreError::Duplicate { .. }) => return Err(EngineError::Replay),
+            other => other?,
+        }
+        let statement_value = canon::from_serde_json(&envelope.to_json())
+            .map_err(|e| DecisionError::Malformed(e.to_string()))?;
+        let appended = self
+            .append(
+                "plan.decision",
+                [
+                    ("plan_id", plan.plan_id.as_str().into()),
+                    ("revision", int(plan.revision)),
+                    ("plan_hash", plan.plan_hash.as_str().into()),
+                    ("decision", statement.decision.name().into()),
+                    (
+                        "approver_key_id",
+                        statement.approver_key_id.to_string().into(),
+                    ),
+                    ("approver", identity.as_str().into()),
+                    ("reason", statement.reason.as_str().into()),
+                    ("statement", statement_value),
+                ],
+            )
+            .await?;
+        let risk = RiskLevel::from_name(&plan.risk).unwrap_or(RiskLevel::Critical);
+        let required = self.policy.approvals_required(risk);
+        let (approvals, _) = self.valid_approvals(&plan).await?;
+        let status = match statement.decision {
+            Decision::Reject => {
+                let from = plan.status;
+                self.transition(&plan, from, PlanStatus::Rejected, &statement.reason)
+                    .await?;
+                PlanStatus::Rejected
+            }
+            Decision::Approve if approvals >= required => {
+                // Losing this race means a concurrent decision already moved it.
+                self.transition(
+                    &plan,
+                    PlanStatus::Proposed,
+                    PlanStatus::Approved,
+                    "quorum reached",
+                )
+                .await?;
+                self.plan(&plan.plan_id).await?.status
+            }
+            Decision::Approve => PlanStatus::Proposed,
+        };
+        Ok(DecisionOutcome {
+            plan_id: plan.plan_id,
+            revision: plan.revision,
+            decision: statement.decision,
+            status,
+            approvals,
+            approvals_required: required,
+            log_index: appended.index,
+        })
+    }
+
+    /// What a statement about `plan` must say, now.
+    pub(crate) fn expectation<'a>(
+        &self,
+        plan: &'a PlanRecord,
+    ) -> Result<Expectation<'a>, EngineError> {
+        let plan_hash: Digest = plan.plan_hash.parse().map_err(|_| {
+            StoreError::Malformed(format!("plan `{}` has a malformed hash", plan.plan_id))
+        })?;
+        Ok(Expectation {
+            plan_id: &plan.plan_id,
+            plan_hash,
+            policy_digest: self.policy.digest(),
+            now: self.now(),
+        })
+    }
+
+    /// Distinct trusted approvers whose unconsumed approvals of this revision verify
+    /// now, and whether any approval failed only because its window has passed.
+    pub(crate) async fn valid_approvals(
+        &self,
+        plan: &PlanRecord,
+    ) -> Result<(u32, bool), EngineError> {
+        let (trusted, _) = self.trusted_approvers().await?;
+        let expect = self.expectation(plan)?;
+        let mut keys = BTreeSet::<KeyId>::new();
+        let mut expired = false;
+        for a in self
+            .store
+            .approvals_for(&plan.plan_id, plan.revision)
+            .await?
+        {
+            if a.decision != ApprovalDecision::Approve || a.consumed_at.is_some() {
+                continue;
+            }
+            let envelope = serde_json::from_slice(&a.envelope)
+                .map_err(|e| DecisionError::Malformed(e.to_string()))
+                .and_then(|j| DsseEnvelope::from_json(&j));
+            match envelope.and_then(|e| verify_decision(&e, &trusted, &expect)) {
+                Ok(st) => {
+                    keys.insert(st.approver_key_id);
+                }
+                Err(DecisionError::Expired { .. }) => expired = true,
+                Err(_) => {}
+            }
+        }
+        Ok((keys.len() as u32, expired))
+    }
+}

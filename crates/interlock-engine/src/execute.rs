@@ -1,0 +1,341 @@
+//! `execute`: run an approved plan exactly once, stage by stage, fail-closed.
+//!
+//! Before anything runs: the stored document is re-validated under the policy in
+//! force and re-hashed, and the approvals are re-verified now. The approval is then
+//! consumed by one compare-and-swap (APPROVED → EXECUTING), so of any number of
+//! concurrent callers — in this process or another sharing the database — exactly
+//! one runs the plan. Per stage: every precondition is probed against live state
+//! (unmet or unprobeable halts with nothing dispatched), the action is dispatched,
+//! and every `verify` check is probed. Any failure halts; what committed is
+//! recorded. Nothing is rolled back automatically: remediation is a new plan.
+
+use interlock_adapters::ProbeOutcome;
+use interlock_core::canon::{self, Map, Value};
+use interlock_core::{Check, Stage, validate};
+use interlock_store::{PlanRecord, PlanStatus};
+
+use crate::engine::{Engine, int};
+use crate::error::EngineError;
+
+/// How one stage ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StageResult {
+    /// Dispatched and verified.
+    Committed,
+    /// A precondition was unmet or could not be probed: nothing was dispatched.
+    PreconditionFailed(String),
+    /// The action failed (it may have partly happened; the reason says what is known).
+    DispatchFailed(String),
+    /// The action ran but a `verify` check did not hold.
+    VerifyFailed(String),
+    /// Not reached, because an earlier stage halted the plan.
+    NotRun,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageReport {
+    pub stage_id: String,
+    pub result: StageResult,
+    /// The executor's one-line summary, when it ran.
+    pub summary: Option<String>,
+}
+
+/// The outcome of one execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutionReport {
+    pub plan_id: String,
+    pub revision: i64,
+    pub status: PlanStatus,
+    pub stages: Vec<StageReport>,
+}
+
+impl ExecutionReport {
+    /// The stages that committed, in order.
+    pub fn committed(&self) -> Vec<&str> {
+        self.stages
+            .iter()
+            .filter(|s| s.result == StageResult::Committed)
+            .map(|s| s.stage_id.as_str())
+            .collect()
+    }
+}
+
+impl Engine {
+    /// Runs the current revision of an approved plan. See the module docs.
+    pub async fn execute(&self, plan_id: &str) -> Result<ExecutionReport, EngineError> {
+        let plan = self.plan(plan_id).await?;
+        match plan.status {
+            PlanStatus::Approved => {}
+            PlanStatus::Executing | PlanStatus::Succeeded | PlanStatus::Halted => {
+                return Err(EngineError::AlreadyStarted(plan.plan_id));
+            }
+            other => {
+                return Err(EngineError::NotApproved(format!(
+                    "plan `{}` is {} (it needs a valid approval of its current body first)",
+                    plan.plan_id,
+                    other.as_str()
+                )));
+            }
+        }
+        let doc = canon::parse_json(&plan.document).map_err(|e| {
+            interlock_store::StoreError::Malformed(format!("plan `{plan_id}` document: {e}"))
+        })?;
+        let valid = validate(&doc, &self.policy).map_err(EngineError::Invalid)?;
+        if valid.hash.to_string() != plan.plan_hash {
+            return Err(EngineError::NotApproved(format!(
+                "the stored body hashes to {}, not the approved {}",
+                valid.hash, plan.plan_hash
+            )));
+        }
+        let risk = valid.risk.level;
+        let (approvals, expired) = self.valid_approvals(&plan).await?;
+        let required = self.policy.approvals_required(risk);
+        if approvals < required {
+            // A concurrent caller may have consumed the approvals since we read the
+            // plan: then the answer is "already started", not "not approved".
+            if matches!(
+                self.plan(plan_id).await?.status,
+                PlanStatus::Executing | PlanStatus::Succeeded | PlanStatus::Halted
+            ) {
+                return Err(EngineError::AlreadyStarted(plan.plan_id));
+            }
+            if expired {
+                self.transition(
+                    &plan,
+                    PlanStatus::Approved,
+                    PlanStatus::Expired,
+                    "approval expired",
+                )
+                .await?;
+                return Err(EngineError::NotApproved(format!(
+                    "the approval of plan `{plan_id}` has expired; it must be approved again"
+                )));
+            }
+            return Err(EngineError::NotApproved(format!(
+                "plan `{plan_id}` has {approvals} valid approval(s) of its current body; {required} needed"
+            )));
+        }
+        // The one-shot gate: exactly one caller wins this compare-and-swap.
+        if !self
+            .store
+            .start_execution(&plan.plan_id, plan.revision)
+            .await?
+        {
+            return Err(EngineError::AlreadyStarted(plan.plan_id));
+        }
+        let started = self
+            .append(
+                "plan.transition",
+                [
+                    ("plan_id", plan.plan_id.as_str().into()),
+                    ("revision", int(plan.revision)),
+                    ("plan_hash", plan.plan_hash.as_str().into()),
+                    ("from", PlanStatus::Approved.as_str().into()),
+                    ("to", PlanStatus::Executing.as_str().into()),
+                    ("reason", "approval consumed".into()),
+                ],
+            )
+            .await?;
+        self.announce(crate::events::EventKind::Executing, &plan, started.index);
+        let stages = &valid.plan.body.stages;
+        let mut reports = Vec::with_capacity(stages.len());
+        let mut halted = false;
+        for stage in stages {
+            if halted {
+                reports.push(StageReport {
+                    stage_id: stage.id.clone(),
+                    result: StageResult::NotRun,
+                    summary: None,
+                });
+                continue;
+            }
+            let report = self.run_stage(&plan, stage).await?;
+            halted = report.result != StageResult::Committed;
+            reports.push(report);
+        }
+        let (to, reason) = if halted {
+            let failed = reports
+                .iter()
+                .find(|r| !matches!(r.result, StageResult::Committed | StageResult::NotRun))
+                .map(|r| format!("stage `{}`: {:?}", r.stage_id, r.result))
+                .unwrap_or_default();
+            (PlanStatus::Halted, failed)
+        } else {
+            (
+                PlanStatus::Succeeded,
+                "every stage committed and verified".to_owned(),
+            )
+        };
+        let committed: Vec<Value> = reports
+            .iter()
+            .filter(|r| r.result == StageResult::Committed)
+            .map(|r| r.stage_id.as_str().into())
+            .collect();
+        self.store
+            .transition(&plan.plan_id, plan.revision, PlanStatus::Executing, to)
+            .await?;
+        let appended = self
+            .append(
+                "plan.transition",
+                [
+                    ("plan_id", plan.plan_id.as_str().into()),
+                    ("revision", int(plan.revision)),
+                    ("plan_hash", plan.plan_hash.as_str().into()),
+                    ("from", PlanStatus::Executing.as_str().into()),
+                    ("to", to.as_str().into()),
+                    ("reason", reason.as_str().into()),
+                    ("committed", Value::Array(committed)),
+                ],
+            )
+            .await?;
+        let kind = if halted {
+            crate::events::EventKind::Halted
+        } else {
+            crate::events::EventKind::Succeeded
+        };
+        self.announce(kind, &plan, appended.index);
+        Ok(ExecutionReport {
+            plan_id: plan.plan_id,
+            revision: plan.revision,
+            status: to,
+            stages: reports,
+        })
+    }
+
+    async fn run_stage(
+        &self,
+        plan: &PlanRecord,
+        stage: &Stage,
+    ) -> Result<StageReport, EngineError> {
+        let report = |result, summary| StageReport {
+            stage_id: stage.id.clone(),
+            result,
+            summary,
+        };
+        // Preconditions: all must be met before anything is dispatched.
+        for (i, check) in stage.preconditions.iter().enumerate() {
+            let outcome = self.probe(check, stage).await;
+            self.log_probe(plan, stage, "precondition", i, check, &outcome)
+                .await?;
+            if let Some(why) = not_met(&outcome) {
+                return Ok(report(
+                    StageResult::PreconditionFailed(format!(
+                        "precondition {i} ({}): {why}",
+                        check.probe
+                    )),
+                    None,
+                ));
+            }
+        }
+        let Some(executor) = self.adapters.executor(&stage.action) else {
+            let why = format!("no executor is configured for `{}`", stage.action);
+            self.log_dispatch(plan, stage, Err(&why), None).await?;
+            return Ok(report(StageResult::DispatchFailed(why), None));
+        };
+        let outcome = match executor.execute(stage).await {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                let why = e.to_string();
+                self.log_dispatch(plan, stage, Err(&why), None).await?;
+                return Ok(report(StageResult::DispatchFailed(why), None));
+            }
+        };
+        self.log_dispatch(
+            plan,
+            stage,
+            Ok(&outcome.summary),
+            Some(outcome.detail.clone()),
+        )
+        .await?;
+        for (i, check) in stage.verify.iter().enumerate() {
+            let probed = self.probe(check, stage).await;
+            self.log_probe(plan, stage, "verify", i, check, &probed)
+                .await?;
+            if let Some(why) = not_met(&probed) {
+                return Ok(report(
+                    StageResult::VerifyFailed(format!("verify {i} ({}): {why}", check.probe)),
+                    Some(outcome.summary),
+                ));
+            }
+        }
+        Ok(report(StageResult::Committed, Some(outcome.summary)))
+    }
+
+    async fn probe(&self, check: &Check, stage: &Stage) -> ProbeOutcome {
+        match self.adapters.prober(&check.probe) {
+            Some(prober) => prober.probe(check, check.target_or(stage)).await,
+            None => ProbeOutcome::Unprobeable {
+                reason: format!("no prober is configured for `{}`", check.probe),
+            },
+        }
+    }
+
+    async fn log_probe(
+        &self,
+        plan: &PlanRecord,
+        stage: &Stage,
+        kind: &str,
+        index: usize,
+        check: &Check,
+        outcome: &ProbeOutcome,
+    ) -> Result<(), EngineError> {
+        let (result, observed) = match outcome {
+            ProbeOutcome::Met { observed } => ("met", observed),
+            ProbeOutcome::Unmet { observed } => ("unmet", observed),
+            ProbeOutcome::Unprobeable { reason } => ("unprobeable", reason),
+        };
+        self.append(
+            "stage.probe",
+            [
+                ("plan_id", plan.plan_id.as_str().into()),
+                ("revision", int(plan.revision)),
+                ("stage", stage.id.as_str().into()),
+                ("check", kind.into()),
+                ("index", int(index as i64)),
+                ("probe", check.probe.as_str().into()),
+                ("target", check.target_or(stage).into()),
+                ("result", result.into()),
+                ("observed", observed.as_str().into()),
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn log_dispatch(
+        &self,
+        plan: &PlanRecord,
+        stage: &Stage,
+        result: Result<&str, &str>,
+        detail: Option<Value>,
+    ) -> Result<(), EngineError> {
+        let (status, text) = match result {
+            Ok(summary) => ("dispatched", summary),
+            Err(why) => ("failed", why),
+        };
+        self.append(
+            "stage.dispatch",
+            [
+                ("plan_id", plan.plan_id.as_str().into()),
+                ("revision", int(plan.revision)),
+                ("stage", stage.id.as_str().into()),
+                ("action", stage.action.as_str().into()),
+                ("target", stage.target.as_str().into()),
+                ("result", status.into()),
+                ("summary", text.into()),
+                ("detail", detail.unwrap_or(Value::Object(Map::new()))),
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+/// `None` if the check holds; otherwise why not.
+fn not_met(outcome: &ProbeOutcome) -> Option<String> {
+    match outcome {
+        ProbeOutcome::Met { .. } => None,
+        ProbeOutcome::Unmet { observed } => Some(format!("unmet ({observed})")),
+        ProbeOutcome::Unprobeable { reason } => Some(format!("could not be probed ({reason})")),
+    }
+}

@@ -1,0 +1,501 @@
+//! Each guarantee of the governance loop, on a real SQLite file, the real log and the
+//! real filesystem adapter: a test here fails if its guarantee breaks.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
+use interlock_adapters::{AdapterConfig, Adapters};
+use interlock_core::canon::{self, Digest, Value};
+use interlock_core::decision::sign_decision;
+use interlock_core::{Decision, DecisionError, Policy};
+use interlock_engine::{
+    Engine, EngineConfig, EngineError, EventKind, ManualClock, PlanStatus, StageResult,
+};
+use interlock_log::LogSigner;
+
+const T0: i64 = 1_795_000_000;
+
+struct MemLogKey(SigningKey);
+impl LogSigner for MemLogKey {
+    fn public_key(&self) -> VerifyingKey {
+        self.0.verifying_key()
+    }
+    fn try_sign(&self, msg: &[u8]) -> Result<Signature, signature::Error> {
+        Ok(ed25519_dalek::Signer::sign(&self.0, msg))
+    }
+}
+
+struct World {
+    engine: Engine,
+    clock: Arc<ManualClock>,
+    reviewer: SigningKey,
+    second_reviewer: SigningKey,
+    work: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+async fn world_with(policy: Policy) -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let work = work.canonicalize().unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let mut config = EngineConfig::new(dir.path().join("data"));
+    config.policy = policy;
+    config.clock = clock.clone();
+    config.adapters = Adapters::builtin(&AdapterConfig {
+        fs_roots: vec![work.clone()],
+        ..AdapterConfig::default()
+    })
+    .unwrap();
+    let engine = Engine::open(
+        config,
+        Arc::new(MemLogKey(SigningKey::from_bytes(&[9; 32]))),
+    )
+    .await
+    .unwrap();
+    let reviewer = SigningKey::from_bytes(&[1; 32]);
+    let second_reviewer = SigningKey::from_bytes(&[2; 32]);
+    engine
+        .register_approver(&reviewer.verifying_key(), "human:alice", "test")
+        .await
+        .unwrap();
+    engine
+        .register_approver(&second_reviewer.verifying_key(), "human:bob", "test")
+        .await
+        .unwrap();
+    World {
+        engine,
+        clock,
+        reviewer,
+        second_reviewer,
+        work,
+        _dir: dir,
+    }
+}
+
+async fn world() -> World {
+    world_with(Policy::default()).await
+}
+
+/// A plan that writes `content` to `<work>/<file>` after checking it is absent.
+fn write_plan(id: &str, work: &Path, file: &str, content: &str) -> Value {
+    let target = work.join(file);
+    canon::from_serde_json(&serde_json::json!({
+        "schema_version": "interlock.plan/v1",
+        "plan_id": id,
+        "title": format!("write {file}"),
+        "proposer": "agent:test",
+        "created_at": "2026-11-29T12:00:00Z",
+        "body": { "stages": [{
+            "id": "write",
+            "action": "fs.write_file",
+            "target": target.to_string_lossy(),
+            "params": { "content": content },
+            "preconditions": [{ "probe": "fs.path_absent" }],
+            "verify": [{ "probe": "fs.file_sha256",
+                         "params": { "sha256": Digest::of_bytes(content.as_bytes()).to_string() } }],
+            "rollback": "delete the file"
+        }]}
+    }))
+    .unwrap()
+}
+
+fn approve(
+    w: &World,
+    key: &SigningKey,
+    plan_id: &str,
+    hash: Digest,
+    valid_for: i64,
+    nonce: u8,
+) -> interlock_core::DsseEnvelope {
+    let now = w.engine.now();
+    sign_decision(
+        key,
+        plan_id,
+        hash,
+        Decision::Approve,
+        "reviewed",
+        now,
+        now + valid_for,
+        [nonce; 16],
+        w.engine.policy().digest(),
+    )
+    .unwrap()
+    .1
+}
+
+#[tokio::test]
+async fn the_whole_loop_runs_and_is_logged() {
+    let w = world().await;
+    let mut events = w.engine.subscribe();
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "hello\n"))
+        .await
+        .unwrap();
+    assert_eq!(events.recv().await.unwrap().kind, EventKind::Proposed);
+    assert_eq!(
+        w.engine.plan("p1").await.unwrap().status,
+        PlanStatus::Proposed
+    );
+    let out = w
+        .engine
+        .decide(&approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1))
+        .await
+        .unwrap();
+    assert_eq!(out.status, PlanStatus::Approved);
+    let report = w.engine.execute("p1").await.unwrap();
+    assert_eq!(report.status, PlanStatus::Succeeded);
+    assert_eq!(report.committed(), vec!["write"]);
+    assert_eq!(
+        std::fs::read_to_string(w.work.join("a.txt")).unwrap(),
+        "hello\n"
+    );
+    let audit = interlock_log::audit(w.engine.store(), None).await.unwrap();
+    assert!(audit.is_ok(), "{audit}");
+    // proposed, decision, approved, executing, 2 probes, dispatch, succeeded (+2 key registrations)
+    assert!(audit.entries >= 9, "{audit}");
+}
+
+#[tokio::test]
+async fn an_approval_is_bound_to_the_hash_it_signed() {
+    let w = world().await;
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "one\n"))
+        .await
+        .unwrap();
+    let env = approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1);
+    // The agent edits the body before the reviewer's statement arrives.
+    let edited = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "two\n"))
+        .await
+        .unwrap();
+    assert_ne!(edited.plan_hash, p.plan_hash);
+    assert!(matches!(
+        w.engine.decide(&env).await,
+        Err(EngineError::Decision(
+            DecisionError::PlanHashMismatch { .. }
+        ))
+    ));
+    // And editing after approval voids it: execute refuses the new body.
+    w.engine
+        .decide(&approve(&w, &w.reviewer, "p1", edited.plan_hash, 3600, 2))
+        .await
+        .unwrap();
+    w.engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "three\n"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        w.engine.execute("p1").await,
+        Err(EngineError::NotApproved(_))
+    ));
+    assert!(!w.work.join("a.txt").exists(), "nothing may run");
+}
+
+#[tokio::test]
+async fn fifty_concurrent_executes_run_the_plan_exactly_once() {
+    let w = world().await;
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "once.txt", "x\n"))
+        .await
+        .unwrap();
+    w.engine
+        .decide(&approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1))
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for _ in 0..50 {
+        let engine = w.engine.clone();
+        tasks.push(tokio::spawn(async move { engine.execute("p1").await }));
+    }
+    let mut ran = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(report) => {
+                assert_eq!(report.status, PlanStatus::Succeeded);
+                ran += 1;
+            }
+            Err(EngineError::AlreadyStarted(_)) => {}
+            Err(e) => panic!("unexpected: {e}"),
+        }
+    }
+    assert_eq!(ran, 1);
+    let audit = interlock_log::audit(w.engine.store(), None).await.unwrap();
+    assert!(audit.is_ok(), "{audit}");
+    let mut dispatched = 0;
+    for i in 0..w.engine.log().size() {
+        let e = w.engine.log().entry(i).await.unwrap();
+        if e.get("type").and_then(Value::as_str) == Some("stage.dispatch") {
+            dispatched += 1;
+        }
+    }
+    assert_eq!(dispatched, 1, "the stage was dispatched exactly once");
+}
+
+#[tokio::test]
+async fn an_expired_approval_cannot_execute() {
+    let w = world().await;
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "late.txt", "x\n"))
+        .await
+        .unwrap();
+    w.engine
+        .decide(&approve(&w, &w.reviewer, "p1", p.plan_hash, 60, 1))
+        .await
+        .unwrap();
+    w.clock.advance(61);
+    let err = w.engine.execute("p1").await.unwrap_err();
+    assert!(
+        matches!(err, EngineError::NotApproved(ref m) if m.contains("expired")),
+        "{err}"
+    );
+    assert_eq!(
+        w.engine.plan("p1").await.unwrap().status,
+        PlanStatus::Expired
+    );
+    assert!(!w.work.join("late.txt").exists());
+    // A statement presented after its window is refused at decision time too.
+    let p2 = w
+        .engine
+        .propose(&write_plan("p2", &w.work, "late2.txt", "x\n"))
+        .await
+        .unwrap();
+    let env = approve(&w, &w.reviewer, "p2", p2.plan_hash, 60, 2);
+    w.clock.advance(120);
+    assert!(matches!(
+        w.engine.decide(&env).await,
+        Err(EngineError::Decision(DecisionError::Expired { .. }))
+    ));
+}
+
+#[tokio::test]
+async fn an_unmet_precondition_halts_with_nothing_dispatched() {
+    let w = world().await;
+    std::fs::write(w.work.join("exists.txt"), "already here\n").unwrap();
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "exists.txt", "new\n"))
+        .await
+        .unwrap();
+    w.engine
+        .decide(&approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1))
+        .await
+        .unwrap();
+    let report = w.engine.execute("p1").await.unwrap();
+    assert_eq!(report.status, PlanStatus::Halted);
+    assert!(matches!(
+        report.stages[0].result,
+        StageResult::PreconditionFailed(_)
+    ));
+    assert_eq!(
+        std::fs::read_to_string(w.work.join("exists.txt")).unwrap(),
+        "already here\n"
+    );
+}
+
+#[tokio::test]
+async fn an_unprobeable_precondition_halts_too() {
+    let w = world().await;
+    // A target outside the adapters' roots cannot be probed: fail closed.
+    let doc = write_plan("p1", Path::new("/nonexistent-root"), "x.txt", "x\n");
+    let p = w.engine.propose(&doc).await.unwrap();
+    w.engine
+        .decide(&approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1))
+        .await
+        .unwrap();
+    let report = w.engine.execute("p1").await.unwrap();
+    assert_eq!(report.status, PlanStatus::Halted);
+    assert!(
+        matches!(&report.stages[0].result, StageResult::PreconditionFailed(m) if m.contains("could not be probed")),
+        "{:?}",
+        report.stages
+    );
+}
+
+#[tokio::test]
+async fn a_failing_stage_halts_forward_only_and_records_what_committed() {
+    let w = world().await;
+    let first = w.work.join("first.txt");
+    let blocked = w.work.join("second.txt");
+    let doc = canon::from_serde_json(&serde_json::json!({
+        "schema_version": "interlock.plan/v1", "plan_id": "p1", "title": "two writes",
+        "proposer": "agent:test", "created_at": "2026-11-29T12:00:00Z",
+        "body": { "stages": [
+            { "id": "one", "action": "fs.write_file", "target": first.to_string_lossy(),
+              "params": { "content": "1\n" }, "preconditions": [{ "probe": "fs.path_absent" }],
+              "rollback": "delete it" },
+            { "id": "two", "action": "fs.write_file", "target": blocked.to_string_lossy(),
+              "params": { "content": "2\n" }, "preconditions": [{ "probe": "fs.path_absent" }],
+              "rollback": "delete it" },
+            { "id": "three", "action": "fs.make_dir", "target": w.work.join("d").to_string_lossy(),
+              "preconditions": [{ "probe": "fs.path_absent" }], "rollback": "remove it" }
+        ]}
+    }))
+    .unwrap();
+    let p = w.engine.propose(&doc).await.unwrap();
+    w.engine
+        .decide(&approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1))
+        .await
+        .unwrap();
+    // Live state changes between approval and execution: stage two's precondition breaks.
+    std::fs::write(&blocked, "someone else's\n").unwrap();
+    let report = w.engine.execute("p1").await.unwrap();
+    assert_eq!(report.status, PlanStatus::Halted);
+    assert_eq!(report.committed(), vec!["one"]);
+    assert_eq!(report.stages[2].result, StageResult::NotRun);
+    assert!(first.exists(), "forward-only: stage one is not rolled back");
+    assert!(!w.work.join("d").exists());
+    // And a halted plan cannot be run again.
+    assert!(matches!(
+        w.engine.execute("p1").await,
+        Err(EngineError::AlreadyStarted(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_proposer_cannot_approve_their_own_plan() {
+    let w = world().await;
+    let agent_key = SigningKey::from_bytes(&[5; 32]);
+    w.engine
+        .register_approver(
+            &agent_key.verifying_key(),
+            "agent:test",
+            "an agent that holds a key",
+        )
+        .await
+        .unwrap();
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        w.engine
+            .decide(&approve(&w, &agent_key, "p1", p.plan_hash, 3600, 1))
+            .await,
+        Err(EngineError::SelfApproval(_))
+    ));
+    assert_eq!(
+        w.engine.plan("p1").await.unwrap().status,
+        PlanStatus::Proposed
+    );
+}
+
+#[tokio::test]
+async fn untrusted_keys_and_replayed_statements_are_refused() {
+    let w = world().await;
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    let stranger = SigningKey::from_bytes(&[7; 32]);
+    assert!(matches!(
+        w.engine
+            .decide(&approve(&w, &stranger, "p1", p.plan_hash, 3600, 1))
+            .await,
+        Err(EngineError::Decision(DecisionError::UnknownKey(_)))
+    ));
+    // With a quorum of two, the same statement twice is a replay, not two approvals.
+    let w = world_with(quorum_two()).await;
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    let env = approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1);
+    assert_eq!(
+        w.engine.decide(&env).await.unwrap().status,
+        PlanStatus::Proposed
+    );
+    assert!(matches!(
+        w.engine.decide(&env).await,
+        Err(EngineError::Replay)
+    ));
+    assert!(matches!(
+        w.engine.execute("p1").await,
+        Err(EngineError::NotApproved(_))
+    ));
+    let out = w
+        .engine
+        .decide(&approve(&w, &w.second_reviewer, "p1", p.plan_hash, 3600, 2))
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.status, out.approvals, out.approvals_required),
+        (PlanStatus::Approved, 2, 2)
+    );
+    assert_eq!(
+        w.engine.execute("p1").await.unwrap().status,
+        PlanStatus::Succeeded
+    );
+}
+
+fn quorum_two() -> Policy {
+    let doc = canon::parse_yaml(
+        b"policy_version: interlock.policy/v1\nquorum: { low: 2, medium: 2, high: 2, critical: 2 }\n",
+    )
+    .unwrap();
+    Policy::from_value(&doc).unwrap()
+}
+
+#[tokio::test]
+async fn a_rejection_stops_the_plan() {
+    let w = world().await;
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    let now = w.engine.now();
+    let (_, env) = sign_decision(
+        &w.reviewer,
+        "p1",
+        p.plan_hash,
+        Decision::Reject,
+        "not today",
+        now,
+        now + 60,
+        [3; 16],
+        w.engine.policy().digest(),
+    )
+    .unwrap();
+    assert_eq!(
+        w.engine.decide(&env).await.unwrap().status,
+        PlanStatus::Rejected
+    );
+    assert!(matches!(
+        w.engine.execute("p1").await,
+        Err(EngineError::NotApproved(_))
+    ));
+}
+
+#[tokio::test]
+async fn invalid_plans_are_not_held() {
+    let w = world().await;
+    let mut doc = canon::to_serde_json(&write_plan("p1", &w.work, "a.txt", "x\n"));
+    doc["body"]["stages"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("rollback");
+    let err = w
+        .engine
+        .propose(&canon::from_serde_json(&doc).unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, EngineError::Invalid(ref v) if v.to_string().contains("mutating-has-rollback")),
+        "{err}"
+    );
+    assert!(matches!(
+        w.engine.plan("p1").await,
+        Err(EngineError::NoSuchPlan(_))
+    ));
+}

@@ -1,0 +1,483 @@
+//! Ed25519 keys held in the OS keychain: approvers' keys and the gateway's
+//! checkpoint key.
+//!
+//! An approval is only worth something if the key that made it cannot be copied off
+//! the machine by whatever else runs there (an agent, a web view, a backup). So the
+//! 32-byte secret is generated here, written straight into the OS keychain (the
+//! Secret Service on Linux, through gnome-keyring or KWallet) and never written to
+//! disk by Interlock. A [`KeychainKey`] holds only the key's name and public key; each
+//! signature fetches the secret from the keychain, signs, and zeroizes it again, so a
+//! long-running process does not keep the secret in its memory between signatures.
+//!
+//! # Refusing stores that do not persist
+//!
+//! `keyring` has in-memory stores (its mock). A key created in one would sign
+//! happily and then vanish with the process, leaving approvals that nobody can make
+//! again and a registry entry whose key is gone. [`Keychain::open`] therefore uses the
+//! real Secret Service and fails with [`KeychainError::NoSecretService`] when none is
+//! reachable, and [`Keychain::with_store`] rejects any store that does not keep
+//! credentials until they are deleted.
+//!
+//! # Backend
+//!
+//! On Linux this links `keyring-core` with only the
+//! `zbus-secret-service-keyring-store` (pure Rust: `zbus` on `async-io`, RustCrypto for
+//! the Secret Service's Diffie–Hellman session encryption), so building needs no
+//! `libdbus-dev` or OpenSSL and the blocking calls work with or without a tokio runtime
+//! (call them from `spawn_blocking` inside one: each is a D-Bus round trip).
+//! Headless machines (CI, servers) get a keychain from `scripts/with-keyring`.
+//!
+//! # What is stored
+//!
+//! One Secret Service item per key, in the default ("login") collection, with the
+//! attributes `service` = the keychain's service name and `username` = the key name,
+//! labelled `Interlock key <name> (<service>)`; its secret is the raw 32-byte Ed25519
+//! secret key. The public key is derived from the secret, not stored beside it, so the
+//! two cannot disagree.
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use ed25519_dalek::{SECRET_KEY_LENGTH, Signature, SigningKey, VerifyingKey};
+use interlock_core::decision::{DecisionError, KeyId};
+use keyring_core::api::{CredentialPersistence, CredentialStore};
+use keyring_core::{Entry, Error as StoreError};
+use zeroize::{Zeroize, Zeroizing};
+
+/// The longest key name accepted. Names end up in Secret Service attributes and
+/// labels, which some implementations limit; 128 is far more than a name needs.
+pub const MAX_NAME_LEN: usize = 128;
+
+/// Why a keychain operation failed. No variant ever carries secret key bytes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeychainError {
+    /// The Secret Service could not be reached (no session bus, or nothing owns
+    /// `org.freedesktop.secrets` on it). The string is the D-Bus error.
+    #[error(
+        "no Secret Service on the session bus; start gnome-keyring (see scripts/with-keyring): {0}"
+    )]
+    NoSecretService(String),
+    /// The store would lose keys (process memory, logout, reboot).
+    #[error(
+        "refusing keychain store `{vendor}`: it keeps keys only {persistence}, and an approver key must persist until deleted"
+    )]
+    NotPersistent { vendor: String, persistence: String },
+    /// No OS keychain backend is built for this platform.
+    #[error("no OS keychain backend is available on this platform")]
+    Unsupported,
+    /// A key or service name that this crate will not use.
+    #[error("invalid {what} `{name}`: use 1 to {MAX_NAME_LEN} of A-Z a-z 0-9 . _ -")]
+    InvalidName { what: &'static str, name: String },
+    /// [`Keychain::create_key`] found a key of that name; it never overwrites one,
+    /// because the old key's approvals and registry entry would be orphaned.
+    #[error("key `{0}` already exists in the keychain")]
+    AlreadyExists(String),
+    /// The key was deleted from the keychain after it was loaded.
+    #[error("key `{0}` is no longer in the keychain")]
+    NotFound(String),
+    /// The keychain item is not a 32-byte Ed25519 secret key.
+    #[error(
+        "the keychain item for key `{name}` is not a {SECRET_KEY_LENGTH}-byte Ed25519 secret key ({len} bytes)"
+    )]
+    Malformed { name: String, len: usize },
+    /// The item under this name now holds a different key than when it was loaded.
+    /// Signing with it would produce signatures under a public key nobody expects.
+    #[error(
+        "key `{name}` in the keychain has changed since it was loaded (expected {expected}, found {found})"
+    )]
+    KeyChanged {
+        name: String,
+        expected: KeyId,
+        found: KeyId,
+    },
+    /// The keychain is locked, or the user (or a missing prompter) refused access.
+    #[error("the keychain refused access (is it locked? see scripts/with-keyring): {0}")]
+    Access(String),
+    /// Several Secret Service items match this key's attributes (e.g. one written by
+    /// another tool), so which secret is the key is ambiguous.
+    #[error("{count} keychain items match key `{name}`; remove the extra ones")]
+    Ambiguous { name: String, count: usize },
+    /// Any other failure reported by the keychain.
+    #[error("keychain error: {0}")]
+    Store(String),
+    /// The OS random number generator failed while generating a key.
+    #[error("the OS random number generator failed: {0}")]
+    Random(String),
+}
+
+/// A handle on the OS keychain, scoped to one service name (e.g. `interlock`), under
+/// which keys are stored by name. Cheap to clone; clones share one D-Bus connection.
+#[derive(Clone)]
+pub struct Keychain {
+    service: String,
+    store: Arc<CredentialStore>,
+}
+
+impl fmt::Debug for Keychain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Keychain")
+            .field("service", &self.service)
+            .field("store", &self.store.vendor())
+            .finish()
+    }
+}
+
+impl Keychain {
+    /// Opens the OS keychain for `service`: on Linux, the Secret Service on the
+    /// session bus (`DBUS_SESSION_BUS_ADDRESS`). Fails with
+    /// [`KeychainError::NoSecretService`] when there is none, rather than falling back
+    /// to anything that does not persist.
+    pub fn open(service: &str) -> Result<Keychain, KeychainError> {
+        check_name("service name", service)?;
+        Keychain::with_store(os_store()?, service)
+    }
+
+    /// Uses an explicit `keyring` store (e.g. another platform's, or a store a caller
+    /// configured). Refuses stores that do not keep credentials until they are deleted
+    /// (`keyring`'s in-memory mock, kernel keyrings that forget at reboot, …).
+    pub fn with_store(
+        store: Arc<CredentialStore>,
+        service: &str,
+    ) -> Result<Keychain, KeychainError> {
+        check_name("service name", service)?;
+        let persistence = match store.persistence() {
+            CredentialPersistence::UntilDelete => None,
+            CredentialPersistence::EntryOnly => Some("while one entry object lives"),
+            CredentialPersistence::ProcessOnly => Some("in process memory"),
+            CredentialPersistence::UntilLogout => Some("until logout"),
+            CredentialPersistence::UntilReboot => Some("until reboot"),
+            _ => Some("for an unspecified time"),
+        };
+        if let Some(persistence) = persistence {
+            return Err(KeychainError::NotPersistent {
+                vendor: store.vendor(),
+                persistence: persistence.to_owned(),
+            });
+        }
+        Ok(Keychain {
+            service: service.to_owned(),
+            store,
+        })
+    }
+
+    /// The service name keys are stored under.
+    pub fn service(&self) -> &str {
+        &self.service
+    }
+
+    /// Generates a new Ed25519 key from the OS random generator and stores its secret
+    /// in the keychain under `name`. Fails with [`KeychainError::AlreadyExists`] rather
+    /// than replace an existing key.
+    ///
+    /// The existence check and the write are two Secret Service calls, so two
+    /// processes creating the same name at the same instant could both succeed (the
+    /// second replaces the first); [`KeychainKey`]'s signing detects that afterwards
+    /// ([`KeychainError::KeyChanged`]) instead of signing with the wrong key.
+    pub fn create_key(&self, name: &str) -> Result<KeychainKey, KeychainError> {
+        let entry = self.entry(name)?;
+        if let Some(mut existing) = read_secret(&entry, name)? {
+            existing.zeroize();
+            return Err(KeychainError::AlreadyExists(name.to_owned()));
+        }
+        let mut secret = Zeroizing::new([0u8; SECRET_KEY_LENGTH]);
+        getrandom::fill(secret.as_mut_slice()).map_err(|e| KeychainError::Random(e.to_string()))?;
+        let public = SigningKey::from_bytes(&secret).verifying_key();
+        entry
+            .set_secret(secret.as_slice())
+            .map_err(|e| store_error(e, name))?;
+        // Read it back: a key the keychain did not really keep would sign now and be
+        // unusable later, after its public key was registered as an approver.
+        let stored = self.load_key(name)?.ok_or_else(|| {
+            KeychainError::Store(format!("key `{name}` was not kept by the keychain"))
+        })?;
+        if stored.public != public {
+            return Err(KeychainError::KeyChanged {
+                name: name.to_owned(),
+                expected: KeyId::of(&public),
+                found: stored.key_id(),
+            });
+        }
+        Ok(stored)
+    }
+
+    /// Loads the key stored under `name` (its public key, derived from the secret), or
+    /// `None` if there is none.
+    pub fn load_key(&self, name: &str) -> Result<Option<KeychainKey>, KeychainError> {
+        let entry = self.entry(name)?;
+        let Some(secret) = read_secret(&entry, name)? else {
+            return Ok(None);
+        };
+        let public = SigningKey::from_bytes(&secret).verifying_key();
+        Ok(Some(KeychainKey {
+            name: name.to_owned(),
+            public,
+            keychain: self.clone(),
+        }))
+    }
+
+    /// Loads the key `name`, creating it first if there is none; the flag says whether
+    /// it was created (so a caller can register a new approver key, or print it).
+    pub fn load_or_create(&self, name: &str) -> Result<(KeychainKey, bool), KeychainError> {
+        if let Some(key) = self.load_key(name)? {
+            return Ok((key, false));
+        }
+        Ok((self.create_key(name)?, true))
+    }
+
+    /// Deletes the key `name` from the keychain. Returns whether there was one.
+    /// Irreversible: approvals it made still verify, but it can make no more.
+    pub fn delete_key(&self, name: &str) -> Result<bool, KeychainError> {
+        match self.entry(name)?.delete_credential() {
+            Ok(()) => Ok(true),
+            Err(StoreError::NoEntry) => Ok(false),
+            Err(e) => Err(store_error(e, name)),
+        }
+    }
+
+    fn entry(&self, name: &str) -> Result<Entry, KeychainError> {
+        check_name("key name", name)?;
+        let label = format!("Interlock key {name} ({})", self.service);
+        let modifiers = HashMap::from([("label", label.as_str())]);
+        self.store
+            .build(&self.service, name, Some(&modifiers))
+            .map_err(|e| store_error(e, name))
+    }
+
+    /// Fetches the secret for `key` and checks it still is the key that was loaded.
+    fn signing_key(&self, key: &KeychainKey) -> Result<SigningKey, KeychainError> {
+        let secret = read_secret(&self.entry(&key.name)?, &key.name)?
+            .ok_or_else(|| KeychainError::NotFound(key.name.clone()))?;
+        // SigningKey zeroizes its copy on drop (ed25519-dalek's default `zeroize`
+        // feature); `secret` is zeroized when it goes out of scope here.
+        let signing = SigningKey::from_bytes(&secret);
+        if signing.verifying_key() != key.public {
+            return Err(KeychainError::KeyChanged {
+                name: key.name.clone(),
+                expected: key.key_id(),
+                found: KeyId::of(&signing.verifying_key()),
+            });
+        }
+        Ok(signing)
+    }
+}
+
+/// An Ed25519 key whose secret stays in the OS keychain. Holds only the name and the
+/// public key; every signature fetches the secret, uses it and zeroizes it.
+#[derive(Clone)]
+pub struct KeychainKey {
+    name: String,
+    public: VerifyingKey,
+    keychain: Keychain,
+}
+
+impl fmt::Debug for KeychainKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeychainKey")
+            .field("name", &self.name)
+            .field("service", &self.keychain.service)
+            .field("key_id", &self.key_id())
+            .finish()
+    }
+}
+
+impl KeychainKey {
+    /// The name the key is stored under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The Ed25519 public key.
+    pub fn public_key(&self) -> VerifyingKey {
+        self.public
+    }
+
+    /// The key's identity as approval statements name it (SHA-256 of the public key).
+    pub fn key_id(&self) -> KeyId {
+        KeyId::of(&self.public)
+    }
+
+    /// A short form of [`Self::key_id`] for humans to compare (`abcd:ef01:…`).
+    pub fn fingerprint(&self) -> String {
+        self.key_id().fingerprint()
+    }
+
+    /// Signs `message` with the secret fetched from the keychain now. Fails if the key
+    /// was deleted or replaced since it was loaded.
+    pub fn sign_message(&self, message: &[u8]) -> Result<Signature, KeychainError> {
+        let signing = self.keychain.signing_key(self)?;
+        Ok(ed25519_dalek::Signer::sign(&signing, message))
+    }
+}
+
+/// Approval statements (`interlock_core::decision::sign_decision`).
+impl interlock_core::decision::Signer for KeychainKey {
+    fn public_key(&self) -> VerifyingKey {
+        self.public
+    }
+
+    fn sign(&self, message: &[u8]) -> Result<Signature, DecisionError> {
+        self.sign_message(message)
+            .map_err(|e| DecisionError::Signing(e.to_string()))
+    }
+}
+
+/// Log checkpoints and other signed notes (`interlock_merkle::sign_checkpoint`), which
+/// take any Ed25519 `signature::Signer`. Use `try_sign`: the infallible `sign` panics
+/// when the keychain fails.
+impl ed25519_dalek::Signer<Signature> for KeychainKey {
+    fn try_sign(&self, message: &[u8]) -> Result<Signature, ed25519_dalek::SignatureError> {
+        self.sign_message(message)
+            .map_err(ed25519_dalek::SignatureError::from_source)
+    }
+}
+
+/// The platform's persistent keychain store.
+#[cfg(target_os = "linux")]
+fn os_store() -> Result<Arc<CredentialStore>, KeychainError> {
+    // Any failure here is a failure to reach the service (no bus, nothing owning
+    // org.freedesktop.secrets, or its DH session refused); say how to get one.
+    let store = zbus_secret_service_keyring_store::Store::new()
+        .map_err(|e| KeychainError::NoSecretService(describe(&e)))?;
+    Ok(store)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn os_store() -> Result<Arc<CredentialStore>, KeychainError> {
+    Err(KeychainError::Unsupported)
+}
+
+/// Reads the secret under `entry`: `None` if there is no item, an error if it is not a
+/// 32-byte key. The bytes are zeroized when the returned value is dropped.
+fn read_secret(
+    entry: &Entry,
+    name: &str,
+) -> Result<Option<Zeroizing<[u8; SECRET_KEY_LENGTH]>>, KeychainError> {
+    let bytes = match entry.get_secret() {
+        Ok(bytes) => Zeroizing::new(bytes),
+        Err(StoreError::NoEntry) => return Ok(None),
+        Err(e) => return Err(store_error(e, name)),
+    };
+    if bytes.len() != SECRET_KEY_LENGTH {
+        return Err(KeychainError::Malformed {
+            name: name.to_owned(),
+            len: bytes.len(),
+        });
+    }
+    let mut secret = Zeroizing::new([0u8; SECRET_KEY_LENGTH]);
+    secret.copy_from_slice(&bytes);
+    Ok(Some(secret))
+}
+
+/// Converts a `keyring` error without its payload: `BadEncoding` and `BadDataFormat`
+/// carry the raw item bytes (here: secret key bytes), which are zeroized, never shown.
+fn store_error(e: StoreError, name: &str) -> KeychainError {
+    match e {
+        StoreError::NoEntry => KeychainError::NotFound(name.to_owned()),
+        StoreError::NoStorageAccess(e) => KeychainError::Access(e.to_string()),
+        StoreError::Ambiguous(entries) => KeychainError::Ambiguous {
+            name: name.to_owned(),
+            count: entries.len(),
+        },
+        StoreError::BadEncoding(mut bytes) | StoreError::BadDataFormat(mut bytes, _) => {
+            let len = bytes.len();
+            bytes.zeroize();
+            KeychainError::Malformed {
+                name: name.to_owned(),
+                len,
+            }
+        }
+        other => KeychainError::Store(describe(&other)),
+    }
+}
+
+/// Display of a `keyring` error that carries no item bytes, with its source chain
+/// (the D-Bus error is in the source, and it is what says why).
+fn describe(e: &StoreError) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Names become Secret Service attributes and item labels; keep them to a portable,
+/// unambiguous alphabet so that a name typed on a command line matches exactly.
+fn check_name(what: &'static str, name: &str) -> Result<(), KeychainError> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(KeychainError::InvalidName {
+            what,
+            name: name.to_owned(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_memory_store_is_refused() {
+        let mock = keyring_core::mock::Store::new().expect("mock store");
+        let err = Keychain::with_store(mock, "interlock-test").unwrap_err();
+        assert!(
+            matches!(err, KeychainError::NotPersistent { .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("in process memory"), "{err}");
+    }
+
+    #[test]
+    fn names_are_checked() {
+        for bad in ["", "a b", "a/b", "ключ", &"x".repeat(MAX_NAME_LEN + 1)] {
+            assert!(check_name("key name", bad).is_err(), "{bad:?}");
+        }
+        for good in [
+            "approver",
+            "gateway-checkpoint",
+            "a.b_c-1",
+            &"x".repeat(MAX_NAME_LEN),
+        ] {
+            assert!(check_name("key name", good).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn secret_bytes_never_reach_error_text() {
+        let secret = vec![0xA5u8; SECRET_KEY_LENGTH];
+        let hex_secret = "a5a5a5a5";
+        let err = store_error(StoreError::BadEncoding(secret.clone()), "k");
+        assert_eq!(
+            err,
+            KeychainError::Malformed {
+                name: "k".into(),
+                len: 32
+            }
+        );
+        let err2 = store_error(StoreError::BadDataFormat(secret, "bad".into()), "k");
+        for text in [
+            format!("{err:?}"),
+            err.to_string(),
+            format!("{err2:?}"),
+            err2.to_string(),
+        ] {
+            assert!(!text.contains("165"), "{text}");
+            assert!(!text.to_lowercase().contains(hex_secret), "{text}");
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! Against the real Secret Service (gnome-keyring over D-Bus): run these under
+//! `scripts/with-keyring`, which provides a throwaway, unlocked keychain. Every test
+//! uses its own randomly suffixed key name, so they run in parallel and never touch
+//! each other's (or anyone's real) keys.
+
+use std::process::Command;
+
+use ed25519_dalek::Signer as _;
+use interlock_core::Digest;
+use interlock_core::decision::{
+    Decision, Expectation, TrustedKeys, sign_decision, verify_decision,
+};
+use interlock_keychain::{Keychain, KeychainError, KeychainKey};
+use interlock_merkle::{Checkpoint, NoteVerifier, open_checkpoint, sign_checkpoint};
+
+const SERVICE: &str = "interlock-keychain-test";
+
+fn keychain() -> Keychain {
+    Keychain::open(SERVICE)
+        .expect("a Secret Service on the session bus: run these tests under scripts/with-keyring")
+}
+
+/// A name no other test (or earlier run) uses.
+fn unique(prefix: &str) -> String {
+    let n = getrandom::u64().expect("OS random");
+    format!("{prefix}-{n:016x}")
+}
+
+/// Deletes the key when the test ends, pass or fail, so runs leave nothing behind.
+struct Cleanup(String);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Ok(k) = Keychain::open(SERVICE) {
+            let _ = k.delete_key(&self.0);
+        }
+    }
+}
+
+#[test]
+fn created_key_loads_in_a_fresh_handle_and_signs_a_verifiable_decision() {
+    let name = unique("approver");
+    let _cleanup = Cleanup(name.clone());
+    let created = keychain().create_key(&name).unwrap();
+
+    // A separate handle (its own D-Bus connection) finds the same key.
+    let loaded = keychain().load_key(&name).unwrap().expect("stored key");
+    assert_eq!(loaded.public_key(), created.public_key());
+    assert_eq!(loaded.key_id(), created.key_id());
+    assert_eq!(loaded.fingerprint(), created.key_id().fingerprint());
+    assert_eq!(loaded.name(), name);
+
+    let plan_hash = Digest::of_bytes(b"plan body");
+    let policy = Digest::of_bytes(b"policy");
+    let (statement, envelope) = sign_decision(
+        &loaded,
+        "plan-1",
+        plan_hash,
+        Decision::Approve,
+        "looks right",
+        1_000,
+        2_000,
+        [7; 16],
+        policy,
+    )
+    .unwrap();
+    assert_eq!(statement.approver_key_id, created.key_id());
+
+    let mut trusted = TrustedKeys::new();
+    trusted.add(created.public_key());
+    let expect = Expectation {
+        plan_id: "plan-1",
+        plan_hash,
+        policy_digest: policy,
+        now: 1_500,
+    };
+    let verified = verify_decision(&envelope, &trusted, &expect).unwrap();
+    assert_eq!(verified, statement);
+}
+
+#[test]
+fn creating_a_key_twice_is_refused_and_keeps_the_first() {
+    let name = unique("twice");
+    let _cleanup = Cleanup(name.clone());
+    let kc = keychain();
+    let first = kc.create_key(&name).unwrap();
+    let err = kc.create_key(&name).unwrap_err();
+    assert_eq!(err, KeychainError::AlreadyExists(name.clone()));
+    let again = kc.load_key(&name).unwrap().unwrap();
+    assert_eq!(again.public_key(), first.public_key());
+}
+
+#[test]
+fn deleted_key_is_gone_and_can_no_longer_sign() {
+    let name = unique("deleted");
+    let _cleanup = Cleanup(name.clone());
+    let kc = keychain();
+    let key = kc.create_key(&name).unwrap();
+    assert!(kc.delete_key(&name).unwrap());
+    assert!(kc.load_key(&name).unwrap().is_none());
+    assert!(
+        !kc.delete_key(&name).unwrap(),
+        "second delete finds nothing"
+    );
+    assert_eq!(
+        key.sign_message(b"x").unwrap_err(),
+        KeychainError::NotFound(name.clone())
+    );
+}
+
+#[test]
+fn checkpoint_signature_via_the_ed25519_signer_trait_verifies_strictly() {
+    let name = unique("gateway");
+    let _cleanup = Cleanup(name.clone());
+    let key = keychain().create_key(&name).unwrap();
+
+    let message = b"interlock checkpoint body\n";
+    let signature = key.try_sign(message).unwrap();
+    key.public_key().verify_strict(message, &signature).unwrap();
+
+    // And through interlock_merkle, as the log's checkpoints are signed.
+    let cp = Checkpoint {
+        origin: "interlock.test/log".into(),
+        size: 3,
+        root: [9; 32],
+        extensions: Vec::new(),
+    };
+    let note = sign_checkpoint(&cp, "interlock.test/log", &key, &key.public_key()).unwrap();
+    let verifier = NoteVerifier::new("interlock.test/log", key.public_key()).unwrap();
+    let opened = open_checkpoint(&note.to_string(), &[verifier]).unwrap();
+    assert_eq!(opened, cp);
+}
+
+#[test]
+fn public_key_is_stable_across_handles_and_load_or_create() {
+    let name = unique("stable");
+    let _cleanup = Cleanup(name.clone());
+    let (created, was_created) = keychain().load_or_create(&name).unwrap();
+    assert!(was_created);
+    for _ in 0..3 {
+        let (loaded, was_created) = keychain().load_or_create(&name).unwrap();
+        assert!(!was_created);
+        assert_eq!(loaded.public_key(), created.public_key());
+    }
+    // Signatures from a later handle verify under the first handle's public key.
+    let later = keychain().load_key(&name).unwrap().unwrap();
+    let sig = later.sign_message(b"m").unwrap();
+    created.public_key().verify_strict(b"m", &sig).unwrap();
+}
+
+#[test]
+fn a_key_replaced_behind_a_loaded_handle_is_not_used() {
+    let name = unique("replaced");
+    let _cleanup = Cleanup(name.clone());
+    let kc = keychain();
+    let old = kc.create_key(&name).unwrap();
+    kc.delete_key(&name).unwrap();
+    let new = kc.create_key(&name).unwrap();
+    assert_ne!(old.public_key(), new.public_key());
+    match old.sign_message(b"m").unwrap_err() {
+        KeychainError::KeyChanged {
+            expected, found, ..
+        } => {
+            assert_eq!(expected, old.key_id());
+            assert_eq!(found, new.key_id());
+        }
+        other => panic!("expected KeyChanged, got {other:?}"),
+    }
+}
+
+/// Reads the item back with `secret-tool` (libsecret, a separate client): proves the
+/// secret really is in the Secret Service, is the raw 32-byte key of the public key,
+/// and never shows up in what this crate prints.
+#[test]
+fn the_secret_lives_in_the_keychain_and_never_in_debug_output() {
+    let name = unique("debug");
+    let _cleanup = Cleanup(name.clone());
+    let key: KeychainKey = keychain().create_key(&name).unwrap();
+
+    let out = Command::new("secret-tool")
+        .args(["lookup", "service", SERVICE, "username", &name])
+        .output()
+        .expect("secret-tool (scripts/setup.sh installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let secret: [u8; 32] = out.stdout.as_slice().try_into().expect("32 raw bytes");
+    let public = ed25519_dalek::SigningKey::from_bytes(&secret).verifying_key();
+    assert_eq!(public, key.public_key());
+
+    let sig_err = keychain().create_key(&name).unwrap_err();
+    let printed = format!("{key:?} {:?} {sig_err:?} {sig_err}", keychain());
+    assert!(printed.contains(&name), "{printed}");
+    let hex_secret: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+    assert!(!printed.contains(&hex_secret), "{printed}");
+    assert!(!printed.contains(&format!("{secret:?}")), "{printed}");
+}
+
+#[test]
+fn invalid_names_are_refused_before_touching_the_keychain() {
+    let kc = keychain();
+    assert!(matches!(
+        kc.create_key("no spaces").unwrap_err(),
+        KeychainError::InvalidName { .. }
+    ));
+    assert!(matches!(
+        Keychain::open("").unwrap_err(),
+        KeychainError::InvalidName { .. }
+    ));
+}
+
+/// Set in the child process of [`open_fails_clearly_without_a_secret_service`].
+const CHILD_MARKER: &str = "INTERLOCK_KEYCHAIN_TEST_NO_BUS_CHILD";
+
+/// Runs this test binary again with the session bus address pointing at a socket that
+/// does not exist, so `Keychain::open` meets a real connection failure (no mock).
+#[test]
+fn open_fails_clearly_without_a_secret_service() {
+    let dir = std::env::temp_dir().join(unique("interlock-no-bus"));
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "no_bus_child", "--nocapture", "--test-threads=1"])
+        .env(CHILD_MARKER, "1")
+        .env(
+            "DBUS_SESSION_BUS_ADDRESS",
+            format!("unix:path={}", dir.join("bus").display()),
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "child failed:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "child test did not run:\n{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "no Secret Service on the session bus; start gnome-keyring (see scripts/with-keyring)"
+        ),
+        "{stdout}"
+    );
+}
+
+/// The child half of [`open_fails_clearly_without_a_secret_service`]; a no-op when run
+/// directly.
+#[test]
+fn no_bus_child() {
+    if std::env::var_os(CHILD_MARKER).is_none() {
+        return;
+    }
+    let err = Keychain::open(SERVICE).unwrap_err();
+    println!("error: {err}");
+    assert!(matches!(err, KeychainError::NoSecretService(_)), "{err:?}");
+}

@@ -1,0 +1,490 @@
+//! [`audit`]: recompute the log from storage alone and name what does not hold.
+
+use std::fmt;
+
+use ed25519_dalek::VerifyingKey;
+use interlock_canon::{Value, canonical_bytes, parse_json};
+use interlock_merkle::{Checkpoint, NoteVerifier, SignedNote, Tree, leaf_hash};
+use interlock_store::Store;
+
+use crate::error::LogError;
+use crate::log::{META_ORIGIN, META_VKEY};
+
+/// Leaves are read in pages of this many indices, so an audit of a large log
+/// does not hold every entry's bytes at once (only every leaf hash).
+const PAGE: u64 = 8192;
+
+/// One thing the audit found wrong. Each names the entries or checkpoint
+/// concerned so a human can go and look.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuditProblem {
+    /// The log's origin or verifier key is missing from the database, or unusable.
+    LogIdentity(String),
+    /// The verifier key recorded in the database is not the trusted key.
+    UntrustedKey {
+        /// Recorded in the database.
+        stored: String,
+        /// The key the auditor trusts.
+        trusted: String,
+    },
+    /// The stored leaf hash is not the hash of the stored data: the entry
+    /// was edited.
+    EditedEntry {
+        /// Its index.
+        index: u64,
+    },
+    /// The entry's `seq` is not its position: it was moved or renumbered.
+    ReorderedEntry {
+        /// Where it is stored.
+        index: u64,
+        /// The `seq` it carries (`None` if it has none).
+        seq: Option<String>,
+    },
+    /// The stored bytes are not a canonical JSON object.
+    MalformedEntry {
+        /// Its index.
+        index: u64,
+        /// Why.
+        reason: String,
+    },
+    /// Indices `from..to` are missing: entries were dropped.
+    MissingEntries {
+        /// First missing index.
+        from: u64,
+        /// One past the last missing index.
+        to: u64,
+    },
+    /// A checkpoint's signature does not verify with the log key (its note
+    /// was edited, or it was not signed by this log).
+    BadCheckpointSignature {
+        /// The stored size.
+        size: u64,
+        /// Why.
+        reason: String,
+    },
+    /// A checkpoint row disagrees with its own signed note (the size, root
+    /// or origin columns were edited).
+    CheckpointRowMismatch {
+        /// The stored size.
+        size: u64,
+        /// What differs.
+        reason: String,
+    },
+    /// The recomputed tree does not reproduce a signed checkpoint: some of
+    /// entries `from..size` were edited, reordered or dropped since it was
+    /// signed. `also` later checkpoints fail the same way.
+    EntriesDoNotMatch {
+        /// The size of the last checkpoint below that still matched (or 0).
+        from: u64,
+        /// The checkpoint's size.
+        size: u64,
+        /// How many later checkpoints also fail to match (not listed one by one).
+        also: u64,
+    },
+    /// A validly signed checkpoint whose root is not a prefix of the tree a
+    /// later, matching checkpoint commits to: the log key signed two
+    /// different histories.
+    Fork {
+        /// The forked checkpoint's size.
+        size: u64,
+        /// The later checkpoint it contradicts.
+        later: u64,
+    },
+    /// A checkpoint signs more entries than are stored.
+    CheckpointBeyondLog {
+        /// Its size.
+        size: u64,
+        /// Entries stored.
+        entries: u64,
+    },
+    /// Entries `from..to` are covered by no signed checkpoint: the log
+    /// always commits a checkpoint with its entries, so they were added
+    /// outside it.
+    UnsignedEntries {
+        /// First unsigned index.
+        from: u64,
+        /// One past the last.
+        to: u64,
+    },
+}
+
+impl fmt::Display for AuditProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AuditProblem::LogIdentity(m) => write!(f, "log identity: {m}"),
+            AuditProblem::UntrustedKey { stored, trusted } => write!(
+                f,
+                "the database's log key {stored} is not the trusted key {trusted}"
+            ),
+            AuditProblem::EditedEntry { index } => write!(
+                f,
+                "entry {index} was edited: its data does not hash to its stored leaf hash"
+            ),
+            AuditProblem::ReorderedEntry {
+                index,
+                seq: Some(seq),
+            } => write!(
+                f,
+                "entry {index} carries seq {seq}: it was reordered or renumbered"
+            ),
+            AuditProblem::ReorderedEntry { index, seq: None } => {
+                write!(f, "entry {index} has no seq: it was rewritten")
+            }
+            AuditProblem::MalformedEntry { index, reason } => {
+                write!(f, "entry {index} is malformed: {reason}")
+            }
+            AuditProblem::MissingEntries { from, to } if to - from == 1 => {
+                write!(f, "entry {from} is missing (dropped)")
+            }
+            AuditProblem::MissingEntries { from, to } => {
+                write!(f, "entries {from}..{} are missing (dropped)", to - 1)
+            }
+            AuditProblem::BadCheckpointSignature { size, reason } => write!(
+                f,
+                "the checkpoint at size {size} does not verify with the log key: {reason}"
+            ),
+            AuditProblem::CheckpointRowMismatch { size, reason } => write!(
+                f,
+                "the checkpoint row at size {size} disagrees with its signed note: {reason}"
+            ),
+            AuditProblem::EntriesDoNotMatch { from, size, also } => {
+                write!(
+                    f,
+                    "entries {from}..{} do not match the checkpoint signed at size {size}",
+                    size.saturating_sub(1)
+                )?;
+                if *also > 0 {
+                    write!(f, " (nor do the {also} checkpoints signed after it)")?;
+                }
+                Ok(())
+            }
+            AuditProblem::Fork { size, later } => write!(
+                f,
+                "fork: the checkpoint signed at size {size} is not a prefix of the tree signed at size {later}"
+            ),
+            AuditProblem::CheckpointBeyondLog { size, entries } => write!(
+                f,
+                "the checkpoint signed at size {size} covers {} that {} not stored (dropped)",
+                range(*entries, *size),
+                if size - entries == 1 { "is" } else { "are" }
+            ),
+            AuditProblem::UnsignedEntries { from, to } => write!(
+                f,
+                "{} not covered by any signed checkpoint (added outside the log)",
+                match to - from {
+                    1 => format!("{} is", range(*from, *to)),
+                    _ => format!("{} are", range(*from, *to)),
+                }
+            ),
+        }
+    }
+}
+
+/// `entry N` or `entries A..B` (inclusive, as people read ranges) for `from..to`.
+fn range(from: u64, to: u64) -> String {
+    if to - from == 1 {
+        format!("entry {from}")
+    } else {
+        format!("entries {from}..{}", to - 1)
+    }
+}
+
+/// What [`audit`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditReport {
+    /// Entry rows read.
+    pub entries: u64,
+    /// Checkpoints read.
+    pub checkpoints: u64,
+    /// Everything wrong, in the order found (entries, then checkpoints).
+    pub problems: Vec<AuditProblem>,
+}
+
+impl AuditReport {
+    /// True if nothing is wrong.
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl fmt::Display for AuditReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_ok() {
+            return writeln!(
+                f,
+                "log OK: {} entries, {} checkpoints verified",
+                self.entries, self.checkpoints
+            );
+        }
+        writeln!(
+            f,
+            "log FAILED audit: {} problem(s) in {} entries and {} checkpoints",
+            self.problems.len(),
+            self.entries,
+            self.checkpoints
+        )?;
+        for p in &self.problems {
+            writeln!(f, "  - {p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Recomputes the log in `store` from its rows and checks every entry and
+/// every checkpoint. Checkpoint signatures are checked with
+/// `trusted_log_key` if given (an auditor's own copy of the key), else with
+/// the key recorded in the database (which only proves self-consistency).
+///
+/// Errors only if the database cannot be read; everything wrong *in* it is
+/// an [`AuditProblem`] in the report.
+pub async fn audit(
+    store: &Store,
+    trusted_log_key: Option<VerifyingKey>,
+) -> Result<AuditReport, LogError> {
+    let mut problems = Vec::new();
+    let verifier = log_verifier(store, trusted_log_key, &mut problems).await?;
+
+    // Entries: recompute each leaf hash from its data; check seq and contiguity.
+    let mut tree = Tree::new();
+    let mut entries = 0u64;
+    let mut expected = 0u64;
+    let end = store.log_size().await?;
+    let mut lo = 0u64;
+    while lo < end {
+        let hi = lo.saturating_add(PAGE).min(end);
+        for row in store.leaves(lo..hi).await? {
+            if row.idx != expected {
+                problems.push(AuditProblem::MissingEntries {
+                    from: expected,
+                    to: row.idx,
+                });
+            }
+            expected = row.idx + 1;
+            entries += 1;
+            let computed = leaf_hash(&row.data);
+            if computed != row.leaf_hash {
+                problems.push(AuditProblem::EditedEntry { index: row.idx });
+            }
+            check_entry(row.idx, &row.data, &mut problems);
+            // The tree is built from what the data hashes to, so an edit of
+            // data and leaf hash together still fails the checkpoints.
+            tree.push(computed);
+        }
+        lo = hi;
+    }
+
+    // Checkpoints.
+    let rows = store.checkpoints().await?;
+    let checkpoints = rows.len() as u64;
+    // (size, matches the recomputed tree) for every checkpoint whose signature verified.
+    let mut verified: Vec<(u64, bool)> = Vec::new();
+    for row in &rows {
+        let Some(verifier) = &verifier else {
+            break;
+        };
+        let cp = match open_signed(&row.note, verifier) {
+            Ok(cp) => cp,
+            Err(reason) => {
+                problems.push(AuditProblem::BadCheckpointSignature {
+                    size: row.size,
+                    reason,
+                });
+                continue;
+            }
+        };
+        let mut row_problem = None;
+        if cp.size != row.size {
+            row_problem = Some(format!("the note signs size {}", cp.size));
+        } else if cp.root != row.root {
+            row_problem = Some("the stored root is not the signed root".to_owned());
+        } else if cp.origin != verifier.name {
+            row_problem = Some(format!("the note names origin {:?}", cp.origin));
+        }
+        if let Some(reason) = row_problem {
+            problems.push(AuditProblem::CheckpointRowMismatch {
+                size: row.size,
+                reason,
+            });
+        }
+        // From here on only the signed content counts.
+        // `end` is one past the highest stored index: a checkpoint beyond it
+        // signs entries that are gone from the tail. Below it, a dropped
+        // entry in the middle shrinks the recomputed tree instead, and the
+        // root comparison fails (with the gap named above).
+        if cp.size > end {
+            problems.push(AuditProblem::CheckpointBeyondLog {
+                size: cp.size,
+                entries: end,
+            });
+            verified.push((cp.size, false));
+            continue;
+        }
+        let matches = tree.root_at(cp.size).is_ok_and(|r| r == cp.root);
+        verified.push((cp.size, matches));
+    }
+    classify_mismatches(&verified, end, &mut problems);
+    let covered = verified
+        .iter()
+        .filter(|(_, ok)| *ok)
+        .map(|(s, _)| *s)
+        .max()
+        .unwrap_or(0);
+    let signed_max = verified.iter().map(|(s, _)| *s).max().unwrap_or(0);
+    if verifier.is_some() && signed_max < end && covered == signed_max {
+        problems.push(AuditProblem::UnsignedEntries {
+            from: signed_max,
+            to: end,
+        });
+    }
+    Ok(AuditReport {
+        entries,
+        checkpoints,
+        problems,
+    })
+}
+
+/// The verifier to check checkpoints with, recording identity problems.
+async fn log_verifier(
+    store: &Store,
+    trusted: Option<VerifyingKey>,
+    problems: &mut Vec<AuditProblem>,
+) -> Result<Option<NoteVerifier>, LogError> {
+    let origin = store.get_meta(META_ORIGIN).await?;
+    let vkey = store.get_meta(META_VKEY).await?;
+    let Some(origin) = origin else {
+        problems.push(AuditProblem::LogIdentity(
+            "no log origin is recorded; checkpoints cannot be checked".into(),
+        ));
+        return Ok(None);
+    };
+    let stored = match vkey.as_deref().map(NoteVerifier::from_vkey) {
+        Some(Ok(v)) => Some(v),
+        Some(Err(e)) => {
+            problems.push(AuditProblem::LogIdentity(format!(
+                "the recorded log key is unusable: {e}"
+            )));
+            None
+        }
+        None => {
+            problems.push(AuditProblem::LogIdentity("no log key is recorded".into()));
+            None
+        }
+    };
+    if let Some(v) = &stored
+        && v.name != origin
+    {
+        problems.push(AuditProblem::LogIdentity(format!(
+            "the recorded log key is named {:?} but the origin is {origin:?}",
+            v.name
+        )));
+    }
+    match trusted {
+        Some(key) => {
+            let t = match NoteVerifier::new(&origin, key) {
+                Ok(t) => t,
+                Err(e) => {
+                    problems.push(AuditProblem::LogIdentity(format!(
+                        "origin {origin:?} is not a valid key name: {e}"
+                    )));
+                    return Ok(None);
+                }
+            };
+            if let Some(v) = &stored
+                && v != &t
+            {
+                problems.push(AuditProblem::UntrustedKey {
+                    stored: v.to_vkey(),
+                    trusted: t.to_vkey(),
+                });
+            }
+            Ok(Some(t))
+        }
+        None => Ok(stored),
+    }
+}
+
+/// Verifies a note's signature and parses its checkpoint; the error is for humans.
+fn open_signed(note: &str, verifier: &NoteVerifier) -> Result<Checkpoint, String> {
+    let n = SignedNote::parse(note).map_err(|e| e.to_string())?;
+    n.verify(std::slice::from_ref(verifier))
+        .map_err(|e| e.to_string())?;
+    Checkpoint::parse(&n.text).map_err(|e| e.to_string())
+}
+
+/// Checks an entry's bytes: a canonical JSON object whose `seq` is its index.
+fn check_entry(index: u64, data: &[u8], problems: &mut Vec<AuditProblem>) {
+    let value = match parse_json(data) {
+        Ok(v) => v,
+        Err(e) => {
+            problems.push(AuditProblem::MalformedEntry {
+                index,
+                reason: format!("not JSON: {e}"),
+            });
+            return;
+        }
+    };
+    let Value::Object(obj) = &value else {
+        problems.push(AuditProblem::MalformedEntry {
+            index,
+            reason: format!("a {} where an object belongs", value.kind()),
+        });
+        return;
+    };
+    match obj.get("seq") {
+        Some(Value::Number(n)) if n.as_i64().and_then(|i| u64::try_from(i).ok()) == Some(index) => {
+        }
+        Some(other) => problems.push(AuditProblem::ReorderedEntry {
+            index,
+            seq: Some(interlock_canon::canonical_string(other)),
+        }),
+        None => problems.push(AuditProblem::ReorderedEntry { index, seq: None }),
+    }
+    if canonical_bytes(&value) != data {
+        problems.push(AuditProblem::MalformedEntry {
+            index,
+            reason: "not in canonical (RFC 8785) form".into(),
+        });
+    }
+}
+
+/// Names each verified checkpoint that the recomputed tree does not
+/// reproduce: a fork if a later checkpoint does match (the data is then
+/// attested, so the earlier signature contradicts it), otherwise the range
+/// of entries since the last matching checkpoint — reported once per run of
+/// consecutive failures, so one early edit does not print a line for every
+/// later checkpoint.
+fn classify_mismatches(verified: &[(u64, bool)], stored: u64, problems: &mut Vec<AuditProblem>) {
+    let mut last_ok = 0u64;
+    let mut i = 0;
+    while i < verified.len() {
+        let (size, ok) = verified[i];
+        if ok {
+            last_ok = size;
+            i += 1;
+            continue;
+        }
+        let later_match = verified[i + 1..]
+            .iter()
+            .find(|(_, ok)| *ok)
+            .map(|(s, _)| *s);
+        if let Some(later) = later_match {
+            problems.push(AuditProblem::Fork { size, later });
+            i += 1;
+            continue;
+        }
+        // No later checkpoint matches: everything from here on fails.
+        let run: Vec<u64> = verified[i..]
+            .iter()
+            .map(|(s, _)| *s)
+            .filter(|s| *s <= stored)
+            .collect();
+        if let Some(&first) = run.first() {
+            problems.push(AuditProblem::EntriesDoNotMatch {
+                from: last_ok,
+                size: first,
+                also: run.len() as u64 - 1,
+            });
+        }
+        break;
+    }
+}

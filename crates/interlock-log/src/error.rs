@@ -1,0 +1,95 @@
+//! [`LogError`].
+
+use std::sync::Arc;
+
+use interlock_merkle::{NoteError, ProofError};
+use interlock_store::StoreError;
+
+/// Why a log operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// A store call failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The batch this append was part of could not be written: nothing from
+    /// it is in the log (every waiter of the batch gets this error).
+    #[error("append failed; no entry of its batch was stored: {0}")]
+    WriteFailed(Arc<StoreError>),
+    /// Signing the batch's checkpoint failed: nothing was stored.
+    #[error("signing the checkpoint failed; no entry of its batch was stored: {0}")]
+    Signing(NoteError),
+    /// The origin is not a valid signed-note key name.
+    #[error("invalid log origin {origin:?}: {source}")]
+    InvalidOrigin {
+        /// The origin given.
+        origin: String,
+        /// Why.
+        #[source]
+        source: NoteError,
+    },
+    /// The database belongs to a log with another origin.
+    #[error("database holds log {stored:?}, not {given:?}")]
+    OriginMismatch {
+        /// The stored origin.
+        stored: String,
+        /// The origin given to `Log::open`.
+        given: String,
+    },
+    /// The database's log was signed with another key: continuing it with
+    /// this signer would let a different key extend someone else's log.
+    #[error("database log key {stored} differs from this signer's key {ours}")]
+    KeyMismatch {
+        /// The verifier key recorded in the database.
+        stored: String,
+        /// This signer's verifier key.
+        ours: String,
+    },
+    /// The latest stored checkpoint does not verify with the log key.
+    #[error("the checkpoint at size {size} does not verify: {source}")]
+    CheckpointSignature {
+        /// Its size.
+        size: u64,
+        /// Why.
+        #[source]
+        source: NoteError,
+    },
+    /// The stored leaves do not reproduce the latest signed checkpoint.
+    #[error("the stored log does not match its latest signed checkpoint: {0}")]
+    CheckpointMismatch(String),
+    /// An entry was not a JSON object.
+    #[error("a log entry must be a JSON object, got {0}")]
+    NotAnObject(&'static str),
+    /// An entry already had the `seq` field the log assigns.
+    #[error("a log entry must not carry \"seq\": the log assigns it")]
+    SeqPresent,
+    /// An entry's canonical form exceeds the size limit.
+    #[error("log entry is {size} bytes, over the {max}-byte limit")]
+    EntryTooLarge {
+        /// Canonical size.
+        size: usize,
+        /// Limit.
+        max: usize,
+    },
+    /// A stored entry is not valid canonical JSON.
+    #[error("stored entry {index} is malformed: {reason}")]
+    MalformedEntry {
+        /// Its index.
+        index: u64,
+        /// Why.
+        reason: String,
+    },
+    /// An index or size beyond the durable log.
+    #[error("index/size {requested} is beyond the log size {size}")]
+    OutOfRange {
+        /// Requested index or size.
+        requested: u64,
+        /// Durable log size.
+        size: u64,
+    },
+    /// A proof could not be built.
+    #[error("proof: {0}")]
+    Proof(#[from] ProofError),
+    /// The log was closed (or its writer task stopped).
+    #[error("the log is closed")]
+    Closed,
+}

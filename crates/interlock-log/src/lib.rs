@@ -1,0 +1,29 @@
+//! Interlock's tamper-evident log: every decision becomes an RFC 6962 Merkle
+//! leaf in the store, and every write commits a signed C2SP checkpoint with it.
+//!
+//! * [`Log`]: the writer. Appends are *group-committed*: one task drains
+//!   every waiting append, assigns indices, extends the in-memory tree, signs
+//!   one checkpoint for the new size and writes leaves + checkpoint in a
+//!   single durable transaction, then acknowledges every waiter. An append is
+//!   acknowledged only once durable; many concurrent appenders share one
+//!   `fsync`, which is where the throughput comes from.
+//! * [`audit`]: recomputes everything from storage alone and names each
+//!   edited, reordered, dropped or forked entry, and each checkpoint that
+//!   fails.
+//! * [`LogSigner`]: the checkpoint key, as a trait so a keychain-backed key
+//!   can replace the in-memory one.
+//!
+//! All hashing and signing math is `interlock-merkle` and `interlock-canon`;
+//! all SQL is `interlock-store`.
+
+#![forbid(unsafe_code)]
+
+mod audit;
+mod error;
+mod log;
+mod signer;
+
+pub use audit::{AuditProblem, AuditReport, audit};
+pub use error::LogError;
+pub use log::{Appended, Log, MAX_BATCH, MAX_ENTRY_BYTES, META_ORIGIN, META_VKEY};
+pub use signer::{CheckpointSigner, LogSigner};

@@ -1,0 +1,57 @@
+//! Helpers shared by the log tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ed25519_dalek::SigningKey;
+use interlock_canon::{Map, Value};
+use interlock_log::{CheckpointSigner, Log};
+use interlock_store::Store;
+use sqlx::{Connection as _, SqliteConnection};
+
+pub const ORIGIN: &str = "test.interlock.example/log";
+
+pub fn key() -> SigningKey {
+    SigningKey::from_bytes(&[1u8; 32])
+}
+
+pub fn signer() -> CheckpointSigner {
+    Arc::new(key())
+}
+
+pub fn db(dir: &Path) -> PathBuf {
+    dir.join("log.sqlite")
+}
+
+pub fn event(n: u64) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), "decision".into());
+    m.insert("n".into(), Value::from(format!("event-{n}")));
+    Value::Object(m)
+}
+
+/// A log of 40 entries written as four batches: checkpoints at 10, 20, 30, 40.
+pub async fn forty(dir: &Path) {
+    let store = Store::open(&db(dir)).await.unwrap();
+    let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
+    for b in 0..4 {
+        let batch = (0..10).map(|i| event(b * 10 + i)).collect();
+        log.append_many(batch).await.unwrap();
+    }
+    log.close().await;
+    store.close().await;
+}
+
+/// A plain connection to the database file, to tamper with it.
+pub async fn raw(dir: &Path) -> SqliteConnection {
+    SqliteConnection::connect(&format!("sqlite://{}", db(dir).display()))
+        .await
+        .unwrap()
+}
+
+pub async fn exec(dir: &Path, sql: &'static str) {
+    let mut c = raw(dir).await;
+    sqlx::query(sql).execute(&mut c).await.unwrap();
+    c.close().await.unwrap();
+}

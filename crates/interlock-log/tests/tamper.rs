@@ -1,0 +1,322 @@
+//! Tampering with the SQLite file itself is found and named by `audit`.
+
+mod common;
+
+use common::*;
+use interlock_log::{AuditProblem, Log, LogError, audit};
+use interlock_merkle::{Checkpoint, leaf_hash, sign_checkpoint};
+use interlock_store::Store;
+
+async fn audit_dir(dir: &std::path::Path) -> interlock_log::AuditReport {
+    let store = Store::open(&db(dir)).await.unwrap();
+    let report = audit(&store, Some(key().verifying_key())).await.unwrap();
+    store.close().await;
+    println!("{report}");
+    report
+}
+
+async fn reopen(dir: &std::path::Path) -> Result<Log, LogError> {
+    let store = Store::open(&db(dir)).await.unwrap();
+    Log::open(store, signer(), ORIGIN).await
+}
+
+#[tokio::test]
+async fn untouched_log_audits_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    let r = audit_dir(dir.path()).await;
+    assert!(r.is_ok());
+    assert_eq!((r.entries, r.checkpoints), (40, 4));
+    assert!(
+        r.to_string()
+            .starts_with("log OK: 40 entries, 4 checkpoints")
+    );
+    // Without a trusted key, the database's own key is used.
+    let store = Store::open(&db(dir.path())).await.unwrap();
+    assert!(audit(&store, None).await.unwrap().is_ok());
+}
+
+#[tokio::test]
+async fn edited_entry_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    exec(
+        dir.path(),
+        r#"UPDATE log_leaves SET data = CAST('{"n":"event-EVIL","seq":15,"type":"decision"}' AS BLOB) WHERE idx = 15"#,
+    )
+    .await;
+    let r = audit_dir(dir.path()).await;
+    assert!(
+        r.problems
+            .contains(&AuditProblem::EditedEntry { index: 15 }),
+        "{r}"
+    );
+    assert!(r.problems.contains(&AuditProblem::EntriesDoNotMatch {
+        from: 10,
+        size: 20,
+        also: 2
+    }));
+    assert!(r.to_string().contains("entry 15 was edited"));
+    assert!(
+        r.to_string()
+            .contains("entries 10..19 do not match the checkpoint signed at size 20")
+    );
+}
+
+#[tokio::test]
+async fn edit_with_recomputed_leaf_hash_is_caught_by_the_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    let data = br#"{"n":"event-EVIL","seq":15,"type":"decision"}"#;
+    let mut c = raw(dir.path()).await;
+    sqlx::query("UPDATE log_leaves SET data = ?, leaf_hash = ? WHERE idx = 15")
+        .bind(data.as_slice())
+        .bind(leaf_hash(data).as_slice())
+        .execute(&mut c)
+        .await
+        .unwrap();
+    drop(c);
+    let r = audit_dir(dir.path()).await;
+    assert!(
+        !r.problems
+            .iter()
+            .any(|p| matches!(p, AuditProblem::EditedEntry { .. }))
+    );
+    assert_eq!(
+        r.problems,
+        vec![AuditProblem::EntriesDoNotMatch {
+            from: 10,
+            size: 20,
+            also: 2
+        }]
+    );
+    // The writer refuses to continue a log that no longer matches what it signed.
+    let err = reopen(dir.path()).await.unwrap_err();
+    assert!(matches!(err, LogError::CheckpointMismatch(_)), "{err}");
+}
+
+#[tokio::test]
+async fn deleted_entry_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    exec(dir.path(), "DELETE FROM log_leaves WHERE idx = 25").await;
+    let r = audit_dir(dir.path()).await;
+    assert!(
+        r.problems
+            .contains(&AuditProblem::MissingEntries { from: 25, to: 26 }),
+        "{r}"
+    );
+    assert!(r.to_string().contains("entry 25 is missing (dropped)"));
+    assert!(r.problems.contains(&AuditProblem::EntriesDoNotMatch {
+        from: 20,
+        size: 30,
+        also: 1
+    }));
+    assert!(reopen(dir.path()).await.is_err());
+}
+
+#[tokio::test]
+async fn dropped_tail_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    exec(dir.path(), "DELETE FROM log_leaves WHERE idx >= 38").await;
+    let r = audit_dir(dir.path()).await;
+    assert!(
+        r.problems.contains(&AuditProblem::CheckpointBeyondLog {
+            size: 40,
+            entries: 38
+        }),
+        "{r}"
+    );
+    assert!(reopen(dir.path()).await.is_err());
+}
+
+#[tokio::test]
+async fn swapped_entries_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    // Swap rows 12 and 13 whole (data and leaf hash): each row is internally
+    // consistent, but sits at the wrong position.
+    let mut c = raw(dir.path()).await;
+    for sql in [
+        "UPDATE log_leaves SET idx = -1 WHERE idx = 12",
+        "UPDATE log_leaves SET idx = 12 WHERE idx = 13",
+        "UPDATE log_leaves SET idx = 13 WHERE idx = -1",
+    ] {
+        // The CHECK (idx >= 0) constraint is in the way of a plain swap;
+        // a tamperer would drop it. Go through a free index instead.
+        let sql = sql.replace("-1", "1000000");
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    drop(c);
+    let r = audit_dir(dir.path()).await;
+    assert!(
+        r.problems.contains(&AuditProblem::ReorderedEntry {
+            index: 12,
+            seq: Some("13".into())
+        }),
+        "{r}"
+    );
+    assert!(r.problems.contains(&AuditProblem::ReorderedEntry {
+        index: 13,
+        seq: Some("12".into())
+    }));
+    assert!(r.problems.contains(&AuditProblem::EntriesDoNotMatch {
+        from: 10,
+        size: 20,
+        also: 2
+    }));
+    assert!(
+        r.to_string()
+            .contains("entry 12 carries seq 13: it was reordered")
+    );
+}
+
+#[tokio::test]
+async fn swapped_data_only_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    let mut c = raw(dir.path()).await;
+    let d12: Vec<u8> = sqlx::query_scalar("SELECT data FROM log_leaves WHERE idx = 12")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    let d13: Vec<u8> = sqlx::query_scalar("SELECT data FROM log_leaves WHERE idx = 13")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    for (idx, d) in [(12, &d13), (13, &d12)] {
+        sqlx::query("UPDATE log_leaves SET data = ? WHERE idx = ?")
+            .bind(d.as_slice())
+            .bind(idx)
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    drop(c);
+    let r = audit_dir(dir.path()).await;
+    for i in [12, 13] {
+        assert!(
+            r.problems.contains(&AuditProblem::EditedEntry { index: i }),
+            "{r}"
+        );
+    }
+    assert!(r.problems.contains(&AuditProblem::ReorderedEntry {
+        index: 12,
+        seq: Some("13".into())
+    }));
+}
+
+#[tokio::test]
+async fn edited_checkpoint_root_and_note_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    exec(
+        dir.path(),
+        "UPDATE log_checkpoints SET root = zeroblob(32) WHERE size = 20",
+    )
+    .await;
+    exec(
+        dir.path(),
+        "UPDATE log_checkpoints SET note = replace(note, char(10) || '30' || char(10), char(10) || '31' || char(10)) WHERE size = 30",
+    )
+    .await;
+    let r = audit_dir(dir.path()).await;
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| matches!(p, AuditProblem::CheckpointRowMismatch { size: 20, .. })),
+        "{r}"
+    );
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| matches!(p, AuditProblem::BadCheckpointSignature { size: 30, .. })),
+        "{r}"
+    );
+    assert!(
+        r.to_string()
+            .contains("the checkpoint at size 30 does not verify")
+    );
+}
+
+#[tokio::test]
+async fn latest_checkpoint_tampering_stops_the_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    exec(
+        dir.path(),
+        "UPDATE log_checkpoints SET note = replace(note, 'test.interlock', 'tesT.interlock') WHERE size = 40",
+    )
+    .await;
+    let err = reopen(dir.path()).await.unwrap_err();
+    assert!(
+        matches!(err, LogError::CheckpointSignature { size: 40, .. }),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn forked_checkpoint_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    // The log key signs a different history at size 15 (what a compromised
+    // or equivocating log would show one party).
+    let other: Vec<_> = (0..15u8).map(|i| leaf_hash(&[i])).collect();
+    let cp = Checkpoint {
+        origin: ORIGIN.into(),
+        size: 15,
+        root: interlock_merkle::root(&other),
+        extensions: vec![],
+    };
+    let k = key();
+    let note = sign_checkpoint(&cp, ORIGIN, &k, &k.verifying_key())
+        .unwrap()
+        .to_string();
+    let mut c = raw(dir.path()).await;
+    sqlx::query("INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (15, ?, ?, 0)")
+        .bind(cp.root.as_slice())
+        .bind(note)
+        .execute(&mut c)
+        .await
+        .unwrap();
+    drop(c);
+    let r = audit_dir(dir.path()).await;
+    assert_eq!(
+        r.problems,
+        vec![AuditProblem::Fork {
+            size: 15,
+            later: 20
+        }],
+        "{r}"
+    );
+    assert!(
+        r.to_string()
+            .contains("fork: the checkpoint signed at size 15")
+    );
+}
+
+#[tokio::test]
+async fn inserted_entry_without_checkpoint_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    let data = br#"{"n":"smuggled","seq":40,"type":"decision"}"#;
+    let mut c = raw(dir.path()).await;
+    sqlx::query("INSERT INTO log_leaves (idx, leaf_hash, data, appended_at) VALUES (40, ?, ?, 0)")
+        .bind(leaf_hash(data).as_slice())
+        .bind(data.as_slice())
+        .execute(&mut c)
+        .await
+        .unwrap();
+    drop(c);
+    let r = audit_dir(dir.path()).await;
+    assert_eq!(
+        r.problems,
+        vec![AuditProblem::UnsignedEntries { from: 40, to: 41 }],
+        "{r}"
+    );
+    assert!(reopen(dir.path()).await.is_err());
+}

@@ -1,0 +1,159 @@
+//! [`StoreError`]: every way a store call can fail, typed so callers can tell a
+//! refused request (duplicate, conflict, bad input) from a broken disk.
+
+use std::path::PathBuf;
+
+use crate::PlanStatus;
+
+/// Why a store call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database file (or its directory) could not be created or opened.
+    #[error("cannot open database {path}: {source}")]
+    Open {
+        /// The path that was being opened.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The embedded schema migrations failed to apply.
+    #[error("database schema migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The disk is full, read-only, or an I/O error occurred: the write did
+    /// not happen (and is not acknowledged).
+    #[error("storage I/O error (disk full, read-only or failing?): {0}")]
+    Io(#[source] sqlx::Error),
+    /// Another writer held the database lock for longer than the busy timeout.
+    #[error("database is busy (locked by another writer beyond the timeout): {0}")]
+    Busy(#[source] sqlx::Error),
+    /// The database file is damaged or is not a database.
+    #[error("database file is corrupt or not a database: {0}")]
+    CorruptFile(#[source] sqlx::Error),
+    /// A row with the same unique key already exists (e.g. a replayed approval
+    /// nonce, an approver key added twice).
+    #[error("duplicate {what}")]
+    Duplicate {
+        /// What was duplicated, for humans.
+        what: String,
+    },
+    /// A referenced row does not exist.
+    #[error("{what} not found")]
+    NotFound {
+        /// What was missing, for humans.
+        what: String,
+    },
+    /// A new revision was offered for a plan whose current revision has
+    /// already started running (or finished): history must not be rewritten.
+    #[error("plan {plan_id} revision {revision} is {status}; it cannot be revised")]
+    PlanLocked {
+        /// The plan.
+        plan_id: String,
+        /// Its current revision.
+        revision: i64,
+        /// The status that forbids a new revision.
+        status: PlanStatus,
+    },
+    /// A status change that the plan lifecycle does not allow.
+    #[error("invalid plan transition {from} -> {to}")]
+    InvalidTransition {
+        /// From status.
+        from: PlanStatus,
+        /// To status.
+        to: PlanStatus,
+    },
+    /// Log leaves must continue the stored log exactly: no gap, no overlap.
+    #[error("log leaf index {got} does not continue the log (next index is {expected})")]
+    LeafIndexMismatch {
+        /// The index the next leaf must have.
+        expected: u64,
+        /// The index offered.
+        got: u64,
+    },
+    /// A checkpoint written with a batch must be for the log size after it.
+    #[error("checkpoint for size {got} does not match the log size {expected} after the batch")]
+    CheckpointSizeMismatch {
+        /// The log size after the batch.
+        expected: u64,
+        /// The checkpoint's size.
+        got: u64,
+    },
+    /// An argument was rejected before touching the database.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// A stored value cannot be read back as what it should be (an unknown
+    /// status, a hash of the wrong length, a negative index): the database
+    /// was edited outside Interlock or is damaged.
+    #[error("stored data is malformed: {0}")]
+    Malformed(String),
+    /// Any other database error.
+    #[error("database error: {0}")]
+    Database(#[source] sqlx::Error),
+}
+
+// SQLite primary result codes (the low byte of an extended code).
+const SQLITE_BUSY: i64 = 5;
+const SQLITE_LOCKED: i64 = 6;
+const SQLITE_READONLY: i64 = 8;
+const SQLITE_IOERR: i64 = 10;
+const SQLITE_CORRUPT: i64 = 11;
+const SQLITE_FULL: i64 = 13;
+const SQLITE_CANTOPEN: i64 = 14;
+const SQLITE_NOTADB: i64 = 26;
+
+impl StoreError {
+    /// Classifies a driver error; `what` names the row kind for constraint errors.
+    pub(crate) fn from_sqlx(e: sqlx::Error, what: &str) -> StoreError {
+        if let sqlx::Error::Io(_) = e {
+            return StoreError::Io(e);
+        }
+        let Some(db) = e.as_database_error() else {
+            return StoreError::Database(e);
+        };
+        match db.kind() {
+            sqlx::error::ErrorKind::UniqueViolation => {
+                return StoreError::Duplicate {
+                    what: what.to_owned(),
+                };
+            }
+            sqlx::error::ErrorKind::ForeignKeyViolation => {
+                return StoreError::NotFound {
+                    what: format!("row referenced by {what}"),
+                };
+            }
+            _ => {}
+        }
+        let code = db
+            .code()
+            .and_then(|c| c.parse::<i64>().ok())
+            .map(|c| c & 0xff);
+        match code {
+            Some(SQLITE_BUSY | SQLITE_LOCKED) => StoreError::Busy(e),
+            Some(SQLITE_READONLY | SQLITE_IOERR | SQLITE_FULL | SQLITE_CANTOPEN) => {
+                StoreError::Io(e)
+            }
+            Some(SQLITE_CORRUPT | SQLITE_NOTADB) => StoreError::CorruptFile(e),
+            _ => StoreError::Database(e),
+        }
+    }
+
+    /// True for errors that say nothing about the request and everything
+    /// about the storage (I/O, full disk, lock timeout, corruption).
+    pub fn is_storage_failure(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Io(_) | StoreError::Busy(_) | StoreError::CorruptFile(_)
+        )
+    }
+}
+
+/// Shorthand used by every query: classify with a row-kind label.
+pub(crate) trait SqlxResultExt<T> {
+    fn ctx(self, what: &str) -> Result<T, StoreError>;
+}
+
+impl<T> SqlxResultExt<T> for Result<T, sqlx::Error> {
+    fn ctx(self, what: &str) -> Result<T, StoreError> {
+        self.map_err(|e| StoreError::from_sqlx(e, what))
+    }
+}

@@ -1,0 +1,542 @@
+//! Store tests on real SQLite files in temporary directories.
+
+use std::sync::Arc;
+
+use interlock_store::{
+    ApprovalDecision, CheckpointRow, LeafRow, NewApproval, NewApproverKey, NewPlan, PlanStatus,
+    Store, StoreError,
+};
+
+async fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    // A nested path: open must create the parent directories.
+    let store = Store::open(&dir.path().join("data/db/interlock.sqlite"))
+        .await
+        .unwrap();
+    (dir, store)
+}
+
+fn plan(id: &str, hash: &str) -> NewPlan {
+    NewPlan {
+        plan_id: id.into(),
+        plan_hash: hash.into(),
+        document: br#"{"body":{}}"#.to_vec(),
+        title: "Write config".into(),
+        proposer: "agent:builder".into(),
+        risk: "low".into(),
+    }
+}
+
+fn approval(id: &str, rev: i64, key: &str, nonce: &str) -> NewApproval {
+    NewApproval {
+        plan_id: id.into(),
+        revision: rev,
+        plan_hash: "sha256:aa".into(),
+        decision: ApprovalDecision::Approve,
+        reason: "looks right".into(),
+        approver_key_id: key.into(),
+        nonce: nonce.into(),
+        not_before: 100,
+        expires_at: 200,
+        envelope: br#"{"payload":"..."}"#.to_vec(),
+    }
+}
+
+fn key_id(n: u8) -> String {
+    format!("ed25519:{}", format!("{n:02x}").repeat(32))
+}
+
+#[tokio::test]
+async fn open_sets_durability_pragmas_and_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.sqlite");
+    let store = Store::open(&path).await.unwrap();
+    store.set_meta("k", "v").await.unwrap();
+    store.close().await;
+    // Migrations are idempotent; data survives.
+    let store = Store::open(&path).await.unwrap();
+    assert_eq!(store.get_meta("k").await.unwrap().as_deref(), Some("v"));
+    store.close().await;
+    // Check the pragmas on a fresh connection with the store's options: WAL is
+    // persistent in the file itself.
+    use sqlx::Connection as _;
+    let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[tokio::test]
+async fn open_reports_unopenable_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"not a dir").unwrap();
+    let err = Store::open(&file.join("db.sqlite")).await.unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    // A file that is not a database.
+    let junk = dir.path().join("junk.sqlite");
+    std::fs::write(&junk, vec![0x42u8; 8192]).unwrap();
+    let err = Store::open(&junk).await.unwrap_err();
+    assert!(!format!("{err}").is_empty());
+}
+
+#[tokio::test]
+async fn plan_revisions_and_supersede() {
+    let (_d, s) = open().await;
+    let r1 = s
+        .insert_plan_revision(&plan("p1", "sha256:01"))
+        .await
+        .unwrap();
+    assert_eq!((r1.revision, r1.status), (1, PlanStatus::Proposed));
+    assert!(
+        s.transition("p1", 1, PlanStatus::Proposed, PlanStatus::Approved)
+            .await
+            .unwrap()
+    );
+    let r2 = s
+        .insert_plan_revision(&plan("p1", "sha256:02"))
+        .await
+        .unwrap();
+    assert_eq!(r2.revision, 2);
+    let revs = s.plan_revisions("p1").await.unwrap();
+    assert_eq!(revs.len(), 2);
+    assert_eq!(revs[0].status, PlanStatus::Superseded);
+    assert_eq!(revs[1].status, PlanStatus::Proposed);
+    assert_eq!(
+        s.current_plan("p1").await.unwrap().unwrap().plan_hash,
+        "sha256:02"
+    );
+    assert_eq!(
+        s.plan_revision("p1", 1).await.unwrap().unwrap().plan_hash,
+        "sha256:01"
+    );
+    assert!(s.plan_revision("p1", 3).await.unwrap().is_none());
+    assert!(s.current_plan("nope").await.unwrap().is_none());
+
+    s.insert_plan_revision(&plan("p2", "sha256:03"))
+        .await
+        .unwrap();
+    let all = s.list_plans(None).await.unwrap();
+    assert_eq!(all.len(), 2, "current revisions only");
+    assert!(all.iter().all(|p| p.status == PlanStatus::Proposed));
+    assert!(
+        s.list_plans(Some(PlanStatus::Superseded))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        s.transition("p2", 1, PlanStatus::Proposed, PlanStatus::Rejected)
+            .await
+            .unwrap()
+    );
+    let rejected = s.list_plans(Some(PlanStatus::Rejected)).await.unwrap();
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected[0].plan_id, "p2");
+}
+
+#[tokio::test]
+async fn running_plans_cannot_be_revised() {
+    let (_d, s) = open().await;
+    s.insert_plan_revision(&plan("p", "h1")).await.unwrap();
+    assert!(
+        s.transition("p", 1, PlanStatus::Proposed, PlanStatus::Approved)
+            .await
+            .unwrap()
+    );
+    assert!(s.start_execution("p", 1).await.unwrap());
+    let err = s.insert_plan_revision(&plan("p", "h2")).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::PlanLocked {
+                revision: 1,
+                status: PlanStatus::Executing,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        s.transition("p", 1, PlanStatus::Executing, PlanStatus::Succeeded)
+            .await
+            .unwrap()
+    );
+    let err = s.insert_plan_revision(&plan("p", "h2")).await.unwrap_err();
+    assert!(matches!(
+        err,
+        StoreError::PlanLocked {
+            status: PlanStatus::Succeeded,
+            ..
+        }
+    ));
+    assert_eq!(s.plan_revisions("p").await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn transition_is_compare_and_swap() {
+    let (_d, s) = open().await;
+    s.insert_plan_revision(&plan("p", "h")).await.unwrap();
+    // Wrong `from`: no change.
+    assert!(
+        !s.transition("p", 1, PlanStatus::Approved, PlanStatus::Executing)
+            .await
+            .unwrap()
+    );
+    assert!(
+        s.transition("p", 1, PlanStatus::Proposed, PlanStatus::Approved)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !s.transition("p", 1, PlanStatus::Proposed, PlanStatus::Approved)
+            .await
+            .unwrap()
+    );
+    // Unknown revision: no change.
+    assert!(
+        !s.transition("p", 9, PlanStatus::Approved, PlanStatus::Expired)
+            .await
+            .unwrap()
+    );
+    // Disallowed edges are refused before touching the database.
+    let err = s
+        .transition("p", 1, PlanStatus::Succeeded, PlanStatus::Proposed)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidTransition { .. }));
+    let err = s
+        .transition("p", 1, PlanStatus::Proposed, PlanStatus::Superseded)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidTransition { .. }));
+}
+
+#[tokio::test]
+async fn bad_input_is_refused() {
+    let (_d, s) = open().await;
+    let mut p = plan("", "h");
+    assert!(matches!(
+        s.insert_plan_revision(&p).await,
+        Err(StoreError::InvalidInput(_))
+    ));
+    p = plan("x", "h");
+    p.document.clear();
+    assert!(matches!(
+        s.insert_plan_revision(&p).await,
+        Err(StoreError::InvalidInput(_))
+    ));
+    assert!("bogus".parse::<PlanStatus>().is_err());
+    assert_eq!(
+        "approved".parse::<PlanStatus>().unwrap(),
+        PlanStatus::Approved
+    );
+    s.insert_plan_revision(&plan("x", "h")).await.unwrap();
+    let mut a = approval("x", 1, &key_id(1), "n");
+    a.expires_at = a.not_before;
+    assert!(matches!(
+        s.insert_approval(&a).await,
+        Err(StoreError::InvalidInput(_))
+    ));
+    let bad_key = NewApproverKey {
+        key_id: "rsa:abc".into(),
+        public_key: [1; 32],
+        identity: "human:alice".into(),
+        label: String::new(),
+    };
+    assert!(matches!(
+        s.add_approver_key(&bad_key).await,
+        Err(StoreError::InvalidInput(_))
+    ));
+}
+
+#[tokio::test]
+async fn approvals_refuse_replay_and_unknown_plans() {
+    let (_d, s) = open().await;
+    s.insert_plan_revision(&plan("p", "h")).await.unwrap();
+    s.insert_approval(&approval("p", 1, &key_id(1), "n1"))
+        .await
+        .unwrap();
+    let err = s
+        .insert_approval(&approval("p", 1, &key_id(1), "n1"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Duplicate { .. }), "{err:?}");
+    assert!(err.to_string().contains("n1"));
+    // Same nonce, other key: fine.
+    s.insert_approval(&approval("p", 1, &key_id(2), "n1"))
+        .await
+        .unwrap();
+    let err = s
+        .insert_approval(&approval("p", 7, &key_id(3), "n1"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+    let list = s.approvals_for("p", 1).await.unwrap();
+    assert_eq!(list.len(), 2);
+    assert!(list.iter().all(|a| a.consumed_at.is_none()));
+}
+
+#[tokio::test]
+async fn start_execution_consumes_approvals_once() {
+    let (_d, s) = open().await;
+    s.insert_plan_revision(&plan("p", "h")).await.unwrap();
+    // Not approved yet: nothing to start.
+    assert!(!s.start_execution("p", 1).await.unwrap());
+    s.insert_approval(&approval("p", 1, &key_id(1), "a"))
+        .await
+        .unwrap();
+    let mut rej = approval("p", 1, &key_id(2), "b");
+    rej.decision = ApprovalDecision::Reject;
+    s.insert_approval(&rej).await.unwrap();
+    assert!(
+        s.transition("p", 1, PlanStatus::Proposed, PlanStatus::Approved)
+            .await
+            .unwrap()
+    );
+    assert!(s.start_execution("p", 1).await.unwrap());
+    assert!(!s.start_execution("p", 1).await.unwrap());
+    let list = s.approvals_for("p", 1).await.unwrap();
+    for a in &list {
+        match a.decision {
+            ApprovalDecision::Approve => assert!(a.consumed_at.is_some()),
+            ApprovalDecision::Reject => assert!(a.consumed_at.is_none()),
+        }
+    }
+    assert_eq!(
+        s.current_plan("p").await.unwrap().unwrap().status,
+        PlanStatus::Executing
+    );
+}
+
+async fn approved_plan(s: &Store) {
+    s.insert_plan_revision(&plan("race", "h")).await.unwrap();
+    s.insert_approval(&approval("race", 1, &key_id(1), "n"))
+        .await
+        .unwrap();
+    assert!(
+        s.transition("race", 1, PlanStatus::Proposed, PlanStatus::Approved)
+            .await
+            .unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_concurrent_start_execution_one_wins() {
+    let (_d, s) = open().await;
+    approved_plan(&s).await;
+    let barrier = Arc::new(tokio::sync::Barrier::new(50));
+    let tasks: Vec<_> = (0..50)
+        .map(|_| {
+            let s = s.clone();
+            let b = Arc::clone(&barrier);
+            tokio::spawn(async move {
+                b.wait().await;
+                s.start_execution("race", 1).await
+            })
+        })
+        .collect();
+    let mut wins = 0;
+    for t in tasks {
+        if t.await.unwrap().unwrap() {
+            wins += 1;
+        }
+    }
+    assert_eq!(wins, 1);
+    let a = s.approvals_for("race", 1).await.unwrap();
+    assert!(a[0].consumed_at.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_handles_on_one_file_one_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.sqlite");
+    let a = Store::open(&path).await.unwrap();
+    let b = Store::open(&path).await.unwrap();
+    approved_plan(&a).await;
+    let barrier = Arc::new(tokio::sync::Barrier::new(50));
+    let tasks: Vec<_> = (0..50)
+        .map(|i| {
+            let s = if i % 2 == 0 { a.clone() } else { b.clone() };
+            let bar = Arc::clone(&barrier);
+            tokio::spawn(async move {
+                bar.wait().await;
+                s.start_execution("race", 1).await
+            })
+        })
+        .collect();
+    let mut wins = 0;
+    for t in tasks {
+        if t.await.unwrap().unwrap() {
+            wins += 1;
+        }
+    }
+    assert_eq!(wins, 1);
+}
+
+#[tokio::test]
+async fn approver_keys_registry() {
+    let (_d, s) = open().await;
+    let k = NewApproverKey {
+        key_id: key_id(0xab),
+        public_key: [7; 32],
+        identity: "human:alice".into(),
+        label: "laptop".into(),
+    };
+    s.add_approver_key(&k).await.unwrap();
+    assert!(matches!(
+        s.add_approver_key(&k).await,
+        Err(StoreError::Duplicate { .. })
+    ));
+    let got = s.approver_key(&k.key_id).await.unwrap().unwrap();
+    assert_eq!(
+        (got.public_key, got.identity.as_str()),
+        ([7; 32], "human:alice")
+    );
+    assert!(got.is_active());
+    assert_eq!(s.approver_keys(false).await.unwrap().len(), 1);
+    assert!(s.revoke_approver_key(&k.key_id).await.unwrap());
+    assert!(!s.revoke_approver_key(&k.key_id).await.unwrap());
+    assert!(matches!(
+        s.revoke_approver_key(&key_id(1)).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(s.approver_keys(false).await.unwrap().is_empty());
+    let all = s.approver_keys(true).await.unwrap();
+    assert_eq!(all.len(), 1);
+    assert!(all[0].revoked_at.is_some());
+    assert!(s.approver_key(&key_id(9)).await.unwrap().is_none());
+}
+
+fn leaf(i: u64) -> LeafRow {
+    LeafRow {
+        idx: i,
+        leaf_hash: [i as u8; 32],
+        data: format!("{{\"seq\":{i}}}").into_bytes(),
+        appended_at: 1,
+    }
+}
+
+fn cp(size: u64) -> CheckpointRow {
+    CheckpointRow {
+        size,
+        root: [size as u8; 32],
+        note: format!("log\n{size}\nroot\n\n— log sig\n"),
+        created_at: 1,
+    }
+}
+
+#[tokio::test]
+async fn log_batches_are_contiguous_and_atomic() {
+    let (_d, s) = open().await;
+    assert_eq!(s.log_size().await.unwrap(), 0);
+    assert!(s.latest_checkpoint().await.unwrap().is_none());
+    // 300 leaves: exercises every multi-row chunk size.
+    let first: Vec<_> = (0..300).map(leaf).collect();
+    s.append_batch(&first, Some(&cp(300))).await.unwrap();
+    assert_eq!(s.log_size().await.unwrap(), 300);
+    // Gap.
+    let err = s
+        .append_batch(&[leaf(301)], Some(&cp(302)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::LeafIndexMismatch {
+                expected: 300,
+                got: 301
+            }
+        ),
+        "{err:?}"
+    );
+    // Overlap.
+    let err = s.append_batch(&[leaf(299)], None).await.unwrap_err();
+    assert!(matches!(
+        err,
+        StoreError::LeafIndexMismatch {
+            expected: 300,
+            got: 299
+        }
+    ));
+    // Non-contiguous inside the batch.
+    let err = s
+        .append_batch(&[leaf(300), leaf(302)], None)
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        StoreError::LeafIndexMismatch {
+            expected: 301,
+            got: 302
+        }
+    ));
+    // Wrong checkpoint size.
+    let err = s
+        .append_batch(&[leaf(300)], Some(&cp(300)))
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        StoreError::CheckpointSizeMismatch {
+            expected: 301,
+            got: 300
+        }
+    ));
+    // A failing checkpoint insert rolls the leaves back too.
+    s.append_batch(&[leaf(300)], Some(&cp(301))).await.unwrap();
+    let mut dup = cp(302);
+    dup.size = 301;
+    let err = s.append_batch(&[], Some(&dup)).await.unwrap_err();
+    assert!(matches!(err, StoreError::Duplicate { .. }), "{err:?}");
+    assert_eq!(s.log_size().await.unwrap(), 301);
+
+    let hashes = s.leaf_hashes().await.unwrap();
+    assert_eq!(hashes.len(), 301);
+    assert_eq!(hashes[255], [255; 32]);
+    let rows = s.leaves(10..13).await.unwrap();
+    assert_eq!(rows, vec![leaf(10), leaf(11), leaf(12)]);
+    assert!(s.leaves(5..5).await.unwrap().is_empty());
+    assert_eq!(s.leaf(300).await.unwrap(), Some(leaf(300)));
+    assert_eq!(s.leaf(301).await.unwrap(), None);
+    let cps = s.checkpoints().await.unwrap();
+    assert_eq!(
+        cps.iter().map(|c| c.size).collect::<Vec<_>>(),
+        vec![300, 301]
+    );
+    assert_eq!(s.latest_checkpoint().await.unwrap(), Some(cp(301)));
+    assert_eq!(s.leaf_count().await.unwrap(), 301);
+}
+
+#[tokio::test]
+async fn meta_get_set_and_init_once() {
+    let (_d, s) = open().await;
+    assert_eq!(s.get_meta("origin").await.unwrap(), None);
+    assert_eq!(s.get_or_init_meta("origin", "a").await.unwrap(), "a");
+    assert_eq!(s.get_or_init_meta("origin", "b").await.unwrap(), "a");
+    s.set_meta("origin", "c").await.unwrap();
+    assert_eq!(s.get_meta("origin").await.unwrap().as_deref(), Some("c"));
+}
+
+#[tokio::test]
+async fn durability_settings_are_on() {
+    let (_d, s) = open().await;
+    let d = s.durability().await.unwrap();
+    assert_eq!(d.journal_mode, "wal");
+    assert_eq!(d.synchronous, "full");
+    assert!(d.foreign_keys);
+    assert!(d.busy_timeout_ms >= 1000);
+}
+
+#[tokio::test]
+async fn calls_on_a_closed_store_fail_typed() {
+    let (_d, s) = open().await;
+    s.close().await;
+    let err = s.insert_plan_revision(&plan("p", "h2")).await.unwrap_err();
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(s.log_size().await.is_err());
+}

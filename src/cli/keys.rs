@@ -1,0 +1,82 @@
+//! `interlock keys init|show`: the approver key, held in the OS keychain.
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::Subcommand;
+use interlock_core::KeyId;
+
+use super::context::{APPROVER_KEY, Context};
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create this machine's approver key in the OS keychain and trust it.
+    ///
+    /// The private key is generated and stored in the keychain (Secret Service on
+    /// Linux) and never written to disk; its public key is registered as a trusted
+    /// approver in the data directory's database.
+    Init {
+        /// Who approves with this key; a plan's proposer can never approve it.
+        #[arg(long, value_name = "IDENTITY")]
+        identity: Option<String>,
+    },
+    /// Print the approver public key and its fingerprint.
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn run(ctx: &Context, cmd: KeysCommand) -> anyhow::Result<ExitCode> {
+    let keychain = ctx.keychain()?;
+    match cmd {
+        KeysCommand::Init { identity } => {
+            if keychain.load_key(APPROVER_KEY)?.is_some() {
+                bail!(
+                    "an approver key already exists in the keychain (service `{}`); `interlock keys show` prints it",
+                    keychain.service()
+                );
+            }
+            let key = keychain.create_key(APPROVER_KEY)?;
+            let identity = identity.unwrap_or_else(default_identity);
+            let engine = ctx.engine().await?;
+            engine
+                .register_approver(&key.public_key(), &identity, "keychain approver key")
+                .await?;
+            println!("created approver key in the OS keychain for {identity}");
+            println!("key id       {}", key.key_id());
+            println!("fingerprint  {}", key.fingerprint());
+        }
+        KeysCommand::Show { json } => {
+            let Some(key) = keychain.load_key(APPROVER_KEY)? else {
+                bail!("no approver key in the keychain; run `interlock keys init`");
+            };
+            let public = key.public_key();
+            let hex: String = public
+                .as_bytes()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "key_id": KeyId::of(&public).to_string(),
+                        "fingerprint": key.fingerprint(),
+                        "public_key": hex,
+                    })
+                );
+            } else {
+                println!("public key   {hex}");
+                println!("key id       {}", key.key_id());
+                println!("fingerprint  {}", key.fingerprint());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn default_identity() -> String {
+    let user = std::env::var("USER").unwrap_or_else(|_| "reviewer".to_owned());
+    format!("human:{user}")
+}

@@ -1,0 +1,249 @@
+//! `interlock plans …`: the reviewer's channel. Separate from anything an agent can
+//! call: approving needs the approver key in this machine's OS keychain.
+
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use clap::Subcommand;
+use interlock_core::canon::{self, Value};
+use interlock_core::decision::sign_decision;
+use interlock_core::{Decision, Policy, validate};
+use interlock_engine::{Engine, PlanRecord, PlanStatus};
+
+use super::EXIT_REJECTED;
+use super::context::{APPROVER_KEY, Context, nonce, parse_duration};
+
+#[derive(Debug, Subcommand)]
+pub enum PlansCommand {
+    /// List plans (their current revisions), newest first.
+    List {
+        /// Only plans in this state (PROPOSED, APPROVED, REJECTED, EXPIRED,
+        /// EXECUTING, SUCCEEDED, HALTED, SUPERSEDED).
+        #[arg(long, value_name = "S")]
+        status: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a plan: stages, risk, canonical JSON, hash, and the diff against its
+    /// previous revision.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a plan's current body with the approver key from the OS keychain.
+    Approve {
+        id: String,
+        /// Why (recorded in the signed statement and the log).
+        #[arg(long)]
+        reason: String,
+        /// How long the approval stays valid (e.g. 30m, 2h, 7d; at most 30d).
+        #[arg(long, default_value = "2h")]
+        expires: String,
+    },
+    /// Reject a plan with a reason, signed with the approver key.
+    Reject {
+        id: String,
+        #[arg(long)]
+        reason: String,
+    },
+}
+
+pub async fn run(ctx: &Context, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
+    let engine = ctx.engine().await?;
+    match cmd {
+        PlansCommand::List { status, json } => list(&engine, status, json).await,
+        PlansCommand::Show { id, json } => show(&engine, &id, json).await,
+        PlansCommand::Approve {
+            id,
+            reason,
+            expires,
+        } => {
+            let secs = parse_duration(&expires)?;
+            decide(ctx, &engine, &id, Decision::Approve, &reason, secs).await
+        }
+        PlansCommand::Reject { id, reason } => {
+            decide(ctx, &engine, &id, Decision::Reject, &reason, 3600).await
+        }
+    }
+}
+
+async fn list(engine: &Engine, status: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
+    let status = match status {
+        None => None,
+        Some(s) => Some(s.parse::<PlanStatus>()?),
+    };
+    let plans = engine.plans(status).await?;
+    if json {
+        let list: Vec<_> = plans.iter().map(plan_json).collect();
+        println!("{}", serde_json::Value::Array(list));
+    } else if plans.is_empty() {
+        println!("no plans");
+    } else {
+        println!(
+            "{:<10} {:<8} {:<28} {:<4} TITLE",
+            "STATUS", "RISK", "PLAN", "REV"
+        );
+        for p in &plans {
+            println!(
+                "{:<10} {:<8} {:<28} {:<4} {}",
+                p.status.as_str(),
+                p.risk,
+                p.plan_id,
+                p.revision,
+                p.title
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn plan_json(p: &PlanRecord) -> serde_json::Value {
+    serde_json::json!({
+        "plan_id": p.plan_id, "revision": p.revision, "status": p.status.as_str(),
+        "plan_hash": p.plan_hash, "title": p.title, "proposer": p.proposer, "risk": p.risk,
+        "created_at": p.created_at,
+    })
+}
+
+async fn show(engine: &Engine, id: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let revisions = engine.revisions(id).await?;
+    let Some(current) = revisions.last() else {
+        bail!("no plan `{id}`");
+    };
+    let doc = canon::parse_json(&current.document)?;
+    let previous = revisions.len().checked_sub(2).map(|i| &revisions[i]);
+    let diff = match previous {
+        None => None,
+        Some(prev) => Some(body_diff(
+            &canon::parse_json(&prev.document)?,
+            &doc,
+            prev.revision,
+            current.revision,
+        )),
+    };
+    if json {
+        let mut v = plan_json(current);
+        v["document"] = canon::to_serde_json(&doc);
+        v["canonical_body"] =
+            canon::canonical_string(doc.get("body").unwrap_or(&Value::Null)).into();
+        v["diff_from_previous"] = diff.into();
+        println!("{v}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{}  (revision {}, {})",
+        current.title,
+        current.revision,
+        current.status.as_str()
+    );
+    println!("plan      {}", current.plan_id);
+    println!("hash      {}", current.plan_hash);
+    println!("proposer  {}", current.proposer);
+    print_risk(engine.policy(), &doc);
+    if let Ok(valid) = validate(&doc, engine.policy()) {
+        println!("\nstages");
+        for (i, s) in valid.plan.body.stages.iter().enumerate() {
+            println!("  {}. {}  {} → {}", i + 1, s.id, s.action, s.target);
+            for c in &s.preconditions {
+                println!("       precondition  {} {}", c.probe, c.target_or(s));
+            }
+            for c in &s.verify {
+                println!("       verify        {} {}", c.probe, c.target_or(s));
+            }
+            if let Some(r) = &s.rollback {
+                println!("       rollback      {r}");
+            }
+        }
+    }
+    println!("\ncanonical body (the hashed bytes)");
+    println!(
+        "{}",
+        canon::canonical_string(doc.get("body").unwrap_or(&Value::Null))
+    );
+    match diff {
+        None => println!("\n(first revision: nothing to diff against)"),
+        Some(d) => println!("\n{d}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_risk(policy: &Policy, doc: &Value) {
+    if let Ok(valid) = validate(doc, policy) {
+        println!("risk      {}", valid.risk.level);
+        for r in &valid.risk.reasons {
+            println!("          {r}");
+        }
+        println!(
+            "approvals needed  {}",
+            policy.approvals_required(valid.risk.level)
+        );
+    }
+}
+
+/// A unified diff of the two bodies, pretty-printed with sorted keys.
+fn body_diff(old: &Value, new: &Value, old_rev: i64, new_rev: i64) -> String {
+    let pretty = |v: &Value| {
+        serde_json::to_string_pretty(&canon::to_serde_json(v.get("body").unwrap_or(&Value::Null)))
+            .expect("JSON serializes")
+            + "\n"
+    };
+    let (a, b) = (pretty(old), pretty(new));
+    similar::TextDiff::from_lines(&a, &b)
+        .unified_diff()
+        .context_radius(3)
+        .header(
+            &format!("body (revision {old_rev})"),
+            &format!("body (revision {new_rev})"),
+        )
+        .to_string()
+}
+
+async fn decide(
+    ctx: &Context,
+    engine: &Engine,
+    id: &str,
+    decision: Decision,
+    reason: &str,
+    valid_for: i64,
+) -> anyhow::Result<ExitCode> {
+    let Some(key) = ctx.keychain()?.load_key(APPROVER_KEY)? else {
+        bail!("no approver key in the keychain; run `interlock keys init`");
+    };
+    let plan = engine.plan(id).await?;
+    let now = engine.now();
+    let (_, envelope) = sign_decision(
+        &key,
+        &plan.plan_id,
+        plan.plan_hash.parse().context("stored plan hash")?,
+        decision,
+        reason,
+        now,
+        now + valid_for,
+        nonce()?,
+        engine.policy().digest(),
+    )?;
+    match engine.decide(&envelope).await {
+        Ok(outcome) => {
+            println!(
+                "{} plan `{}` revision {} ({}) — now {} ({}/{} approvals)",
+                if decision == Decision::Approve {
+                    "approved"
+                } else {
+                    "rejected"
+                },
+                outcome.plan_id,
+                outcome.revision,
+                plan.plan_hash,
+                outcome.status.as_str(),
+                outcome.approvals,
+                outcome.approvals_required
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("interlock: {e}");
+            Ok(ExitCode::from(EXIT_REJECTED))
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! End-to-end tests of the `interlock` binary against real peers: the real SQLite
+//! file, the real OS keychain (Secret Service, under `scripts/with-keyring`), the
+//! real filesystem. One test binary, one module per area.
+
+mod canon;
+mod governance;
+mod util;

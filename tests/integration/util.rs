@@ -1,0 +1,47 @@
+//! Running the binary and finding the shared vectors.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Runs `interlock ARGS` in the repository root with `stdin`.
+pub fn interlock(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    interlock_with(args, stdin, &[])
+}
+
+/// Runs `interlock ARGS` with extra environment variables.
+pub fn interlock_with(args: &[&str], stdin: Option<&[u8]>, env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_interlock"));
+    cmd.args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("INTERLOCK_DATA_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("the binary runs");
+    let mut pipe = child.stdin.take().unwrap();
+    pipe.write_all(stdin.unwrap_or_default()).unwrap();
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+/// `$INTERLOCK_VECTORS_DIR`, else `../shared/vectors` beside the repository.
+pub fn vectors() -> PathBuf {
+    let dir = std::env::var_os("INTERLOCK_VECTORS_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"));
+    assert!(dir.is_dir(), "test vectors not found at {}", dir.display());
+    dir
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
