@@ -164,7 +164,8 @@ pub async fn run(keep_in: Option<PathBuf>, _: DemoArgs) -> anyhow::Result<ExitCo
     let last = size - 1;
     let entry = log.entry(last).await?;
     let proof = log.inclusion_proof(last, size)?;
-    let leaf = merkle::leaf_hash(&canon::canonical_bytes(&entry));
+    // The leaf is the signed receipt itself (a DSSE envelope of an in-toto statement).
+    let leaf = merkle::leaf_hash(&log.leaf(last).await?);
     let root = log.root();
     merkle::verify_inclusion(last, size, &leaf, &proof, &root)?;
     println!("   entry {last}: {}", canon::canonical_string(&entry));

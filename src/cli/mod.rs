@@ -8,6 +8,7 @@ mod input;
 mod keys;
 mod plan;
 mod plans;
+mod receipts;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -58,6 +59,9 @@ enum Command {
     /// Check the tamper-evident log.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
+    /// Receipts for auditors: show, export a bundle, verify a bundle offline.
+    #[command(subcommand)]
+    Receipts(receipts::ReceiptsCommand),
     /// Run the whole loop once — propose, approve, execute, prove — with throwaway keys.
     ///
     /// Needs nothing but this binary (no keychain). With --data-dir DIR the demo's
@@ -121,6 +125,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plans(cmd) => context::block_on(plans::run(&ctx, cmd)),
         Command::Keys(cmd) => context::block_on(keys::run(&ctx, cmd)),
         Command::Audit(cmd) => context::block_on(audit::run(&ctx, cmd)),
+        Command::Receipts(cmd) => context::block_on(receipts::run(&ctx, cmd)),
         Command::Demo(args) => context::block_on(demo::run(cli.data_dir, args)),
     }
 }

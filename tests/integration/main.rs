@@ -4,4 +4,5 @@
 
 mod canon;
 mod governance;
+mod receipts;
 mod util;

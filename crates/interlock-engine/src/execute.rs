@@ -289,6 +289,7 @@ impl Engine {
             [
                 ("plan_id", plan.plan_id.as_str().into()),
                 ("revision", int(plan.revision)),
+                ("plan_hash", plan.plan_hash.as_str().into()),
                 ("stage", stage.id.as_str().into()),
                 ("check", kind.into()),
                 ("index", int(index as i64)),
@@ -318,6 +319,7 @@ impl Engine {
             [
                 ("plan_id", plan.plan_id.as_str().into()),
                 ("revision", int(plan.revision)),
+                ("plan_hash", plan.plan_hash.as_str().into()),
                 ("stage", stage.id.as_str().into()),
                 ("action", stage.action.as_str().into()),
                 ("target", stage.target.as_str().into()),

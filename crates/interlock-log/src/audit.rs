@@ -3,7 +3,6 @@
 use std::fmt;
 
 use ed25519_dalek::VerifyingKey;
-use interlock_canon::{Value, canonical_bytes, parse_json};
 use interlock_merkle::{Checkpoint, NoteVerifier, SignedNote, Tree, leaf_hash};
 use interlock_store::Store;
 
@@ -265,7 +264,12 @@ pub async fn audit(
             if computed != row.leaf_hash {
                 problems.push(AuditProblem::EditedEntry { index: row.idx });
             }
-            check_entry(row.idx, &row.data, &mut problems);
+            check_entry(
+                row.idx,
+                &row.data,
+                verifier.as_ref().map(|v| &v.key),
+                &mut problems,
+            );
             // The tree is built from what the data hashes to, so an edit of
             // data and leaf hash together still fails the checkpoints.
             tree.push(computed);
@@ -411,38 +415,36 @@ fn open_signed(note: &str, verifier: &NoteVerifier) -> Result<Checkpoint, String
     Checkpoint::parse(&n.text).map_err(|e| e.to_string())
 }
 
-/// Checks an entry's bytes: a canonical JSON object whose `seq` is its index.
-fn check_entry(index: u64, data: &[u8], problems: &mut Vec<AuditProblem>) {
-    let value = match parse_json(data) {
-        Ok(v) => v,
+/// Checks an entry's bytes: a canonical signed receipt (DSSE envelope of an
+/// in-toto statement) whose signature is the log key's and whose `seq` is its index.
+fn check_entry(
+    index: u64,
+    data: &[u8],
+    log_key: Option<&VerifyingKey>,
+    problems: &mut Vec<AuditProblem>,
+) {
+    let opened = match interlock_receipts::open_leaf_unverified(data) {
+        Ok(o) => o,
         Err(e) => {
             problems.push(AuditProblem::MalformedEntry {
                 index,
-                reason: format!("not JSON: {e}"),
+                reason: e.to_string(),
             });
             return;
         }
     };
-    let Value::Object(obj) = &value else {
-        problems.push(AuditProblem::MalformedEntry {
+    if opened.seq != index {
+        problems.push(AuditProblem::ReorderedEntry {
             index,
-            reason: format!("a {} where an object belongs", value.kind()),
+            seq: Some(opened.seq.to_string()),
         });
-        return;
-    };
-    match obj.get("seq") {
-        Some(Value::Number(n)) if n.as_i64().and_then(|i| u64::try_from(i).ok()) == Some(index) => {
-        }
-        Some(other) => problems.push(AuditProblem::ReorderedEntry {
-            index,
-            seq: Some(interlock_canon::canonical_string(other)),
-        }),
-        None => problems.push(AuditProblem::ReorderedEntry { index, seq: None }),
     }
-    if canonical_bytes(&value) != data {
+    if let Some(key) = log_key
+        && let Err(e) = interlock_receipts::open_leaf(data, key)
+    {
         problems.push(AuditProblem::MalformedEntry {
             index,
-            reason: "not in canonical (RFC 8785) form".into(),
+            reason: format!("its receipt signature does not verify with the log key: {e}"),
         });
     }
 }

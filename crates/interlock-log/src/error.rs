@@ -8,6 +8,12 @@ use interlock_store::StoreError;
 /// Why a log operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
+    /// Receipts could not be exported (e.g. nothing is signed yet).
+    #[error("cannot export receipts: {0}")]
+    Export(String),
+    /// An entry could not be sealed into a signed receipt (a signing failure).
+    #[error("cannot seal the entry into a signed receipt: {0}")]
+    Sealing(String),
     /// A store call failed.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -20,10 +20,12 @@
 
 mod audit;
 mod error;
+mod export;
 mod log;
 mod signer;
 
 pub use audit::{AuditProblem, AuditReport, audit};
 pub use error::LogError;
+pub use export::{ExportFilter, META_LAST_EXPORT, export};
 pub use log::{Appended, Log, MAX_BATCH, MAX_ENTRY_BYTES, META_ORIGIN, META_VKEY};
 pub use signer::{CheckpointSigner, LogSigner};

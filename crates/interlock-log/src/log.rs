@@ -3,7 +3,7 @@
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use interlock_canon::{Number, Value, canonical_bytes, parse_json};
+use interlock_canon::{Map, Number, Value, canonical_bytes};
 use interlock_merkle::{
     Checkpoint, Hash, NoteVerifier, Tree, leaf_hash, open_checkpoint, sign_checkpoint,
 };
@@ -234,7 +234,21 @@ impl Log {
         self.shared.read().checkpoint.clone()
     }
 
-    /// The stored entry at `index` (with its `seq`).
+    /// The stored leaf at `index`: the bytes of its signed receipt (a DSSE envelope).
+    pub async fn leaf(&self, index: u64) -> Result<Vec<u8>, LogError> {
+        check_size(index.saturating_add(1), self.size())?;
+        Ok(self
+            .shared
+            .store
+            .leaf(index)
+            .await?
+            .ok_or_else(|| StoreError::NotFound {
+                what: format!("log entry {index}"),
+            })?
+            .data)
+    }
+
+    /// The facts recorded at `index` (the receipt's predicate, with its `seq`).
     pub async fn entry(&self, index: u64) -> Result<Value, LogError> {
         check_size(index.saturating_add(1), self.size())?;
         let row = self
@@ -245,10 +259,12 @@ impl Log {
             .ok_or_else(|| StoreError::NotFound {
                 what: format!("log entry {index}"),
             })?;
-        parse_json(&row.data).map_err(|e| LogError::MalformedEntry {
-            index,
-            reason: e.to_string(),
-        })
+        interlock_receipts::open_leaf_unverified(&row.data)
+            .map(|opened| Value::Object(opened.predicate))
+            .map_err(|e| LogError::MalformedEntry {
+                index,
+                reason: e.to_string(),
+            })
     }
 }
 
@@ -415,6 +431,8 @@ async fn writer(shared: Arc<Shared>, signer: CheckpointSigner, mut rx: mpsc::Rec
 enum BatchError {
     Store(Arc<StoreError>),
     Sign(interlock_merkle::NoteError),
+    /// An entry could not be sealed into a signed receipt.
+    Seal(String),
 }
 
 impl BatchError {
@@ -422,30 +440,35 @@ impl BatchError {
         match self {
             BatchError::Store(e) => LogError::WriteFailed(Arc::clone(e)),
             BatchError::Sign(e) => LogError::Signing(e.clone()),
+            BatchError::Seal(e) => LogError::Sealing(e.clone()),
         }
     }
 }
 
-/// Assigns indices and encodes each waiter's entries. A waiter whose entry
-/// cannot be stored (too large, index beyond 2^53) is answered with its error
-/// here and takes no index, so it does not fail the rest of the batch.
-fn encode(batch: Vec<(Vec<Value>, Reply)>, start: u64, now: i64) -> (Vec<LeafRow>, Vec<Pending>) {
-    let mut leaves = Vec::with_capacity(batch.iter().map(|(e, _)| e.len()).sum());
+/// Assigns indices and seals each waiter's entries into signed receipts (the
+/// leaf is the DSSE envelope of an in-toto statement whose predicate is the
+/// entry plus its `seq`). A waiter whose entry cannot be stored (too large,
+/// index beyond 2^53) is answered with its error here and takes no index, so
+/// it does not fail the rest of the batch. Signing is spread over the cores:
+/// it is the one expensive step per entry.
+fn encode(
+    batch: Vec<(Vec<Value>, Reply)>,
+    start: u64,
+    now: i64,
+    signer: &dyn crate::LogSigner,
+) -> (Result<Vec<LeafRow>, BatchError>, Vec<Pending>) {
+    let mut predicates: Vec<(u64, Map)> =
+        Vec::with_capacity(batch.iter().map(|(e, _)| e.len()).sum());
     let mut waiters = Vec::with_capacity(batch.len());
     'waiter: for (entries, reply) in batch {
-        let mark = leaves.len();
+        let mark = predicates.len();
         let count = entries.len();
         for entry in entries {
-            let index = start + leaves.len() as u64;
-            match encode_entry(entry, index) {
-                Ok(data) => leaves.push(LeafRow {
-                    idx: index,
-                    leaf_hash: leaf_hash(&data),
-                    data,
-                    appended_at: now,
-                }),
+            let index = start + predicates.len() as u64;
+            match predicate(entry, index, now) {
+                Ok(p) => predicates.push((index, p)),
                 Err(e) => {
-                    leaves.truncate(mark);
+                    predicates.truncate(mark);
                     let _ = reply.send(Err(e));
                     continue 'waiter;
                 }
@@ -453,14 +476,73 @@ fn encode(batch: Vec<(Vec<Value>, Reply)>, start: u64, now: i64) -> (Vec<LeafRow
         }
         waiters.push(Pending { count, reply });
     }
+    let key_id = interlock_core::KeyId::of(&signer.public_key());
+    let seal = |chunk: Vec<(u64, Map)>| -> Result<Vec<LeafRow>, BatchError> {
+        chunk
+            .into_iter()
+            .map(|(index, p)| {
+                let data = interlock_receipts::seal(p, &key_id, |pae| {
+                    signer
+                        .try_sign(pae)
+                        .map_err(|e| interlock_receipts::ReceiptError::Signing(e.to_string()))
+                })
+                .map_err(|e| BatchError::Seal(e.to_string()))?;
+                Ok(LeafRow {
+                    idx: index,
+                    leaf_hash: leaf_hash(&data),
+                    data,
+                    appended_at: now,
+                })
+            })
+            .collect()
+    };
+    let threads = if predicates.len() >= 32 {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        1
+    };
+    let leaves = if threads <= 1 {
+        seal(predicates)
+    } else {
+        let per = predicates.len().div_ceil(threads);
+        let mut chunks = Vec::new();
+        let mut rest = predicates;
+        while rest.len() > per {
+            let tail = rest.split_off(per);
+            chunks.push(rest);
+            rest = tail;
+        }
+        chunks.push(rest);
+        let sealed: Vec<Result<Vec<LeafRow>, BatchError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = chunks.into_iter().map(|c| s.spawn(|| seal(c))).collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(BatchError::Seal("a signing thread panicked".into()))
+                    })
+                })
+                .collect()
+        });
+        sealed.into_iter().try_fold(Vec::new(), |mut all, part| {
+            all.extend(part?);
+            Ok(all)
+        })
+    };
     (leaves, waiters)
 }
 
-/// The stored bytes of `entry` at `index`: JCS of the object with `seq` added.
-fn encode_entry(entry: Value, index: u64) -> Result<Vec<u8>, LogError> {
+/// The receipt predicate of `entry` at `index`: the entry's facts plus `seq`,
+/// and `time` (when the log recorded it) unless the entry states its own.
+fn predicate(entry: Value, index: u64, now: i64) -> Result<Map, LogError> {
     let Value::Object(mut obj) = entry else {
         return Err(LogError::NotAnObject(entry.kind()));
     };
+    if !obj.contains_key("time")
+        && let Some(t) = Number::from_i64(now)
+    {
+        obj.insert("time".to_owned(), Value::Number(t));
+    }
     let seq = i64::try_from(index)
         .ok()
         .and_then(Number::from_i64)
@@ -469,21 +551,31 @@ fn encode_entry(entry: Value, index: u64) -> Result<Vec<u8>, LogError> {
             size: interlock_canon::MAX_SAFE_INTEGER as u64,
         })?;
     obj.insert("seq".to_owned(), Value::Number(seq));
-    let data = canonical_bytes(&Value::Object(obj));
-    if data.len() > MAX_ENTRY_BYTES {
+    let size = canonical_bytes(&Value::Object(obj.clone())).len();
+    if size > MAX_ENTRY_BYTES / 2 {
         return Err(LogError::EntryTooLarge {
-            size: data.len(),
-            max: MAX_ENTRY_BYTES,
+            size,
+            max: MAX_ENTRY_BYTES / 2,
         });
     }
-    Ok(data)
+    Ok(obj)
 }
 
 /// Commits one batch and answers its waiters.
 async fn commit(shared: &Shared, signer: &dyn crate::LogSigner, batch: Vec<(Vec<Value>, Reply)>) {
     let now = now_secs();
     let start = shared.read().durable;
-    let (leaves, mut waiters) = encode(batch, start, now);
+    let (leaves, mut waiters) = match encode(batch, start, now, signer) {
+        (Ok(leaves), waiters) => (leaves, waiters),
+        (Err(err), waiters) => {
+            // Nothing was written; every waiter of the batch hears why.
+            tracing::error!(error = %err.to_log_error(), "sealing a log batch failed");
+            for w in waiters {
+                let _ = w.reply.send(Err(err.to_log_error()));
+            }
+            return;
+        }
+    };
     let n = leaves.len();
     if n == 0 {
         return;

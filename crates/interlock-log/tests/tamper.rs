@@ -67,10 +67,29 @@ async fn edited_entry_is_named() {
 async fn edit_with_recomputed_leaf_hash_is_caught_by_the_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     forty(dir.path()).await;
-    let data = br#"{"n":"event-EVIL","seq":15,"type":"decision"}"#;
+    // A well-formed receipt with the right seq, sealed with the attacker's own key.
+    let attacker = ed25519_dalek::SigningKey::from_bytes(&[66; 32]);
+    let mut p = interlock_canon::Map::new();
+    p.insert("type".into(), "decision".into());
+    p.insert("n".into(), "event-EVIL".into());
+    p.insert(
+        "seq".into(),
+        interlock_canon::Value::try_from(15i64).unwrap(),
+    );
+    p.insert(
+        "time".into(),
+        interlock_canon::Value::try_from(0i64).unwrap(),
+    );
+    let data = interlock_receipts::seal(
+        p,
+        &interlock_core::KeyId::of(&attacker.verifying_key()),
+        |m| Ok(ed25519_dalek::Signer::sign(&attacker, m)),
+    )
+    .unwrap();
+    let data = data.as_slice();
     let mut c = raw(dir.path()).await;
     sqlx::query("UPDATE log_leaves SET data = ?, leaf_hash = ? WHERE idx = 15")
-        .bind(data.as_slice())
+        .bind(data)
         .bind(leaf_hash(data).as_slice())
         .execute(&mut c)
         .await
@@ -82,9 +101,15 @@ async fn edit_with_recomputed_leaf_hash_is_caught_by_the_checkpoint() {
             .iter()
             .any(|p| matches!(p, AuditProblem::EditedEntry { .. }))
     );
+    // The forged receipt's signature is not the log key's, and the signed
+    // checkpoints no longer match the recomputed tree.
+    assert!(
+        matches!(&r.problems[0], AuditProblem::MalformedEntry { index: 15, reason } if reason.contains("signature")),
+        "{r}"
+    );
     assert_eq!(
-        r.problems,
-        vec![AuditProblem::EntriesDoNotMatch {
+        r.problems[1..],
+        [AuditProblem::EntriesDoNotMatch {
             from: 10,
             size: 20,
             also: 2
@@ -313,9 +338,17 @@ async fn inserted_entry_without_checkpoint_is_named() {
         .unwrap();
     drop(c);
     let r = audit_dir(dir.path()).await;
+    // Not a signed receipt, and not covered by any signed checkpoint.
+    assert!(
+        matches!(
+            &r.problems[0],
+            AuditProblem::MalformedEntry { index: 40, .. }
+        ),
+        "{r}"
+    );
     assert_eq!(
-        r.problems,
-        vec![AuditProblem::UnsignedEntries { from: 40, to: 41 }],
+        r.problems[1..],
+        [AuditProblem::UnsignedEntries { from: 40, to: 41 }],
         "{r}"
     );
     assert!(reopen(dir.path()).await.is_err());

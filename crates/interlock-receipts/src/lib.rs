@@ -1,0 +1,27 @@
+//! Receipts: every log leaf is a DSSE envelope (signed by the gateway's log key)
+//! of an in-toto Statement v1 whose subjects are the digests the decision is
+//! about; export bundles carry the leaves with their inclusion proofs, the signed
+//! checkpoints with consistency proofs and the trust policy, and
+//! [`verify_bundle`] checks one offline. Pure: no I/O, no async.
+//!
+//! * [`leaf`]: the statement and leaf format ([`seal`], [`open_leaf`], [`derive_subjects`]).
+//! * [`bundle`]: the export bundle ([`Bundle`], [`BundleBuilder`]).
+//! * [`verify`]: offline verification ([`verify_bundle`], [`VerifyReport`]).
+//! * [`error`]: [`ReceiptError`], one variant per thing that can be wrong.
+#![forbid(unsafe_code)]
+
+pub mod bundle;
+pub mod error;
+pub mod leaf;
+pub mod verify;
+
+pub use bundle::{
+    ApproverKey, BUNDLE_VERSION, Bundle, BundleBuilder, BundleReceipt, EarlierCheckpoint,
+    IndexRange, Trust,
+};
+pub use error::ReceiptError;
+pub use leaf::{
+    OpenedLeaf, PAYLOAD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE, derive_subjects, open_leaf,
+    open_leaf_unverified, seal,
+};
+pub use verify::{ReceiptLine, VerifyOptions, VerifyReport, verify_bundle};

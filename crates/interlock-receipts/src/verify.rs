@@ -1,0 +1,463 @@
+//! Offline verification of a bundle: every check named, one line per receipt.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use ed25519_dalek::{Signature, VerifyingKey};
+use interlock_canon::{self as canon, Value};
+use interlock_core::decision::{APPROVAL_PAYLOAD_TYPE, ApprovalStatement, Envelope, KeyId, pae};
+use interlock_merkle::{Hash, NoteVerifier, leaf_hash, open_checkpoint};
+
+use crate::bundle::{RawBundle, RawReceipt, decode_hashes, decode_key_hex};
+use crate::error::ReceiptError;
+use crate::leaf;
+
+/// What the verifier is told besides the bundle.
+#[derive(Clone, Debug)]
+pub struct VerifyOptions {
+    /// The log key (C2SP vkey) the auditor trusts; without it, the bundle's own is used.
+    pub pinned_log_key: Option<String>,
+    /// Worker threads for the receipts (default: the available parallelism).
+    pub threads: usize,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        VerifyOptions {
+            pinned_log_key: None,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// The outcome for one receipt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReceiptLine {
+    /// Position in the bundle's `receipts` array.
+    pub position: usize,
+    /// The log index the bundle claims for it.
+    pub index: u64,
+    /// `predicate.type`, or empty if the statement could not be read.
+    pub kind: String,
+    /// The subjects' names, comma-separated.
+    pub subjects: String,
+    pub result: Result<(), ReceiptError>,
+}
+
+/// The verification report: one line per receipt plus bundle-level problems.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    pub origin: String,
+    /// The latest checkpoint's tree size, if it verified.
+    pub tree_size: Option<u64>,
+    pub problems: Vec<ReceiptError>,
+    pub receipts: Vec<ReceiptLine>,
+}
+
+impl VerifyReport {
+    /// No bundle-level problem and every receipt verified.
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty() && self.receipts.iter().all(|r| r.result.is_ok())
+    }
+
+    /// The receipts that failed.
+    pub fn failed(&self) -> impl Iterator<Item = &ReceiptLine> {
+        self.receipts.iter().filter(|r| r.result.is_err())
+    }
+
+    /// Every failure (bundle problems, then receipts), as errors.
+    pub fn errors(&self) -> impl Iterator<Item = &ReceiptError> {
+        self.problems
+            .iter()
+            .chain(self.receipts.iter().filter_map(|r| r.result.as_ref().err()))
+    }
+}
+
+impl fmt::Display for ReceiptLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = if self.kind.is_empty() {
+            "?"
+        } else {
+            &self.kind
+        };
+        write!(f, "#{} {kind} [{}]: ", self.index, self.subjects)?;
+        match &self.result {
+            Ok(()) => f.write_str("ok"),
+            Err(e) => write!(f, "FAILED: {e}"),
+        }
+    }
+}
+
+impl fmt::Display for VerifyReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "log: {}", self.origin)?;
+        match self.tree_size {
+            Some(n) => writeln!(f, "latest checkpoint: size {n}")?,
+            None => writeln!(f, "latest checkpoint: not verified")?,
+        }
+        for r in &self.receipts {
+            writeln!(f, "{r}")?;
+        }
+        for p in &self.problems {
+            writeln!(f, "bundle: FAILED: {p}")?;
+        }
+        let failed = self.failed().count();
+        writeln!(
+            f,
+            "{} receipts, {failed} failed, {} bundle problems: {}",
+            self.receipts.len(),
+            self.problems.len(),
+            if self.is_ok() { "OK" } else { "FAILED" }
+        )
+    }
+}
+
+/// What every receipt check needs, shared by the workers.
+struct Context {
+    log_key: VerifyingKey,
+    log_id: KeyId,
+    /// The latest checkpoint's size and root, if it verified.
+    latest: Option<(u64, Hash)>,
+    approvers: BTreeMap<KeyId, VerifyingKey>,
+}
+
+/// An `approver.registered` fact from a verified receipt.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Registered {
+    key_id: String,
+    identity: String,
+}
+
+/// Verifies a bundle offline; see the crate docs for the checks.
+pub fn verify_bundle(bytes: &[u8], opts: &VerifyOptions) -> VerifyReport {
+    let mut report = VerifyReport::default();
+    let raw = match RawBundle::parse(bytes) {
+        Ok(raw) => raw,
+        Err(e) => {
+            report.problems.push(e);
+            return report;
+        }
+    };
+    report.origin = raw.origin.clone();
+    let problems = &mut report.problems;
+
+    // The log key, and the pin.
+    let verifier = match NoteVerifier::from_vkey(&raw.trust.log_key) {
+        Ok(v) => v,
+        Err(e) => {
+            problems.push(ReceiptError::BadLogKey {
+                vkey: raw.trust.log_key.clone(),
+                reason: e.to_string(),
+            });
+            return report;
+        }
+    };
+    if let Some(pinned) = &opts.pinned_log_key {
+        match NoteVerifier::from_vkey(pinned) {
+            Ok(p) if p.name == verifier.name && p.key == verifier.key => {}
+            Ok(_) => problems.push(ReceiptError::NotPinned {
+                bundle: raw.trust.log_key.clone(),
+                pinned: pinned.clone(),
+            }),
+            Err(e) => problems.push(ReceiptError::BadPinnedKey {
+                vkey: pinned.clone(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    // Checkpoints.
+    let verifiers = [verifier];
+    let latest = match open_checkpoint(&raw.checkpoint, &verifiers) {
+        Ok(cp) => {
+            if cp.origin != raw.origin {
+                problems.push(ReceiptError::OriginMismatch {
+                    which: "latest".into(),
+                    found: cp.origin.clone(),
+                    expected: raw.origin.clone(),
+                });
+            }
+            Some((cp.size, cp.root))
+        }
+        Err(e) => {
+            problems.push(ReceiptError::BadCheckpoint(e.to_string()));
+            None
+        }
+    };
+    report.tree_size = latest.map(|l| l.0);
+    for (position, e) in raw.earlier_checkpoints.iter().enumerate() {
+        let cp = match open_checkpoint(&e.note, &verifiers) {
+            Ok(cp) => cp,
+            Err(err) => {
+                problems.push(ReceiptError::BadEarlierCheckpoint {
+                    position,
+                    reason: err.to_string(),
+                });
+                continue;
+            }
+        };
+        if cp.origin != raw.origin {
+            problems.push(ReceiptError::OriginMismatch {
+                which: format!("earlier {position}"),
+                found: cp.origin.clone(),
+                expected: raw.origin.clone(),
+            });
+        }
+        let Some((size, root)) = latest else { continue };
+        if cp.size > size {
+            problems.push(ReceiptError::OlderPassedOffAsNewer {
+                position,
+                size: cp.size,
+                latest: size,
+            });
+            continue;
+        }
+        let consistent = decode_hashes(&e.consistency_proof).and_then(|proof| {
+            interlock_merkle::verify_consistency(cp.size, size, &proof, &cp.root, &root)
+                .map_err(|err| ReceiptError::MalformedProof(err.to_string()))
+        });
+        if let Err(err) = consistent {
+            let reason = match err {
+                ReceiptError::MalformedProof(r) => r,
+                other => other.to_string(),
+            };
+            problems.push(ReceiptError::Inconsistent {
+                position,
+                size: cp.size,
+                latest: size,
+                reason,
+            });
+        }
+    }
+
+    // Trusted approver keys.
+    let mut approvers = BTreeMap::new();
+    let mut trusted = Vec::new();
+    for (position, a) in raw.trust.approver_keys.iter().enumerate() {
+        let bad = |reason: &str| ReceiptError::MalformedApproverKey {
+            position,
+            reason: reason.to_owned(),
+        };
+        let Ok(key_id) = a.key_id.parse::<KeyId>() else {
+            problems.push(bad("key_id is not `ed25519:` and 64 lowercase hex digits"));
+            continue;
+        };
+        let Some(key) =
+            decode_key_hex(&a.public_key).and_then(|k| VerifyingKey::from_bytes(&k).ok())
+        else {
+            problems.push(bad(
+                "public_key is not an Ed25519 key in 64 lowercase hex digits",
+            ));
+            continue;
+        };
+        if KeyId::of(&key) != key_id {
+            problems.push(ReceiptError::ApproverKeyIdMismatch {
+                key_id: a.key_id.clone(),
+                identity: a.identity.clone(),
+            });
+            continue;
+        }
+        if approvers.insert(key_id, key).is_some() {
+            problems.push(ReceiptError::DuplicateApproverKey(key_id));
+        }
+        trusted.push((key_id, a.identity.clone()));
+    }
+
+    // Receipts, in parallel.
+    let ctx = Context {
+        log_key: verifiers[0].key,
+        log_id: KeyId::of(&verifiers[0].key),
+        latest,
+        approvers,
+    };
+    let threads = opts.threads.max(1);
+    let chunk = raw.receipts.len().div_ceil(threads).max(1);
+    let outcomes: Vec<(ReceiptLine, Option<Registered>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = raw
+            .receipts
+            .chunks(chunk)
+            .enumerate()
+            .map(|(c, rs)| {
+                let ctx = &ctx;
+                s.spawn(move || {
+                    rs.iter()
+                        .enumerate()
+                        .map(|(i, r)| check_receipt(c * chunk + i, r, ctx))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a verification worker panicked"))
+            .collect()
+    });
+    let mut registered = BTreeSet::new();
+    for (line, reg) in outcomes {
+        registered.extend(reg);
+        report.receipts.push(line);
+    }
+    let problems = &mut report.problems;
+
+    // Order, duplicates and the claimed range.
+    for w in report.receipts.windows(2) {
+        let (previous, index) = (w[0].index, w[1].index);
+        if index == previous {
+            problems.push(ReceiptError::Duplicate { index });
+        } else if index < previous {
+            problems.push(ReceiptError::Reordered { previous, index });
+        }
+    }
+    if let Some(r) = &raw.range {
+        let (from, to) = (r.from, r.to);
+        if from > to {
+            problems.push(ReceiptError::BadRange { from, to });
+        } else {
+            let present: BTreeSet<u64> = report.receipts.iter().map(|l| l.index).collect();
+            for &index in present.iter().filter(|&&i| i < from || i > to) {
+                problems.push(ReceiptError::OutsideRange { index, from, to });
+            }
+            const NAMED: u64 = 20;
+            let mut missing = 0u64;
+            let mut expected = from;
+            for &i in present.range(from..=to).chain(std::iter::once(&(to + 1))) {
+                for index in expected..i {
+                    if missing < NAMED {
+                        problems.push(ReceiptError::Dropped { index, from, to });
+                    }
+                    missing += 1;
+                }
+                expected = i + 1;
+            }
+            if missing > NAMED {
+                problems.push(ReceiptError::DroppedMore {
+                    count: missing - NAMED,
+                    from,
+                    to,
+                });
+            }
+        }
+    }
+
+    // Every trusted approver key is backed by a registration in the log.
+    for (key_id, identity) in trusted {
+        let reg = Registered {
+            key_id: key_id.to_string(),
+            identity,
+        };
+        if !registered.contains(&reg) {
+            problems.push(ReceiptError::UnbackedApproverKey {
+                key_id,
+                identity: reg.identity,
+            });
+        }
+    }
+    report
+}
+
+fn check_receipt(
+    position: usize,
+    r: &RawReceipt<'_>,
+    ctx: &Context,
+) -> (ReceiptLine, Option<Registered>) {
+    let mut line = ReceiptLine {
+        position,
+        index: r.index,
+        kind: String::new(),
+        subjects: String::new(),
+        result: Ok(()),
+    };
+    let mut registered = None;
+    line.result = (|| {
+        let leaf_bytes = r.leaf.get().as_bytes();
+        let parts = leaf::read_leaf(leaf_bytes)?;
+        leaf::check_signature(&parts, &ctx.log_key, &ctx.log_id)?;
+        let st = leaf::read_statement(&parts.payload)?;
+        line.kind.clone_from(&st.kind);
+        line.subjects = st.subject_summary();
+        st.check_subjects()?;
+        if st.seq != r.index {
+            return Err(ReceiptError::SeqMismatch {
+                index: r.index,
+                seq: st.seq,
+            });
+        }
+        let proof = decode_hashes(&r.inclusion_proof)?;
+        let (size, root) = ctx.latest.ok_or(ReceiptError::NoCheckpoint)?;
+        interlock_merkle::verify_inclusion(r.index, size, &leaf_hash(leaf_bytes), &proof, &root)
+            .map_err(|e| ReceiptError::BadInclusion {
+                index: r.index,
+                size,
+                reason: e.to_string(),
+            })?;
+        let p = st.predicate();
+        match st.kind.as_str() {
+            "plan.decision" => check_approval(p, &ctx.approvers)?,
+            "approver.registered" => {
+                if let (Some(k), Some(i)) = (
+                    p.get("key_id").and_then(Value::as_str),
+                    p.get("identity").and_then(Value::as_str),
+                ) {
+                    registered = Some(Registered {
+                        key_id: k.to_owned(),
+                        identity: i.to_owned(),
+                    });
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    })();
+    (line, registered)
+}
+
+/// The inner approver envelope of a `plan.decision` receipt.
+fn check_approval(
+    p: &interlock_canon::Map,
+    approvers: &BTreeMap<KeyId, VerifyingKey>,
+) -> Result<(), ReceiptError> {
+    let bad = |e: &dyn fmt::Display| ReceiptError::ApprovalMalformed(e.to_string());
+    let st = p.get("statement").ok_or(ReceiptError::ApprovalMissing)?;
+    let env = Envelope::from_json(&canon::to_serde_json(st)).map_err(|e| bad(&e))?;
+    if env.payload_type != APPROVAL_PAYLOAD_TYPE {
+        return Err(bad(&format!(
+            "payloadType `{}` is not `{APPROVAL_PAYLOAD_TYPE}`",
+            env.payload_type
+        )));
+    }
+    let key = approvers
+        .get(&env.key_id)
+        .ok_or(ReceiptError::UntrustedApprover(env.key_id))?;
+    key.verify_strict(
+        &pae(&env.payload_type, &env.payload),
+        &Signature::from_bytes(&env.signature),
+    )
+    .map_err(|_| ReceiptError::BadApprovalSignature(env.key_id))?;
+    let v = canon::parse_json(&env.payload).map_err(|e| bad(&e))?;
+    if canon::canonical_bytes(&v) != env.payload {
+        return Err(bad(&"the approval payload is not in canonical (JCS) form"));
+    }
+    let a = ApprovalStatement::from_value(&v).map_err(|e| bad(&e))?;
+    if a.approver_key_id != env.key_id {
+        return Err(bad(&format!(
+            "the approval names key {} but is signed by {}",
+            a.approver_key_id, env.key_id
+        )));
+    }
+    let recorded = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let mismatch = |what: &'static str, signed: String| ReceiptError::ApprovalMismatch {
+        what,
+        recorded: recorded(what),
+        signed,
+    };
+    if recorded("plan_id") != a.plan_id {
+        return Err(mismatch("plan_id", a.plan_id));
+    }
+    if recorded("plan_hash") != a.plan_hash.to_string() {
+        return Err(mismatch("plan_hash", a.plan_hash.to_string()));
+    }
+    if p.contains_key("decision") && recorded("decision") != a.decision.name() {
+        return Err(mismatch("decision", a.decision.name().to_owned()));
+    }
+    Ok(())
+}

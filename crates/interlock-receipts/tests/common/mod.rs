@@ -1,0 +1,199 @@
+//! Shared fixtures: real keys, real sealed leaves, a real tree and checkpoints.
+#![allow(dead_code)]
+
+use ed25519_dalek::{SigningKey, VerifyingKey};
+use interlock_canon::{Digest, Map, Number, Value, from_serde_json};
+use interlock_core::decision::{Decision, KeyId, sign_decision};
+use interlock_merkle::{Checkpoint, NoteVerifier, Tree, leaf_hash, sign_checkpoint};
+use interlock_receipts::{ApproverKey, Bundle, BundleBuilder, seal};
+
+pub const ORIGIN: &str = "interlock.test/log";
+pub const IDENTITY: &str = "alice@example.com";
+
+pub fn key(seed: u8) -> SigningKey {
+    SigningKey::from_bytes(&[seed; 32])
+}
+
+pub fn vkey(name: &str, k: &VerifyingKey) -> String {
+    NoteVerifier::new(name, *k).unwrap().to_vkey()
+}
+
+pub fn approver_entry(k: &VerifyingKey, identity: &str) -> ApproverKey {
+    ApproverKey {
+        key_id: KeyId::of(k),
+        public_key: k.to_bytes(),
+        identity: identity.into(),
+    }
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.into())
+}
+
+fn n(v: i64) -> Value {
+    Value::Number(Number::from_i64(v).unwrap())
+}
+
+/// The predicate of entry `seq`: entry 0 registers the approver; then a mix of kinds,
+/// with a real approver envelope every `decision_every` entries.
+pub fn predicate(seq: u64, approver: &SigningKey, decision_every: u64) -> Map {
+    let mut p = Map::new();
+    p.insert("seq".into(), n(seq as i64));
+    p.insert("time".into(), n(1_760_000_000 + seq as i64));
+    let plan_id = format!("p{}", seq / 5);
+    let plan_hash = Digest::of_bytes(plan_id.as_bytes());
+    let kind = if seq == 0 {
+        let vk = approver.verifying_key();
+        p.insert("key_id".into(), s(&KeyId::of(&vk).to_string()));
+        p.insert("identity".into(), s(IDENTITY));
+        p.insert("public_key".into(), s(&hex::encode(vk.to_bytes())));
+        "approver.registered"
+    } else if seq.is_multiple_of(decision_every) {
+        let (_, env) = sign_decision(
+            approver,
+            &plan_id,
+            plan_hash,
+            Decision::Approve,
+            "looks right",
+            1_760_000_000,
+            1_760_000_000 + 3600,
+            [seq as u8; 16],
+            Digest::of_bytes(b"policy"),
+        )
+        .unwrap();
+        p.insert("plan_id".into(), s(&plan_id));
+        p.insert("plan_hash".into(), s(&plan_hash.to_string()));
+        p.insert("decision".into(), s("approve"));
+        p.insert("statement".into(), from_serde_json(&env.to_json()).unwrap());
+        "plan.decision"
+    } else {
+        match seq % 4 {
+            0 => {
+                p.insert("plan_id".into(), s(&plan_id));
+                p.insert("plan_hash".into(), s(&plan_hash.to_string()));
+                "plan.proposed"
+            }
+            1 => {
+                p.insert("plan_id".into(), s(&plan_id));
+                p.insert("plan_hash".into(), s(&plan_hash.to_string()));
+                p.insert("from".into(), s("approved"));
+                p.insert("to".into(), s("executing"));
+                "plan.transition"
+            }
+            2 => {
+                p.insert("plan_id".into(), s(&plan_id));
+                p.insert("stage".into(), s("migrate"));
+                p.insert("ok".into(), Value::Bool(true));
+                "stage.probe"
+            }
+            _ => {
+                p.insert("plan_id".into(), s(&plan_id));
+                p.insert("plan_hash".into(), s(&plan_hash.to_string()));
+                p.insert("stage".into(), s("migrate"));
+                "stage.dispatch"
+            }
+        }
+    };
+    p.insert("type".into(), s(kind));
+    p
+}
+
+pub fn seal_with(p: Map, k: &SigningKey) -> Vec<u8> {
+    seal(p, &KeyId::of(&k.verifying_key()), |m| {
+        Ok(ed25519_dalek::Signer::sign(k, m))
+    })
+    .unwrap()
+}
+
+/// A log of `n` sealed leaves and its tree.
+pub struct Log {
+    pub key: SigningKey,
+    pub approver: SigningKey,
+    pub origin: String,
+    pub leaves: Vec<Vec<u8>>,
+    pub tree: Tree,
+}
+
+impl Log {
+    pub fn new(n: u64, decision_every: u64) -> Log {
+        Log::with_keys(n, decision_every, key(1), key(2), ORIGIN)
+    }
+
+    pub fn with_keys(
+        n: u64,
+        decision_every: u64,
+        key: SigningKey,
+        approver: SigningKey,
+        origin: &str,
+    ) -> Log {
+        let leaves: Vec<Vec<u8>> = (0..n)
+            .map(|i| seal_with(predicate(i, &approver, decision_every), &key))
+            .collect();
+        let hashes: Vec<_> = leaves.iter().map(|l| leaf_hash(l)).collect();
+        Log {
+            key,
+            approver,
+            origin: origin.into(),
+            tree: Tree::from_leaves(&hashes),
+            leaves,
+        }
+    }
+
+    pub fn vkey(&self) -> String {
+        vkey(&self.origin, &self.key.verifying_key())
+    }
+
+    pub fn checkpoint(&self, size: u64) -> String {
+        let cp = Checkpoint {
+            origin: self.origin.clone(),
+            size,
+            root: self.tree.root_at(size).unwrap(),
+            extensions: vec![],
+        };
+        sign_checkpoint(&cp, &self.origin, &self.key, &self.key.verifying_key())
+            .unwrap()
+            .to_string()
+    }
+
+    /// A bundle of `indices` against the full tree, with an earlier checkpoint.
+    pub fn bundle(
+        &self,
+        indices: &[u64],
+        earlier: Option<u64>,
+        range: Option<(u64, u64)>,
+    ) -> Bundle {
+        let size = self.tree.len();
+        let mut b = BundleBuilder::new(
+            self.origin.clone(),
+            self.vkey(),
+            vec![approver_entry(&self.approver.verifying_key(), IDENTITY)],
+            self.checkpoint(size),
+        );
+        if let Some(e) = earlier {
+            b = b.earlier_checkpoint(
+                self.checkpoint(e),
+                self.tree.consistency_proof(e, size).unwrap(),
+            );
+        }
+        for &i in indices {
+            b = b.receipt(
+                i,
+                self.leaves[i as usize].clone(),
+                self.tree.inclusion_proof(i, size).unwrap(),
+            );
+        }
+        if let Some((from, to)) = range {
+            b = b.range(from, to);
+        }
+        b.build().unwrap()
+    }
+
+    pub fn full_bundle(&self) -> Bundle {
+        let all: Vec<u64> = (0..self.tree.len()).collect();
+        self.bundle(
+            &all,
+            Some(self.tree.len() / 2),
+            Some((0, self.tree.len() - 1)),
+        )
+    }
+}

@@ -1,0 +1,410 @@
+//! `interlock receipts show|export|verify`: receipts for auditors.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use clap::Subcommand;
+use interlock_core::canon;
+use interlock_core::merkle::{self, NoteVerifier, Tree};
+use interlock_log::{ExportFilter, META_VKEY};
+use interlock_receipts::{VerifyOptions, VerifyReport, open_leaf, verify_bundle};
+use interlock_store::Store;
+
+use super::EXIT_REJECTED;
+use super::context::Context;
+
+#[derive(Debug, Subcommand)]
+pub enum ReceiptsCommand {
+    /// Show one receipt (by log index): its statement, signature and inclusion proof.
+    Show {
+        index: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export receipts into OUT/: bundle.json (statements, inclusion proofs, the
+    /// latest signed checkpoint, a consistency proof from the previous export, the
+    /// trust policy), report.html (printable) and summary.csv.
+    Export {
+        out: PathBuf,
+        /// Only receipts at or after T (RFC 3339 UTC like 2026-11-29T12:00:00Z, a date, or Unix seconds).
+        #[arg(long, value_name = "T")]
+        since: Option<String>,
+        /// Only receipts before T.
+        #[arg(long, value_name = "T")]
+        until: Option<String>,
+        /// Only receipts about this plan.
+        #[arg(long, value_name = "ID")]
+        plan: Option<String>,
+        /// Only receipts about this upstream server.
+        #[arg(long, value_name = "NAME")]
+        server: Option<String>,
+    },
+    /// Verify a bundle offline, with nothing but the bundle: every signature, every
+    /// inclusion proof, every checkpoint and consistency proof. One line per
+    /// receipt; exit 1 on any failure.
+    Verify {
+        /// The bundle (bundle.json, or the directory `export` wrote).
+        bundle: PathBuf,
+        /// The log key you trust (C2SP vkey, as `receipts export` prints it). Without
+        /// it, the bundle's own key is used, which proves consistency, not origin.
+        #[arg(long, value_name = "VKEY")]
+        log_key: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ReceiptsCommand::Show { index, json } => show(ctx, index, json).await,
+        ReceiptsCommand::Export {
+            out,
+            since,
+            until,
+            plan,
+            server,
+        } => {
+            let filter = ExportFilter {
+                since: since.as_deref().map(parse_time).transpose()?,
+                until: until.as_deref().map(parse_time).transpose()?,
+                plan_id: plan,
+                server,
+            };
+            export(ctx, &out, &filter).await
+        }
+        ReceiptsCommand::Verify {
+            bundle,
+            log_key,
+            json,
+        } => verify(&bundle, log_key, json),
+    }
+}
+
+async fn open_store(ctx: &Context) -> anyhow::Result<Store> {
+    let db = ctx.data_dir()?.join(interlock_engine::DATABASE_FILE);
+    if !db.exists() {
+        bail!("no database at {}", db.display());
+    }
+    Ok(Store::open(&db).await?)
+}
+
+async fn show(ctx: &Context, index: u64, json: bool) -> anyhow::Result<ExitCode> {
+    let store = open_store(ctx).await?;
+    let Some(row) = store.leaf(index).await? else {
+        bail!("no receipt at index {index}");
+    };
+    let vkey = store
+        .get_meta(META_VKEY)
+        .await?
+        .context("the log has no key recorded")?;
+    let verifier = NoteVerifier::from_vkey(&vkey)?;
+    let signature = match open_leaf(&row.data, &verifier.key) {
+        Ok(_) => "valid (log key)".to_owned(),
+        Err(e) => format!("INVALID: {e}"),
+    };
+    let opened = interlock_receipts::open_leaf_unverified(&row.data)?;
+    let latest = store
+        .latest_checkpoint()
+        .await?
+        .context("no signed checkpoint")?;
+    let tree = Tree::from_leaves(&store.leaf_hashes().await?);
+    let proof = tree.inclusion_proof(index, latest.size)?;
+    let included = merkle::verify_inclusion(
+        index,
+        latest.size,
+        &merkle::leaf_hash(&row.data),
+        &proof,
+        &latest.root,
+    )
+    .map_or_else(
+        |e| format!("FAILED: {e}"),
+        |()| format!("included in the checkpoint of size {}", latest.size),
+    );
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "index": index,
+                "statement": canon::to_serde_json(&opened.statement),
+                "signature": signature,
+                "inclusion": included,
+                "inclusion_proof": proof.iter().map(b64).collect::<Vec<_>>(),
+                "checkpoint": latest.note,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "receipt {index}: {} at {}",
+        opened.kind,
+        rfc3339(opened.time)
+    );
+    let subjects: Vec<String> = opened
+        .statement
+        .get("subject")
+        .and_then(canon::Value::as_array)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|s| {
+            Some(format!(
+                "{} sha256:{}",
+                s.get("name")?.as_str()?,
+                s.get("digest")?.get("sha256")?.as_str()?
+            ))
+        })
+        .collect();
+    println!("subjects   {}", subjects.join("\n           "));
+    println!("signature  {signature}");
+    println!("inclusion  {included}");
+    println!("\nstatement");
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&canon::to_serde_json(&opened.statement))
+            .expect("JSON serializes")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn export(ctx: &Context, out: &Path, filter: &ExportFilter) -> anyhow::Result<ExitCode> {
+    let store = open_store(ctx).await?;
+    let bundle = interlock_log::export(&store, filter).await?;
+    let bytes = bundle.to_bytes();
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let report = verify_bundle(&bytes, &VerifyOptions::default());
+    write_file(&out.join("bundle.json"), &bytes)?;
+    write_file(
+        &out.join("report.html"),
+        html_report(&report, &bundle.trust.log_key).as_bytes(),
+    )?;
+    write_file(&out.join("summary.csv"), csv_summary(&report).as_bytes())?;
+    println!(
+        "exported {} receipts ({} bytes, {} bytes per receipt) to {}",
+        bundle.receipts.len(),
+        bytes.len(),
+        bytes.len() / bundle.receipts.len().max(1),
+        out.display()
+    );
+    println!("log key (pin it when verifying): {}", bundle.trust.log_key);
+    if !report.is_ok() {
+        eprint!("{report}");
+        eprintln!(
+            "interlock: the exported bundle does not verify: the database may have been tampered with"
+        );
+        return Ok(ExitCode::from(EXIT_REJECTED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes through a temporary file and a rename, so a crash never leaves half a bundle.
+fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+fn verify(path: &Path, log_key: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
+    let file = if path.is_dir() {
+        path.join("bundle.json")
+    } else {
+        path.to_path_buf()
+    };
+    let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+    let report = verify_bundle(
+        &bytes,
+        &VerifyOptions {
+            pinned_log_key: log_key,
+            ..VerifyOptions::default()
+        },
+    );
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "ok": report.is_ok(),
+                "origin": report.origin,
+                "tree_size": report.tree_size,
+                "problems": report.problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "receipts": report.receipts.iter().map(|r| serde_json::json!({
+                    "index": r.index, "kind": r.kind, "subjects": r.subjects,
+                    "ok": r.result.is_ok(),
+                    "error": r.result.as_ref().err().map(ToString::to_string),
+                })).collect::<Vec<_>>(),
+            })
+        );
+    } else {
+        print!("{report}");
+    }
+    Ok(if report.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_REJECTED)
+    })
+}
+
+fn b64(h: &merkle::Hash) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(h)
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn html_report(report: &VerifyReport, log_key: &str) -> String {
+    let mut rows = String::new();
+    for r in &report.receipts {
+        let (class, status) = match &r.result {
+            Ok(()) => ("ok", "verified".to_owned()),
+            Err(e) => ("bad", e.to_string()),
+        };
+        let _ = writeln!(
+            rows,
+            "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            r.index,
+            html_escape(&r.kind),
+            html_escape(&r.subjects),
+            html_escape(&status)
+        );
+    }
+    let problems: String = report
+        .problems
+        .iter()
+        .map(|p| format!("<li>{}</li>", html_escape(&p.to_string())))
+        .collect();
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Interlock receipts — {origin}</title>\n\
+<style>body{{font:14px system-ui,sans-serif;margin:2em;color:#111}}table{{border-collapse:collapse;width:100%}}\
+td,th{{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}}tr.bad td{{background:#fde8e8}}\
+code{{word-break:break-all}}@media print{{body{{margin:0}}}}</style></head><body>\n\
+<h1>Interlock receipts</h1>\n<p>Log <code>{origin}</code>, latest signed checkpoint at size {size}.<br>\
+Log key <code>{key}</code>.<br>Result: <strong>{result}</strong> — {n} receipts, {failed} failed.</p>\n\
+<ul>{problems}</ul>\n<table><thead><tr><th>Index</th><th>Decision</th><th>Subjects</th><th>Verification</th></tr></thead>\n\
+<tbody>\n{rows}</tbody></table>\n<p>Verify offline: <code>interlock receipts verify bundle.json --log-key '{key}'</code></p>\n</body></html>\n",
+        origin = html_escape(&report.origin),
+        size = report
+            .tree_size
+            .map_or("unverified".to_owned(), |s| s.to_string()),
+        key = html_escape(log_key),
+        result = if report.is_ok() {
+            "every receipt verified"
+        } else {
+            "FAILED"
+        },
+        n = report.receipts.len(),
+        failed = report.failed().count(),
+    )
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+fn csv_summary(report: &VerifyReport) -> String {
+    let mut out = String::from("index,kind,subjects,verified,error\n");
+    for r in &report.receipts {
+        let err = r
+            .result
+            .as_ref()
+            .err()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{}",
+            r.index,
+            csv_field(&r.kind),
+            csv_field(&r.subjects),
+            r.result.is_ok(),
+            csv_field(&err)
+        );
+    }
+    out
+}
+
+/// Unix seconds → `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian, UTC).
+pub fn rfc3339(t: i64) -> String {
+    let (days, secs) = (t.div_euclid(86_400), t.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// `2026-11-29T12:00:00Z`, `2026-11-29`, or Unix seconds → Unix seconds.
+fn parse_time(s: &str) -> anyhow::Result<i64> {
+    if let Ok(n) = s.parse::<i64>() {
+        return Ok(n);
+    }
+    let bad = || {
+        anyhow::anyhow!("`{s}` is not a time like 2026-11-29T12:00:00Z, 2026-11-29 or Unix seconds")
+    };
+    let num =
+        |r: std::ops::Range<usize>| s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(bad);
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if s.get(4..5) != Some("-")
+        || s.get(7..8) != Some("-")
+        || !(1..=12).contains(&m)
+        || !(1..=31).contains(&d)
+    {
+        return Err(bad());
+    }
+    let mut t = days_from_civil(y, m, d) * 86_400;
+    if s.len() > 10 {
+        if !interlock_core::plan::is_rfc3339_utc(s) {
+            return Err(bad());
+        }
+        t += num(11..13)? * 3600 + num(14..16)? * 60 + num(17..19)?;
+    }
+    Ok(t)
+}
+
+// Howard Hinnant's civil-date algorithms.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_round_trip() {
+        assert_eq!(parse_time("1970-01-01T00:00:00Z").unwrap(), 0);
+        assert_eq!(parse_time("2026-11-29T12:00:00Z").unwrap(), 1_795_953_600);
+        assert_eq!(parse_time("2026-11-29").unwrap(), 1_795_910_400);
+        assert_eq!(rfc3339(1_795_953_600), "2026-11-29T12:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert!(parse_time("2026-13-01").is_err());
+        assert!(parse_time("yesterday").is_err());
+    }
+}
