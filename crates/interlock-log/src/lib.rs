@@ -2,7 +2,9 @@
 //! leaf in the store, and every write commits a signed C2SP checkpoint with it.
 //!
 //! * [`Log`]: the writer. Appends are *group-committed*: one task drains
-//!   every waiting append, assigns indices, extends the in-memory tree, signs
+//!   every waiting append, assigns indices, seals each entry into a signed
+//!   receipt (`interlock_receipts::seal`: a DSSE envelope of an in-toto
+//!   statement, which is the leaf), extends the in-memory tree, signs
 //!   one checkpoint for the new size and writes leaves + checkpoint in a
 //!   single durable transaction, then acknowledges every waiter. An append is
 //!   acknowledged only once durable; many concurrent appenders share one
@@ -10,11 +12,12 @@
 //! * [`audit`]: recomputes everything from storage alone and names each
 //!   edited, reordered, dropped or forked entry, and each checkpoint that
 //!   fails.
-//! * [`LogSigner`]: the checkpoint key, as a trait so a keychain-backed key
-//!   can replace the in-memory one.
+//! * [`export`]: receipt bundles for auditors.
+//! * [`LogSigner`]: the log key (it signs every receipt and checkpoint), as a
+//!   trait so a keychain-backed key can replace the in-memory one.
 //!
-//! All hashing and signing math is `interlock-merkle` and `interlock-canon`;
-//! all SQL is `interlock-store`.
+//! All hashing and signing math is `interlock-merkle`, `interlock-canon` and
+//! `interlock-receipts`; all SQL is `interlock-store`.
 
 #![forbid(unsafe_code)]
 
