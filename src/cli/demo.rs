@@ -9,14 +9,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail, ensure};
-use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
+use ed25519_dalek::SigningKey;
 use interlock_adapters::{AdapterConfig, Adapters};
 use interlock_core::canon::{self, Value};
 use interlock_core::decision::{Expectation, TrustedKeys, sign_decision, verify_decision};
 use interlock_core::merkle;
 use interlock_core::{Decision, Policy};
 use interlock_engine::{Engine, EngineConfig, EngineError, PlanStatus};
-use interlock_log::LogSigner;
 
 use super::context::nonce;
 
@@ -25,18 +24,6 @@ use super::context::nonce;
 /// Without it, everything lives in a temporary directory removed at the end.
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {}
-
-/// An in-memory key that signs the demo's checkpoints.
-struct ThrowawayLogKey(SigningKey);
-
-impl LogSigner for ThrowawayLogKey {
-    fn public_key(&self) -> VerifyingKey {
-        self.0.verifying_key()
-    }
-    fn try_sign(&self, msg: &[u8]) -> Result<Signature, signature::Error> {
-        Ok(ed25519_dalek::Signer::sign(&self.0, msg))
-    }
-}
 
 fn throwaway_key() -> anyhow::Result<SigningKey> {
     let mut seed = [0u8; 32];
@@ -80,7 +67,7 @@ pub async fn run(keep_in: Option<PathBuf>, _: DemoArgs) -> anyhow::Result<ExitCo
         fs_roots: vec![workspace.clone()],
         ..AdapterConfig::default()
     })?;
-    let engine = Engine::open(config, Arc::new(ThrowawayLogKey(log_key.clone()))).await?;
+    let engine = Engine::open(config, Arc::new(log_key.clone())).await?;
     let reviewer = throwaway_key()?;
     engine
         .register_approver(

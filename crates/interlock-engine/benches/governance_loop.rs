@@ -7,23 +7,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
+use ed25519_dalek::SigningKey;
 use interlock_adapters::{AdapterConfig, Adapters};
 use interlock_core::Decision;
 use interlock_core::canon::{self, Digest, Value};
 use interlock_core::decision::sign_decision;
 use interlock_engine::{Engine, EngineConfig, PlanStatus};
-use interlock_log::LogSigner;
-
-struct MemLogKey(SigningKey);
-impl LogSigner for MemLogKey {
-    fn public_key(&self) -> VerifyingKey {
-        self.0.verifying_key()
-    }
-    fn try_sign(&self, msg: &[u8]) -> Result<Signature, signature::Error> {
-        Ok(ed25519_dalek::Signer::sign(&self.0, msg))
-    }
-}
 
 fn plan(id: &str, dir: &Path) -> Value {
     let sub = dir.join(id);
@@ -81,12 +70,9 @@ async fn main() {
         ..AdapterConfig::default()
     })
     .unwrap();
-    let engine = Engine::open(
-        config,
-        Arc::new(MemLogKey(SigningKey::from_bytes(&[9; 32]))),
-    )
-    .await
-    .unwrap();
+    let engine = Engine::open(config, Arc::new(SigningKey::from_bytes(&[9; 32])))
+        .await
+        .unwrap();
     let reviewer = SigningKey::from_bytes(&[1; 32]);
     engine
         .register_approver(&reviewer.verifying_key(), "human:bench", "bench")

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
+use ed25519_dalek::SigningKey;
 use interlock_adapters::{AdapterConfig, Adapters};
 use interlock_core::canon::{self, Digest, Value};
 use interlock_core::decision::sign_decision;
@@ -12,19 +12,8 @@ use interlock_core::{Decision, DecisionError, Policy};
 use interlock_engine::{
     Engine, EngineConfig, EngineError, EventKind, ManualClock, PlanStatus, StageResult,
 };
-use interlock_log::LogSigner;
 
 const T0: i64 = 1_795_000_000;
-
-struct MemLogKey(SigningKey);
-impl LogSigner for MemLogKey {
-    fn public_key(&self) -> VerifyingKey {
-        self.0.verifying_key()
-    }
-    fn try_sign(&self, msg: &[u8]) -> Result<Signature, signature::Error> {
-        Ok(ed25519_dalek::Signer::sign(&self.0, msg))
-    }
-}
 
 struct World {
     engine: Engine,
@@ -49,12 +38,9 @@ async fn world_with(policy: Policy) -> World {
         ..AdapterConfig::default()
     })
     .unwrap();
-    let engine = Engine::open(
-        config,
-        Arc::new(MemLogKey(SigningKey::from_bytes(&[9; 32]))),
-    )
-    .await
-    .unwrap();
+    let engine = Engine::open(config, Arc::new(SigningKey::from_bytes(&[9; 32])))
+        .await
+        .unwrap();
     let reviewer = SigningKey::from_bytes(&[1; 32]);
     let second_reviewer = SigningKey::from_bytes(&[2; 32]);
     engine
