@@ -1,0 +1,165 @@
+//! From a drift's severity to what the gateway does about it.
+//!
+//! - [`Action::Monitor`]: record the drift, keep serving.
+//! - [`Action::Hold`]: the changed tool (or surface) waits for a reviewer
+//!   before it is served as changed.
+//! - [`Action::Quarantine`]: hidden from `tools/list` and refused at
+//!   `tools/call` until a reviewer re-approves, for the drift's [`Scope`].
+
+use std::fmt;
+
+use crate::drift::{Drift, DriftKind};
+
+/// How much a drift matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    /// Cosmetic (title, `_meta`, non-hint annotations).
+    Info,
+    /// Less surface (tool removed, schema narrowed), benign-looking rewording.
+    Low,
+    /// More surface (tool added or renamed, schema widened), text the model reads changed.
+    Medium,
+    /// A safety claim dropped (`readOnlyHint` true→false, `destructiveHint` false→true).
+    High,
+    /// Injection or exfiltration wording added.
+    Critical,
+}
+
+impl Severity {
+    /// Lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the gateway does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    /// Record and keep serving.
+    Monitor,
+    /// Wait for a reviewer.
+    Hold,
+    /// Hide and refuse until re-approved.
+    Quarantine,
+}
+
+impl Action {
+    /// Lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Monitor => "monitor",
+            Action::Hold => "hold",
+            Action::Quarantine => "quarantine",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What an action applies to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    /// The whole server (instructions drift, or anything Critical: a server
+    /// that poisons one tool is not trusted with the others).
+    Server,
+    /// One tool, by its observed name (baseline name for a removed tool).
+    Tool(String),
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::Server => f.write_str("server"),
+            Scope::Tool(t) => write!(f, "tool {t:?}"),
+        }
+    }
+}
+
+impl Drift {
+    /// What the drift's action applies to.
+    pub fn scope(&self) -> Scope {
+        if matches!(self.kind, DriftKind::InstructionsChanged { .. })
+            || self.severity() == Severity::Critical
+        {
+            return Scope::Server;
+        }
+        match &self.tool {
+            Some(t) => Scope::Tool(t.clone()),
+            None => Scope::Server,
+        }
+    }
+}
+
+/// Severity → action: below `monitor_below` → Monitor; at or above
+/// `quarantine_at` → Quarantine; between → Hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriftPolicy {
+    /// Severities below this are only monitored.
+    pub monitor_below: Severity,
+    /// Severities at or above this are quarantined.
+    pub quarantine_at: Severity,
+}
+
+impl Default for DriftPolicy {
+    /// Info/Low → Monitor, Medium → Hold, High/Critical → Quarantine.
+    fn default() -> Self {
+        DriftPolicy {
+            monitor_below: Severity::Medium,
+            quarantine_at: Severity::High,
+        }
+    }
+}
+
+impl DriftPolicy {
+    /// The action for one severity.
+    pub fn action_for(&self, s: Severity) -> Action {
+        if s >= self.quarantine_at {
+            Action::Quarantine
+        } else if s < self.monitor_below {
+            Action::Monitor
+        } else {
+            Action::Hold
+        }
+    }
+
+    /// The action for one drift.
+    pub fn action(&self, d: &Drift) -> Action {
+        self.action_for(d.severity())
+    }
+
+    /// The strongest action over `drifts` for the server as a whole (`None`
+    /// if no drift has server scope), and per tool for the others, ordered:
+    /// `(server, [(tool, action)])`. Tools under a server-wide action still
+    /// appear with their own.
+    pub fn assess(&self, drifts: &[Drift]) -> (Option<Action>, Vec<(String, Action)>) {
+        let mut server = None;
+        let mut tools: std::collections::BTreeMap<String, Action> = Default::default();
+        for d in drifts {
+            let a = self.action(d);
+            match d.scope() {
+                Scope::Server => server = server.max(Some(a)),
+                Scope::Tool(t) => {
+                    let e = tools.entry(t).or_insert(a);
+                    *e = (*e).max(a);
+                }
+            }
+        }
+        (server, tools.into_iter().collect())
+    }
+}
