@@ -171,9 +171,21 @@ impl Engine {
             .filter(|r| r.result == StageResult::Committed)
             .map(|r| r.stage_id.as_str().into())
             .collect();
-        self.store
+        if !self
+            .store
             .transition(&plan.plan_id, plan.revision, PlanStatus::Executing, to)
-            .await?;
+            .await?
+        {
+            // Only this execution may move its plan out of EXECUTING; if something
+            // else did, say so rather than log an end state that is not stored.
+            let now = self.plan(&plan.plan_id).await?.status;
+            return Err(EngineError::WrongState {
+                plan_id: plan.plan_id,
+                status: now.as_str().to_owned(),
+                action: "finishing an execution",
+                needed: "EXECUTING",
+            });
+        }
         let appended = self
             .append(
                 "plan.transition",
