@@ -6,13 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use ed25519_dalek::{Signature, VerifyingKey};
 use interlock_adapters::{AdapterConfig, Adapters};
 use interlock_core::Policy;
 use interlock_core::canon;
 use interlock_engine::{Engine, EngineConfig};
-use interlock_keychain::{Keychain, KeychainKey};
-use interlock_log::LogSigner;
+use interlock_keychain::Keychain;
 
 /// The keychain service under which Interlock keeps its keys
 /// (`$INTERLOCK_KEYCHAIN_SERVICE` overrides it, for side-by-side installs and tests).
@@ -64,6 +62,9 @@ impl Context {
     pub async fn engine(&self) -> anyhow::Result<Engine> {
         let data_dir = self.data_dir()?;
         let (log_key, _) = self.keychain()?.load_or_create(LOG_KEY)?;
+        // The log key signs every receipt: held in memory for this process (see
+        // `load_service_key`), unlike approver keys.
+        let log_key = log_key.load_service_key()?;
         let mut config = EngineConfig::new(&data_dir);
         config.policy = self.policy()?;
         let workspace = data_dir.join("workspace");
@@ -73,7 +74,7 @@ impl Context {
             fs_roots: vec![workspace],
             ..AdapterConfig::default()
         })?;
-        Ok(Engine::open(config, Arc::new(KeychainLogSigner(log_key))).await?)
+        Ok(Engine::open(config, Arc::new(log_key)).await?)
     }
 }
 
@@ -91,21 +92,6 @@ pub fn load_policy(path: &Path) -> anyhow::Result<Policy> {
             .collect();
         anyhow::anyhow!("policy {} is invalid: {}", path.display(), lines.join("; "))
     })
-}
-
-/// The log key in the keychain, as the log's checkpoint signer.
-pub struct KeychainLogSigner(pub KeychainKey);
-
-impl LogSigner for KeychainLogSigner {
-    fn public_key(&self) -> VerifyingKey {
-        self.0.public_key()
-    }
-
-    fn try_sign(&self, msg: &[u8]) -> Result<Signature, signature::Error> {
-        self.0
-            .sign_message(msg)
-            .map_err(signature::Error::from_source)
-    }
 }
 
 /// Runs an async command on a fresh runtime.

@@ -304,6 +304,15 @@ impl KeychainKey {
         self.key_id().fingerprint()
     }
 
+    /// The secret, held in this process from now on (zeroized on drop), for a
+    /// *service* key that signs at a high rate — the gateway's log key signs every
+    /// receipt, and a D-Bus round trip per entry would cap the log. Never use it for
+    /// an approver key: those sign through [`Self::sign_message`], one fetch per
+    /// decision, so their secret is in memory only while it signs.
+    pub fn load_service_key(&self) -> Result<ed25519_dalek::SigningKey, KeychainError> {
+        self.keychain.signing_key(self)
+    }
+
     /// Signs `message` with the secret fetched from the keychain now. Fails if the key
     /// was deleted or replaced since it was loaded.
     pub fn sign_message(&self, message: &[u8]) -> Result<Signature, KeychainError> {
