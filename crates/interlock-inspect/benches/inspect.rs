@@ -1,0 +1,63 @@
+//! Inspection + response scan on typical (≤ 4 KB) payloads. Target (issue 5):
+//! inspection + response scan ≤ 0.05 ms per call.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use interlock_canon::{Value, parse_json};
+use interlock_inspect::{ArgContext, ResponsePolicy, inspect_arguments, scan_response};
+
+fn args_4k() -> Value {
+    let mut files = String::new();
+    for i in 0..40 {
+        files.push_str(&format!("\"/workspace/src/module_{i}/file_{i}.rs\","));
+    }
+    files.pop();
+    let body = "Refactor the parser so that it accepts trailing commas; keep the error messages. "
+        .repeat(20);
+    let json = format!(
+        r#"{{"query":"SELECT id, name FROM users WHERE team = 'core' ORDER BY name","path":"/workspace/src/lib.rs","url":"https://api.example.com/v1/items?page=2","files":[{files}],"message":"{body}","options":{{"depth":3,"follow":true,"pattern":"**/*.rs"}}}}"#
+    );
+    assert!(json.len() <= 4096, "{}", json.len());
+    parse_json(json.as_bytes()).expect("bench args parse")
+}
+
+fn response_4k() -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() < 3900 {
+        s.push_str(&format!(
+            "Row {i}: order #10{i:04} shipped 2024-01-15T10:30:00Z to warehouse 7; status ok, id 123e4567-e89b-12d3-a456-42661417{i:04}.\n"
+        ));
+        i += 1;
+    }
+    s.push_str("Contact ops@example.com.");
+    s
+}
+
+fn bench(c: &mut Criterion) {
+    let args = args_4k();
+    let ctx = ArgContext::with_roots(["/workspace"]);
+    let resp = response_4k();
+    let policy = ResponsePolicy::default();
+    c.bench_function("inspect_arguments_4k", |b| {
+        b.iter(|| inspect_arguments(black_box(&args), black_box(&ctx)))
+    });
+    c.bench_function("scan_response_4k", |b| {
+        b.iter(|| scan_response(black_box(&resp), black_box(&policy)))
+    });
+
+    // A plain per-call figure, printed for the closing note.
+    let n = 2000;
+    let start = Instant::now();
+    for _ in 0..n {
+        black_box(inspect_arguments(black_box(&args), &ctx));
+        black_box(scan_response(black_box(&resp), &policy));
+    }
+    let per_call = start.elapsed().as_secs_f64() * 1e6 / f64::from(n);
+    println!("inspect + scan per call (4 KB each): {per_call:.1} µs (target ≤ 50 µs)");
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,85 @@
+//! Inspection of MCP tool calls (issue 5, items 2 and 5).
+//!
+//! Pure: no I/O, no async. [`inspect_arguments`] walks every string of a tool call's
+//! arguments and classifies SQL injection, shell injection, path traversal, SSRF and
+//! secrets; [`scan_response`] finds PII, secrets and prompt-injection text in a tool's
+//! response and redacts each finding in place. Rules favour precision: a category is
+//! only claimed when the value has the *structure* of an attack (a quote break-out,
+//! a command after a metacharacter, a URL whose parsed host is internal), not when
+//! it merely mentions a keyword.
+#![forbid(unsafe_code)]
+
+mod args;
+mod response;
+mod ssrf;
+
+pub use args::{ArgContext, inspect_arguments};
+pub use response::{Action, ResponsePolicy, ResponseScan, scan_response};
+pub use ssrf::{HostClass, classify_host};
+
+use std::ops::Range;
+
+/// What a finding is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    Sql,
+    Shell,
+    PathTraversal,
+    Ssrf,
+    Secret,
+    Pii,
+    PromptInjection,
+}
+
+impl Category {
+    /// Short stable name, used in `[REDACTED:<kind>]` and in corpus files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Sql => "sql",
+            Category::Shell => "shell",
+            Category::PathTraversal => "path",
+            Category::Ssrf => "ssrf",
+            Category::Secret => "secret",
+            Category::Pii => "pii",
+            Category::PromptInjection => "injection",
+        }
+    }
+}
+
+/// How bad a finding is; [`Severity::score`] maps it to `0.0..=1.0`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl Severity {
+    pub fn score(self) -> f32 {
+        match self {
+            Severity::Low => 0.25,
+            Severity::Medium => 0.5,
+            Severity::High => 0.75,
+            Severity::Critical => 1.0,
+        }
+    }
+}
+
+/// One thing found. Never repeats the offending text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub category: Category,
+    /// JSON path of the argument (`$.query`, `$.files[2]`), or `$` for a response.
+    pub path: String,
+    /// Which rule fired (stable identifier).
+    pub rule: &'static str,
+    pub severity: Severity,
+    /// Byte range in the scanned text (responses only).
+    pub span: Option<Range<usize>>,
+}
+
+/// Error parsing a policy action name.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("unknown response action {0:?} (expected allow, redact or block)")]
+pub struct ParseActionError(pub String);
