@@ -77,6 +77,7 @@ pub const BUILTIN_PATTERNS: &[(&str, &str)] = &[
         "github-token",
         r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b",
     ),
+    ("gitlab-token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
     ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
     ("stripe-secret-key", r"\b(?:sk|rk)_live_[A-Za-z0-9]{20,}\b"),
     (
@@ -232,6 +233,7 @@ mod tests {
             ),
             ("ghp_0123456789abcdefghijklmnopqrstuvwxyzAB", "github-token"),
             ("xoxb-1234567890-abcdefghij", "slack-token"),
+            ("token: glpat-xYz12AbCdEfGhIjKlMnO", "gitlab-token"),
             (
                 "https://admin:hunter22@db.example.com/x",
                 "basic-auth-in-url",
