@@ -2,9 +2,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::bail;
 use clap::Subcommand;
-use interlock_store::Store;
 
 use super::EXIT_REJECTED;
 use super::context::Context;
@@ -22,11 +20,7 @@ pub enum AuditCommand {
 
 pub async fn run(ctx: &Context, cmd: AuditCommand) -> anyhow::Result<ExitCode> {
     let AuditCommand::Verify { json } = cmd;
-    let db = ctx.data_dir()?.join(interlock_engine::DATABASE_FILE);
-    if !db.exists() {
-        bail!("no database at {}", db.display());
-    }
-    let store = Store::open(&db).await?;
+    let store = ctx.store().await?;
     let report = interlock_log::audit(&store, None).await?;
     if json {
         println!(

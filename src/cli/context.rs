@@ -56,6 +56,15 @@ impl Context {
         load_policy(&path)
     }
 
+    /// Opens the database in the data directory, for commands that only read.
+    pub async fn store(&self) -> anyhow::Result<interlock_store::Store> {
+        let db = self.data_dir()?.join(interlock_engine::DATABASE_FILE);
+        if !db.exists() {
+            bail!("no database at {}", db.display());
+        }
+        Ok(interlock_store::Store::open(&db).await?)
+    }
+
     /// Opens the engine on the data directory, signing checkpoints with the log key
     /// from the keychain (created on first use). Filesystem actions are confined to
     /// `<data dir>/workspace` unless the policy's adapters say otherwise.

@@ -9,6 +9,7 @@ use interlock_core::canon::{self, Value};
 use interlock_core::decision::sign_decision;
 use interlock_core::{Decision, Policy, validate};
 use interlock_engine::{Engine, PlanRecord, PlanStatus};
+use interlock_store::Store;
 
 use super::EXIT_REJECTED;
 use super::context::{APPROVER_KEY, Context, nonce, parse_duration};
@@ -50,30 +51,48 @@ pub enum PlansCommand {
 }
 
 pub async fn run(ctx: &Context, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
-    let engine = ctx.engine().await?;
     match cmd {
-        PlansCommand::List { status, json } => list(&engine, status, json).await,
-        PlansCommand::Show { id, json } => show(&engine, &id, json).await,
+        // Reading needs no key: only the store and the policy in force.
+        PlansCommand::List { status, json } => list(&ctx.store().await?, status, json).await,
+        PlansCommand::Show { id, json } => {
+            show(&ctx.store().await?, &ctx.policy()?, &id, json).await
+        }
         PlansCommand::Approve {
             id,
             reason,
             expires,
         } => {
             let secs = parse_duration(&expires)?;
-            decide(ctx, &engine, &id, Decision::Approve, &reason, secs).await
+            decide(
+                ctx,
+                &ctx.engine().await?,
+                &id,
+                Decision::Approve,
+                &reason,
+                secs,
+            )
+            .await
         }
         PlansCommand::Reject { id, reason } => {
-            decide(ctx, &engine, &id, Decision::Reject, &reason, 3600).await
+            decide(
+                ctx,
+                &ctx.engine().await?,
+                &id,
+                Decision::Reject,
+                &reason,
+                3600,
+            )
+            .await
         }
     }
 }
 
-async fn list(engine: &Engine, status: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
+async fn list(store: &Store, status: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
     let status = match status {
         None => None,
         Some(s) => Some(s.parse::<PlanStatus>()?),
     };
-    let plans = engine.plans(status).await?;
+    let plans = store.list_plans(status).await?;
     if json {
         let list: Vec<_> = plans.iter().map(plan_json).collect();
         println!("{}", serde_json::Value::Array(list));
@@ -106,8 +125,8 @@ fn plan_json(p: &PlanRecord) -> serde_json::Value {
     })
 }
 
-async fn show(engine: &Engine, id: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let revisions = engine.revisions(id).await?;
+async fn show(store: &Store, policy: &Policy, id: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let revisions = store.plan_revisions(id).await?;
     let Some(current) = revisions.last() else {
         bail!("no plan `{id}`");
     };
@@ -140,8 +159,8 @@ async fn show(engine: &Engine, id: &str, json: bool) -> anyhow::Result<ExitCode>
     println!("plan      {}", current.plan_id);
     println!("hash      {}", current.plan_hash);
     println!("proposer  {}", current.proposer);
-    print_risk(engine.policy(), &doc);
-    if let Ok(valid) = validate(&doc, engine.policy()) {
+    print_risk(policy, &doc);
+    if let Ok(valid) = validate(&doc, policy) {
         println!("\nstages");
         for (i, s) in valid.plan.body.stages.iter().enumerate() {
             println!("  {}. {}  {} → {}", i + 1, s.id, s.action, s.target);

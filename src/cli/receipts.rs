@@ -10,7 +10,6 @@ use interlock_core::canon;
 use interlock_core::merkle::{self, NoteVerifier, Tree};
 use interlock_log::{ExportFilter, META_VKEY};
 use interlock_receipts::{VerifyOptions, VerifyReport, open_leaf, verify_bundle};
-use interlock_store::Store;
 
 use super::EXIT_REJECTED;
 use super::context::Context;
@@ -82,16 +81,8 @@ pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode
     }
 }
 
-async fn open_store(ctx: &Context) -> anyhow::Result<Store> {
-    let db = ctx.data_dir()?.join(interlock_engine::DATABASE_FILE);
-    if !db.exists() {
-        bail!("no database at {}", db.display());
-    }
-    Ok(Store::open(&db).await?)
-}
-
 async fn show(ctx: &Context, index: u64, json: bool) -> anyhow::Result<ExitCode> {
-    let store = open_store(ctx).await?;
+    let store = ctx.store().await?;
     let Some(row) = store.leaf(index).await? else {
         bail!("no receipt at index {index}");
     };
@@ -168,7 +159,7 @@ async fn show(ctx: &Context, index: u64, json: bool) -> anyhow::Result<ExitCode>
 }
 
 async fn export(ctx: &Context, out: &Path, filter: &ExportFilter) -> anyhow::Result<ExitCode> {
-    let store = open_store(ctx).await?;
+    let store = ctx.store().await?;
     let bundle = interlock_log::export(&store, filter).await?;
     let bytes = bundle.to_bytes();
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;

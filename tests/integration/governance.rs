@@ -248,3 +248,49 @@ fn a_revised_plan_shows_its_diff_and_needs_a_new_approval() {
         "the old approval must not carry over"
     );
 }
+
+/// Reading needs no key: `plans list|show`, `audit verify` and `receipts show` work
+/// on a machine with no keychain at all (here: a session bus address that leads
+/// nowhere), so a reviewer can look before they can sign.
+#[test]
+fn reading_plans_and_the_log_needs_no_keychain() {
+    let dir = tempfile::tempdir().unwrap();
+    run_demo(dir.path());
+    let data = dir.path().to_str().unwrap();
+    let nowhere = format!("unix:path={}/no-bus", data);
+    let env = [("DBUS_SESSION_BUS_ADDRESS", nowhere.as_str())];
+    for args in [
+        &["plans", "list", "--data-dir", data][..],
+        &["plans", "show", "demo-write-config", "--data-dir", data],
+        &["audit", "verify", "--data-dir", data],
+        &["receipts", "show", "0", "--data-dir", data],
+    ] {
+        let out = interlock_with(args, None, &env);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    let listed = stdout(&interlock_with(
+        &["plans", "list", "--data-dir", data],
+        None,
+        &env,
+    ));
+    assert!(
+        listed.contains("SUCCEEDED") && listed.contains("demo-write-config"),
+        "{listed}"
+    );
+    // Signing does need it, and says how to get one.
+    let out = interlock_with(
+        &[
+            "plans",
+            "approve",
+            "demo-edit-after-approval",
+            "--reason",
+            "x",
+            "--data-dir",
+            data,
+        ],
+        None,
+        &env,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("Secret Service"), "{}", stderr(&out));
+}
