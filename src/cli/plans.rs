@@ -159,19 +159,31 @@ async fn show(store: &Store, policy: &Policy, id: &str, json: bool) -> anyhow::R
     println!("plan      {}", current.plan_id);
     println!("hash      {}", current.plan_hash);
     println!("proposer  {}", current.proposer);
-    print_risk(policy, &doc);
-    if let Ok(valid) = validate(&doc, policy) {
-        println!("\nstages");
-        for (i, s) in valid.plan.body.stages.iter().enumerate() {
-            println!("  {}. {}  {} → {}", i + 1, s.id, s.action, s.target);
-            for c in &s.preconditions {
-                println!("       precondition  {} {}", c.probe, c.target_or(s));
+    match validate(&doc, policy) {
+        Err(violations) => {
+            println!("\nunder the policy in force this plan would be rejected:\n{violations}");
+        }
+        Ok(valid) => {
+            println!("risk      {}", valid.risk.level);
+            for r in &valid.risk.reasons {
+                println!("          {r}");
             }
-            for c in &s.verify {
-                println!("       verify        {} {}", c.probe, c.target_or(s));
-            }
-            if let Some(r) = &s.rollback {
-                println!("       rollback      {r}");
+            println!(
+                "approvals needed  {}",
+                policy.approvals_required(valid.risk.level)
+            );
+            println!("\nstages");
+            for (i, s) in valid.plan.body.stages.iter().enumerate() {
+                println!("  {}. {}  {} → {}", i + 1, s.id, s.action, s.target);
+                for c in &s.preconditions {
+                    println!("       precondition  {} {}", c.probe, c.target_or(s));
+                }
+                for c in &s.verify {
+                    println!("       verify        {} {}", c.probe, c.target_or(s));
+                }
+                if let Some(r) = &s.rollback {
+                    println!("       rollback      {r}");
+                }
             }
         }
     }
@@ -185,19 +197,6 @@ async fn show(store: &Store, policy: &Policy, id: &str, json: bool) -> anyhow::R
         Some(d) => println!("\n{d}"),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn print_risk(policy: &Policy, doc: &Value) {
-    if let Ok(valid) = validate(doc, policy) {
-        println!("risk      {}", valid.risk.level);
-        for r in &valid.risk.reasons {
-            println!("          {r}");
-        }
-        println!(
-            "approvals needed  {}",
-            policy.approvals_required(valid.risk.level)
-        );
-    }
 }
 
 /// A unified diff of the two bodies, pretty-printed with sorted keys.
