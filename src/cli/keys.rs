@@ -25,9 +25,42 @@ pub enum KeysCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Trust another approver's public key (a colleague's machine, a browser
+    /// key). The private key stays wherever it was made; only the public key
+    /// is registered, and the registration is logged.
+    Register {
+        /// The raw 32-byte Ed25519 public key, as 64 hex digits.
+        #[arg(long, value_name = "HEX")]
+        public_key: String,
+        /// Who approves with it, e.g. `human:bob`.
+        #[arg(long, value_name = "IDENTITY")]
+        identity: String,
+        #[arg(long, default_value = "registered public key")]
+        label: String,
+    },
 }
 
 pub async fn run(ctx: &Context, cmd: KeysCommand) -> anyhow::Result<ExitCode> {
+    if let KeysCommand::Register {
+        public_key,
+        identity,
+        label,
+    } = &cmd
+    {
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(public_key, &mut bytes)
+            .map_err(|_| anyhow::anyhow!("--public-key must be 64 hex digits"))?;
+        let key = ed25519_dalek::VerifyingKey::from_bytes(&bytes)
+            .map_err(|_| anyhow::anyhow!("--public-key is not a valid Ed25519 point"))?;
+        if !identity.starts_with("human:") {
+            bail!("an approver identity is `human:NAME`");
+        }
+        let engine = ctx.engine().await?;
+        let id = engine.register_approver(&key, identity, label).await?;
+        engine.log().close().await;
+        println!("trusted {id} for {identity}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let keychain = ctx.keychain()?;
     match cmd {
         KeysCommand::Init { identity } => {
@@ -72,6 +105,7 @@ pub async fn run(ctx: &Context, cmd: KeysCommand) -> anyhow::Result<ExitCode> {
                 println!("fingerprint  {}", key.fingerprint());
             }
         }
+        KeysCommand::Register { .. } => unreachable!("handled above"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,14 +1,18 @@
 //! Command definitions (clap) and dispatch.
 
+mod agents;
 mod audit;
 mod canon;
 mod context;
 mod demo;
 mod input;
 mod keys;
+mod mcp_bridge;
 mod plan;
 mod plans;
 mod receipts;
+mod serve;
+mod servers;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -68,6 +72,21 @@ enum Command {
     /// database is kept in DIR for `interlock audit verify --data-dir DIR`;
     /// otherwise it uses a temporary directory.
     Demo(demo::DemoArgs),
+    /// Run the gateway headless: the MCP proxy for agents at /mcp and the
+    /// reviewer API at /api/v1, on 127.0.0.1:8717 unless configured otherwise.
+    Serve(serve::ServeArgs),
+    /// A stdio MCP server bridging to a running gateway (for clients that
+    /// spawn their servers). Needs an agent key in $INTERLOCK_API_KEY.
+    Mcp(mcp_bridge::McpArgs),
+    /// API keys for agents (the MCP endpoint); printed once, stored hashed.
+    #[command(subcommand)]
+    Agents(agents::AgentsCommand),
+    /// API keys for reviewers' clients (the reviewer API).
+    #[command(subcommand)]
+    Reviewers(agents::ReviewersCommand),
+    /// Review upstream MCP servers: list, show, diff, approve, reject.
+    #[command(subcommand)]
+    Servers(servers::ServersCommand),
 }
 
 #[derive(Debug, clap::Args)]
@@ -127,6 +146,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Audit(cmd) => context::block_on(audit::run(&ctx, cmd)),
         Command::Receipts(cmd) => context::block_on(receipts::run(&ctx, cmd)),
         Command::Demo(args) => context::block_on(demo::run(cli.data_dir, args)),
+        Command::Serve(args) => context::block_on(serve::run(&ctx, args)),
+        Command::Mcp(args) => context::block_on(mcp_bridge::run(args)),
+        Command::Agents(cmd) => context::block_on(agents::agents(&ctx, cmd)),
+        Command::Reviewers(cmd) => context::block_on(agents::reviewers(&ctx, cmd)),
+        Command::Servers(cmd) => context::block_on(servers::run(&ctx, cmd)),
     }
 }
 

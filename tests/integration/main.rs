@@ -3,6 +3,8 @@
 //! real filesystem. One test binary, one module per area.
 
 mod canon;
+mod gateway;
+mod gateway_util;
 mod governance;
 mod receipts;
 mod util;

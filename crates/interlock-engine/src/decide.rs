@@ -189,3 +189,47 @@ impl Engine {
         Ok((keys.len() as u32, expired))
     }
 }
+
+/// A verified decision about something other than a plan (an upstream server's
+/// surface), with the approver's registered identity.
+#[derive(Clone, Debug)]
+pub struct VerifiedDecision {
+    pub statement: ApprovalStatement,
+    pub identity: String,
+}
+
+impl Engine {
+    /// Verifies a signed decision about `subject` (e.g. `server:fs`) at exactly
+    /// `subject_hash`, with the same rules as a plan decision: a trusted key, a
+    /// strict signature over the canonical statement, the policy in force and the
+    /// validity window. The caller applies it (with its own compare-and-swap on
+    /// `subject_hash`) and logs it; a replayed statement can only re-apply the
+    /// same decision to the same bytes.
+    pub async fn verify_subject_decision(
+        &self,
+        envelope: &DsseEnvelope,
+        subject: &str,
+        subject_hash: Digest,
+    ) -> Result<VerifiedDecision, EngineError> {
+        let (trusted, records) = self.trusted_approvers().await?;
+        let statement = verify_decision(
+            envelope,
+            &trusted,
+            &Expectation {
+                plan_id: subject,
+                plan_hash: subject_hash,
+                policy_digest: self.policy.digest(),
+                now: self.now(),
+            },
+        )?;
+        let identity = records
+            .iter()
+            .find(|r| r.key_id == statement.approver_key_id.to_string())
+            .map(|r| r.identity.clone())
+            .unwrap_or_default();
+        Ok(VerifiedDecision {
+            statement,
+            identity,
+        })
+    }
+}

@@ -160,6 +160,19 @@ impl Engine {
         Ok(self.store.plan_revisions(plan_id).await?)
     }
 
+    /// Appends one event from a layer above (the gateway's drift, quarantine and
+    /// tool-call records) to the log: `{"type": kind, "time": now, ...fields}`.
+    pub async fn record(&self, kind: &str, fields: Map) -> Result<Appended, EngineError> {
+        let mut m = Map::new();
+        m.insert("type".into(), kind.into());
+        m.insert(
+            "time".into(),
+            Value::Number(canon::Number::from_i64(self.now()).expect("time fits in 2^53")),
+        );
+        m.extend(fields);
+        Ok(self.log.append(Value::Object(m)).await?)
+    }
+
     /// Appends one event to the log: `{"type": kind, "time": now, ...fields}`.
     pub(crate) async fn append<const N: usize>(
         &self,

@@ -17,7 +17,7 @@ mod execute;
 mod propose;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use decide::DecisionOutcome;
+pub use decide::{DecisionOutcome, VerifiedDecision};
 pub use engine::{DATABASE_FILE, Engine, EngineConfig};
 pub use error::EngineError;
 pub use events::{EngineEvent, EventKind};

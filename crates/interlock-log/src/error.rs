@@ -95,6 +95,22 @@ pub enum LogError {
     /// A proof could not be built.
     #[error("proof: {0}")]
     Proof(#[from] ProofError),
+    /// Another writer (another process, or another `Log` on the same
+    /// database) changed the log beyond the `size` entries this `Log` had
+    /// verified, and what the store holds now is not a well-formed extension
+    /// signed by the log key (`source` says what does not verify). It is not
+    /// adopted and nothing is appended after it: the log must be audited.
+    #[error(
+        "the log was changed by another writer beyond the {size} entries verified here, and \
+         the change is not a valid signed extension of the log (audit it): {source}"
+    )]
+    ForeignAppend {
+        /// Entries this `Log` had verified (they are unaffected).
+        size: u64,
+        /// Why the change does not verify.
+        #[source]
+        source: Arc<LogError>,
+    },
     /// The log was closed (or its writer task stopped).
     #[error("the log is closed")]
     Closed,

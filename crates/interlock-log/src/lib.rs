@@ -9,6 +9,11 @@
 //!   single durable transaction, then acknowledges every waiter. An append is
 //!   acknowledged only once durable; many concurrent appenders share one
 //!   `fsync`, which is where the throughput comes from.
+//!   Several processes (and several `Log`s) may append to one database:
+//!   a batch that finds its index taken by another writer adopts that
+//!   writer's entries once their signed checkpoint verifies against this
+//!   log's tree, re-seals itself after them and is written again under the
+//!   database lock (see [`Log`]); [`Log::refresh`] catches a reader up.
 //! * [`audit`]: recomputes everything from storage alone and names each
 //!   edited, reordered, dropped or forked entry, and each checkpoint that
 //!   fails.

@@ -5,7 +5,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use interlock_canon::{Map, Number, Value, canonical_bytes};
 use interlock_merkle::{
-    Checkpoint, Hash, NoteVerifier, Tree, leaf_hash, open_checkpoint, sign_checkpoint,
+    Checkpoint, Hash, NoteVerifier, Tree, empty_root, leaf_hash, node_hash, open_checkpoint,
+    sign_checkpoint,
 };
 use interlock_store::{CheckpointRow, LeafRow, Store, StoreError};
 use tokio::sync::{mpsc, oneshot};
@@ -54,12 +55,16 @@ enum Request {
     },
 }
 
-/// The durable view readers see, and the tree the writer extends.
+/// The durable view readers see.
+///
+/// The tree holds exactly the durable, verified leaves: a batch's root is
+/// computed beside it (from its [`Frontier`]) and the tree is extended only
+/// once the store has committed the batch. So a batch that fails, or loses
+/// the race for its indices to another process, leaves nothing to undo, and
+/// leaves written by another process can be adopted at the tree's end.
 struct State {
-    /// Every leaf hash, possibly including a batch being written.
+    /// Every durable leaf hash; its length is the durable size.
     tree: Tree,
-    /// Leaves known durable; readers never see beyond this.
-    durable: u64,
     /// The latest durable checkpoint note.
     checkpoint: Option<Arc<str>>,
 }
@@ -69,12 +74,19 @@ struct Shared {
     origin: String,
     verifier: NoteVerifier,
     state: RwLock<State>,
+    /// Held by whatever extends the tree — the writer for a whole commit
+    /// (index assignment to publication), [`Log::refresh`] for a catch-up —
+    /// so the size a batch was sealed for cannot move under it. An async
+    /// lock because it is held across store calls; the writer is its only
+    /// frequent user, so on the append path it is uncontended.
+    extend: tokio::sync::Mutex<()>,
 }
 
 impl Shared {
     fn read(&self) -> RwLockReadGuard<'_, State> {
         // A panic while holding the lock cannot leave `State` half-updated
-        // in a way readers could misuse: `durable` only moves after a commit.
+        // in a way readers could misuse: the tree only grows by whole,
+        // committed batches.
         self.state.read().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -84,6 +96,24 @@ impl Shared {
 }
 
 /// The tamper-evident log. Cheap to clone; all clones feed one writer task.
+///
+/// Several writers may share one database: other processes (a long-running
+/// gateway beside short CLI commands) or other `Log`s opened on their own
+/// [`Store`]. They coordinate through the store alone. A batch is sealed for
+/// the next index this `Log` knows of; if another writer took it first, the
+/// store refuses the batch ([`StoreError::LeafIndexMismatch`], checked inside
+/// the write transaction), and the writer catches up — reads the other
+/// writer's leaf hashes and checks that the store's latest checkpoint is
+/// signed by the log key over exactly this tree extended by them — then
+/// re-seals the batch at the new index and writes it again, that second
+/// time under the database write lock so it cannot lose the race twice.
+/// An extension that does not verify is never adopted: appends fail with
+/// [`LogError::ForeignAppend`] until the log is audited.
+///
+/// Readers see what this `Log` has verified: [`refresh`](Log::refresh)
+/// catches up with other writers, and [`leaf`](Log::leaf) /
+/// [`entry`](Log::entry) do so by themselves when asked for an index beyond
+/// it.
 #[derive(Clone)]
 pub struct Log {
     shared: Arc<Shared>,
@@ -146,11 +176,8 @@ impl Log {
             store,
             origin: origin.to_owned(),
             verifier,
-            state: RwLock::new(State {
-                tree,
-                durable: size,
-                checkpoint,
-            }),
+            state: RwLock::new(State { tree, checkpoint }),
+            extend: tokio::sync::Mutex::new(()),
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         tokio::spawn(writer(Arc::clone(&shared), signer, rx));
@@ -203,30 +230,50 @@ impl Log {
         &self.shared.store
     }
 
-    /// Number of durable entries.
+    /// Number of durable entries this `Log` has verified: everything it
+    /// appended, plus other writers' entries as of its last catch-up
+    /// (see [`refresh`](Self::refresh)).
     pub fn size(&self) -> u64 {
-        self.shared.read().durable
+        self.shared.read().tree.len()
     }
 
-    /// Root of the durable tree.
+    /// Root of the durable tree (of [`size`](Self::size) entries).
     pub fn root(&self) -> Hash {
-        let st = self.shared.read();
-        st.tree.root_at(st.durable).expect("durable <= tree length")
+        self.shared.read().tree.root()
     }
 
     /// Inclusion proof of entry `index` in the tree of `size` entries
-    /// (`size` at most the durable size).
+    /// (`size` at most [`size`](Self::size); call [`refresh`](Self::refresh)
+    /// first to prove entries other writers appended since).
     pub fn inclusion_proof(&self, index: u64, size: u64) -> Result<Vec<Hash>, LogError> {
         let st = self.shared.read();
-        check_size(size, st.durable)?;
+        check_size(size, st.tree.len())?;
         Ok(st.tree.inclusion_proof(index, size)?)
     }
 
-    /// Consistency proof from size `old` to size `new` (`new` at most the durable size).
+    /// Consistency proof from size `old` to size `new` (`new` at most
+    /// [`size`](Self::size)).
     pub fn consistency_proof(&self, old: u64, new: u64) -> Result<Vec<Hash>, LogError> {
         let st = self.shared.read();
-        check_size(new, st.durable)?;
+        check_size(new, st.tree.len())?;
         Ok(st.tree.consistency_proof(old, new)?)
+    }
+
+    /// Catches up with entries other writers (other processes, other `Log`s
+    /// on the same database) appended since this `Log` last looked, and
+    /// returns the new size. Their leaves are adopted only if the store's
+    /// latest checkpoint is signed by the log key over exactly this log's
+    /// tree extended by them; otherwise nothing changes and the error is
+    /// [`LogError::ForeignAppend`].
+    ///
+    /// This `Log`'s own appends never need it (they catch up when they find
+    /// their index taken). A long-running process that serves sizes, roots or
+    /// proofs calls it before answering, so it does not serve a view that
+    /// is stale by another process's appends: one snapshot read of the
+    /// store when nothing changed.
+    pub async fn refresh(&self) -> Result<u64, LogError> {
+        let _extend = self.shared.extend.lock().await;
+        catch_up(&self.shared).await
     }
 
     /// The latest durable signed checkpoint (a C2SP note), if anything was appended.
@@ -234,9 +281,22 @@ impl Log {
         self.shared.read().checkpoint.clone()
     }
 
+    /// Fails with [`LogError::OutOfRange`] unless `index` is an entry of the
+    /// verified log, catching up with other writers first if it lies beyond
+    /// what this `Log` has seen: an entry another process appended is
+    /// readable here without an explicit [`refresh`](Self::refresh), and
+    /// only once its checkpoint has verified.
+    async fn check_index(&self, index: u64) -> Result<(), LogError> {
+        let requested = index.saturating_add(1);
+        if requested > self.size() {
+            self.refresh().await?;
+        }
+        check_size(requested, self.size())
+    }
+
     /// The stored leaf at `index`: the bytes of its signed receipt (a DSSE envelope).
     pub async fn leaf(&self, index: u64) -> Result<Vec<u8>, LogError> {
-        check_size(index.saturating_add(1), self.size())?;
+        self.check_index(index).await?;
         Ok(self
             .shared
             .store
@@ -250,7 +310,7 @@ impl Log {
 
     /// The facts recorded at `index` (the receipt's predicate, with its `seq`).
     pub async fn entry(&self, index: u64) -> Result<Value, LogError> {
-        check_size(index.saturating_add(1), self.size())?;
+        self.check_index(index).await?;
         let row = self
             .shared
             .store
@@ -284,21 +344,36 @@ fn check_entry(e: &Value) -> Result<(), LogError> {
 }
 
 /// Loads the leaf hashes, rebuilds the tree and checks it against the latest
-/// signed checkpoint.
+/// signed checkpoint. Leaves and checkpoint come from one snapshot, so a log
+/// another process is appending to opens cleanly.
 async fn load_verified(
     store: &Store,
     verifier: &NoteVerifier,
     origin: &str,
 ) -> Result<(Tree, Option<Arc<str>>), LogError> {
-    let hashes = store.leaf_hashes().await?;
+    let (hashes, row) = store.log_tail(0).await?;
     let tree = Tree::from_leaves(&hashes);
-    let Some(row) = store.latest_checkpoint().await? else {
-        if tree.is_empty() {
-            return Ok((tree, None));
+    let checkpoint = verify_checkpoint(verifier, origin, row, tree.len(), || tree.root())?;
+    Ok((tree, checkpoint))
+}
+
+/// Checks the latest stored checkpoint `row` against a tree of `size`
+/// leaves whose root `root` computes: signed by the log key, for this
+/// origin, its row agreeing with its note, and signing exactly that tree.
+/// Returns its note (`None` for an empty log without checkpoint).
+fn verify_checkpoint(
+    verifier: &NoteVerifier,
+    origin: &str,
+    row: Option<CheckpointRow>,
+    size: u64,
+    root: impl FnOnce() -> Hash,
+) -> Result<Option<Arc<str>>, LogError> {
+    let Some(row) = row else {
+        if size == 0 {
+            return Ok(None);
         }
         return Err(LogError::CheckpointMismatch(format!(
-            "{} entries are stored but no checkpoint signs them",
-            tree.len()
+            "{size} entries are stored but no checkpoint signs them"
         )));
     };
     let cp = open_checkpoint(&row.note, std::slice::from_ref(verifier)).map_err(|source| {
@@ -320,20 +395,140 @@ async fn load_verified(
             row.size, cp.size
         ));
     }
-    if cp.size != tree.len() {
+    if cp.size != size {
         return mismatch(format!(
-            "the latest checkpoint signs {} entries but {} are stored",
-            cp.size,
-            tree.len()
+            "the latest checkpoint signs {} entries but {size} are stored",
+            cp.size
         ));
     }
-    if tree.root() != cp.root {
+    if root() != cp.root {
         return mismatch(format!(
             "entries 0..{} do not reproduce the root signed at size {}",
             cp.size, cp.size
         ));
     }
-    Ok((tree, Some(Arc::from(row.note))))
+    Ok(Some(Arc::from(row.note)))
+}
+
+/// Catches up with leaves other writers committed beyond this log's tree.
+/// The caller holds `shared.extend`.
+///
+/// Reads the stored leaf hashes from the tree's size on and the latest
+/// checkpoint in one snapshot, and adopts the leaves only if that checkpoint
+/// verifies as [`load_verified`] would verify it at open — signed by the log
+/// key, and its root that of this tree extended by exactly those leaves —
+/// which also proves the other writer extended *this* history rather than
+/// rewriting it. Returns the new size. Nothing changes on failure: the
+/// error is [`LogError::ForeignAppend`] (or [`LogError::Store`] when the
+/// store could not be read).
+async fn catch_up(shared: &Shared) -> Result<u64, LogError> {
+    let size = shared.read().tree.len();
+    let foreign = |source: LogError| LogError::ForeignAppend {
+        size,
+        source: Arc::new(source),
+    };
+    let (tail, row) = match shared.store.log_tail(size).await {
+        Ok(read) => read,
+        // A hole after our entries, or an unreadable hash: not an extension.
+        Err(e @ StoreError::Malformed(_)) => return Err(foreign(LogError::Store(e))),
+        Err(e) => return Err(e.into()),
+    };
+    let signed = row.as_ref().map_or(0, |r| r.size);
+    if tail.is_empty() && signed == size {
+        return Ok(size);
+    }
+    let mut frontier = Frontier::of(&shared.read().tree);
+    for h in &tail {
+        frontier.push(*h);
+    }
+    let note = verify_checkpoint(
+        &shared.verifier,
+        &shared.origin,
+        row,
+        frontier.size(),
+        || frontier.root(),
+    )
+    .map_err(foreign)?;
+    let new_size = {
+        let mut st = shared.write();
+        st.tree.extend(tail);
+        st.checkpoint = note;
+        st.tree.len()
+    };
+    tracing::debug!(
+        origin = %shared.origin,
+        from = size,
+        to = new_size,
+        "caught up with another writer's appends"
+    );
+    Ok(new_size)
+}
+
+/// The right edge of an RFC 6962 tree: the roots of its maximal perfect
+/// subtrees, largest (leftmost) first, one per set bit of its size. Enough to
+/// compute the root of the tree extended by more leaves in `O(log n)` memory
+/// and `O(1)` amortised hashes per leaf, without touching (or cloning) the
+/// shared [`Tree`] — which therefore only ever holds committed leaves.
+#[derive(Clone, Debug)]
+struct Frontier {
+    size: u64,
+    nodes: Vec<Hash>,
+}
+
+impl Frontier {
+    /// The frontier of `tree`, from the inclusion path of its last leaf:
+    /// RFC 6962's `PATH(n-1, D[n])` lists, bottom-up, the siblings inside
+    /// the last perfect subtree (as many as its height, all to the left of
+    /// the leaf), then the roots of every other perfect subtree of the
+    /// frontier, smallest first. `O(log n)`: each of those is a perfect
+    /// subtree the tree stores.
+    fn of(tree: &Tree) -> Frontier {
+        let size = tree.len();
+        let Some(last) = size.checked_sub(1).and_then(|i| tree.leaf(i)) else {
+            return Frontier {
+                size: 0,
+                nodes: Vec::new(),
+            };
+        };
+        let path = tree
+            .inclusion_proof(size - 1, size)
+            .expect("the last leaf is in the tree");
+        let inner = size.trailing_zeros() as usize;
+        debug_assert_eq!(path.len(), inner + size.count_ones() as usize - 1);
+        let mut nodes: Vec<Hash> = path[inner..].iter().rev().copied().collect();
+        nodes.push(
+            path[..inner]
+                .iter()
+                .fold(last, |right, left| node_hash(left, &right)),
+        );
+        Frontier { size, nodes }
+    }
+
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Appends a leaf hash, merging the perfect subtrees it completes.
+    fn push(&mut self, leaf: Hash) {
+        let mut node = leaf;
+        let mut bits = self.size;
+        while bits & 1 == 1 {
+            let left = self.nodes.pop().expect("one node per set bit");
+            node = node_hash(&left, &node);
+            bits >>= 1;
+        }
+        self.nodes.push(node);
+        self.size += 1;
+    }
+
+    /// The RFC 6962 root: the perfect subtrees folded from the right.
+    fn root(&self) -> Hash {
+        let mut it = self.nodes.iter().rev();
+        let Some(&last) = it.next() else {
+            return empty_root();
+        };
+        it.fold(last, |right, left| node_hash(left, &right))
+    }
 }
 
 /// How many times the writer yields to let acknowledged appenders come
@@ -433,6 +628,11 @@ enum BatchError {
     Sign(interlock_merkle::NoteError),
     /// An entry could not be sealed into a signed receipt.
     Seal(String),
+    /// Another writer changed the log, and the change does not verify.
+    Foreign {
+        size: u64,
+        source: Arc<LogError>,
+    },
 }
 
 impl BatchError {
@@ -441,6 +641,10 @@ impl BatchError {
             BatchError::Store(e) => LogError::WriteFailed(Arc::clone(e)),
             BatchError::Sign(e) => LogError::Signing(e.clone()),
             BatchError::Seal(e) => LogError::Sealing(e.clone()),
+            BatchError::Foreign { size, source } => LogError::ForeignAppend {
+                size: *size,
+                source: Arc::clone(source),
+            },
         }
     }
 }
@@ -561,10 +765,222 @@ fn predicate(entry: Value, index: u64, now: i64) -> Result<Map, LogError> {
     Ok(obj)
 }
 
+/// Re-seals a batch that lost the race for its indices, at `start`.
+///
+/// The receipts already sealed carry their old `seq` (and are signed over
+/// it), so they cannot be reused; their predicates are read back from the
+/// leaves — only on this path, so the common path keeps no copy of the
+/// entries — and go through [`encode`] again, keeping the `time` they were
+/// first given. A waiter whose entries no longer fit (a longer `seq` pushing
+/// an entry over the size limit) is answered with its error, as at first.
+fn reseal(
+    leaves: Vec<LeafRow>,
+    waiters: Vec<Pending>,
+    start: u64,
+    now: i64,
+    signer: &dyn crate::LogSigner,
+) -> (Result<Vec<LeafRow>, BatchError>, Vec<Pending>) {
+    let mut it = leaves.into_iter();
+    let mut batch = Vec::with_capacity(waiters.len());
+    for w in waiters {
+        let entries: Result<Vec<Value>, _> = it
+            .by_ref()
+            .take(w.count)
+            .map(|l| {
+                interlock_receipts::open_leaf_unverified(&l.data)
+                    .map(|opened| Value::Object(opened.predicate))
+            })
+            .collect();
+        match entries {
+            Ok(entries) => batch.push((entries, w.reply)),
+            Err(e) => {
+                let _ = w.reply.send(Err(LogError::Sealing(format!(
+                    "cannot re-read a sealed entry to re-seal it: {e}"
+                ))));
+            }
+        }
+    }
+    encode(batch, start, now, signer)
+}
+
+/// The checkpoint for `frontier` (the tree with a batch's leaves), signed.
+fn sign_row(
+    shared: &Shared,
+    signer: &dyn crate::LogSigner,
+    frontier: &Frontier,
+    now: i64,
+) -> Result<CheckpointRow, BatchError> {
+    let (size, root) = (frontier.size(), frontier.root());
+    let cp = Checkpoint {
+        origin: shared.origin.clone(),
+        size,
+        root,
+        extensions: Vec::new(),
+    };
+    let note = sign_checkpoint(&cp, &shared.origin, &AsSigner(signer), &shared.verifier.key)
+        .map_err(BatchError::Sign)?
+        .to_string();
+    Ok(CheckpointRow {
+        size,
+        root,
+        note,
+        created_at: now,
+    })
+}
+
+/// The first, optimistic write of a batch sealed for indices from the tree's
+/// size: computes the extended tree's root beside the tree, signs its
+/// checkpoint and appends leaves and checkpoint in one transaction. Sealing
+/// and signing happen outside the database lock, so other processes' writers
+/// are not held up by them.
+async fn write_batch(
+    shared: &Shared,
+    signer: &dyn crate::LogSigner,
+    leaves: &[LeafRow],
+    now: i64,
+) -> Result<CheckpointRow, BatchError> {
+    let mut frontier = Frontier::of(&shared.read().tree);
+    for l in leaves {
+        frontier.push(l.leaf_hash);
+    }
+    let row = sign_row(shared, signer, &frontier, now)?;
+    shared
+        .store
+        .append_batch(leaves, Some(&row))
+        .await
+        .map_err(|e| BatchError::Store(Arc::new(e)))?;
+    Ok(row)
+}
+
+/// What a commit found and wrote.
+struct Written {
+    /// Other writers' leaf hashes, verified, that precede the batch (only
+    /// found by the locked retry).
+    foreign: Vec<Hash>,
+    /// The store's latest checkpoint over them (before the batch).
+    foreign_note: Option<Arc<str>>,
+    /// The re-sealed batch and its checkpoint (`None` if every waiter of
+    /// the batch was answered with its own error while re-sealing).
+    written: Option<(Vec<LeafRow>, CheckpointRow)>,
+}
+
+/// The retry of a batch that lost the race for its indices: under the
+/// database write lock ([`Store::append_batch_locked`]), reads what other
+/// writers appended since the tree's size, checks that the latest
+/// checkpoint signs this tree extended by exactly that (as [`catch_up`]
+/// does), re-seals the batch after it, signs and writes. Nobody can append
+/// in between, so it cannot lose the race again. `waiters` is updated in
+/// place (re-sealing can answer a waiter on its own).
+async fn write_batch_locked(
+    shared: &Shared,
+    signer: &dyn crate::LogSigner,
+    leaves: Vec<LeafRow>,
+    waiters: &mut Vec<Pending>,
+    now: i64,
+) -> Result<Written, BatchError> {
+    let size = shared.read().tree.len();
+    // Verified foreign leaves are adopted even if the batch itself then fails.
+    let mut verified: Option<(Vec<Hash>, Option<Arc<str>>)> = None;
+    let built = shared
+        .store
+        .append_batch_locked(size, |tail, latest| {
+            let mut frontier = Frontier::of(&shared.read().tree);
+            for h in &tail {
+                frontier.push(*h);
+            }
+            let note = verify_checkpoint(
+                &shared.verifier,
+                &shared.origin,
+                latest,
+                frontier.size(),
+                || frontier.root(),
+            )
+            .map_err(|e| BatchError::Foreign {
+                size,
+                source: Arc::new(e),
+            })?;
+            verified = Some((tail, note));
+            let (leaves, rest) = reseal(
+                leaves,
+                std::mem::take(waiters),
+                frontier.size(),
+                now,
+                signer,
+            );
+            *waiters = rest;
+            let leaves = leaves?;
+            if leaves.is_empty() {
+                return Ok((leaves, None));
+            }
+            for l in &leaves {
+                frontier.push(l.leaf_hash);
+            }
+            let row = sign_row(shared, signer, &frontier, now)?;
+            Ok((leaves, Some(row)))
+        })
+        .await;
+    let (foreign, foreign_note) = verified.unwrap_or_default();
+    let written = match built {
+        Ok(Ok((leaves, Some(row)))) => Some((leaves, row)),
+        Ok(Ok((_, None))) => None,
+        Ok(Err(e)) => {
+            adopt(shared, foreign, foreign_note);
+            return Err(e);
+        }
+        // A hole after our entries, or an unreadable hash: not an extension.
+        Err(e @ StoreError::Malformed(_)) => {
+            return Err(BatchError::Foreign {
+                size,
+                source: Arc::new(LogError::Store(e)),
+            });
+        }
+        Err(StoreError::LeafIndexMismatch { expected, .. }) if expected < size => {
+            return Err(removed(expected, size));
+        }
+        Err(e) => return Err(BatchError::Store(Arc::new(e))),
+    };
+    Ok(Written {
+        foreign,
+        foreign_note,
+        written,
+    })
+}
+
+/// The store's next index is below what this log verified.
+fn removed(next: u64, size: u64) -> BatchError {
+    BatchError::Foreign {
+        size,
+        source: Arc::new(LogError::CheckpointMismatch(format!(
+            "the store's next index is {next} but this log verified {size} entries: \
+             entries were removed outside the log"
+        ))),
+    }
+}
+
+/// Extends the tree with verified leaves another writer appended.
+fn adopt(shared: &Shared, foreign: Vec<Hash>, note: Option<Arc<str>>) {
+    if foreign.is_empty() {
+        return;
+    }
+    let mut st = shared.write();
+    st.tree.extend(foreign);
+    st.checkpoint = note;
+}
+
 /// Commits one batch and answers its waiters.
+///
+/// The first write is optimistic: sealed for the tree's size, signed and
+/// appended without a prior read. If another writer took that index
+/// ([`StoreError::LeafIndexMismatch`] with a larger next index — detected
+/// inside the write transaction, so the common path pays no extra query),
+/// the batch is re-sealed and written once more under the write lock
+/// ([`write_batch_locked`]), which adopts the other writer's verified
+/// entries and cannot be overtaken: at most two writes per batch.
 async fn commit(shared: &Shared, signer: &dyn crate::LogSigner, batch: Vec<(Vec<Value>, Reply)>) {
+    // Nothing else extends the tree until this batch is published or failed.
+    let _extend = shared.extend.lock().await;
     let now = now_secs();
-    let start = shared.read().durable;
+    let start = shared.read().tree.len();
     let (leaves, mut waiters) = match encode(batch, start, now, signer) {
         (Ok(leaves), waiters) => (leaves, waiters),
         (Err(err), waiters) => {
@@ -576,48 +992,42 @@ async fn commit(shared: &Shared, signer: &dyn crate::LogSigner, batch: Vec<(Vec<
             return;
         }
     };
-    let n = leaves.len();
-    if n == 0 {
+    if leaves.is_empty() {
         return;
     }
-    let result: Result<_, BatchError> = async {
-        // Extend the tree (beyond `durable`, so readers do not see it yet).
-        let (size, root) = {
-            let mut st = shared.write();
-            debug_assert_eq!(st.tree.len(), start);
-            st.tree.extend(leaves.iter().map(|l| l.leaf_hash));
-            (st.tree.len(), st.tree.root())
-        };
-        let cp = Checkpoint {
-            origin: shared.origin.clone(),
-            size,
-            root,
-            extensions: Vec::new(),
-        };
-        let note = sign_checkpoint(&cp, &shared.origin, &AsSigner(signer), &shared.verifier.key)
-            .map_err(BatchError::Sign)?
-            .to_string();
-        let row = CheckpointRow {
-            size,
-            root,
-            note,
-            created_at: now,
-        };
-        shared
-            .store
-            .append_batch(&leaves, Some(&row))
-            .await
-            .map_err(|e| BatchError::Store(Arc::new(e)))?;
-        Ok((leaves, row))
-    }
-    .await;
+    let result = match write_batch(shared, signer, &leaves, now).await {
+        Ok(row) => Ok(Written {
+            foreign: Vec::new(),
+            foreign_note: None,
+            written: Some((leaves, row)),
+        }),
+        Err(BatchError::Store(e)) => match *e {
+            StoreError::LeafIndexMismatch { expected, .. } if expected > start => {
+                tracing::debug!(start, "another writer appended first; re-sealing the batch");
+                write_batch_locked(shared, signer, leaves, &mut waiters, now).await
+            }
+            StoreError::LeafIndexMismatch { expected, .. } => Err(removed(expected, start)),
+            _ => Err(BatchError::Store(e)),
+        },
+        Err(err) => Err(err),
+    };
 
     match result {
-        Ok((leaves, row)) => {
+        Ok(Written {
+            foreign,
+            foreign_note,
+            written,
+        }) => {
+            let Some((leaves, row)) = written else {
+                adopt(shared, foreign, foreign_note);
+                return;
+            };
             let note: Arc<str> = Arc::from(row.note);
             {
                 let mut st = shared.write();
-                st.durable = row.size;
+                st.tree.extend(foreign);
+                debug_assert_eq!(st.tree.len() + leaves.len() as u64, row.size);
+                st.tree.extend(leaves.iter().map(|l| l.leaf_hash));
                 st.checkpoint = Some(Arc::clone(&note));
             }
             let mut it = leaves.into_iter();
@@ -634,11 +1044,13 @@ async fn commit(shared: &Shared, signer: &dyn crate::LogSigner, batch: Vec<(Vec<
                     .collect();
                 let _ = w.reply.send(Ok(acks));
             }
-            tracing::trace!(entries = n, size = row.size, "log batch committed");
+            tracing::trace!(size = row.size, "log batch committed");
         }
         Err(err) => {
-            tracing::error!(entries = n, error = %err.to_log_error(), "log batch failed");
-            rollback(shared).await;
+            tracing::error!(error = %err.to_log_error(), "log batch failed");
+            if let BatchError::Store(_) = err {
+                resync(shared).await;
+            }
             for w in waiters.drain(..) {
                 let _ = w.reply.send(Err(err.to_log_error()));
             }
@@ -646,41 +1058,50 @@ async fn commit(shared: &Shared, signer: &dyn crate::LogSigner, batch: Vec<(Vec<
     }
 }
 
-/// After a failed batch: drop the unwritten leaves from the tree. If the
-/// store says the batch landed after all (an error reported after commit),
-/// reload from the store so memory and disk agree again.
-async fn rollback(shared: &Shared) {
-    let durable = {
-        let mut st = shared.write();
-        let durable = st.durable;
-        if st.tree.len() != durable {
-            let kept: Vec<Hash> = (0..durable)
-                .map(|i| st.tree.leaf(i).expect("durable <= tree length"))
-                .collect();
-            st.tree = Tree::from_leaves(&kept);
+/// After a batch failed in the store: the tree needs no undo (it is only
+/// extended after a commit), but the store may have moved — the batch may
+/// have landed after all (an error reported after the commit), or another
+/// writer appended — so catch up now, verified, rather than at the next
+/// batch.
+async fn resync(shared: &Shared) {
+    match catch_up(shared).await {
+        Ok(_) => {}
+        Err(e @ LogError::ForeignAppend { .. }) => {
+            tracing::error!(error = %e, "the stored log does not verify; appends will fail until it is audited")
         }
-        durable
-    };
-    match shared.store.log_size().await {
-        Ok(stored) if stored == durable => {}
-        Ok(stored) => {
-            tracing::warn!(
-                durable,
-                stored,
-                "store size differs after a failed batch; reloading"
-            );
-            match load_verified(&shared.store, &shared.verifier, &shared.origin).await {
-                Ok((tree, checkpoint)) => {
-                    let mut st = shared.write();
-                    st.durable = tree.len();
-                    st.tree = tree;
-                    st.checkpoint = checkpoint;
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "reloading the log failed; appends will fail until it is reopened")
-                }
+        Err(e) => tracing::warn!(error = %e, "cannot read the log after a failed batch"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaves(n: u64) -> Vec<Hash> {
+        (0..n).map(|i| leaf_hash(&i.to_be_bytes())).collect()
+    }
+
+    /// The frontier of every small tree reproduces its root, and extending
+    /// it reproduces the root of the extended tree.
+    #[test]
+    fn frontier_matches_tree_roots() {
+        let all = leaves(300);
+        for n in 0..=140u64 {
+            let tree = Tree::from_leaves(&all[..n as usize]);
+            let mut f = Frontier::of(&tree);
+            assert_eq!(f.size(), n);
+            assert_eq!(f.nodes.len(), n.count_ones() as usize, "size {n}");
+            assert_eq!(f.root(), tree.root(), "size {n}");
+            for m in n + 1..=n + 40 {
+                f.push(all[m as usize - 1]);
+                assert_eq!(
+                    f.root(),
+                    interlock_merkle::root(&all[..m as usize]),
+                    "{n}+{m}"
+                );
             }
         }
-        Err(e) => tracing::warn!(error = %e, "cannot read the log size after a failed batch"),
+        let big = Tree::from_leaves(&all);
+        assert_eq!(Frontier::of(&big).root(), big.root());
     }
 }

@@ -23,6 +23,7 @@
 
 mod approvals;
 mod error;
+mod gateway;
 mod keys;
 mod log;
 mod plans;
@@ -35,6 +36,7 @@ use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};
 pub use error::StoreError;
+pub use gateway::{ApiKeyKind, ApiKeyRecord, ServerRecord, ServerStatus, ServerUpdate};
 pub use keys::{ApproverKey, NewApproverKey};
 pub use log::{CheckpointRow, LeafRow};
 pub use plans::{NewPlan, PlanRecord, PlanStatus};

@@ -8,6 +8,7 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use sqlx::Row as _;
+use sqlx::{Sqlite, Transaction};
 
 use crate::error::SqlxResultExt as _;
 use crate::{Store, StoreError, to_hash, to_i64, to_u64};
@@ -80,6 +81,132 @@ fn checkpoint_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<CheckpointRow, S
     })
 }
 
+/// A batch's own indices must be consecutive.
+fn check_contiguous(leaves: &[LeafRow]) -> Result<(), StoreError> {
+    for pair in leaves.windows(2) {
+        if pair[1].idx != pair[0].idx + 1 {
+            return Err(StoreError::LeafIndexMismatch {
+                expected: pair[0].idx + 1,
+                got: pair[1].idx,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The index the next leaf must take, read inside the write transaction.
+async fn next_index(tx: &mut Transaction<'static, Sqlite>) -> Result<u64, StoreError> {
+    let next: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves")
+        .fetch_one(&mut **tx)
+        .await
+        .ctx("log leaf")?;
+    to_u64(next, "log size")
+}
+
+/// Inserts `leaves` (which must start at `next`) and `checkpoint` (which must
+/// be for the size after them) in the caller's write transaction.
+async fn insert_batch(
+    tx: &mut Transaction<'static, Sqlite>,
+    next: u64,
+    leaves: &[LeafRow],
+    checkpoint: Option<&CheckpointRow>,
+) -> Result<(), StoreError> {
+    if let Some(first) = leaves.first()
+        && first.idx != next
+    {
+        return Err(StoreError::LeafIndexMismatch {
+            expected: next,
+            got: first.idx,
+        });
+    }
+    let new_size = next + leaves.len() as u64;
+    if let Some(cp) = checkpoint
+        && cp.size != new_size
+    {
+        return Err(StoreError::CheckpointSizeMismatch {
+            expected: new_size,
+            got: cp.size,
+        });
+    }
+    let mut rest = leaves;
+    while !rest.is_empty() {
+        let chunk = *CHUNKS
+            .iter()
+            .find(|&&n| n <= rest.len())
+            .expect("CHUNKS ends with 1");
+        let (now, later) = rest.split_at(chunk);
+        let mut q = sqlx::query(insert_leaves_sql(chunk));
+        for leaf in now {
+            q = q
+                .bind(to_i64(leaf.idx, "leaf index")?)
+                .bind(leaf.leaf_hash.as_slice())
+                .bind(leaf.data.as_slice())
+                .bind(leaf.appended_at);
+        }
+        q.execute(&mut **tx).await.ctx("log leaf")?;
+        rest = later;
+    }
+    if let Some(cp) = checkpoint {
+        sqlx::query(
+            "INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)",
+        )
+        .bind(to_i64(cp.size, "checkpoint size")?)
+        .bind(cp.root.as_slice())
+        .bind(&cp.note)
+        .bind(cp.created_at)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| match StoreError::from_sqlx(e, "checkpoint") {
+            StoreError::Duplicate { .. } => StoreError::Duplicate {
+                what: format!("checkpoint at size {}", cp.size),
+            },
+            other => other,
+        })?;
+    }
+    Ok(())
+}
+
+/// The checkpoint with the largest size, read through `ex` (the pool, or a
+/// transaction for a consistent snapshot).
+async fn latest_checkpoint<'c, E>(ex: E) -> Result<Option<CheckpointRow>, StoreError>
+where
+    E: sqlx::Executor<'c, Database = Sqlite>,
+{
+    sqlx::query(
+        "SELECT size, root, note, created_at FROM log_checkpoints ORDER BY size DESC LIMIT 1",
+    )
+    .fetch_optional(ex)
+    .await
+    .ctx("checkpoint")?
+    .as_ref()
+    .map(checkpoint_from_row)
+    .transpose()
+}
+
+/// The leaf hashes from index `from` on, read through `ex`. A gap (including
+/// a first index other than `from`) is [`StoreError::Malformed`].
+async fn leaf_hashes_from<'c, E>(ex: E, from: u64) -> Result<Vec<[u8; 32]>, StoreError>
+where
+    E: sqlx::Executor<'c, Database = Sqlite>,
+{
+    let rows: Vec<(i64, Vec<u8>)> =
+        sqlx::query_as("SELECT idx, leaf_hash FROM log_leaves WHERE idx >= ? ORDER BY idx")
+            .bind(to_i64(from, "leaf index")?)
+            .fetch_all(ex)
+            .await
+            .ctx("log leaf")?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (expected, (idx, hash)) in (from..).zip(rows) {
+        if u64::try_from(idx).ok() != Some(expected) {
+            return Err(StoreError::Malformed(format!(
+                "log leaf index {idx} found where {expected} was expected (a leaf is missing)"
+            )));
+        }
+        out.push(to_hash(&hash, &format!("leaf hash of entry {idx}"))?);
+    }
+    Ok(out)
+}
+
 impl Store {
     /// Appends `leaves` (and the checkpoint for the resulting size, if any)
     /// in one transaction: all of it is durable when this returns `Ok`, and
@@ -96,95 +223,88 @@ impl Store {
             return Ok(());
         }
         // Check the batch's own contiguity before taking the write lock.
-        for pair in leaves.windows(2) {
-            if pair[1].idx != pair[0].idx + 1 {
-                return Err(StoreError::LeafIndexMismatch {
-                    expected: pair[0].idx + 1,
-                    got: pair[1].idx,
-                });
-            }
-        }
+        check_contiguous(leaves)?;
         let mut tx = self.begin_write().await?;
-        let next: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves")
-            .fetch_one(&mut *tx)
-            .await
-            .ctx("log leaf")?;
-        let next = to_u64(next, "log size")?;
-        if let Some(first) = leaves.first()
-            && first.idx != next
-        {
-            return Err(StoreError::LeafIndexMismatch {
-                expected: next,
-                got: first.idx,
-            });
-        }
-        let new_size = next + leaves.len() as u64;
-        if let Some(cp) = checkpoint
-            && cp.size != new_size
-        {
-            return Err(StoreError::CheckpointSizeMismatch {
-                expected: new_size,
-                got: cp.size,
-            });
-        }
-        let mut rest = leaves;
-        while !rest.is_empty() {
-            let chunk = *CHUNKS
-                .iter()
-                .find(|&&n| n <= rest.len())
-                .expect("CHUNKS ends with 1");
-            let (now, later) = rest.split_at(chunk);
-            let mut q = sqlx::query(insert_leaves_sql(chunk));
-            for leaf in now {
-                q = q
-                    .bind(to_i64(leaf.idx, "leaf index")?)
-                    .bind(leaf.leaf_hash.as_slice())
-                    .bind(leaf.data.as_slice())
-                    .bind(leaf.appended_at);
-            }
-            q.execute(&mut *tx).await.ctx("log leaf")?;
-            rest = later;
-        }
-        if let Some(cp) = checkpoint {
-            sqlx::query(
-                "INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)",
-            )
-            .bind(to_i64(cp.size, "checkpoint size")?)
-            .bind(cp.root.as_slice())
-            .bind(&cp.note)
-            .bind(cp.created_at)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| match StoreError::from_sqlx(e, "checkpoint") {
-                StoreError::Duplicate { .. } => StoreError::Duplicate {
-                    what: format!("checkpoint at size {}", cp.size),
-                },
-                other => other,
-            })?;
-        }
+        let next = next_index(&mut tx).await?;
+        insert_batch(&mut tx, next, leaves, checkpoint).await?;
         tx.commit().await.ctx("log leaf")?;
         Ok(())
+    }
+
+    /// Appends a batch built while holding the database write lock, from the
+    /// log as it stands: for a writer that lost the race for the next index
+    /// to another writer (another process on the same file), and must not
+    /// lose it again.
+    ///
+    /// Takes the write lock, reads the leaf hashes from index `from` on
+    /// (gap-checked, like [`log_tail`](Self::log_tail)) and the latest
+    /// checkpoint, and passes them to `build`, which returns the leaves
+    /// (continuing the log right after those hashes) and the checkpoint to
+    /// append — or an error of its own, which rolls back and is returned as
+    /// `Ok(Err(_))`. The appended leaves and checkpoint are handed back.
+    ///
+    /// Why under the lock: re-reading the log and re-building the batch
+    /// outside it can be overtaken again by a writer that commits
+    /// continuously, forever; nobody can append between this read and this
+    /// write. `build` is synchronous and runs with the lock held, so other
+    /// writers wait for it (within [`BUSY_TIMEOUT`](crate::BUSY_TIMEOUT)):
+    /// keep it to computing and signing.
+    pub async fn append_batch_locked<E>(
+        &self,
+        from: u64,
+        build: impl FnOnce(
+            Vec<[u8; 32]>,
+            Option<CheckpointRow>,
+        ) -> Result<(Vec<LeafRow>, Option<CheckpointRow>), E>,
+    ) -> Result<Result<(Vec<LeafRow>, Option<CheckpointRow>), E>, StoreError> {
+        let mut tx = self.begin_write().await?;
+        let next = next_index(&mut tx).await?;
+        let latest = latest_checkpoint(&mut *tx).await?;
+        let hashes = leaf_hashes_from(&mut *tx, from).await?;
+        let (leaves, checkpoint) = match build(hashes, latest) {
+            Ok(built) => built,
+            // Dropping the transaction rolls it back (nothing was written).
+            Err(e) => return Ok(Err(e)),
+        };
+        if leaves.is_empty() && checkpoint.is_none() {
+            return Ok(Ok((leaves, checkpoint)));
+        }
+        check_contiguous(&leaves)?;
+        insert_batch(&mut tx, next, &leaves, checkpoint.as_ref()).await?;
+        tx.commit().await.ctx("log leaf")?;
+        Ok(Ok((leaves, checkpoint)))
     }
 
     /// Every leaf hash in index order, for rebuilding the in-memory tree.
     /// A gap in the indices (a deleted row) is [`StoreError::Malformed`]: the
     /// tree cannot be rebuilt from a log with a hole in it.
     pub async fn leaf_hashes(&self) -> Result<Vec<[u8; 32]>, StoreError> {
-        let rows: Vec<(i64, Vec<u8>)> =
-            sqlx::query_as("SELECT idx, leaf_hash FROM log_leaves ORDER BY idx")
-                .fetch_all(self.pool())
-                .await
-                .ctx("log leaf")?;
-        let mut out = Vec::with_capacity(rows.len());
-        for (expected, (idx, hash)) in rows.into_iter().enumerate() {
-            if idx != expected as i64 {
-                return Err(StoreError::Malformed(format!(
-                    "log leaf index {idx} found where {expected} was expected (a leaf is missing)"
-                )));
-            }
-            out.push(to_hash(&hash, &format!("leaf hash of entry {idx}"))?);
-        }
-        Ok(out)
+        leaf_hashes_from(self.pool(), 0).await
+    }
+
+    /// The leaf hashes from index `from` on (gap-checked like
+    /// [`leaf_hashes`](Self::leaf_hashes), and the first must be `from`) and
+    /// the latest checkpoint, read in **one snapshot**.
+    ///
+    /// Why one snapshot: other processes append to the same file, and a
+    /// batch's leaves and checkpoint are committed together. Read in two
+    /// separate statements, a reader could see the leaves of a batch but
+    /// not its checkpoint (or the checkpoint of a batch whose leaves it read
+    /// before they existed) and take a healthy log for a broken one. Inside
+    /// one read transaction SQLite (WAL) serves both from the same commit.
+    /// A log that opens with `from = 0` or catches up with other writers
+    /// from its verified size reads through this.
+    pub async fn log_tail(
+        &self,
+        from: u64,
+    ) -> Result<(Vec<[u8; 32]>, Option<CheckpointRow>), StoreError> {
+        // A deferred transaction: it takes no write lock, and its snapshot
+        // starts at its first read and lasts until it ends.
+        let mut tx = self.pool().begin().await.ctx("transaction")?;
+        let checkpoint = latest_checkpoint(&mut *tx).await?;
+        let hashes = leaf_hashes_from(&mut *tx, from).await?;
+        tx.commit().await.ctx("transaction")?;
+        Ok((hashes, checkpoint))
     }
 
     /// The stored leaves whose indices fall in `range`, in index order (with
@@ -254,15 +374,7 @@ impl Store {
 
     /// The checkpoint with the largest size.
     pub async fn latest_checkpoint(&self) -> Result<Option<CheckpointRow>, StoreError> {
-        sqlx::query(
-            "SELECT size, root, note, created_at FROM log_checkpoints ORDER BY size DESC LIMIT 1",
-        )
-        .fetch_optional(self.pool())
-        .await
-        .ctx("checkpoint")?
-        .as_ref()
-        .map(checkpoint_from_row)
-        .transpose()
+        latest_checkpoint(self.pool()).await
     }
 
     /// A metadata value.
@@ -306,5 +418,99 @@ impl Store {
             .ctx("meta")?;
         tx.commit().await.ctx("meta")?;
         Ok(stored)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf(idx: u64) -> LeafRow {
+        LeafRow {
+            idx,
+            leaf_hash: [idx as u8; 32],
+            data: vec![idx as u8],
+            appended_at: 1,
+        }
+    }
+
+    fn cp(size: u64) -> CheckpointRow {
+        CheckpointRow {
+            size,
+            root: [size as u8; 32],
+            note: format!("cp {size}"),
+            created_at: 1,
+        }
+    }
+
+    async fn open() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+        (dir, s)
+    }
+
+    #[tokio::test]
+    async fn log_tail_reads_from_an_index_with_its_checkpoint() {
+        let (_d, s) = open().await;
+        assert_eq!(s.log_tail(0).await.unwrap(), (vec![], None));
+        let first: Vec<_> = (0..5).map(leaf).collect();
+        s.append_batch(&first, Some(&cp(5))).await.unwrap();
+        let (hashes, latest) = s.log_tail(3).await.unwrap();
+        assert_eq!(hashes, vec![[3; 32], [4; 32]]);
+        assert_eq!(latest, Some(cp(5)));
+        assert_eq!(s.log_tail(5).await.unwrap(), (vec![], Some(cp(5))));
+        // A hole right at (or after) `from` is not a tail.
+        sqlx::query("DELETE FROM log_leaves WHERE idx = 3")
+            .execute(s.pool())
+            .await
+            .unwrap();
+        assert!(matches!(s.log_tail(3).await, Err(StoreError::Malformed(_))));
+        assert!(matches!(s.log_tail(2).await, Err(StoreError::Malformed(_))));
+        assert_eq!(s.log_tail(4).await.unwrap().0, vec![[4; 32]]);
+    }
+
+    #[tokio::test]
+    async fn locked_append_builds_from_the_current_log() {
+        let (_d, s) = open().await;
+        s.append_batch(&[leaf(0), leaf(1)], Some(&cp(2)))
+            .await
+            .unwrap();
+        // Another writer appended 2..4 since this one saw size 2.
+        s.append_batch(&[leaf(2), leaf(3)], Some(&cp(4)))
+            .await
+            .unwrap();
+        let built = s
+            .append_batch_locked(2, |tail, latest| {
+                assert_eq!(tail, vec![[2; 32], [3; 32]]);
+                assert_eq!(latest, Some(cp(4)));
+                Ok::<_, ()>((vec![leaf(4)], Some(cp(5))))
+            })
+            .await
+            .unwrap();
+        assert_eq!(built, Ok((vec![leaf(4)], Some(cp(5)))));
+        assert_eq!(s.log_size().await.unwrap(), 5);
+        // The builder's own refusal rolls back and is handed back.
+        let refused = s
+            .append_batch_locked(5, |_, _| Err::<(Vec<LeafRow>, _), _>("no"))
+            .await
+            .unwrap();
+        assert_eq!(refused, Err("no"));
+        // A batch that does not continue the log is refused like any other.
+        let err = s
+            .append_batch_locked(5, |_, _| Ok::<_, ()>((vec![leaf(7)], Some(cp(8)))))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::LeafIndexMismatch {
+                    expected: 5,
+                    got: 7
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(s.log_size().await.unwrap(), 5);
+        assert_eq!(s.latest_checkpoint().await.unwrap(), Some(cp(5)));
     }
 }

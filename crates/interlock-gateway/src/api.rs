@@ -1,0 +1,475 @@
+//! The reviewer HTTP API (`/api/v1`): the inbox of held items, plans, servers
+//! and their drift, decisions (signed statements only), the log and its
+//! checkpoints, and an SSE stream of events. `GET /api/v1/openapi.json`
+//! describes it.
+//!
+//! Architecture invariant: the only writes here are signed statements (DSSE
+//! envelopes), verified against the registered approver keys. A reviewer API
+//! key lets a client *read* and *submit*; it cannot approve anything by itself,
+//! and an agent key is refused outright.
+
+use std::convert::Infallible;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::Stream;
+use interlock_canon as canon;
+use interlock_core::DsseEnvelope;
+use interlock_engine::{EngineError, PlanRecord, PlanStatus};
+use interlock_store::{ApiKeyKind, ApiKeyRecord, ServerStatus};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_stream::StreamExt as _;
+use tokio_stream::wrappers::BroadcastStream;
+
+use crate::gateway::Gateway;
+use crate::mcp::bearer;
+use crate::pins::{PinError, ServerView};
+use crate::upstream::LinkState;
+
+/// An API error: a status and `{"error": {"code", "message"}}`.
+pub struct ApiError(StatusCode, &'static str, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.0,
+            Json(json!({"error": {"code": self.1, "message": self.2}})),
+        )
+            .into_response()
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> ApiError {
+        let (status, code) = match &e {
+            EngineError::NoSuchPlan(_) => (StatusCode::NOT_FOUND, "not_found"),
+            EngineError::WrongState { .. }
+            | EngineError::AlreadyStarted(_)
+            | EngineError::NotApproved(_) => (StatusCode::CONFLICT, "wrong_state"),
+            EngineError::Decision(_) | EngineError::SelfApproval(_) | EngineError::Replay => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "decision_refused")
+            }
+            EngineError::Invalid(_) | EngineError::NotAnObject => {
+                (StatusCode::BAD_REQUEST, "invalid")
+            }
+            EngineError::Store(_) | EngineError::Log(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "storage")
+            }
+            #[allow(unreachable_patterns)]
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        ApiError(status, code, e.to_string())
+    }
+}
+
+impl From<PinError> for ApiError {
+    fn from(e: PinError) -> ApiError {
+        match e {
+            PinError::Engine(e) => e.into(),
+            PinError::NoSuchServer(_) => {
+                ApiError(StatusCode::NOT_FOUND, "not_found", e.to_string())
+            }
+            PinError::SurfaceChanged { .. }
+            | PinError::NothingObserved { .. }
+            | PinError::Contended(_) => ApiError(StatusCode::CONFLICT, "changed", e.to_string()),
+            PinError::NotAServerStatement(_) | PinError::BadSurface { .. } => {
+                ApiError(StatusCode::BAD_REQUEST, "invalid", e.to_string())
+            }
+            PinError::Store(_) => {
+                ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string())
+            }
+        }
+    }
+}
+
+impl From<interlock_store::StoreError> for ApiError {
+    fn from(e: interlock_store::StoreError) -> ApiError {
+        ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string())
+    }
+}
+
+type ApiResult = Result<Json<Value>, ApiError>;
+
+/// The reviewer behind a request.
+pub async fn reviewer(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, ApiError> {
+    let Some(key) = bearer(headers) else {
+        return Err(ApiError(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a reviewer API key is required (Authorization: Bearer ilk_…; create one with `interlock reviewers add`)".into(),
+        ));
+    };
+    match gw.authenticate(key, ApiKeyKind::Reviewer).await? {
+        Some(r) => Ok(r),
+        None => Err(ApiError(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "unknown or revoked reviewer API key (agent keys cannot use the reviewer API)".into(),
+        )),
+    }
+}
+
+fn plan_summary(r: &PlanRecord) -> Value {
+    json!({
+        "plan_id": r.plan_id,
+        "revision": r.revision,
+        "plan_hash": r.plan_hash,
+        "title": r.title,
+        "proposer": r.proposer,
+        "risk": r.risk,
+        "status": r.status.as_str(),
+        "created_at": r.created_at,
+        "updated_at": r.updated_at,
+    })
+}
+
+fn link_json(l: &LinkState) -> Value {
+    match l {
+        LinkState::Connecting => json!({"state": "connecting"}),
+        LinkState::Up => json!({"state": "up"}),
+        LinkState::Down { error, retry_in } => {
+            json!({"state": "down", "error": error, "retry_in_ms": retry_in.as_millis() as u64})
+        }
+    }
+}
+
+fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
+    let drift: Value = serde_json::from_slice(&v.record.drift).unwrap_or(json!([]));
+    let worst = drift
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["severity"].as_str())
+        .max_by_key(|s| {
+            ["info", "low", "medium", "high", "critical"]
+                .iter()
+                .position(|x| x == s)
+        })
+        .map(str::to_owned);
+    let up = gw.upstream(&v.record.name);
+    json!({
+        "name": v.record.name,
+        "status": v.record.status.as_str(),
+        "configured": up.is_some(),
+        "transport": up.map(|u| u.transport.describe()),
+        "link": up.map(|u| link_json(&u.link())),
+        "baseline_hash": v.record.baseline_hash,
+        "observed_hash": v.record.observed_hash,
+        "tools": v.observed.as_ref().map_or(0, |s| s.tools().len()),
+        "served_tools": v.served.keys().filter(|t| v.check(t).is_ok()).count(),
+        "blocked_tools": v.blocked.iter().map(|(t, (a, why))| json!({"tool": t, "action": a.name(), "why": why})).collect::<Vec<_>>(),
+        "drift_count": drift.as_array().map_or(0, Vec::len),
+        "worst_severity": worst,
+        "version": v.record.version,
+        "updated_at": v.record.updated_at,
+    })
+}
+
+/// `GET /api/v1/inbox`: what waits for a reviewer — proposed plans, pending or
+/// quarantined servers, servers with held tools — newest first.
+pub async fn inbox(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let mut items = Vec::new();
+    for r in gw.engine().plans(Some(PlanStatus::Proposed)).await? {
+        let mut s = plan_summary(&r);
+        s["kind"] = json!("plan");
+        items.push((r.updated_at, s));
+    }
+    for v in gw.pins().views() {
+        let waiting = matches!(
+            v.record.status,
+            ServerStatus::Pending | ServerStatus::Quarantined
+        ) || !v.blocked.is_empty();
+        if waiting {
+            let mut s = server_summary(&gw, &v);
+            s["kind"] = json!("server");
+            items.push((v.record.updated_at, s));
+        }
+    }
+    items.sort_by_key(|b| std::cmp::Reverse(b.0));
+    Ok(Json(
+        json!({"items": items.into_iter().map(|(_, s)| s).collect::<Vec<_>>()}),
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct PlansQuery {
+    status: Option<String>,
+}
+
+/// `GET /api/v1/plans[?status=S]`.
+pub async fn plans(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Query(q): Query<PlansQuery>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let status = match q.status.as_deref() {
+        None | Some("") => None,
+        Some(s) => Some(s.parse::<PlanStatus>().map_err(|_| {
+            ApiError(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                format!("unknown status {s:?}"),
+            )
+        })?),
+    };
+    let plans = gw.engine().plans(status).await?;
+    Ok(Json(
+        json!({"plans": plans.iter().map(plan_summary).collect::<Vec<_>>()}),
+    ))
+}
+
+/// `GET /api/v1/plans/{id}`: the current revision with its canonical JSON, the
+/// document, every revision, decisions so far, and a unified diff of the
+/// canonical body against the previous revision.
+pub async fn plan(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let engine = gw.engine();
+    let current = engine.plan(&id).await?;
+    let revisions = engine.revisions(&id).await?;
+    let pretty = |r: &PlanRecord| {
+        canon::parse_json(&r.document)
+            .map(|v| serde_json::to_string_pretty(&canon::to_serde_json(&v)).expect("JSON"))
+            .unwrap_or_default()
+    };
+    let previous = revisions
+        .iter()
+        .rev()
+        .find(|r| r.revision < current.revision);
+    let diff = previous.map(|p| {
+        similar::TextDiff::from_lines(&pretty(p), &pretty(&current))
+            .unified_diff()
+            .context_radius(3)
+            .header(
+                &format!("revision {}", p.revision),
+                &format!("revision {}", current.revision),
+            )
+            .to_string()
+    });
+    let approvals = engine.store().approvals_for(&id, current.revision).await?;
+    let document = canon::parse_json(&current.document)
+        .map(|v| canon::to_serde_json(&v))
+        .unwrap_or(Value::Null);
+    let validation = match interlock_core::validate(
+        &canon::parse_json(&current.document).unwrap_or(canon::Value::Null),
+        engine.policy(),
+    ) {
+        Ok(_) => json!({"ok": true, "violations": []}),
+        Err(v) => json!({"ok": false, "violations": v.to_string().lines().collect::<Vec<_>>()}),
+    };
+    Ok(Json(json!({
+        "plan": plan_summary(&current),
+        "document": document,
+        "canonical": String::from_utf8_lossy(&current.document),
+        "policy_digest": engine.policy().digest().to_string(),
+        "validation": validation,
+        "diff": diff,
+        "revisions": revisions.iter().map(plan_summary).collect::<Vec<_>>(),
+        "decisions": approvals.iter().map(|a| json!({
+            "decision": a.decision.as_str(),
+            "reason": a.reason,
+            "approver_key_id": a.approver_key_id,
+            "created_at": a.created_at,
+            "expires_at": a.expires_at,
+            "consumed": a.consumed_at.is_some(),
+        })).collect::<Vec<_>>(),
+    })))
+}
+
+fn envelope(body: &Value) -> Result<DsseEnvelope, ApiError> {
+    DsseEnvelope::from_json(body).map_err(|e| {
+        ApiError(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("not a DSSE envelope: {e}"),
+        )
+    })
+}
+
+/// `POST /api/v1/plans/{id}/decisions`: a DSSE envelope around a signed
+/// approval statement about this plan.
+pub async fn decide_plan(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Json(body): Json<Value>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let env = envelope(&body)?;
+    let claimed = canon::parse_json(&env.payload)
+        .ok()
+        .and_then(|v| interlock_core::decision::ApprovalStatement::from_value(&v).ok());
+    if claimed.as_ref().map(|s| s.plan_id.as_str()) != Some(id.as_str()) {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("the statement is not about plan {id:?}"),
+        ));
+    }
+    let o = gw.engine().decide(&env).await?;
+    Ok(Json(json!({
+        "plan_id": o.plan_id,
+        "revision": o.revision,
+        "decision": o.decision.name(),
+        "status": o.status.as_str(),
+        "approvals": o.approvals,
+        "approvals_required": o.approvals_required,
+        "log_index": o.log_index,
+    })))
+}
+
+/// `GET /api/v1/servers`.
+pub async fn servers(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let mut list: Vec<Value> = gw
+        .pins()
+        .views()
+        .iter()
+        .map(|v| server_summary(&gw, v))
+        .collect();
+    // Configured servers not seen yet (never connected).
+    for up in gw.upstreams() {
+        if gw.pins().view(&up.name).is_none() {
+            list.push(json!({
+                "name": up.name, "status": "UNSEEN", "configured": true,
+                "transport": up.transport.describe(), "link": link_json(&up.link()),
+            }));
+        }
+    }
+    Ok(Json(json!({"servers": list})))
+}
+
+/// `GET /api/v1/servers/{name}`: its state, both surfaces and the drift.
+pub async fn server(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let v = gw.pins().view(&name).ok_or_else(|| {
+        ApiError(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no server named {name:?}"),
+        )
+    })?;
+    let surface = |s: &Option<interlock_surface::Surface>| {
+        s.as_ref().map(|s| canon::to_serde_json(&s.to_value()))
+    };
+    let drift: Value = serde_json::from_slice(&v.record.drift).unwrap_or(json!([]));
+    Ok(Json(json!({
+        "server": server_summary(&gw, &v),
+        "subject": crate::pins::server_subject(&name),
+        "policy_digest": gw.engine().policy().digest().to_string(),
+        "baseline": surface(&v.baseline),
+        "observed": surface(&v.observed),
+        "drift": drift,
+    })))
+}
+
+/// `POST /api/v1/servers/{name}/decisions`: a DSSE envelope around a signed
+/// statement about `server:<name>` at its observed surface hash.
+pub async fn decide_server(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    Json(body): Json<Value>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let env = envelope(&body)?;
+    let claimed = canon::parse_json(&env.payload)
+        .ok()
+        .and_then(|v| interlock_core::decision::ApprovalStatement::from_value(&v).ok());
+    if claimed.as_ref().map(|s| s.plan_id.clone()) != Some(crate::pins::server_subject(&name)) {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("the statement is not about server {name:?}"),
+        ));
+    }
+    let record = gw.pins().decide(&env).await?;
+    let v = gw.pins().view(&record.name).expect("just installed");
+    Ok(Json(server_summary(&gw, &v)))
+}
+
+/// `GET /api/v1/approvers`: the registered approver keys.
+pub async fn approvers(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let keys = gw.engine().store().approver_keys(false).await?;
+    Ok(Json(json!({"approvers": keys.iter().map(|k| json!({
+        "key_id": k.key_id, "identity": k.identity, "label": k.label, "added_at": k.added_at,
+    })).collect::<Vec<_>>()})))
+}
+
+#[derive(Deserialize)]
+pub struct LogQuery {
+    from: Option<u64>,
+    limit: Option<u64>,
+}
+
+/// `GET /api/v1/log?from=N&limit=M`: entries with their leaf hashes.
+pub async fn log(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Query(q): Query<LogQuery>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let log = gw.engine().log();
+    let size = log.size();
+    let limit = q.limit.unwrap_or(100).min(1000);
+    let from = q.from.unwrap_or_else(|| size.saturating_sub(limit));
+    let to = from.saturating_add(limit).min(size);
+    let mut entries = Vec::new();
+    for i in from..to {
+        let entry = log
+            .entry(i)
+            .await
+            .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string()))?;
+        entries.push(json!({"index": i, "entry": canon::to_serde_json(&entry)}));
+    }
+    Ok(Json(
+        json!({"size": size, "from": from, "entries": entries}),
+    ))
+}
+
+/// `GET /api/v1/log/checkpoint`: the latest signed checkpoint (C2SP note).
+pub async fn checkpoint(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let log = gw.engine().log();
+    Ok(Json(json!({
+        "size": log.size(),
+        "root": hex::encode(log.root()),
+        "note": log.latest_checkpoint().map(|n| n.to_string()),
+        "verifier_key": log.verifier_key(),
+    })))
+}
+
+/// `GET /api/v1/events`: Server-Sent Events, one JSON [`crate::GatewayEvent`]
+/// per `data:` line, event name = its type.
+pub async fn events(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    reviewer(&gw, &headers).await?;
+    let stream = BroadcastStream::new(gw.events().subscribe()).filter_map(|e| {
+        let e = e.ok()?;
+        Some(Ok(Event::default()
+            .event(e.kind.clone())
+            .data(serde_json::to_string(&e).expect("JSON"))))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// `GET /api/v1/openapi.json` (no key needed: it is documentation).
+pub async fn openapi() -> Json<Value> {
+    Json(serde_json::from_str(include_str!("openapi.json")).expect("openapi.json is valid JSON"))
+}

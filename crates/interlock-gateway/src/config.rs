@@ -1,0 +1,423 @@
+//! The gateway's configuration file (TOML): where to listen, the upstream
+//! servers, roles, limits and the drift policy.
+//!
+//! ```toml
+//! listen = "127.0.0.1:8717"
+//! allowed_origins = ["http://localhost:5173"]
+//!
+//! [servers.files]
+//! command = "npx"
+//! args = ["mcp-server-filesystem", "/srv/data"]
+//!
+//! [servers.search]
+//! url = "http://127.0.0.1:3001/mcp"
+//! headers = { Authorization = "Bearer …" }
+//!
+//! [roles.developer]
+//! tools = ["files__read_*", "search__*"]
+//! ```
+//!
+//! Unknown keys are errors: a misspelt `quarantine_at` must not silently leave
+//! the default in force.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use interlock_surface::{DriftPolicy, Severity};
+use serde::Deserialize;
+
+/// Where the gateway listens unless told otherwise: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8717";
+
+/// The separator between a server's name and its tool's name in exposed tool
+/// names (`files__read_file`). Server names may not contain it.
+pub const TOOL_SEPARATOR: &str = "__";
+
+/// A configuration problem, naming the file and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Socket address to bind. Loopback by default; anything else is the
+    /// operator's explicit choice.
+    #[serde(default = "default_listen")]
+    pub listen: SocketAddr,
+    /// Origins (scheme://host:port) allowed to call the HTTP surfaces from a
+    /// browser, besides the gateway's own. Requests without `Origin` (non-browser
+    /// clients) are allowed; any other origin is refused (DNS rebinding).
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// Extra `Host` header values accepted (besides loopback names and the
+    /// listen address).
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Seconds between periodic re-checks of every upstream's surface.
+    #[serde(default = "default_recheck")]
+    pub recheck_secs: u64,
+    #[serde(default)]
+    pub limits: Limits,
+    #[serde(default)]
+    pub drift: DriftConfig,
+    #[serde(default)]
+    pub servers: BTreeMap<String, UpstreamConfig>,
+    #[serde(default)]
+    pub roles: BTreeMap<String, RoleConfig>,
+}
+
+fn default_listen() -> SocketAddr {
+    DEFAULT_LISTEN.parse().expect("a valid socket address")
+}
+
+fn default_recheck() -> u64 {
+    300
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        GatewayConfig {
+            listen: default_listen(),
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            recheck_secs: default_recheck(),
+            limits: Limits::default(),
+            drift: DriftConfig::default(),
+            servers: BTreeMap::new(),
+            roles: BTreeMap::new(),
+        }
+    }
+}
+
+/// Bounds on what the gateway accepts and how long it waits.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Largest request body accepted on `/mcp` and the API, in bytes.
+    pub max_body_bytes: usize,
+    /// Largest message accepted from an upstream, in bytes.
+    pub max_upstream_message_bytes: usize,
+    /// How long a forwarded request may take before the agent gets an error.
+    pub upstream_timeout_secs: u64,
+    /// Live agent sessions kept (oldest evicted first).
+    pub max_sessions: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 4 << 20,
+            max_upstream_message_bytes: 16 << 20,
+            upstream_timeout_secs: 120,
+            max_sessions: 4096,
+        }
+    }
+}
+
+impl Limits {
+    pub fn upstream_timeout(&self) -> Duration {
+        Duration::from_secs(self.upstream_timeout_secs)
+    }
+}
+
+/// Severity thresholds for drift (see `interlock_surface::DriftPolicy`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DriftConfig {
+    /// Drift below this severity is only recorded.
+    pub monitor_below: String,
+    /// Drift at or above this severity is quarantined; between the two, held.
+    pub quarantine_at: String,
+}
+
+impl Default for DriftConfig {
+    fn default() -> Self {
+        DriftConfig {
+            monitor_below: "medium".into(),
+            quarantine_at: "high".into(),
+        }
+    }
+}
+
+impl DriftConfig {
+    pub fn policy(&self) -> Result<DriftPolicy, ConfigError> {
+        let sev = |field: &str, s: &str| {
+            Ok(match s {
+                "info" => Severity::Info,
+                "low" => Severity::Low,
+                "medium" => Severity::Medium,
+                "high" => Severity::High,
+                "critical" => Severity::Critical,
+                other => {
+                    return Err(ConfigError::Invalid(format!(
+                        "drift.{field}: unknown severity {other:?} (info, low, medium, high, critical)"
+                    )));
+                }
+            })
+        };
+        let policy = DriftPolicy {
+            monitor_below: sev("monitor_below", &self.monitor_below)?,
+            quarantine_at: sev("quarantine_at", &self.quarantine_at)?,
+        };
+        if policy.monitor_below > policy.quarantine_at {
+            return Err(ConfigError::Invalid(
+                "drift.monitor_below must not be above drift.quarantine_at".into(),
+            ));
+        }
+        Ok(policy)
+    }
+}
+
+/// One upstream MCP server: a child process over stdio, or a Streamable HTTP URL.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamConfig {
+    /// Program to spawn (stdio transport).
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+    /// Streamable HTTP endpoint (HTTP transport).
+    pub url: Option<String>,
+    /// Extra HTTP headers for every request (e.g. the upstream's own auth).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// What agents see before each tool name. Default `<name>__`; `""` keeps
+    /// the upstream's own names (for a gateway in front of one server, so
+    /// agents' prompts keep working).
+    pub prefix: Option<String>,
+}
+
+impl UpstreamConfig {
+    /// The tool-name prefix in force.
+    pub fn tool_prefix(&self, name: &str) -> String {
+        self.prefix
+            .clone()
+            .unwrap_or_else(|| format!("{name}{TOOL_SEPARATOR}"))
+    }
+}
+
+/// How to reach an upstream, once validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl Transport {
+    /// A short description for humans (`stdio: npx …` / `http: URL`).
+    pub fn describe(&self) -> String {
+        match self {
+            Transport::Stdio { command, args, .. } => {
+                format!("stdio: {command} {}", args.join(" "))
+                    .trim_end()
+                    .to_owned()
+            }
+            Transport::Http { url, .. } => format!("http: {url}"),
+        }
+    }
+}
+
+impl UpstreamConfig {
+    pub fn transport(&self, name: &str) -> Result<Transport, ConfigError> {
+        match (&self.command, &self.url) {
+            (Some(command), None) => {
+                if !self.headers.is_empty() {
+                    return Err(ConfigError::Invalid(format!(
+                        "servers.{name}: `headers` is for `url` servers"
+                    )));
+                }
+                Ok(Transport::Stdio {
+                    command: command.clone(),
+                    args: self.args.clone(),
+                    env: self.env.clone(),
+                    cwd: self.cwd.clone(),
+                })
+            }
+            (None, Some(url)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(ConfigError::Invalid(format!(
+                        "servers.{name}: url must be http:// or https://, not {url:?}"
+                    )));
+                }
+                if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() {
+                    return Err(ConfigError::Invalid(format!(
+                        "servers.{name}: `args`, `env` and `cwd` are for `command` servers"
+                    )));
+                }
+                Ok(Transport::Http {
+                    url: url.clone(),
+                    headers: self.headers.clone(),
+                })
+            }
+            (Some(_), Some(_)) => Err(ConfigError::Invalid(format!(
+                "servers.{name}: give either `command` (stdio) or `url` (HTTP), not both"
+            ))),
+            (None, None) => Err(ConfigError::Invalid(format!(
+                "servers.{name}: give `command` (stdio) or `url` (Streamable HTTP)"
+            ))),
+        }
+    }
+}
+
+/// What agents of one role may call.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleConfig {
+    /// Globs over exposed tool names (`files__read_*`, `*`). A tool that matches
+    /// none is neither listed nor callable for the role.
+    pub tools: Vec<String>,
+}
+
+/// Whether `name` may name an upstream server: lower-case ASCII letters,
+/// digits, `-` and single `_`, at most 64 bytes (it becomes a tool-name prefix).
+pub fn valid_server_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.contains(TOOL_SEPARATOR)
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && !name.starts_with('_')
+        && !name.ends_with('_')
+}
+
+impl GatewayConfig {
+    /// Reads and checks a config file.
+    pub fn load(path: &Path) -> Result<GatewayConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        GatewayConfig::parse(&text).map_err(|e| match e {
+            ConfigError::Parse { message, .. } => ConfigError::Parse {
+                path: path.to_owned(),
+                message,
+            },
+            other => other,
+        })
+    }
+
+    /// Parses and checks config text.
+    pub fn parse(text: &str) -> Result<GatewayConfig, ConfigError> {
+        let config: GatewayConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: PathBuf::from("<config>"),
+            message: e.to_string(),
+        })?;
+        config.check()?;
+        Ok(config)
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        for (name, upstream) in &self.servers {
+            if !valid_server_name(name) {
+                return Err(ConfigError::Invalid(format!(
+                    "servers.{name}: a server name is lower-case letters, digits, `-` and `_` \
+                     (no `__`, not at either end), at most 64 bytes"
+                )));
+            }
+            upstream.transport(name)?;
+            if let Some(p) = &upstream.prefix
+                && !p
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "servers.{name}.prefix: letters, digits, `_`, `-` and `.` only"
+                )));
+            }
+        }
+        let mut prefixes: Vec<String> =
+            self.servers.iter().map(|(n, u)| u.tool_prefix(n)).collect();
+        prefixes.sort();
+        if let Some(w) = prefixes.windows(2).find(|w| w[0] == w[1]) {
+            return Err(ConfigError::Invalid(format!(
+                "two servers expose tools with the same prefix {:?}",
+                w[0]
+            )));
+        }
+        for (name, role) in &self.roles {
+            for glob in &role.tools {
+                crate::roles::Glob::new(glob).map_err(|e| {
+                    ConfigError::Invalid(format!("roles.{name}.tools: {glob:?}: {e}"))
+                })?;
+            }
+        }
+        self.drift.policy()?;
+        if self.recheck_secs == 0 {
+            return Err(ConfigError::Invalid(
+                "recheck_secs must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_config_parses() {
+        let c = GatewayConfig::parse(
+            r#"
+listen = "127.0.0.1:9000"
+[servers.files]
+command = "npx"
+args = ["mcp-server-filesystem", "/tmp"]
+[servers.search]
+url = "http://127.0.0.1:3001/mcp"
+[roles.developer]
+tools = ["files__read_*"]
+[drift]
+quarantine_at = "critical"
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.listen.port(), 9000);
+        assert!(matches!(
+            c.servers["files"].transport("files").unwrap(),
+            Transport::Stdio { .. }
+        ));
+        assert_eq!(c.drift.policy().unwrap().quarantine_at, Severity::Critical);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let err = |t: &str| GatewayConfig::parse(t).unwrap_err().to_string();
+        assert!(err("quarantine_at = 'high'").contains("unknown field"));
+        assert!(err("[servers.a__b]\ncommand='x'").contains("servers.a__b"));
+        assert!(err("[servers.x]\ncommand='x'\nurl='http://a'").contains("not both"));
+        assert!(err("[servers.x]\nurl='ftp://a'").contains("http://"));
+        assert!(err("[drift]\nquarantine_at='severe'").contains("unknown severity"));
+        assert!(err("listen = 'nowhere'").contains("listen"));
+    }
+
+    #[test]
+    fn the_default_binds_loopback() {
+        assert!(GatewayConfig::default().listen.ip().is_loopback());
+    }
+}

@@ -1,0 +1,100 @@
+//! The gateway's event bus: plan events from the engine and server events from
+//! pinning, in one stream, for the reviewer API's SSE endpoint (and the desktop
+//! app's notifications).
+
+use interlock_engine::{EngineEvent, EventKind};
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+/// One thing a reviewer may want to know about now.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct GatewayEvent {
+    /// `plan.proposed`, `plan.approved`, …, `server.pending`,
+    /// `server.quarantined`, `server.drift_held`, `server.drift`,
+    /// `server.approved`, `server.rejected`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `plan` or `server`.
+    pub subject_kind: &'static str,
+    /// The plan id or server name.
+    pub subject: String,
+    /// One line for a notification.
+    pub title: String,
+    /// Risk (plans) or worst drift severity (servers).
+    pub risk: String,
+    /// The plan hash, for plan events (what an Approve action must sign).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan_hash: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_index: Option<u64>,
+}
+
+impl GatewayEvent {
+    pub fn server(
+        kind: &str,
+        name: &str,
+        title: String,
+        risk: &str,
+        log_index: Option<u64>,
+    ) -> GatewayEvent {
+        GatewayEvent {
+            kind: kind.to_owned(),
+            subject_kind: "server",
+            subject: name.to_owned(),
+            title,
+            risk: risk.to_owned(),
+            plan_hash: None,
+            revision: None,
+            log_index,
+        }
+    }
+
+    pub fn from_engine(e: &EngineEvent) -> GatewayEvent {
+        let kind = match e.kind {
+            EventKind::Proposed => "plan.proposed",
+            EventKind::Approved => "plan.approved",
+            EventKind::Rejected => "plan.rejected",
+            EventKind::Expired => "plan.expired",
+            EventKind::Executing => "plan.executing",
+            EventKind::Succeeded => "plan.succeeded",
+            EventKind::Halted => "plan.halted",
+        };
+        GatewayEvent {
+            kind: kind.to_owned(),
+            subject_kind: "plan",
+            subject: e.plan_id.clone(),
+            title: e.title.clone(),
+            risk: e.risk.name().to_owned(),
+            plan_hash: Some(e.plan_hash.to_string()),
+            revision: Some(e.revision),
+            log_index: Some(e.log_index),
+        }
+    }
+}
+
+/// A cheap-to-clone sender; subscribers that fall behind lose the oldest
+/// events (and are told so by `broadcast`'s `Lagged`).
+#[derive(Clone)]
+pub struct EventBus(broadcast::Sender<GatewayEvent>);
+
+impl Default for EventBus {
+    fn default() -> Self {
+        EventBus::new()
+    }
+}
+
+impl EventBus {
+    pub fn new() -> EventBus {
+        EventBus(broadcast::channel(1024).0)
+    }
+
+    pub fn send(&self, e: GatewayEvent) {
+        let _ = self.0.send(e);
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<GatewayEvent> {
+        self.0.subscribe()
+    }
+}

@@ -1,0 +1,345 @@
+//! The running gateway: the engine, the upstream supervisors, pinning, agent
+//! sessions and the event bus, shared by the HTTP handlers.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use interlock_engine::Engine;
+use interlock_store::{ApiKeyKind, ApiKeyRecord, StoreError};
+use tokio::sync::{Notify, mpsc, watch};
+
+use crate::config::{ConfigError, GatewayConfig, Transport};
+use crate::events::{EventBus, GatewayEvent};
+use crate::keys;
+use crate::pins::Pins;
+use crate::roles::Roles;
+use crate::upstream::{Connection, LinkState, ServerHello, UpstreamSignal, backoff};
+
+/// How long an authenticated key is trusted without asking the store again
+/// (so a revocation takes effect within this time).
+const KEY_CACHE_TTL: Duration = Duration::from_secs(5);
+
+/// How often rows changed by other processes (a CLI approval) are picked up.
+const RELOAD_EVERY: Duration = Duration::from_millis(500);
+
+/// One upstream server and its current connection.
+pub struct Upstream {
+    pub name: String,
+    pub transport: Transport,
+    conn: RwLock<Option<Arc<Connection>>>,
+    hello: RwLock<Option<ServerHello>>,
+    link: watch::Sender<LinkState>,
+    recheck: Notify,
+}
+
+impl Upstream {
+    /// The live connection, if up.
+    pub fn connection(&self) -> Option<Arc<Connection>> {
+        self.conn.read().expect("conn lock").clone()
+    }
+
+    pub fn link(&self) -> LinkState {
+        self.link.borrow().clone()
+    }
+
+    pub fn hello(&self) -> Option<ServerHello> {
+        self.hello.read().expect("hello lock").clone()
+    }
+
+    /// Asks the supervisor to re-list the tools now.
+    pub fn recheck(&self) {
+        self.recheck.notify_one();
+    }
+}
+
+/// An agent's MCP session (2025-11-25 clients).
+#[derive(Clone, Debug)]
+pub struct Session {
+    pub agent: String,
+    pub key_hash: String,
+    pub protocol_version: String,
+}
+
+#[derive(Default)]
+pub(crate) struct Sessions {
+    by_id: HashMap<String, Session>,
+    order: VecDeque<String>,
+}
+
+pub(crate) struct Inner {
+    pub engine: Engine,
+    pub config: GatewayConfig,
+    pub roles: Roles,
+    pub pins: Pins,
+    pub events: EventBus,
+    pub upstreams: BTreeMap<String, Arc<Upstream>>,
+    pub(crate) sessions: Mutex<Sessions>,
+    key_cache: Mutex<HashMap<String, (ApiKeyRecord, Instant)>>,
+    shutdown: watch::Sender<bool>,
+}
+
+/// A cheap-to-clone handle on the running gateway.
+#[derive(Clone)]
+pub struct Gateway(pub(crate) Arc<Inner>);
+
+impl Gateway {
+    /// Builds the gateway over an open engine and starts its background tasks
+    /// (one supervisor per upstream, the reload loop, the engine-event relay).
+    pub fn start(engine: Engine, config: GatewayConfig) -> Result<Gateway, ConfigError> {
+        let policy = config.drift.policy()?;
+        let events = EventBus::new();
+        let mut upstreams = BTreeMap::new();
+        for (name, up) in &config.servers {
+            let transport = up.transport(name)?;
+            upstreams.insert(
+                name.clone(),
+                Arc::new(Upstream {
+                    name: name.clone(),
+                    transport,
+                    conn: RwLock::new(None),
+                    hello: RwLock::new(None),
+                    link: watch::channel(LinkState::Connecting).0,
+                    recheck: Notify::new(),
+                }),
+            );
+        }
+        let (shutdown, _) = watch::channel(false);
+        let gw = Gateway(Arc::new(Inner {
+            pins: Pins::new(
+                engine.clone(),
+                policy,
+                events.clone(),
+                config
+                    .servers
+                    .iter()
+                    .map(|(n, u)| (n.clone(), u.tool_prefix(n)))
+                    .collect(),
+            ),
+            roles: Roles::new(&config.roles),
+            engine,
+            config,
+            events,
+            upstreams,
+            sessions: Mutex::new(Sessions::default()),
+            key_cache: Mutex::new(HashMap::new()),
+            shutdown,
+        }));
+        for up in gw.0.upstreams.values() {
+            tokio::spawn(supervise(gw.clone(), Arc::clone(up)));
+        }
+        tokio::spawn(reload_loop(gw.clone()));
+        tokio::spawn(relay_engine_events(gw.clone()));
+        Ok(gw)
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.0.engine
+    }
+
+    pub fn config(&self) -> &GatewayConfig {
+        &self.0.config
+    }
+
+    pub fn pins(&self) -> &Pins {
+        &self.0.pins
+    }
+
+    pub fn events(&self) -> &EventBus {
+        &self.0.events
+    }
+
+    pub fn roles(&self) -> &Roles {
+        &self.0.roles
+    }
+
+    pub fn upstream(&self, name: &str) -> Option<&Arc<Upstream>> {
+        self.0.upstreams.get(name)
+    }
+
+    pub fn upstreams(&self) -> impl Iterator<Item = &Arc<Upstream>> {
+        self.0.upstreams.values()
+    }
+
+    /// Stops the background tasks and closes upstream connections.
+    pub async fn shutdown(&self) {
+        let _ = self.0.shutdown.send(true);
+        for up in self.0.upstreams.values() {
+            let conn = up.conn.write().expect("conn lock").take();
+            if let Some(c) = conn {
+                c.close().await;
+            }
+        }
+    }
+
+    /// The active key record for a presented bearer key of `kind`.
+    pub async fn authenticate(
+        &self,
+        presented: &str,
+        kind: ApiKeyKind,
+    ) -> Result<Option<ApiKeyRecord>, StoreError> {
+        let hash = keys::key_hash(presented);
+        if let Some((rec, at)) = self.0.key_cache.lock().expect("cache lock").get(&hash)
+            && at.elapsed() < KEY_CACHE_TTL
+        {
+            return Ok((rec.kind == kind).then(|| rec.clone()));
+        }
+        let found = keys::authenticate(&self.0.engine, presented, kind).await?;
+        if let Some(rec) = &found {
+            let mut cache = self.0.key_cache.lock().expect("cache lock");
+            if cache.len() > 10_000 {
+                cache.clear();
+            }
+            cache.insert(hash, (rec.clone(), Instant::now()));
+        }
+        Ok(found)
+    }
+
+    pub(crate) fn new_session(&self, session: Session) -> String {
+        let id = keys::generate_key()[keys::KEY_PREFIX.len()..].to_owned();
+        let mut s = self.0.sessions.lock().expect("sessions lock");
+        while s.by_id.len() >= self.0.config.limits.max_sessions.max(1) {
+            let Some(old) = s.order.pop_front() else {
+                break;
+            };
+            s.by_id.remove(&old);
+        }
+        s.by_id.insert(id.clone(), session);
+        s.order.push_back(id.clone());
+        id
+    }
+
+    pub(crate) fn session(&self, id: &str) -> Option<Session> {
+        self.0
+            .sessions
+            .lock()
+            .expect("sessions lock")
+            .by_id
+            .get(id)
+            .cloned()
+    }
+
+    pub(crate) fn end_session(&self, id: &str) -> bool {
+        let mut s = self.0.sessions.lock().expect("sessions lock");
+        s.order.retain(|x| x != id);
+        s.by_id.remove(id).is_some()
+    }
+}
+
+/// Keeps one upstream connected: connect, handshake, list and pin its tools;
+/// re-list on `list_changed`, on request and periodically; reconnect with
+/// backoff when it dies.
+async fn supervise(gw: Gateway, up: Arc<Upstream>) {
+    let mut shutdown = gw.0.shutdown.subscribe();
+    let limits = gw.0.config.limits.clone();
+    let recheck_every = Duration::from_secs(gw.0.config.recheck_secs);
+    let list_timeout = limits.upstream_timeout().min(Duration::from_secs(60));
+    let mut attempt = 0u32;
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        let _ = up.link.send(LinkState::Connecting);
+        let (tx, mut signals) = mpsc::unbounded_channel();
+        let error = match Connection::open(&up.name, &up.transport, &limits, tx).await {
+            Err(e) => e.to_string(),
+            Ok((conn, hello)) => {
+                let conn = Arc::new(conn);
+                let instructions = hello.instructions.clone();
+                *up.hello.write().expect("hello lock") = Some(hello);
+                let relist = || async {
+                    let tools = conn.list_tools(list_timeout).await?;
+                    gw.0.pins
+                        .observe(&up.name, instructions.as_deref(), tools)
+                        .await
+                        .map_err(|e| crate::upstream::UpstreamError::Unavailable(e.to_string()))?;
+                    Ok::<(), crate::upstream::UpstreamError>(())
+                };
+                match relist().await {
+                    Err(e) => {
+                        conn.close().await;
+                        e.to_string()
+                    }
+                    Ok(()) => {
+                        *up.conn.write().expect("conn lock") = Some(Arc::clone(&conn));
+                        let _ = up.link.send(LinkState::Up);
+                        tracing::info!(server = %up.name, "upstream connected");
+                        attempt = 0;
+                        let why = loop {
+                            tokio::select! {
+                                s = signals.recv() => match s {
+                                    Some(UpstreamSignal::ToolsChanged) => {
+                                        if let Err(e) = relist().await { break e.to_string() }
+                                    }
+                                    Some(UpstreamSignal::Closed(why)) => break why,
+                                    None => break "closed".to_owned(),
+                                },
+                                _ = up.recheck.notified() => {
+                                    if let Err(e) = relist().await { break e.to_string() }
+                                }
+                                _ = tokio::time::sleep(recheck_every) => {
+                                    if let Err(e) = relist().await { break e.to_string() }
+                                }
+                                _ = shutdown.changed() => {
+                                    conn.close().await;
+                                    return;
+                                }
+                            }
+                        };
+                        up.conn.write().expect("conn lock").take();
+                        conn.close().await;
+                        why
+                    }
+                }
+            }
+        };
+        let retry_in = backoff(attempt);
+        attempt = attempt.saturating_add(1);
+        tracing::warn!(server = %up.name, error = %error, ?retry_in, "upstream down");
+        let _ = up.link.send(LinkState::Down { error, retry_in });
+        tokio::select! {
+            _ = tokio::time::sleep(retry_in) => {}
+            _ = up.recheck.notified() => {}
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+/// Picks up decisions made by other processes (`interlock servers approve`).
+async fn reload_loop(gw: Gateway) {
+    let mut shutdown = gw.0.shutdown.subscribe();
+    let mut first = true;
+    loop {
+        match gw.0.pins.reload_changed().await {
+            Ok(names) if !first => {
+                for n in names {
+                    tracing::info!(server = %n, "server state changed elsewhere; reloaded");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "reloading server state failed"),
+        }
+        first = false;
+        tokio::select! {
+            _ = tokio::time::sleep(RELOAD_EVERY) => {}
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+async fn relay_engine_events(gw: Gateway) {
+    let mut rx = gw.0.engine.subscribe();
+    let mut shutdown = gw.0.shutdown.subscribe();
+    loop {
+        tokio::select! {
+            e = rx.recv() => match e {
+                Ok(e) => gw.0.events.send(GatewayEvent::from_engine(&e)),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "event relay lagged");
+                }
+                Err(_) => return,
+            },
+            _ = shutdown.changed() => return,
+        }
+    }
+}

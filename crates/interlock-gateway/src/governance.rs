@@ -1,0 +1,226 @@
+//! The governance tools the gateway serves itself: `propose_plan`, `get_plan`,
+//! `list_plans`, `execute_plan`.
+//!
+//! Architecture invariant: there is no approve tool. Nothing an agent key can
+//! reach decides a plan; decisions arrive only as statements signed by a
+//! registered approver key, on the reviewer surface.
+
+use interlock_canon::{self as canon, Value};
+use interlock_engine::{EngineError, PlanStatus, StageResult};
+use serde_json::json;
+
+use crate::gateway::Gateway;
+
+/// The tools' definitions, as served in `tools/list`.
+pub fn definitions() -> serde_json::Value {
+    json!([
+        {
+            "name": "propose_plan",
+            "title": "Propose a plan for human approval",
+            "description": "Submit a plan (interlock.plan/v1) for review. It is validated against the policy in force and held until a human approves its exact hash. `proposer` is set to your agent identity if absent and must match it if present. Returns the plan id, revision, hash, risk and how many approvals it needs.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "plan": {"type": "object", "description": "The plan document as JSON."},
+                    "plan_yaml": {"type": "string", "description": "The plan document as strict YAML 1.2 (instead of `plan`)."}
+                },
+                "additionalProperties": false
+            },
+            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false}
+        },
+        {
+            "name": "get_plan",
+            "title": "Get a plan's status",
+            "description": "The current revision of a plan: status (PROPOSED, APPROVED, REJECTED, EXPIRED, EXECUTING, SUCCEEDED, HALTED), hash, risk, title and the document.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"plan_id": {"type": "string"}},
+                "required": ["plan_id"],
+                "additionalProperties": false
+            },
+            "annotations": {"readOnlyHint": true, "openWorldHint": false}
+        },
+        {
+            "name": "list_plans",
+            "title": "List plans",
+            "description": "Current revisions of plans, newest first, optionally of one status.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"status": {"type": "string", "enum": ["PROPOSED", "APPROVED", "REJECTED", "EXPIRED", "SUPERSEDED", "EXECUTING", "SUCCEEDED", "HALTED"]}},
+                "additionalProperties": false
+            },
+            "annotations": {"readOnlyHint": true, "openWorldHint": false}
+        },
+        {
+            "name": "execute_plan",
+            "title": "Execute an approved plan",
+            "description": "Run an APPROVED plan exactly once, stage by stage, re-checking every approval and precondition first. Fails if the plan is not approved, was edited after approval, or already ran.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"plan_id": {"type": "string"}},
+                "required": ["plan_id"],
+                "additionalProperties": false
+            },
+            "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": true}
+        }
+    ])
+}
+
+/// Whether `name` is a governance tool.
+pub fn is_governance_tool(name: &str) -> bool {
+    matches!(
+        name,
+        "propose_plan" | "get_plan" | "list_plans" | "execute_plan"
+    )
+}
+
+/// A tool result: the JSON as text content and as structured content.
+fn ok(v: serde_json::Value) -> serde_json::Value {
+    json!({
+        "content": [{"type": "text", "text": serde_json::to_string_pretty(&v).expect("JSON")}],
+        "structuredContent": v,
+        "isError": false
+    })
+}
+
+/// A tool-level failure the agent can read and act on.
+fn failed(message: String) -> serde_json::Value {
+    json!({
+        "content": [{"type": "text", "text": message}],
+        "isError": true
+    })
+}
+
+/// Runs a governance tool for `agent`. Errors are tool results with
+/// `isError: true` (the agent's model reads them), not protocol errors.
+pub async fn call(
+    gw: &Gateway,
+    agent: &str,
+    name: &str,
+    args: &serde_json::Value,
+) -> serde_json::Value {
+    let outcome = match name {
+        "propose_plan" => propose(gw, agent, args).await,
+        "get_plan" => get(gw, args).await,
+        "list_plans" => list(gw, args).await,
+        "execute_plan" => execute(gw, args).await,
+        other => Err(format!("unknown governance tool `{other}`")),
+    };
+    match outcome {
+        Ok(v) => ok(v),
+        Err(message) => failed(message),
+    }
+}
+
+fn string_arg<'a>(args: &'a serde_json::Value, key: &str) -> Result<&'a str, String> {
+    args.get(key)
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| format!("`{key}` (a string) is required"))
+}
+
+fn engine_error(e: EngineError) -> String {
+    e.to_string()
+}
+
+async fn propose(
+    gw: &Gateway,
+    agent: &str,
+    args: &serde_json::Value,
+) -> Result<serde_json::Value, String> {
+    let mut doc = match (args.get("plan"), args.get("plan_yaml")) {
+        (Some(plan), None) => canon::from_serde_json(plan).map_err(|e| format!("plan: {e}"))?,
+        (None, Some(serde_json::Value::String(yaml))) => {
+            canon::parse_yaml(yaml.as_bytes()).map_err(|e| format!("plan_yaml: {e}"))?
+        }
+        _ => return Err("give exactly one of `plan` (an object) or `plan_yaml` (a string)".into()),
+    };
+    let identity = format!("agent:{agent}");
+    let Value::Object(m) = &mut doc else {
+        return Err("the plan must be an object".into());
+    };
+    match m.get("proposer").and_then(Value::as_str) {
+        None => {
+            m.insert("proposer".into(), identity.as_str().into());
+        }
+        Some(p) if p == identity => {}
+        Some(p) => {
+            return Err(format!(
+                "`proposer` is {p:?} but your API key is {identity:?}; omit it or use {identity:?}"
+            ));
+        }
+    }
+    let p = gw.engine().propose(&doc).await.map_err(engine_error)?;
+    Ok(json!({
+        "plan_id": p.plan_id,
+        "revision": p.revision,
+        "plan_hash": p.plan_hash.to_string(),
+        "risk": p.risk.name(),
+        "approvals_required": p.approvals_required,
+        "status": "PROPOSED",
+        "log_index": p.log_index,
+        "next": "A human reviewer must approve this exact hash. Poll get_plan; when APPROVED, call execute_plan."
+    }))
+}
+
+async fn get(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Value, String> {
+    let id = string_arg(args, "plan_id")?;
+    let r = gw.engine().plan(id).await.map_err(engine_error)?;
+    let document = canon::parse_json(&r.document)
+        .map(|v| canon::to_serde_json(&v))
+        .unwrap_or(serde_json::Value::Null);
+    Ok(json!({
+        "plan_id": r.plan_id,
+        "revision": r.revision,
+        "plan_hash": r.plan_hash,
+        "title": r.title,
+        "proposer": r.proposer,
+        "risk": r.risk,
+        "status": r.status.as_str(),
+        "created_at": r.created_at,
+        "updated_at": r.updated_at,
+        "document": document,
+    }))
+}
+
+async fn list(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Value, String> {
+    let status = match args.get("status").and_then(|v| v.as_str()) {
+        None => None,
+        Some(s) => Some(
+            s.parse::<PlanStatus>()
+                .map_err(|_| format!("unknown status {s:?}"))?,
+        ),
+    };
+    let plans = gw.engine().plans(status).await.map_err(engine_error)?;
+    Ok(json!({
+        "plans": plans.iter().map(|r| json!({
+            "plan_id": r.plan_id,
+            "revision": r.revision,
+            "plan_hash": r.plan_hash,
+            "title": r.title,
+            "risk": r.risk,
+            "status": r.status.as_str(),
+            "updated_at": r.updated_at,
+        })).collect::<Vec<_>>()
+    }))
+}
+
+async fn execute(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Value, String> {
+    let id = string_arg(args, "plan_id")?;
+    let report = gw.engine().execute(id).await.map_err(engine_error)?;
+    Ok(json!({
+        "plan_id": report.plan_id,
+        "revision": report.revision,
+        "status": report.status.as_str(),
+        "stages": report.stages.iter().map(|s| json!({
+            "id": s.stage_id,
+            "result": match &s.result {
+                StageResult::Committed => "committed".to_owned(),
+                StageResult::PreconditionFailed(w) => format!("precondition failed: {w}"),
+                StageResult::DispatchFailed(w) => format!("dispatch failed: {w}"),
+                StageResult::VerifyFailed(w) => format!("verify failed: {w}"),
+                StageResult::NotRun => "not run".to_owned(),
+            },
+            "summary": s.summary,
+        })).collect::<Vec<_>>()
+    }))
+}

@@ -1,0 +1,180 @@
+//! The HTTP server: routes, body limits, and the Origin/Host checks that keep
+//! a web page in the user's browser from talking to the gateway (DNS rebinding,
+//! cross-site requests).
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::api;
+use crate::gateway::Gateway;
+use crate::mcp;
+
+/// What the Host/Origin guard compares against: the address actually bound
+/// (the config may say port 0).
+#[derive(Clone)]
+struct GuardState {
+    gw: Gateway,
+    bound: SocketAddr,
+}
+
+/// The router for both surfaces: `/mcp` for agents, `/api/v1` for reviewers,
+/// served at `bound`.
+pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
+    let limit = gw.config().limits.max_body_bytes;
+    Router::new()
+        .route("/mcp", get(mcp::get).post(mcp::post).delete(mcp::delete))
+        .route("/api/v1/openapi.json", get(api::openapi))
+        .route("/api/v1/inbox", get(api::inbox))
+        .route("/api/v1/plans", get(api::plans))
+        .route("/api/v1/plans/{id}", get(api::plan))
+        .route(
+            "/api/v1/plans/{id}/decisions",
+            axum::routing::post(api::decide_plan),
+        )
+        .route("/api/v1/servers", get(api::servers))
+        .route("/api/v1/servers/{name}", get(api::server))
+        .route(
+            "/api/v1/servers/{name}/decisions",
+            axum::routing::post(api::decide_server),
+        )
+        .route("/api/v1/approvers", get(api::approvers))
+        .route("/api/v1/log", get(api::log))
+        .route("/api/v1/log/checkpoint", get(api::checkpoint))
+        .route("/api/v1/events", get(api::events))
+        .route("/healthz", get(|| async { "ok" }))
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(middleware::from_fn_with_state(
+            GuardState {
+                gw: gw.clone(),
+                bound,
+            },
+            guard,
+        ))
+        .with_state(gw)
+}
+
+/// Refuses requests whose `Host` is not the gateway's own (loopback names, the
+/// listen address, or configured hosts), and browser requests from an `Origin`
+/// that is not allowed.
+async fn guard(State(g): State<GuardState>, req: Request, next: Next) -> Response {
+    let config = g.gw.config();
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if !host_allowed(host, g.bound, &config.allowed_hosts) {
+        return (
+            StatusCode::MISDIRECTED_REQUEST,
+            format!("Host {host:?} is not served here"),
+        )
+            .into_response();
+    }
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        if !origin_allowed(origin, g.bound, &config.allowed_origins) {
+            return (
+                StatusCode::FORBIDDEN,
+                format!("Origin {origin:?} may not call the gateway"),
+            )
+                .into_response();
+        }
+    }
+    next.run(req).await
+}
+
+fn split_host_port(s: &str) -> (&str, Option<&str>) {
+    if let Some(rest) = s.strip_prefix('[') {
+        // [v6]:port
+        return match rest.split_once(']') {
+            Some((h, p)) => (h, p.strip_prefix(':')),
+            None => (s, None),
+        };
+    }
+    match s.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => (h, Some(p)),
+        _ => (s, None),
+    }
+}
+
+fn is_loopback_name(h: &str) -> bool {
+    h.eq_ignore_ascii_case("localhost")
+        || h.parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether a `Host` header names this gateway.
+pub fn host_allowed(host: &str, listen: SocketAddr, extra: &[String]) -> bool {
+    let (h, port) = split_host_port(host);
+    if h.is_empty() {
+        return false;
+    }
+    let port_ok = port.is_none_or(|p| p.parse::<u16>() == Ok(listen.port()));
+    if extra
+        .iter()
+        .any(|e| e.eq_ignore_ascii_case(host) || e.eq_ignore_ascii_case(h))
+    {
+        return true;
+    }
+    if !port_ok {
+        return false;
+    }
+    is_loopback_name(h)
+        || h.parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip == listen.ip())
+}
+
+/// Whether a browser `Origin` may call the gateway: the gateway's own origin
+/// (a loopback name at its port) or one configured.
+pub fn origin_allowed(origin: &str, listen: SocketAddr, allowed: &[String]) -> bool {
+    if allowed.iter().any(|a| a == origin) {
+        return true;
+    }
+    let Some(rest) = origin.strip_prefix("http://") else {
+        return false;
+    };
+    let (h, port) = split_host_port(rest);
+    port.and_then(|p| p.parse::<u16>().ok()) == Some(listen.port()) && is_loopback_name(h)
+}
+
+/// Serves on `listener` until `shutdown` resolves.
+pub async fn serve(
+    gw: Gateway,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let bound = listener.local_addr()?;
+    axum::serve(listener, router(gw, bound))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_origins_are_checked() {
+        let listen: SocketAddr = "127.0.0.1:8717".parse().unwrap();
+        assert!(host_allowed("127.0.0.1:8717", listen, &[]));
+        assert!(host_allowed("localhost:8717", listen, &[]));
+        assert!(host_allowed("[::1]:8717", listen, &[]));
+        assert!(!host_allowed("evil.example:8717", listen, &[]));
+        assert!(!host_allowed("localhost:9999", listen, &[]));
+        assert!(host_allowed("gw.internal", listen, &["gw.internal".into()]));
+        assert!(origin_allowed("http://localhost:8717", listen, &[]));
+        assert!(!origin_allowed("http://evil.example", listen, &[]));
+        assert!(!origin_allowed("http://localhost:5173", listen, &[]));
+        assert!(origin_allowed(
+            "http://localhost:5173",
+            listen,
+            &["http://localhost:5173".into()]
+        ));
+    }
+}

@@ -1,0 +1,726 @@
+//! Surface pinning: what each upstream server may serve, given the surface a
+//! reviewer approved (the baseline), the one it lists now, and the drift
+//! between them.
+//!
+//! - A server seen for the first time is PENDING: nothing of it is served.
+//! - A TRUSTED server's tools are served as listed, except tools whose drift
+//!   the drift policy holds or quarantines (hidden from `tools/list`, refused at
+//!   `tools/call`). Quarantine is sticky: a tool that reverts stays blocked
+//!   until a reviewer looks.
+//! - Drift with server scope (instructions changed, anything critical) makes
+//!   the server QUARANTINED: nothing of it is served.
+//! - A reviewer's signed approval of the *observed* surface hash makes it the
+//!   baseline (compare-and-swap: if the server listed something else since, the
+//!   approval is refused, because it is about bytes no longer there).
+//!
+//! Every change of state is a log leaf and an event.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
+
+use indexmap::IndexMap;
+use interlock_canon::{self as canon, Digest, Map, Value};
+use interlock_core::{Decision, DsseEnvelope};
+use interlock_engine::{Engine, EngineError};
+use interlock_store::{ServerRecord, ServerStatus, ServerUpdate, StoreError};
+use interlock_surface::{Action, Drift, DriftKind, DriftPolicy, Scope, Surface, surface_hash};
+use serde_json::value::RawValue;
+
+use crate::config::TOOL_SEPARATOR;
+use crate::events::{EventBus, GatewayEvent};
+
+/// Why pinning could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    #[error("no server named {0:?}")]
+    NoSuchServer(String),
+    #[error("server {name:?} has listed no surface yet")]
+    NothingObserved { name: String },
+    #[error(
+        "the surface of {name:?} changed since it was reviewed (signed {signed}, now {current}); review it again"
+    )]
+    SurfaceChanged {
+        name: String,
+        signed: String,
+        current: String,
+    },
+    #[error("the signed statement is about {0:?}, not a server")]
+    NotAServerStatement(String),
+    #[error("server {name:?} listed an unusable surface: {message}")]
+    BadSurface { name: String, message: String },
+    #[error("server {0:?} kept changing under concurrent writers; try again")]
+    Contended(String),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// One drift as stored, shown and logged.
+pub fn drift_record(d: &Drift, policy: &DriftPolicy) -> serde_json::Value {
+    serde_json::json!({
+        "tool": d.tool,
+        "kind": drift_kind_name(&d.kind),
+        "severity": d.severity().name(),
+        "action": policy.action(d).name(),
+        "scope": match d.scope() { Scope::Server => "server".to_owned(), Scope::Tool(_) => "tool".to_owned() },
+        "summary": d.to_string(),
+        "findings": d.findings().iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+    })
+}
+
+/// A stable machine name for each kind of drift.
+pub fn drift_kind_name(k: &DriftKind) -> &'static str {
+    match k {
+        DriftKind::ToolAdded => "tool_added",
+        DriftKind::ToolRemoved => "tool_removed",
+        DriftKind::ToolRenamed { .. } => "tool_renamed",
+        DriftKind::DescriptionChanged { .. } => "description_changed",
+        DriftKind::InputSchemaWidened { .. } => "input_schema_widened",
+        DriftKind::InputSchemaNarrowed { .. } => "input_schema_narrowed",
+        DriftKind::InputSchemaChanged { .. } => "input_schema_changed",
+        DriftKind::AnnotationFlipped { .. } => "annotation_flipped",
+        DriftKind::AnnotationChanged { .. } => "annotation_changed",
+        DriftKind::OutputSchemaChanged { .. } => "output_schema_changed",
+        DriftKind::TitleChanged { .. } => "title_changed",
+        DriftKind::MetaChanged => "meta_changed",
+        DriftKind::OtherFieldChanged { .. } => "other_field_changed",
+        DriftKind::InstructionsChanged { .. } => "instructions_changed",
+    }
+}
+
+/// A tool as agents see it: renamed `server__tool`, everything else as the
+/// upstream listed it, byte for byte.
+#[derive(Debug)]
+pub struct ExposedTool {
+    pub server: String,
+    pub upstream_name: String,
+    pub exposed_name: String,
+    pub definition: Box<RawValue>,
+}
+
+/// Why a tool is not served.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotServed {
+    UnknownTool,
+    Pending,
+    Rejected,
+    ServerQuarantined,
+    ToolHeld(String),
+    ToolQuarantined(String),
+}
+
+impl NotServed {
+    pub fn message(&self, server: &str, tool: &str) -> String {
+        match self {
+            NotServed::UnknownTool => format!("unknown tool `{tool}` of server `{server}`"),
+            NotServed::Pending => format!(
+                "server `{server}` is pending review: its tools are served once a reviewer approves its surface"
+            ),
+            NotServed::Rejected => format!("server `{server}` was rejected by a reviewer"),
+            NotServed::ServerQuarantined => format!(
+                "server `{server}` is quarantined: its surface drifted from the approved baseline; a reviewer must re-approve it"
+            ),
+            NotServed::ToolHeld(why) => format!(
+                "tool `{tool}` of server `{server}` is held for review: it changed since approval ({why})"
+            ),
+            NotServed::ToolQuarantined(why) => format!(
+                "tool `{tool}` of server `{server}` is quarantined: it changed since approval ({why})"
+            ),
+        }
+    }
+}
+
+/// One server as the gateway sees it now.
+#[derive(Debug)]
+pub struct ServerView {
+    pub record: ServerRecord,
+    /// What agents see before each of its tool names.
+    pub prefix: String,
+    pub baseline: Option<Surface>,
+    pub observed: Option<Surface>,
+    /// Blocked tools and why (summary of their strongest drift).
+    pub blocked: BTreeMap<String, (Action, String)>,
+    /// What is served, by upstream tool name.
+    pub served: BTreeMap<String, Arc<ExposedTool>>,
+    /// The raw listing the served tools come from (kept across reloads).
+    raw_tools: Arc<Vec<Box<RawValue>>>,
+}
+
+impl ServerView {
+    /// Whether `tool` is served, and if not, why.
+    pub fn check(&self, tool: &str) -> Result<&Arc<ExposedTool>, NotServed> {
+        match self.record.status {
+            ServerStatus::Pending => return Err(NotServed::Pending),
+            ServerStatus::Rejected => return Err(NotServed::Rejected),
+            ServerStatus::Quarantined => return Err(NotServed::ServerQuarantined),
+            ServerStatus::Trusted => {}
+        }
+        if let Some((action, why)) = self.blocked.get(tool) {
+            return Err(match action {
+                Action::Quarantine => NotServed::ToolQuarantined(why.clone()),
+                _ => NotServed::ToolHeld(why.clone()),
+            });
+        }
+        self.served.get(tool).ok_or(NotServed::UnknownTool)
+    }
+}
+
+/// Every server's pinning state; the gateway's one source of truth for what
+/// may be served.
+pub struct Pins {
+    engine: Engine,
+    policy: DriftPolicy,
+    views: RwLock<HashMap<String, Arc<ServerView>>>,
+    /// One writer at a time per server (observe, approve, reload).
+    writers: tokio::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    events: EventBus,
+    /// Tool-name prefix per configured server.
+    prefixes: HashMap<String, String>,
+}
+
+impl Pins {
+    pub fn new(
+        engine: Engine,
+        policy: DriftPolicy,
+        events: EventBus,
+        prefixes: HashMap<String, String>,
+    ) -> Pins {
+        Pins {
+            engine,
+            policy,
+            prefixes,
+            views: RwLock::new(HashMap::new()),
+            writers: tokio::sync::Mutex::new(HashMap::new()),
+            events,
+        }
+    }
+
+    pub fn policy(&self) -> &DriftPolicy {
+        &self.policy
+    }
+
+    async fn writer(&self, name: &str) -> Arc<tokio::sync::Mutex<()>> {
+        Arc::clone(
+            self.writers
+                .lock()
+                .await
+                .entry(name.to_owned())
+                .or_default(),
+        )
+    }
+
+    /// The current view of a server.
+    pub fn view(&self, name: &str) -> Option<Arc<ServerView>> {
+        self.views.read().expect("views lock").get(name).cloned()
+    }
+
+    /// The server and upstream tool an exposed tool name means: the view with
+    /// the longest prefix that lists the rest as a tool (served or not).
+    pub fn resolve(&self, exposed: &str) -> Option<(Arc<ServerView>, String)> {
+        let views = self.views.read().expect("views lock");
+        let mut best: Option<(Arc<ServerView>, String)> = None;
+        for v in views.values() {
+            let Some(tool) = exposed.strip_prefix(v.prefix.as_str()) else {
+                continue;
+            };
+            let known = v.observed.as_ref().is_some_and(|s| s.tool(tool).is_some())
+                || v.blocked.contains_key(tool);
+            if known
+                && best
+                    .as_ref()
+                    .is_none_or(|(b, _)| b.prefix.len() < v.prefix.len())
+            {
+                best = Some((Arc::clone(v), tool.to_owned()));
+            }
+        }
+        best
+    }
+
+    /// Every view, by name.
+    pub fn views(&self) -> Vec<Arc<ServerView>> {
+        let mut v: Vec<_> = self
+            .views
+            .read()
+            .expect("views lock")
+            .values()
+            .cloned()
+            .collect();
+        v.sort_by(|a, b| a.record.name.cmp(&b.record.name));
+        v
+    }
+
+    /// Records what a server lists now (after connect, `list_changed`, or a
+    /// periodic re-check) and applies the drift policy.
+    pub async fn observe(
+        &self,
+        name: &str,
+        instructions: Option<&str>,
+        raw_tools: Vec<Box<RawValue>>,
+    ) -> Result<Arc<ServerView>, PinError> {
+        let observed = parse_surface(name, instructions, &raw_tools)?;
+        let observed_hash = surface_hash(&observed).to_string();
+        let raw_tools = Arc::new(raw_tools);
+        let lock = self.writer(name).await;
+        let _guard = lock.lock().await;
+        let store = self.engine.store();
+        for _attempt in 0..8 {
+            let Some(record) = store.server(name).await? else {
+                let update = ServerUpdate {
+                    status: ServerStatus::Pending,
+                    baseline_hash: None,
+                    baseline: None,
+                    observed_hash: Some(observed_hash.clone()),
+                    observed: Some(canon::canonical_bytes(&observed.to_value())),
+                    drift: b"[]".to_vec(),
+                    blocked_tools: b"{}".to_vec(),
+                };
+                let record = match store.insert_server(name, &update).await {
+                    Ok(r) => r,
+                    Err(StoreError::Duplicate { .. }) => continue,
+                    Err(e) => return Err(e.into()),
+                };
+                let index = self
+                    .log(
+                        "server.pending",
+                        name,
+                        [
+                            ("surface_hash", observed_hash.as_str().into()),
+                            ("tools", int(observed.tools().len())),
+                        ],
+                    )
+                    .await?;
+                self.events.send(GatewayEvent::server(
+                    "server.pending",
+                    name,
+                    format!(
+                        "New MCP server `{name}` ({} tools) waits for review",
+                        observed.tools().len()
+                    ),
+                    "medium",
+                    Some(index),
+                ));
+                return Ok(self.install(record, Arc::clone(&raw_tools)));
+            };
+            if record.observed_hash.as_deref() == Some(observed_hash.as_str()) {
+                // Same surface as last time (a reconnect, a reordered listing).
+                let view = self.install(record, Arc::clone(&raw_tools));
+                return Ok(view);
+            }
+            let baseline = decode_surface(name, record.baseline.as_deref())?;
+            let (status, drift, blocked) = match (&baseline, record.status) {
+                (Some(baseline), ServerStatus::Trusted | ServerStatus::Quarantined) => {
+                    let drifts = interlock_surface::diff(baseline, &observed);
+                    let (server_action, tool_actions) = self.policy.assess(&drifts);
+                    let mut status = record.status;
+                    if matches!(server_action, Some(Action::Hold | Action::Quarantine)) {
+                        status = ServerStatus::Quarantined;
+                    }
+                    // Quarantines are sticky until a reviewer decides.
+                    let mut blocked: BTreeMap<String, String> =
+                        serde_json::from_slice::<BTreeMap<String, String>>(&record.blocked_tools)
+                            .unwrap_or_default()
+                            .into_iter()
+                            .filter(|(_, a)| a == "quarantine")
+                            .collect();
+                    for (tool, action) in tool_actions {
+                        if action != Action::Monitor {
+                            let e = blocked
+                                .entry(tool)
+                                .or_insert_with(|| action.name().to_owned());
+                            if action == Action::Quarantine {
+                                *e = "quarantine".to_owned();
+                            }
+                        }
+                    }
+                    (status, drifts, blocked)
+                }
+                // Pending and rejected servers: just remember what they list.
+                _ => (record.status, Vec::new(), BTreeMap::new()),
+            };
+            let drift_json: Vec<serde_json::Value> = drift
+                .iter()
+                .map(|d| drift_record(d, &self.policy))
+                .collect();
+            let update = ServerUpdate {
+                status,
+                baseline_hash: record.baseline_hash.clone(),
+                baseline: record.baseline.clone(),
+                observed_hash: Some(observed_hash.clone()),
+                observed: Some(canon::canonical_bytes(&observed.to_value())),
+                drift: serde_json::to_vec(&drift_json).expect("JSON serializes"),
+                blocked_tools: serde_json::to_vec(&blocked).expect("JSON serializes"),
+            };
+            let Some(new) = store.update_server(name, record.version, &update).await? else {
+                continue;
+            };
+            if !drift.is_empty() {
+                let worst = drift.iter().map(|d| d.severity()).max().expect("not empty");
+                let kind = if status == ServerStatus::Quarantined
+                    && record.status != ServerStatus::Quarantined
+                {
+                    "server.quarantined"
+                } else if !blocked.is_empty() {
+                    "server.drift_held"
+                } else {
+                    "server.drift"
+                };
+                let index = self
+                    .log(
+                        kind,
+                        name,
+                        [
+                            (
+                                "baseline_hash",
+                                record.baseline_hash.clone().unwrap_or_default().into(),
+                            ),
+                            ("surface_hash", observed_hash.as_str().into()),
+                            ("status", status.as_str().into()),
+                            (
+                                "drift",
+                                to_canon(&serde_json::Value::Array(drift_json.clone())),
+                            ),
+                            (
+                                "blocked_tools",
+                                to_canon(&serde_json::to_value(&blocked).expect("JSON")),
+                            ),
+                        ],
+                    )
+                    .await?;
+                let headline = drift
+                    .iter()
+                    .max_by_key(|d| d.severity())
+                    .map(|d| d.to_string())
+                    .unwrap_or_default();
+                self.events.send(GatewayEvent::server(
+                    kind,
+                    name,
+                    headline,
+                    worst.name(),
+                    Some(index),
+                ));
+            }
+            return Ok(self.install(new, raw_tools));
+        }
+        Err(PinError::Contended(name.to_owned()))
+    }
+
+    /// Re-reads one server's row (another process may have decided about it).
+    pub async fn reload(&self, name: &str) -> Result<Option<Arc<ServerView>>, PinError> {
+        let Some(record) = self.engine.store().server(name).await? else {
+            return Ok(None);
+        };
+        let raw = self
+            .view(name)
+            .map(|v| Arc::clone(&v.raw_tools))
+            .unwrap_or_default();
+        Ok(Some(self.install(record, raw)))
+    }
+
+    /// Re-reads every row whose version changed; returns the names reloaded.
+    pub async fn reload_changed(&self) -> Result<Vec<String>, PinError> {
+        let mut changed = Vec::new();
+        for record in self.engine.store().servers().await? {
+            let current = self.view(&record.name).map(|v| v.record.version);
+            if current != Some(record.version) {
+                let raw = self
+                    .view(&record.name)
+                    .map(|v| Arc::clone(&v.raw_tools))
+                    .unwrap_or_default();
+                changed.push(record.name.clone());
+                self.install(record, raw);
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Applies a reviewer's signed decision about a server's observed surface.
+    pub async fn decide(&self, envelope: &DsseEnvelope) -> Result<ServerRecord, PinError> {
+        let record = decide_server(&self.engine, envelope, &self.events).await?;
+        let raw = self
+            .view(&record.name)
+            .map(|v| Arc::clone(&v.raw_tools))
+            .unwrap_or_default();
+        self.install(record.clone(), raw);
+        Ok(record)
+    }
+
+    fn install(&self, record: ServerRecord, raw_tools: Arc<Vec<Box<RawValue>>>) -> Arc<ServerView> {
+        let prefix = self
+            .prefixes
+            .get(&record.name)
+            .cloned()
+            .unwrap_or_else(|| format!("{}{TOOL_SEPARATOR}", record.name));
+        let view = Arc::new(build_view(record, prefix, raw_tools));
+        self.views
+            .write()
+            .expect("views lock")
+            .insert(view.record.name.clone(), Arc::clone(&view));
+        view
+    }
+
+    async fn log<const N: usize>(
+        &self,
+        kind: &str,
+        server: &str,
+        fields: [(&str, Value); N],
+    ) -> Result<u64, PinError> {
+        let mut m = Map::new();
+        m.insert("server".into(), server.into());
+        for (k, v) in fields {
+            m.insert(k.to_owned(), v);
+        }
+        Ok(self.engine.record(kind, m).await?.index)
+    }
+}
+
+/// Applies a reviewer's signed decision about a server: verifies it (trusted
+/// key, policy, window) against the server's *current* observed surface hash,
+/// then swaps the row; logs the decision with the statement embedded. Used by
+/// the gateway's reviewer API and by `interlock servers approve|reject`.
+pub async fn decide_server(
+    engine: &Engine,
+    envelope: &DsseEnvelope,
+    events: &EventBus,
+) -> Result<ServerRecord, PinError> {
+    let claimed = canon::parse_json(&envelope.payload)
+        .ok()
+        .and_then(|v| interlock_core::decision::ApprovalStatement::from_value(&v).ok())
+        .ok_or_else(|| {
+            PinError::Engine(EngineError::Decision(
+                interlock_core::DecisionError::Malformed("not an approval statement".into()),
+            ))
+        })?;
+    let name = claimed
+        .plan_id
+        .strip_prefix(SERVER_SUBJECT_PREFIX)
+        .ok_or_else(|| PinError::NotAServerStatement(claimed.plan_id.clone()))?
+        .to_owned();
+    let store = engine.store();
+    let record = store
+        .server(&name)
+        .await?
+        .ok_or_else(|| PinError::NoSuchServer(name.clone()))?;
+    let (Some(observed_hash), Some(observed)) = (&record.observed_hash, &record.observed) else {
+        return Err(PinError::NothingObserved { name });
+    };
+    let current: Digest = observed_hash
+        .parse()
+        .map_err(|_| StoreError::Malformed(format!("server {name} has a malformed hash")))?;
+    if claimed.plan_hash != current {
+        return Err(PinError::SurfaceChanged {
+            name,
+            signed: claimed.plan_hash.to_string(),
+            current: observed_hash.clone(),
+        });
+    }
+    let verified = engine
+        .verify_subject_decision(envelope, &server_subject(&name), current)
+        .await?;
+    let update = match verified.statement.decision {
+        Decision::Approve => ServerUpdate {
+            status: ServerStatus::Trusted,
+            baseline_hash: Some(observed_hash.clone()),
+            baseline: Some(observed.clone()),
+            observed_hash: Some(observed_hash.clone()),
+            observed: Some(observed.clone()),
+            drift: b"[]".to_vec(),
+            blocked_tools: b"{}".to_vec(),
+        },
+        Decision::Reject => ServerUpdate {
+            status: ServerStatus::Rejected,
+            baseline_hash: record.baseline_hash.clone(),
+            baseline: record.baseline.clone(),
+            observed_hash: Some(observed_hash.clone()),
+            observed: Some(observed.clone()),
+            drift: record.drift.clone(),
+            blocked_tools: record.blocked_tools.clone(),
+        },
+    };
+    let new = store
+        .update_server(&name, record.version, &update)
+        .await?
+        .ok_or_else(|| PinError::SurfaceChanged {
+            name: name.clone(),
+            signed: observed_hash.clone(),
+            current: "(changed while deciding)".into(),
+        })?;
+    let kind = match verified.statement.decision {
+        Decision::Approve => "server.approved",
+        Decision::Reject => "server.rejected",
+    };
+    let mut m = Map::new();
+    m.insert("server".into(), name.as_str().into());
+    m.insert("surface_hash".into(), observed_hash.as_str().into());
+    m.insert(
+        "previous_baseline_hash".into(),
+        record.baseline_hash.clone().unwrap_or_default().into(),
+    );
+    m.insert("approver".into(), verified.identity.as_str().into());
+    m.insert(
+        "approver_key_id".into(),
+        verified.statement.approver_key_id.to_string().into(),
+    );
+    m.insert("reason".into(), verified.statement.reason.as_str().into());
+    m.insert("envelope".into(), to_canon(&envelope.to_json()));
+    let index = engine.record(kind, m).await?.index;
+    events.send(GatewayEvent::server(
+        kind,
+        &name,
+        format!(
+            "{} `{name}` ({})",
+            if kind == "server.approved" {
+                "Approved"
+            } else {
+                "Rejected"
+            },
+            verified.identity
+        ),
+        "info",
+        Some(index),
+    ));
+    Ok(new)
+}
+
+/// Signed statements about a server's surface name `server:<name>` where a
+/// plan statement names a plan id.
+pub const SERVER_SUBJECT_PREFIX: &str = "server:";
+
+pub fn server_subject(name: &str) -> String {
+    format!("{SERVER_SUBJECT_PREFIX}{name}")
+}
+
+fn int(n: usize) -> Value {
+    Value::Number(canon::Number::from_i64(n as i64).expect("small"))
+}
+
+/// A serde_json value as a canonical value (for log fields).
+pub fn to_canon(v: &serde_json::Value) -> Value {
+    canon::parse_json(&serde_json::to_vec(v).expect("JSON serializes"))
+        .expect("serde_json output is valid JSON")
+}
+
+fn parse_surface(
+    name: &str,
+    instructions: Option<&str>,
+    raw_tools: &[Box<RawValue>],
+) -> Result<Surface, PinError> {
+    let bad = |message: String| PinError::BadSurface {
+        name: name.to_owned(),
+        message,
+    };
+    let mut tools = Vec::with_capacity(raw_tools.len());
+    for (i, raw) in raw_tools.iter().enumerate() {
+        tools.push(
+            canon::parse_json(raw.get().as_bytes()).map_err(|e| bad(format!("tool {i}: {e}")))?,
+        );
+    }
+    Surface::from_tools_list(&Value::Array(tools), instructions).map_err(|e| bad(e.to_string()))
+}
+
+fn decode_surface(name: &str, bytes: Option<&[u8]>) -> Result<Option<Surface>, PinError> {
+    let Some(bytes) = bytes else { return Ok(None) };
+    let v = canon::parse_json(bytes)
+        .map_err(|e| StoreError::Malformed(format!("server {name}: stored surface: {e}")))?;
+    let instructions = v
+        .as_object()
+        .and_then(|m| m.get("instructions"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let tools = v
+        .as_object()
+        .and_then(|m| m.get("tools"))
+        .cloned()
+        .unwrap_or(Value::Array(Vec::new()));
+    Surface::from_tools_list(&tools, instructions.as_deref())
+        .map(Some)
+        .map_err(|e| StoreError::Malformed(format!("server {name}: stored surface: {e}")).into())
+}
+
+fn build_view(
+    record: ServerRecord,
+    prefix: String,
+    raw_tools: Arc<Vec<Box<RawValue>>>,
+) -> ServerView {
+    let name = record.name.clone();
+    let baseline = decode_surface(&name, record.baseline.as_deref())
+        .ok()
+        .flatten();
+    let observed = decode_surface(&name, record.observed.as_deref())
+        .ok()
+        .flatten();
+    let blocked_names: BTreeMap<String, String> =
+        serde_json::from_slice(&record.blocked_tools).unwrap_or_default();
+    let drift: Vec<serde_json::Value> = serde_json::from_slice(&record.drift).unwrap_or_default();
+    let mut blocked = BTreeMap::new();
+    for (tool, action) in blocked_names {
+        let action = if action == "quarantine" {
+            Action::Quarantine
+        } else {
+            Action::Hold
+        };
+        let why = drift
+            .iter()
+            .filter(|d| d["tool"].as_str() == Some(tool.as_str()))
+            .filter_map(|d| d["summary"].as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        blocked.insert(
+            tool,
+            (
+                action,
+                if why.is_empty() {
+                    "reverted; awaiting review".into()
+                } else {
+                    why
+                },
+            ),
+        );
+    }
+    // Serve only what the observed surface (the one the row's state is about)
+    // holds, from the raw listing with the same tools.
+    let mut served = BTreeMap::new();
+    if let Some(observed) = &observed {
+        for raw in raw_tools.iter() {
+            let Ok(mut members) =
+                serde_json::from_str::<IndexMap<String, Box<RawValue>>>(raw.get())
+            else {
+                continue;
+            };
+            let Some(tool_name) = members
+                .get("name")
+                .and_then(|n| serde_json::from_str::<String>(n.get()).ok())
+            else {
+                continue;
+            };
+            if observed.tool(&tool_name).is_none() {
+                continue;
+            }
+            let exposed_name = format!("{prefix}{tool_name}");
+            members.insert(
+                "name".into(),
+                serde_json::value::to_raw_value(&exposed_name).expect("a string serializes"),
+            );
+            let definition =
+                serde_json::value::to_raw_value(&members).expect("raw JSON serializes");
+            served.insert(
+                tool_name.clone(),
+                Arc::new(ExposedTool {
+                    server: name.clone(),
+                    upstream_name: tool_name,
+                    exposed_name,
+                    definition,
+                }),
+            );
+        }
+    }
+    ServerView {
+        record,
+        prefix,
+        baseline,
+        observed,
+        blocked,
+        served,
+        raw_tools,
+    }
+}

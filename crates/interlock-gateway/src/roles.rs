@@ -1,0 +1,95 @@
+//! Roles: which exposed tools an agent key may see and call.
+//!
+//! A role is a list of globs over exposed tool names (`files__read_*`). The
+//! built-in role `default` allows every served tool unless the config defines
+//! it; a role the config does not know allows nothing (deny by default — a typo
+//! in `--role` must not open everything).
+
+use std::collections::BTreeMap;
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use crate::config::RoleConfig;
+
+/// The role every served tool is open to unless the config says otherwise.
+pub const DEFAULT_ROLE: &str = "default";
+
+/// One compiled glob.
+#[derive(Clone, Debug)]
+pub struct Glob(GlobMatcher);
+
+impl Glob {
+    pub fn new(pattern: &str) -> Result<Glob, globset::Error> {
+        Ok(Glob(
+            GlobBuilder::new(pattern)
+                .literal_separator(false)
+                .build()?
+                .compile_matcher(),
+        ))
+    }
+
+    pub fn is_match(&self, name: &str) -> bool {
+        self.0.is_match(name)
+    }
+}
+
+/// Every role, compiled.
+#[derive(Clone, Debug, Default)]
+pub struct Roles(BTreeMap<String, Vec<Glob>>);
+
+impl Roles {
+    /// Compiles the config's roles (already checked by the config loader) and
+    /// adds `default` unless defined.
+    pub fn new(config: &BTreeMap<String, RoleConfig>) -> Roles {
+        let mut roles: BTreeMap<String, Vec<Glob>> = config
+            .iter()
+            .map(|(name, r)| {
+                (
+                    name.clone(),
+                    r.tools.iter().filter_map(|g| Glob::new(g).ok()).collect(),
+                )
+            })
+            .collect();
+        roles
+            .entry(DEFAULT_ROLE.to_owned())
+            .or_insert_with(|| vec![Glob::new("*").expect("a valid glob")]);
+        Roles(roles)
+    }
+
+    /// Whether `role` may see and call the exposed tool `tool`.
+    pub fn allows(&self, role: &str, tool: &str) -> bool {
+        self.0
+            .get(role)
+            .is_some_and(|globs| globs.iter().any(|g| g.is_match(tool)))
+    }
+
+    /// Whether the role is defined (or built in).
+    pub fn knows(&self, role: &str) -> bool {
+        self.0.contains_key(role)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_allow_by_glob_and_deny_unknown_roles() {
+        let mut config = BTreeMap::new();
+        config.insert(
+            "reader".to_owned(),
+            RoleConfig {
+                tools: vec!["files__read_*".into(), "interlock__get_plan".into()],
+            },
+        );
+        let roles = Roles::new(&config);
+        assert!(roles.allows("reader", "files__read_file"));
+        assert!(!roles.allows("reader", "files__write_file"));
+        assert!(roles.allows(DEFAULT_ROLE, "files__write_file"));
+        assert!(!roles.allows("typo", "files__read_file"));
+    }
+}

@@ -1,0 +1,380 @@
+//! An upstream MCP server over Streamable HTTP: each message a POST, answered
+//! with JSON or an SSE stream; a session id if the server issues one; an
+//! optional GET stream for the server's own notifications.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+
+use super::stdio::handle_unsolicited;
+use super::{UpstreamError, UpstreamSignal};
+use crate::jsonrpc::{self, OwnedIncoming};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+struct Shared {
+    client: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    session: Mutex<Option<HeaderValue>>,
+    version: Mutex<Option<HeaderValue>>,
+    max_message: usize,
+    signals: mpsc::UnboundedSender<UpstreamSignal>,
+    server: String,
+}
+
+pub struct HttpConnection {
+    shared: Arc<Shared>,
+    next_id: AtomicU64,
+    listen: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl HttpConnection {
+    pub fn new(
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        max_message: usize,
+        signals: mpsc::UnboundedSender<UpstreamSignal>,
+    ) -> Result<HttpConnection, UpstreamError> {
+        let mut map = HeaderMap::new();
+        for (k, v) in headers {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|e| UpstreamError::Unavailable(format!("header {k:?}: {e}")))?;
+            let value = HeaderValue::from_str(v)
+                .map_err(|e| UpstreamError::Unavailable(format!("header {k:?}: {e}")))?;
+            map.insert(name, value);
+        }
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(64)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| UpstreamError::Unavailable(format!("HTTP client: {e}")))?;
+        Ok(HttpConnection {
+            shared: Arc::new(Shared {
+                client,
+                url: url.to_owned(),
+                headers: map,
+                session: Mutex::new(None),
+                version: Mutex::new(None),
+                max_message,
+                signals,
+                server: url.to_owned(),
+            }),
+            next_id: AtomicU64::new(1),
+            listen: Mutex::new(None),
+        })
+    }
+
+    pub fn set_protocol_version(&self, version: &str) {
+        if let Ok(v) = HeaderValue::from_str(version) {
+            *self.shared.version.lock().expect("lock") = Some(v);
+        }
+    }
+
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        timeout: Duration,
+        initializing: bool,
+    ) -> Result<Box<RawValue>, UpstreamError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = jsonrpc::request(id, method, params);
+        match tokio::time::timeout(timeout, self.shared.exchange(body, Some(id), initializing))
+            .await
+        {
+            Ok(outcome) => outcome.and_then(|r| {
+                r.ok_or_else(|| UpstreamError::Unavailable("no response to a request".into()))
+            }),
+            Err(_) => Err(UpstreamError::Timeout(timeout)),
+        }
+    }
+
+    pub async fn notify(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), UpstreamError> {
+        self.shared
+            .exchange(jsonrpc::notification(method, params), None, false)
+            .await
+            .map(|_| ())
+    }
+
+    /// Opens the GET stream on which a server may send notifications such as
+    /// `tools/list_changed`. Servers that do not offer one answer 405: fine.
+    pub fn open_listen_stream(&self) {
+        let shared = Arc::clone(&self.shared);
+        let task = tokio::spawn(async move {
+            let mut req = shared
+                .client
+                .get(&shared.url)
+                .headers(shared.headers.clone())
+                .header(ACCEPT, "text/event-stream");
+            req = shared.with_session(req);
+            let Ok(resp) = req.send().await else { return };
+            if !resp.status().is_success() {
+                return;
+            }
+            let mut events = SseReader::new(shared.max_message);
+            let mut body = resp.bytes_stream();
+            while let Some(Ok(chunk)) = body.next().await {
+                let Ok(msgs) = events.push(&chunk) else {
+                    return;
+                };
+                for msg in msgs {
+                    shared.unsolicited(msg).await;
+                }
+            }
+        });
+        *self.listen.lock().expect("lock") = Some(task);
+    }
+
+    pub async fn close(&self) {
+        if let Some(task) = self.listen.lock().expect("lock").take() {
+            task.abort();
+        }
+        let session = self.shared.session.lock().expect("lock").clone();
+        if let Some(session) = session {
+            let _ = self
+                .shared
+                .client
+                .delete(&self.shared.url)
+                .headers(self.shared.headers.clone())
+                .header(SESSION_HEADER, session)
+                .timeout(Duration::from_secs(2))
+                .send()
+                .await;
+        }
+    }
+}
+
+impl Drop for HttpConnection {
+    fn drop(&mut self) {
+        if let Some(task) = self.listen.lock().expect("lock").take() {
+            task.abort();
+        }
+    }
+}
+
+impl Shared {
+    fn with_session(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if let Some(s) = self.session.lock().expect("lock").clone() {
+            req = req.header(SESSION_HEADER, s);
+        }
+        if let Some(v) = self.version.lock().expect("lock").clone() {
+            req = req.header(VERSION_HEADER, v);
+        }
+        req
+    }
+
+    /// POSTs one message; for a request, reads until the response with `id`.
+    async fn exchange(
+        &self,
+        body: Vec<u8>,
+        id: Option<u64>,
+        initializing: bool,
+    ) -> Result<Option<Box<RawValue>>, UpstreamError> {
+        let req = self
+            .client
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .body(body);
+        let resp =
+            self.with_session(req).send().await.map_err(|e| {
+                UpstreamError::Unavailable(format!("cannot reach the upstream: {e}"))
+            })?;
+        let status = resp.status();
+        if initializing && let Some(s) = resp.headers().get(SESSION_HEADER) {
+            *self.session.lock().expect("lock") = Some(s.clone());
+        }
+        if status == reqwest::StatusCode::NOT_FOUND && self.session.lock().expect("lock").is_some()
+        {
+            // The server forgot our session: reconnect.
+            let _ = self.signals.send(UpstreamSignal::Closed(
+                "the upstream ended the session".into(),
+            ));
+            return Err(UpstreamError::Unavailable(
+                "the upstream ended the session; reconnecting".into(),
+            ));
+        }
+        if !status.is_success() {
+            let text = resp.text().await.unwrap_or_default();
+            let snippet: String = text.chars().take(200).collect();
+            return Err(UpstreamError::Unavailable(format!(
+                "the upstream answered HTTP {status}: {snippet}"
+            )));
+        }
+        let Some(id) = id else { return Ok(None) };
+        let content_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("text/event-stream") {
+            let mut events = SseReader::new(self.max_message);
+            let mut body = resp.bytes_stream();
+            while let Some(chunk) = body.next().await {
+                let chunk = chunk.map_err(|e| {
+                    UpstreamError::Unavailable(format!("the upstream's stream broke: {e}"))
+                })?;
+                for msg in events.push(&chunk).map_err(UpstreamError::Unavailable)? {
+                    if msg.method.is_none() {
+                        if msg.id.as_deref().map(|i| i.get()) == Some(id.to_string().as_str()) {
+                            return answer(msg).map(Some);
+                        }
+                    } else {
+                        self.unsolicited(msg).await;
+                    }
+                }
+            }
+            Err(UpstreamError::Unavailable(
+                "the upstream's stream ended without a response".into(),
+            ))
+        } else {
+            let bytes = read_limited(resp, self.max_message).await?;
+            let msg: OwnedIncoming = serde_json::from_slice(&bytes).map_err(|e| {
+                UpstreamError::Unavailable(format!(
+                    "the upstream answered something not JSON-RPC: {e}"
+                ))
+            })?;
+            answer(msg).map(Some)
+        }
+    }
+
+    /// Handles a message the server sent on its own; a reply (to its `ping`,
+    /// or refusing what is not relayed) is POSTed back without waiting.
+    async fn unsolicited(&self, msg: OwnedIncoming) {
+        if let Some(reply) = handle_unsolicited(&self.server, &msg, &self.signals) {
+            let req = self
+                .client
+                .post(&self.url)
+                .headers(self.headers.clone())
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json, text/event-stream")
+                .body(reply);
+            let _ = self.with_session(req).send().await;
+        }
+    }
+}
+
+fn answer(msg: OwnedIncoming) -> Result<Box<RawValue>, UpstreamError> {
+    match (msg.result, msg.error) {
+        (Some(r), None) => Ok(r),
+        (None, Some(e)) => Err(UpstreamError::Rpc(Arc::from(e))),
+        _ => Err(UpstreamError::Unavailable(
+            "the upstream sent a response with neither result nor error".into(),
+        )),
+    }
+}
+
+async fn read_limited(resp: reqwest::Response, max: usize) -> Result<Vec<u8>, UpstreamError> {
+    let mut out = Vec::new();
+    let mut body = resp.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| {
+            UpstreamError::Unavailable(format!("reading the upstream's answer: {e}"))
+        })?;
+        if out.len() + chunk.len() > max {
+            return Err(UpstreamError::Unavailable(format!(
+                "the upstream's answer is over {max} bytes"
+            )));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// Incremental Server-Sent Events reader yielding the JSON-RPC messages in
+/// `data:` fields.
+pub(crate) struct SseReader {
+    buf: Vec<u8>,
+    max: usize,
+}
+
+impl SseReader {
+    pub(crate) fn new(max: usize) -> SseReader {
+        SseReader {
+            buf: Vec::new(),
+            max,
+        }
+    }
+
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<Vec<OwnedIncoming>, String> {
+        self.buf.extend_from_slice(chunk);
+        let mut out = Vec::new();
+        while let Some((end, sep)) = find_event_end(&self.buf) {
+            let event: Vec<u8> = self.buf.drain(..end + sep).take(end).collect();
+            let mut data = Vec::new();
+            for line in event.split(|&b| b == b'\n') {
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                if let Some(rest) = line.strip_prefix(b"data:") {
+                    if !data.is_empty() {
+                        data.push(b'\n');
+                    }
+                    data.extend_from_slice(rest.strip_prefix(b" ").unwrap_or(rest));
+                }
+            }
+            if data.is_empty() {
+                continue;
+            }
+            match serde_json::from_slice::<OwnedIncoming>(&data) {
+                Ok(m) => out.push(m),
+                Err(e) => tracing::warn!(error = %e, "an SSE event that is not JSON-RPC"),
+            }
+        }
+        if self.buf.len() > self.max {
+            return Err(format!("an SSE event over {} bytes", self.max));
+        }
+        Ok(out)
+    }
+}
+
+fn find_event_end(buf: &[u8]) -> Option<(usize, usize)> {
+    let lf = buf.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
+    let crlf = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, 4));
+    match (lf, crlf) {
+        (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_events_split_across_chunks() {
+        let mut r = SseReader::new(1 << 20);
+        assert!(
+            r.push(b"event: message\ndata: {\"jsonrpc\":\"2.0\",")
+                .unwrap()
+                .is_empty()
+        );
+        let msgs = r
+            .push(b"\"id\":1,\"result\":{}}\n\n: keepalive\n\n")
+            .unwrap();
+        assert_eq!(msgs.len(), 1);
+        assert_eq!(msgs[0].id.as_deref().unwrap().get(), "1");
+        let msgs = r
+            .push(b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\r\n\r\n")
+            .unwrap();
+        assert_eq!(
+            msgs[0].method.as_deref(),
+            Some("notifications/tools/list_changed")
+        );
+    }
+}

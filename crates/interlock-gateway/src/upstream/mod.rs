@@ -1,0 +1,219 @@
+//! Connections to upstream MCP servers, and the supervisor that keeps each one
+//! connected (reconnecting with backoff) and re-reads its surface.
+//!
+//! The gateway is an MCP *client* here. It speaks the 2025-11-25 handshake
+//! (`initialize`, `notifications/initialized`) over stdio or Streamable HTTP,
+//! then forwards requests as raw JSON: what the upstream answers reaches the
+//! agent byte for byte.
+
+mod http;
+mod stdio;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, watch};
+
+use crate::config::{Limits, Transport};
+
+/// The protocol version the gateway asks upstreams for.
+pub const UPSTREAM_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Why a forwarded request got no result.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum UpstreamError {
+    /// The upstream answered with a JSON-RPC error: forwarded as is.
+    #[error("the upstream returned an error")]
+    Rpc(Arc<RawValue>),
+    /// Not connected, died, or answered something that is not JSON-RPC.
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("the upstream did not answer within {0:?}")]
+    Timeout(Duration),
+}
+
+/// What the upstream said about itself in `initialize`.
+#[derive(Clone, Debug)]
+pub struct ServerHello {
+    pub protocol_version: String,
+    pub server_info: Option<Box<RawValue>>,
+    pub instructions: Option<String>,
+}
+
+/// Something an upstream sent that was not an answer to us.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UpstreamSignal {
+    /// `notifications/tools/list_changed`.
+    ToolsChanged,
+    /// The connection ended.
+    Closed(String),
+}
+
+/// One live connection.
+pub enum Connection {
+    Stdio(stdio::StdioConnection),
+    Http(http::HttpConnection),
+}
+
+impl Connection {
+    /// Connects and completes the initialize handshake.
+    pub async fn open(
+        name: &str,
+        transport: &Transport,
+        limits: &Limits,
+        signals: mpsc::UnboundedSender<UpstreamSignal>,
+    ) -> Result<(Connection, ServerHello), UpstreamError> {
+        let conn = match transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => Connection::Stdio(stdio::StdioConnection::spawn(
+                name,
+                command,
+                args,
+                env,
+                cwd.as_deref(),
+                limits.max_upstream_message_bytes,
+                signals.clone(),
+            )?),
+            Transport::Http { url, headers } => Connection::Http(http::HttpConnection::new(
+                url,
+                headers,
+                limits.max_upstream_message_bytes,
+                signals.clone(),
+            )?),
+        };
+        let timeout = limits.upstream_timeout().min(Duration::from_secs(60));
+        let params = RawValue::from_string(format!(
+            r#"{{"protocolVersion":"{UPSTREAM_PROTOCOL_VERSION}","capabilities":{{}},"clientInfo":{{"name":"interlock-gateway","version":"{}"}}}}"#,
+            env!("CARGO_PKG_VERSION")
+        ))
+        .expect("valid JSON");
+        let result = conn
+            .request_inner("initialize", Some(&params), timeout, true)
+            .await?;
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct InitResult {
+            protocol_version: String,
+            #[serde(default)]
+            server_info: Option<Box<RawValue>>,
+            #[serde(default)]
+            instructions: Option<String>,
+        }
+        let init: InitResult = serde_json::from_str(result.get()).map_err(|e| {
+            UpstreamError::Unavailable(format!("initialize returned a malformed result: {e}"))
+        })?;
+        if let Connection::Http(h) = &conn {
+            h.set_protocol_version(&init.protocol_version);
+        }
+        conn.notify("notifications/initialized", None).await?;
+        if let Connection::Http(h) = &conn {
+            h.open_listen_stream();
+        }
+        Ok((
+            conn,
+            ServerHello {
+                protocol_version: init.protocol_version,
+                server_info: init.server_info,
+                instructions: init.instructions,
+            },
+        ))
+    }
+
+    /// Sends a request and waits (at most `timeout`) for its result.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        timeout: Duration,
+    ) -> Result<Box<RawValue>, UpstreamError> {
+        self.request_inner(method, params, timeout, false).await
+    }
+
+    async fn request_inner(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        timeout: Duration,
+        initializing: bool,
+    ) -> Result<Box<RawValue>, UpstreamError> {
+        match self {
+            Connection::Stdio(s) => s.request(method, params, timeout).await,
+            Connection::Http(h) => h.request(method, params, timeout, initializing).await,
+        }
+    }
+
+    /// Sends a notification.
+    pub async fn notify(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), UpstreamError> {
+        match self {
+            Connection::Stdio(s) => s.notify(method, params).await,
+            Connection::Http(h) => h.notify(method, params).await,
+        }
+    }
+
+    /// Every tool the upstream lists (following `nextCursor`), raw.
+    pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Box<RawValue>>, UpstreamError> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Page {
+            tools: Vec<Box<RawValue>>,
+            #[serde(default)]
+            next_cursor: Option<String>,
+        }
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..1000 {
+            let params = cursor.as_ref().map(|c| {
+                serde_json::value::to_raw_value(&serde_json::json!({ "cursor": c }))
+                    .expect("JSON serializes")
+            });
+            let result = self
+                .request("tools/list", params.as_deref(), timeout)
+                .await?;
+            let page: Page = serde_json::from_str(result.get()).map_err(|e| {
+                UpstreamError::Unavailable(format!("tools/list returned a malformed result: {e}"))
+            })?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                Some(c) if !c.is_empty() => cursor = Some(c),
+                _ => return Ok(tools),
+            }
+        }
+        Err(UpstreamError::Unavailable(
+            "tools/list did not end after 1000 pages".into(),
+        ))
+    }
+
+    /// Ends the connection (kills a child process, deletes an HTTP session).
+    pub async fn close(&self) {
+        match self {
+            Connection::Stdio(s) => s.close(),
+            Connection::Http(h) => h.close().await,
+        }
+    }
+}
+
+/// Backoff between reconnect attempts: 250 ms doubling to 30 s.
+pub fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(250u64.saturating_mul(1 << attempt.min(7))).min(Duration::from_secs(30))
+}
+
+/// The state of an upstream's link, for status displays.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkState {
+    Connecting,
+    Up,
+    Down { error: String, retry_in: Duration },
+}
+
+/// A watch on an upstream's link state.
+pub type LinkWatch = watch::Receiver<LinkState>;

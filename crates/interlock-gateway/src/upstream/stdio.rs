@@ -1,0 +1,303 @@
+//! An upstream MCP server as a child process: newline-delimited JSON-RPC on
+//! its stdin/stdout, its stderr copied to the gateway's log.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{UpstreamError, UpstreamSignal};
+use crate::jsonrpc::{self, OwnedIncoming};
+
+type Reply = oneshot::Sender<Result<Box<RawValue>, UpstreamError>>;
+
+/// Requests waiting for their answers, by the gateway's id.
+#[derive(Default)]
+pub(super) struct Pending(Mutex<HashMap<u64, Reply>>);
+
+impl Pending {
+    pub(super) fn insert(&self, id: u64, reply: Reply) {
+        self.0.lock().expect("pending lock").insert(id, reply);
+    }
+
+    pub(super) fn remove(&self, id: u64) -> Option<Reply> {
+        self.0.lock().expect("pending lock").remove(&id)
+    }
+
+    /// Fails every waiter (the connection ended).
+    pub(super) fn fail_all(&self, why: &str) {
+        let waiting: Vec<Reply> = self
+            .0
+            .lock()
+            .expect("pending lock")
+            .drain()
+            .map(|(_, r)| r)
+            .collect();
+        for r in waiting {
+            let _ = r.send(Err(UpstreamError::Unavailable(why.to_owned())));
+        }
+    }
+
+    /// Routes a response to its waiter. Returns false for an unknown id.
+    pub(super) fn answer(&self, msg: OwnedIncoming) -> bool {
+        let Some(id) = msg.id.as_deref().and_then(|i| i.get().parse::<u64>().ok()) else {
+            return false;
+        };
+        let Some(reply) = self.remove(id) else {
+            return false;
+        };
+        let outcome = match (msg.result, msg.error) {
+            (Some(result), None) => Ok(result),
+            (None, Some(error)) => Err(UpstreamError::Rpc(Arc::from(error))),
+            _ => Err(UpstreamError::Unavailable(
+                "the upstream sent a response with neither result nor error".into(),
+            )),
+        };
+        let _ = reply.send(outcome);
+        true
+    }
+}
+
+/// Handles what an upstream sends that is not a response: returns the reply
+/// to write back, if any.
+pub(super) fn handle_unsolicited(
+    server: &str,
+    msg: &OwnedIncoming,
+    signals: &mpsc::UnboundedSender<UpstreamSignal>,
+) -> Option<Vec<u8>> {
+    let method = msg.method.as_deref()?;
+    match (&msg.id, method) {
+        (None, "notifications/tools/list_changed") => {
+            let _ = signals.send(UpstreamSignal::ToolsChanged);
+            None
+        }
+        (None, _) => None,
+        (Some(id), "ping") => Some(jsonrpc::result(
+            id,
+            &RawValue::from_string("{}".into()).expect("valid JSON"),
+        )),
+        (Some(id), other) => {
+            // Sampling, elicitation and roots would let an upstream reach the
+            // agent's model or files around the gateway's checks: refused.
+            tracing::debug!(server, method = other, "refused a request from an upstream");
+            Some(jsonrpc::error(
+                Some(id),
+                jsonrpc::code::METHOD_NOT_FOUND,
+                &format!("the Interlock gateway does not relay `{other}` to agents"),
+            ))
+        }
+    }
+}
+
+pub struct StdioConnection {
+    next_id: AtomicU64,
+    pending: Arc<Pending>,
+    to_child: mpsc::UnboundedSender<Vec<u8>>,
+    child: Mutex<Option<Child>>,
+    pid: Option<u32>,
+}
+
+impl StdioConnection {
+    pub fn spawn(
+        name: &str,
+        command: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+        cwd: Option<&Path>,
+        max_message: usize,
+        signals: mpsc::UnboundedSender<UpstreamSignal>,
+    ) -> Result<StdioConnection, UpstreamError> {
+        let mut cmd = Command::new(command);
+        cmd.args(args)
+            .envs(env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            // Its own process group, so closing kills the server's children too
+            // (`npx` runs the real server as a grandchild).
+            .process_group(0);
+        if let Some(dir) = cwd {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| UpstreamError::Unavailable(format!("cannot start `{command}`: {e}")))?;
+        let pid = child.id();
+        let mut stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let pending = Arc::new(Pending::default());
+        let (to_child, mut outbox) = mpsc::unbounded_channel::<Vec<u8>>();
+
+        tokio::spawn(async move {
+            while let Some(mut msg) = outbox.recv().await {
+                msg.push(b'\n');
+                if stdin.write_all(&msg).await.is_err() || stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+
+        let server = name.to_owned();
+        let reader_pending = Arc::clone(&pending);
+        let replies = to_child.clone();
+        tokio::spawn(async move {
+            let why = read_messages(&server, stdout, max_message, |msg| {
+                if msg.method.is_none() {
+                    if !reader_pending.answer(msg) {
+                        tracing::debug!(server, "a response to no pending request");
+                    }
+                } else if let Some(reply) = handle_unsolicited(&server, &msg, &signals) {
+                    let _ = replies.send(reply);
+                }
+            })
+            .await;
+            reader_pending.fail_all(&format!("upstream `{server}` {why}"));
+            let _ = signals.send(UpstreamSignal::Closed(why));
+        });
+
+        let server = name.to_owned();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(target: "interlock::upstream", server, "{line}");
+            }
+        });
+
+        Ok(StdioConnection {
+            next_id: AtomicU64::new(1),
+            pending,
+            to_child,
+            child: Mutex::new(Some(child)),
+            pid,
+        })
+    }
+
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        timeout: Duration,
+    ) -> Result<Box<RawValue>, UpstreamError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending.insert(id, tx);
+        if self
+            .to_child
+            .send(jsonrpc::request(id, method, params))
+            .is_err()
+        {
+            self.pending.remove(id);
+            return Err(UpstreamError::Unavailable("the upstream has exited".into()));
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => Err(UpstreamError::Unavailable("the upstream has exited".into())),
+            Err(_) => {
+                self.pending.remove(id);
+                // Tell the server to stop working on it.
+                let cancel = RawValue::from_string(format!(
+                    r#"{{"requestId":{id},"reason":"timed out at the gateway"}}"#
+                ))
+                .expect("valid JSON");
+                let _ = self.to_child.send(jsonrpc::notification(
+                    "notifications/cancelled",
+                    Some(&cancel),
+                ));
+                Err(UpstreamError::Timeout(timeout))
+            }
+        }
+    }
+
+    pub async fn notify(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), UpstreamError> {
+        self.to_child
+            .send(jsonrpc::notification(method, params))
+            .map_err(|_| UpstreamError::Unavailable("the upstream has exited".into()))
+    }
+
+    pub fn close(&self) {
+        if let Some(pid) = self.pid
+            && let Some(pid) = rustix::process::Pid::from_raw(pid as i32)
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        if let Some(mut child) = self.child.lock().expect("child lock").take() {
+            let _ = child.start_kill();
+            tokio::spawn(async move {
+                let _ = child.wait().await;
+            });
+        }
+    }
+}
+
+impl Drop for StdioConnection {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Reads newline-delimited messages until EOF or a protocol violation, handing
+/// each parsed message to `each`; returns why it stopped.
+pub(super) async fn read_messages<R: AsyncRead + Unpin>(
+    server: &str,
+    from: R,
+    max_message: usize,
+    mut each: impl FnMut(OwnedIncoming),
+) -> String {
+    let mut reader = BufReader::with_capacity(64 * 1024, from);
+    let mut line = Vec::with_capacity(8 * 1024);
+    loop {
+        line.clear();
+        // Read one line without letting it grow past the limit.
+        loop {
+            let buf = match reader.fill_buf().await {
+                Ok(b) => b,
+                Err(e) => return format!("closed its output: {e}"),
+            };
+            if buf.is_empty() {
+                return if line.is_empty() {
+                    "exited".to_owned()
+                } else {
+                    "exited mid-message".to_owned()
+                };
+            }
+            let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (&buf[..i], i + 1),
+                None => (buf, buf.len()),
+            };
+            let found_newline = done != buf.len() || buf.last() == Some(&b'\n');
+            line.extend_from_slice(chunk);
+            reader.consume(done);
+            if line.len() > max_message {
+                return format!("sent a message over {max_message} bytes");
+            }
+            if found_newline {
+                break;
+            }
+        }
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<OwnedIncoming>(text) {
+            Ok(msg) => each(msg),
+            Err(e) => {
+                // Servers that print logs to stdout break the protocol; say so
+                // once per line and keep reading rather than dropping the link.
+                tracing::warn!(server, error = %e, "an upstream wrote a line that is not JSON-RPC");
+            }
+        }
+    }
+}

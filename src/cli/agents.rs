@@ -1,0 +1,110 @@
+//! `interlock agents …` and `interlock reviewers …`: API keys for the gateway's
+//! two HTTP surfaces. A key is printed once; only its SHA-256 is stored.
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::Subcommand;
+use interlock_gateway::keys;
+use interlock_gateway::roles::{DEFAULT_ROLE, Roles};
+use interlock_store::ApiKeyKind;
+
+use super::context::Context;
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// Create an API key for an agent; prints the key once.
+    Add {
+        /// The agent's name (its identity is `agent:NAME`).
+        name: String,
+        /// The role: which tools it may see and call (roles are in the gateway config).
+        #[arg(long, default_value = DEFAULT_ROLE)]
+        role: String,
+        /// The gateway config the role must exist in (default `<data dir>/gateway.toml`).
+        #[arg(long, value_name = "FILE")]
+        config: Option<std::path::PathBuf>,
+    },
+    /// List agent keys (names, roles, hashes' prefixes; never the keys).
+    List,
+    /// Revoke every key of an agent.
+    Revoke { name: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReviewersCommand {
+    /// Create an API key for a reviewer's client (the web UI, scripts); prints
+    /// it once. It can read and submit signed decisions, never sign them.
+    Add { name: String },
+    /// List reviewer keys.
+    List,
+    /// Revoke every key of a reviewer.
+    Revoke { name: String },
+}
+
+pub async fn agents(ctx: &Context, cmd: AgentsCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        AgentsCommand::Add { name, role, config } => {
+            let config = super::serve::load_config(ctx, config.as_ref())?;
+            let roles = Roles::new(&config.roles);
+            if !roles.knows(&role) {
+                bail!(
+                    "unknown role `{role}`; the config defines: {}",
+                    roles.names().collect::<Vec<_>>().join(", ")
+                );
+            }
+            add(ctx, ApiKeyKind::Agent, &name, &role).await
+        }
+        AgentsCommand::List => list(ctx, ApiKeyKind::Agent).await,
+        AgentsCommand::Revoke { name } => revoke(ctx, ApiKeyKind::Agent, &name).await,
+    }
+}
+
+pub async fn reviewers(ctx: &Context, cmd: ReviewersCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ReviewersCommand::Add { name } => add(ctx, ApiKeyKind::Reviewer, &name, "reviewer").await,
+        ReviewersCommand::List => list(ctx, ApiKeyKind::Reviewer).await,
+        ReviewersCommand::Revoke { name } => revoke(ctx, ApiKeyKind::Reviewer, &name).await,
+    }
+}
+
+async fn add(ctx: &Context, kind: ApiKeyKind, name: &str, role: &str) -> anyhow::Result<ExitCode> {
+    let engine = ctx.engine().await?;
+    let (key, record) = keys::issue_key(&engine, kind, name, role).await?;
+    engine.log().close().await;
+    eprintln!(
+        "{} key for `{name}` (role {role}), stored as {}. It is shown once:",
+        kind.as_str(),
+        &record.key_hash[..19]
+    );
+    println!("{key}");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn list(ctx: &Context, kind: ApiKeyKind) -> anyhow::Result<ExitCode> {
+    let store = ctx.store().await?;
+    for k in store.api_keys(kind).await? {
+        println!(
+            "{:<20} {:<12} {}…  {}",
+            k.name,
+            k.role,
+            &k.key_hash[..19],
+            if k.revoked_at.is_some() {
+                "revoked"
+            } else {
+                "active"
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn revoke(ctx: &Context, kind: ApiKeyKind, name: &str) -> anyhow::Result<ExitCode> {
+    let store = ctx.store().await?;
+    let n = store.revoke_api_keys(kind, name).await?;
+    if n == 0 {
+        eprintln!("interlock: no active {} key named `{name}`", kind.as_str());
+        return Ok(ExitCode::from(super::EXIT_REJECTED));
+    }
+    println!("revoked {n} key(s) of `{name}` (a running gateway stops accepting them within 5 s)");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,81 @@
+//! `interlock serve`: the headless gateway.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use interlock_gateway::{Gateway, GatewayConfig};
+
+use super::context::Context;
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The gateway's TOML config. Default: `<data dir>/gateway.toml` if it exists.
+    #[arg(long, value_name = "FILE", env = "INTERLOCK_CONFIG")]
+    config: Option<PathBuf>,
+    /// Address to bind, overriding the config (default 127.0.0.1:8717; loopback
+    /// unless you say otherwise).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<std::net::SocketAddr>,
+}
+
+pub fn load_config(ctx: &Context, path: Option<&PathBuf>) -> anyhow::Result<GatewayConfig> {
+    let default = ctx.data_dir()?.join("gateway.toml");
+    match path {
+        Some(p) => Ok(GatewayConfig::load(p)?),
+        None if default.exists() => Ok(GatewayConfig::load(&default)?),
+        None => Ok(GatewayConfig::default()),
+    }
+}
+
+pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
+    // The gateway's own log (upstreams' stderr, reconnects, drift) on stderr;
+    // RUST_LOG overrides the level.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .try_init();
+    let mut config = load_config(ctx, args.config.as_ref())?;
+    if let Some(l) = args.listen {
+        config.listen = l;
+    }
+    let engine = ctx.engine().await?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("binding {}", config.listen))?;
+    let bound = listener.local_addr()?;
+    let gw = Gateway::start(engine, config)?;
+    // One line on stdout a machine can read (tests and scripts wait for it; a
+    // reader that then closes the pipe must not stop the gateway), the rest on stderr.
+    {
+        use std::io::Write as _;
+        let mut out = std::io::stdout();
+        let _ = writeln!(out, "interlock gateway listening on http://{bound}");
+        let _ = out.flush();
+    }
+    eprintln!(
+        "  agents:    http://{bound}/mcp   (Authorization: Bearer <agent key>; `interlock agents add`)"
+    );
+    eprintln!(
+        "  reviewers: http://{bound}/api/v1  (`interlock reviewers add`; OpenAPI at /api/v1/openapi.json)"
+    );
+    for up in gw.upstreams() {
+        eprintln!("  upstream {}: {}", up.name, up.transport.describe());
+    }
+    let shutdown = async {
+        let ctrl_c = tokio::signal::ctrl_c();
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    };
+    interlock_gateway::http::serve(gw.clone(), listener, shutdown).await?;
+    gw.shutdown().await;
+    gw.engine().log().close().await;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,236 @@
+//! `interlock servers …`: review upstream MCP servers' surfaces. Reads the
+//! store directly (a running gateway picks decisions up within a second);
+//! approving signs the observed surface hash with this machine's approver key.
+
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use clap::Subcommand;
+use interlock_core::Decision;
+use interlock_core::canon;
+use interlock_core::decision::sign_decision;
+use interlock_gateway::EventBus;
+use interlock_gateway::pins::{decide_server, server_subject};
+use interlock_store::ServerRecord;
+
+use super::EXIT_REJECTED;
+use super::context::{APPROVER_KEY, Context, nonce, parse_duration};
+
+#[derive(Debug, Subcommand)]
+pub enum ServersCommand {
+    /// Every upstream server the gateway has seen, with its status.
+    List,
+    /// One server: status, hashes, tools (served or blocked) and drift.
+    Show { name: String },
+    /// The drift between a server's approved baseline and what it lists now.
+    Diff { name: String },
+    /// Approve what the server lists now as its baseline (signed with the
+    /// approver key in the OS keychain).
+    Approve {
+        name: String,
+        #[arg(long)]
+        reason: String,
+        /// How long the signed statement stays valid for the gateway to apply.
+        #[arg(long, default_value = "1h")]
+        expires: String,
+    },
+    /// Reject the server: none of its tools are served.
+    Reject {
+        name: String,
+        #[arg(long)]
+        reason: String,
+    },
+}
+
+pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ServersCommand::List => {
+            let store = ctx.store().await?;
+            let servers = store.servers().await?;
+            if servers.is_empty() {
+                println!("no servers seen yet (start `interlock serve` with upstreams configured)");
+            }
+            for s in servers {
+                let blocked = blocked(&s);
+                println!(
+                    "{:<20} {:<12} {:>3} tools  {}{}",
+                    s.name,
+                    s.status.as_str(),
+                    tools(&s).len(),
+                    s.observed_hash.as_deref().map_or("-", |h| &h[..19]),
+                    if blocked.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  blocked: {}", blocked.join(", "))
+                    }
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ServersCommand::Show { name } => {
+            let s = server(ctx, &name).await?;
+            println!("server   {}", s.name);
+            println!("status   {}", s.status.as_str());
+            println!(
+                "baseline {}",
+                s.baseline_hash.as_deref().unwrap_or("(none approved)")
+            );
+            println!(
+                "observed {}",
+                s.observed_hash.as_deref().unwrap_or("(nothing listed)")
+            );
+            let blocked: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_slice(&s.blocked_tools).unwrap_or_default();
+            println!("tools:");
+            for t in tools(&s) {
+                let mark =
+                    blocked
+                        .get(&t)
+                        .and_then(|a| a.as_str())
+                        .unwrap_or(match s.status.as_str() {
+                            "TRUSTED" => "served",
+                            other => other,
+                        });
+                println!("  {:<40} {}", t, mark.to_ascii_lowercase());
+            }
+            print_drift(&s);
+            Ok(ExitCode::SUCCESS)
+        }
+        ServersCommand::Diff { name } => {
+            let s = server(ctx, &name).await?;
+            print_drift(&s);
+            let pretty = |b: &Option<Vec<u8>>| {
+                b.as_deref()
+                    .and_then(|b| canon::parse_json(b).ok())
+                    .map(|v| serde_json::to_string_pretty(&canon::to_serde_json(&v)).expect("JSON"))
+                    .unwrap_or_default()
+            };
+            let diff = similar::TextDiff::from_lines(&pretty(&s.baseline), &pretty(&s.observed))
+                .unified_diff()
+                .context_radius(3)
+                .header("baseline", "observed")
+                .to_string();
+            if diff.is_empty() {
+                println!("(the observed surface is the baseline)");
+            } else {
+                print!("{diff}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ServersCommand::Approve {
+            name,
+            reason,
+            expires,
+        } => {
+            decide(
+                ctx,
+                &name,
+                Decision::Approve,
+                &reason,
+                parse_duration(&expires)?,
+            )
+            .await
+        }
+        ServersCommand::Reject { name, reason } => {
+            decide(ctx, &name, Decision::Reject, &reason, 3600).await
+        }
+    }
+}
+
+async fn server(ctx: &Context, name: &str) -> anyhow::Result<ServerRecord> {
+    let store = ctx.store().await?;
+    match store.server(name).await? {
+        Some(s) => Ok(s),
+        None => bail!("no server named `{name}` (see `interlock servers list`)"),
+    }
+}
+
+fn tools(s: &ServerRecord) -> Vec<String> {
+    s.observed
+        .as_deref()
+        .and_then(|b| canon::parse_json(b).ok())
+        .and_then(|v| {
+            v.as_object()?.get("tools")?.as_array().map(|a| {
+                a.iter()
+                    .filter_map(|t| t.as_object()?.get("name")?.as_str().map(str::to_owned))
+                    .collect()
+            })
+        })
+        .unwrap_or_default()
+}
+
+fn blocked(s: &ServerRecord) -> Vec<String> {
+    let m: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&s.blocked_tools).unwrap_or_default();
+    m.iter()
+        .map(|(t, a)| format!("{t} ({})", a.as_str().unwrap_or("?")))
+        .collect()
+}
+
+fn print_drift(s: &ServerRecord) {
+    let drift: Vec<serde_json::Value> = serde_json::from_slice(&s.drift).unwrap_or_default();
+    if drift.is_empty() {
+        println!("drift: none");
+        return;
+    }
+    println!("drift:");
+    for d in drift {
+        println!(
+            "  [{}→{}] {}",
+            d["severity"].as_str().unwrap_or("?"),
+            d["action"].as_str().unwrap_or("?"),
+            d["summary"].as_str().unwrap_or("?")
+        );
+    }
+}
+
+async fn decide(
+    ctx: &Context,
+    name: &str,
+    decision: Decision,
+    reason: &str,
+    valid_for: i64,
+) -> anyhow::Result<ExitCode> {
+    let Some(key) = ctx.keychain()?.load_key(APPROVER_KEY)? else {
+        bail!("no approver key in the keychain; run `interlock keys init`");
+    };
+    let engine = ctx.engine().await?;
+    let record = server(ctx, name).await?;
+    let Some(hash) = &record.observed_hash else {
+        bail!("server `{name}` has listed no surface yet");
+    };
+    let now = engine.now();
+    let (_, envelope) = sign_decision(
+        &key,
+        &server_subject(name),
+        hash.parse().context("stored surface hash")?,
+        decision,
+        reason,
+        now,
+        now + valid_for,
+        nonce()?,
+        engine.policy().digest(),
+    )?;
+    let outcome = decide_server(&engine, &envelope, &EventBus::new()).await;
+    engine.log().close().await;
+    match outcome {
+        Ok(r) => {
+            println!(
+                "{} server `{}` at {} — now {}",
+                if decision == Decision::Approve {
+                    "approved"
+                } else {
+                    "rejected"
+                },
+                r.name,
+                hash,
+                r.status.as_str()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("interlock: {e}");
+            Ok(ExitCode::from(EXIT_REJECTED))
+        }
+    }
+}

@@ -1,0 +1,376 @@
+//! A running `interlock serve` with real upstreams, the real MCP client drivers
+//! (Python SDK, TypeScript SDK) from `tests/peers`, and raw HTTP for what a
+//! client library would refuse to send.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::{interlock_with, stderr, stdout};
+
+/// A path from `scripts/peers.sh`'s environment (scripts/test exports it).
+pub fn peer(var: &str) -> PathBuf {
+    let v = std::env::var_os(var).unwrap_or_else(|| {
+        panic!("${var} is not set: run the tests through scripts/test (it runs scripts/peers.sh)")
+    });
+    PathBuf::from(v)
+}
+
+pub fn node_module(rel: &str) -> String {
+    peer("INTERLOCK_PEERS_NODE_MODULES")
+        .join(rel)
+        .to_string_lossy()
+        .into_owned()
+}
+
+pub fn peers_dir() -> PathBuf {
+    peer("INTERLOCK_PEERS_DIR")
+}
+
+/// One gateway process with its own data directory and keychain service.
+pub struct Gateway {
+    pub dir: tempfile::TempDir,
+    pub url: String,
+    pub addr: String,
+    pub agent_key: String,
+    env: Vec<(String, String)>,
+    child: Option<Child>,
+}
+
+impl Gateway {
+    /// Initializes an approver key and an agent key, writes `gateway.toml`
+    /// (`listen` on a free loopback port, plus `config`), and starts serving.
+    pub fn start(config: &str) -> Gateway {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let env = vec![
+            (
+                "INTERLOCK_DATA_DIR".to_owned(),
+                data.to_string_lossy().into_owned(),
+            ),
+            (
+                "INTERLOCK_KEYCHAIN_SERVICE".to_owned(),
+                format!("interlock-gw-test-{}-{}", std::process::id(), rand_suffix()),
+            ),
+        ];
+        let mut gw = Gateway {
+            dir,
+            url: String::new(),
+            addr: String::new(),
+            agent_key: String::new(),
+            env,
+            child: None,
+        };
+        let out = gw.cli(&["keys", "init", "--identity", "human:reviewer"]);
+        assert!(out.status.success(), "keys init: {}", stderr(&out));
+        let out = gw.cli(&["agents", "add", "builder"]);
+        assert!(out.status.success(), "agents add: {}", stderr(&out));
+        gw.agent_key = stdout(&out).trim().to_owned();
+        let config_path = gw.dir.path().join("gateway.toml");
+        std::fs::write(&config_path, format!("listen = \"127.0.0.1:0\"\n{config}")).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_interlock"));
+        cmd.args(["serve", "--config", config_path.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(
+                std::fs::File::create(gw.dir.path().join("serve.log")).unwrap(),
+            ));
+        for (k, v) in &gw.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("interlock serve starts");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let base = first
+            .trim()
+            .strip_prefix("interlock gateway listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}; log: {}", gw.log()))
+            .to_owned();
+        gw.addr = base.trim_start_matches("http://").to_owned();
+        gw.url = format!("{base}/mcp");
+        gw.child = Some(child);
+        gw
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// The gateway's stderr so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("serve.log")).unwrap_or_default()
+    }
+
+    pub fn cli(&self, args: &[&str]) -> std::process::Output {
+        let env: Vec<(&str, &str)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        interlock_with(args, None, &env)
+    }
+
+    /// Waits until `interlock servers list` shows `name` with `status`.
+    pub fn wait_for_server(&self, name: &str, status: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let out = self.cli(&["servers", "list"]);
+            let listed = stdout(&out);
+            if listed
+                .lines()
+                .any(|l| l.split_whitespace().take(2).eq([name, status]))
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server {name} never became {status}: {listed}\n{}\ngateway log:\n{}",
+                stderr(&out),
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    pub fn approve_server(&self, name: &str) {
+        let out = self.cli(&[
+            "servers",
+            "approve",
+            name,
+            "--reason",
+            "reviewed every tool",
+        ]);
+        assert!(
+            out.status.success(),
+            "approve: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+    }
+
+    /// Waits until the agent's `tools/list` has (or lacks) `tool`.
+    pub fn wait_for_tool(&self, tool: &str, present: bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let listed = self.list_tools();
+            if tool_names(&listed).iter().any(|t| t == tool) == present {
+                return listed;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "tool {tool} never became present={present}: {listed}\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// `tools/list` through raw JSON-RPC (one stateless request).
+    pub fn list_tools(&self) -> Value {
+        let (status, _, body) = self.rpc("tools/list", serde_json::json!({}));
+        assert_eq!(status, 200, "{body}");
+        body["result"].clone()
+    }
+
+    /// One stateless (2026-07-28) JSON-RPC request with the agent key.
+    pub fn rpc(&self, method: &str, params: Value) -> (u16, Vec<(String, String)>, Value) {
+        let body =
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let (status, headers, bytes) = http(
+            &self.addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Authorization", &format!("Bearer {}", self.agent_key)),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", "2026-07-28"),
+            ],
+            &serde_json::to_vec(&body).unwrap(),
+        );
+        (
+            status,
+            headers,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    /// A new reviewer API key.
+    pub fn reviewer_key(&self) -> String {
+        let out = self.cli(&["reviewers", "add", "ui"]);
+        assert!(out.status.success(), "reviewers add: {}", stderr(&out));
+        stdout(&out).trim().to_owned()
+    }
+
+    /// `GET path` on the reviewer API; panics unless 200.
+    pub fn api_get(&self, key: &str, path: &str) -> Value {
+        let (status, _, body) = http(
+            &self.addr,
+            "GET",
+            path,
+            &[("Authorization", &format!("Bearer {key}"))],
+            b"",
+        );
+        assert_eq!(
+            status,
+            200,
+            "GET {path}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    /// Runs a client driver (`py` or `mjs`) with `args`; returns its JSON output.
+    pub fn client(&self, which: &str, args: &[&str]) -> Value {
+        client(which, &self.url, Some(&self.agent_key), args)
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn rand_suffix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        % 1_000_000_007
+}
+
+pub fn tool_names(list: &Value) -> Vec<String> {
+    list["tools"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Runs `tests/peers/client.{py,mjs} --url URL [--key K] ARGS`.
+pub fn client(which: &str, url: &str, key: Option<&str>, args: &[&str]) -> Value {
+    let mut cmd = match which {
+        "py" => {
+            let mut c = Command::new(peer("INTERLOCK_PEERS_PYTHON"));
+            c.arg(peer("INTERLOCK_PEERS_CLIENT_PY"));
+            c
+        }
+        "mjs" => {
+            let mut c = Command::new(peer("INTERLOCK_PEERS_NODE"));
+            c.arg(peer("INTERLOCK_PEERS_CLIENT_MJS"));
+            c
+        }
+        other => panic!("no client {other}"),
+    };
+    cmd.args(["--url", url]);
+    if let Some(k) = key {
+        cmd.args(["--key", k]);
+    }
+    cmd.args(args);
+    let out = cmd.output().expect("the client driver runs");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{which} client printed no JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// One HTTP/1.1 request over a fresh connection; returns status, headers, body.
+pub fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).expect("the gateway accepts connections");
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    // The server may answer (413) before reading a huge body: ignore a broken pipe.
+    let _ = s.write_all(body);
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP response: {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let status: u16 = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    if headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"))
+    {
+        body = dechunk(&body);
+    }
+    (status, headers, body)
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(nl) = b.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&b[..nl]).unwrap().trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&b[nl + 2..nl + 2 + size]);
+        b = &b[nl + 2 + size + 2..];
+    }
+    out
+}
+
+/// A free loopback port (bind 0, read it, release it).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+// An MCP server (stdio, on the official TypeScript SDK) whose surface changes while it
+// runs, for the gateway's drift and failure tests. Written here; the MCP machinery is the
+// SDK's.
+//
+//   DRIFT_FILE=/path node drifting-server.mjs
+//
+// Tools:
+//   greet {name}      "Hello, <name>!" — its description is the contents of $DRIFT_FILE
+//                     when that file exists (re-read on every tools/list), else the default.
+//   add {a, b}        a + b; never changes.
+//   die {}            exits the process mid-call (an upstream dying under a request).
+//   slow {ms}         answers after `ms` milliseconds.
+//   odd {}            a result with fields no MCP schema defines, and numbers written
+//                     unusually, to check they reach the client unchanged.
+// When $DRIFT_FILE changes, the server sends notifications/tools/list_changed.
+import fs from 'node:fs';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const driftFile = process.env.DRIFT_FILE;
+const DEFAULT_GREET = 'Greets a person by name.';
+
+function greetDescription() {
+  if (driftFile && fs.existsSync(driftFile)) return fs.readFileSync(driftFile, 'utf8');
+  return DEFAULT_GREET;
+}
+
+const server = new Server(
+  { name: 'drifting-server', version: '1.0.0' },
+  { capabilities: { tools: { listChanged: true } } },
+);
+
+server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  tools: [
+    {
+      name: 'greet',
+      description: greetDescription(),
+      inputSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: 'add',
+      description: 'Adds two numbers.',
+      inputSchema: {
+        type: 'object',
+        properties: { a: { type: 'number' }, b: { type: 'number' } },
+        required: ['a', 'b'],
+      },
+      annotations: { readOnlyHint: true },
+    },
+    { name: 'die', description: 'Exits the server mid-call.', inputSchema: { type: 'object' } },
+    {
+      name: 'slow',
+      description: 'Answers after a delay.',
+      inputSchema: { type: 'object', properties: { ms: { type: 'number' } } },
+      annotations: { readOnlyHint: true },
+    },
+    { name: 'odd', description: 'Returns unusual fields.', inputSchema: { type: 'object' } },
+  ],
+}));
+
+server.setRequestHandler(CallToolRequestSchema, async (req) => {
+  const args = req.params.arguments ?? {};
+  switch (req.params.name) {
+    case 'greet':
+      return { content: [{ type: 'text', text: `Hello, ${args.name}!` }] };
+    case 'add':
+      return { content: [{ type: 'text', text: String(Number(args.a) + Number(args.b)) }] };
+    case 'die':
+      setTimeout(() => process.exit(3), 10);
+      return new Promise(() => {});
+    case 'slow':
+      await new Promise((r) => setTimeout(r, Number(args.ms ?? 100)));
+      return { content: [{ type: 'text', text: 'done' }] };
+    case 'odd':
+      return {
+        content: [{ type: 'text', text: 'odd' }],
+        'x-vendor-extension': { nested: [1, 'two', { three: null }], unicode: 'ünïcødé ✓' },
+      };
+    default:
+      throw new Error(`unknown tool ${req.params.name}`);
+  }
+});
+
+if (driftFile) {
+  fs.watchFile(driftFile, { interval: 50 }, () => {
+    server.sendToolListChanged().catch(() => {});
+  });
+}
+
+await server.connect(new StdioServerTransport());
