@@ -1,106 +1,54 @@
-//! What the engine-backed commands share: the data directory, the keychain, the
-//! policy in force, and opening the engine with the log key from the keychain.
+//! What the engine-backed commands share: a [`Host`] (data directory, keychain,
+//! policy, engine) and small parsing helpers.
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
 use anyhow::{Context as _, bail};
-use interlock_adapters::{AdapterConfig, Adapters};
 use interlock_core::Policy;
-use interlock_core::canon;
-use interlock_engine::{Engine, EngineConfig};
+use interlock_engine::Engine;
+use interlock_host::Host;
 use interlock_keychain::Keychain;
 
-/// The keychain service under which Interlock keeps its keys
-/// (`$INTERLOCK_KEYCHAIN_SERVICE` overrides it, for side-by-side installs and tests).
-pub fn keychain_service() -> String {
-    std::env::var("INTERLOCK_KEYCHAIN_SERVICE").unwrap_or_else(|_| "interlock".to_owned())
-}
-
-/// The keychain entry of this machine's approver key.
-pub const APPROVER_KEY: &str = "approver";
-/// The keychain entry of the gateway's log key (it signs checkpoints).
-pub const LOG_KEY: &str = "log";
+pub use interlock_host::{APPROVER_KEY, load_policy as load_policy_file};
 
 pub struct Context {
-    data_dir: Option<PathBuf>,
+    host: Host,
 }
 
 impl Context {
     pub fn new(data_dir: Option<PathBuf>) -> anyhow::Result<Context> {
-        Ok(Context { data_dir })
+        Ok(Context {
+            host: Host::new(data_dir),
+        })
     }
 
-    /// The data directory: `--data-dir`, `$INTERLOCK_DATA_DIR`, or the platform's.
-    pub fn data_dir(&self) -> anyhow::Result<PathBuf> {
-        if let Some(d) = &self.data_dir {
-            return Ok(d.clone());
-        }
-        let dirs = directories::ProjectDirs::from("dev", "interlock", "interlock").context(
-            "cannot find a home directory for the default data directory; pass --data-dir",
-        )?;
-        Ok(dirs.data_dir().to_path_buf())
+    pub fn host(&self) -> &Host {
+        &self.host
     }
 
     pub fn keychain(&self) -> anyhow::Result<Keychain> {
-        Ok(Keychain::open(&keychain_service())?)
+        Ok(self.host.keychain()?)
     }
 
     /// The policy in force: `<data dir>/policy.yaml` if present, else the built-in one.
     pub fn policy(&self) -> anyhow::Result<Policy> {
-        let path = self.data_dir()?.join("policy.yaml");
-        if !path.exists() {
-            return Ok(Policy::default());
-        }
-        load_policy(&path)
+        Ok(self.host.policy()?)
     }
 
     /// Opens the database in the data directory, for commands that only read.
     pub async fn store(&self) -> anyhow::Result<interlock_store::Store> {
-        let db = self.data_dir()?.join(interlock_engine::DATABASE_FILE);
-        if !db.exists() {
-            bail!("no database at {}", db.display());
-        }
-        Ok(interlock_store::Store::open(&db).await?)
+        Ok(self.host.store().await?)
     }
 
-    /// Opens the engine on the data directory, signing checkpoints with the log key
-    /// from the keychain (created on first use). Filesystem actions are confined to
-    /// `<data dir>/workspace` unless the policy's adapters say otherwise.
+    /// Opens the engine (see [`Host::engine`]).
     pub async fn engine(&self) -> anyhow::Result<Engine> {
-        let data_dir = self.data_dir()?;
-        let (log_key, _) = self.keychain()?.load_or_create(LOG_KEY)?;
-        // The log key signs every receipt: held in memory for this process (see
-        // `load_service_key`), unlike approver keys.
-        let log_key = log_key.load_service_key()?;
-        let mut config = EngineConfig::new(&data_dir);
-        config.policy = self.policy()?;
-        let workspace = data_dir.join("workspace");
-        std::fs::create_dir_all(&workspace)
-            .with_context(|| format!("creating {}", workspace.display()))?;
-        config.adapters = Adapters::builtin(&AdapterConfig {
-            fs_roots: vec![workspace],
-            ..AdapterConfig::default()
-        })?;
-        Ok(Engine::open(config, Arc::new(log_key)).await?)
+        Ok(self.host.engine().await?)
     }
 }
 
-pub fn load_policy(path: &Path) -> anyhow::Result<Policy> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let format = match path.extension().and_then(|e| e.to_str()) {
-        Some("json") => canon::Format::Json,
-        _ => canon::Format::Yaml,
-    };
-    let doc = canon::parse(&bytes, format).with_context(|| format!("policy {}", path.display()))?;
-    Policy::from_value(&doc).map_err(|errors| {
-        let lines: Vec<String> = errors
-            .iter()
-            .map(|e| format!("at {}: {}", e.path, e.message))
-            .collect();
-        anyhow::anyhow!("policy {} is invalid: {}", path.display(), lines.join("; "))
-    })
+pub fn load_policy(path: &std::path::Path) -> anyhow::Result<Policy> {
+    Ok(load_policy_file(path)?)
 }
 
 /// Runs an async command on a fresh runtime.
@@ -114,9 +62,7 @@ pub fn block_on<T>(fut: impl Future<Output = anyhow::Result<T>>) -> anyhow::Resu
 
 /// A fresh 16-byte nonce from the OS.
 pub fn nonce() -> anyhow::Result<[u8; 16]> {
-    let mut n = [0u8; 16];
-    getrandom::fill(&mut n).map_err(|e| anyhow::anyhow!("no OS randomness: {e}"))?;
-    Ok(n)
+    Ok(interlock_host::nonce())
 }
 
 /// Parses `90s`, `30m`, `2h`, `7d` into seconds.

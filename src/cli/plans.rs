@@ -3,16 +3,15 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use clap::Subcommand;
 use interlock_core::canon::{self, Value};
-use interlock_core::decision::sign_decision;
 use interlock_core::{Decision, Policy, validate};
 use interlock_engine::{Engine, PlanRecord, PlanStatus};
 use interlock_store::Store;
 
 use super::EXIT_REJECTED;
-use super::context::{APPROVER_KEY, Context, nonce, parse_duration};
+use super::context::{Context, parse_duration};
 
 #[derive(Debug, Subcommand)]
 pub enum PlansCommand {
@@ -225,23 +224,21 @@ async fn decide(
     reason: &str,
     valid_for: i64,
 ) -> anyhow::Result<ExitCode> {
-    let Some(key) = ctx.keychain()?.load_key(APPROVER_KEY)? else {
+    let Some(key) = ctx.host().approver_key()? else {
         bail!("no approver key in the keychain; run `interlock keys init`");
     };
     let plan = engine.plan(id).await?;
-    let now = engine.now();
-    let (_, envelope) = sign_decision(
+    let decided = interlock_host::decide_plan(
+        engine,
         &key,
         &plan.plan_id,
-        plan.plan_hash.parse().context("stored plan hash")?,
+        Some(&plan.plan_hash),
         decision,
         reason,
-        now,
-        now + valid_for,
-        nonce()?,
-        engine.policy().digest(),
-    )?;
-    match engine.decide(&envelope).await {
+        valid_for,
+    )
+    .await;
+    match decided {
         Ok(outcome) => {
             println!(
                 "{} plan `{}` revision {} ({}) — now {} ({}/{} approvals)",

@@ -17,15 +17,13 @@ pub struct ServeArgs {
     /// unless you say otherwise).
     #[arg(long, value_name = "ADDR")]
     listen: Option<std::net::SocketAddr>,
+    /// Serve a built review UI (`ui/dist`) at `/` for reviewers in a browser.
+    #[arg(long, value_name = "DIR")]
+    ui: Option<PathBuf>,
 }
 
 pub fn load_config(ctx: &Context, path: Option<&PathBuf>) -> anyhow::Result<GatewayConfig> {
-    let default = ctx.data_dir()?.join("gateway.toml");
-    match path {
-        Some(p) => Ok(GatewayConfig::load(p)?),
-        None if default.exists() => Ok(GatewayConfig::load(&default)?),
-        None => Ok(GatewayConfig::default()),
-    }
+    Ok(ctx.host().gateway_config(path.map(PathBuf::as_path))?)
 }
 
 pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -42,12 +40,22 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(l) = args.listen {
         config.listen = l;
     }
-    let engine = ctx.engine().await?;
+    if let Some(ui) = args.ui {
+        if !ui.join("index.html").is_file() {
+            anyhow::bail!(
+                "--ui {}: no index.html there (build the UI first)",
+                ui.display()
+            );
+        }
+        config.ui_dir = Some(ui);
+    }
+    let (engine, mcp_adapter) = ctx.host().gateway_engine().await?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
     let bound = listener.local_addr()?;
     let gw = Gateway::start(engine, config)?;
+    mcp_adapter.bind(gw.clone());
     // One line on stdout a machine can read (tests and scripts wait for it; a
     // reader that then closes the pipe must not stop the gateway), the rest on stderr.
     {

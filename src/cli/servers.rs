@@ -4,17 +4,15 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use clap::Subcommand;
 use interlock_core::Decision;
 use interlock_core::canon;
-use interlock_core::decision::sign_decision;
 use interlock_gateway::EventBus;
-use interlock_gateway::pins::{decide_server, server_subject};
 use interlock_store::ServerRecord;
 
 use super::EXIT_REJECTED;
-use super::context::{APPROVER_KEY, Context, nonce, parse_duration};
+use super::context::{Context, parse_duration};
 
 #[derive(Debug, Subcommand)]
 pub enum ServersCommand {
@@ -191,27 +189,21 @@ async fn decide(
     reason: &str,
     valid_for: i64,
 ) -> anyhow::Result<ExitCode> {
-    let Some(key) = ctx.keychain()?.load_key(APPROVER_KEY)? else {
+    let Some(key) = ctx.host().approver_key()? else {
         bail!("no approver key in the keychain; run `interlock keys init`");
     };
     let engine = ctx.engine().await?;
-    let record = server(ctx, name).await?;
-    let Some(hash) = &record.observed_hash else {
-        bail!("server `{name}` has listed no surface yet");
-    };
-    let now = engine.now();
-    let (_, envelope) = sign_decision(
+    let outcome = interlock_host::decide_server_surface(
+        &engine,
+        &EventBus::new(),
         &key,
-        &server_subject(name),
-        hash.parse().context("stored surface hash")?,
+        name,
+        None,
         decision,
         reason,
-        now,
-        now + valid_for,
-        nonce()?,
-        engine.policy().digest(),
-    )?;
-    let outcome = decide_server(&engine, &envelope, &EventBus::new()).await;
+        valid_for,
+    )
+    .await;
     engine.log().close().await;
     match outcome {
         Ok(r) => {
@@ -223,7 +215,7 @@ async fn decide(
                     "rejected"
                 },
                 r.name,
-                hash,
+                r.observed_hash.as_deref().unwrap_or("?"),
                 r.status.as_str()
             );
             Ok(ExitCode::SUCCESS)

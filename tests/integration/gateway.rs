@@ -692,3 +692,61 @@ fn the_reviewer_api_takes_only_signed_decisions() {
         "{stream}"
     );
 }
+
+/// A plan stage can call a tool on an upstream (`mcp.call_tool`) and a check
+/// can read one (`mcp.tool_result`) — but only a tool that claims to be
+/// read-only, and only while the server is trusted.
+#[test]
+fn plan_stages_call_upstream_tools_and_probes_must_be_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, _) = drifting(dir.path());
+    let gw = Gateway::start(&cfg);
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__add", true);
+    let plan = |id: &str, probe_tool: &str| {
+        json!({"plan": {
+            "schema_version": "interlock.plan/v1", "plan_id": id, "title": "Add through MCP",
+            "created_at": "2026-11-30T10:00:00Z", "description": "Calls add on drifty.",
+            "body": {"stages": [{
+                "id": "add", "action": "mcp.call_tool", "target": "drifty",
+                "params": {"tool": "add", "arguments": {"a": 20, "b": 22}},
+                "preconditions": [{"probe": "mcp.tool_result", "params": {"tool": probe_tool, "arguments": {"name": "x"}, "contains": "Hello"}}],
+                "verify": [{"probe": "mcp.tool_result", "params": {"tool": "greet", "arguments": {"name": "y"}}}],
+                "rollback": "Nothing to undo: add has no side effects."
+            }]}
+        }})
+        .to_string()
+    };
+    for (id, probe_tool, expected) in [
+        ("mcp-ok", "greet", "SUCCEEDED"),
+        ("mcp-probe-writes", "die", "HALTED"),
+    ] {
+        let r = gw.client("mjs", &["call", "propose_plan", &plan(id, probe_tool)]);
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        let out = gw.cli(&["plans", "approve", id, "--reason", "ok"]);
+        assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+        let ran = gw.client(
+            "py",
+            &["call", "execute_plan", &json!({"plan_id": id}).to_string()],
+        );
+        assert_eq!(
+            ran["result"]["structuredContent"]["status"], expected,
+            "{ran}"
+        );
+        if expected == "SUCCEEDED" {
+            assert!(
+                ran["result"]["structuredContent"]["stages"][0]["summary"]
+                    .as_str()
+                    .unwrap()
+                    .contains("42"),
+                "{ran}"
+            );
+        } else {
+            let result = ran["result"]["structuredContent"]["stages"][0]["result"]
+                .as_str()
+                .unwrap();
+            assert!(result.contains("readOnlyHint"), "{ran}");
+        }
+    }
+}

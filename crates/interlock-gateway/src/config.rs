@@ -69,6 +69,9 @@ pub struct GatewayConfig {
     /// Seconds between periodic re-checks of every upstream's surface.
     #[serde(default = "default_recheck")]
     pub recheck_secs: u64,
+    /// A built review UI (`ui/dist`) to serve at `/` for reviewers in a browser.
+    #[serde(default)]
+    pub ui_dir: Option<PathBuf>,
     #[serde(default)]
     pub limits: Limits,
     #[serde(default)]
@@ -94,6 +97,7 @@ impl Default for GatewayConfig {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             recheck_secs: default_recheck(),
+            ui_dir: None,
             limits: Limits::default(),
             drift: DriftConfig::default(),
             servers: BTreeMap::new(),

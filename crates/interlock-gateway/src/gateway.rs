@@ -320,6 +320,11 @@ async fn reload_loop(gw: Gateway) {
             Err(e) => tracing::warn!(error = %e, "reloading server state failed"),
         }
         first = false;
+        // Entries other processes appended (a CLI approval) become visible to
+        // the reviewer API's log and proofs.
+        if let Err(e) = gw.0.engine.log().refresh().await {
+            tracing::warn!(error = %e, "catching up with the log failed");
+        }
         tokio::select! {
             _ = tokio::time::sleep(RELOAD_EVERY) => {}
             _ = shutdown.changed() => return,

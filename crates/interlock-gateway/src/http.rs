@@ -6,10 +6,13 @@ use std::net::SocketAddr;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::HeaderValue;
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use tower_http::services::{ServeDir, ServeFile};
+use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::api;
 use crate::gateway::Gateway;
@@ -27,7 +30,8 @@ struct GuardState {
 /// served at `bound`.
 pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
     let limit = gw.config().limits.max_body_bytes;
-    Router::new()
+    let ui_dir = gw.config().ui_dir.clone();
+    let mut router = Router::new()
         .route("/mcp", get(mcp::get).post(mcp::post).delete(mcp::delete))
         .route("/api/v1/openapi.json", get(api::openapi))
         .route("/api/v1/inbox", get(api::inbox))
@@ -47,7 +51,23 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
         .route("/api/v1/log", get(api::log))
         .route("/api/v1/log/checkpoint", get(api::checkpoint))
         .route("/api/v1/events", get(api::events))
-        .route("/healthz", get(|| async { "ok" }))
+        .route("/healthz", get(|| async { "ok" }));
+    if let Some(dir) = ui_dir {
+        // The review UI: static files, with every unknown path answered by
+        // index.html (client-side routes). It may talk only to its own origin.
+        let index = dir.join("index.html");
+        router = router.fallback_service(
+            tower::ServiceBuilder::new()
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::CONTENT_SECURITY_POLICY,
+                    HeaderValue::from_static(
+                        "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+                    ),
+                ))
+                .service(ServeDir::new(dir).fallback(ServeFile::new(index))),
+        );
+    }
+    router
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(
             GuardState {

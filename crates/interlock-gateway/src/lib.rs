@@ -14,6 +14,7 @@
 //! - [`gateway`]: the running gateway (supervisors, sessions, keys cache).
 //! - [`mcp`]: the agent-facing MCP endpoint.
 //! - [`governance`]: `propose_plan`, `get_plan`, `list_plans`, `execute_plan`.
+//! - [`executor`]: plan stages and probes that call upstream tools (`mcp.call_tool`).
 //! - [`api`]: the reviewer HTTP API and its SSE stream.
 //! - [`http`]: routes and the Origin/Host guard.
 //! - [`keys`]: API keys (hashed at rest), [`roles`]: what a role may call,
@@ -23,6 +24,7 @@
 pub mod api;
 pub mod config;
 pub mod events;
+pub mod executor;
 pub mod gateway;
 pub mod governance;
 pub mod http;

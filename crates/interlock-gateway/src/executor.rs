@@ -1,0 +1,182 @@
+//! Plans that act through MCP: the `mcp.call_tool` action and the
+//! `mcp.tool_result` probe, performed on the gateway's upstream connections.
+//!
+//! A stage's target is an upstream server's name; `tool` is the upstream's own
+//! tool name. The same pinning rules as for agents apply: the server must be
+//! trusted and the tool served (an approved plan does not outlive a drift of the
+//! tool it calls). A probe may only call a tool that claims `readOnlyHint`:
+//! observing live state must not change it.
+
+use std::sync::{Arc, OnceLock};
+
+use async_trait::async_trait;
+use interlock_adapters::{ExecError, ExecOutcome, Executor, ProbeOutcome, Prober};
+use interlock_canon::{self as canon, Map, Value};
+use interlock_core::{Check, Stage};
+use interlock_surface::Hint;
+use serde_json::value::RawValue;
+
+use crate::gateway::Gateway;
+use crate::upstream::UpstreamError;
+
+/// The adapter; the gateway is bound after it starts (the engine, which holds
+/// the adapters, is opened first).
+#[derive(Clone, Default)]
+pub struct McpAdapter {
+    gateway: Arc<OnceLock<Gateway>>,
+}
+
+impl McpAdapter {
+    pub fn new() -> McpAdapter {
+        McpAdapter::default()
+    }
+
+    /// Binds the running gateway (once).
+    pub fn bind(&self, gw: Gateway) {
+        let _ = self.gateway.set(gw);
+    }
+
+    async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<&Value>,
+        read_only: bool,
+    ) -> Result<serde_json::Value, String> {
+        let gw = self
+            .gateway
+            .get()
+            .ok_or("the gateway is not running in this process")?;
+        let view = gw
+            .pins()
+            .view(server)
+            .ok_or_else(|| format!("no upstream server `{server}`"))?;
+        view.check(tool).map_err(|why| why.message(server, tool))?;
+        if read_only {
+            let annotations = view
+                .observed
+                .as_ref()
+                .and_then(|s| s.tool(tool))
+                .and_then(|t| t.field("annotations"));
+            if !Hint::ReadOnly.effective(annotations) {
+                return Err(format!(
+                    "`{server}` tool `{tool}` does not claim readOnlyHint; a probe must not change what it observes"
+                ));
+            }
+        }
+        let conn = gw
+            .upstream(server)
+            .and_then(|u| u.connection())
+            .ok_or_else(|| format!("upstream `{server}` is not connected"))?;
+        let mut params = Map::new();
+        params.insert("name".into(), tool.into());
+        params.insert(
+            "arguments".into(),
+            arguments.cloned().unwrap_or(Value::Object(Map::new())),
+        );
+        let raw = RawValue::from_string(canon::canonical_string(&Value::Object(params)))
+            .expect("canonical JSON is JSON");
+        let result = conn
+            .request(
+                "tools/call",
+                Some(&raw),
+                gw.config().limits.upstream_timeout(),
+            )
+            .await
+            .map_err(|e| match e {
+                UpstreamError::Rpc(err) => format!("`{server}` answered an error: {}", err.get()),
+                other => format!("`{server}`: {other}"),
+            })?;
+        serde_json::from_str(result.get()).map_err(|e| format!("`{server}` answered non-JSON: {e}"))
+    }
+}
+
+/// The text content of a tool result, joined.
+fn text_of(result: &serde_json::Value) -> String {
+    result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn param_str<'a>(params: &'a Map, key: &str) -> Option<&'a str> {
+    params.get(key).and_then(Value::as_str)
+}
+
+#[async_trait]
+impl Executor for McpAdapter {
+    fn actions(&self) -> Vec<&'static str> {
+        vec!["mcp.call_tool"]
+    }
+
+    async fn execute(&self, stage: &Stage) -> Result<ExecOutcome, ExecError> {
+        let tool = param_str(&stage.params, "tool")
+            .ok_or_else(|| ExecError::InvalidParams("`tool` (a string) is required".into()))?;
+        let result = self
+            .call(&stage.target, tool, stage.params.get("arguments"), false)
+            .await
+            .map_err(ExecError::Forbidden)?;
+        let text = text_of(&result);
+        let digest = canon::from_serde_json(&result)
+            .map(|v| canon::digest(&v).to_string())
+            .unwrap_or_default();
+        if result["isError"] == serde_json::Value::Bool(true) {
+            return Err(ExecError::Io(format!(
+                "`{}` tool `{tool}` reported an error: {}",
+                stage.target,
+                text.chars().take(300).collect::<String>()
+            )));
+        }
+        let mut detail = Map::new();
+        detail.insert("server".into(), stage.target.as_str().into());
+        detail.insert("tool".into(), tool.into());
+        detail.insert("result_sha256".into(), digest.into());
+        detail.insert(
+            "text".into(),
+            text.chars().take(1024).collect::<String>().into(),
+        );
+        Ok(ExecOutcome {
+            summary: format!(
+                "called `{tool}` on `{}`: {}",
+                stage.target,
+                text.lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(120)
+                    .collect::<String>()
+            ),
+            detail: Value::Object(detail),
+        })
+    }
+}
+
+#[async_trait]
+impl Prober for McpAdapter {
+    fn probes(&self) -> Vec<&'static str> {
+        vec!["mcp.tool_result"]
+    }
+
+    async fn probe(&self, check: &Check, target: &str) -> ProbeOutcome {
+        let Some(tool) = param_str(&check.params, "tool") else {
+            return ProbeOutcome::Unprobeable {
+                reason: "`tool` (a string) is required".into(),
+            };
+        };
+        match self
+            .call(target, tool, check.params.get("arguments"), true)
+            .await
+        {
+            Err(reason) => ProbeOutcome::Unprobeable { reason },
+            Ok(result) => {
+                let text = text_of(&result);
+                let ok = result["isError"] != serde_json::Value::Bool(true)
+                    && param_str(&check.params, "contains").is_none_or(|c| text.contains(c));
+                ProbeOutcome::from_bool(ok, text.chars().take(200).collect::<String>())
+            }
+        }
+    }
+}

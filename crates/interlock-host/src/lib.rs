@@ -1,0 +1,304 @@
+//! What a process hosting Interlock needs — the `interlock` CLI and the desktop
+//! app alike: where the data lives, the keys in the OS keychain, the policy in
+//! force, opening the engine on the embedded SQLite file, and signing a
+//! reviewer's decision with the keychain key.
+//!
+//! Why a crate of its own: the CLI and the desktop shell must open the engine
+//! and sign decisions the same way (the same keychain entries, the same policy
+//! file, the same confinement of filesystem actions), and the desktop shell
+//! holds no business logic of its own.
+#![forbid(unsafe_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use interlock_adapters::{AdapterConfig, Adapters};
+use interlock_core::canon::{self, Digest};
+use interlock_core::decision::sign_decision;
+use interlock_core::{Decision, DsseEnvelope, Policy};
+use interlock_engine::{DecisionOutcome, Engine, EngineConfig, EngineError};
+use interlock_gateway::executor::McpAdapter;
+use interlock_gateway::pins::{PinError, decide_server, server_subject};
+use interlock_gateway::{EventBus, GatewayConfig};
+use interlock_keychain::{Keychain, KeychainKey};
+use interlock_store::ServerRecord;
+
+/// The keychain entry of this machine's approver key.
+pub const APPROVER_KEY: &str = "approver";
+/// The keychain entry of the log key (it signs checkpoints and receipts).
+pub const LOG_KEY: &str = "log";
+/// The gateway config read when none is named: `<data dir>/gateway.toml`.
+pub const GATEWAY_CONFIG_FILE: &str = "gateway.toml";
+/// The policy in force: `<data dir>/policy.yaml`.
+pub const POLICY_FILE: &str = "policy.yaml";
+
+/// Why hosting failed, in words a user can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("cannot find a home directory for the default data directory; pass --data-dir")]
+    NoHome,
+    #[error("{path}: {message}")]
+    File { path: PathBuf, message: String },
+    #[error("no database at {0}")]
+    NoDatabase(PathBuf),
+    #[error("no approver key in the keychain; run `interlock keys init`")]
+    NoApproverKey,
+    #[error("{0}")]
+    Changed(String),
+    #[error(transparent)]
+    Keychain(#[from] interlock_keychain::KeychainError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Store(#[from] interlock_store::StoreError),
+    #[error(transparent)]
+    Pin(#[from] PinError),
+    #[error(transparent)]
+    Config(#[from] interlock_gateway::config::ConfigError),
+    #[error(transparent)]
+    Decision(#[from] interlock_core::DecisionError),
+    #[error(transparent)]
+    Adapters(#[from] interlock_adapters::ConfigError),
+}
+
+/// The keychain service under which Interlock keeps its keys
+/// (`$INTERLOCK_KEYCHAIN_SERVICE` overrides it, for side-by-side installs and tests).
+pub fn keychain_service() -> String {
+    std::env::var("INTERLOCK_KEYCHAIN_SERVICE").unwrap_or_else(|_| "interlock".to_owned())
+}
+
+/// One data directory and what lives in it.
+#[derive(Clone, Debug)]
+pub struct Host {
+    data_dir: Option<PathBuf>,
+}
+
+impl Host {
+    /// `data_dir`, or (when `None`) the platform's data directory.
+    pub fn new(data_dir: Option<PathBuf>) -> Host {
+        Host { data_dir }
+    }
+
+    /// The data directory: the one given, or the platform's
+    /// (e.g. `~/.local/share/interlock`).
+    pub fn data_dir(&self) -> Result<PathBuf, HostError> {
+        if let Some(d) = &self.data_dir {
+            return Ok(d.clone());
+        }
+        let dirs = directories::ProjectDirs::from("dev", "interlock", "interlock")
+            .ok_or(HostError::NoHome)?;
+        Ok(dirs.data_dir().to_path_buf())
+    }
+
+    pub fn keychain(&self) -> Result<Keychain, HostError> {
+        Ok(Keychain::open(&keychain_service())?)
+    }
+
+    /// The approver key in the keychain, if there is one.
+    pub fn approver_key(&self) -> Result<Option<KeychainKey>, HostError> {
+        Ok(self.keychain()?.load_key(APPROVER_KEY)?)
+    }
+
+    /// The policy in force: `<data dir>/policy.yaml` if present, else the built-in one.
+    pub fn policy(&self) -> Result<Policy, HostError> {
+        let path = self.data_dir()?.join(POLICY_FILE);
+        if !path.exists() {
+            return Ok(Policy::default());
+        }
+        load_policy(&path)
+    }
+
+    /// The gateway config: `path`, else `<data dir>/gateway.toml` if it exists,
+    /// else the defaults (loopback, no upstreams).
+    pub fn gateway_config(&self, path: Option<&Path>) -> Result<GatewayConfig, HostError> {
+        let default = self.data_dir()?.join(GATEWAY_CONFIG_FILE);
+        Ok(match path {
+            Some(p) => GatewayConfig::load(p)?,
+            None if default.exists() => GatewayConfig::load(&default)?,
+            None => GatewayConfig::default(),
+        })
+    }
+
+    /// Opens the database in the data directory, for processes that only read.
+    pub async fn store(&self) -> Result<interlock_store::Store, HostError> {
+        let db = self.data_dir()?.join(interlock_engine::DATABASE_FILE);
+        if !db.exists() {
+            return Err(HostError::NoDatabase(db));
+        }
+        Ok(interlock_store::Store::open(&db).await?)
+    }
+
+    /// Opens the engine on the data directory, signing the log with the log key
+    /// from the keychain (created on first use). Filesystem actions are
+    /// confined to `<data dir>/workspace`.
+    pub async fn engine(&self) -> Result<Engine, HostError> {
+        self.engine_with(|a| a).await
+    }
+
+    /// [`Host::engine`] plus the gateway's MCP adapter, so plan stages can call
+    /// upstream tools (`mcp.call_tool`) and probes can read them
+    /// (`mcp.tool_result`). Bind the adapter to the gateway once it runs.
+    pub async fn gateway_engine(&self) -> Result<(Engine, McpAdapter), HostError> {
+        let adapter = McpAdapter::new();
+        let a = adapter.clone();
+        let engine = self
+            .engine_with(move |adapters| {
+                adapters
+                    .with_executor(Arc::new(a.clone()))
+                    .with_prober(Arc::new(a))
+            })
+            .await?;
+        Ok((engine, adapter))
+    }
+
+    /// [`Host::engine`] with extra adapters.
+    pub async fn engine_with(
+        &self,
+        extra: impl FnOnce(Adapters) -> Adapters,
+    ) -> Result<Engine, HostError> {
+        let data_dir = self.data_dir()?;
+        let (log_key, _) = self.keychain()?.load_or_create(LOG_KEY)?;
+        // The log key signs every receipt: held in memory for this process
+        // (see `load_service_key`), unlike approver keys, which sign per use.
+        let log_key = log_key.load_service_key()?;
+        let mut config = EngineConfig::new(&data_dir);
+        config.policy = self.policy()?;
+        let workspace = data_dir.join("workspace");
+        std::fs::create_dir_all(&workspace).map_err(|e| HostError::File {
+            path: workspace.clone(),
+            message: e.to_string(),
+        })?;
+        config.adapters = extra(Adapters::builtin(&AdapterConfig {
+            fs_roots: vec![workspace],
+            ..AdapterConfig::default()
+        })?);
+        Ok(Engine::open(config, Arc::new(log_key)).await?)
+    }
+}
+
+/// Reads a policy file (YAML, or JSON by extension).
+pub fn load_policy(path: &Path) -> Result<Policy, HostError> {
+    let file_err = |message: String| HostError::File {
+        path: path.to_owned(),
+        message,
+    };
+    let bytes = std::fs::read(path).map_err(|e| file_err(e.to_string()))?;
+    let format = match path.extension().and_then(|e| e.to_str()) {
+        Some("json") => canon::Format::Json,
+        _ => canon::Format::Yaml,
+    };
+    let doc = canon::parse(&bytes, format).map_err(|e| file_err(e.to_string()))?;
+    Policy::from_value(&doc).map_err(|errors| {
+        let lines: Vec<String> = errors
+            .iter()
+            .map(|e| format!("at {}: {}", e.path, e.message))
+            .collect();
+        file_err(format!("invalid policy: {}", lines.join("; ")))
+    })
+}
+
+/// A fresh 16-byte nonce from the OS.
+pub fn nonce() -> [u8; 16] {
+    let mut n = [0u8; 16];
+    getrandom::fill(&mut n).expect("the OS random source works");
+    n
+}
+
+/// Signs a decision about `subject` at exactly `hash` with the keychain key.
+fn sign(
+    engine: &Engine,
+    key: &KeychainKey,
+    subject: &str,
+    hash: Digest,
+    decision: Decision,
+    reason: &str,
+    valid_for_secs: i64,
+) -> Result<DsseEnvelope, HostError> {
+    let now = engine.now();
+    let (_, envelope) = sign_decision(
+        key,
+        subject,
+        hash,
+        decision,
+        reason,
+        now,
+        now + valid_for_secs,
+        nonce(),
+        engine.policy().digest(),
+    )?;
+    Ok(envelope)
+}
+
+/// Decides a plan with the keychain key, signing exactly `expected_hash` (the
+/// hash the reviewer saw — a notification's, a window's). If the plan's current
+/// hash is another, nothing is signed: [`HostError::Changed`].
+pub async fn decide_plan(
+    engine: &Engine,
+    key: &KeychainKey,
+    plan_id: &str,
+    expected_hash: Option<&str>,
+    decision: Decision,
+    reason: &str,
+    valid_for_secs: i64,
+) -> Result<DecisionOutcome, HostError> {
+    let plan = engine.plan(plan_id).await?;
+    if let Some(expected) = expected_hash
+        && expected != plan.plan_hash
+    {
+        return Err(HostError::Changed(format!(
+            "plan `{plan_id}` changed since it was shown ({expected} → {}); review it again",
+            plan.plan_hash
+        )));
+    }
+    let hash = plan.plan_hash.parse().map_err(|_| {
+        interlock_store::StoreError::Malformed(format!("plan `{plan_id}` has a malformed hash"))
+    })?;
+    let envelope = sign(engine, key, plan_id, hash, decision, reason, valid_for_secs)?;
+    Ok(engine.decide(&envelope).await?)
+}
+
+/// Decides a server's observed surface with the keychain key, signing exactly
+/// `expected_hash` when given (else the current observed hash).
+#[allow(clippy::too_many_arguments)]
+pub async fn decide_server_surface(
+    engine: &Engine,
+    events: &EventBus,
+    key: &KeychainKey,
+    name: &str,
+    expected_hash: Option<&str>,
+    decision: Decision,
+    reason: &str,
+    valid_for_secs: i64,
+) -> Result<ServerRecord, HostError> {
+    let record = engine
+        .store()
+        .server(name)
+        .await?
+        .ok_or_else(|| PinError::NoSuchServer(name.to_owned()))?;
+    let observed = record
+        .observed_hash
+        .clone()
+        .ok_or_else(|| PinError::NothingObserved {
+            name: name.to_owned(),
+        })?;
+    if let Some(expected) = expected_hash
+        && expected != observed
+    {
+        return Err(HostError::Changed(format!(
+            "server `{name}` changed since it was shown ({expected} → {observed}); review it again"
+        )));
+    }
+    let hash = observed.parse().map_err(|_| {
+        interlock_store::StoreError::Malformed(format!("server `{name}` has a malformed hash"))
+    })?;
+    let envelope = sign(
+        engine,
+        key,
+        &server_subject(name),
+        hash,
+        decision,
+        reason,
+        valid_for_secs,
+    )?;
+    Ok(decide_server(engine, &envelope, events).await?)
+}

@@ -1,0 +1,555 @@
+#!/usr/bin/env python3
+"""The desktop app, end to end, as a reviewer meets it.
+
+Run by ``scripts/desktop.sh test`` inside Xvfb, a private D-Bus session and an
+unlocked gnome-keyring (``scripts/with-keyring``). It drives the real app
+(``src-tauri``) through ``tauri-driver`` + ``WebKitWebDriver``, a real MCP client
+(raw JSON-RPC over HTTP) and real D-Bus peers (``dbus_peers.py``):
+
+1. Cold start: the app is launched on a fresh data directory; the time from
+   spawn to its tray item registering with the StatusNotifierWatcher is
+   measured (first run: keys created in the keychain), then a warm start.
+2. Under WebDriver: an agent proposes a plan over MCP; a notification with
+   Approve / Reject / Review arrives at the notification server (latency from
+   the HTTP response measured); the tray shows 1; *Approve* is clicked; the plan
+   becomes APPROVED (``interlock plans list --json``) and executes over MCP.
+3. The window: ``window.__INTERLOCK__`` is set on the gateway's origin;
+   ``decide`` signs exactly the hash given (a stale hash is refused with
+   ``changed``); ``approver_info`` gives the public key only; *Review* from a
+   notification routes the window to ``#/plans/<id>``.
+4. A burst of 100 proposals is grouped (a few notifications, then a summary),
+   the tray shows 100, and the resident memory of all the app's processes is
+   measured idle. Screenshots go to tests/desktop/screenshots/.
+
+Environment: INTERLOCK_DESKTOP_BIN (the app), INTERLOCK_BIN (the CLI),
+TAURI_DRIVER (default: on PATH), WEBKIT_WEBDRIVER (default /usr/bin/WebKitWebDriver).
+Prints the figures and a closing "N passed, N failed" line.
+"""
+
+import base64
+import concurrent.futures
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dbus_peers import Client, NotificationServer, StatusNotifierWatcher  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHOTS = os.path.join(HERE, "screenshots")
+APP = os.environ.get("INTERLOCK_DESKTOP_BIN") or os.path.expanduser(
+    "~/.cache/interlock/target-desktop/debug/interlock-desktop"
+)
+CLI = os.environ.get("INTERLOCK_BIN") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/interlock/target")),
+    "debug",
+    "interlock",
+)
+TAURI_DRIVER = os.environ.get("TAURI_DRIVER") or shutil.which("tauri-driver") or os.path.expanduser(
+    "~/.cargo/bin/tauri-driver"
+)
+WEBKIT_WEBDRIVER = os.environ.get("WEBKIT_WEBDRIVER", "/usr/bin/WebKitWebDriver")
+MCP_VERSION = "2026-07-28"
+
+FIGURES = {}
+RESULTS = []
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(method, url, body=None, headers=None, timeout=30):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            raw = r.read()
+            return r.status, (json.loads(raw) if raw else None)
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+        try:
+            return e.code, json.loads(raw)
+        except ValueError:
+            return e.code, raw.decode(errors="replace")
+
+
+def wait(pred, timeout, what, step=0.02):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = pred()
+            if last:
+                return last
+        except Exception as e:  # not there yet
+            last = e
+        time.sleep(step)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+class Env:
+    """One data directory and keychain service, shared by the CLI and the app."""
+
+    def __init__(self, root, name):
+        self.data = os.path.join(root, name)
+        self.port = free_port()
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self.vars = {
+            "INTERLOCK_DATA_DIR": self.data,
+            "INTERLOCK_KEYCHAIN_SERVICE": f"interlock-desktop-e2e-{os.getpid()}-{name}",
+            "INTERLOCK_LISTEN": f"127.0.0.1:{self.port}",
+        }
+
+    def environ(self):
+        env = dict(os.environ)
+        env.update(self.vars)
+        return env
+
+    def cli(self, *args):
+        out = subprocess.run(
+            [CLI, *args], env=self.environ(), capture_output=True, text=True, timeout=120
+        )
+        if out.returncode != 0:
+            raise AssertionError(f"interlock {' '.join(args)}: {out.returncode}\n{out.stderr}")
+        return out.stdout
+
+    def plans(self):
+        return {p["plan_id"]: p for p in json.loads(self.cli("plans", "list", "--json"))}
+
+
+class Agent:
+    """A raw JSON-RPC MCP client (protocol 2026-07-28: no session needed)."""
+
+    def __init__(self, origin, key):
+        self.url = f"{origin}/mcp"
+        self.key = key
+        self.n = 0
+
+    def call(self, tool, arguments):
+        self.n += 1
+        status, body = http(
+            "POST",
+            self.url,
+            {
+                "jsonrpc": "2.0",
+                "id": self.n,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            },
+            {
+                "Authorization": f"Bearer {self.key}",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": MCP_VERSION,
+            },
+        )
+        assert status == 200, f"{tool}: HTTP {status} {body}"
+        assert "result" in body, f"{tool}: {body}"
+        return body["result"]
+
+
+def plan(env, plan_id, title, content="v1\n"):
+    return {
+        "schema_version": "interlock.plan/v1",
+        "plan_id": plan_id,
+        "title": title,
+        "created_at": "2026-11-30T10:00:00Z",
+        "description": f"Write {plan_id}.txt",
+        "body": {
+            "stages": [
+                {
+                    "id": "write",
+                    "action": "fs.write_file",
+                    "target": os.path.join(env.data, "workspace", f"{plan_id}.txt"),
+                    "params": {"content": content},
+                    "preconditions": [{"probe": "fs.path_absent"}],
+                    "verify": [{"probe": "fs.file_contains", "params": {"text": content.strip()}}],
+                    "rollback": f"Delete {plan_id}.txt.",
+                }
+            ]
+        },
+    }
+
+
+def processes_of(pid):
+    """`pid` and all its descendants."""
+    children = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def memory_of(pid):
+    """(RSS sum, PSS sum) in MiB over `pid` and its descendants, and their names."""
+    rss = pss = 0
+    names = []
+    for p in processes_of(pid):
+        try:
+            with open(f"/proc/{p}/status") as f:
+                status = dict(line.split(":", 1) for line in f if ":" in line)
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                rollup = dict(line.split(":", 1) for line in f if ":" in line and "-" not in line)
+        except OSError:
+            continue
+        r = int(status.get("VmRSS", "0 kB").split()[0])
+        s = int(rollup.get("Pss", "0 kB").split()[0])
+        rss += r
+        pss += s
+        names.append(f"{status['Name'].strip()}={r // 1024}MiB")
+    return rss / 1024, pss / 1024, names
+
+
+def launch_to_tray(env, watcher, bus, label):
+    """Spawns the app directly; returns (ms to tray, process)."""
+    before = len(watcher.registered())
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [APP],
+        env=env.environ(),
+        stdout=subprocess.DEVNULL,
+        stderr=open(os.path.join(os.path.dirname(env.data), f"{label}.log"), "w"),
+        start_new_session=True,
+    )
+
+    def mine():
+        for t, sender, path in watcher.registered()[before:]:
+            if bus.pid_of(sender) == proc.pid:
+                return t, sender, path
+        assert proc.poll() is None, f"the app exited with {proc.returncode}"
+        return None
+
+    t, sender, path = wait(mine, 60, "the tray item")
+    return (t - t0) * 1000, proc, (sender, path)
+
+
+def stop(proc):
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+class WebDriver:
+    def __init__(self, env):
+        self.port = free_port()
+        self.native = free_port()
+        self.proc = subprocess.Popen(
+            [
+                TAURI_DRIVER,
+                "--port",
+                str(self.port),
+                "--native-port",
+                str(self.native),
+                "--native-driver",
+                WEBKIT_WEBDRIVER,
+            ],
+            env=env.environ(),
+            stdout=open(os.path.join(os.path.dirname(env.data), "tauri-driver.log"), "w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.base = f"http://127.0.0.1:{self.port}"
+        wait(lambda: http("GET", f"{self.base}/status", timeout=2)[0] == 200, 30, "tauri-driver")
+        status, body = http(
+            "POST",
+            f"{self.base}/session",
+            {"capabilities": {"alwaysMatch": {"tauri:options": {"application": APP}}}},
+            timeout=120,
+        )
+        assert status == 200, f"new session: {status} {body}"
+        self.session = f"{self.base}/session/{body['value']['sessionId']}"
+
+    def get(self, what):
+        status, body = http("GET", f"{self.session}/{what}")
+        assert status == 200, f"GET {what}: {status} {body}"
+        return body["value"]
+
+    def js(self, script, *args):
+        status, body = http("POST", f"{self.session}/execute/sync", {"script": script, "args": list(args)})
+        assert status == 200, f"script: {status} {body}"
+        return body["value"]
+
+    def js_async(self, script, *args):
+        """`script` gets the args and `done` (call it with the result)."""
+        wrapped = (
+            "const done = arguments[arguments.length - 1];"
+            "const args = Array.prototype.slice.call(arguments, 0, -1);"
+            f"(async function () {{ {script} }})(...args).then(done, e => done({{thrown: e}}));"
+        )
+        status, body = http(
+            "POST", f"{self.session}/execute/async", {"script": wrapped, "args": list(args)}
+        )
+        assert status == 200, f"async script: {status} {body}"
+        return body["value"]
+
+    def screenshot(self, name):
+        os.makedirs(SHOTS, exist_ok=True)
+        path = os.path.join(SHOTS, name)
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(self.get("screenshot")))
+        log(f"  screenshot: {os.path.relpath(path, os.path.dirname(os.path.dirname(HERE)))}")
+
+    def close(self):
+        try:
+            http("DELETE", self.session, timeout=20)
+        except Exception:
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(10)
+        except Exception:
+            pass
+
+
+def check(name, fn):
+    log(f"== {name}")
+    try:
+        fn()
+        RESULTS.append((name, None))
+        log(f"   ok")
+    except Exception:
+        RESULTS.append((name, traceback.format_exc()))
+        log(traceback.format_exc())
+
+
+def main():
+    for path, what in ((APP, "the app (scripts/desktop.sh build)"), (CLI, "the CLI (cargo build)")):
+        if not os.access(path, os.X_OK):
+            log(f"missing {what}: {path}")
+            return 2
+    root = tempfile.mkdtemp(prefix="interlock-desktop-e2e-")
+    notifications = NotificationServer()
+    notifications.start()
+    watcher = StatusNotifierWatcher()
+    watcher.start()
+    bus = Client()
+    state = {}
+
+    def cold_start():
+        env = Env(root, "cold")
+        ms, proc, _ = launch_to_tray(env, watcher, bus, "cold")
+        FIGURES["cold start to tray, first run (ms)"] = round(ms)
+        # The first run created the approver key and registered it.
+        wait(lambda: "human:" in env.cli("keys", "show"), 10, "the approver key")
+        stop(proc)
+        ms, proc, _ = launch_to_tray(env, watcher, bus, "warm")
+        FIGURES["start to tray, second run (ms)"] = round(ms)
+        stop(proc)
+
+    check("cold start to tray", cold_start)
+
+    env = Env(root, "e2e")
+    key = None
+    try:
+        # The agent's key exists before the app starts (the CLI opens the same database).
+        key = env.cli("agents", "add", "e2e-agent").strip().splitlines()[-1].strip()
+    except AssertionError:
+        traceback.print_exc()
+    driver = None
+    try:
+        driver = WebDriver(env)
+    except Exception:
+        RESULTS.append(("launch under tauri-driver", traceback.format_exc()))
+        log(traceback.format_exc())
+    if driver is None or key is None:
+        return summary(root)
+    agent = Agent(env.origin, key)
+    app_item = {}
+
+    def launched():
+        def mine():
+            for t, sender, path in watcher.registered():
+                pid = bus.pid_of(sender)
+                try:
+                    environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+                except OSError:
+                    continue
+                if f"INTERLOCK_DATA_DIR={env.data}".encode() in environ:
+                    return pid, sender, path
+            return None
+
+        pid, sender, path = wait(mine, 60, "the app's tray item")
+        app_item.update(pid=pid, sender=sender, path=path)
+        wait(lambda: driver.get("url").startswith(env.origin), 30, "the window on the gateway")
+        info = driver.js("return window.__INTERLOCK__ && {desktop: window.__INTERLOCK__.desktop, apiBase: window.__INTERLOCK__.apiBase, token: typeof window.__INTERLOCK__.token}")
+        assert info == {"desktop": True, "apiBase": env.origin, "token": "string"}, info
+        label = bus.item_property(sender, path, "XAyatanaLabel")
+        assert label == "", f"nothing is held yet, label {label!r}"
+
+    check("the app starts under WebDriver with its tray item and window", launched)
+
+    def approve_from_notification():
+        p = plan(env, "e2e-notes", "Write release notes for 2.0")
+        seen = len(notifications.snapshot())
+        result = agent.call("propose_plan", {"plan": p})
+        t_resp = time.monotonic()
+        assert result.get("isError") is False, result
+        assert result["structuredContent"]["status"] == "PROPOSED", result
+        n = notifications.wait_for(
+            lambda c: "Write release notes for 2.0" in c["body"], 10, "for the plan", since=seen
+        )
+        FIGURES["propose_plan response to Notify on the bus (ms)"] = round((n["t"] - t_resp) * 1000, 1)
+        assert n["app"] == "Interlock", n
+        assert n["summary"] == "Plan held for review", n
+        assert "Risk:" in n["body"], n
+        assert {"approve", "reject", "review"} <= set(n["actions"]), n["actions"]
+        assert n["actions"]["approve"] == "Approve" and n["actions"]["reject"] == "Reject"
+        wait(lambda: bus.item_property(app_item["sender"], app_item["path"], "XAyatanaLabel") == "1", 10, "tray 1")
+        hash_shown = env.plans()["e2e-notes"]["plan_hash"]
+        notifications.click(n["id"], "approve")
+        wait(lambda: env.plans()["e2e-notes"]["status"] == "APPROVED", 20, "APPROVED")
+        assert env.plans()["e2e-notes"]["plan_hash"] == hash_shown
+        notifications.wait_for(
+            lambda c: c["summary"] == "Approved", 10, "confirming the approval", since=seen
+        )
+        wait(lambda: bus.item_property(app_item["sender"], app_item["path"], "XAyatanaLabel") == "", 10, "tray 0")
+        ran = agent.call("execute_plan", {"plan_id": "e2e-notes"})
+        assert ran["structuredContent"]["status"] == "SUCCEEDED", ran
+        with open(os.path.join(env.data, "workspace", "e2e-notes.txt")) as f:
+            assert f.read() == "v1\n"
+
+    check("a notification's Approve signs the plan, which then executes", approve_from_notification)
+
+    def window_commands():
+        agent.call("propose_plan", {"plan": plan(env, "e2e-window", "Rotate the staging config")})
+        current = env.plans()["e2e-window"]["plan_hash"]
+        stale = "sha256:" + "0" * 64
+        got = driver.js_async(
+            "return await window.__INTERLOCK__.decide({subjectKind: 'plan', subject: 'e2e-window',"
+            " hash: args[0], decision: 'approve', reason: 'looks fine'});",
+            stale,
+        )
+        assert got.get("thrown", {}).get("code") == "changed", got
+        assert env.plans()["e2e-window"]["status"] == "PROPOSED"
+        info = driver.js_async("return await window.__INTERLOCK__.approverInfo();")
+        assert set(info) >= {"key_id", "fingerprint", "public_key"}, info
+        assert len(info["public_key"]) == 64 and info["identity"].startswith("human:"), info
+        assert not any("secret" in k or "private" in k for k in info), info
+        got = driver.js_async(
+            "return await window.__INTERLOCK__.decide({subjectKind: 'plan', subject: 'e2e-window',"
+            " hash: args[0], decision: 'reject', reason: 'not this week'});",
+            current,
+        )
+        assert got.get("status") == "REJECTED", got
+        assert env.plans()["e2e-window"]["status"] == "REJECTED"
+        # Only the two commands are granted: Tauri's own APIs are refused.
+        got = driver.js_async("return await window.__TAURI_INTERNALS__.invoke('plugin:window|close', {label: 'main'});")
+        assert "thrown" in got, f"a core command was allowed: {got}"
+
+    check("the window decides through the keychain, exactly the hash shown", window_commands)
+
+    def review_from_notification():
+        seen = len(notifications.snapshot())
+        agent.call("propose_plan", {"plan": plan(env, "e2e-review", "Review me in the window")})
+        n = notifications.wait_for(
+            lambda c: "Review me in the window" in c["body"], 10, "for the plan", since=seen
+        )
+        notifications.click(n["id"], "review")
+        wait(lambda: driver.get("url").endswith("#/plans/e2e-review"), 10, "the window on the plan")
+        time.sleep(1.0)
+        driver.screenshot("plan-review.png")
+        got = driver.js_async(
+            "return await window.__INTERLOCK__.decide({subjectKind: 'plan', subject: 'e2e-review',"
+            " hash: args[0], decision: 'reject', reason: 'cleanup'});",
+            env.plans()["e2e-review"]["plan_hash"],
+        )
+        assert got.get("status") == "REJECTED", got
+
+    check("a notification's Review opens the plan in the window", review_from_notification)
+
+    def burst_and_memory():
+        seen = len(notifications.snapshot())
+        t0 = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            results = list(
+                pool.map(
+                    lambda i: agent.call(
+                        "propose_plan",
+                        {"plan": plan(env, f"burst-{i:03}", f"Burst plan {i:03}")},
+                    ),
+                    range(100),
+                )
+            )
+        took = time.monotonic() - t0
+        assert all(r["structuredContent"]["status"] == "PROPOSED" for r in results)
+        wait(lambda: bus.item_property(app_item["sender"], app_item["path"], "XAyatanaLabel") == "100", 20, "tray 100")
+        time.sleep(3)  # the summary is due 2 s after the burst
+        burst = notifications.snapshot()[seen:]
+        singles = [c for c in burst if c["summary"] == "Plan held for review"]
+        summaries = [c for c in burst if "more item" in c["summary"]]
+        FIGURES["burst of 100 proposals (s)"] = round(took, 2)
+        FIGURES["notifications for the burst (single + summary updates)"] = f"{len(singles)} + {len(summaries)}"
+        assert 1 <= len(singles) <= 3, f"{len(singles)} single notifications"
+        assert summaries, "no summary"
+        assert summaries[-1]["summary"] == f"{100 - len(singles)} more items wait for review", summaries[-1]
+        assert len({c["id"] for c in summaries}) == 1, "summaries replace one another"
+        driver.js("window.location.hash = '#/'")
+        time.sleep(5)  # idle
+        rss, pss, names = memory_of(app_item["pid"])
+        FIGURES["resident memory idle, 100 held, all processes (RSS MiB)"] = round(rss)
+        FIGURES["  same, proportional (PSS MiB)"] = round(pss)
+        FIGURES["  processes"] = ", ".join(names)
+        driver.screenshot("inbox.png")
+
+    check("a burst of 100 is grouped; the tray counts 100; memory idle", burst_and_memory)
+
+    driver.close()
+    notifications.stop()
+    watcher.stop()
+    return summary(root)
+
+
+def summary(root):
+    log("")
+    log("== figures")
+    for k, v in FIGURES.items():
+        log(f"  {k}: {v}")
+    failed = [n for n, e in RESULTS if e]
+    if failed:
+        log(f"failed: {', '.join(failed)}; logs in {root}")
+        for name in ("cold.log", "warm.log", "tauri-driver.log"):
+            p = os.path.join(root, name)
+            if os.path.exists(p):
+                log(f"--- {name} (last lines)")
+                log("".join(open(p, errors="replace").readlines()[-40:]))
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+    log(f"{len(RESULTS) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
