@@ -23,6 +23,15 @@ pub enum AgentsCommand {
         /// The gateway config the role must exist in (default `<data dir>/gateway.toml`).
         #[arg(long, value_name = "FILE")]
         config: Option<std::path::PathBuf>,
+        /// Shadow mode: decide, score and log every call, hold and block nothing.
+        #[arg(long)]
+        shadow: bool,
+    },
+    /// Turn shadow mode on or off for an agent's keys.
+    Shadow {
+        name: String,
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
     },
     /// List agent keys (names, roles, hashes' prefixes; never the keys).
     List,
@@ -43,7 +52,24 @@ pub enum ReviewersCommand {
 
 pub async fn agents(ctx: &Context, cmd: AgentsCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        AgentsCommand::Add { name, role, config } => {
+        AgentsCommand::Shadow { name, state } => {
+            let store = ctx.store().await?;
+            let n = store.set_shadow(&name, state == "on").await?;
+            if n == 0 {
+                eprintln!("interlock: no active agent key named `{name}`");
+                return Ok(ExitCode::from(super::EXIT_REJECTED));
+            }
+            println!(
+                "shadow mode {state} for `{name}` ({n} key(s); a running gateway applies it within 5 s)"
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        AgentsCommand::Add {
+            name,
+            role,
+            config,
+            shadow,
+        } => {
             let config = super::serve::load_config(ctx, config.as_ref())?;
             let roles = Roles::new(&config.roles);
             if !roles.knows(&role) {
@@ -52,7 +78,12 @@ pub async fn agents(ctx: &Context, cmd: AgentsCommand) -> anyhow::Result<ExitCod
                     roles.names().collect::<Vec<_>>().join(", ")
                 );
             }
-            add(ctx, ApiKeyKind::Agent, &name, &role).await
+            let code = add(ctx, ApiKeyKind::Agent, &name, &role).await?;
+            if shadow {
+                ctx.store().await?.set_shadow(&name, true).await?;
+                eprintln!("shadow mode on: calls are decided and logged, never held or blocked");
+            }
+            Ok(code)
         }
         AgentsCommand::List => list(ctx, ApiKeyKind::Agent).await,
         AgentsCommand::Revoke { name } => revoke(ctx, ApiKeyKind::Agent, &name).await,

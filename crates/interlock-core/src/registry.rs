@@ -272,6 +272,15 @@ impl Registry {
                     ParamSpec::optional("contains", String),
                 ],
             ),
+            probe(
+                "mcp.tool_pinned",
+                "The MCP server named by the target still serves `tool` exactly as it was \
+                 (its definition hashes to `tool_hash`).",
+                vec![
+                    ParamSpec::required("tool", String),
+                    ParamSpec::required("tool_hash", String),
+                ],
+            ),
         ] {
             r.add_probe(spec);
         }

@@ -80,6 +80,33 @@ pub struct GatewayConfig {
     pub servers: BTreeMap<String, UpstreamConfig>,
     #[serde(default)]
     pub roles: BTreeMap<String, RoleConfig>,
+    #[serde(default)]
+    pub calls: CallsConfig,
+}
+
+/// The tool-call path: held calls and response scanning.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CallsConfig {
+    /// How long a held call keeps its client waiting for a reviewer before it
+    /// answers with the plan to retry later.
+    pub hold_secs: u64,
+    /// What to do with PII, secrets and injection text in tool results:
+    /// `allow`, `redact` or `block`.
+    pub response_pii: String,
+    pub response_secrets: String,
+    pub response_injection: String,
+}
+
+impl Default for CallsConfig {
+    fn default() -> Self {
+        CallsConfig {
+            hold_secs: 20,
+            response_pii: "redact".into(),
+            response_secrets: "redact".into(),
+            response_injection: "redact".into(),
+        }
+    }
 }
 
 fn default_listen() -> SocketAddr {
@@ -102,6 +129,7 @@ impl Default for GatewayConfig {
             drift: DriftConfig::default(),
             servers: BTreeMap::new(),
             roles: BTreeMap::new(),
+            calls: CallsConfig::default(),
         }
     }
 }
@@ -205,6 +233,10 @@ pub struct UpstreamConfig {
     /// the upstream's own names (for a gateway in front of one server, so
     /// agents' prompts keep working).
     pub prefix: Option<String>,
+    /// Directories this server's path arguments may point into; a path outside
+    /// them is flagged as traversal. Empty: only well-known sensitive paths are.
+    #[serde(default)]
+    pub roots: Vec<String>,
 }
 
 impl UpstreamConfig {
@@ -294,6 +326,10 @@ pub struct RoleConfig {
     /// Globs over exposed tool names (`files__read_*`, `*`). A tool that matches
     /// none is neither listed nor callable for the role.
     pub tools: Vec<String>,
+    /// The highest risk a call may have and run without a reviewer: `low`,
+    /// `medium`, `high` (default) or `critical`. Riskier calls are held as plans.
+    #[serde(default)]
+    pub max_risk: Option<String>,
 }
 
 /// Whether `name` may name an upstream server: lower-case ASCII letters,
@@ -371,6 +407,23 @@ impl GatewayConfig {
             }
         }
         self.drift.policy()?;
+        for (name, role) in &self.roles {
+            if let Some(r) = &role.max_risk
+                && interlock_core::RiskLevel::from_name(r).is_none()
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "roles.{name}.max_risk: {r:?} is not low, medium, high or critical"
+                )));
+            }
+        }
+        for (field, v) in [
+            ("response_pii", &self.calls.response_pii),
+            ("response_secrets", &self.calls.response_secrets),
+            ("response_injection", &self.calls.response_injection),
+        ] {
+            v.parse::<interlock_inspect::Action>()
+                .map_err(|e| ConfigError::Invalid(format!("calls.{field}: {e}")))?;
+        }
         if self.recheck_secs == 0 {
             return Err(ConfigError::Invalid(
                 "recheck_secs must be at least 1".into(),

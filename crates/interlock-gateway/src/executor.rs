@@ -42,7 +42,7 @@ impl McpAdapter {
         tool: &str,
         arguments: Option<&Value>,
         read_only: bool,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<(Box<RawValue>, serde_json::Value), String> {
         let gw = self
             .gateway
             .get()
@@ -87,8 +87,41 @@ impl McpAdapter {
                 UpstreamError::Rpc(err) => format!("`{server}` answered an error: {}", err.get()),
                 other => format!("`{server}`: {other}"),
             })?;
-        serde_json::from_str(result.get()).map_err(|e| format!("`{server}` answered non-JSON: {e}"))
+        let parsed = serde_json::from_str(result.get())
+            .map_err(|e| format!("`{server}` answered non-JSON: {e}"))?;
+        Ok((result, parsed))
     }
+
+    fn pinned(&self, server: &str, tool: &str, tool_hash: &str) -> ProbeOutcome {
+        let Some(gw) = self.gateway.get() else {
+            return ProbeOutcome::Unprobeable {
+                reason: "the gateway is not running in this process".into(),
+            };
+        };
+        let Some(view) = gw.pins().view(server) else {
+            return ProbeOutcome::Unprobeable {
+                reason: format!("no upstream server `{server}`"),
+            };
+        };
+        if let Err(why) = view.check(tool) {
+            return ProbeOutcome::Unmet {
+                observed: why.message(server, tool),
+            };
+        }
+        let now = view
+            .observed
+            .as_ref()
+            .and_then(|s| s.tool(tool))
+            .map(|t| t.hash().to_string())
+            .unwrap_or_default();
+        ProbeOutcome::from_bool(now == tool_hash, format!("`{tool}` is served at {now}"))
+    }
+}
+
+/// The key under which an executed call's raw result waits for the held call
+/// that asked for it.
+pub fn result_key(server: &str, tool: &str, arguments: &Value) -> String {
+    format!("{server}\u{0}{tool}\u{0}{}", canon::digest(arguments))
 }
 
 /// The text content of a tool result, joined.
@@ -115,10 +148,15 @@ impl Executor for McpAdapter {
     async fn execute(&self, stage: &Stage) -> Result<ExecOutcome, ExecError> {
         let tool = param_str(&stage.params, "tool")
             .ok_or_else(|| ExecError::InvalidParams("`tool` (a string) is required".into()))?;
-        let result = self
+        let (raw, result) = self
             .call(&stage.target, tool, stage.params.get("arguments"), false)
             .await
             .map_err(ExecError::Forbidden)?;
+        if let Some(gw) = self.gateway.get() {
+            let empty = Value::Object(Map::new());
+            let args = stage.params.get("arguments").unwrap_or(&empty);
+            gw.store_held_result(result_key(&stage.target, tool, args), raw);
+        }
         let text = text_of(&result);
         let digest = canon::from_serde_json(&result)
             .map(|v| canon::digest(&v).to_string())
@@ -157,7 +195,7 @@ impl Executor for McpAdapter {
 #[async_trait]
 impl Prober for McpAdapter {
     fn probes(&self) -> Vec<&'static str> {
-        vec!["mcp.tool_result"]
+        vec!["mcp.tool_result", "mcp.tool_pinned"]
     }
 
     async fn probe(&self, check: &Check, target: &str) -> ProbeOutcome {
@@ -166,12 +204,20 @@ impl Prober for McpAdapter {
                 reason: "`tool` (a string) is required".into(),
             };
         };
+        if check.probe == "mcp.tool_pinned" {
+            let Some(hash) = param_str(&check.params, "tool_hash") else {
+                return ProbeOutcome::Unprobeable {
+                    reason: "`tool_hash` (a string) is required".into(),
+                };
+            };
+            return self.pinned(target, tool, hash);
+        }
         match self
             .call(target, tool, check.params.get("arguments"), true)
             .await
         {
             Err(reason) => ProbeOutcome::Unprobeable { reason },
-            Ok(result) => {
+            Ok((_, result)) => {
                 let text = text_of(&result);
                 let ok = result["isError"] != serde_json::Value::Bool(true)
                     && param_str(&check.params, "contains").is_none_or(|c| text.contains(c));

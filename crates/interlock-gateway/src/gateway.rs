@@ -76,6 +76,9 @@ pub(crate) struct Inner {
     pub upstreams: BTreeMap<String, Arc<Upstream>>,
     pub(crate) sessions: Mutex<Sessions>,
     key_cache: Mutex<HashMap<String, (ApiKeyRecord, Instant)>>,
+    /// Raw results of held calls run by their approved plans, waiting for the
+    /// agent's call (or retry) that asked for them.
+    held_results: Mutex<HashMap<String, Box<serde_json::value::RawValue>>>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -123,6 +126,7 @@ impl Gateway {
             upstreams,
             sessions: Mutex::new(Sessions::default()),
             key_cache: Mutex::new(HashMap::new()),
+            held_results: Mutex::new(HashMap::new()),
             shutdown,
         }));
         for up in gw.0.upstreams.values() {
@@ -193,6 +197,18 @@ impl Gateway {
             cache.insert(hash, (rec.clone(), Instant::now()));
         }
         Ok(found)
+    }
+
+    pub(crate) fn store_held_result(&self, key: String, raw: Box<serde_json::value::RawValue>) {
+        let mut m = self.0.held_results.lock().expect("held lock");
+        if m.len() > 1024 {
+            m.clear();
+        }
+        m.insert(key, raw);
+    }
+
+    pub(crate) fn take_held_result(&self, key: &str) -> Option<Box<serde_json::value::RawValue>> {
+        self.0.held_results.lock().expect("held lock").remove(key)
     }
 
     pub(crate) fn new_session(&self, session: Session) -> String {

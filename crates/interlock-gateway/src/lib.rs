@@ -12,7 +12,8 @@
 //! - [`upstream`]: connections to upstream servers (stdio, Streamable HTTP).
 //! - [`pins`]: surface pinning, drift and quarantine.
 //! - [`gateway`]: the running gateway (supervisors, sessions, keys cache).
-//! - [`mcp`]: the agent-facing MCP endpoint.
+//! - [`mcp`]: the agent-facing MCP endpoint; [`callpath`]: inspection, risk,
+//!   held calls and response scanning on every forwarded call.
 //! - [`governance`]: `propose_plan`, `get_plan`, `list_plans`, `execute_plan`.
 //! - [`executor`]: plan stages and probes that call upstream tools (`mcp.call_tool`).
 //! - [`api`]: the reviewer HTTP API and its SSE stream.
@@ -22,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod callpath;
 pub mod config;
 pub mod events;
 pub mod executor;

@@ -23,6 +23,7 @@ use interlock_store::{ApiKeyKind, ApiKeyRecord};
 use serde_json::json;
 use serde_json::value::RawValue;
 
+use crate::callpath;
 use crate::gateway::{Gateway, Session};
 use crate::governance;
 use crate::jsonrpc::{self, Incoming, Kind, code};
@@ -429,14 +430,22 @@ async fn tools_call(
         }
         Err(why) => {
             let message = why.message(server, tool);
+            let args_digest = members
+                .get("arguments")
+                .and_then(|a| canon::parse_json(a.get().as_bytes()).ok())
+                .map(|v| canon::digest(&v).to_string())
+                .unwrap_or_default();
+            let mut verdict = canon::Map::new();
+            verdict.insert("verdict".into(), "not_served".into());
             let _ = record_call(
                 gw,
                 agent,
                 server,
                 tool,
-                members.get("arguments").map(|a| &**a),
+                &args_digest,
                 "refused",
                 &message,
+                verdict,
             )
             .await;
             return jsonrpc::error_with_data(
@@ -449,6 +458,100 @@ async fn tools_call(
             );
         }
     };
+    // Inspection, risk and the role's limit (the path of every forwarded call).
+    let args_raw = members.get("arguments").map(|a| &**a);
+    let args_value = match args_raw {
+        None => canon::Value::Object(canon::Map::new()),
+        Some(a) => match canon::parse_json(a.get().as_bytes()) {
+            Ok(v) => v,
+            Err(e) => {
+                return jsonrpc::error(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    &format!("the arguments are not acceptable JSON: {e}"),
+                );
+            }
+        },
+    };
+    let args_digest = callpath::arguments_digest(&args_value).to_string();
+    let tool_def = view.observed.as_ref().and_then(|s| s.tool(tool));
+    let assessment = callpath::assess(gw.config(), server, &agent.role, tool_def, &args_value);
+    let mut verdict = canon::Map::new();
+    verdict.insert("risk".into(), assessment.risk.name().into());
+    verdict.insert("tool_risk".into(), assessment.tool_risk.name().into());
+    verdict.insert("score".into(), int(assessment.score as i64));
+    verdict.insert("findings".into(), assessment.findings_value());
+    verdict.insert("shadow".into(), canon::Value::Bool(agent.shadow));
+
+    // The agent's retry of a call a reviewer has approved: run that plan, once.
+    if let Some(plan_id) = approved_held_plan(gw, agent, server, tool, &args_digest).await {
+        return run_held(
+            gw,
+            agent,
+            id,
+            &plan_id,
+            server,
+            tool,
+            &args_value,
+            &args_digest,
+            verdict,
+        )
+        .await;
+    }
+    if assessment.blocked() {
+        let reasons = assessment.block_reasons.join("; ");
+        verdict.insert("block_reasons".into(), reasons.as_str().into());
+        if agent.shadow {
+            verdict.insert("verdict".into(), "shadow_would_block".into());
+        } else {
+            verdict.insert("verdict".into(), "blocked".into());
+            let _ = record_call(
+                gw,
+                agent,
+                server,
+                tool,
+                &args_digest,
+                "blocked",
+                &reasons,
+                verdict,
+            )
+            .await;
+            let text = format!("The gateway stopped this call and did not forward it: {reasons}.");
+            return jsonrpc::result_value(
+                id,
+                &json!({"content": [{"type": "text", "text": text}], "isError": true,
+                        "structuredContent": {"blocked": true, "reasons": assessment.block_reasons,
+                                              "risk": assessment.risk.name(), "score": assessment.score}}),
+            );
+        }
+    } else if assessment.held() {
+        let reasons = assessment.hold_reasons.join("; ");
+        verdict.insert("hold_reasons".into(), reasons.as_str().into());
+        if agent.shadow {
+            verdict.insert("verdict".into(), "shadow_would_hold".into());
+        } else {
+            let tool_hash = tool_def
+                .map(|t| t.hash())
+                .unwrap_or_else(|| canon::digest(&canon::Value::Null));
+            return hold(
+                gw,
+                agent,
+                id,
+                &name,
+                server,
+                tool,
+                &tool_hash,
+                &args_value,
+                &args_digest,
+                &assessment,
+                verdict,
+            )
+            .await;
+        }
+    } else {
+        verdict.insert("verdict".into(), "allowed".into());
+    }
+
     let Some(conn) = up.connection() else {
         let message = format!(
             "upstream `{server}` is not connected ({:?}); the gateway is reconnecting",
@@ -470,17 +573,37 @@ async fn tools_call(
         )
         .await;
     let elapsed = started.elapsed();
-    let args = members.get("arguments").map(|a| &**a);
     match outcome {
         Ok(result) => {
+            let (replacement, findings, blocked) =
+                callpath::scan_result(result.get(), &callpath::response_policy(gw.config()));
+            let response = if findings.is_empty() {
+                "forwarded"
+            } else if blocked && !agent.shadow {
+                "blocked"
+            } else if replacement.is_some() && !agent.shadow {
+                "redacted"
+            } else {
+                "flagged"
+            };
+            verdict.insert("response".into(), response.into());
+            verdict.insert(
+                "response_findings".into(),
+                callpath::Assessment {
+                    findings,
+                    ..assessment.clone()
+                }
+                .findings_value(),
+            );
             if let Err(e) = record_call(
                 gw,
                 agent,
                 server,
                 tool,
-                args,
+                &args_digest,
                 "ok",
                 &format!("{} µs", elapsed.as_micros()),
+                verdict,
             )
             .await
             {
@@ -492,10 +615,23 @@ async fn tools_call(
                     &format!("the call ran but the log append failed: {e}"),
                 );
             }
-            jsonrpc::result(id, &result)
+            match replacement {
+                Some(v) if !agent.shadow => jsonrpc::result_value(id, &v),
+                _ => jsonrpc::result(id, &result),
+            }
         }
         Err(UpstreamError::Rpc(err)) => {
-            let _ = record_call(gw, agent, server, tool, args, "upstream_error", err.get()).await;
+            let _ = record_call(
+                gw,
+                agent,
+                server,
+                tool,
+                &args_digest,
+                "upstream_error",
+                err.get(),
+                verdict,
+            )
+            .await;
             let mut out = Vec::with_capacity(err.get().len() + 48);
             out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
             out.extend_from_slice(id.get().as_bytes());
@@ -506,39 +642,256 @@ async fn tools_call(
         }
         Err(e) => {
             let message = format!("upstream `{server}`: {e}");
-            let _ = record_call(gw, agent, server, tool, args, "unavailable", &message).await;
+            let _ = record_call(
+                gw,
+                agent,
+                server,
+                tool,
+                &args_digest,
+                "unavailable",
+                &message,
+                verdict,
+            )
+            .await;
             jsonrpc::error(Some(id), code::UPSTREAM_UNAVAILABLE, &message)
         }
     }
 }
 
-/// Logs one tool call: who, which tool, the hash of the exact arguments, and
-/// the outcome.
+fn int(i: i64) -> canon::Value {
+    canon::Value::Number(canon::Number::from_i64(i).expect("small"))
+}
+
+/// Marks a held-call plan's id (`call-<args digest prefix>-<random>`).
+const HELD_PREFIX: &str = "call-";
+
+/// An APPROVED held-call plan of this agent for exactly this tool and these
+/// arguments, if any.
+async fn approved_held_plan(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    server: &str,
+    tool: &str,
+    args_digest: &str,
+) -> Option<String> {
+    let proposer = format!("agent:{}", agent.name);
+    let plans = gw
+        .engine()
+        .plans(Some(interlock_engine::PlanStatus::Approved))
+        .await
+        .ok()?;
+    plans
+        .into_iter()
+        .filter(|p| p.plan_id.starts_with(HELD_PREFIX) && p.proposer == proposer)
+        .find(|p| {
+            let Ok(doc) = canon::parse_json(&p.document) else {
+                return false;
+            };
+            let stage = canon::to_serde_json(&doc)["body"]["stages"][0].clone();
+            let args = stage["params"]["arguments"].clone();
+            stage["target"] == server
+                && stage["params"]["tool"] == tool
+                && canon::from_serde_json(&args)
+                    .map(|a| canon::digest(&a).to_string() == args_digest)
+                    .unwrap_or(false)
+        })
+        .map(|p| p.plan_id)
+}
+
+/// Holds a call: proposes it as a plan, waits (at most `calls.hold_secs`) for
+/// a reviewer, then runs it if approved, or answers with the plan to retry.
+#[allow(clippy::too_many_arguments)]
+async fn hold(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    exposed: &str,
+    server: &str,
+    tool: &str,
+    tool_hash: &interlock_canon::Digest,
+    args: &canon::Value,
+    args_digest: &str,
+    assessment: &callpath::Assessment,
+    mut verdict: canon::Map,
+) -> Vec<u8> {
+    let mut rnd = [0u8; 4];
+    getrandom::fill(&mut rnd).expect("OS randomness");
+    let digest_hex = args_digest.trim_start_matches("sha256:");
+    let plan_id = format!("{HELD_PREFIX}{}-{}", &digest_hex[..12], hex::encode(rnd));
+    let doc = callpath::held_plan(
+        &plan_id,
+        &agent.name,
+        exposed,
+        server,
+        tool,
+        tool_hash,
+        args,
+        assessment,
+        gw.engine().now(),
+    );
+    let proposal = match gw.engine().propose(&doc).await {
+        Ok(p) => p,
+        Err(e) => {
+            return jsonrpc::error(
+                Some(id),
+                code::INTERNAL_ERROR,
+                &format!("the call needs a reviewer but could not be held: {e}"),
+            );
+        }
+    };
+    verdict.insert("verdict".into(), "held".into());
+    verdict.insert("plan_id".into(), plan_id.as_str().into());
+    let _ = record_call(
+        gw,
+        agent,
+        server,
+        tool,
+        args_digest,
+        "held",
+        &plan_id,
+        verdict.clone(),
+    )
+    .await;
+    // Wait for a decision (made in this process or another: poll the store).
+    let deadline = Instant::now() + std::time::Duration::from_secs(gw.config().calls.hold_secs);
+    while Instant::now() < deadline {
+        match gw.engine().plan(&plan_id).await.map(|p| p.status) {
+            Ok(interlock_engine::PlanStatus::Approved) => {
+                return run_held(
+                    gw,
+                    agent,
+                    id,
+                    &plan_id,
+                    server,
+                    tool,
+                    args,
+                    args_digest,
+                    verdict,
+                )
+                .await;
+            }
+            Ok(interlock_engine::PlanStatus::Proposed) => {}
+            Ok(other) => {
+                let text = format!(
+                    "A reviewer did not approve this call (plan `{plan_id}` is {}). It was not run.",
+                    other.as_str()
+                );
+                return jsonrpc::result_value(
+                    id,
+                    &json!({"content": [{"type": "text", "text": text}], "isError": true,
+                            "structuredContent": {"held": true, "plan_id": plan_id, "status": other.as_str()}}),
+                );
+            }
+            Err(_) => break,
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    let text = format!(
+        "This call was held for human review as plan `{plan_id}` ({}). It has not run. \
+         Call get_plan with plan_id `{plan_id}`; once it is APPROVED, repeat this exact call \
+         and it runs once.",
+        assessment.hold_reasons.join("; ")
+    );
+    jsonrpc::result_value(
+        id,
+        &json!({
+            "content": [{"type": "text", "text": text}],
+            "isError": true,
+            "structuredContent": {
+                "held": true, "plan_id": plan_id, "plan_hash": proposal.plan_hash.to_string(),
+                "risk": assessment.risk.name(), "score": assessment.score,
+                "reasons": assessment.hold_reasons,
+            }
+        }),
+    )
+}
+
+/// Runs an approved held-call plan (exactly once: the engine consumes the
+/// approval by compare-and-swap) and answers with the tool's own result.
+#[allow(clippy::too_many_arguments)]
+async fn run_held(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    plan_id: &str,
+    server: &str,
+    tool: &str,
+    args: &canon::Value,
+    args_digest: &str,
+    mut verdict: canon::Map,
+) -> Vec<u8> {
+    verdict.insert("verdict".into(), "approved_plan".into());
+    verdict.insert("plan_id".into(), plan_id.into());
+    let report = match gw.engine().execute(plan_id).await {
+        Ok(r) => r,
+        Err(e) => {
+            return jsonrpc::result_value(
+                id,
+                &json!({"content": [{"type": "text", "text": format!("plan `{plan_id}` did not run: {e}")}], "isError": true}),
+            );
+        }
+    };
+    let key = crate::executor::result_key(server, tool, args);
+    let raw = gw.take_held_result(&key);
+    let ok = report.status == interlock_engine::PlanStatus::Succeeded;
+    let _ = record_call(
+        gw,
+        agent,
+        server,
+        tool,
+        args_digest,
+        if ok { "ok" } else { "halted" },
+        plan_id,
+        verdict,
+    )
+    .await;
+    match (ok, raw) {
+        (true, Some(raw)) => {
+            let (replacement, _, _) =
+                callpath::scan_result(raw.get(), &callpath::response_policy(gw.config()));
+            match replacement {
+                Some(v) => jsonrpc::result_value(id, &v),
+                None => jsonrpc::result(id, &raw),
+            }
+        }
+        _ => {
+            let why = report
+                .stages
+                .first()
+                .map(|s| format!("{:?}", s.result))
+                .unwrap_or_default();
+            jsonrpc::result_value(
+                id,
+                &json!({"content": [{"type": "text", "text": format!("plan `{plan_id}` ended {}: {why}", report.status.as_str())}], "isError": true}),
+            )
+        }
+    }
+}
+
+/// Logs one tool call: who, which tool, the hash of the exact arguments, the
+/// outcome, and every step's verdict.
+#[allow(clippy::too_many_arguments)]
 async fn record_call(
     gw: &Gateway,
     agent: &ApiKeyRecord,
     server: &str,
     tool: &str,
-    args: Option<&RawValue>,
+    args_digest: &str,
     outcome: &str,
     detail: &str,
+    verdict: canon::Map,
 ) -> Result<u64, interlock_engine::EngineError> {
-    let args_hash = match args {
-        Some(a) => canon::parse_json(a.get().as_bytes())
-            .map(|v| canon::digest(&v).to_string())
-            .unwrap_or_else(|e| format!("unparseable: {e}")),
-        None => canon::digest(&canon::Value::Object(canon::Map::new())).to_string(),
-    };
     let mut m = canon::Map::new();
     m.insert("agent".into(), agent.name.as_str().into());
     m.insert("role".into(), agent.role.as_str().into());
     m.insert("server".into(), server.into());
     m.insert("tool".into(), tool.into());
-    m.insert("arguments_hash".into(), args_hash.into());
+    m.insert("arguments_hash".into(), args_digest.into());
     m.insert("outcome".into(), outcome.into());
     m.insert(
         "detail".into(),
         detail.chars().take(512).collect::<String>().into(),
     );
+    m.insert("verdict".into(), canon::Value::Object(verdict));
     Ok(gw.engine().record("tool.call", m).await?.index)
 }

@@ -84,6 +84,7 @@ mod tests {
             "reader".to_owned(),
             RoleConfig {
                 tools: vec!["files__read_*".into(), "interlock__get_plan".into()],
+                max_risk: None,
             },
         );
         let roles = Roles::new(&config);

@@ -49,6 +49,8 @@ pub struct ApiKeyRecord {
     pub role: String,
     pub created_at: i64,
     pub revoked_at: Option<i64>,
+    /// Shadow mode: decide and log every call, hold and block nothing.
+    pub shadow: bool,
 }
 
 fn api_key_from_row(row: &SqliteRow) -> Result<ApiKeyRecord, StoreError> {
@@ -60,6 +62,7 @@ fn api_key_from_row(row: &SqliteRow) -> Result<ApiKeyRecord, StoreError> {
         role: row.try_get("role").ctx("api key")?,
         created_at: row.try_get("created_at").ctx("api key")?,
         revoked_at: row.try_get("revoked_at").ctx("api key")?,
+        shadow: row.try_get::<i64, _>("shadow").ctx("api key")? != 0,
     })
 }
 
@@ -181,7 +184,21 @@ impl Store {
             role: role.to_owned(),
             created_at: now,
             revoked_at: None,
+            shadow: false,
         })
+    }
+
+    /// Turns shadow mode on or off for every active key of an agent; returns how many.
+    pub async fn set_shadow(&self, name: &str, shadow: bool) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "UPDATE api_keys SET shadow = ? WHERE kind = 'agent' AND name = ? AND revoked_at IS NULL",
+        )
+        .bind(i64::from(shadow))
+        .bind(name)
+        .execute(self.pool())
+        .await
+        .ctx("api key")?;
+        Ok(done.rows_affected())
     }
 
     /// The key with this hash, revoked or not.
