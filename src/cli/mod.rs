@@ -13,6 +13,7 @@ mod plans;
 mod receipts;
 mod serve;
 mod servers;
+mod standing;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -87,6 +88,9 @@ enum Command {
     /// Review upstream MCP servers: list, show, diff, approve, reject.
     #[command(subcommand)]
     Servers(servers::ServersCommand),
+    /// Standing approvals: let a role make a class of tool call without review.
+    #[command(subcommand)]
+    Standing(standing::StandingCommand),
 }
 
 #[derive(Debug, clap::Args)]
@@ -151,6 +155,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Agents(cmd) => context::block_on(agents::agents(&ctx, cmd)),
         Command::Reviewers(cmd) => context::block_on(agents::reviewers(&ctx, cmd)),
         Command::Servers(cmd) => context::block_on(servers::run(&ctx, cmd)),
+        Command::Standing(cmd) => context::block_on(standing::run(&ctx, cmd)),
     }
 }
 

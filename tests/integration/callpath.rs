@@ -211,3 +211,83 @@ fn shadow_mode_logs_but_does_not_hold() {
     });
     assert!(shadowed, "{log}");
 }
+
+/// A standing approval lets a role make one class of call without review until
+/// it is revoked; it never covers arguments that look like an attack.
+#[test]
+fn standing_approvals_cover_a_class_of_calls_until_revoked() {
+    let (gw, _dir) = gateway("");
+    let out = gw.cli(&[
+        "agents",
+        "add",
+        "reader-bot",
+        "--role",
+        "reader",
+        "--config",
+        gw.dir.path().join("gateway.toml").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reader = stdout(&out).trim().to_owned();
+    let call = |tool: &str, args: Value| {
+        crate::gateway_util::client(
+            "mjs",
+            &gw.url,
+            Some(&reader),
+            &["call", tool, &args.to_string()],
+        )
+    };
+    assert_eq!(
+        call("drifty__odd", json!({}))["result"]["structuredContent"]["held"],
+        true
+    );
+    let out = gw.cli(&[
+        "standing",
+        "add",
+        "--role",
+        "reader",
+        "--tool",
+        "drifty__odd",
+        "--shape",
+        "{}",
+        "--for",
+        "1h",
+        "--reason",
+        "odd only reads",
+    ]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let id = stdout(&out).split_whitespace().next().unwrap().to_owned();
+    let r = call("drifty__odd", json!({}));
+    assert_eq!(text(&r), "odd", "{r}");
+    // Arguments outside the shape are not covered.
+    assert_eq!(
+        call("drifty__odd", json!({"extra": 1}))["result"]["structuredContent"]["held"],
+        true
+    );
+    // A standing approval for greet does not let an injection through.
+    let out = gw.cli(&[
+        "standing",
+        "add",
+        "--role",
+        "reader",
+        "--tool",
+        "drifty__greet",
+        "--shape",
+        r#"{"name":"*"}"#,
+        "--reason",
+        "greetings are harmless",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let attack = call("drifty__greet", json!({"name": "1' OR '1'='1"}));
+    assert_eq!(
+        attack["result"]["structuredContent"]["held"], true,
+        "{attack}"
+    );
+    let out = gw.cli(&["standing", "revoke", &id]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        call("drifty__odd", json!({}))["result"]["structuredContent"]["held"],
+        true
+    );
+    let listed = gw.cli(&["standing", "list"]);
+    assert!(stdout(&listed).contains("revoked"), "{}", stdout(&listed));
+}

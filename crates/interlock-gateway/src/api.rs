@@ -473,3 +473,44 @@ pub async fn events(
 pub async fn openapi() -> Json<Value> {
     Json(serde_json::from_str(include_str!("openapi.json")).expect("openapi.json is valid JSON"))
 }
+
+/// `GET /api/v1/standing`: standing approvals, newest first.
+pub async fn standing(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let list = gw.engine().store().standing(None).await?;
+    let now = gw.engine().now();
+    Ok(Json(json!({"standing": list.iter().map(|s| json!({
+        "id": s.id,
+        "role": s.role,
+        "tool": s.tool,
+        "document": canon::parse_json(&s.document).map(|d| canon::to_serde_json(&d)).unwrap_or(Value::Null),
+        "expires_at": s.expires_at,
+        "approver_key_id": s.approver_key_id,
+        "active": s.revoked_at.is_none() && s.expires_at > now,
+        "revoked_at": s.revoked_at,
+    })).collect::<Vec<_>>()})))
+}
+
+#[derive(Deserialize)]
+pub struct StandingGrant {
+    /// `{role, tool, shape, expires_at}`.
+    document: Value,
+    /// A signed approval of `standing:<id>` at the document's hash.
+    envelope: Value,
+}
+
+/// `POST /api/v1/standing`: grant one (a signed statement about the document).
+pub async fn grant_standing(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Json(body): Json<StandingGrant>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let env = envelope(&body.envelope)?;
+    let doc = canon::from_serde_json(&body.document)
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "invalid", format!("document: {e}")))?;
+    let s = crate::standing::grant(gw.engine(), gw.events(), &doc, &env).await?;
+    Ok(Json(
+        json!({"id": s.id, "role": s.role, "tool": s.tool, "expires_at": s.expires_at}),
+    ))
+}

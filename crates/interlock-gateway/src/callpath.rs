@@ -30,6 +30,9 @@ pub struct Assessment {
     pub findings: Vec<Finding>,
     /// Why the call must wait for a reviewer (empty: it may run).
     pub hold_reasons: Vec<String>,
+    /// Whether inspection (not only the role's risk limit) holds it: a standing
+    /// approval never covers a call that looks like an attack.
+    pub inspection_hold: bool,
     /// Why the call is refused outright: a secret in the arguments cannot be
     /// held (a plan must not carry secrets) and must not reach an upstream.
     pub block_reasons: Vec<String>,
@@ -133,6 +136,7 @@ pub fn assess(
     let score = (base.max(found) + extra).min(100.0) as u8;
     let mut hold_reasons = Vec::new();
     let mut block_reasons = Vec::new();
+    let mut inspection_hold = false;
     let secrets: std::collections::BTreeSet<&str> = findings
         .iter()
         .filter(|f| {
@@ -156,6 +160,7 @@ pub fn assess(
             .map(|f| f.category.as_str())
             .collect();
         if !cats.is_empty() {
+            inspection_hold = true;
             hold_reasons.push(format!(
                 "inspection found {} in the arguments",
                 cats.into_iter().collect::<Vec<_>>().join(", ")
@@ -176,6 +181,7 @@ pub fn assess(
         score,
         findings,
         hold_reasons,
+        inspection_hold,
         block_reasons,
     }
 }

@@ -48,6 +48,10 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             axum::routing::post(api::decide_server),
         )
         .route("/api/v1/approvers", get(api::approvers))
+        .route(
+            "/api/v1/standing",
+            get(api::standing).post(api::grant_standing),
+        )
         .route("/api/v1/log", get(api::log))
         .route("/api/v1/log/checkpoint", get(api::checkpoint))
         .route("/api/v1/events", get(api::events))

@@ -18,6 +18,7 @@
 //! - [`executor`]: plan stages and probes that call upstream tools (`mcp.call_tool`).
 //! - [`api`]: the reviewer HTTP API and its SSE stream.
 //! - [`http`]: routes and the Origin/Host guard.
+//! - [`standing`]: standing approvals by class of call.
 //! - [`keys`]: API keys (hashed at rest), [`roles`]: what a role may call,
 //!   [`events`]: the event bus, [`jsonrpc`]: raw JSON-RPC framing.
 #![forbid(unsafe_code)]
@@ -35,6 +36,7 @@ pub mod keys;
 pub mod mcp;
 pub mod pins;
 pub mod roles;
+pub mod standing;
 pub mod upstream;
 
 pub use config::GatewayConfig;

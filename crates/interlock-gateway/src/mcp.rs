@@ -524,6 +524,18 @@ async fn tools_call(
                                               "risk": assessment.risk.name(), "score": assessment.score}}),
             );
         }
+    } else if assessment.held()
+        && !assessment.inspection_hold
+        && let Ok(Some(standing)) =
+            crate::standing::find(gw.engine(), &agent.role, &name, &args_value).await
+    {
+        // A reviewer approved this class of call in advance: run it, and say so.
+        verdict.insert("verdict".into(), "standing_approval".into());
+        verdict.insert("standing_approval".into(), standing.id.as_str().into());
+        verdict.insert(
+            "hold_reasons".into(),
+            assessment.hold_reasons.join("; ").into(),
+        );
     } else if assessment.held() {
         let reasons = assessment.hold_reasons.join("; ");
         verdict.insert("hold_reasons".into(), reasons.as_str().into());

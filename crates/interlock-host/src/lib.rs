@@ -302,3 +302,37 @@ pub async fn decide_server_surface(
     )?;
     Ok(decide_server(engine, &envelope, events).await?)
 }
+
+/// Grants a standing approval signed with the keychain key: role `role` may call
+/// the exposed tool `tool` with arguments of `shape` until `expires_at`.
+#[allow(clippy::too_many_arguments)]
+pub async fn grant_standing(
+    engine: &Engine,
+    events: &EventBus,
+    key: &KeychainKey,
+    role: &str,
+    tool: &str,
+    shape: &canon::Value,
+    expires_at: i64,
+    reason: &str,
+) -> Result<interlock_store::StandingRecord, HostError> {
+    use interlock_gateway::standing;
+    let doc = standing::document(role, tool, shape, expires_at);
+    let hash = canon::digest(&doc);
+    let id = standing::id_of(&hash);
+    let now = engine.now();
+    // The statement is valid until the standing approval itself ends (within
+    // the approval window limit).
+    let valid_for =
+        (expires_at - now).clamp(60, interlock_core::decision::MAX_APPROVAL_WINDOW_SECS);
+    let envelope = sign(
+        engine,
+        key,
+        &standing::subject(&id),
+        hash,
+        Decision::Approve,
+        reason,
+        valid_for,
+    )?;
+    Ok(standing::grant(engine, events, &doc, &envelope).await?)
+}

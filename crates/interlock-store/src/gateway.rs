@@ -406,3 +406,100 @@ mod tests {
         );
     }
 }
+
+/// A signed standing approval, as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StandingRecord {
+    pub id: String,
+    pub role: String,
+    pub tool: String,
+    /// JCS bytes of `{role, tool, shape, expires_at}`.
+    pub document: Vec<u8>,
+    pub document_hash: String,
+    pub expires_at: i64,
+    pub approver_key_id: String,
+    pub envelope: Vec<u8>,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+fn standing_from_row(row: &SqliteRow) -> Result<StandingRecord, StoreError> {
+    Ok(StandingRecord {
+        id: row.try_get("id").ctx("standing approval")?,
+        role: row.try_get("role").ctx("standing approval")?,
+        tool: row.try_get("tool").ctx("standing approval")?,
+        document: row.try_get("document").ctx("standing approval")?,
+        document_hash: row.try_get("document_hash").ctx("standing approval")?,
+        expires_at: row.try_get("expires_at").ctx("standing approval")?,
+        approver_key_id: row.try_get("approver_key_id").ctx("standing approval")?,
+        envelope: row.try_get("envelope").ctx("standing approval")?,
+        created_at: row.try_get("created_at").ctx("standing approval")?,
+        revoked_at: row.try_get("revoked_at").ctx("standing approval")?,
+    })
+}
+
+impl Store {
+    /// Stores a verified standing approval; the same id twice is
+    /// [`StoreError::Duplicate`].
+    pub async fn add_standing(&self, s: &StandingRecord) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO standing_approvals (id, role, tool, document, document_hash, expires_at, \
+             approver_key_id, envelope, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+        )
+        .bind(&s.id)
+        .bind(&s.role)
+        .bind(&s.tool)
+        .bind(&s.document)
+        .bind(&s.document_hash)
+        .bind(s.expires_at)
+        .bind(&s.approver_key_id)
+        .bind(&s.envelope)
+        .bind(s.created_at)
+        .execute(self.pool())
+        .await
+        .map_err(|e| match StoreError::from_sqlx(e, "standing approval") {
+            StoreError::Duplicate { .. } => StoreError::Duplicate {
+                what: format!("standing approval {}", s.id),
+            },
+            other => other,
+        })?;
+        Ok(())
+    }
+
+    /// Standing approvals, newest first; only those active at `now` if given.
+    pub async fn standing(
+        &self,
+        active_at: Option<i64>,
+    ) -> Result<Vec<StandingRecord>, StoreError> {
+        let rows =
+            match active_at {
+                Some(now) => sqlx::query(
+                    "SELECT * FROM standing_approvals WHERE revoked_at IS NULL AND expires_at > ? \
+                 ORDER BY created_at DESC",
+                )
+                .bind(now)
+                .fetch_all(self.pool())
+                .await,
+                None => {
+                    sqlx::query("SELECT * FROM standing_approvals ORDER BY created_at DESC")
+                        .fetch_all(self.pool())
+                        .await
+                }
+            }
+            .ctx("standing approval")?;
+        rows.iter().map(standing_from_row).collect()
+    }
+
+    /// Revokes one; `Ok(false)` if it was not active.
+    pub async fn revoke_standing(&self, id: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE standing_approvals SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+        )
+        .bind(now_secs())
+        .bind(id)
+        .execute(self.pool())
+        .await
+        .ctx("standing approval")?;
+        Ok(done.rows_affected() == 1)
+    }
+}

@@ -36,7 +36,9 @@ use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};
 pub use error::StoreError;
-pub use gateway::{ApiKeyKind, ApiKeyRecord, ServerRecord, ServerStatus, ServerUpdate};
+pub use gateway::{
+    ApiKeyKind, ApiKeyRecord, ServerRecord, ServerStatus, ServerUpdate, StandingRecord,
+};
 pub use keys::{ApproverKey, NewApproverKey};
 pub use log::{CheckpointRow, LeafRow};
 pub use plans::{NewPlan, PlanRecord, PlanStatus};

@@ -1,0 +1,119 @@
+//! `interlock standing …`: standing approvals by class of tool call.
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::Subcommand;
+use interlock_core::canon;
+use interlock_gateway::EventBus;
+
+use super::EXIT_REJECTED;
+use super::context::{Context, parse_duration};
+
+#[derive(Debug, Subcommand)]
+pub enum StandingCommand {
+    /// Let a role call a tool with arguments of a shape, without review, until
+    /// a time (signed with the approver key in the OS keychain). Calls whose
+    /// arguments look like an attack are still held.
+    Add {
+        #[arg(long)]
+        role: String,
+        /// The exposed tool name (`server__tool`).
+        #[arg(long)]
+        tool: String,
+        /// JSON object: argument → literal value, or "*" for any value.
+        #[arg(long)]
+        shape: String,
+        /// How long it stands: 30m, 8h, 7d (at most 30 days).
+        #[arg(long, default_value = "8h")]
+        r#for: String,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Active and past standing approvals.
+    List,
+    /// Revoke one now.
+    Revoke { id: String },
+}
+
+pub async fn run(ctx: &Context, cmd: StandingCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        StandingCommand::Add {
+            role,
+            tool,
+            shape,
+            r#for,
+            reason,
+        } => {
+            let shape =
+                canon::parse_json(shape.as_bytes()).map_err(|e| anyhow::anyhow!("--shape: {e}"))?;
+            if shape.as_object().is_none() {
+                bail!("--shape must be a JSON object");
+            }
+            let Some(key) = ctx.host().approver_key()? else {
+                bail!("no approver key in the keychain; run `interlock keys init`");
+            };
+            let engine = ctx.engine().await?;
+            let until = engine.now() + parse_duration(&r#for)?;
+            let granted = interlock_host::grant_standing(
+                &engine,
+                &EventBus::new(),
+                &key,
+                &role,
+                &tool,
+                &shape,
+                until,
+                &reason,
+            )
+            .await;
+            engine.log().close().await;
+            match granted {
+                Ok(s) => {
+                    println!(
+                        "{}  role {} may call {} until {}",
+                        s.id, s.role, s.tool, s.expires_at
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("interlock: {e}");
+                    Ok(ExitCode::from(EXIT_REJECTED))
+                }
+            }
+        }
+        StandingCommand::List => {
+            let store = ctx.store().await?;
+            for s in store.standing(None).await? {
+                let doc = canon::parse_json(&s.document)
+                    .map(|d| canon::canonical_string(&d))
+                    .unwrap_or_default();
+                println!(
+                    "{}  {:<8} {}  {}",
+                    s.id,
+                    if s.revoked_at.is_some() {
+                        "revoked"
+                    } else {
+                        "active"
+                    },
+                    s.expires_at,
+                    doc
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        StandingCommand::Revoke { id } => {
+            let engine = ctx.engine().await?;
+            let by = std::env::var("USER").unwrap_or_else(|_| "reviewer".into());
+            let done =
+                interlock_gateway::standing::revoke(&engine, &id, &format!("human:{by}")).await?;
+            engine.log().close().await;
+            if done {
+                println!("revoked {id}");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("interlock: no active standing approval {id}");
+                Ok(ExitCode::from(EXIT_REJECTED))
+            }
+        }
+    }
+}
