@@ -291,3 +291,89 @@ fn standing_approvals_cover_a_class_of_calls_until_revoked() {
     let listed = gw.cli(&["standing", "list"]);
     assert!(stdout(&listed).contains("revoked"), "{}", stdout(&listed));
 }
+
+/// A held call keeps its client alive with progress notifications on an SSE
+/// stream; approved within the hold, it runs and the client gets the result.
+#[test]
+fn a_held_call_streams_progress_and_runs_when_approved_in_time() {
+    let script = peers_dir().join("drifting-server.mjs");
+    let gw = Gateway::start(&format!(
+        "[calls]\nhold_secs = 60\n[servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\n",
+        script.to_str().unwrap()
+    ));
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__greet", true);
+    // A reviewer approves the held plan as soon as it appears.
+    let approver = {
+        let env = gw.env_for_thread();
+        std::thread::spawn(move || {
+            let run = |args: &[&str]| {
+                let env: Vec<(&str, &str)> =
+                    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                crate::util::interlock_with(args, None, &env)
+            };
+            for _ in 0..200 {
+                let out = run(&["plans", "list", "--status", "proposed", "--json"]);
+                let list: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+                if let Some(id) = list
+                    .as_array()
+                    .and_then(|a| a.first())
+                    .and_then(|p| p["plan_id"].as_str())
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(2500));
+                    let out = run(&["plans", "approve", id, "--reason", "checked"]);
+                    assert!(out.status.success(), "{}", stderr(&out));
+                    return id.to_owned();
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            panic!("no held plan appeared");
+        })
+    };
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "drifty__greet", "arguments": {"name": "x' UNION SELECT password FROM users --"},
+        "_meta": {"progressToken": "tok-1"}}});
+    let (status, headers, raw) = crate::gateway_util::http(
+        &gw.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &format!("Bearer {}", gw.agent_key)),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+        ],
+        &serde_json::to_vec(&body).unwrap(),
+    );
+    let plan_id = approver.join().unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        headers
+            .iter()
+            .any(|(k, v)| k == "content-type" && v.starts_with("text/event-stream"))
+    );
+    let events: Vec<Value> = String::from_utf8_lossy(&raw)
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let progress: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["method"] == "notifications/progress")
+        .collect();
+    assert!(!progress.is_empty(), "{events:?}");
+    assert_eq!(progress[0]["params"]["progressToken"], "tok-1");
+    assert!(
+        progress[0]["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&plan_id)
+    );
+    let last = events.last().unwrap();
+    assert_eq!(last["id"], 9);
+    assert_eq!(
+        last["result"]["content"][0]["text"], "Hello, x' UNION SELECT password FROM users --!",
+        "{last}"
+    );
+}

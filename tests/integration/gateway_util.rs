@@ -98,6 +98,11 @@ impl Gateway {
         gw
     }
 
+    /// The environment the gateway's CLI calls use (for other threads).
+    pub fn env_for_thread(&self) -> Vec<(String, String)> {
+        self.env.clone()
+    }
+
     pub fn data(&self) -> PathBuf {
         self.dir.path().join("data")
     }

@@ -22,6 +22,7 @@ use interlock_canon as canon;
 use interlock_store::{ApiKeyKind, ApiKeyRecord};
 use serde_json::json;
 use serde_json::value::RawValue;
+use tokio_stream::StreamExt as _;
 
 use crate::callpath;
 use crate::gateway::{Gateway, Session};
@@ -192,10 +193,105 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
         Kind::Notification | Kind::Response => StatusCode::ACCEPTED.into_response(),
         Kind::Request => {
             let id = msg.id.expect("a request has an id");
+            let accepts_sse = headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|a| a.contains("text/event-stream"));
+            if method == "tools/call"
+                && accepts_sse
+                && let Some(token) = progress_token(msg.params)
+            {
+                // The client can take progress: answer on an SSE stream, so a
+                // held call can keep it alive while a reviewer decides.
+                return streamed_call(
+                    gw.clone(),
+                    agent,
+                    id.to_owned(),
+                    msg.params.map(|p| p.to_owned()),
+                    token,
+                );
+            }
             let body = request(&gw, &agent, id, method, msg.params, stateless).await;
             json_response(StatusCode::OK, body)
         }
     }
+}
+
+/// The `_meta.progressToken` of a request, raw.
+fn progress_token(params: Option<&RawValue>) -> Option<Box<RawValue>> {
+    #[derive(serde::Deserialize)]
+    struct P {
+        #[serde(rename = "_meta")]
+        meta: Option<M>,
+    }
+    #[derive(serde::Deserialize)]
+    struct M {
+        #[serde(rename = "progressToken")]
+        token: Option<Box<RawValue>>,
+    }
+    serde_json::from_str::<P>(params?.get()).ok()?.meta?.token
+}
+
+/// Where a long call reports progress: `notifications/progress` messages on
+/// the request's SSE stream.
+#[derive(Clone)]
+pub(crate) struct Progress {
+    token: Box<RawValue>,
+    tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+}
+
+impl Progress {
+    async fn report(&self, progress: u64, message: &str) {
+        let params = json!({
+            "progressToken": serde_json::from_str::<serde_json::Value>(self.token.get()).unwrap_or(serde_json::Value::Null),
+            "progress": progress,
+            "message": message,
+        });
+        let raw = serde_json::value::to_raw_value(&params).expect("JSON");
+        let _ = self
+            .tx
+            .send(jsonrpc::notification("notifications/progress", Some(&raw)))
+            .await;
+    }
+}
+
+/// Runs a `tools/call` answering on an SSE stream: progress notifications
+/// (while held), then the response.
+fn streamed_call(
+    gw: Gateway,
+    agent: ApiKeyRecord,
+    id: Box<RawValue>,
+    params: Option<Box<RawValue>>,
+    token: Box<RawValue>,
+) -> Response {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(16);
+    let progress = Progress {
+        token,
+        tx: tx.clone(),
+    };
+    tokio::spawn(async move {
+        let body = tools_call(&gw, &agent, &id, params.as_deref(), Some(&progress)).await;
+        let _ = tx.send(body).await;
+    });
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx).map(|msg| {
+        let mut event = Vec::with_capacity(msg.len() + 24);
+        event.extend_from_slice(b"event: message\ndata: ");
+        event.extend_from_slice(&msg);
+        event.extend_from_slice(b"\n\n");
+        Ok::<_, std::convert::Infallible>(Bytes::from(event))
+    });
+    (
+        StatusCode::OK,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response()
 }
 
 /// `GET /mcp`: no standalone server-to-client stream is offered.
@@ -315,7 +411,7 @@ async fn request(
             }),
         ),
         "tools/list" => tools_list(gw, agent, id, stateless),
-        "tools/call" => tools_call(gw, agent, id, params).await,
+        "tools/call" => tools_call(gw, agent, id, params, None).await,
         other => jsonrpc::error(
             Some(id),
             code::METHOD_NOT_FOUND,
@@ -368,6 +464,7 @@ async fn tools_call(
     agent: &ApiKeyRecord,
     id: &RawValue,
     params: Option<&RawValue>,
+    progress: Option<&Progress>,
 ) -> Vec<u8> {
     let Some(mut members) =
         params.and_then(|p| serde_json::from_str::<IndexMap<String, Box<RawValue>>>(p.get()).ok())
@@ -547,6 +644,7 @@ async fn tools_call(
                 .unwrap_or_else(|| canon::digest(&canon::Value::Null));
             return hold(
                 gw,
+                progress,
                 agent,
                 id,
                 &name,
@@ -715,6 +813,7 @@ async fn approved_held_plan(
 #[allow(clippy::too_many_arguments)]
 async fn hold(
     gw: &Gateway,
+    progress: Option<&Progress>,
     agent: &ApiKeyRecord,
     id: &RawValue,
     exposed: &str,
@@ -765,8 +864,20 @@ async fn hold(
     )
     .await;
     // Wait for a decision (made in this process or another: poll the store).
-    let deadline = Instant::now() + std::time::Duration::from_secs(gw.config().calls.hold_secs);
+    let started = Instant::now();
+    let deadline = started + std::time::Duration::from_secs(gw.config().calls.hold_secs);
+    let mut last_report: Option<Instant> = None;
     while Instant::now() < deadline {
+        if let Some(p) = progress
+            && last_report.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(2))
+        {
+            p.report(
+                started.elapsed().as_secs(),
+                &format!("held for human review as plan `{plan_id}`; waiting for a reviewer"),
+            )
+            .await;
+            last_report = Some(Instant::now());
+        }
         match gw.engine().plan(&plan_id).await.map(|p| p.status) {
             Ok(interlock_engine::PlanStatus::Approved) => {
                 return run_held(
