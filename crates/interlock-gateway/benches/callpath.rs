@@ -39,7 +39,11 @@ fn main() {
     );
     let result = format!(
         r#"{{"content":[{{"type":"text","text":{}}}],"isError":false}}"#,
-        serde_json::to_string(&format!("Wrote 3600 bytes. Order 12345 shipped on 2026-11-30 10:00. {}", &prose[..3600])).unwrap()
+        serde_json::to_string(&format!(
+            "Wrote 3600 bytes. Order 12345 shipped on 2026-11-30 10:00. {}",
+            &prose[..3600]
+        ))
+        .unwrap()
     );
     assert!(args.len() <= 4096 && result.len() <= 4096);
     let policy = response_policy(&config);
@@ -52,7 +56,13 @@ fn main() {
     });
     let args_v = canon::parse_json(args.as_bytes()).unwrap();
     let (a50, a99) = time(n, || {
-        black_box(assess(&config, "files", "default", None, black_box(&args_v)));
+        black_box(assess(
+            &config,
+            "files",
+            "default",
+            None,
+            black_box(&args_v),
+        ));
     });
     let (s50, s99) = time(n, || {
         black_box(scan_result(black_box(&result), &policy));
@@ -62,9 +72,16 @@ fn main() {
         black_box(assess(&config, "files", "default", None, &v));
         black_box(scan_result(black_box(&result), &policy));
     });
-    println!("tool-call path, {} B arguments, {} B result, {n} calls", args.len(), result.len());
+    println!(
+        "tool-call path, {} B arguments, {} B result, {n} calls",
+        args.len(),
+        result.len()
+    );
     println!("  parse + hash only (baseline) p50 {parse50:8.1} µs  p99 {parse99:8.1} µs");
     println!("  inspection + role/risk       p50 {a50:8.1} µs  p99 {a99:8.1} µs");
     println!("  response scan                p50 {s50:8.1} µs  p99 {s99:8.1} µs");
-    println!("  whole path (parse+inspect+scan) p50 {t50:8.1} µs  p99 {t99:8.1} µs  ({:.1}× the parse baseline)", t50 / parse50);
+    println!(
+        "  whole path (parse+inspect+scan) p50 {t50:8.1} µs  p99 {t99:8.1} µs  ({:.1}× the parse baseline)",
+        t50 / parse50
+    );
 }
