@@ -90,4 +90,9 @@ if (driftFile) {
   });
 }
 
+// The gateway closing our stdin (or dying) ends us, even with the file watch
+// keeping the event loop alive.
+process.stdin.on('end', () => process.exit(0));
+process.stdin.on('close', () => process.exit(0));
+
 await server.connect(new StdioServerTransport());

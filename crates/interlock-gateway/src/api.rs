@@ -47,6 +47,11 @@ impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> ApiError {
         let (status, code) = match &e {
             EngineError::NoSuchPlan(_) => (StatusCode::NOT_FOUND, "not_found"),
+            // The plan changed since the reviewer saw it: the same answer as a
+            // changed server surface, so clients can reload and review again.
+            EngineError::Decision(interlock_core::DecisionError::PlanHashMismatch { .. }) => {
+                (StatusCode::CONFLICT, "changed")
+            }
             EngineError::WrongState { .. }
             | EngineError::AlreadyStarted(_)
             | EngineError::NotApproved(_) => (StatusCode::CONFLICT, "wrong_state"),
@@ -416,7 +421,7 @@ pub struct LogQuery {
     limit: Option<u64>,
 }
 
-/// `GET /api/v1/log?from=N&limit=M`: entries with their leaf hashes.
+/// `GET /api/v1/log?from=N&limit=M`: entries (the receipts' predicates).
 pub async fn log(
     State(gw): State<Gateway>,
     headers: HeaderMap,
@@ -445,6 +450,8 @@ pub async fn log(
 pub async fn checkpoint(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult {
     reviewer(&gw, &headers).await?;
     let log = gw.engine().log();
+    // Entries other processes appended count too.
+    let _ = log.refresh().await;
     Ok(Json(json!({
         "size": log.size(),
         "root": hex::encode(log.root()),

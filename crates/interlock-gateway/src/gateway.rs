@@ -255,7 +255,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
         if *shutdown.borrow() {
             return;
         }
-        let _ = up.link.send(LinkState::Connecting);
+        up.link.send_replace(LinkState::Connecting);
         let (tx, mut signals) = mpsc::unbounded_channel();
         let error = match Connection::open(&up.name, &up.transport, &limits, tx).await {
             Err(e) => e.to_string(),
@@ -278,7 +278,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                     }
                     Ok(()) => {
                         *up.conn.write().expect("conn lock") = Some(Arc::clone(&conn));
-                        let _ = up.link.send(LinkState::Up);
+                        up.link.send_replace(LinkState::Up);
                         tracing::info!(server = %up.name, "upstream connected");
                         attempt = 0;
                         let why = loop {
@@ -312,7 +312,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
         let retry_in = backoff(attempt);
         attempt = attempt.saturating_add(1);
         tracing::warn!(server = %up.name, error = %error, ?retry_in, "upstream down");
-        let _ = up.link.send(LinkState::Down { error, retry_in });
+        up.link.send_replace(LinkState::Down { error, retry_in });
         tokio::select! {
             _ = tokio::time::sleep(retry_in) => {}
             _ = up.recheck.notified() => {}

@@ -1,0 +1,201 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api } from './lib/api';
+import { isDesktop, onTokenChange, token } from './lib/config';
+import { events, type StreamState } from './lib/events';
+import { dispatch, setGoMap, useKeys } from './lib/keys';
+import { setIntent } from './lib/intent';
+import { actedRecently } from './lib/decide';
+import { go, href, rememberList, useRoute, type Route } from './lib/router';
+import { HelpDialog } from './components/Dialog';
+import { toast, Toasts } from './components/Toasts';
+import { Inbox } from './views/Inbox';
+import { Plans } from './views/Plans';
+import { PlanView } from './views/Plan';
+import { Servers } from './views/Servers';
+import { ServerView } from './views/Server';
+import { Log } from './views/Log';
+import { Settings } from './views/Settings';
+
+const STATE_TEXT: Record<StreamState, string> = {
+  idle: 'Not connected',
+  connecting: 'Connecting…',
+  live: 'Live',
+  offline: 'Reconnecting…',
+  unauthorized: 'API key needed',
+};
+
+const EVENT_TEXT: Record<string, string> = {
+  'plan.proposed': 'New plan',
+  'plan.approved': 'Approved',
+  'plan.rejected': 'Rejected',
+  'plan.expired': 'Expired',
+  'plan.executing': 'Executing',
+  'plan.succeeded': 'Succeeded',
+  'plan.halted': 'Halted',
+  'server.pending': 'New server',
+  'server.quarantined': 'Quarantined',
+  'server.drift_held': 'Tool held',
+  'server.drift': 'Drift',
+  'server.approved': 'Server approved',
+  'server.rejected': 'Server rejected',
+};
+
+function NavItem({ h, label, icon, active, count, hint }: { h: string; label: string; icon: string; active: boolean; count?: number; hint?: string }) {
+  return (
+    <a class={`nav-item${active ? ' active' : ''}`} href={h} aria-current={active ? 'page' : undefined}>
+      <span class="nav-icon">{icon}</span>
+      {label}
+      {count ? (
+        <span class="count" data-testid={`count-${label.toLowerCase()}`}>
+          {count}
+        </span>
+      ) : hint ? (
+        <span class="hint">{hint}</span>
+      ) : null}
+    </a>
+  );
+}
+
+function section(r: Route): string {
+  switch (r.name) {
+    case 'plan':
+      return 'plans';
+    case 'server':
+      return 'servers';
+    default:
+      return r.name;
+  }
+}
+
+export function App() {
+  const route = useRoute();
+  const [stream, setStream] = useState<StreamState>(events.state);
+  const [count, setCount] = useState(0);
+  const [help, setHelp] = useState(false);
+  // A new API key remounts the view, so it loads again with it.
+  const [epoch, setEpoch] = useState(0);
+
+  useEffect(() => {
+    const off = events.onState(setStream);
+    events.start();
+    const offTok = onTokenChange(() => {
+      events.start();
+      setEpoch((n) => n + 1);
+      void api.inbox().then((r) => setCount(r.items.length), () => setCount(0));
+    });
+    const onKey = (e: KeyboardEvent) => dispatch(e);
+    document.addEventListener('keydown', onKey);
+    const unsub = events.subscribe((e) => {
+      if (e.type === 'connected') return;
+      const ev = e as { type: string; subject_kind: string; subject: string; title: string };
+      const h = ev.subject_kind === 'plan' ? href.plan(ev.subject) : href.server(ev.subject);
+      const bad = /quarantined|halted|rejected/.test(ev.type);
+      // Our own decisions are announced by the dialog already.
+      if (!actedRecently(ev.subject_kind, ev.subject)) toast(`${EVENT_TEXT[ev.type] ?? ev.type}: ${ev.title}`, bad ? 'bad' : 'info', h);
+      // Keep the inbox count fresh wherever we are.
+      void api.inbox().then((r) => setCount(r.items.length), () => undefined);
+    });
+    if (token()) void api.inbox().then((r) => setCount(r.items.length), () => undefined);
+    return () => {
+      off();
+      offTok();
+      unsub();
+      document.removeEventListener('keydown', onKey);
+      events.stop();
+    };
+  }, []);
+
+  useEffect(() => {
+    setGoMap({
+      i: () => go(href.inbox()),
+      p: () => go(href.plans()),
+      s: () => go(href.servers()),
+      l: () => go(href.log()),
+      ',': () => go(href.settings()),
+    });
+  }, []);
+
+  useEffect(() => {
+    if (route.name === 'inbox') rememberList(href.inbox());
+    if (route.name === 'plans') rememberList(href.plans());
+    if (route.name === 'servers') rememberList(href.servers());
+    window.scrollTo(0, 0);
+    const titles: Record<string, string> = {
+      inbox: 'Inbox',
+      plans: 'Plans',
+      servers: 'Servers',
+      log: 'Log',
+      settings: 'Settings',
+      plan: `Plan ${(route as { id?: string }).id ?? ''}`,
+      server: `Server ${(route as { name_?: string }).name_ ?? ''}`,
+    };
+    document.title = `${titles[route.name]} · Interlock`;
+  }, [route]);
+
+  useKeys({ '?': () => setHelp(true) });
+
+  const active = section(route);
+  let view;
+  switch (route.name) {
+    case 'plans':
+      view = <Plans />;
+      break;
+    case 'plan':
+      view = <PlanView key={route.id} id={route.id} />;
+      break;
+    case 'servers':
+      view = <Servers />;
+      break;
+    case 'server':
+      view = <ServerView key={route.name_} name={route.name_} />;
+      break;
+    case 'log':
+      view = <Log />;
+      break;
+    case 'settings':
+      view = <Settings />;
+      break;
+    default:
+      view = (
+        <Inbox
+          onCount={setCount}
+          openDecision={(h, d) => {
+            setIntent(h, d);
+            go(h);
+          }}
+        />
+      );
+  }
+  return (
+    <div class="shell">
+      <nav class="sidebar" aria-label="Main">
+        <div class="brand">
+          <span class="brand-mark">◆</span>
+          Interlock
+        </div>
+        <NavItem h={href.inbox()} label="Inbox" icon="✉" active={active === 'inbox'} count={count} />
+        <NavItem h={href.plans()} label="Plans" icon="▤" active={active === 'plans'} hint="g p" />
+        <NavItem h={href.servers()} label="Servers" icon="⛁" active={active === 'servers'} hint="g s" />
+        <NavItem h={href.log()} label="Log" icon="≡" active={active === 'log'} hint="g l" />
+        <NavItem h={href.settings()} label="Settings" icon="⚙" active={active === 'settings'} hint="g ," />
+        <div class="sidebar-foot">
+          <div class="live" data-testid="stream-state" data-state={stream} title="The live event stream">
+            <span class={`dot ${stream}`} />
+            {STATE_TEXT[stream]}
+          </div>
+          <button class="btn small ghost" style={{ justifyContent: 'flex-start', padding: 0 }} onClick={() => setHelp(true)}>
+            <kbd>?</kbd> Keyboard shortcuts
+          </button>
+          <span class="faint">{isDesktop() ? 'Desktop app' : 'Browser'}</span>
+        </div>
+      </nav>
+      <main class="main">
+        <div key={epoch} style={{ display: 'contents' }}>
+          {view}
+        </div>
+      </main>
+      {help && <HelpDialog onClose={() => setHelp(false)} />}
+      <Toasts />
+    </div>
+  );
+}

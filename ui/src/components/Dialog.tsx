@@ -1,0 +1,312 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useKeys } from '../lib/keys';
+import { decide, markActed } from '../lib/decide';
+import { isDesktop } from '../lib/config';
+import { reasonError, type DecisionKind, type SubjectKind } from '../lib/statement';
+import { RiskBadge } from './ui';
+
+export function Modal({
+  title,
+  onClose,
+  children,
+  label,
+  wide,
+}: {
+  title: ComponentChildren;
+  onClose: () => void;
+  children: ComponentChildren;
+  label: string;
+  wide?: boolean;
+}) {
+  useKeys({ Escape: onClose }, { modal: true });
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const prev = document.activeElement as HTMLElement | null;
+    const first = ref.current?.querySelector<HTMLElement>('[autofocus], input, textarea, button.primary, button');
+    first?.focus();
+    return () => prev?.focus?.();
+  }, []);
+  return (
+    <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <div
+        class="dialog"
+        role="dialog"
+        aria-modal="true"
+        aria-label={label}
+        ref={ref}
+        style={wide ? { width: 'min(720px, calc(100vw - 32px))' } : undefined}
+        onKeyDown={(e) => {
+          // Keep Tab inside the dialog.
+          if (e.key !== 'Tab' || !ref.current) return;
+          const f = Array.from(
+            ref.current.querySelectorAll<HTMLElement>('button, input, textarea, select, a[href]'),
+          ).filter((x) => !(x as HTMLButtonElement).disabled);
+          if (!f.length) return;
+          const first = f[0];
+          const last = f[f.length - 1];
+          if (e.shiftKey && document.activeElement === first) {
+            e.preventDefault();
+            last.focus();
+          } else if (!e.shiftKey && document.activeElement === last) {
+            e.preventDefault();
+            first.focus();
+          }
+        }}
+      >
+        <h2>{title}</h2>
+        {children}
+      </div>
+    </div>
+  );
+}
+
+export interface DecisionTarget {
+  kind: SubjectKind;
+  subject: string;
+  /** What is shown: plan title or server name. */
+  title: string;
+  hash: string;
+  policyDigest: string;
+  risk?: string | null;
+  detail?: string;
+}
+
+export function DecisionDialog({
+  target,
+  decision,
+  onClose,
+  onDone,
+  onChanged,
+  currentHash,
+}: {
+  target: DecisionTarget;
+  /** The subject's hash now (live): when it moves away from `target.hash`, nothing is signed. */
+  currentHash?: string;
+  decision: DecisionKind;
+  onClose: () => void;
+  onDone: (result: Record<string, unknown>) => void;
+  /** The subject changed since it was shown: the view reloads, the reviewer looks again. */
+  onChanged: (message: string) => void;
+}) {
+  const approve = decision === 'approve';
+  const [reason, setReason] = useState(
+    approve ? (target.kind === 'plan' ? 'Reviewed the stages and approved.' : 'Reviewed the surface and approved.') : '',
+  );
+  const [busy, setBusy] = useState(false);
+  const busyRef = useRef(false);
+  const [error, setError] = useState<string | null>(null);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    input.current?.focus();
+    input.current?.select();
+  }, []);
+  // Enter confirms even before the reason field has focus (a fast keyboard).
+  useKeys({
+    Enter: () => {
+      if ((document.activeElement as HTMLElement | null)?.tagName !== 'BUTTON') void submit();
+    },
+  }, { modal: true });
+  const stale = currentHash !== undefined && currentHash !== target.hash;
+  const submit = async (e?: Event) => {
+    e?.preventDefault();
+    if (busyRef.current || stale) return;
+    const bad = reasonError(reason);
+    if (bad) {
+      setError(bad);
+      return;
+    }
+    busyRef.current = true;
+    setBusy(true);
+    setError(null);
+    try {
+      markActed(target.kind, target.subject);
+      const r = await decide({
+        kind: target.kind,
+        subject: target.subject,
+        hash: target.hash,
+        policyDigest: target.policyDigest,
+        decision,
+        reason,
+      });
+      onDone(r);
+    } catch (err) {
+      const s = (err as { status?: number }).status;
+      const code = (err as { code?: string }).code;
+      if (s === 409 || code === 'changed' || /current hash is/.test((err as Error).message)) {
+        busyRef.current = false;
+        onChanged((err as Error).message);
+        return;
+      }
+      setError((s ? `${s}: ` : '') + (err as Error).message);
+      busyRef.current = false;
+      setBusy(false);
+    }
+  };
+  const what = target.kind === 'plan' ? 'plan' : 'server surface';
+  return (
+    <Modal
+      label={`${approve ? 'Approve' : 'Reject'} ${what}`}
+      onClose={() => !busy && onClose()}
+      title={
+        <>
+          {approve ? 'Approve' : 'Reject'} this {what}?
+        </>
+      }
+    >
+      <form onSubmit={submit}>
+        <div class="body">
+          <div class="summary">
+            <div class="row-gap" style={{ marginBottom: '6px' }}>
+              <b class="ellipsis">{target.title}</b>
+              {target.risk !== undefined && <RiskBadge risk={target.risk} />}
+            </div>
+            {target.detail && <div class="muted" style={{ fontSize: '12.5px', marginBottom: '4px' }}>{target.detail}</div>}
+            <div class="mono" style={{ fontSize: '11.5px', wordBreak: 'break-all' }}>
+              {target.kind === 'plan' ? 'plan_hash ' : 'observed_hash '}
+              {target.hash}
+            </div>
+          </div>
+          <label for="reason">Reason {approve ? '' : '(required)'}</label>
+          <input
+            id="reason"
+            name="reason"
+            type="text"
+            ref={input}
+            value={reason}
+            placeholder={approve ? 'Why this is safe to run' : 'What is wrong with it'}
+            onInput={(e) => setReason((e.target as HTMLInputElement).value)}
+            autocomplete="off"
+          />
+          <div class="help">
+            The reason is part of the signed statement and the log. Signed with{' '}
+            {isDesktop() ? 'this computer’s keychain approver key' : 'this browser’s approver key'}, valid for one hour.
+          </div>
+          {stale && (
+            <div class="error-box" role="alert" data-testid="stale">
+              <b>It changed while this dialog was open</b>
+              Its hash is now {currentHash}. Cancel and review the new version first.
+            </div>
+          )}
+          {error && (
+            <div class="error-box" role="alert">
+              <b>The gateway refused the decision</b>
+              {error}
+              {/not a trusted approver key/.test(error) && !isDesktop() && (
+                <div style={{ marginTop: '6px', color: 'var(--text)' }}>
+                  This browser’s key is not registered yet: see <a href="#/settings">Settings</a> for the command an
+                  admin runs once.
+                </div>
+              )}
+            </div>
+          )}
+        </div>
+        <div class="foot">
+          <span class="left">
+            <kbd>Enter</kbd> confirm · <kbd>Esc</kbd> cancel
+          </span>
+          <button type="button" class="btn" onClick={onClose} disabled={busy}>
+            Cancel
+          </button>
+          <button type="submit" class={approve ? 'btn primary' : 'btn danger solid'} disabled={busy || stale}>
+            {busy ? 'Signing…' : approve ? 'Approve and sign' : 'Reject and sign'}
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}
+
+const SHORTCUTS: [string, [string, string][]][] = [
+  [
+    'Anywhere',
+    [
+      ['?', 'This help'],
+      ['g i', 'Inbox'],
+      ['g p', 'Plans'],
+      ['g s', 'Servers'],
+      ['g l', 'Log'],
+      ['g ,', 'Settings'],
+    ],
+  ],
+  [
+    'Lists',
+    [
+      ['j / ↓', 'Next'],
+      ['k / ↑', 'Previous'],
+      ['Enter / o', 'Open'],
+    ],
+  ],
+  [
+    'Reviewing a plan or server',
+    [
+      ['a', 'Approve (asks first)'],
+      ['r', 'Reject (asks for a reason)'],
+      ['j / k', 'Next / previous section'],
+      ['d', 'Side-by-side / unified diff'],
+      ['u / Esc', 'Back to the list'],
+    ],
+  ],
+];
+
+export function HelpDialog({ onClose }: { onClose: () => void }) {
+  useKeys({ '?': onClose }, { modal: true });
+  return (
+    <Modal label="Keyboard shortcuts" title="Keyboard shortcuts" onClose={onClose} wide>
+      <div class="body">
+        <div class="help-grid">
+          {SHORTCUTS.map(([group, keys]) => (
+            <>
+              <h3>{group}</h3>
+              {keys.map(([k, what]) => (
+                <div class="k">
+                  <span>{what}</span>
+                  <span class="row-gap">
+                    {k.split(' / ').map((x) => (
+                      <kbd>{x}</kbd>
+                    ))}
+                  </span>
+                </div>
+              ))}
+            </>
+          ))}
+        </div>
+      </div>
+      <div class="foot">
+        <button class="btn" onClick={onClose}>
+          Close
+        </button>
+      </div>
+    </Modal>
+  );
+}
+
+export function ConfirmDialog({
+  title,
+  children,
+  confirm,
+  danger,
+  onConfirm,
+  onClose,
+}: {
+  title: string;
+  children: ComponentChildren;
+  confirm: string;
+  danger?: boolean;
+  onConfirm: () => void;
+  onClose: () => void;
+}) {
+  return (
+    <Modal label={title} title={title} onClose={onClose}>
+      <div class="body">{children}</div>
+      <div class="foot">
+        <button class="btn" onClick={onClose}>
+          Cancel
+        </button>
+        <button class={danger ? 'btn danger solid' : 'btn primary'} onClick={onConfirm}>
+          {confirm}
+        </button>
+      </div>
+    </Modal>
+  );
+}

@@ -1,0 +1,213 @@
+// The reviewer API (/api/v1): typed reads, and the decisions endpoint.
+
+import { apiBase, token } from './config';
+import type { DsseEnvelope } from './statement';
+
+export class ApiError extends Error {
+  constructor(
+    public status: number,
+    public code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const t = token();
+  if (!t) throw new ApiError(401, 'no_key', 'No reviewer API key yet: add one in Settings.');
+  let r: Response;
+  try {
+    r = await fetch(apiBase() + path, {
+      ...init,
+      headers: { Authorization: `Bearer ${t}`, Accept: 'application/json', ...(init.headers ?? {}) },
+    });
+  } catch (e) {
+    throw new ApiError(0, 'network', `The gateway is unreachable (${(e as Error).message}).`);
+  }
+  const text = await r.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON: keep the text */
+  }
+  if (!r.ok) {
+    const err = (body as { error?: { code?: string; message?: string } } | null)?.error;
+    throw new ApiError(r.status, err?.code ?? 'http', err?.message ?? (text.trim() || `HTTP ${r.status}`));
+  }
+  return body as T;
+}
+
+export type Risk = 'low' | 'medium' | 'high' | 'critical';
+export type Severity = 'info' | Risk;
+
+export interface PlanSummary {
+  plan_id: string;
+  revision: number;
+  plan_hash: string;
+  title: string;
+  proposer: string;
+  risk: Risk;
+  status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface BlockedTool {
+  tool: string;
+  action: string;
+  why: string;
+}
+
+export interface Link {
+  state: 'connecting' | 'up' | 'down';
+  error?: string;
+  retry_in_ms?: number;
+}
+
+export interface ServerSummary {
+  name: string;
+  status: string;
+  configured: boolean;
+  transport?: string | null;
+  link?: Link | null;
+  baseline_hash?: string | null;
+  observed_hash?: string | null;
+  tools?: number;
+  served_tools?: number;
+  blocked_tools?: BlockedTool[];
+  drift_count?: number;
+  worst_severity?: Severity | null;
+  version?: number;
+  updated_at?: number;
+}
+
+export type InboxItem = (PlanSummary & { kind: 'plan' }) | (ServerSummary & { kind: 'server' });
+
+export interface Decision {
+  decision: 'approve' | 'reject';
+  reason: string;
+  approver_key_id: string;
+  created_at: number;
+  expires_at: number;
+  consumed: boolean;
+}
+
+export interface Check {
+  probe: string;
+  target?: string;
+  params?: Record<string, unknown>;
+  description?: string;
+}
+
+export interface Stage {
+  id: string;
+  action: string;
+  target: string;
+  params?: Record<string, unknown>;
+  preconditions?: Check[];
+  verify?: Check[];
+  rollback?: string;
+}
+
+export interface PlanDocument {
+  schema_version: string;
+  plan_id: string;
+  title: string;
+  proposer: string;
+  created_at: string;
+  description?: string;
+  body: { stages: Stage[]; [ext: string]: unknown };
+}
+
+export interface PlanDetail {
+  plan: PlanSummary;
+  document: PlanDocument | null;
+  canonical: string;
+  policy_digest: string;
+  validation: { ok: boolean; violations: string[] };
+  diff: string | null;
+  revisions: PlanSummary[];
+  decisions: Decision[];
+}
+
+export interface Tool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema?: unknown;
+  outputSchema?: unknown;
+  annotations?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+
+export interface Surface {
+  instructions: string | null;
+  tools: Tool[];
+}
+
+export interface Drift {
+  tool: string | null;
+  kind: string;
+  severity: Severity;
+  action: string;
+  scope: 'server' | 'tool';
+  summary: string;
+  findings: string[];
+}
+
+export interface ServerDetail {
+  server: ServerSummary;
+  subject: string;
+  policy_digest: string;
+  baseline: Surface | null;
+  observed: Surface | null;
+  drift: Drift[];
+}
+
+export interface LogEntry {
+  index: number;
+  entry: Record<string, unknown> & { type?: string; time?: number };
+}
+
+export interface LogPage {
+  size: number;
+  from: number;
+  entries: LogEntry[];
+}
+
+export interface Checkpoint {
+  size: number;
+  root: string;
+  note: string | null;
+  verifier_key: string;
+}
+
+export interface Approver {
+  key_id: string;
+  identity: string;
+  label: string;
+  added_at: number;
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  inbox: () => request<{ items: InboxItem[] }>('/api/v1/inbox'),
+  plans: (status?: string) =>
+    request<{ plans: PlanSummary[] }>('/api/v1/plans' + (status ? `?status=${enc(status)}` : '')),
+  plan: (id: string) => request<PlanDetail>(`/api/v1/plans/${enc(id)}`),
+  servers: () => request<{ servers: ServerSummary[] }>('/api/v1/servers'),
+  server: (name: string) => request<ServerDetail>(`/api/v1/servers/${enc(name)}`),
+  approvers: () => request<{ approvers: Approver[] }>('/api/v1/approvers'),
+  log: (from?: number, limit = 100) =>
+    request<LogPage>(`/api/v1/log?limit=${limit}` + (from !== undefined ? `&from=${from}` : '')),
+  checkpoint: () => request<Checkpoint>('/api/v1/log/checkpoint'),
+  decide: (kind: 'plan' | 'server', subject: string, env: DsseEnvelope) =>
+    request<Record<string, unknown>>(`/api/v1/${kind === 'plan' ? 'plans' : 'servers'}/${enc(subject)}/decisions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(env),
+    }),
+};

@@ -1,0 +1,63 @@
+// Hash routes (#/plans/ID): they work the same served by the gateway, from a
+// file, or inside the desktop app's web view.
+import { useEffect, useState } from 'preact/hooks';
+
+export type Route =
+  | { name: 'inbox' }
+  | { name: 'plans' }
+  | { name: 'plan'; id: string }
+  | { name: 'servers' }
+  | { name: 'server'; name_: string }
+  | { name: 'log' }
+  | { name: 'settings' };
+
+export function parse(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  switch (parts[0]) {
+    case 'plans':
+      return parts[1] ? { name: 'plan', id: parts[1] } : { name: 'plans' };
+    case 'servers':
+      return parts[1] ? { name: 'server', name_: parts[1] } : { name: 'servers' };
+    case 'log':
+      return { name: 'log' };
+    case 'settings':
+      return { name: 'settings' };
+    default:
+      return { name: 'inbox' };
+  }
+}
+
+export const href = {
+  inbox: () => '#/inbox',
+  plans: () => '#/plans',
+  plan: (id: string) => `#/plans/${encodeURIComponent(id)}`,
+  servers: () => '#/servers',
+  server: (name: string) => `#/servers/${encodeURIComponent(name)}`,
+  log: () => '#/log',
+  settings: () => '#/settings',
+};
+
+export function go(h: string) {
+  if (location.hash !== h) location.hash = h;
+}
+
+export function useRoute(): Route {
+  const [r, setR] = useState(() => parse(location.hash));
+  useEffect(() => {
+    const f = () => setR(parse(location.hash));
+    window.addEventListener('hashchange', f);
+    return () => window.removeEventListener('hashchange', f);
+  }, []);
+  return r;
+}
+
+let lastList = href.inbox();
+
+/** Lists remember themselves, so `u`/Esc in a detail view returns there. */
+export function rememberList(h: string) {
+  lastList = h;
+}
+
+export function backToList() {
+  go(lastList);
+}

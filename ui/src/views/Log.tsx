@@ -1,0 +1,186 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, type LogEntry } from '../lib/api';
+import { useListNav, useLive, useResource, useTick, ago, fullTime } from '../lib/hooks';
+import { verifyCheckpoint, type CheckpointVerification } from '../lib/note';
+import { ErrorBanner, Hash, pretty, SkeletonBlock, SkeletonRows, Empty } from '../components/ui';
+
+const PAGE = 100;
+
+/** One line about a log entry, by its type. */
+export function subject(e: LogEntry['entry']): string {
+  const s = (k: string) => (typeof e[k] === 'string' ? (e[k] as string) : typeof e[k] === 'number' ? String(e[k]) : '');
+  const q = (k: string) => (s(k) ? ` “${s(k)}”` : '');
+  switch (e.type) {
+    case 'plan.proposed':
+      return `plan ${s('plan_id')} r${s('revision')} · ${s('title')} · ${s('risk')} risk · by ${s('proposer')}`;
+    case 'plan.decision':
+      return `${s('decision')} plan ${s('plan_id')} r${s('revision')} · by ${s('approver')}${q('reason')}`;
+    case 'plan.transition':
+      return `plan ${s('plan_id')} r${s('revision')}: ${s('from')} → ${s('to')}${q('reason')}`;
+    case 'tool.call':
+      return `${s('agent')} called ${s('server')} ${s('tool')} → ${s('outcome')}`;
+    case 'approver.registered':
+      return `${s('identity')} · ${s('key_id').slice(0, 24)}… · ${s('label')}`;
+    case 'apikey.issued':
+      return `${s('kind')} key for ${s('name')}${s('role') ? ` (${s('role')})` : ''}`;
+  }
+  if (e.type?.startsWith('server.')) {
+    const drift = Array.isArray(e.drift) ? e.drift.length : 0;
+    return [
+      `server ${s('server')}${s('status') ? ` → ${s('status')}` : ''}`,
+      drift ? `${drift} drift${drift > 1 ? 's' : ''}` : '',
+      s('approver') ? `by ${s('approver')}${q('reason')}` : q('reason').trim(),
+      !s('status') && s('surface_hash') ? `surface ${s('surface_hash').slice(7, 19)}` : '',
+    ]
+      .filter(Boolean)
+      .join(' · ');
+  }
+  const bits = ['plan_id', 'server', 'tool', 'title', 'decision', 'status', 'reason'].map(s).filter(Boolean);
+  return bits.join(' · ') || Object.keys(e).filter((k) => k !== 'type' && k !== 'time' && k !== 'seq').join(', ');
+}
+
+export function Log() {
+  useTick();
+  const cp = useResource(() => api.checkpoint(), []);
+  const [older, setOlder] = useState<LogEntry[]>([]);
+  const page = useResource(() => api.log(undefined, PAGE), []);
+  useLive(() => true, () => {
+    cp.reload();
+    page.reload();
+  });
+  const [ver, setVer] = useState<CheckpointVerification | null>(null);
+  useEffect(() => {
+    if (!cp.data) return;
+    setVer(null);
+    void verifyCheckpoint(cp.data.note, cp.data.verifier_key, cp.data).then(setVer, (e: Error) =>
+      setVer({ ok: false, message: e.message }),
+    );
+  }, [cp.data]);
+  const entries = [...(page.data?.entries ?? []), ...older].sort((a, b) => b.index - a.index);
+  const dedup = entries.filter((e, i) => i === 0 || entries[i - 1].index !== e.index);
+  const keys = dedup.map((e) => String(e.index));
+  const nav = useListNav(keys, () => undefined);
+  const selected = dedup.find((e) => String(e.index) === nav.selected);
+  const lowest = dedup.length ? dedup[dedup.length - 1].index : 0;
+  const loadOlder = async () => {
+    const from = Math.max(0, lowest - PAGE);
+    const more = await api.log(from, lowest - from);
+    setOlder((o) => [...o, ...more.entries]);
+  };
+  return (
+    <div class="page">
+      <div class="page-head">
+        <div>
+          <h1>Log</h1>
+          <div class="sub">Every proposal, decision, drift and tool call, as leaves of a signed Merkle log.</div>
+        </div>
+      </div>
+      {(cp.error || page.error) && <ErrorBanner error={(cp.error || page.error)!} onRetry={() => (cp.reload(), page.reload())} />}
+      <div class="card" data-testid="checkpoint">
+        <div class="card-head">
+          <h3>Latest checkpoint</h3>
+          <span class="right muted" style={{ fontSize: '12.5px' }}>
+            signed tree head (C2SP signed note)
+          </span>
+        </div>
+        {!cp.data ? (
+          <SkeletonBlock lines={3} />
+        ) : (
+          <div class="card-body">
+            <div class="stat-row">
+              <div class="stat">
+                <div class="l">Checkpoint size</div>
+                <div class="v" data-testid="checkpoint-size">
+                  {ver?.size ?? cp.data.size}
+                </div>
+              </div>
+              <div class="stat">
+                <div class="l">Root</div>
+                <div class="mono" style={{ marginTop: '6px', wordBreak: 'break-all' }} data-testid="checkpoint-root">
+                  {ver?.rootHex ?? cp.data.root}
+                </div>
+              </div>
+            </div>
+            <div
+              class={`verify ${ver === null ? 'pending' : ver.ok ? 'ok' : 'bad'}`}
+              data-testid="checkpoint-verify"
+              data-ok={ver === null ? '' : String(ver.ok)}
+            >
+              <b>{ver === null ? '…' : ver.ok ? '✓ Verified' : '✗ Not verified'}</b>
+              <span>{ver === null ? 'Checking the signature…' : ver.message}</span>
+            </div>
+            <div class="stage-grid">
+              <div>
+                <div class="sub-h">Note</div>
+                <pre class="block" style={{ fontSize: '11.5px' }}>{cp.data.note ?? 'none yet'}</pre>
+              </div>
+              <div>
+                <div class="sub-h">Log verifier key</div>
+                <Hash value={cp.data.verifier_key} />
+                <div class="help">
+                  Offline: <code>interlock audit verify</code> rebuilds the tree from every leaf.
+                </div>
+              </div>
+            </div>
+          </div>
+        )}
+      </div>
+      <div class="section-title">
+        Entries {page.data && <span class="faint">({page.data.size} in all)</span>}
+      </div>
+      <div class="log-grid">
+        <div class="list" data-testid="log-entries">
+          {!page.data ? (
+            <SkeletonRows n={8} cols={1} />
+          ) : dedup.length === 0 ? (
+            <Empty title="The log is empty" />
+          ) : (
+            <>
+              {dedup.map((e) => (
+                <div
+                  class={`row log-row${nav.selected === String(e.index) ? ' selected' : ''}`}
+                  data-key={String(e.index)}
+                  data-testid="log-row"
+                  onClick={() => nav.select(String(e.index))}
+                >
+                  <span class="idx">#{e.index}</span>
+                  <span class="type">
+                    <span class="chip">{e.entry.type ?? '?'}</span>
+                  </span>
+                  <span class="subj">{subject(e.entry)}</span>
+                  <span class="time" title={fullTime(e.entry.time)}>
+                    {ago(e.entry.time)}
+                  </span>
+                </div>
+              ))}
+              {lowest > 0 && (
+                <div class="row" style={{ justifyContent: 'center', cursor: 'default' }}>
+                  <button class="btn small" onClick={() => void loadOlder()}>
+                    Load older entries
+                  </button>
+                </div>
+              )}
+            </>
+          )}
+        </div>
+        <div class="card aside" style={{ gap: 0 }}>
+          <div class="card-head">
+            <h3>{selected ? `Entry #${selected.index}` : 'Entry'}</h3>
+            <span class="right muted" style={{ fontSize: '12px' }}>
+              <kbd>j</kbd> <kbd>k</kbd>
+            </span>
+          </div>
+          <div class="card-body">
+            {selected ? (
+              <pre class="block" style={{ maxHeight: '60vh' }} data-testid="log-entry">
+                {pretty(selected.entry)}
+              </pre>
+            ) : (
+              <div class="none">Select an entry.</div>
+            )}
+          </div>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,369 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Check, type PlanDetail, type Stage } from '../lib/api';
+import { useLive, useResource, useSectionNav, useTick, ago } from '../lib/hooks';
+import { backToList, href } from '../lib/router';
+import { takeIntent } from '../lib/intent';
+import { canonicalBytes } from '../lib/jcs';
+import { toHex } from '../lib/statement';
+import { DecisionDialog, type DecisionTarget } from '../components/Dialog';
+import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
+import { CopyButton, ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
+import { toast } from '../components/Toasts';
+import { plural } from '../components/ui';
+
+function Checks({ list, empty }: { list?: Check[]; empty: string }) {
+  if (!list?.length) return <div class="none">{empty}</div>;
+  return (
+    <ul class="checks">
+      {list.map((c) => (
+        <li>
+          <span class="probe">{c.probe}</span>
+          {c.target && <span class="mono"> → {c.target}</span>}
+          {c.params && Object.keys(c.params).length > 0 && (
+            <span class="mono muted"> {JSON.stringify(c.params)}</span>
+          )}
+          {c.description && <div class="d">{c.description}</div>}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function longest(diff: string): number {
+  return diff.split('\n').reduce((m, l) => Math.max(m, l.length), 0);
+}
+
+/** Params as key → value; multi-line strings shown as the text they are. */
+function Params({ params }: { params: Record<string, unknown> }) {
+  return (
+    <div class="params">
+      {Object.keys(params)
+        .sort()
+        .map((k) => {
+          const v = params[k];
+          const text = typeof v === 'string' && v.includes('\n');
+          return (
+            <>
+              <span class="pk">{k}</span>
+              <div style={{ minWidth: 0 }}>
+                <pre class="block">{text ? v : pretty(v)}</pre>
+                {text && (
+                  <div class="text-note">
+                    text, {(v as string).split('\n').length - ((v as string).endsWith('\n') ? 1 : 0)} lines
+                    {(v as string).endsWith('\n') ? ', ends with a newline' : ''}
+                  </div>
+                )}
+              </div>
+            </>
+          );
+        })}
+    </div>
+  );
+}
+
+function StageCard({ s, n }: { s: Stage; n: number }) {
+  const params = s.params && Object.keys(s.params).length ? s.params : null;
+  return (
+    <div class="stage" data-nav data-testid="stage">
+      <div class="stage-n">{n}</div>
+      <div style={{ minWidth: 0 }}>
+        <div class="stage-top">
+          <span class="stage-id">{s.id}</span>
+          <span class="action">{s.action}</span>
+        </div>
+        <div class="target">
+          <span class="arrow">target</span>
+          {s.target}
+        </div>
+        <div class="stage-grid">
+          <div class="full">
+            <div class="sub-h">Params</div>
+            {params ? <Params params={params} /> : <div class="none">none</div>}
+          </div>
+          <div>
+            <div class="sub-h">Preconditions</div>
+            <Checks list={s.preconditions} empty="none" />
+          </div>
+          <div>
+            <div class="sub-h">Verify</div>
+            <Checks list={s.verify} empty="none" />
+          </div>
+          <div class="full">
+            <div class="sub-h">Rollback (for a human; never run automatically)</div>
+            {s.rollback ? <div class="rollback">{s.rollback}</div> : <div class="none">none</div>}
+          </div>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** Recomputes the plan hash from the canonical document, here in the browser. */
+function useRecomputed(d: PlanDetail | undefined): boolean | null {
+  const [ok, setOk] = useState<boolean | null>(null);
+  useEffect(() => {
+    setOk(null);
+    if (!d?.canonical) return;
+    let live = true;
+    try {
+      const body = (JSON.parse(d.canonical) as { body: unknown }).body;
+      void crypto.subtle.digest('SHA-256', canonicalBytes(body) as BufferSource).then((h) => {
+        if (live) setOk('sha256:' + toHex(new Uint8Array(h)) === d.plan.plan_hash);
+      });
+    } catch {
+      setOk(false);
+    }
+    return () => {
+      live = false;
+    };
+  }, [d?.canonical, d?.plan.plan_hash]);
+  return ok;
+}
+
+export function PlanView({ id }: { id: string }) {
+  useTick();
+  const res = useResource(() => api.plan(id), [id]);
+  useLive((e) => e.subject_kind === 'plan' && e.subject === id, res.reload);
+  const [dialog, setDialogKind] = useState<'approve' | 'reject' | null>(null);
+  // What the dialog signs is fixed when it opens: a live update cannot swap it.
+  const [frozen, setFrozen] = useState<DecisionTarget | null>(null);
+  const [layout, setLayout] = useDiffLayout();
+  const d = res.data;
+  const open = d?.plan.status === 'PROPOSED';
+  const recomputed = useRecomputed(d);
+  useEffect(() => {
+    if (!d) return;
+    const want = takeIntent(href.plan(id));
+    if (want && open) setDialog(want);
+  }, [d]);
+  useSectionNav(
+    dialog
+      ? {}
+      : {
+          a: () => open && setDialog('approve'),
+          r: () => open && setDialog('reject'),
+          d: () => setLayout(layout === 'side-by-side' ? 'line-by-line' : 'side-by-side'),
+          u: backToList,
+          Escape: backToList,
+        },
+  );
+  const target: DecisionTarget | null = d
+    ? {
+        kind: 'plan',
+        subject: d.plan.plan_id,
+        title: d.plan.title,
+        hash: d.plan.plan_hash,
+        policyDigest: d.policy_digest,
+        risk: d.plan.risk,
+        detail: `${d.plan.plan_id} · revision ${d.plan.revision} · ${plural(d.document?.body.stages.length ?? 0, 'stage')} · proposed by ${d.plan.proposer}`,
+      }
+    : null;
+  function setDialog(k: 'approve' | 'reject' | null) {
+    setFrozen(k ? target : null);
+    setDialogKind(k);
+  }
+  const stages = d?.document?.body.stages ?? [];
+  const extensions = d?.document ? Object.entries(d.document.body).filter(([k]) => k !== 'stages') : [];
+  return (
+    <div class="page">
+      <div class="page-head">
+        <div style={{ minWidth: 0 }}>
+          <a class="crumb" href={href.plans()}>
+            ← Plans
+          </a>
+          <div class="title-line">
+            <h1 data-testid="plan-title">{d ? d.plan.title : id}</h1>
+            {d && <Status status={d.plan.status} />}
+            {d && <RiskBadge risk={d.plan.risk} label="Risk" />}
+          </div>
+          <div class="sub">
+            {d ? (
+              <>
+                <span class="mono">{d.plan.plan_id}</span>·<span>revision {d.plan.revision}</span>·
+                <span>proposed by {d.plan.proposer}</span>·<Time unix={d.plan.updated_at} />
+              </>
+            ) : (
+              <span>&nbsp;</span>
+            )}
+          </div>
+        </div>
+        <div class="actions">
+          <button class="btn danger" disabled={!open} onClick={() => setDialog('reject')} data-testid="reject">
+            Reject <kbd>r</kbd>
+          </button>
+          <button class="btn primary" disabled={!open} onClick={() => setDialog('approve')} data-testid="approve">
+            Approve <kbd>a</kbd>
+          </button>
+        </div>
+      </div>
+      {res.error && <ErrorBanner error={res.error} onRetry={res.reload} />}
+      {d && !d.validation.ok && (
+        <div class="banner bad" role="alert">
+          <Icon name="alert" />
+          <div>
+            <b>This plan breaks the policy in force</b>
+            <ul style={{ margin: '4px 0 0', paddingLeft: '18px' }}>
+              {d.validation.violations.map((v) => (
+                <li class="mono">{v}</li>
+              ))}
+            </ul>
+          </div>
+        </div>
+      )}
+      {d && !open && (
+        <div class="banner info">
+          <Icon name="info" />
+          <div>
+            <b>Revision {d.plan.revision} is {d.plan.status}</b>
+            <span>Nothing to decide here.</span>
+          </div>
+        </div>
+      )}
+      <div class="grid-detail">
+        <div style={{ minWidth: 0 }}>
+          {d?.document?.description && <p style={{ marginTop: 0, fontSize: '14.5px' }}>{d.document.description}</p>}
+          <div class="section-title">
+            Stages {d && <span class="faint">({stages.length}, run in order)</span>}
+          </div>
+          <div class="card">
+            {!d ? <SkeletonBlock lines={6} /> : stages.map((s, i) => <StageCard s={s} n={i + 1} />)}
+          </div>
+          {extensions.length > 0 && (
+            <>
+              <div class="section-title">Extension fields</div>
+              <div class="card card-body">
+                <pre class="block">{pretty(Object.fromEntries(extensions))}</pre>
+              </div>
+            </>
+          )}
+        </div>
+        <div class="aside">
+          <div class="card">
+            <div class="card-head">
+              <h3>What an approval signs</h3>
+            </div>
+            <div class="card-body">
+              <dl class="kv stacked">
+                <dt>Plan hash</dt>
+                <dd data-testid="plan-hash">{d ? <Hash value={d.plan.plan_hash} /> : <span class="sk" />}</dd>
+                <dt>Check</dt>
+                <dd>
+                  {recomputed === null ? (
+                    <span class="muted">…</span>
+                  ) : recomputed ? (
+                    <span style={{ color: 'var(--ok)' }} data-testid="hash-recomputed">
+                      ✓ recomputed from the canonical body here
+                    </span>
+                  ) : (
+                    <span style={{ color: 'var(--bad)' }}>✗ the body does not hash to this value</span>
+                  )}
+                </dd>
+                <dt>Policy</dt>
+                <dd>{d ? <Hash value={d.policy_digest} /> : null}</dd>
+              </dl>
+            </div>
+          </div>
+          <div class="card">
+            <div class="card-head">
+              <h3>Decisions so far</h3>
+              <span class="right faint">{d?.decisions.length ?? ''}</span>
+            </div>
+            {d && d.decisions.length === 0 ? (
+              <div class="card-body none">No decisions on this revision yet.</div>
+            ) : (
+              <ul class="inline-list" data-testid="decisions">
+                {d?.decisions.map((x) => (
+                  <li style={{ flexDirection: 'column', alignItems: 'flex-start' }}>
+                    <span class="row-gap">
+                      <Status status={x.decision === 'approve' ? 'APPROVED' : 'REJECTED'} />
+                      <span class="muted">{ago(x.created_at)}</span>
+                      {x.consumed && <span class="faint">· used</span>}
+                    </span>
+                    <span>{x.reason}</span>
+                    <span class="mono faint" style={{ fontSize: '11px' }} title={x.approver_key_id}>
+                      {x.approver_key_id.slice(0, 24)}…
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </div>
+          <div class="card">
+            <div class="card-head">
+              <h3>Revisions</h3>
+            </div>
+            <ul class="inline-list">
+              {d?.revisions
+                .slice()
+                .reverse()
+                .map((r) => (
+                  <li>
+                    <b style={{ width: '28px' }}>r{r.revision}</b>
+                    <Status status={r.status} />
+                    <code class="ellipsis faint" title={r.plan_hash} style={{ flex: 1 }}>
+                      {r.plan_hash.slice(7, 19)}
+                    </code>
+                    <span class="muted">{ago(r.updated_at)}</span>
+                  </li>
+                ))}
+            </ul>
+          </div>
+        </div>
+      </div>
+      <div class="wide">
+      {d?.diff && (
+        <>
+          <div class="section-title">
+            Changes since revision {d.revisions.filter((r) => r.revision < d.plan.revision).slice(-1)[0]?.revision}
+            <span class="right">
+              <LayoutToggle layout={layout} set={setLayout} />
+            </span>
+          </div>
+          {layout === 'side-by-side' && longest(d.diff) > 72 && (
+            <div class="diff-note">
+              Some lines are longer than a side shows: scroll them, or press <kbd>d</kbd> for the unified view, which
+              wraps them.
+            </div>
+          )}
+          <div data-nav data-testid="plan-diff">
+            <DiffView diff={d.diff} layout={layout} minHeight={200} />
+          </div>
+        </>
+      )}
+      <div class="section-title">
+        Canonical JSON (JCS)
+        <span class="right">{d && <CopyButton text={d.canonical} label="Copy JSON" />}</span>
+      </div>
+      <div class="card card-body" data-nav>
+        {d ? <pre class="block" data-testid="canonical">{d.canonical}</pre> : <SkeletonBlock lines={3} />}
+      </div>
+          </div>
+      {dialog && frozen && (
+        <DecisionDialog
+          target={frozen}
+          currentHash={d?.plan.plan_hash}
+          decision={dialog}
+          onClose={() => setDialog(null)}
+          onChanged={(m) => {
+            setDialog(null);
+            toast(`Changed since you opened it; review it again. (${m})`, 'bad');
+            res.reload();
+          }}
+          onDone={(r) => {
+            setDialog(null);
+            const st = String(r.status ?? '');
+            const n = r.approvals as number | undefined;
+            const need = r.approvals_required as number | undefined;
+            toast(
+              st === 'PROPOSED' && n !== undefined && need !== undefined
+                ? `Approval recorded: ${n} of ${need} needed`
+                : `${d!.plan.title}: ${st}`,
+              dialog === 'approve' ? 'ok' : 'info',
+            );
+            res.reload();
+          }}
+        />
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,375 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, type ServerDetail, type Tool } from '../lib/api';
+import { useLive, useResource, useSectionNav, useTick } from '../lib/hooks';
+import { backToList, href } from '../lib/router';
+import { takeIntent } from '../lib/intent';
+import type { SurfaceDiff } from '../lib/surfaceDiff';
+import { DecisionDialog, type DecisionTarget } from '../components/Dialog';
+import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
+import { ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
+import { toast } from '../components/Toasts';
+import { plural } from '../components/ui';
+
+/** How many monospace columns one side of the diff shows without scrolling. */
+function useDiffColumns(layout: string): number {
+  const measure = () => {
+    const page = document.querySelector<HTMLElement>('.page');
+    const w = (page?.clientWidth ?? 1200) - 64;
+    const side = layout === 'side-by-side' ? w / 2 : w;
+    // 12.5px monospace ≈ 7.6px a column; minus line numbers, +/- marker and padding.
+    return Math.max(32, Math.min(160, Math.floor((side - 100) / 7.6)));
+  };
+  const [cols, setCols] = useState(measure);
+  useEffect(() => {
+    const f = () => setCols(measure());
+    f();
+    window.addEventListener('resize', f);
+    return () => window.removeEventListener('resize', f);
+  }, [layout]);
+  return cols;
+}
+
+function canApprove(d: ServerDetail | undefined): boolean {
+  const s = d?.server;
+  if (!s || !s.observed_hash || s.status === 'UNSEEN') return false;
+  return s.status !== 'TRUSTED' || s.observed_hash !== s.baseline_hash || (s.blocked_tools?.length ?? 0) > 0;
+}
+
+function ToolCard({ t, blocked }: { t: Tool; blocked?: string }) {
+  const ann = t.annotations && Object.keys(t.annotations).length ? t.annotations : null;
+  return (
+    <div class={`tool-card${blocked ? ' blocked' : ''}`} data-testid="tool">
+      <div class="name">
+        {t.name}
+        {blocked && <span class={`chip act-${blocked}`}>{blocked}</span>}
+      </div>
+      <p>{t.description ?? <span class="none">no description</span>}</p>
+      {t.inputSchema !== undefined && <pre class="block nowrap">{pretty(t.inputSchema)}</pre>}
+      {ann && (
+        <div class="row-gap" style={{ marginTop: '8px' }}>
+          {Object.entries(ann).map(([k, v]) => (
+            <span class="chip">
+              {k}: {JSON.stringify(v)}
+            </span>
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function banner(d: ServerDetail) {
+  const s = d.server;
+  if (s.status === 'QUARANTINED')
+    return (
+      <div class="banner bad" role="alert">
+        <Icon name="stop" />
+        <div>
+          <b>Quarantined: none of this server’s tools are served</b>
+          <span>Its surface drifted in a way the policy quarantines. Approving makes the observed surface the new baseline.</span>
+        </div>
+      </div>
+    );
+  if (s.status === 'PENDING')
+    return (
+      <div class="banner info">
+        <Icon name="new" />
+        <div>
+          <b>New server: nothing is served until a reviewer approves its surface</b>
+          <span>Read every tool’s description and schema below: agents will see them exactly so.</span>
+        </div>
+      </div>
+    );
+  if (s.status === 'REJECTED')
+    return (
+      <div class="banner bad">
+        <Icon name="x" />
+        <div>
+          <b>Rejected: none of its tools are served</b>
+        </div>
+      </div>
+    );
+  if (s.blocked_tools?.length)
+    return (
+      <div class="banner warn">
+        <Icon name="alert" />
+        <div>
+          <b>
+            {s.blocked_tools.length} tool{s.blocked_tools.length > 1 ? 's' : ''} held for review; the rest are served
+          </b>
+          <span>Approving the observed surface releases them.</span>
+        </div>
+      </div>
+    );
+  return null;
+}
+
+export function ServerView({ name }: { name: string }) {
+  useTick();
+  const res = useResource(() => api.server(name), [name]);
+  useLive((e) => e.subject_kind === 'server' && e.subject === name, res.reload);
+  const [dialog, setDialogKind] = useState<'approve' | 'reject' | null>(null);
+  // What the dialog signs is fixed when it opens: a live update cannot swap it.
+  const [frozen, setFrozen] = useState<DecisionTarget | null>(null);
+  const [layout, setLayout] = useDiffLayout();
+  const d = res.data;
+  const s = d?.server;
+  const approvable = canApprove(d);
+  const rejectable = !!s?.observed_hash && s.status !== 'REJECTED';
+  useEffect(() => {
+    if (!d) return;
+    const want = takeIntent(href.server(name));
+    if (want && (want === 'approve' ? approvable : rejectable)) setDialog(want);
+  }, [d]);
+  useSectionNav(
+    dialog
+      ? {}
+      : {
+          a: () => approvable && setDialog('approve'),
+          r: () => rejectable && setDialog('reject'),
+          d: () => setLayout(layout === 'side-by-side' ? 'line-by-line' : 'side-by-side'),
+          u: backToList,
+          Escape: backToList,
+        },
+  );
+  // The diff machinery loads on demand (it is most of a diff's weight).
+  const width = useDiffColumns(layout);
+  const [diff, setDiff] = useState<SurfaceDiff | null>(null);
+  useEffect(() => {
+    if (!d?.baseline) return setDiff(null);
+    let live = true;
+    void import('../lib/surfaceDiff').then((m) => live && setDiff(m.surfaceDiff(d.baseline, d.observed, width)));
+    return () => {
+      live = false;
+    };
+  }, [d, width]);
+  const blocked = new Map((s?.blocked_tools ?? []).map((b) => [b.tool, b.action]));
+  const target: DecisionTarget | null =
+    d && s?.observed_hash
+      ? {
+          kind: 'server',
+          subject: s.name,
+          title: `Server ${s.name}`,
+          hash: s.observed_hash,
+          policyDigest: d.policy_digest,
+          risk: s.worst_severity ?? null,
+          detail: `${d.subject} · ${plural(s.tools ?? 0, 'tool')} · ${plural(d.drift.length, 'drift')} · status ${s.status}`,
+        }
+      : null;
+  function setDialog(k: 'approve' | 'reject' | null) {
+    setFrozen(k ? target : null);
+    setDialogKind(k);
+  }
+  return (
+    <div class="page">
+      <div class="page-head">
+        <div style={{ minWidth: 0 }}>
+          <a class="crumb" href={href.servers()}>
+            ← Servers
+          </a>
+          <div class="title-line">
+            <h1>
+              Server <span class="mono" style={{ fontSize: '19px' }}>{name}</span>
+            </h1>
+            {s && <Status status={s.status} />}
+            {s?.worst_severity && <RiskBadge risk={s.worst_severity} label="Worst drift" />}
+          </div>
+          <div class="sub">
+            {s ? (
+              <>
+                <span class="row-gap" style={{ gap: '6px' }}>
+                  <span class={`dot ${s.link?.state ?? ''}`} />
+                  {s.link?.state ?? 'not configured'}
+                </span>
+                ·<span>
+                  {s.served_tools ?? 0} of {s.tools ?? 0} tools served
+                </span>
+                ·<Time unix={s.updated_at} />
+              </>
+            ) : (
+              <span>&nbsp;</span>
+            )}
+          </div>
+        </div>
+        <div class="actions">
+          <button class="btn danger" disabled={!rejectable} onClick={() => setDialog('reject')} data-testid="reject">
+            Reject <kbd>r</kbd>
+          </button>
+          <button class="btn primary" disabled={!approvable} onClick={() => setDialog('approve')} data-testid="approve">
+            Approve surface <kbd>a</kbd>
+          </button>
+        </div>
+      </div>
+      {res.error && <ErrorBanner error={res.error} onRetry={res.reload} />}
+      {d && banner(d)}
+      <div class="card facts" data-testid="facts">
+        <div>
+          <dt>Subject (what an approval names)</dt>
+          <dd class="mono">{d?.subject ?? '…'}</dd>
+        </div>
+        <div>
+          <dt>Transport</dt>
+          <dd class="mono ellipsis" title={s?.transport ?? ''}>
+            {s?.transport ?? '—'}
+          </dd>
+        </div>
+        <div>
+          <dt>Observed surface (what an approval signs)</dt>
+          <dd data-testid="observed-hash">
+            <Hash value={s?.observed_hash} />
+          </dd>
+        </div>
+        <div>
+          <dt>Approved baseline</dt>
+          <dd>
+            <Hash value={s?.baseline_hash} />
+          </dd>
+        </div>
+        <div>
+          <dt>Policy</dt>
+          <dd>
+            <Hash value={d?.policy_digest} />
+          </dd>
+        </div>
+        <div>
+          <dt>Link</dt>
+          <dd>
+            {s?.link?.state ?? '—'}
+            {s?.link?.error && <span class="muted"> · {s.link.error}</span>}
+            {s?.version !== undefined && <span class="muted"> · record version {s.version}</span>}
+          </dd>
+        </div>
+      </div>
+      <div>
+          {(!d || d.drift.length > 0) && (
+            <>
+              <div class="section-title">Drift {d && <span class="faint">({d.drift.length})</span>}</div>
+              <div class="card" data-testid="drift-list">
+                {!d ? (
+                  <SkeletonBlock lines={3} />
+                ) : (
+                  d.drift.map((x) => (
+                    <div class="drift" data-nav data-testid="drift">
+                      <div>
+                        <RiskBadge risk={x.severity} label="Severity" />
+                      </div>
+                      <div style={{ minWidth: 0 }}>
+                        <div class="what">
+                          <span class="chip">{x.kind}</span>
+                          {x.tool && (
+                            <span>
+                              tool <b class="mono">{x.tool}</b>
+                            </span>
+                          )}
+                          <span class={`chip act-${x.action}`}>action: {x.action}</span>
+                          <span class="chip">scope: {x.scope}</span>
+                        </div>
+                        <div class="summary">{x.summary}</div>
+                        {x.findings.length > 0 && (
+                          <div class="findings">
+                            {x.findings.map((f) => (
+                              <span class="chip finding">{f}</span>
+                            ))}
+                          </div>
+                        )}
+                      </div>
+                    </div>
+                  ))
+                )}
+              </div>
+            </>
+          )}
+          {s?.blocked_tools && s.blocked_tools.length > 0 && (
+            <>
+              <div class="section-title">Blocked tools</div>
+              <div class="card">
+                <ul class="inline-list" data-testid="blocked">
+                  {s.blocked_tools.map((b) => (
+                    <li>
+                      <b class="mono">{b.tool}</b>
+                      <span class={`chip act-${b.action}`}>{b.action}</span>
+                      <span class="ellipsis muted" title={b.why}>
+                        {b.why}
+                      </span>
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            </>
+          )}
+          {!d && <SkeletonBlock lines={8} />}
+        </div>
+      <div class="wide">
+      {diff && diff.changed.length > 0 && (
+        <>
+          <div class="section-title">
+            Baseline → observed
+            <span class="faint" style={{ textTransform: 'none', letterSpacing: 0, fontWeight: 500 }}>
+              {diff.changed.length} changed
+            </span>
+            <span class="right">
+              <LayoutToggle layout={layout} set={setLayout} />
+            </span>
+          </div>
+          <div data-nav data-testid="surface-diff">
+            <DiffView diff={diff.patch} layout={layout} minHeight={240} />
+          </div>
+        </>
+      )}
+      {d?.observed && (
+        <>
+          <div class="section-title">
+            {d.baseline ? 'Observed surface' : 'Surface to approve'}{' '}
+            <span class="faint">({d.observed.tools.length} tools)</span>
+          </div>
+          {d.observed.instructions && (
+            <div class="card card-body" style={{ marginBottom: '12px' }}>
+              <div class="sub-h">Server instructions</div>
+              <div style={{ whiteSpace: 'pre-wrap' }}>{d.observed.instructions}</div>
+            </div>
+          )}
+          {d.baseline && diff && diff.changed.length > 0 ? (
+            <div class="card">
+              <details class="unchanged">
+                <summary>
+                  Show all {d.observed.tools.length} tools ({diff.unchanged.length} unchanged:{' '}
+                  {diff.unchanged.join(', ') || 'none'})
+                </summary>
+                <div class="card-body tools-grid">
+                  {d.observed.tools.map((t) => (
+                    <ToolCard t={t} blocked={blocked.get(t.name)} />
+                  ))}
+                </div>
+              </details>
+            </div>
+          ) : (
+            <div class="tools-grid" data-nav>
+              {d.observed.tools.map((t) => (
+                <ToolCard t={t} blocked={blocked.get(t.name)} />
+              ))}
+            </div>
+          )}
+        </>
+      )}
+      </div>
+      {dialog && frozen && (
+        <DecisionDialog
+          target={frozen}
+          currentHash={s?.observed_hash ?? undefined}
+          decision={dialog}
+          onClose={() => setDialog(null)}
+          onChanged={(m) => {
+            setDialog(null);
+            toast(`Changed since you opened it; review it again. (${m})`, 'bad');
+            res.reload();
+          }}
+          onDone={(r) => {
+            setDialog(null);
+            toast(`Server ${name}: ${String(r.status ?? 'decided')}`, dialog === 'approve' ? 'ok' : 'info');
+            res.reload();
+          }}
+        />
+      )}
+    </div>
+  );
+}
