@@ -580,21 +580,6 @@ async fn tools_call(
     verdict.insert("findings".into(), assessment.findings_value());
     verdict.insert("shadow".into(), canon::Value::Bool(agent.shadow));
 
-    // The agent's retry of a call a reviewer has approved: run that plan, once.
-    if let Some(plan_id) = approved_held_plan(gw, agent, server, tool, &args_digest).await {
-        return run_held(
-            gw,
-            agent,
-            id,
-            &plan_id,
-            server,
-            tool,
-            &args_value,
-            &args_digest,
-            verdict,
-        )
-        .await;
-    }
     if assessment.blocked() {
         let reasons = assessment.block_reasons.join("; ");
         verdict.insert("block_reasons".into(), reasons.as_str().into());
@@ -633,6 +618,24 @@ async fn tools_call(
             "hold_reasons".into(),
             assessment.hold_reasons.join("; ").into(),
         );
+    } else if assessment.held()
+        && let Some(plan_id) = approved_held_plan(gw, agent, server, tool, &args_digest).await
+    {
+        // The agent's retry of a call a reviewer has approved: run that plan,
+        // once. (Looked up only for calls that would be held: the common path
+        // pays no store read.)
+        return run_held(
+            gw,
+            agent,
+            id,
+            &plan_id,
+            server,
+            tool,
+            &args_value,
+            &args_digest,
+            verdict,
+        )
+        .await;
     } else if assessment.held() {
         let reasons = assessment.hold_reasons.join("; ");
         verdict.insert("hold_reasons".into(), reasons.as_str().into());

@@ -1,0 +1,745 @@
+//! What the gateway adds to a tool call: the same client calls the same tiny
+//! upstream MCP server directly and through `interlock serve`, in one run.
+//!
+//! Run with a keychain (the CLI keeps its keys there):
+//!
+//! ```text
+//! source scripts/env.sh && scripts/with-keyring cargo bench --bench gateway_proxy
+//! ```
+//!
+//! - The upstream is a minimal Streamable HTTP MCP server (axum, JSON
+//!   responses, one `echo` tool) on its own tokio runtime in this process.
+//! - The gateway is the real binary (`interlock serve`), set up through the
+//!   CLI with a throwaway data dir: approver key, agent key, config, approval
+//!   of the upstream's surface.
+//! - Measured: sequential latency (p50, p99, mean over `SEQ_CALLS` calls after
+//!   a warm-up), 16-way throughput over `CONC_SECS`, and the gateway process's
+//!   CPU time (utime+stime from /proc) per proxied call.
+//!
+//! See docs/BENCHMARKS.md for figures and how to read them.
+
+use std::io::{BufRead, BufReader, Read as _};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+use serde_json::value::RawValue;
+
+const PROTOCOL: &str = "2025-11-25";
+const WARMUP_CALLS: usize = 300;
+const SEQ_CALLS: usize = 2000;
+const CONCURRENCY: usize = 16;
+const CONC_SECS: f64 = 3.0;
+
+// ---------------------------------------------------------------------------
+// The upstream: a minimal but real MCP Streamable HTTP server.
+
+#[derive(Deserialize)]
+struct UpMsg<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CallParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<EchoArgs>,
+}
+
+#[derive(Deserialize)]
+struct EchoArgs {
+    message: String,
+}
+
+fn up_json(body: Vec<u8>) -> Response {
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+fn up_result(id: &RawValue, result: serde_json::Value) -> Response {
+    up_json(serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": result})).unwrap())
+}
+
+fn up_error(id: Option<&RawValue>, code: i64, message: &str) -> Response {
+    up_json(
+        serde_json::to_vec(
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        )
+        .unwrap(),
+    )
+}
+
+static UPSTREAM_SESSIONS: AtomicU64 = AtomicU64::new(1);
+
+async fn upstream_post(_headers: HeaderMap, body: Bytes) -> Response {
+    let Ok(msg) = serde_json::from_slice::<UpMsg>(&body) else {
+        return (StatusCode::BAD_REQUEST, "not JSON-RPC").into_response();
+    };
+    let Some(id) = msg.id else {
+        // A notification (notifications/initialized, …) or a response.
+        return StatusCode::ACCEPTED.into_response();
+    };
+    match msg.method.as_deref().unwrap_or("") {
+        "initialize" => {
+            let sid = format!(
+                "upstream-session-{}",
+                UPSTREAM_SESSIONS.fetch_add(1, Ordering::Relaxed)
+            );
+            let mut r = up_result(
+                id,
+                json!({
+                    "protocolVersion": PROTOCOL,
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "bench-upstream", "version": "1.0.0"},
+                }),
+            );
+            r.headers_mut()
+                .insert("mcp-session-id", HeaderValue::from_str(&sid).unwrap());
+            r
+        }
+        "ping" => up_result(id, json!({})),
+        "tools/list" => up_result(
+            id,
+            json!({"tools": [{
+                "name": "echo",
+                "description": "Echoes back the message",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"message": {"type": "string", "description": "Text to echo"}},
+                    "required": ["message"],
+                    "additionalProperties": false,
+                },
+                "annotations": {"readOnlyHint": true, "openWorldHint": false},
+            }]}),
+        ),
+        "tools/call" => {
+            let Some(p) = msg
+                .params
+                .and_then(|p| serde_json::from_str::<CallParams>(p.get()).ok())
+            else {
+                return up_error(Some(id), -32602, "tools/call needs {name, arguments}");
+            };
+            match (p.name.as_str(), p.arguments) {
+                ("echo", Some(a)) => up_result(
+                    id,
+                    json!({"content": [{"type": "text", "text": a.message}]}),
+                ),
+                _ => up_error(Some(id), -32602, "unknown tool or missing message"),
+            }
+        }
+        other => up_error(Some(id), -32601, &format!("no method {other}")),
+    }
+}
+
+/// Starts the upstream on its own runtime thread; returns its address.
+fn start_upstream() -> std::net::SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("upstream".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("upstream-rt")
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                use axum::routing::post;
+                use axum::serve::ListenerExt as _;
+                let app = axum::Router::new().route(
+                    "/mcp",
+                    post(upstream_post)
+                        .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+                        .delete(|| async { StatusCode::OK }),
+                );
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                let listener = listener.tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
+                axum::serve(listener, app).await.unwrap();
+            });
+        })
+        .unwrap();
+    rx.recv().unwrap()
+}
+
+// ---------------------------------------------------------------------------
+// The client: the same code for both targets.
+
+#[derive(Clone)]
+struct McpClient {
+    http: reqwest::Client,
+    url: String,
+    auth: Option<String>,
+    session: Option<String>,
+    next_id: u64,
+}
+
+impl McpClient {
+    fn new(http: reqwest::Client, url: String, auth: Option<String>) -> McpClient {
+        McpClient {
+            http,
+            url,
+            auth,
+            session: None,
+            next_id: 1,
+        }
+    }
+
+    async fn post(&self, body: String) -> Result<(StatusCode, HeaderMap, Bytes), String> {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .body(body);
+        if let Some(a) = &self.auth {
+            req = req.header(header::AUTHORIZATION, a);
+        }
+        if let Some(s) = &self.session {
+            req = req
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", PROTOCOL);
+        }
+        let resp = req.send().await.map_err(|e| e.to_string())?;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let bytes = resp.bytes().await.map_err(|e| e.to_string())?;
+        Ok((status, headers, bytes))
+    }
+
+    async fn initialize(&mut self) -> Result<(), String> {
+        self.session = None;
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL}","capabilities":{{}},"clientInfo":{{"name":"gateway-proxy-bench","version":"1.0.0"}}}}}}"#
+        );
+        let (status, headers, bytes) = self.post(body).await?;
+        if status != StatusCode::OK {
+            return Err(format!(
+                "initialize: HTTP {status}: {}",
+                String::from_utf8_lossy(&bytes)
+            ));
+        }
+        self.session = headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let (status, _, bytes) = self
+            .post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned())
+            .await?;
+        if status != StatusCode::ACCEPTED {
+            return Err(format!(
+                "notifications/initialized: HTTP {status}: {}",
+                String::from_utf8_lossy(&bytes)
+            ));
+        }
+        Ok(())
+    }
+
+    async fn request(&mut self, method: &str, params: &str) -> Result<Bytes, String> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let body =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        let (status, _, bytes) = self.post(body).await?;
+        if status != StatusCode::OK || !contains(&bytes, b"\"result\"") {
+            return Err(format!(
+                "{method}: HTTP {status}: {}",
+                String::from_utf8_lossy(&bytes)
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// One `tools/call` with `params` (pre-built `{"name":…,"arguments":…}`).
+    async fn call(&mut self, params: &str) -> Result<Bytes, String> {
+        self.request("tools/call", params).await
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(64)
+        .no_proxy()
+        .build()
+        .unwrap()
+}
+
+/// `{"name":tool,"arguments":{"message":…}}` with ~200 bytes of arguments.
+fn call_params(tool: &str, message: &str) -> String {
+    json!({"name": tool, "arguments": {"message": message}}).to_string()
+}
+
+fn message() -> String {
+    // 186 chars of message + `{"message":""}` = 200 bytes of arguments.
+    let base = "The quick brown fox jumps over the lazy dog; ";
+    base.repeat(5)[..186].to_owned()
+}
+
+// ---------------------------------------------------------------------------
+// Measurement.
+
+struct Seq {
+    p50: f64,
+    p99: f64,
+    mean: f64,
+}
+
+/// Nearest-rank percentile of sorted samples.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+async fn sequential(client: &mut McpClient, params: &str, expect: &str) -> Seq {
+    let first = client.call(params).await.expect("first call");
+    assert!(
+        contains(&first, expect.as_bytes()),
+        "the echo did not come back: {}",
+        String::from_utf8_lossy(&first)
+    );
+    for _ in 0..WARMUP_CALLS {
+        client.call(params).await.expect("warm-up call");
+    }
+    let mut ms = Vec::with_capacity(SEQ_CALLS);
+    for _ in 0..SEQ_CALLS {
+        let t = Instant::now();
+        client.call(params).await.expect("call");
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let mean = ms.iter().sum::<f64>() / ms.len() as f64;
+    ms.sort_by(f64::total_cmp);
+    Seq {
+        p50: percentile(&ms, 50.0),
+        p99: percentile(&ms, 99.0),
+        mean,
+    }
+}
+
+struct Conc {
+    calls: u64,
+    secs: f64,
+    p50: f64,
+    p99: f64,
+}
+
+impl Conc {
+    fn per_sec(&self) -> f64 {
+        self.calls as f64 / self.secs
+    }
+}
+
+async fn concurrent(base: &McpClient, params: &str) -> Conc {
+    // One session per worker, like 16 agents; the reqwest pool gives each
+    // its own keep-alive connection.
+    let mut clients = Vec::new();
+    for _ in 0..CONCURRENCY {
+        let mut c = base.clone();
+        c.initialize().await.expect("initialize");
+        for _ in 0..20 {
+            c.call(params).await.expect("warm-up call");
+        }
+        clients.push(c);
+    }
+    let params: Arc<str> = Arc::from(params);
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(CONC_SECS);
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .map(|mut c| {
+            let params = Arc::clone(&params);
+            tokio::spawn(async move {
+                let mut ms = Vec::with_capacity(16_384);
+                while Instant::now() < deadline {
+                    let t = Instant::now();
+                    c.call(&params).await.expect("call");
+                    ms.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                ms
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let secs = start.elapsed().as_secs_f64();
+    all.sort_by(f64::total_cmp);
+    Conc {
+        calls: all.len() as u64,
+        secs,
+        p50: percentile(&all, 50.0),
+        p99: percentile(&all, 99.0),
+    }
+}
+
+/// utime + stime of a process, in clock ticks (every thread, live or exited).
+fn cpu_ticks(pid: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
+    // Fields after the command name (which may hold spaces) start at field 3.
+    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+struct Cpu<'a> {
+    pid: &'a str,
+    ticks: u64,
+}
+
+impl<'a> Cpu<'a> {
+    fn start(pid: &'a str) -> Cpu<'a> {
+        Cpu {
+            pid,
+            ticks: cpu_ticks(pid),
+        }
+    }
+
+    /// CPU milliseconds per call since `start`.
+    fn ms_per_call(&self, calls: u64, clk_tck: f64) -> f64 {
+        (cpu_ticks(self.pid) - self.ticks) as f64 * 1e3 / clk_tck / calls as f64
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Gateway setup through the CLI.
+
+const BIN: &str = env!("CARGO_BIN_EXE_interlock");
+
+fn cli(env: &[(&str, String)], args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("run interlock");
+    if !out.status.success() {
+        panic!(
+            "interlock {}: {}\n{}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Served {
+    child: Child,
+    addr: String,
+}
+
+fn start_gateway(env: &[(&str, String)], config: &Path, log: &Path) -> Served {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--config"])
+        .arg(config)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .expect("spawn interlock serve");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let Some(addr) = line
+        .trim()
+        .strip_prefix("interlock gateway listening on http://")
+    else {
+        let _ = child.kill();
+        panic!(
+            "interlock serve did not start: {line:?}\n{}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+    };
+    let addr = addr.to_owned();
+    // Keep draining stdout so the gateway never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = out.read_to_end(&mut sink);
+    });
+    Served { child, addr }
+}
+
+fn stop_gateway(mut s: Served) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &s.child.id().to_string()])
+        .status();
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until {
+        if let Ok(Some(_)) = s.child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = s.child.kill();
+    let _ = s.child.wait();
+}
+
+/// With `GATEWAY_PROXY_PERF=DIR`, records the gateway with `perf` during a
+/// phase into `DIR/<phase>.perf.data` (for profiling; it perturbs the figures).
+struct Perf(Option<Child>);
+
+impl Perf {
+    fn start(pid: &str, phase: &str) -> Perf {
+        let Ok(dir) = std::env::var("GATEWAY_PROXY_PERF") else {
+            return Perf(None);
+        };
+        let out = Path::new(&dir).join(format!("{phase}.perf.data"));
+        let child = Command::new("perf")
+            .args(["record", "-F", "1999", "--call-graph", "dwarf,16384", "-o"])
+            .arg(&out)
+            .args(["-p", pid])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("perf record");
+        std::thread::sleep(Duration::from_millis(300));
+        Perf(Some(child))
+    }
+
+    fn stop(self) {
+        if let Some(mut c) = self.0 {
+            let _ = Command::new("kill")
+                .args(["-INT", &c.id().to_string()])
+                .status();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The 1-, 5- and 15-minute load averages.
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn poll<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let until = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn main() {
+    // `cargo bench` passes --bench; a plain `cargo test --benches` does not:
+    // then only check that this compiles and exit quickly.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("gateway_proxy: run with `cargo bench --bench gateway_proxy`; skipped");
+        return;
+    }
+    let clk_tck: f64 = String::from_utf8(
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .expect("getconf CLK_TCK")
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .parse()
+    .expect("CLK_TCK");
+    let total = Instant::now();
+    let load_before = loadavg();
+
+    let tmp = tempfile::Builder::new()
+        .prefix("interlock-bench-")
+        .tempdir()
+        .unwrap();
+    let env = [
+        ("INTERLOCK_DATA_DIR", tmp.path().display().to_string()),
+        (
+            "INTERLOCK_KEYCHAIN_SERVICE",
+            format!("interlock-bench-{}", std::process::id()),
+        ),
+        ("RUST_LOG", "warn".to_owned()),
+    ];
+
+    let upstream = start_upstream();
+    let t = Instant::now();
+    cli(&env, &["keys", "init", "--identity", "human:bench"]);
+    let agent_key = cli(&env, &["agents", "add", "bench"]).trim().to_owned();
+    assert!(!agent_key.is_empty() && !agent_key.contains('\n'));
+    let config = tmp.path().join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:{}\"\n\n[servers.fast]\nurl = \"http://{upstream}/mcp\"\n",
+            free_port()
+        ),
+    )
+    .unwrap();
+    let gateway = start_gateway(&env, &config, &tmp.path().join("serve.log"));
+    let pid = gateway.child.id().to_string();
+    poll(
+        "`fast` in `interlock servers list`",
+        Duration::from_secs(30),
+        || {
+            cli(&env, &["servers", "list"])
+                .lines()
+                .any(|l| l.starts_with("fast "))
+                .then_some(())
+        },
+    );
+    cli(&env, &["servers", "approve", "fast", "--reason", "bench"]);
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("client-rt")
+        .enable_all()
+        .build()
+        .unwrap();
+    let http = http_client();
+    let msg = message();
+    let mut direct = McpClient::new(http.clone(), format!("http://{upstream}/mcp"), None);
+    let mut proxied = McpClient::new(
+        http.clone(),
+        format!("http://{}/mcp", gateway.addr),
+        Some(format!("Bearer {agent_key}")),
+    );
+    rt.block_on(async {
+        direct.initialize().await.expect("direct initialize");
+        proxied.initialize().await.expect("gateway initialize");
+    });
+    // The gateway applies the approval within ~0.5 s.
+    poll(
+        "`fast__echo` in the gateway's tools/list",
+        Duration::from_secs(30),
+        || {
+            let list = rt.block_on(proxied.request("tools/list", "{}")).ok()?;
+            contains(&list, b"\"fast__echo\"").then_some(())
+        },
+    );
+    let setup_secs = t.elapsed().as_secs_f64();
+
+    let direct_params = call_params("echo", &msg);
+    let proxied_params = call_params("fast__echo", &msg);
+    assert_eq!(
+        json!({"message": msg}).to_string().len(),
+        200,
+        "arguments are 200 bytes"
+    );
+    let me = std::process::id().to_string();
+
+    // Sequential.
+    let d_seq = rt.block_on(sequential(&mut direct, &direct_params, &msg));
+    let perf = Perf::start(&pid, "sequential");
+    let gw_cpu = Cpu::start(&pid);
+    let p_seq = rt.block_on(sequential(&mut proxied, &proxied_params, &msg));
+    let seq_calls = (WARMUP_CALLS + SEQ_CALLS + 1) as u64;
+    let gw_seq_cpu = gw_cpu.ms_per_call(seq_calls, clk_tck);
+    perf.stop();
+
+    // 16-way concurrent.
+    let me_cpu = Cpu::start(&me);
+    let d_conc = rt.block_on(concurrent(&direct, &direct_params));
+    let me_d_cpu = me_cpu.ms_per_call(d_conc.calls + 20 * CONCURRENCY as u64, clk_tck);
+    let perf = Perf::start(&pid, "concurrent");
+    let gw_cpu = Cpu::start(&pid);
+    let me_cpu = Cpu::start(&me);
+    let p_conc = rt.block_on(concurrent(&proxied, &proxied_params));
+    let conc_calls = p_conc.calls + 20 * CONCURRENCY as u64;
+    let gw_conc_cpu = gw_cpu.ms_per_call(conc_calls, clk_tck);
+    let me_p_cpu = me_cpu.ms_per_call(conc_calls, clk_tck);
+    perf.stop();
+
+    drop(direct);
+    drop(proxied);
+    drop(http);
+    drop(rt);
+    stop_gateway(gateway);
+
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!();
+    println!(
+        "gateway_proxy: tools/call echo, {} B of arguments, {cores} CPUs, data dir on {}",
+        json!({"message": msg}).to_string().len(),
+        std::env::temp_dir().display()
+    );
+    println!(
+        "  sequential: {SEQ_CALLS} calls after {WARMUP_CALLS} warm-up; concurrent: {CONCURRENCY} sessions for {CONC_SECS} s"
+    );
+    println!(
+        "  load average before / after: {} / {}  (other work on the machine skews every figure)",
+        load_before,
+        loadavg()
+    );
+    println!();
+    println!(
+        "  {:<10} {:>9} {:>9} {:>9} {:>12} {:>9} {:>9}",
+        "", "seq p50", "seq p99", "seq mean", "16-way /s", "16w p50", "16w p99"
+    );
+    for (name, s, c) in [("direct", &d_seq, &d_conc), ("proxied", &p_seq, &p_conc)] {
+        println!(
+            "  {:<10} {:>6.3} ms {:>6.3} ms {:>6.3} ms {:>12.0} {:>6.2} ms {:>6.2} ms",
+            name,
+            s.p50,
+            s.p99,
+            s.mean,
+            c.per_sec(),
+            c.p50,
+            c.p99
+        );
+    }
+    println!();
+    println!(
+        "  added by the gateway (sequential): p50 +{:.3} ms, p99 +{:.3} ms, mean +{:.3} ms",
+        p_seq.p50 - d_seq.p50,
+        p_seq.p99 - d_seq.p99,
+        p_seq.mean - d_seq.mean
+    );
+    println!(
+        "  proxied/direct: p50 {:.2}x, 16-way throughput {:.2}x",
+        p_seq.p50 / d_seq.p50,
+        p_conc.per_sec() / d_conc.per_sec()
+    );
+    println!(
+        "  gateway CPU per proxied call: {:.3} ms sequential, {:.3} ms 16-way  (CLK_TCK {clk_tck})",
+        gw_seq_cpu, gw_conc_cpu
+    );
+    println!(
+        "  bench process (client + upstream) CPU per call, 16-way: {:.3} ms direct, {:.3} ms proxied",
+        me_d_cpu, me_p_cpu
+    );
+    println!(
+        "  setup {:.1} s, total {:.1} s",
+        setup_secs,
+        total.elapsed().as_secs_f64()
+    );
+}
