@@ -218,3 +218,39 @@ class Client:
         return self.call(
             sender, path, PROPS_IFACE, "Get", "ss", ("org.kde.StatusNotifierItem", prop)
         )[0][1]
+
+
+class TrayMenu:
+    """The tray item's menu as a panel sees it (com.canonical.dbusmenu), to
+    click its entries as a user would."""
+
+    IFACE = "com.canonical.dbusmenu"
+
+    def __init__(self, client, sender, item_path):
+        self.client = client
+        self.sender = sender
+        self.path = client.item_property(sender, item_path, "Menu")
+
+    def items(self):
+        """{label: (id, properties)} of the menu's entries (mnemonics removed)."""
+        _rev, layout = self.client.call(
+            self.sender, self.path, self.IFACE, "GetLayout", "iias", (0, -1, [])
+        )
+        out = {}
+
+        def walk(node):
+            nid, props, children = node
+            label = props.get("label", ("s", ""))[1].replace("_", "")
+            if label:
+                out[label] = (nid, {k: v[1] for k, v in props.items()})
+            for _sig, child in children:
+                walk(child)
+
+        walk(layout)
+        return out
+
+    def click(self, label):
+        nid, _ = self.items()[label]
+        self.client.call(
+            self.sender, self.path, self.IFACE, "Event", "isvu", (nid, "clicked", ("i", 0), 0)
+        )

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Usage: scripts/desktop.sh [build|test|run] [ARGS...]
+#
+#   build  installs what the desktop app needs (Debian packages for Tauri/WebKitGTK,
+#          only those missing), builds the review UI (scripts/ui.sh, when present)
+#          and the app (src-tauri/, its own cargo workspace).
+#   test   build, then: rustfmt and clippy on src-tauri, its unit tests, and the end-to-end test
+#          (tests/desktop/e2e.py) under Xvfb, in a private D-Bus session with an
+#          unlocked gnome-keyring (scripts/with-keyring), driving the app with
+#          tauri-driver + WebKitWebDriver. Installs tauri-driver (cargo install) and a
+#          Python venv with jeepney (tests/desktop/requirements.txt) when missing.
+#   run    build, then start the app (default). ARGS go to the app (`--hidden`
+#          starts it in the tray only). Needs a desktop session (DISPLAY or
+#          WAYLAND_DISPLAY) with a Secret Service keychain.
+#
+# The app builds into $INTERLOCK_DESKTOP_TARGET_DIR (default
+# ~/.cache/interlock/target-desktop), apart from the main workspace's
+# $CARGO_TARGET_DIR, so the two builds never wait on each other's lock.
+# CARGO_BUILD_JOBS is honoured (e.g. 2 on a shared 2-core machine).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+source scripts/env.sh
+
+cmd="${1:-run}"
+[ "$#" -gt 0 ] && shift
+
+desktop_target="${INTERLOCK_DESKTOP_TARGET_DIR:-$HOME/.cache/interlock/target-desktop}"
+app="$desktop_target/debug/interlock-desktop"
+venv="${INTERLOCK_DESKTOP_VENV:-$HOME/.cache/interlock/desktop-venv}"
+
+log() { printf 'desktop.sh: %s\n' "$*" >&2; }
+
+apt_install() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+      missing+=("$p")
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  log "apt-get install ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+
+# What Tauri 2 builds against on Linux (WebKitGTK 4.1, GTK 3, the tray's
+# appindicator), and the keychain's Secret Service.
+build_packages=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
+  libsoup-3.0-dev libjavascriptcoregtk-4.1-dev libxdo-dev libssl-dev pkg-config build-essential
+  dbus gnome-keyring)
+# The end-to-end test: a virtual display, WebKit's WebDriver, a private session bus
+# and keyring (scripts/with-keyring), and Python's venv for jeepney.
+test_packages=(xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools python3-venv)
+
+build() {
+  apt_install "${build_packages[@]}"
+  if [ -x scripts/ui.sh ]; then
+    log "building the review UI (scripts/ui.sh)"
+    scripts/ui.sh build >&2
+  elif [ ! -f ui/dist/index.html ]; then
+    log "warning: no scripts/ui.sh and no ui/dist: the window will say the UI is not built"
+  fi
+  log "building the app (src-tauri → $desktop_target)"
+  CARGO_TARGET_DIR="$desktop_target" cargo build --manifest-path src-tauri/Cargo.toml --locked \
+    ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}
+}
+
+venv() {
+  local stamp_file="$venv/.interlock-desktop-stamp"
+  local stamp
+  stamp="$(cat tests/desktop/requirements.txt "$0" | sha256sum | cut -d' ' -f1)"
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp_file" ] && [ "$(cat "$stamp_file")" = "$stamp" ]; then
+    return 0
+  fi
+  log "creating $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv" >&2 || { rm -rf "$venv"; /usr/bin/python3 -m venv "$venv" >&2; }
+  "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q \
+    -r tests/desktop/requirements.txt >&2
+  printf '%s\n' "$stamp" >"$stamp_file"
+}
+
+test_() {
+  build
+  apt_install "${test_packages[@]}"
+  if ! command -v tauri-driver >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
+    log "cargo install tauri-driver"
+    cargo install tauri-driver --locked >&2
+  fi
+  local driver
+  driver="$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")"
+  venv
+  # The upstream MCP server the test puts behind the gateway (tests/peers).
+  set -a
+  eval "$(scripts/peers.sh)"
+  set +a
+  log "cargo fmt --check (src-tauri)"
+  cargo fmt --manifest-path src-tauri/Cargo.toml -- --check
+  log "cargo clippy -D warnings (src-tauri)"
+  CARGO_TARGET_DIR="$desktop_target" cargo clippy --manifest-path src-tauri/Cargo.toml --locked \
+    --all-targets ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"} -- -D warnings
+  log "unit tests (src-tauri)"
+  CARGO_TARGET_DIR="$desktop_target" cargo test --manifest-path src-tauri/Cargo.toml --locked \
+    ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}
+  log "building the CLI (the test's agent and reviewer tools)"
+  cargo build --locked --bin interlock ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}
+  log "end-to-end test under Xvfb"
+  # Absolute paths: scripts/with-keyring moves HOME into a throwaway directory.
+  INTERLOCK_DESKTOP_BIN="$app" \
+    INTERLOCK_BIN="$CARGO_TARGET_DIR/debug/interlock" \
+    TAURI_DRIVER="$driver" \
+    xvfb-run -a -s "-screen 0 1440x900x24" \
+    scripts/with-keyring "$venv/bin/python" tests/desktop/e2e.py "$@"
+}
+
+run() {
+  build
+  if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+    log "no desktop session (DISPLAY / WAYLAND_DISPLAY); \`interlock serve --ui ui/dist\` is the headless way"
+    exit 2
+  fi
+  exec "$app" "$@"
+}
+
+case "$cmd" in
+  build) build ;;
+  test) test_ "$@" ;;
+  run) run "$@" ;;
+  *)
+    echo "usage: scripts/desktop.sh [build|test|run] [ARGS...]" >&2
+    exit 2
+    ;;
+esac

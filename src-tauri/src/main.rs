@@ -1,0 +1,404 @@
+//! Interlock's desktop app: the gateway engine in-process on the embedded SQLite
+//! file, a tray icon with the number of held items, notifications with
+//! *Approve* / *Reject* / *Review*, and the review UI (served by the gateway) in
+//! a window.
+//!
+//! A shell only: opening the engine, signing and serving are the interlock
+//! crates' (`interlock-host`, `interlock-gateway`). Approver keys stay in the OS
+//! keychain and sign in this process; the web view gets a reviewer API key (read
+//! and submit) and two commands, `decide` and `approver_info`, and nothing else.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod backend;
+mod notify;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use backend::{Backend, DecideError};
+use interlock_core::Decision;
+use serde_json::Value;
+use tauri::image::Image;
+use tauri::ipc::CapabilityBuilder;
+use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
+use tauri::tray::{TrayIcon, TrayIconBuilder};
+use tauri::{AppHandle, Manager, RunEvent, WebviewUrl, WebviewWindowBuilder};
+
+const WINDOW: &str = "main";
+const TRAY_IDLE: &[u8] = include_bytes!("../../icons/tray.png");
+const TRAY_HELD: &[u8] = include_bytes!("../../icons/tray-held.png");
+const APP_ICON: &[u8] = include_bytes!("../../icons/128x128.png");
+
+/// `decide({subjectKind, subject, hash, decision, reason})`: signs exactly
+/// `hash` with the approver key in the OS keychain. Errors are `{code, message}`
+/// with `code` = `changed` when the item is no longer what was shown.
+#[tauri::command]
+async fn decide(
+    backend: tauri::State<'_, Arc<Backend>>,
+    subject_kind: String,
+    subject: String,
+    hash: String,
+    decision: String,
+    reason: Option<String>,
+) -> Result<Value, DecideError> {
+    let decision = match decision.as_str() {
+        "approve" => Decision::Approve,
+        "reject" => Decision::Reject,
+        other => {
+            return Err(DecideError {
+                code: "invalid",
+                message: format!("decision must be `approve` or `reject`, not {other:?}"),
+            });
+        }
+    };
+    let reason = reason
+        .map(|r| r.trim().to_owned())
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| format!("{}d in the desktop app", decision.name()));
+    backend
+        .decide(&subject_kind, &subject, &hash, decision, &reason)
+        .await
+}
+
+/// `approver_info()`: the approver key's id, fingerprint and public key (hex),
+/// its registered identity, and where the app keeps things. Never the secret.
+#[tauri::command]
+async fn approver_info(backend: tauri::State<'_, Arc<Backend>>) -> Result<Value, String> {
+    Ok(backend.approver_info().await)
+}
+
+/// What the review UI reads at start (`window.__INTERLOCK__`), set only on the
+/// gateway's own origin so no other page ever sees the reviewer key.
+fn init_script(origin: &str, token: &str) -> String {
+    let origin = serde_json::to_string(origin).expect("JSON");
+    let token = serde_json::to_string(token).expect("JSON");
+    format!(
+        r#"(function () {{
+  if (window.location.origin !== {origin}) return;
+  var invoke = function (cmd, args) {{
+    return window.__TAURI_INTERNALS__.invoke(cmd, args || {{}});
+  }};
+  Object.defineProperty(window, "__INTERLOCK__", {{
+    value: Object.freeze({{
+      desktop: true,
+      apiBase: {origin},
+      token: {token},
+      decide: function (args) {{ return invoke("decide", args); }},
+      approverInfo: function () {{ return invoke("approver_info"); }}
+    }}),
+    writable: false,
+    configurable: false
+  }});
+}})();"#
+    )
+}
+
+/// How to (re)create the window: it exists only while open — closing it frees
+/// the web view and its WebKit processes, and the app stays in the tray.
+struct WindowSpec {
+    origin: String,
+    ui: bool,
+    init_script: String,
+}
+
+/// Shows and focuses the window, creating it if it is closed, on `route` (a
+/// `#/…` route of the UI) if given.
+fn open_window(app: &AppHandle, route: Option<&str>) {
+    if let Some(w) = app.get_webview_window(WINDOW) {
+        let _ = w.show();
+        let _ = w.unminimize();
+        let _ = w.set_focus();
+        if let Some(route) = route {
+            let route = serde_json::to_string(route).expect("JSON");
+            let _ = w.eval(format!("window.location.hash = {route};"));
+        }
+        return;
+    }
+    let Some(spec) = app.try_state::<WindowSpec>() else {
+        return;
+    };
+    if let Err(e) = build_window(app, &spec, route) {
+        eprintln!("interlock-desktop: cannot open the window: {e}");
+    }
+}
+
+fn build_window(
+    app: &AppHandle,
+    spec: &WindowSpec,
+    route: Option<&str>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let url = if spec.ui {
+        format!("{}/{}", spec.origin, route.unwrap_or(""))
+    } else {
+        no_ui_page(&spec.origin)
+    };
+    let origin = spec.origin.clone();
+    let window = WebviewWindowBuilder::new(app, WINDOW, WebviewUrl::External(url.parse()?))
+        .title("Interlock")
+        .inner_size(1200.0, 800.0)
+        .min_inner_size(640.0, 480.0)
+        .initialization_script(spec.init_script.clone())
+        // The window stays on the gateway's origin; nothing else may load in it.
+        .on_navigation(move |u| u.scheme() == "data" || u.origin().ascii_serialization() == origin)
+        .on_new_window(|_, _| tauri::webview::NewWindowResponse::Deny)
+        .build()?;
+    tune_webview(&window);
+    let _ = window.set_focus();
+    Ok(())
+}
+
+struct WindowShell(AppHandle);
+
+impl notify::Shell for WindowShell {
+    fn open(&self, route: &str) {
+        open_window(&self.0, Some(route));
+    }
+}
+
+/// A page shown when the review UI is not built.
+fn no_ui_page(origin: &str) -> String {
+    let html = format!(
+        "<!doctype html><meta charset=utf-8><title>Interlock</title>\
+         <body style='font:15px system-ui;margin:3em;max-width:40em'>\
+         <h1>Interlock</h1><p>The gateway runs at <code>{origin}</code>; notifications \
+         and the tray work. The review UI is not built: run <code>scripts/ui.sh</code> \
+         (or set <code>INTERLOCK_UI_DIR</code> to a built <code>ui/dist</code>) and restart.</p>"
+    );
+    format!(
+        "data:text/html;charset=utf-8,{}",
+        notify::encode_component(&html)
+    )
+}
+
+/// The review UI needs no GPU compositing; without it WebKit's web process
+/// keeps far less memory (no GL surfaces, smaller tile buffers), and a document
+/// viewer's caches are enough for one local page.
+#[cfg(target_os = "linux")]
+fn tune_webview(window: &tauri::WebviewWindow) {
+    let _ = window.with_webview(|wv| {
+        use webkit2gtk::{
+            CacheModel, HardwareAccelerationPolicy, SettingsExt as _, WebContextExt as _,
+            WebViewExt as _,
+        };
+        let view = wv.inner();
+        if let Some(settings) = view.settings() {
+            settings.set_hardware_acceleration_policy(HardwareAccelerationPolicy::Never);
+        }
+        if let Some(context) = view.context() {
+            context.set_cache_model(CacheModel::DocumentViewer);
+        }
+    });
+}
+
+#[cfg(not(target_os = "linux"))]
+fn tune_webview(_window: &tauri::WebviewWindow) {}
+
+struct Tray {
+    icon: TrayIcon,
+    status: MenuItem<tauri::Wry>,
+}
+
+fn build_tray(app: &AppHandle, paused: Arc<AtomicBool>) -> tauri::Result<Tray> {
+    let status = MenuItem::with_id(app, "status", "Starting…", false, None::<&str>)?;
+    let open = MenuItem::with_id(app, "open", "Open Interlock", true, None::<&str>)?;
+    let pause = CheckMenuItem::with_id(
+        app,
+        "pause",
+        "Pause notifications",
+        true,
+        false,
+        None::<&str>,
+    )?;
+    let quit_item = MenuItem::with_id(app, "quit", "Quit", true, None::<&str>)?;
+    let sep = PredefinedMenuItem::separator(app)?;
+    let menu = Menu::with_items(app, &[&status, &open, &pause, &sep, &quit_item])?;
+    let icon = TrayIconBuilder::with_id("interlock")
+        .icon(Image::from_bytes(TRAY_IDLE)?)
+        .tooltip("Interlock")
+        .menu(&menu)
+        .show_menu_on_left_click(true)
+        .on_menu_event(move |app, event| match event.id().as_ref() {
+            "open" => open_window(app, None),
+            "pause" => {
+                let now = !paused.load(Ordering::Relaxed);
+                paused.store(now, Ordering::Relaxed);
+                eprintln!(
+                    "interlock-desktop: notifications {}",
+                    if now { "paused" } else { "resumed" }
+                );
+            }
+            "quit" => quit(app),
+            _ => {}
+        })
+        .build(app)?;
+    Ok(Tray { icon, status })
+}
+
+fn quit(app: &AppHandle) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        if let Some(b) = app.try_state::<Arc<Backend>>() {
+            b.shutdown().await;
+        }
+        app.exit(0);
+    });
+}
+
+/// Keeps the tray's count in step: recomputed after every event (bursts
+/// coalesced), and every few seconds for changes made by other processes.
+async fn keep_tray(backend: Arc<Backend>, tray: Tray) {
+    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+    let mut events = backend.gateway.events().subscribe();
+    let mut shown: Option<usize> = None;
+    loop {
+        match backend.held_count().await {
+            Ok(n) if shown != Some(n) => {
+                let text = match n {
+                    0 => "Nothing waits for review".to_owned(),
+                    1 => "1 item waits for review".to_owned(),
+                    n => format!("{n} items wait for review"),
+                };
+                let icon = if n == 0 { TRAY_IDLE } else { TRAY_HELD };
+                if let Ok(img) = Image::from_bytes(icon) {
+                    let _ = tray.icon.set_icon(Some(img));
+                }
+                let _ = tray.icon.set_title((n > 0).then(|| n.to_string()));
+                let _ = tray.icon.set_tooltip(Some(format!("Interlock — {text}")));
+                let _ = tray.status.set_text(&text);
+                shown = Some(n);
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("interlock-desktop: cannot count held items: {e}"),
+        }
+        match tokio::time::timeout(Duration::from_secs(5), events.recv()).await {
+            Err(_) | Ok(Ok(_)) | Ok(Err(RecvError::Lagged(_))) => {}
+            Ok(Err(RecvError::Closed)) => return,
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Coalesce what else arrived meanwhile into this one recount.
+        while let Ok(_) | Err(TryRecvError::Lagged(_)) = events.try_recv() {}
+    }
+}
+
+fn ui_candidates(app: &AppHandle) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Ok(res) = app.path().resource_dir() {
+        dirs.push(res.join("ui"));
+    }
+    // A build from the repository: the UI built next to it by scripts/ui.sh.
+    dirs.push(PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../ui/dist"
+    )));
+    dirs
+}
+
+fn setup(app: &mut tauri::App, started_at: Instant) -> Result<(), Box<dyn std::error::Error>> {
+    let handle = app.handle().clone();
+    eprintln!(
+        "interlock-desktop: event loop ready {} ms after start",
+        started_at.elapsed().as_millis()
+    );
+    let settings = backend::Settings::from_env(&ui_candidates(&handle))?;
+    let started = tauri::async_runtime::block_on(backend::start(settings))?;
+    let backend = Arc::new(started.backend);
+    app.manage(Arc::clone(&backend));
+
+    // The UI's origin may call exactly these two commands, in the main window.
+    app.add_capability(
+        CapabilityBuilder::new("review-ui")
+            .remote(backend.origin.clone())
+            .local(false)
+            .window(WINDOW)
+            .permission("allow-decide")
+            .permission("allow-approver-info"),
+    )?;
+
+    let paused = notify::new_paused();
+    let tray = build_tray(&handle, Arc::clone(&paused))?;
+    eprintln!(
+        "interlock-desktop: tray ready {} ms after start",
+        started_at.elapsed().as_millis()
+    );
+
+    app.manage(WindowSpec {
+        origin: backend.origin.clone(),
+        ui: backend.ui,
+        init_script: init_script(&backend.origin, &started.reviewer_token),
+    });
+    // `--hidden` (autostart): only the tray until the reviewer opens the window.
+    if !std::env::args().any(|a| a == "--hidden") {
+        open_window(&handle, None);
+        eprintln!(
+            "interlock-desktop: window built {} ms after start",
+            started_at.elapsed().as_millis()
+        );
+    }
+
+    let icon_path = handle.path().app_cache_dir().ok().and_then(|dir| {
+        std::fs::create_dir_all(&dir).ok()?;
+        let p = dir.join("interlock.png");
+        std::fs::write(&p, APP_ICON).ok()?;
+        Some(p.to_string_lossy().into_owned())
+    });
+    tauri::async_runtime::spawn(notify::run(
+        Arc::clone(&backend),
+        Arc::new(WindowShell(handle.clone())),
+        paused,
+        Arc::new(notify::Options { icon: icon_path }),
+    ));
+    tauri::async_runtime::spawn(keep_tray(Arc::clone(&backend), tray));
+    if started.created_key {
+        eprintln!(
+            "interlock-desktop: approver key {} created in the OS keychain",
+            backend.key.fingerprint()
+        );
+    }
+    Ok(())
+}
+
+fn main() {
+    let started_at = Instant::now();
+    let app = tauri::Builder::default()
+        // First: a second launch only brings the running app's window forward.
+        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+            open_window(app, None);
+        }))
+        .invoke_handler(tauri::generate_handler![decide, approver_info])
+        .setup(move |app| {
+            setup(app, started_at).map_err(|e| {
+                eprintln!("interlock-desktop: cannot start: {e}");
+                e
+            })
+        })
+        .build(tauri::generate_context!())
+        .unwrap_or_else(|e| {
+            eprintln!("interlock-desktop: {e}");
+            std::process::exit(2);
+        });
+    app.run(|app, event| match event {
+        // Closing the window (it is destroyed, freeing the web view) keeps the
+        // app in the tray; Quit exits.
+        RunEvent::ExitRequested { api, code, .. } if code.is_none() => api.prevent_exit(),
+        RunEvent::Exit => {
+            if let Some(b) = app.try_state::<Arc<Backend>>() {
+                tauri::async_runtime::block_on(b.shutdown());
+            }
+        }
+        _ => {}
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_init_script_is_bound_to_the_gateway_origin() {
+        let s = init_script("http://127.0.0.1:8717", "ilk_x\"</script>");
+        assert!(s.contains(r#"if (window.location.origin !== "http://127.0.0.1:8717") return;"#));
+        assert!(s.contains(r#"token: "ilk_x\"</script>""#));
+    }
+}
