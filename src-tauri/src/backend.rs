@@ -9,12 +9,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use interlock_core::Decision;
-use interlock_engine::{Engine, PlanStatus};
+use interlock_engine::Engine;
 use interlock_gateway::keys::issue_key;
 use interlock_gateway::{Gateway, GatewayEvent};
 use interlock_host::{APPROVER_KEY, Host, HostError};
 use interlock_keychain::KeychainKey;
-use interlock_store::{ApiKeyKind, ServerStatus};
+use interlock_store::ApiKeyKind;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -221,18 +221,7 @@ impl Backend {
         }
         let hash = match e.subject_kind {
             "plan" => e.plan_hash.clone()?,
-            // Server events carry no hash: read the stored record, which is
-            // written before the event is logged and sent, so it holds the
-            // surface announced (unless it changed again in between — then
-            // Approve refuses and opens the review, as for any change).
-            _ => {
-                self.engine()
-                    .store()
-                    .server(&e.subject)
-                    .await
-                    .ok()??
-                    .observed_hash?
-            }
+            _ => e.observed_hash.clone()?,
         };
         Some(Held {
             kind: if e.subject_kind == "plan" {
@@ -248,28 +237,9 @@ impl Backend {
         })
     }
 
-    /// How many items wait for a reviewer — the inbox's rule: proposed plans,
-    /// pending or quarantined servers, and servers with held or quarantined tools.
+    /// How many items wait for a reviewer (the inbox's rule).
     pub async fn held_count(&self) -> Result<usize, String> {
-        let plans = self
-            .engine()
-            .plans(Some(PlanStatus::Proposed))
-            .await
-            .map_err(|e| e.to_string())?
-            .len();
-        let servers = self
-            .gateway
-            .pins()
-            .views()
-            .iter()
-            .filter(|v| {
-                matches!(
-                    v.record.status,
-                    ServerStatus::Pending | ServerStatus::Quarantined
-                ) || !v.blocked.is_empty()
-            })
-            .count();
-        Ok(plans + servers)
+        self.gateway.held_count().await.map_err(|e| e.to_string())
     }
 
     /// Signs a decision about exactly `hash` with the keychain key.

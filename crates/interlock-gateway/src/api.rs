@@ -19,7 +19,7 @@ use futures_util::Stream;
 use interlock_canon as canon;
 use interlock_core::DsseEnvelope;
 use interlock_engine::{EngineError, PlanRecord, PlanStatus};
-use interlock_store::{ApiKeyKind, ApiKeyRecord, ServerStatus};
+use interlock_store::{ApiKeyKind, ApiKeyRecord};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_stream::StreamExt as _;
@@ -185,11 +185,7 @@ pub async fn inbox(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult {
         items.push((r.updated_at, s));
     }
     for v in gw.pins().views() {
-        let waiting = matches!(
-            v.record.status,
-            ServerStatus::Pending | ServerStatus::Quarantined
-        ) || !v.blocked.is_empty();
-        if waiting {
+        if v.waits_for_review() {
             let mut s = server_summary(&gw, &v);
             s["kind"] = json!("server");
             items.push((v.record.updated_at, s));

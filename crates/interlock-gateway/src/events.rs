@@ -25,6 +25,11 @@ pub struct GatewayEvent {
     /// The plan hash, for plan events (what an Approve action must sign).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan_hash: Option<String>,
+    /// The surface hash a server event is about (what an Approve of the
+    /// server must sign), so a notification never has to re-read the store
+    /// and race a newer change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed_hash: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revision: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -37,6 +42,7 @@ impl GatewayEvent {
         name: &str,
         title: String,
         risk: &str,
+        observed_hash: &str,
         log_index: Option<u64>,
     ) -> GatewayEvent {
         GatewayEvent {
@@ -46,6 +52,7 @@ impl GatewayEvent {
             title,
             risk: risk.to_owned(),
             plan_hash: None,
+            observed_hash: Some(observed_hash.to_owned()),
             revision: None,
             log_index,
         }
@@ -68,6 +75,7 @@ impl GatewayEvent {
             title: e.title.clone(),
             risk: e.risk.name().to_owned(),
             plan_hash: Some(e.plan_hash.to_string()),
+            observed_hash: None,
             revision: Some(e.revision),
             log_index: Some(e.log_index),
         }

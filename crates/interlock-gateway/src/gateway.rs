@@ -149,6 +149,25 @@ impl Gateway {
         &self.0.pins
     }
 
+    /// How many items wait for a reviewer, by the inbox's rule: proposed
+    /// plans, and servers that [`ServerView::waits_for_review`].
+    ///
+    /// [`ServerView::waits_for_review`]: crate::pins::ServerView::waits_for_review
+    pub async fn held_count(&self) -> Result<usize, interlock_engine::EngineError> {
+        let plans = self
+            .engine()
+            .plans(Some(interlock_store::PlanStatus::Proposed))
+            .await?
+            .len();
+        let servers = self
+            .pins()
+            .views()
+            .iter()
+            .filter(|v| v.waits_for_review())
+            .count();
+        Ok(plans + servers)
+    }
+
     pub fn events(&self) -> &EventBus {
         &self.0.events
     }

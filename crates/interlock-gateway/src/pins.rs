@@ -148,6 +148,16 @@ pub struct ServerView {
 }
 
 impl ServerView {
+    /// Whether a reviewer has something to decide here: a pending or
+    /// quarantined server, or one with held or quarantined tools. The
+    /// inbox, the tray count and notifications all use this one rule.
+    pub fn waits_for_review(&self) -> bool {
+        matches!(
+            self.record.status,
+            ServerStatus::Pending | ServerStatus::Quarantined
+        ) || !self.blocked.is_empty()
+    }
+
     /// Whether `tool` is served, and if not, why.
     pub fn check(&self, tool: &str) -> Result<&Arc<ExposedTool>, NotServed> {
         match self.record.status {
@@ -298,6 +308,7 @@ impl Pins {
                         observed.tools().len()
                     ),
                     "medium",
+                    &observed_hash,
                     Some(index),
                 ));
                 return Ok(self.install(record, Arc::clone(&raw_tools)));
@@ -397,6 +408,7 @@ impl Pins {
                     name,
                     headline,
                     worst.name(),
+                    &observed_hash,
                     Some(index),
                 ));
             }
@@ -577,6 +589,7 @@ pub async fn decide_server(
             verified.identity
         ),
         "info",
+        observed_hash,
         Some(index),
     ));
     Ok(new)

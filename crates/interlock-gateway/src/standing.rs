@@ -124,6 +124,7 @@ pub async fn grant(
         title: format!("Role `{role}` may call `{tool}` without review"),
         risk: "info".into(),
         plan_hash: None,
+        observed_hash: None,
         revision: None,
         log_index: Some(index),
     });
