@@ -1,19 +1,24 @@
-//! The engine and gateway this app hosts, and the few calls the shell makes into
-//! them. Everything here delegates to the interlock crates (`interlock-host`
-//! opens the engine and signs, `interlock-gateway` serves and announces); the
-//! shell adds only where things come from (environment, keychain) and how they
-//! are shown.
+//! The gateway this app works with, and the few calls the shell makes into it.
+//! Either the app hosts the engine and gateway in-process on the embedded
+//! SQLite file (the default), or it connects to a team's gateway running
+//! elsewhere (`INTERLOCK_TEAM_GATEWAY`, or `[team] url` in
+//! `<data dir>/desktop.toml`) through its reviewer API. Everything here
+//! delegates to the interlock crates (`interlock-host` opens the engine and
+//! signs, `interlock-gateway` serves, announces, and is the team gateway's
+//! client); the shell adds only where things come from (environment, keychain)
+//! and how they are shown.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
+use futures_util::StreamExt;
 use interlock_core::Decision;
-use interlock_engine::Engine;
+use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
 use interlock_gateway::keys::issue_key;
-use interlock_gateway::{Gateway, GatewayEvent};
+use interlock_gateway::{EventBus, Gateway, GatewayEvent};
 use interlock_host::{APPROVER_KEY, Host, HostError};
-use interlock_keychain::KeychainKey;
+use interlock_keychain::{Keychain, KeychainKey};
 use interlock_store::ApiKeyKind;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -27,18 +32,37 @@ pub const REVIEWER_NAME: &str = "desktop";
 /// default).
 pub const APPROVAL_VALID_SECS: i64 = 2 * 60 * 60;
 
+/// The keychain entry holding the team gateway's reviewer API key.
+pub const TEAM_TOKEN: &str = "team-reviewer";
+
 /// The running backend: shared by the tray, the notifications and the commands.
 pub struct Backend {
-    pub gateway: Gateway,
+    link: Link,
     pub key: KeychainKey,
-    /// `http://127.0.0.1:PORT` — the gateway's origin, which the window loads.
+    /// The gateway's origin (`http://127.0.0.1:PORT`, or the team gateway's),
+    /// which the window loads.
     pub origin: String,
     pub data_dir: PathBuf,
     /// Whether the review UI is served at `/`.
     pub ui: bool,
-    shutdown: watch::Sender<bool>,
     closed: std::sync::atomic::AtomicBool,
-    server: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// Where the gateway runs.
+enum Link {
+    /// In this process, on the embedded SQLite file.
+    Local {
+        gateway: Gateway,
+        shutdown: watch::Sender<bool>,
+        server: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    },
+    /// A team's gateway, through its reviewer API; its event stream is relayed
+    /// onto a local bus so the tray and notifications work the same way.
+    Team {
+        client: ReviewerClient,
+        events: EventBus,
+        relay: tokio::task::JoinHandle<()>,
+    },
 }
 
 /// What starting needs from the environment.
@@ -49,6 +73,12 @@ pub struct Settings {
     pub listen: Option<SocketAddr>,
     /// A built review UI (a directory with `index.html`).
     pub ui_dir: Option<PathBuf>,
+    /// `$INTERLOCK_TEAM_GATEWAY`: connect to this gateway instead of hosting
+    /// one (else `[team] url` in `<data dir>/desktop.toml`).
+    pub team_url: Option<String>,
+    /// `$INTERLOCK_TEAM_REVIEWER_KEY`: the team gateway's reviewer API key,
+    /// stored in the keychain on first use (later starts read it from there).
+    pub team_token: Option<String>,
 }
 
 impl Settings {
@@ -64,14 +94,39 @@ impl Settings {
             .into_iter()
             .chain(ui_candidates.iter().cloned())
             .find(|d| d.join("index.html").is_file());
+        let nonempty = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         Ok(Settings {
             data_dir: std::env::var_os("INTERLOCK_DATA_DIR")
                 .filter(|d| !d.is_empty())
                 .map(PathBuf::from),
             listen,
             ui_dir,
+            team_url: nonempty("INTERLOCK_TEAM_GATEWAY"),
+            team_token: nonempty("INTERLOCK_TEAM_REVIEWER_KEY"),
         })
     }
+}
+
+/// `[team] url` from `<data dir>/desktop.toml`, if the file says so.
+fn team_url_from_file(data_dir: &Path) -> Result<Option<String>, String> {
+    let path = data_dir.join("desktop.toml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        team: Option<Team>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Team {
+        url: String,
+    }
+    let f: File = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(f.team.map(|t| t.url))
 }
 
 /// What `start` hands back besides the backend: the reviewer key (for the
@@ -91,23 +146,35 @@ fn identity() -> String {
     format!("human:{user}")
 }
 
-/// Opens the engine, makes sure the approver key exists in the keychain and is
-/// trusted, issues a fresh reviewer API key, and starts the gateway on loopback.
+/// Makes sure the approver key exists in the keychain, then either opens the
+/// engine and starts the gateway on loopback (trusting the key there and
+/// issuing a fresh reviewer API key), or connects to the team gateway.
 pub async fn start(settings: Settings) -> Result<Started, String> {
-    let t0 = Instant::now();
-    let host = Host::new(settings.data_dir);
+    let host = Host::new(settings.data_dir.clone());
     let data_dir = host.data_dir().map_err(|e| e.to_string())?;
-    let engine = host.engine().await.map_err(|e| e.to_string())?;
     let keychain = host.keychain().map_err(|e| e.to_string())?;
-    let (key, created_key) = match keychain.load_key(APPROVER_KEY).map_err(|e| e.to_string())? {
-        Some(k) => (k, false),
-        None => (
-            keychain
-                .create_key(APPROVER_KEY)
-                .map_err(|e| e.to_string())?,
-            true,
-        ),
+    let (key, created_key) = keychain
+        .load_or_create(APPROVER_KEY)
+        .map_err(|e| e.to_string())?;
+    let team_url = match settings.team_url.clone() {
+        Some(u) => Some(u),
+        None => team_url_from_file(&data_dir)?,
     };
+    match team_url {
+        Some(url) => start_team(settings, data_dir, keychain, key, created_key, &url).await,
+        None => start_local(settings, host, data_dir, key, created_key).await,
+    }
+}
+
+async fn start_local(
+    settings: Settings,
+    host: Host,
+    data_dir: PathBuf,
+    key: KeychainKey,
+    created_key: bool,
+) -> Result<Started, String> {
+    let t0 = Instant::now();
+    let engine = host.engine().await.map_err(|e| e.to_string())?;
     // Idempotent: a key made on an earlier run (or by `interlock keys init`) is
     // trusted in this data directory too.
     engine
@@ -163,18 +230,150 @@ pub async fn start(settings: Settings) -> Result<Started, String> {
     );
     Ok(Started {
         backend: Backend {
-            gateway,
+            link: Link::Local {
+                gateway,
+                shutdown,
+                server: tokio::sync::Mutex::new(Some(server)),
+            },
             key,
             origin,
             data_dir,
             ui: settings.ui_dir.is_some(),
-            shutdown,
             closed: std::sync::atomic::AtomicBool::new(false),
-            server: tokio::sync::Mutex::new(Some(server)),
         },
         reviewer_token,
         created_key,
     })
+}
+
+/// Team mode: nothing is hosted here. The reviewer API key comes from
+/// `$INTERLOCK_TEAM_REVIEWER_KEY` once (then kept in the keychain); the
+/// approver key must be registered on the team gateway by its public half,
+/// which the app prints (and Settings shows) until it is.
+async fn start_team(
+    settings: Settings,
+    data_dir: PathBuf,
+    keychain: Keychain,
+    key: KeychainKey,
+    created_key: bool,
+    url: &str,
+) -> Result<Started, String> {
+    let token = match &settings.team_token {
+        Some(t) => {
+            keychain
+                .store_token(TEAM_TOKEN, t.trim())
+                .map_err(|e| e.to_string())?;
+            zeroize_string(t.trim())
+        }
+        None => keychain
+            .load_token(TEAM_TOKEN)
+            .map_err(|e| e.to_string())?
+            .map(|t| zeroize_string(&t))
+            .ok_or_else(|| {
+                format!(
+                    "no reviewer API key for the team gateway {url}: start once with \
+                     INTERLOCK_TEAM_REVIEWER_KEY set to a key from `interlock reviewers add NAME` \
+                     on the gateway's machine (it is then kept in the OS keychain)"
+                )
+            })?,
+    };
+    let client = ReviewerClient::new(url, &token).map_err(|e| e.to_string())?;
+    let origin = client.origin();
+    // Checks the key (and that the gateway is there) now rather than at the
+    // first notification; the tray still starts if the network is down.
+    let mut registered = false;
+    match client.approvers().await {
+        Ok(a) => {
+            registered = a["approvers"]
+                .as_array()
+                .is_some_and(|l| l.iter().any(|k| k["key_id"] == key.key_id().to_string()));
+        }
+        Err(ClientError::Api { status: 401, .. }) => {
+            return Err(format!(
+                "the team gateway {origin} refused the reviewer API key; set \
+                 INTERLOCK_TEAM_REVIEWER_KEY to a current one"
+            ));
+        }
+        Err(e) => eprintln!("interlock-desktop: team gateway {origin}: {e} (retrying)"),
+    }
+    if !registered {
+        eprintln!(
+            "interlock-desktop: register this app's approver key on the team gateway: \
+             interlock keys register --public-key {} --identity {}",
+            hex(key.public_key().as_bytes()),
+            identity()
+        );
+    }
+    let ui = ui_served(&origin).await;
+    let events = EventBus::new();
+    let relay = tokio::spawn(relay_team_events(client.clone(), events.clone()));
+    eprintln!(
+        "interlock-desktop: connected to the team gateway {origin}{}",
+        if created_key {
+            " (approver key created in the OS keychain)"
+        } else {
+            ""
+        }
+    );
+    Ok(Started {
+        backend: Backend {
+            link: Link::Team {
+                client,
+                events,
+                relay,
+            },
+            key,
+            origin,
+            data_dir,
+            ui,
+            closed: std::sync::atomic::AtomicBool::new(false),
+        },
+        reviewer_token: token.to_string(),
+        created_key,
+    })
+}
+
+fn zeroize_string(s: &str) -> zeroize::Zeroizing<String> {
+    zeroize::Zeroizing::new(s.to_owned())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether the team gateway serves the review UI at `/` (`interlock serve --ui`).
+async fn ui_served(origin: &str) -> bool {
+    let Ok(client) = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+    else {
+        return false;
+    };
+    matches!(client.get(format!("{origin}/")).send().await, Ok(r) if r.status().is_success())
+}
+
+/// Follows the team gateway's event stream, reconnecting with backoff (1 s to
+/// 30 s), and puts each event on the local bus.
+async fn relay_team_events(client: ReviewerClient, bus: EventBus) {
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        match client.events().await {
+            Ok(stream) => {
+                backoff = Duration::from_secs(1);
+                let mut stream = std::pin::pin!(stream);
+                while let Some(e) = stream.next().await {
+                    match e {
+                        Ok(e) => bus.send(e),
+                        Err(e) => eprintln!("interlock-desktop: team event stream: {e}"),
+                    }
+                }
+            }
+            Err(e) => eprintln!("interlock-desktop: team event stream: {e}"),
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(30));
+    }
 }
 
 /// The origin a browser uses for a bound address (loopback when bound to all).
@@ -207,8 +406,18 @@ pub struct Held {
 }
 
 impl Backend {
-    pub fn engine(&self) -> &Engine {
-        self.gateway.engine()
+    /// Where events come from: the in-process gateway's bus, or the team
+    /// gateway's stream relayed onto a local one.
+    pub fn events(&self) -> &EventBus {
+        match &self.link {
+            Link::Local { gateway, .. } => gateway.events(),
+            Link::Team { events, .. } => events,
+        }
+    }
+
+    /// Whether the app connects to a team gateway (else it hosts one).
+    pub fn is_team(&self) -> bool {
+        matches!(self.link, Link::Team { .. })
     }
 
     /// The item a notification should be raised for, if `e` puts one on hold.
@@ -239,7 +448,14 @@ impl Backend {
 
     /// How many items wait for a reviewer (the inbox's rule).
     pub async fn held_count(&self) -> Result<usize, String> {
-        self.gateway.held_count().await.map_err(|e| e.to_string())
+        match &self.link {
+            Link::Local { gateway, .. } => gateway.held_count().await.map_err(|e| e.to_string()),
+            Link::Team { client, .. } => client
+                .inbox()
+                .await
+                .map(|items| items.len())
+                .map_err(|e| e.to_string()),
+        }
     }
 
     /// Signs a decision about exactly `hash` with the keychain key.
@@ -251,10 +467,40 @@ impl Backend {
         decision: Decision,
         reason: &str,
     ) -> Result<Value, DecideError> {
+        let (gateway, client) = match &self.link {
+            Link::Local { gateway, .. } => (Some(gateway), None),
+            Link::Team { client, .. } => (None, Some(client)),
+        };
+        if let Some(client) = client {
+            let subject_kind = match kind {
+                "plan" => Subject::Plan,
+                "server" => Subject::Server,
+                other => {
+                    return Err(DecideError {
+                        code: "invalid",
+                        message: format!("subjectKind must be `plan` or `server`, not {other:?}"),
+                    });
+                }
+            };
+            let mut answer = interlock_host::decide_remote(
+                client,
+                &self.key,
+                subject_kind,
+                subject,
+                hash,
+                decision,
+                reason,
+                APPROVAL_VALID_SECS,
+            )
+            .await?;
+            answer["subject_kind"] = json!(kind);
+            return Ok(answer);
+        }
+        let gateway = gateway.expect("local when not team");
         match kind {
             "plan" => {
                 let o = interlock_host::decide_plan(
-                    self.engine(),
+                    gateway.engine(),
                     &self.key,
                     subject,
                     Some(hash),
@@ -276,8 +522,8 @@ impl Backend {
             }
             "server" => {
                 let r = interlock_host::decide_server_surface(
-                    self.engine(),
-                    self.gateway.events(),
+                    gateway.engine(),
+                    gateway.events(),
                     &self.key,
                     subject,
                     Some(hash),
@@ -306,43 +552,57 @@ impl Backend {
     /// The approver key's public half, for settings. Never the secret.
     pub async fn approver_info(&self) -> Value {
         let key_id = self.key.key_id().to_string();
-        let identity = self
-            .engine()
-            .store()
-            .approver_key(&key_id)
-            .await
-            .ok()
-            .flatten()
-            .map(|k| k.identity);
-        let public: String = self
-            .key
-            .public_key()
-            .as_bytes()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let identity = match &self.link {
+            Link::Local { gateway, .. } => gateway
+                .engine()
+                .store()
+                .approver_key(&key_id)
+                .await
+                .ok()
+                .flatten()
+                .map(|k| k.identity),
+            Link::Team { client, .. } => client.approvers().await.ok().and_then(|a| {
+                a["approvers"]
+                    .as_array()?
+                    .iter()
+                    .find(|k| k["key_id"] == key_id)?["identity"]
+                    .as_str()
+                    .map(str::to_owned)
+            }),
+        };
         json!({
             "key_id": key_id,
             "fingerprint": self.key.fingerprint(),
-            "public_key": public,
+            "public_key": hex(self.key.public_key().as_bytes()),
             "identity": identity,
             "keychain_service": interlock_host::keychain_service(),
             "gateway": self.origin,
+            "team": self.is_team(),
             "data_dir": self.data_dir,
         })
     }
 
-    /// Stops serving, then the gateway's tasks, then closes the log.
+    /// Stops serving, then the gateway's tasks, then closes the log (or, in
+    /// team mode, stops following the team gateway's events).
     pub async fn shutdown(&self) {
         if self.closed.swap(true, std::sync::atomic::Ordering::SeqCst) {
             return;
         }
-        let _ = self.shutdown.send(true);
-        if let Some(server) = self.server.lock().await.take() {
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(3), server).await;
+        match &self.link {
+            Link::Local {
+                gateway,
+                shutdown,
+                server,
+            } => {
+                let _ = shutdown.send(true);
+                if let Some(server) = server.lock().await.take() {
+                    let _ = tokio::time::timeout(Duration::from_secs(3), server).await;
+                }
+                gateway.shutdown().await;
+                gateway.engine().log().close().await;
+            }
+            Link::Team { relay, .. } => relay.abort(),
         }
-        self.gateway.shutdown().await;
-        self.engine().log().close().await;
     }
 }
 
@@ -362,6 +622,10 @@ impl From<HostError> for DecideError {
             HostError::Changed(_) => "changed",
             HostError::Engine(_) | HostError::Pin(_) | HostError::Decision(_) => "refused",
             HostError::Keychain(_) | HostError::NoApproverKey => "keychain",
+            // The team gateway answered no (a refused statement, an unknown
+            // item), or could not be reached.
+            HostError::Remote(ClientError::Api { .. }) => "refused",
+            HostError::Remote(ClientError::Transport(_)) => "unreachable",
             _ => "internal",
         };
         DecideError {

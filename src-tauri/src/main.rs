@@ -250,7 +250,7 @@ fn quit(app: &AppHandle) {
 /// coalesced), and every few seconds for changes made by other processes.
 async fn keep_tray(backend: Arc<Backend>, tray: Tray) {
     use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-    let mut events = backend.gateway.events().subscribe();
+    let mut events = backend.events().subscribe();
     let mut shown: Option<usize> = None;
     loop {
         match backend.held_count().await {

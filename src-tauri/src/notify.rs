@@ -452,7 +452,7 @@ pub async fn run(
     paused: Arc<AtomicBool>,
     options: Arc<Options>,
 ) {
-    let mut events = backend.gateway.events().subscribe();
+    let mut events = backend.events().subscribe();
     let (tx, mut signals) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         if let Err(e) = listen(tx).await {

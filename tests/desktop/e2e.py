@@ -22,7 +22,11 @@ the tray's menu over dbusmenu) on a real X server (``x11.py``):
    ``decide`` signs exactly the hash given (stale → ``changed``),
    ``approver_info`` has no secret, Tauri's own commands are refused; settings
    shows the fingerprint; *Review* routes the window to ``#/plans/<id>``.
-5. A burst of 100 is grouped (a few notifications, one summary); memory with
+5. Team mode: the app connects to a separate ``interlock serve`` (its own data
+   and keychain service) instead of hosting one; its key is registered there by
+   its public half; a proposal's notification *Approve* decides on that gateway;
+   a restart reads the reviewer API key from the keychain.
+6. A burst of 100 is grouped (a few notifications, one summary); memory with
    the window open; the tray menu pauses notifications; *Approve* on a stale
    notification (the plan changed while paused) signs nothing and opens the
    review; closing the window frees the web view and keeps the app in the
@@ -39,6 +43,7 @@ import concurrent.futures
 import http.client as http_client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -519,6 +524,78 @@ def main():
             stop(proc)
 
     check("a new MCP server and its drift: notified, approved, reviewed", server_review)
+
+    def team_gateway():
+        # Team mode: the app hosts nothing and connects to a gateway running
+        # elsewhere (here a separate `interlock serve` with its own data and
+        # keychain service, as on a team's machine). Its approver key stays in
+        # this machine's keychain; an admin registers its public half there.
+        team = Env(root, "team-gw")
+        agent_key = team.cli("agents", "add", "team-agent").strip().splitlines()[-1].strip()
+        reviewer_key = team.cli("reviewers", "add", "team-desktop").strip().splitlines()[-1].strip()
+        serve = subprocess.Popen(
+            [CLI, "serve", "--listen", f"127.0.0.1:{team.port}"],
+            env=team.environ(),
+            stdout=subprocess.PIPE,
+            stderr=open(os.path.join(root, "team-gw.log"), "w"),
+            text=True,
+            start_new_session=True,
+        )
+        proc = None
+        try:
+            first = serve.stdout.readline()
+            assert first.startswith("interlock gateway listening on"), first
+            app_env = Env(root, "team-app")
+            app_env.vars["INTERLOCK_TEAM_GATEWAY"] = team.origin
+            app_env.vars["INTERLOCK_TEAM_REVIEWER_KEY"] = reviewer_key
+            _, proc, (sender, path) = launch_to_tray(app_env, watcher, bus, "team-app", "--hidden")
+            label = lambda: bus.item_property(sender, path, "XAyatanaLabel")  # noqa: E731
+            app_log = os.path.join(root, "team-app.log")
+            hint = wait(
+                lambda: re.search(
+                    r"interlock keys register --public-key ([0-9a-f]{64})", open(app_log).read()
+                ),
+                20,
+                "the registration hint",
+            )
+            team.cli("keys", "register", "--public-key", hint.group(1), "--identity", "human:team-reviewer")
+            # Nothing hosted: no database in the app's data directory.
+            assert not os.path.exists(os.path.join(app_env.data, "interlock.sqlite")), os.listdir(app_env.data)
+
+            seen = len(notifications.snapshot())
+            t0 = time.monotonic()
+            Agent(team.origin, agent_key).call("propose_plan", {"plan": plan(team, "team-1", "Team plan")})
+            t_resp = time.monotonic()
+            n = notifications.wait_for(lambda c: "Team plan" in c["body"], 20, "the team's plan", since=seen)
+            FIGURES["team gateway: propose_plan response to Notify (ms)"] = round((n["t"] - t_resp) * 1000, 1)
+            assert t_resp - t0 < 30
+            wait(lambda: label() == "1", 15, "tray 1")
+            notifications.click(n["id"], "approve")
+            wait(lambda: team.plans()["team-1"]["status"] == "APPROVED", 15, "APPROVED on the team gateway")
+            wait(lambda: label() == "", 15, "tray 0")
+            auth = {"Authorization": f"Bearer {reviewer_key}"}
+            status, shown = http("GET", f"{team.origin}/api/v1/plans/team-1", None, auth)
+            assert status == 200, shown
+            status, approvers = http("GET", f"{team.origin}/api/v1/approvers", None, auth)
+            mine = [a["key_id"] for a in approvers["approvers"] if a["identity"] == "human:team-reviewer"]
+            assert [d["approver_key_id"] for d in shown["decisions"]] == mine, (shown, approvers)
+            stop(proc)
+
+            # Later starts read the reviewer key from the keychain.
+            del app_env.vars["INTERLOCK_TEAM_REVIEWER_KEY"]
+            _, proc, _ = launch_to_tray(app_env, watcher, bus, "team-app-2", "--hidden")
+            wait(
+                lambda: "connected to the team gateway" in open(os.path.join(root, "team-app-2.log")).read(),
+                15,
+                "connected with the kept key",
+            )
+            assert "keys register" not in open(os.path.join(root, "team-app-2.log")).read()
+        finally:
+            if proc is not None:
+                stop(proc)
+            stop(serve)
+
+    check("team mode: a notification's Approve decides on a team's gateway", team_gateway)
 
     env = Env(root, "e2e")
     key = None

@@ -8,4 +8,5 @@ mod gateway;
 mod gateway_util;
 mod governance;
 mod receipts;
+mod team;
 mod util;

@@ -58,6 +58,29 @@ impl GatewayEvent {
         }
     }
 
+    /// Reads an event as the SSE stream serializes it (another gateway's, for
+    /// the desktop app connected to a team gateway). `None` if it is not one.
+    pub fn from_json(v: &serde_json::Value) -> Option<GatewayEvent> {
+        let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+        let subject_kind = match v.get("subject_kind")?.as_str()? {
+            "plan" => "plan",
+            "server" => "server",
+            "standing" => "standing",
+            _ => return None,
+        };
+        Some(GatewayEvent {
+            kind: text("type")?,
+            subject_kind,
+            subject: text("subject")?,
+            title: text("title").unwrap_or_default(),
+            risk: text("risk").unwrap_or_default(),
+            plan_hash: text("plan_hash"),
+            observed_hash: text("observed_hash"),
+            revision: v.get("revision").and_then(|x| x.as_i64()),
+            log_index: v.get("log_index").and_then(|x| x.as_u64()),
+        })
+    }
+
     pub fn from_engine(e: &EngineEvent) -> GatewayEvent {
         let kind = match e.kind {
             EventKind::Proposed => "plan.proposed",

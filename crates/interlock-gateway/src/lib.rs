@@ -18,6 +18,8 @@
 //! - [`executor`]: plan stages and probes that call upstream tools (`mcp.call_tool`).
 //! - [`api`]: the reviewer HTTP API and its SSE stream.
 //! - [`http`]: routes and the Origin/Host guard.
+//! - [`client`]: a client of another gateway's reviewer API (the desktop app's
+//!   team mode).
 //! - [`standing`]: standing approvals by class of call.
 //! - [`keys`]: API keys (hashed at rest), [`roles`]: what a role may call,
 //!   [`events`]: the event bus, [`jsonrpc`]: raw JSON-RPC framing.
@@ -25,6 +27,7 @@
 
 pub mod api;
 pub mod callpath;
+pub mod client;
 pub mod config;
 pub mod events;
 pub mod executor;

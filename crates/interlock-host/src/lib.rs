@@ -17,6 +17,7 @@ use interlock_core::canon::{self, Digest};
 use interlock_core::decision::sign_decision;
 use interlock_core::{Decision, DsseEnvelope, Policy};
 use interlock_engine::{DecisionOutcome, Engine, EngineConfig, EngineError};
+use interlock_gateway::client::{ReviewerClient, Subject};
 use interlock_gateway::executor::McpAdapter;
 use interlock_gateway::pins::{PinError, decide_server, server_subject};
 use interlock_gateway::{EventBus, GatewayConfig};
@@ -59,6 +60,9 @@ pub enum HostError {
     Decision(#[from] interlock_core::DecisionError),
     #[error(transparent)]
     Adapters(#[from] interlock_adapters::ConfigError),
+    /// A team gateway's reviewer API failed or refused.
+    #[error(transparent)]
+    Remote(#[from] interlock_gateway::client::ClientError),
 }
 
 /// The keychain service under which Interlock keeps its keys
@@ -255,6 +259,73 @@ pub async fn decide_plan(
     })?;
     let envelope = sign(engine, key, plan_id, hash, decision, reason, valid_for_secs)?;
     Ok(engine.decide(&envelope).await?)
+}
+
+/// How long before "now" a statement to another machine's gateway becomes
+/// valid: an allowance for the two clocks (the browser's signing uses the same).
+const REMOTE_NOT_BEFORE_SLACK_SECS: i64 = 30;
+
+/// Decides a plan or a server's surface on a gateway running elsewhere (a
+/// team's `interlock serve`), signing with the keychain key exactly
+/// `expected_hash` — the hash the reviewer was shown — under the policy digest
+/// that gateway reports. If the subject's current hash is another, nothing is
+/// signed ([`HostError::Changed`]); if it changes between this read and the
+/// gateway's check, the gateway refuses the statement (`changed`), also
+/// [`HostError::Changed`]. Returns the gateway's answer.
+#[allow(clippy::too_many_arguments)]
+pub async fn decide_remote(
+    client: &ReviewerClient,
+    key: &KeychainKey,
+    kind: Subject,
+    id: &str,
+    expected_hash: &str,
+    decision: Decision,
+    reason: &str,
+    valid_for_secs: i64,
+) -> Result<serde_json::Value, HostError> {
+    let shown = client.subject(kind, id).await?;
+    let (current, subject) = match kind {
+        Subject::Plan => (shown["plan"]["plan_hash"].as_str(), id.to_owned()),
+        Subject::Server => (
+            shown["server"]["observed_hash"].as_str(),
+            server_subject(id),
+        ),
+    };
+    let malformed = |what: &str| {
+        HostError::Remote(interlock_gateway::client::ClientError::Malformed(format!(
+            "`{id}` has no valid {what}"
+        )))
+    };
+    let current = current.ok_or_else(|| malformed("hash"))?;
+    if current != expected_hash {
+        return Err(HostError::Changed(format!(
+            "`{id}` changed since it was shown ({expected_hash} → {current}); review it again"
+        )));
+    }
+    let hash: Digest = current.parse().map_err(|_| malformed("hash"))?;
+    let policy: Digest = shown["policy_digest"]
+        .as_str()
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(|| malformed("policy digest"))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let (_, envelope) = sign_decision(
+        key,
+        &subject,
+        hash,
+        decision,
+        reason,
+        now - REMOTE_NOT_BEFORE_SLACK_SECS,
+        now + valid_for_secs,
+        nonce(),
+        policy,
+    )?;
+    match client.submit(kind, id, &envelope.to_json()).await {
+        Err(e) if e.code() == Some("changed") => Err(HostError::Changed(e.to_string())),
+        other => Ok(other?),
+    }
 }
 
 /// Decides a server's observed surface with the keychain key, signing exactly

@@ -237,6 +237,53 @@ impl Keychain {
         }
     }
 
+    /// Stores an API token (e.g. a team gateway's reviewer key) under `name`,
+    /// replacing any earlier one. Tokens live beside keys but in their own
+    /// namespace (`token:<name>`), so a token can never be read as a key.
+    pub fn store_token(&self, name: &str, token: &str) -> Result<(), KeychainError> {
+        if token.is_empty() {
+            return Err(KeychainError::Store(format!("token `{name}` is empty")));
+        }
+        self.token_entry(name)?
+            .set_secret(token.as_bytes())
+            .map_err(|e| store_error(e, name))
+    }
+
+    /// The API token stored under `name`, if any.
+    pub fn load_token(&self, name: &str) -> Result<Option<Zeroizing<String>>, KeychainError> {
+        let bytes = match self.token_entry(name)?.get_secret() {
+            Ok(bytes) => Zeroizing::new(bytes),
+            Err(StoreError::NoEntry) => return Ok(None),
+            Err(e) => return Err(store_error(e, name)),
+        };
+        match std::str::from_utf8(&bytes) {
+            Ok(s) => Ok(Some(Zeroizing::new(s.to_owned()))),
+            Err(_) => Err(KeychainError::Malformed {
+                name: name.to_owned(),
+                len: bytes.len(),
+            }),
+        }
+    }
+
+    /// Deletes the token `name`. Returns whether there was one.
+    pub fn delete_token(&self, name: &str) -> Result<bool, KeychainError> {
+        match self.token_entry(name)?.delete_credential() {
+            Ok(()) => Ok(true),
+            Err(StoreError::NoEntry) => Ok(false),
+            Err(e) => Err(store_error(e, name)),
+        }
+    }
+
+    fn token_entry(&self, name: &str) -> Result<Entry, KeychainError> {
+        check_name("token name", name)?;
+        let user = format!("token:{name}");
+        let label = format!("Interlock token {name} ({})", self.service);
+        let modifiers = HashMap::from([("label", label.as_str())]);
+        self.store
+            .build(&self.service, &user, Some(&modifiers))
+            .map_err(|e| store_error(e, name))
+    }
+
     fn entry(&self, name: &str) -> Result<Entry, KeychainError> {
         check_name("key name", name)?;
         let label = format!("Interlock key {name} ({})", self.service);

@@ -254,3 +254,31 @@ fn no_bus_child() {
     println!("error: {err}");
     assert!(matches!(err, KeychainError::NoSecretService(_)), "{err:?}");
 }
+
+#[test]
+fn tokens_are_kept_apart_from_keys_and_replaced_in_place() {
+    let name = unique("team");
+    let kc = keychain();
+    struct TokenCleanup(String);
+    impl Drop for TokenCleanup {
+        fn drop(&mut self) {
+            if let Ok(k) = Keychain::open(SERVICE) {
+                let _ = k.delete_token(&self.0);
+            }
+        }
+    }
+    let _cleanup = TokenCleanup(name.clone());
+    assert!(kc.load_token(&name).unwrap().is_none());
+    kc.store_token(&name, "ilk_first").unwrap();
+    kc.store_token(&name, "ilk_second").unwrap();
+    // A fresh handle reads the latest, and the token is not a key of that name.
+    let again = keychain();
+    assert_eq!(
+        again.load_token(&name).unwrap().unwrap().as_str(),
+        "ilk_second"
+    );
+    assert!(again.load_key(&name).unwrap().is_none());
+    assert!(again.store_token(&name, "").is_err());
+    assert!(again.delete_token(&name).unwrap());
+    assert!(again.load_token(&name).unwrap().is_none());
+}

@@ -1,0 +1,350 @@
+//! A client of the reviewer API (`/api/v1`) of a gateway running elsewhere: a
+//! team's `interlock serve`, which the desktop app connects to instead of
+//! running the gateway in-process.
+//!
+//! Why here: this crate alone speaks HTTP, and it owns the API's shapes. The
+//! client reads what a reviewer is shown (inbox, plans, servers, approvers),
+//! follows the event stream, and submits decisions — signed statements only,
+//! made by the caller with a key this client never sees.
+
+use std::time::Duration;
+
+use futures_util::{Stream, StreamExt};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
+use reqwest::{StatusCode, Url};
+use serde_json::Value;
+
+use crate::events::GatewayEvent;
+
+/// The largest JSON answer read (a plan with its revisions and diff is far
+/// smaller); a larger one is an error, not an allocation.
+const MAX_BODY: usize = 16 * 1024 * 1024;
+/// The longest single line of the event stream accepted.
+const MAX_EVENT_LINE: usize = 1024 * 1024;
+
+/// Why a reviewer API call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("the gateway address {0:?} is not an http:// or https:// URL")]
+    BadUrl(String),
+    #[error("the reviewer key is not a valid header value")]
+    BadToken,
+    #[error("cannot reach the gateway: {0}")]
+    Transport(String),
+    /// The API answered with an error: its status and `{error: {code, message}}`.
+    #[error("the gateway answered {status}: {message} ({code})")]
+    Api {
+        status: u16,
+        code: String,
+        message: String,
+    },
+    #[error("the gateway's answer is malformed: {0}")]
+    Malformed(String),
+}
+
+impl ClientError {
+    /// The API's error code (`changed`, `decision_refused`, `unauthorized`, …),
+    /// if the gateway answered with one.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            ClientError::Api { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+}
+
+/// Which kind of subject a decision is about, and so which endpoint takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    Plan,
+    Server,
+}
+
+impl Subject {
+    fn collection(self) -> &'static str {
+        match self {
+            Subject::Plan => "plans",
+            Subject::Server => "servers",
+        }
+    }
+}
+
+/// The reviewer API of one gateway, with one reviewer key.
+#[derive(Clone)]
+pub struct ReviewerClient {
+    base: Url,
+    auth: HeaderValue,
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for ReviewerClient {
+    // Never prints the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReviewerClient")
+            .field("base", &self.base.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ReviewerClient {
+    /// `base` is the gateway's origin (`https://interlock.example:8717`); `token`
+    /// a reviewer API key (`interlock reviewers add`).
+    pub fn new(base: &str, token: &str) -> Result<ReviewerClient, ClientError> {
+        let mut url = Url::parse(base).map_err(|_| ClientError::BadUrl(base.to_owned()))?;
+        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+            return Err(ClientError::BadUrl(base.to_owned()));
+        }
+        url.set_path("/");
+        url.set_query(None);
+        url.set_fragment(None);
+        let mut auth =
+            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| ClientError::BadToken)?;
+        auth.set_sensitive(true);
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            // The gateway's answers are its own: never follow a redirect with
+            // the reviewer key to somewhere else.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        Ok(ReviewerClient {
+            base: url,
+            auth,
+            http,
+        })
+    }
+
+    /// The gateway's origin, as a browser would write it (no trailing slash).
+    pub fn origin(&self) -> String {
+        self.base.origin().ascii_serialization()
+    }
+
+    fn url(&self, segments: &[&str]) -> Url {
+        let mut url = self.base.clone();
+        url.path_segments_mut()
+            .expect("http(s) URLs have paths")
+            .clear()
+            .extend(["api", "v1"])
+            .extend(segments);
+        url
+    }
+
+    async fn get(&self, segments: &[&str]) -> Result<Value, ClientError> {
+        let req = self
+            .http
+            .get(self.url(segments))
+            .timeout(Duration::from_secs(30));
+        self.send(req).await
+    }
+
+    async fn send(&self, req: reqwest::RequestBuilder) -> Result<Value, ClientError> {
+        let resp = req
+            .header(AUTHORIZATION, self.auth.clone())
+            .header(ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        let status = resp.status();
+        let body = read_limited(resp).await?;
+        let json: Value = serde_json::from_slice(&body).map_err(|e| {
+            ClientError::Malformed(format!("{status}: not JSON ({e}), {} bytes", body.len()))
+        })?;
+        if status.is_success() {
+            return Ok(json);
+        }
+        Err(ClientError::Api {
+            status: status.as_u16(),
+            code: json["error"]["code"].as_str().unwrap_or("error").to_owned(),
+            message: json["error"]["message"]
+                .as_str()
+                .unwrap_or_else(|| status.canonical_reason().unwrap_or("error"))
+                .to_owned(),
+        })
+    }
+
+    /// `GET /api/v1/inbox`: what waits for a reviewer.
+    pub async fn inbox(&self) -> Result<Vec<Value>, ClientError> {
+        match self.get(&["inbox"]).await?["items"].take() {
+            Value::Array(items) => Ok(items),
+            _ => Err(ClientError::Malformed("inbox without `items`".into())),
+        }
+    }
+
+    /// `GET /api/v1/plans/{id}` or `/servers/{name}`: the subject as a
+    /// reviewer sees it, with the hash a decision must sign and the policy
+    /// digest it is made under.
+    pub async fn subject(&self, kind: Subject, id: &str) -> Result<Value, ClientError> {
+        self.get(&[kind.collection(), id]).await
+    }
+
+    /// `GET /api/v1/approvers`.
+    pub async fn approvers(&self) -> Result<Value, ClientError> {
+        self.get(&["approvers"]).await
+    }
+
+    /// `POST /api/v1/{plans|servers}/{id}/decisions` with a signed statement.
+    pub async fn submit(
+        &self,
+        kind: Subject,
+        id: &str,
+        envelope: &Value,
+    ) -> Result<Value, ClientError> {
+        let req = self
+            .http
+            .post(self.url(&[kind.collection(), id, "decisions"]))
+            .timeout(Duration::from_secs(30))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(envelope).expect("JSON serializes"));
+        self.send(req).await
+    }
+
+    /// `GET /api/v1/events`: the gateway's events as they happen. The stream
+    /// ends when the connection does; the caller reconnects.
+    pub async fn events(
+        &self,
+    ) -> Result<impl Stream<Item = Result<GatewayEvent, ClientError>> + use<>, ClientError> {
+        let resp = self
+            .http
+            .get(self.url(&["events"]))
+            .header(AUTHORIZATION, self.auth.clone())
+            .header(ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        if resp.status() != StatusCode::OK {
+            let status = resp.status();
+            let body = read_limited(resp).await.unwrap_or_default();
+            let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            return Err(ClientError::Api {
+                status: status.as_u16(),
+                code: json["error"]["code"].as_str().unwrap_or("error").to_owned(),
+                message: json["error"]["message"]
+                    .as_str()
+                    .unwrap_or("cannot follow events")
+                    .to_owned(),
+            });
+        }
+        let mut parser = SseParser::default();
+        Ok(resp
+            .bytes_stream()
+            .map(move |chunk| match chunk {
+                Ok(bytes) => parser.feed(&bytes),
+                Err(e) => vec![Err(ClientError::Transport(e.to_string()))],
+            })
+            .flat_map(futures_util::stream::iter))
+    }
+}
+
+async fn read_limited(mut resp: reqwest::Response) -> Result<Vec<u8>, ClientError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| ClientError::Transport(e.to_string()))?
+    {
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(ClientError::Malformed(format!(
+                "answer larger than {MAX_BODY} bytes"
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Server-sent events, line by line: `data:` lines accumulate until a blank
+/// line ends the event; comments (keep-alives) and other fields are skipped.
+#[derive(Default)]
+struct SseParser {
+    line: Vec<u8>,
+    data: String,
+}
+
+impl SseParser {
+    fn feed(&mut self, bytes: &[u8]) -> Vec<Result<GatewayEvent, ClientError>> {
+        let mut out = Vec::new();
+        for &b in bytes {
+            if b != b'\n' {
+                if self.line.len() >= MAX_EVENT_LINE {
+                    self.line.clear();
+                    self.data.clear();
+                    out.push(Err(ClientError::Malformed(format!(
+                        "an event line longer than {MAX_EVENT_LINE} bytes"
+                    ))));
+                }
+                self.line.push(b);
+                continue;
+            }
+            let line = std::mem::take(&mut self.line);
+            let line = line.strip_suffix(b"\r").unwrap_or(&line);
+            if line.is_empty() {
+                if !self.data.is_empty() {
+                    let data = std::mem::take(&mut self.data);
+                    out.push(parse_event(&data));
+                }
+            } else if let Some(rest) = line.strip_prefix(b"data:") {
+                let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+                if !self.data.is_empty() {
+                    self.data.push('\n');
+                }
+                self.data.push_str(&String::from_utf8_lossy(rest));
+            }
+        }
+        out
+    }
+}
+
+fn parse_event(data: &str) -> Result<GatewayEvent, ClientError> {
+    let v: Value = serde_json::from_str(data)
+        .map_err(|e| ClientError::Malformed(format!("an event is not JSON: {e}")))?;
+    GatewayEvent::from_json(&v)
+        .ok_or_else(|| ClientError::Malformed(format!("not a gateway event: {data}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_keep_ids_in_one_segment() {
+        let c = ReviewerClient::new("https://gw.example:8717/ignored?x=1", "ilk_k").unwrap();
+        assert_eq!(c.origin(), "https://gw.example:8717");
+        assert_eq!(
+            c.url(&["plans", "a/b?c", "decisions"]).as_str(),
+            "https://gw.example:8717/api/v1/plans/a%2Fb%3Fc/decisions"
+        );
+        for bad in ["ftp://x", "not a url", "http://", "file:///etc"] {
+            assert!(ReviewerClient::new(bad, "k").is_err(), "{bad}");
+        }
+        assert!(matches!(
+            ReviewerClient::new("http://x", "bad\nkey"),
+            Err(ClientError::BadToken)
+        ));
+        assert!(!format!("{c:?}").contains("ilk_k"));
+    }
+
+    #[test]
+    fn sse_events_parse_across_chunk_boundaries() {
+        let ev = GatewayEvent::server(
+            "server.pending",
+            "fs",
+            "t".into(),
+            "medium",
+            "sha256:ab",
+            Some(3),
+        );
+        let wire = format!(
+            ": keep-alive\n\nevent: server.pending\ndata: {}\r\n\r\n",
+            serde_json::to_string(&ev).unwrap()
+        );
+        let mut p = SseParser::default();
+        let mut got = Vec::new();
+        for chunk in wire.as_bytes().chunks(7) {
+            got.extend(p.feed(chunk));
+        }
+        assert_eq!(got.len(), 1);
+        assert_eq!(got.pop().unwrap().unwrap(), ev);
+        let bad = p.feed(b"data: {nope\n\n");
+        assert!(matches!(bad.as_slice(), [Err(ClientError::Malformed(_))]));
+    }
+}
