@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::gateway_util::{
     Gateway, client, free_port, http, node_module, peers_dir, tool_names, wait_for_port,
+    write_file_plan,
 };
 use crate::util::{stderr, stdout};
 
@@ -676,14 +677,7 @@ fn the_reviewer_api_takes_only_signed_decisions() {
         String::from_utf8_lossy(&seen).into_owned()
     });
     std::thread::sleep(Duration::from_millis(500));
-    let plan = json!({"plan": {
-        "schema_version": "interlock.plan/v1", "plan_id": "evt", "title": "Event check",
-        "created_at": "2026-11-30T10:00:00Z", "description": "d",
-        "body": {"stages": [{"id": "w", "action": "fs.write_file",
-            "target": gw.data().join("workspace/e.txt").to_str().unwrap(),
-            "params": {"content": "x"}, "preconditions": [{"probe": "fs.path_absent"}],
-            "verify": [{"probe": "fs.file_contains", "params": {"text": "x"}}], "rollback": "Delete it."}]}
-    }});
+    let plan = write_file_plan(&gw, "evt", "Event check", "e.txt");
     let r = gw.client("py", &["call", "propose_plan", &plan.to_string()]);
     assert_eq!(r["result"]["isError"], false, "{r}");
     let stream = reader.join().unwrap();

@@ -379,3 +379,16 @@ pub fn wait_for_port(port: u16) {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// A one-stage plan (`propose_plan`'s arguments) that writes "x" to `file` in
+/// the gateway's workspace, checked before and after.
+pub fn write_file_plan(gw: &Gateway, plan_id: &str, title: &str, file: &str) -> Value {
+    serde_json::json!({"plan": {
+        "schema_version": "interlock.plan/v1", "plan_id": plan_id, "title": title,
+        "created_at": "2026-11-30T10:00:00Z", "description": "d",
+        "body": {"stages": [{"id": "w", "action": "fs.write_file",
+            "target": gw.data().join("workspace").join(file).to_str().unwrap(),
+            "params": {"content": "x"}, "preconditions": [{"probe": "fs.path_absent"}],
+            "verify": [{"probe": "fs.file_contains", "params": {"text": "x"}}], "rollback": "Delete it."}]}
+    }})
+}

@@ -11,9 +11,9 @@ use interlock_core::Decision;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
 use interlock_host::{HostError, decide_remote};
 use interlock_keychain::Keychain;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::gateway_util::{Gateway, peers_dir};
+use crate::gateway_util::{Gateway, peers_dir, write_file_plan};
 
 /// The reviewer's own keychain (a service of its own, so the gateway's keys and
 /// this machine's are apart, as on two machines); removed when the test ends.
@@ -52,6 +52,20 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
         .enable_all()
         .build()
         .unwrap();
+    // What the desktop app does on Approve: sign exactly `hash` and submit it.
+    let approve = async |kind, id: &str, hash: &str, reason: &str| {
+        decide_remote(
+            &client,
+            &key,
+            kind,
+            id,
+            hash,
+            Decision::Approve,
+            reason,
+            600,
+        )
+        .await
+    };
     rt.block_on(async {
         // A wrong key is refused with the API's own error.
         let stranger = ReviewerClient::new(&format!("http://{}", gw.addr), "ilk_nope").unwrap();
@@ -69,18 +83,9 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
             .to_owned();
 
         // A key the gateway does not trust yet: signed, sent, refused.
-        let err = decide_remote(
-            &client,
-            &key,
-            Subject::Server,
-            "drifty",
-            &hash,
-            Decision::Approve,
-            "ok",
-            600,
-        )
-        .await
-        .unwrap_err();
+        let err = approve(Subject::Server, "drifty", &hash, "ok")
+            .await
+            .unwrap_err();
         assert!(
             matches!(&err, HostError::Remote(e) if e.code() == Some("decision_refused")),
             "{err}"
@@ -108,33 +113,15 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
 
         // Not what was shown: nothing is signed.
         let other = format!("sha256:{}", "0".repeat(64));
-        let err = decide_remote(
-            &client,
-            &key,
-            Subject::Server,
-            "drifty",
-            &other,
-            Decision::Approve,
-            "ok",
-            600,
-        )
-        .await
-        .unwrap_err();
+        let err = approve(Subject::Server, "drifty", &other, "ok")
+            .await
+            .unwrap_err();
         assert!(matches!(err, HostError::Changed(_)), "{err}");
 
         // Exactly what was shown: the surface is pinned.
-        let done = decide_remote(
-            &client,
-            &key,
-            Subject::Server,
-            "drifty",
-            &hash,
-            Decision::Approve,
-            "checked every tool",
-            600,
-        )
-        .await
-        .unwrap();
+        let done = approve(Subject::Server, "drifty", &hash, "checked every tool")
+            .await
+            .unwrap();
         assert_eq!(done["status"], "TRUSTED", "{done}");
 
         // The event stream told this reviewer about it, with the hash decided.
@@ -156,14 +143,7 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
 
     // An agent proposes through the gateway; the remote reviewer approves
     // exactly the proposed revision.
-    let plan = json!({"plan": {
-        "schema_version": "interlock.plan/v1", "plan_id": "team-1", "title": "Team review",
-        "created_at": "2026-11-30T10:00:00Z", "description": "d",
-        "body": {"stages": [{"id": "w", "action": "fs.write_file",
-            "target": gw.data().join("workspace/team.txt").to_str().unwrap(),
-            "params": {"content": "x"}, "preconditions": [{"probe": "fs.path_absent"}],
-            "verify": [{"probe": "fs.file_contains", "params": {"text": "x"}}], "rollback": "Delete it."}]}
-    }});
+    let plan = write_file_plan(&gw, "team-1", "Team review", "team.txt");
     let r = gw.client("py", &["call", "propose_plan", &plan.to_string()]);
     assert_eq!(r["result"]["isError"], false, "{r}");
     rt.block_on(async {
@@ -173,18 +153,9 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
             .find(|i| i["kind"] == "plan")
             .expect("the plan waits");
         let hash = item["plan_hash"].as_str().unwrap().to_owned();
-        let done: Value = decide_remote(
-            &client,
-            &key,
-            Subject::Plan,
-            "team-1",
-            &hash,
-            Decision::Approve,
-            "fine",
-            600,
-        )
-        .await
-        .unwrap();
+        let done: Value = approve(Subject::Plan, "team-1", &hash, "fine")
+            .await
+            .unwrap();
         assert_eq!(done["status"], "APPROVED", "{done}");
         assert!(client.inbox().await.unwrap().is_empty());
     });
