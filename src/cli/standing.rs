@@ -32,8 +32,13 @@ pub enum StandingCommand {
     },
     /// Active and past standing approvals.
     List,
-    /// Revoke one now.
-    Revoke { id: String },
+    /// Revoke one now (logged, with the reason).
+    Revoke {
+        id: String,
+        /// Why (recorded in the log).
+        #[arg(long)]
+        reason: Option<String>,
+    },
 }
 
 pub async fn run(ctx: &Context, cmd: StandingCommand) -> anyhow::Result<ExitCode> {
@@ -101,11 +106,17 @@ pub async fn run(ctx: &Context, cmd: StandingCommand) -> anyhow::Result<ExitCode
             }
             Ok(ExitCode::SUCCESS)
         }
-        StandingCommand::Revoke { id } => {
+        StandingCommand::Revoke { id, reason } => {
             let engine = ctx.engine().await?;
             let by = std::env::var("USER").unwrap_or_else(|_| "reviewer".into());
-            let done =
-                interlock_gateway::standing::revoke(&engine, &id, &format!("human:{by}")).await?;
+            let done = interlock_gateway::standing::revoke(
+                &engine,
+                &interlock_gateway::EventBus::new(),
+                &id,
+                &format!("human:{by}"),
+                reason.as_deref().unwrap_or("revoked with the CLI"),
+            )
+            .await?;
             engine.log().close().await;
             if done {
                 println!("revoked {id}");

@@ -290,6 +290,50 @@ fn standing_approvals_cover_a_class_of_calls_until_revoked() {
     );
     let listed = gw.cli(&["standing", "list"]);
     assert!(stdout(&listed).contains("revoked"), "{}", stdout(&listed));
+
+    // A reviewer revokes the greet one through the API (no signature needed to
+    // take a permission away); the log says who and why.
+    let reviewer = gw.reviewer_key();
+    let listed = gw.api_get(&reviewer, "/api/v1/standing");
+    let greet = listed["standing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tool"] == "drifty__greet" && s["active"] == true)
+        .unwrap_or_else(|| panic!("{listed}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let revoke = |key: &str| {
+        crate::gateway_util::http(
+            &gw.addr,
+            "POST",
+            &format!("/api/v1/standing/{greet}/revoke"),
+            &[
+                ("Authorization", &format!("Bearer {key}")),
+                ("Content-Type", "application/json"),
+            ],
+            br#"{"reason":"greet now writes a guestbook"}"#,
+        )
+    };
+    assert_eq!(revoke(&reader).0, 401, "an agent key cannot revoke");
+    let (status, _, body) = revoke(&reviewer);
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(revoke(&reviewer).0, 404, "already revoked");
+    let listed = gw.api_get(&reviewer, "/api/v1/standing");
+    assert!(
+        listed["standing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["active"] == false),
+        "{listed}"
+    );
+    let log = gw.api_get(&reviewer, "/api/v1/log");
+    assert!(
+        log.to_string().contains("greet now writes a guestbook"),
+        "the revocation and its reason are logged: {log}"
+    );
 }
 
 /// A held call keeps its client alive with progress notifications on an SSE

@@ -12,6 +12,7 @@ import { Inbox } from './views/Inbox';
 import { Plans } from './views/Plans';
 import { PlanView } from './views/Plan';
 import { Servers } from './views/Servers';
+import { Standing } from './views/Standing';
 import { ServerView } from './views/Server';
 import { Log } from './views/Log';
 import { Settings } from './views/Settings';
@@ -38,6 +39,8 @@ const EVENT_TEXT: Record<string, string> = {
   'server.drift': 'Drift',
   'server.approved': 'Server approved',
   'server.rejected': 'Server rejected',
+  'standing.granted': 'Standing approval',
+  'standing.revoked': 'Standing approval revoked',
 };
 
 function NavItem({ h, label, icon, active, count, hint }: { h: string; label: string; icon: string; active: boolean; count?: number; hint?: string }) {
@@ -88,7 +91,12 @@ export function App() {
     const unsub = events.subscribe((e) => {
       if (e.type === 'connected') return;
       const ev = e as { type: string; subject_kind: string; subject: string; title: string };
-      const h = ev.subject_kind === 'plan' ? href.plan(ev.subject) : href.server(ev.subject);
+      const h =
+        ev.subject_kind === 'plan'
+          ? href.plan(ev.subject)
+          : ev.subject_kind === 'standing'
+            ? href.standing()
+            : href.server(ev.subject);
       const bad = /quarantined|halted|rejected/.test(ev.type);
       // Our own decisions are announced by the dialog already.
       if (!actedRecently(ev.subject_kind, ev.subject)) toast(`${EVENT_TEXT[ev.type] ?? ev.type}: ${ev.title}`, bad ? 'bad' : 'info', h);
@@ -110,6 +118,7 @@ export function App() {
       i: () => go(href.inbox()),
       p: () => go(href.plans()),
       s: () => go(href.servers()),
+      a: () => go(href.standing()),
       l: () => go(href.log()),
       ',': () => go(href.settings()),
     });
@@ -119,11 +128,13 @@ export function App() {
     if (route.name === 'inbox') rememberList(href.inbox());
     if (route.name === 'plans') rememberList(href.plans());
     if (route.name === 'servers') rememberList(href.servers());
+    if (route.name === 'standing') rememberList(href.standing());
     window.scrollTo(0, 0);
     const titles: Record<string, string> = {
       inbox: 'Inbox',
       plans: 'Plans',
       servers: 'Servers',
+      standing: 'Standing approvals',
       log: 'Log',
       settings: 'Settings',
       plan: `Plan ${(route as { id?: string }).id ?? ''}`,
@@ -148,6 +159,9 @@ export function App() {
       break;
     case 'server':
       view = <ServerView key={route.name_} name={route.name_} />;
+      break;
+    case 'standing':
+      view = <Standing />;
       break;
     case 'log':
       view = <Log />;
@@ -176,6 +190,7 @@ export function App() {
         <NavItem h={href.inbox()} label="Inbox" icon="✉" active={active === 'inbox'} count={count} />
         <NavItem h={href.plans()} label="Plans" icon="▤" active={active === 'plans'} hint="g p" />
         <NavItem h={href.servers()} label="Servers" icon="⛁" active={active === 'servers'} hint="g s" />
+        <NavItem h={href.standing()} label="Standing" icon="⟳" active={active === 'standing'} hint="g a" />
         <NavItem h={href.log()} label="Log" icon="≡" active={active === 'log'} hint="g l" />
         <NavItem h={href.settings()} label="Settings" icon="⚙" active={active === 'settings'} hint="g ," />
         <div class="sidebar-foot">

@@ -517,3 +517,41 @@ pub async fn grant_standing(
         json!({"id": s.id, "role": s.role, "tool": s.tool, "expires_at": s.expires_at}),
     ))
 }
+
+#[derive(Deserialize, Default)]
+pub struct StandingRevoke {
+    reason: Option<String>,
+}
+
+/// `POST /api/v1/standing/{id}/revoke` (body `{reason?}`): stops a standing
+/// approval now. Logged with the reviewer key's name.
+pub async fn revoke_standing(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Option<Json<StandingRevoke>>,
+) -> ApiResult {
+    let who = reviewer(&gw, &headers).await?;
+    let reason = body
+        .and_then(|Json(b)| b.reason)
+        .map(|r| r.trim().to_owned())
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| "revoked in the review UI".to_owned());
+    if reason.len() > 1000 {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            "a reason is at most 1000 bytes".into(),
+        ));
+    }
+    let by = format!("reviewer:{}", who.name);
+    if crate::standing::revoke(gw.engine(), gw.events(), &id, &by, &reason).await? {
+        Ok(Json(json!({"id": id, "revoked": true, "by": by})))
+    } else {
+        Err(ApiError(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no active standing approval {id:?}"),
+        ))
+    }
+}

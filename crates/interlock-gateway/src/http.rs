@@ -52,6 +52,10 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/standing",
             get(api::standing).post(api::grant_standing),
         )
+        .route(
+            "/api/v1/standing/{id}/revoke",
+            axum::routing::post(api::revoke_standing),
+        )
         .route("/api/v1/log", get(api::log))
         .route("/api/v1/log/checkpoint", get(api::checkpoint))
         .route("/api/v1/events", get(api::events))

@@ -131,14 +131,35 @@ pub async fn grant(
     Ok(record)
 }
 
-/// Revokes a standing approval (logged).
-pub async fn revoke(engine: &Engine, id: &str, by: &str) -> Result<bool, PinError> {
+/// Revokes a standing approval: logged (who, why) and announced. Revoking only
+/// takes a permission away, so it needs no signed statement — a reviewer (or the
+/// CLI on the gateway's machine) can stop a class of calls at once. Returns
+/// whether an active one was revoked.
+pub async fn revoke(
+    engine: &Engine,
+    events: &EventBus,
+    id: &str,
+    by: &str,
+    reason: &str,
+) -> Result<bool, PinError> {
     let done = engine.store().revoke_standing(id).await?;
     if done {
         let mut m = Map::new();
         m.insert("id".into(), id.into());
         m.insert("by".into(), by.into());
-        engine.record("standing.revoked", m).await?;
+        m.insert("reason".into(), reason.into());
+        let index = engine.record("standing.revoked", m).await?.index;
+        events.send(GatewayEvent {
+            kind: "standing.revoked".into(),
+            subject_kind: "standing",
+            subject: id.to_owned(),
+            title: format!("Standing approval {id} revoked ({by})"),
+            risk: "info".into(),
+            plan_hash: None,
+            observed_hash: None,
+            revision: None,
+            log_index: Some(index),
+        });
     }
     Ok(done)
 }

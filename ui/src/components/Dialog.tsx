@@ -225,6 +225,7 @@ const SHORTCUTS: [string, [string, string][]][] = [
       ['g i', 'Inbox'],
       ['g p', 'Plans'],
       ['g s', 'Servers'],
+      ['g a', 'Standing approvals'],
       ['g l', 'Log'],
       ['g ,', 'Settings'],
     ],

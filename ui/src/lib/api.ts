@@ -191,6 +191,17 @@ export interface Approver {
   added_at: number;
 }
 
+export interface StandingApproval {
+  id: string;
+  role: string;
+  tool: string;
+  document: { role?: string; tool?: string; shape?: Record<string, unknown>; expires_at?: number } | null;
+  expires_at: number;
+  approver_key_id: string;
+  active: boolean;
+  revoked_at: number | null;
+}
+
 const enc = encodeURIComponent;
 
 export const api = {
@@ -204,6 +215,13 @@ export const api = {
   log: (from?: number, limit = 100) =>
     request<LogPage>(`/api/v1/log?limit=${limit}` + (from !== undefined ? `&from=${from}` : '')),
   checkpoint: () => request<Checkpoint>('/api/v1/log/checkpoint'),
+  standing: () => request<{ standing: StandingApproval[] }>('/api/v1/standing'),
+  revokeStanding: (id: string, reason?: string) =>
+    request<{ id: string; revoked: boolean }>(`/api/v1/standing/${enc(id)}/revoke`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(reason ? { reason } : {}),
+    }),
   decide: (kind: 'plan' | 'server', subject: string, env: DsseEnvelope) =>
     request<Record<string, unknown>>(`/api/v1/${kind === 'plan' ? 'plans' : 'servers'}/${enc(subject)}/decisions`, {
       method: 'POST',

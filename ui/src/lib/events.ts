@@ -7,11 +7,12 @@ import { apiBase, token } from './config';
 
 export interface GatewayEvent {
   type: string;
-  subject_kind: 'plan' | 'server';
+  subject_kind: 'plan' | 'server' | 'standing';
   subject: string;
   title: string;
   risk: string;
   plan_hash?: string;
+  observed_hash?: string;
   revision?: number;
   log_index?: number;
 }

@@ -108,12 +108,15 @@ export function useSectionNav(extra: Record<string, (e: KeyboardEvent) => void> 
 
 export function ago(unix: number | undefined | null, now = Date.now() / 1000): string {
   if (!unix) return '';
-  const s = Math.max(0, Math.round(now - unix));
+  const d = Math.round(now - unix);
+  const s = Math.abs(d);
   if (s < 45) return 'just now';
-  if (s < 3600) return `${Math.round(s / 60)}m ago`;
-  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
-  if (s < 86400 * 14) return `${Math.round(s / 86400)}d ago`;
-  return new Date(unix * 1000).toLocaleDateString();
+  const m = Math.round(s / 60);
+  const h = Math.round(s / 3600);
+  const span = m < 60 ? `${m}m` : h < 24 ? `${h}h` : `${Math.round(s / 86400)}d`;
+  if (s >= 86400 * 14) return new Date(unix * 1000).toLocaleDateString();
+  // Future times (an expiry) read "in 2h", past ones "2h ago".
+  return d < 0 ? `in ${span}` : `${span} ago`;
 }
 
 export function fullTime(unix: number | undefined | null): string {

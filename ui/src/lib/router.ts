@@ -8,6 +8,7 @@ export type Route =
   | { name: 'plan'; id: string }
   | { name: 'servers' }
   | { name: 'server'; name_: string }
+  | { name: 'standing' }
   | { name: 'log' }
   | { name: 'settings' };
 
@@ -18,6 +19,8 @@ export function parse(hash: string): Route {
       return parts[1] ? { name: 'plan', id: parts[1] } : { name: 'plans' };
     case 'servers':
       return parts[1] ? { name: 'server', name_: parts[1] } : { name: 'servers' };
+    case 'standing':
+      return { name: 'standing' };
     case 'log':
       return { name: 'log' };
     case 'settings':
@@ -33,6 +36,7 @@ export const href = {
   plan: (id: string) => `#/plans/${encodeURIComponent(id)}`,
   servers: () => '#/servers',
   server: (name: string) => `#/servers/${encodeURIComponent(name)}`,
+  standing: () => '#/standing',
   log: () => '#/log',
   settings: () => '#/settings',
 };

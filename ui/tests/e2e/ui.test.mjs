@@ -390,6 +390,41 @@ describe('the review UI against a real gateway', () => {
     assert.match(await page.textContent('[data-testid=blocked]'), /greet/);
   });
 
+  it('lists standing approvals and revokes one with a reason (g a)', async () => {
+    await gw.cli('standing', 'add', '--role', 'default', '--tool', 'drifty__add', '--shape', '{"a":"*","b":2}',
+      '--for', '2h', '--reason', 'adding is harmless');
+    await gw.cli('standing', 'add', '--role', 'default', '--tool', 'calm__greet', '--shape', '{}',
+      '--for', '1h', '--reason', 'greeting nobody');
+    await blur();
+    await page.keyboard.press('g');
+    await page.keyboard.press('a');
+    await until('g a', () => location.hash === '#/standing');
+    await until('2 standing approvals', () => document.querySelectorAll('[data-testid=standing] [data-testid=row]').length === 2);
+    const text = await page.textContent('[data-testid=standing]');
+    assert.match(text, /drifty__add/);
+    assert.match(text, /a = any, b = 2/);
+    assert.match(text, /in 2h/, 'expiries read as a time to come');
+    assert.equal(await page.$$eval('[data-testid=standing] [data-status=ACTIVE]', (s) => s.length), 2);
+    await shot('standing');
+    const row = page.locator('[data-testid=row]', { hasText: 'calm__greet' });
+    await row.locator('[data-testid=revoke]').click();
+    await page.locator('[role=dialog]').waitFor({ timeout: T });
+    await page.fill('[data-testid=revoke-reason]', 'calm is being retired');
+    await page.click('[role=dialog] button.danger');
+    await page.locator('[role=dialog]').waitFor({ state: 'detached', timeout: T });
+    await until('revoked', () =>
+      [...document.querySelectorAll('[data-testid=standing] [data-testid=row]')].some(
+        (r) => r.textContent.includes('calm__greet') && r.querySelector('[data-status=REVOKED]'),
+      ),
+    );
+    const listed = await gw.api('/api/v1/standing');
+    const greet = listed.standing.find((x) => x.tool === 'calm__greet');
+    assert.equal(greet.active, false);
+    assert.ok(greet.revoked_at);
+    const log = await gw.api('/api/v1/log?limit=500');
+    assert.match(JSON.stringify(log), /calm is being retired/);
+  });
+
   it('shows the log and verifies the latest checkpoint in the browser', async () => {
     await route('#/log', '[data-testid=log-row]');
     await until('checkpoint checked', () => document.querySelector('[data-testid=checkpoint-verify]')?.dataset.ok);
