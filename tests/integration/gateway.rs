@@ -744,3 +744,69 @@ fn plan_stages_call_upstream_tools_and_probes_must_be_read_only() {
         }
     }
 }
+
+/// Any reviewer (or auditor) can check that a log entry is in the log the log
+/// key signed: `GET /api/v1/log/{index}/proof` gives the stored leaf and its
+/// inclusion proof against the signed checkpoint, verified here with the
+/// checkpoint's signature (`interlock-merkle`), trusting nothing the gateway
+/// says beyond the log's verifier key.
+#[test]
+fn every_log_entry_comes_with_an_inclusion_proof_against_the_signed_checkpoint() {
+    use base64::Engine as _;
+    use interlock_merkle::{NoteVerifier, leaf_hash, open_checkpoint, verify_inclusion_bytes};
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, _) = drifting(dir.path());
+    let gw = Gateway::start(&cfg);
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    let reviewer = gw.reviewer_key();
+    let cp = gw.api_get(&reviewer, "/api/v1/log/checkpoint");
+    let verifier = NoteVerifier::from_vkey(cp["verifier_key"].as_str().unwrap()).unwrap();
+    let size = cp["size"].as_u64().unwrap();
+    assert!(size >= 4, "{cp}");
+    for index in [0, size / 2, size - 1] {
+        let p = gw.api_get(&reviewer, &format!("/api/v1/log/{index}/proof"));
+        let signed = open_checkpoint(p["note"].as_str().unwrap(), std::slice::from_ref(&verifier))
+            .expect("the note is signed by the log key");
+        assert_eq!(p["size"].as_u64(), Some(signed.size), "{p}");
+        assert_eq!(p["root"].as_str(), Some(hex::encode(signed.root).as_str()));
+        let leaf = base64::engine::general_purpose::STANDARD
+            .decode(p["leaf"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(
+            p["leaf_hash"].as_str(),
+            Some(hex::encode(leaf_hash(&leaf)).as_str())
+        );
+        let proof: Vec<Vec<u8>> = p["proof"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| hex::decode(h.as_str().unwrap()).unwrap())
+            .collect();
+        verify_inclusion_bytes(index, signed.size, &leaf_hash(&leaf), &proof, &signed.root)
+            .unwrap_or_else(|e| panic!("entry {index}: {e}"));
+        // The leaf is the entry's signed receipt (a DSSE envelope).
+        let receipt: Value = serde_json::from_slice(&leaf).unwrap();
+        assert!(
+            receipt["payloadType"].is_string() && receipt["signatures"].is_array(),
+            "{receipt}"
+        );
+        // A tampered proof does not verify.
+        if let Some(first) = proof.first() {
+            let mut bad = proof.clone();
+            bad[0] = first.iter().map(|b| b ^ 1).collect();
+            assert!(
+                verify_inclusion_bytes(index, signed.size, &leaf_hash(&leaf), &bad, &signed.root)
+                    .is_err()
+            );
+        }
+    }
+    let (status, _, _) = crate::gateway_util::http(
+        &gw.addr,
+        "GET",
+        &format!("/api/v1/log/{}/proof", size + 100),
+        &[("Authorization", &format!("Bearer {reviewer}"))],
+        b"",
+    );
+    assert_eq!(status, 404);
+}

@@ -456,6 +456,66 @@ pub async fn checkpoint(State(gw): State<Gateway>, headers: HeaderMap) -> ApiRes
     })))
 }
 
+/// `GET /api/v1/log/{index}/proof`: entry `index`'s stored leaf (its signed
+/// receipt) and its RFC 6962 inclusion proof against the latest signed
+/// checkpoint, with that checkpoint's note — so a reviewer's browser checks
+/// that the entry is in the log the log key signed, without trusting this
+/// gateway.
+pub async fn log_proof(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Path(index): Path<u64>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let log = gw.engine().log();
+    let storage = |e: interlock_log::LogError| {
+        ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string())
+    };
+    let _ = log.refresh().await;
+    // The size and root come from the note itself, so the proof is against
+    // exactly what was signed (a later append cannot slip in between).
+    let note = log.latest_checkpoint().ok_or_else(|| {
+        ApiError(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "no checkpoint has been signed yet".into(),
+        )
+    })?;
+    let body = note
+        .split_once("\n\n")
+        .map(|(b, _)| format!("{b}\n"))
+        .unwrap_or_default();
+    let cp = interlock_merkle::Checkpoint::parse(&body).map_err(|e| {
+        ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "storage",
+            format!("the latest checkpoint is malformed: {e}"),
+        )
+    })?;
+    if index >= cp.size {
+        return Err(ApiError(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!(
+                "entry {index} is not covered by the latest checkpoint (size {})",
+                cp.size
+            ),
+        ));
+    }
+    let leaf = log.leaf(index).await.map_err(storage)?;
+    let proof = log.inclusion_proof(index, cp.size).map_err(storage)?;
+    use base64::Engine as _;
+    Ok(Json(json!({
+        "index": index,
+        "size": cp.size,
+        "root": hex::encode(cp.root),
+        "leaf": base64::engine::general_purpose::STANDARD.encode(&leaf),
+        "leaf_hash": hex::encode(interlock_merkle::leaf_hash(&leaf)),
+        "proof": proof.iter().map(hex::encode).collect::<Vec<_>>(),
+        "note": note.to_string(),
+    })))
+}
+
 /// `GET /api/v1/events`: Server-Sent Events, one JSON [`crate::GatewayEvent`]
 /// per `data:` line, event name = its type.
 pub async fn events(

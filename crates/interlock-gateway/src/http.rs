@@ -58,6 +58,7 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
         )
         .route("/api/v1/log", get(api::log))
         .route("/api/v1/log/checkpoint", get(api::checkpoint))
+        .route("/api/v1/log/{index}/proof", get(api::log_proof))
         .route("/api/v1/events", get(api::events))
         .route("/healthz", get(|| async { "ok" }));
     if let Some(dir) = ui_dir {

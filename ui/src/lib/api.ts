@@ -184,6 +184,17 @@ export interface Checkpoint {
   verifier_key: string;
 }
 
+export interface LogProof {
+  index: number;
+  size: number;
+  root: string;
+  /** The stored leaf (the entry's signed receipt), standard base64. */
+  leaf: string;
+  leaf_hash: string;
+  proof: string[];
+  note: string;
+}
+
 export interface Approver {
   key_id: string;
   identity: string;
@@ -215,6 +226,7 @@ export const api = {
   log: (from?: number, limit = 100) =>
     request<LogPage>(`/api/v1/log?limit=${limit}` + (from !== undefined ? `&from=${from}` : '')),
   checkpoint: () => request<Checkpoint>('/api/v1/log/checkpoint'),
+  logProof: (index: number) => request<LogProof>(`/api/v1/log/${index}/proof`),
   standing: () => request<{ standing: StandingApproval[] }>('/api/v1/standing'),
   revokeStanding: (id: string, reason?: string) =>
     request<{ id: string; revoked: boolean }>(`/api/v1/standing/${enc(id)}/revoke`, {

@@ -2,6 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type LogEntry } from '../lib/api';
 import { useListNav, useLive, useResource, useTick, ago, fullTime } from '../lib/hooks';
 import { verifyCheckpoint, type CheckpointVerification } from '../lib/note';
+import { leafHash, verifyInclusion } from '../lib/proof';
+import { fromBase64, toHex } from '../lib/statement';
 import { ErrorBanner, Hash, pretty, SkeletonBlock, SkeletonRows, Empty } from '../components/ui';
 
 const PAGE = 100;
@@ -21,6 +23,12 @@ export function subject(e: LogEntry['entry']): string {
       return `${s('agent')} called ${s('server')} ${s('tool')} → ${s('outcome')}`;
     case 'approver.registered':
       return `${s('identity')} · ${s('key_id').slice(0, 24)}… · ${s('label')}`;
+    case 'standing.granted': {
+      const d = (e.document ?? {}) as Record<string, unknown>;
+      return `${String(d.role ?? '?')} → ${String(d.tool ?? '?')} without review · by ${s('approver')}${q('reason')}`;
+    }
+    case 'standing.revoked':
+      return `${s('id')} · by ${s('by')}${q('reason')}`;
     case 'apikey.issued':
       return `${s('kind')} key for ${s('name')}${s('role') ? ` (${s('role')})` : ''}`;
   }
@@ -37,6 +45,49 @@ export function subject(e: LogEntry['entry']): string {
   }
   const bits = ['plan_id', 'server', 'tool', 'title', 'decision', 'status', 'reason'].map(s).filter(Boolean);
   return bits.join(' · ') || Object.keys(e).filter((k) => k !== 'type' && k !== 'time' && k !== 'seq').join(', ');
+}
+
+interface Inclusion {
+  ok: boolean;
+  message: string;
+  receipt?: string;
+}
+
+/**
+ * Checks in this browser that entry `index` is in the log the log key signed:
+ * the checkpoint note's signature (with the log's verifier key), then the
+ * stored leaf's RFC 6962 inclusion proof against that note's root. Nothing
+ * the gateway says is taken on trust beyond the verifier key.
+ */
+async function checkInclusion(index: number, verifierKey: string): Promise<Inclusion> {
+  const p = await api.logProof(index);
+  const note = await verifyCheckpoint(p.note, verifierKey, { size: p.size, root: p.root });
+  if (!note.ok) return { ok: false, message: note.message };
+  if (note.size !== p.size || note.rootHex !== p.root.toLowerCase())
+    return { ok: false, message: 'The proof is not against the signed checkpoint.' };
+  const leaf = fromBase64(p.leaf);
+  const lh = await leafHash(leaf);
+  if (toHex(lh) !== p.leaf_hash.toLowerCase()) return { ok: false, message: 'The leaf does not hash to what the gateway says.' };
+  const ok = await verifyInclusion(index, p.size, lh, p.proof.map((h) => fromHexBytes(h)), fromHexBytes(p.root));
+  let receipt: string | undefined;
+  try {
+    const env = JSON.parse(new TextDecoder().decode(leaf)) as { payloadType?: string; signatures?: unknown[] };
+    receipt = `${env.payloadType ?? '?'} · ${env.signatures?.length ?? 0} signature(s)`;
+  } catch {
+    receipt = undefined;
+  }
+  return ok
+    ? {
+        ok: true,
+        message: `In the checkpoint of ${p.size} entries signed by ${note.origin} (proof of ${p.proof.length} hashes, verified in this browser).`,
+        receipt,
+      }
+    : { ok: false, message: 'The inclusion proof does not lead to the signed root.' };
+}
+
+function fromHexBytes(h: string): Uint8Array {
+  if (!/^([0-9a-f]{2})*$/i.test(h)) return new Uint8Array();
+  return new Uint8Array(h.match(/../g)?.map((x) => parseInt(x, 16)) ?? []);
 }
 
 export function Log() {
@@ -62,6 +113,21 @@ export function Log() {
   const nav = useListNav(keys, () => undefined);
   const selected = dedup.find((e) => String(e.index) === nav.selected);
   const lowest = dedup.length ? dedup[dedup.length - 1].index : 0;
+  const [inclusion, setInclusion] = useState<{ index: number; v: Inclusion } | null>(null);
+  const verifierKey = cp.data?.verifier_key;
+  useEffect(() => {
+    if (!selected || !verifierKey) return;
+    let live = true;
+    const index = selected.index;
+    void checkInclusion(index, verifierKey).then(
+      (v) => live && setInclusion({ index, v }),
+      (e: Error) => live && setInclusion({ index, v: { ok: false, message: e.message } }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [selected?.index, verifierKey, cp.data?.size]);
+  const inc = selected && inclusion?.index === selected.index ? inclusion.v : null;
   const loadOlder = async () => {
     const from = Math.max(0, lowest - PAGE);
     const more = await api.log(from, lowest - from);
@@ -172,9 +238,21 @@ export function Log() {
           </div>
           <div class="card-body">
             {selected ? (
-              <pre class="block" style={{ maxHeight: '60vh' }} data-testid="log-entry">
-                {pretty(selected.entry)}
-              </pre>
+              <>
+                <div
+                  class={`verify ${inc === null ? 'pending' : inc.ok ? 'ok' : 'bad'}`}
+                  data-testid="inclusion"
+                  data-ok={inc === null ? '' : String(inc.ok)}
+                  style={{ marginTop: 0, marginBottom: '12px', flexWrap: 'wrap', alignItems: 'baseline' }}
+                >
+                  <b>{inc === null ? '…' : inc.ok ? '✓ In the signed log' : '✗ Not verified'}</b>
+                  <span>{inc === null ? 'Checking its inclusion proof…' : inc.message}</span>
+                  {inc?.receipt && <span class="faint">Receipt: {inc.receipt}</span>}
+                </div>
+                <pre class="block" style={{ maxHeight: '60vh' }} data-testid="log-entry">
+                  {pretty(selected.entry)}
+                </pre>
+              </>
             ) : (
               <div class="none">Select an entry.</div>
             )}

@@ -441,6 +441,18 @@ describe('the review UI against a real gateway', () => {
     await page.keyboard.press('j');
     await page.locator('[data-testid=log-entry]').waitFor({ timeout: T });
     assert.match(await page.textContent('[data-testid=log-entry]'), /"type"/);
+    // The selected entry's inclusion proof, checked in the browser against the
+    // signed checkpoint.
+    await until('inclusion checked', () => document.querySelector('[data-testid=inclusion]')?.dataset.ok);
+    const inclusion = await page.textContent('[data-testid=inclusion]');
+    assert.equal(await page.getAttribute('[data-testid=inclusion]', 'data-ok'), 'true', inclusion);
+    assert.match(inclusion, /In the checkpoint of \d+ entries signed by interlock\.local\/log/);
+    assert.match(inclusion, /Receipt: application\/vnd\.in-toto\+json/);
+    await page.keyboard.press('j');
+    await until('the next entry checked too', () => {
+      const el = document.querySelector('[data-testid=inclusion]');
+      return el?.dataset.ok === 'true' && document.querySelector('.log-row.selected');
+    });
     await shot('log');
   });
 
