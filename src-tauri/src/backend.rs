@@ -509,16 +509,9 @@ impl Backend {
                     APPROVAL_VALID_SECS,
                 )
                 .await?;
-                Ok(json!({
-                    "subject_kind": "plan",
-                    "plan_id": o.plan_id,
-                    "revision": o.revision,
-                    "decision": o.decision.name(),
-                    "status": o.status.as_str(),
-                    "approvals": o.approvals,
-                    "approvals_required": o.approvals_required,
-                    "log_index": o.log_index,
-                }))
+                let mut answer = interlock_gateway::api::decision_outcome_json(&o);
+                answer["subject_kind"] = json!("plan");
+                Ok(answer)
             }
             "server" => {
                 let r = interlock_host::decide_server_surface(

@@ -305,19 +305,14 @@ pub async fn decide_plan(
     Json(body): Json<Value>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
-    let env = envelope(&body)?;
-    let claimed = canon::parse_json(&env.payload)
-        .ok()
-        .and_then(|v| interlock_core::decision::ApprovalStatement::from_value(&v).ok());
-    if claimed.as_ref().map(|s| s.plan_id.as_str()) != Some(id.as_str()) {
-        return Err(ApiError(
-            StatusCode::BAD_REQUEST,
-            "invalid",
-            format!("the statement is not about plan {id:?}"),
-        ));
-    }
+    let env = statement_about(&body, &id, || format!("plan {id:?}"))?;
     let o = gw.engine().decide(&env).await?;
-    Ok(Json(json!({
+    Ok(Json(decision_outcome_json(&o)))
+}
+
+/// A plan decision's outcome as the API (and the desktop app) reports it.
+pub fn decision_outcome_json(o: &interlock_engine::DecisionOutcome) -> Value {
+    json!({
         "plan_id": o.plan_id,
         "revision": o.revision,
         "decision": o.decision.name(),
@@ -325,7 +320,29 @@ pub async fn decide_plan(
         "approvals": o.approvals,
         "approvals_required": o.approvals_required,
         "log_index": o.log_index,
-    })))
+    })
+}
+
+/// The DSSE envelope in `body`, if its statement is about `subject`: a
+/// statement about something else is refused before any signature check, so
+/// one endpoint never decides another's subject.
+fn statement_about(
+    body: &Value,
+    subject: &str,
+    what: impl FnOnce() -> String,
+) -> Result<DsseEnvelope, ApiError> {
+    let env = envelope(body)?;
+    let claimed = canon::parse_json(&env.payload)
+        .ok()
+        .and_then(|v| interlock_core::decision::ApprovalStatement::from_value(&v).ok());
+    if claimed.as_ref().map(|s| s.plan_id.as_str()) != Some(subject) {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("the statement is not about {}", what()),
+        ));
+    }
+    Ok(env)
 }
 
 /// `GET /api/v1/servers`.
@@ -386,17 +403,9 @@ pub async fn decide_server(
     Json(body): Json<Value>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
-    let env = envelope(&body)?;
-    let claimed = canon::parse_json(&env.payload)
-        .ok()
-        .and_then(|v| interlock_core::decision::ApprovalStatement::from_value(&v).ok());
-    if claimed.as_ref().map(|s| s.plan_id.clone()) != Some(crate::pins::server_subject(&name)) {
-        return Err(ApiError(
-            StatusCode::BAD_REQUEST,
-            "invalid",
-            format!("the statement is not about server {name:?}"),
-        ));
-    }
+    let env = statement_about(&body, &crate::pins::server_subject(&name), || {
+        format!("server {name:?}")
+    })?;
     let record = gw.pins().decide(&env).await?;
     let v = gw.pins().view(&record.name).expect("just installed");
     Ok(Json(server_summary(&gw, &v)))
