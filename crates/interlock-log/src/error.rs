@@ -24,6 +24,11 @@ pub enum LogError {
     /// Signing the batch's checkpoint failed: nothing was stored.
     #[error("signing the checkpoint failed; no entry of its batch was stored: {0}")]
     Signing(NoteError),
+    /// The log's signer cannot sign checkpoints for its key (its signatures
+    /// do not verify with the public key it reports, or it fails): refused
+    /// when the log is opened.
+    #[error("the log's signer is unusable: {0}")]
+    Signer(#[source] NoteError),
     /// The origin is not a valid signed-note key name.
     #[error("invalid log origin {origin:?}: {source}")]
     InvalidOrigin {

@@ -5,8 +5,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use interlock_canon::{Map, Number, Value, canonical_bytes};
 use interlock_merkle::{
-    Checkpoint, Hash, NoteVerifier, Tree, empty_root, leaf_hash, node_hash, open_checkpoint,
-    sign_checkpoint,
+    Checkpoint, Hash, NoteSigner, NoteVerifier, Tree, empty_root, leaf_hash, node_hash,
+    open_checkpoint, sign_checkpoint_with,
 };
 use interlock_store::{CheckpointRow, LeafRow, Store, StoreError};
 use tokio::sync::{mpsc, oneshot};
@@ -139,8 +139,9 @@ impl Log {
     /// Opens the log kept in `store`, signing checkpoints with `signer` under
     /// the key name `origin`.
     ///
-    /// Refuses to start if the database belongs to another origin or key, if
-    /// a leaf is missing, or if the stored leaves do not reproduce the latest
+    /// Refuses to start if `signer` does not sign with the key it reports
+    /// ([`LogError::Signer`]), if the database belongs to another origin or
+    /// key, if a leaf is missing, or if the stored leaves do not reproduce the latest
     /// checkpoint and its signature: a log that no longer matches what it
     /// signed must be audited, not extended.
     pub async fn open(
@@ -154,6 +155,9 @@ impl Log {
                 source,
             }
         })?;
+        // A signer whose key is not the one it reports is refused before
+        // anything is recorded (on a new database, its key would be).
+        NoteSigner::new(origin, verifier.key, &AsSigner(&*signer)).map_err(LogError::Signer)?;
         let stored_origin = store.get_or_init_meta(META_ORIGIN, origin).await?;
         if stored_origin != origin {
             return Err(LogError::OriginMismatch {
@@ -180,8 +184,15 @@ impl Log {
             extend: tokio::sync::Mutex::new(()),
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
-        tokio::spawn(writer(Arc::clone(&shared), signer, rx));
-        Ok(Log { shared, tx })
+        // The writer builds the checkpoint signer it keeps (which checks the
+        // key once) and says whether it could before taking requests.
+        let (ready, is_ready) = oneshot::channel();
+        tokio::spawn(writer(Arc::clone(&shared), signer, rx, ready));
+        match is_ready.await {
+            Ok(Ok(())) => Ok(Log { shared, tx }),
+            Ok(Err(e)) => Err(LogError::Signer(e)),
+            Err(_) => Err(LogError::Closed),
+        }
     }
 
     /// Appends one entry (a JSON object without `seq`); returns once it is durable.
@@ -543,8 +554,31 @@ struct Pending {
     reply: Reply,
 }
 
+/// The checkpoint signer the writer keeps: built (and its key checked) once.
+type Notes<'a> = NoteSigner<'a, AsSigner<'a>>;
+
 /// The single writer: drains, commits, acknowledges; repeat.
-async fn writer(shared: Arc<Shared>, signer: CheckpointSigner, mut rx: mpsc::Receiver<Request>) {
+///
+/// First it builds the checkpoint signer it keeps for its life — which
+/// checks, with one signature, that the signer's key is the log's — and
+/// reports on `ready`; it stops if that fails.
+async fn writer(
+    shared: Arc<Shared>,
+    signer: CheckpointSigner,
+    mut rx: mpsc::Receiver<Request>,
+    ready: oneshot::Sender<Result<(), interlock_merkle::NoteError>>,
+) {
+    let adapter = AsSigner(&*signer);
+    let notes = match NoteSigner::new(&shared.origin, shared.verifier.key, &adapter) {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    if ready.send(Ok(())).is_err() {
+        return;
+    }
     let mut batch: Vec<(Vec<Value>, Reply)> = Vec::new();
     let mut queued = 0usize;
     let mut closing: Option<oneshot::Sender<()>> = None;
@@ -595,7 +629,7 @@ async fn writer(shared: Arc<Shared>, signer: CheckpointSigner, mut rx: mpsc::Rec
         yields = 0;
         if !batch.is_empty() {
             last_waiters = batch.len();
-            commit(&shared, &*signer, std::mem::take(&mut batch)).await;
+            commit(&shared, &*signer, &notes, std::mem::take(&mut batch)).await;
             queued = 0;
         }
         if let Some(reply) = closing.take() {
@@ -755,13 +789,18 @@ fn predicate(entry: Value, index: u64, now: i64) -> Result<Map, LogError> {
             size: interlock_canon::MAX_SAFE_INTEGER as u64,
         })?;
     obj.insert("seq".to_owned(), Value::Number(seq));
-    let size = canonical_bytes(&Value::Object(obj.clone())).len();
+    // Measured as a `Value` moved in and out, not a copy of the entry.
+    let entry = Value::Object(obj);
+    let size = canonical_bytes(&entry).len();
     if size > MAX_ENTRY_BYTES / 2 {
         return Err(LogError::EntryTooLarge {
             size,
             max: MAX_ENTRY_BYTES / 2,
         });
     }
+    let Value::Object(obj) = entry else {
+        unreachable!("built as an object above")
+    };
     Ok(obj)
 }
 
@@ -806,7 +845,7 @@ fn reseal(
 /// The checkpoint for `frontier` (the tree with a batch's leaves), signed.
 fn sign_row(
     shared: &Shared,
-    signer: &dyn crate::LogSigner,
+    notes: &Notes<'_>,
     frontier: &Frontier,
     now: i64,
 ) -> Result<CheckpointRow, BatchError> {
@@ -817,7 +856,7 @@ fn sign_row(
         root,
         extensions: Vec::new(),
     };
-    let note = sign_checkpoint(&cp, &shared.origin, &AsSigner(signer), &shared.verifier.key)
+    let note = sign_checkpoint_with(&cp, notes)
         .map_err(BatchError::Sign)?
         .to_string();
     Ok(CheckpointRow {
@@ -835,7 +874,7 @@ fn sign_row(
 /// are not held up by them.
 async fn write_batch(
     shared: &Shared,
-    signer: &dyn crate::LogSigner,
+    notes: &Notes<'_>,
     leaves: &[LeafRow],
     now: i64,
 ) -> Result<CheckpointRow, BatchError> {
@@ -843,7 +882,7 @@ async fn write_batch(
     for l in leaves {
         frontier.push(l.leaf_hash);
     }
-    let row = sign_row(shared, signer, &frontier, now)?;
+    let row = sign_row(shared, notes, &frontier, now)?;
     shared
         .store
         .append_batch(leaves, Some(&row))
@@ -874,6 +913,7 @@ struct Written {
 async fn write_batch_locked(
     shared: &Shared,
     signer: &dyn crate::LogSigner,
+    notes: &Notes<'_>,
     leaves: Vec<LeafRow>,
     waiters: &mut Vec<Pending>,
     now: i64,
@@ -915,7 +955,7 @@ async fn write_batch_locked(
             for l in &leaves {
                 frontier.push(l.leaf_hash);
             }
-            let row = sign_row(shared, signer, &frontier, now)?;
+            let row = sign_row(shared, notes, &frontier, now)?;
             Ok((leaves, Some(row)))
         })
         .await;
@@ -976,7 +1016,12 @@ fn adopt(shared: &Shared, foreign: Vec<Hash>, note: Option<Arc<str>>) {
 /// the batch is re-sealed and written once more under the write lock
 /// ([`write_batch_locked`]), which adopts the other writer's verified
 /// entries and cannot be overtaken: at most two writes per batch.
-async fn commit(shared: &Shared, signer: &dyn crate::LogSigner, batch: Vec<(Vec<Value>, Reply)>) {
+async fn commit(
+    shared: &Shared,
+    signer: &dyn crate::LogSigner,
+    notes: &Notes<'_>,
+    batch: Vec<(Vec<Value>, Reply)>,
+) {
     // Nothing else extends the tree until this batch is published or failed.
     let _extend = shared.extend.lock().await;
     let now = now_secs();
@@ -995,7 +1040,7 @@ async fn commit(shared: &Shared, signer: &dyn crate::LogSigner, batch: Vec<(Vec<
     if leaves.is_empty() {
         return;
     }
-    let result = match write_batch(shared, signer, &leaves, now).await {
+    let result = match write_batch(shared, notes, &leaves, now).await {
         Ok(row) => Ok(Written {
             foreign: Vec::new(),
             foreign_note: None,
@@ -1004,7 +1049,7 @@ async fn commit(shared: &Shared, signer: &dyn crate::LogSigner, batch: Vec<(Vec<
         Err(BatchError::Store(e)) => match *e {
             StoreError::LeafIndexMismatch { expected, .. } if expected > start => {
                 tracing::debug!(start, "another writer appended first; re-sealing the batch");
-                write_batch_locked(shared, signer, leaves, &mut waiters, now).await
+                write_batch_locked(shared, signer, notes, leaves, &mut waiters, now).await
             }
             StoreError::LeafIndexMismatch { expected, .. } => Err(removed(expected, start)),
             _ => Err(BatchError::Store(e)),

@@ -168,3 +168,46 @@ async fn concurrent_appenders_get_unique_contiguous_indices() {
     assert!(report.is_ok(), "{report}");
     assert_eq!(report.entries, 6400);
 }
+
+/// A signer that reports one public key and signs with another.
+struct Lying {
+    claims: SigningKey,
+    signs: SigningKey,
+}
+
+impl interlock_log::LogSigner for Lying {
+    fn public_key(&self) -> ed25519_dalek::VerifyingKey {
+        self.claims.verifying_key()
+    }
+    fn try_sign(&self, msg: &[u8]) -> Result<ed25519_dalek::Signature, signature::Error> {
+        signature::Signer::try_sign(&self.signs, msg)
+    }
+}
+
+#[tokio::test]
+async fn a_signer_with_a_mismatched_key_is_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&db(dir.path())).await.unwrap();
+    let lying: interlock_log::CheckpointSigner = Arc::new(Lying {
+        claims: key(),
+        signs: SigningKey::from_bytes(&[2u8; 32]),
+    });
+    let err = Log::open(store.clone(), lying, ORIGIN).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LogError::Signer(interlock_merkle::NoteError::SignerKeyMismatch { .. })
+        ),
+        "{err}"
+    );
+    // Nothing was recorded: not even the key it claimed.
+    assert_eq!(
+        store.get_meta(interlock_log::META_VKEY).await.unwrap(),
+        None
+    );
+    // The honest signer of that key opens the same database and appends.
+    let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
+    let a = log.append(event(0)).await.unwrap();
+    assert_eq!((a.index, a.tree_size), (0, 1));
+    log.close().await;
+}

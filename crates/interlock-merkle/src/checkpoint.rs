@@ -141,7 +141,13 @@ fn parse_root(s: &str) -> Result<Hash, CheckpointError> {
     Hash::try_from(raw.as_slice()).map_err(|_| CheckpointError::WrongRootLength(raw.len()))
 }
 
-/// Signs `cp` as a signed note under key `name`, with any Ed25519 signer whose public key is `public`.
+/// Signs `cp` as a signed note under key `name`, with any Ed25519 signer whose
+/// public key is `public` (refused with [`NoteError::SignerKeyMismatch`] if
+/// its signatures do not verify with `public`).
+///
+/// This builds a [`NoteSigner`], which checks the key with a signature of its
+/// own: a writer signing checkpoint after checkpoint keeps one `NoteSigner`
+/// and calls [`sign_checkpoint_with`] instead.
 pub fn sign_checkpoint<S: Signer<Signature> + ?Sized>(
     cp: &Checkpoint,
     name: &str,
@@ -149,7 +155,17 @@ pub fn sign_checkpoint<S: Signer<Signature> + ?Sized>(
     public: &VerifyingKey,
 ) -> Result<SignedNote, NoteError> {
     cp.validate()?;
-    NoteSigner::new(name, *public, signer)?.sign_note(&cp.to_text())
+    sign_checkpoint_with(cp, &NoteSigner::new(name, *public, signer)?)
+}
+
+/// Signs `cp` as a signed note with `signer` (whose key was checked when it
+/// was built).
+pub fn sign_checkpoint_with<S: Signer<Signature> + ?Sized>(
+    cp: &Checkpoint,
+    signer: &NoteSigner<'_, S>,
+) -> Result<SignedNote, NoteError> {
+    cp.validate()?;
+    signer.sign_note(&cp.to_text())
 }
 
 /// Parses a signed checkpoint note, requires at least one valid signature by a

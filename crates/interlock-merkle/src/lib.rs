@@ -29,7 +29,9 @@ pub mod note;
 pub mod proof;
 pub mod tree;
 
-pub use checkpoint::{Checkpoint, CheckpointError, open_checkpoint, sign_checkpoint};
+pub use checkpoint::{
+    Checkpoint, CheckpointError, open_checkpoint, sign_checkpoint, sign_checkpoint_with,
+};
 pub use hash::{HASH_LEN, Hash, empty_root, leaf_hash, node_hash};
 pub use note::{
     ForeignSignature, MAX_SIGNATURES, NoteError, NoteSignature, NoteSigner, NoteVerifier,

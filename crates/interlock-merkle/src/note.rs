@@ -89,9 +89,13 @@ pub enum NoteError {
     /// No signature by any known key.
     #[error("note has no signature by a known key")]
     NoKnownSignature,
-    /// The signer failed, or produced a signature that does not verify with the given public key.
+    /// The signer failed.
     #[error("signing failed: {0}")]
     Signing(String),
+    /// A [`NoteSigner`] was built over a signer whose signatures do not
+    /// verify with the public key it was given (a mismatched or wrong key).
+    #[error("the signer's signatures do not verify with the public key {key_name:?} claims")]
+    SignerKeyMismatch { key_name: String },
     /// The note text is not a valid checkpoint.
     #[error("malformed checkpoint: {0}")]
     Checkpoint(#[from] CheckpointError),
@@ -434,10 +438,30 @@ impl<S: ?Sized> fmt::Debug for NoteSigner<'_, S> {
     }
 }
 
+/// What [`NoteSigner::new`] signs to check its key: not a valid note text (it
+/// does not end with a newline), so the signature, which is thrown away, could
+/// not pass for one even if it leaked.
+const SELF_CHECK: &[u8] = b"interlock: NoteSigner self-check (not a note)";
+
 impl<'a, S: Signer<Signature> + ?Sized> NoteSigner<'a, S> {
     /// A signer named `name` whose public key is `public`.
+    ///
+    /// Refuses ([`NoteError::SignerKeyMismatch`]) a `signer` whose signatures
+    /// do not verify with `public`: it signs a fixed self-check message and
+    /// verifies that with `verify_strict`. The check is made once, here, so
+    /// a `NoteSigner` that exists signs with the key its verifier names, and
+    /// [`sign`](Self::sign) does not verify every signature again. Keep one
+    /// for as long as its key is in use rather than building one per note.
     pub fn new(name: &str, public: VerifyingKey, signer: &'a S) -> Result<Self, NoteError> {
         check_key_name(name)?;
+        let probe: Signature = signer
+            .try_sign(SELF_CHECK)
+            .map_err(|e| NoteError::Signing(e.to_string()))?;
+        public
+            .verify_strict(SELF_CHECK, &probe)
+            .map_err(|_| NoteError::SignerKeyMismatch {
+                key_name: name.to_owned(),
+            })?;
         Ok(Self {
             name: name.to_owned(),
             key_id: key_id(name, &public),
@@ -464,19 +488,15 @@ impl<'a, S: Signer<Signature> + ?Sized> NoteSigner<'a, S> {
         }
     }
 
-    /// Signs `text`. The signature is checked with `verify_strict` against the
-    /// public key before it is returned, so a signer/key mismatch is an error.
+    /// Signs `text`. The signer's key was checked against the public key when
+    /// this `NoteSigner` was built ([`new`](Self::new)); Ed25519 signing is
+    /// deterministic, so the signature verifies with it.
     pub fn sign(&self, text: &str) -> Result<NoteSignature, NoteError> {
         check_text(text)?;
         let sig: Signature = self
             .signer
             .try_sign(text.as_bytes())
             .map_err(|e| NoteError::Signing(e.to_string()))?;
-        self.public
-            .verify_strict(text.as_bytes(), &sig)
-            .map_err(|_| {
-                NoteError::Signing("signature does not verify with the given public key".into())
-            })?;
         Ok(NoteSignature {
             name: self.name.clone(),
             key_id: self.key_id,

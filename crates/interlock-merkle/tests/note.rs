@@ -222,15 +222,47 @@ fn wrong_key_and_unknown_signatures() {
 }
 
 #[test]
-fn signer_key_mismatch_is_caught() {
+fn signer_key_mismatch_is_refused_at_construction() {
     let (a, b) = (key(1), key(2));
-    let signer = NoteSigner::new("log", b.verifying_key(), &a).unwrap();
-    assert!(matches!(
-        signer.sign_note("x\n"),
-        Err(NoteError::Signing(_))
-    ));
+    // A signer whose key is not the one its verifier names is never built, so
+    // it cannot sign anything.
+    assert_eq!(
+        NoteSigner::new("log", b.verifying_key(), &a).unwrap_err(),
+        NoteError::SignerKeyMismatch {
+            key_name: "log".into()
+        }
+    );
     assert!(matches!(
         sign_checkpoint(&sample_cp(), "log", &a, &b.verifying_key()),
+        Err(NoteError::SignerKeyMismatch { .. })
+    ));
+    // A matching one signs, and (checked once, at construction) every
+    // signature it makes verifies.
+    let signer = NoteSigner::new("log", a.verifying_key(), &a).unwrap();
+    let verifier = signer.verifier();
+    for text in ["x\n", "y\nz\n"] {
+        let note = signer.sign_note(text).unwrap();
+        assert!(note.verify(std::slice::from_ref(&verifier)).is_ok());
+    }
+    assert!(sign_checkpoint_with(&sample_cp(), &signer).is_ok());
+}
+
+/// A signer that fails (a locked keychain, an HSM error) is refused at
+/// construction too, with its own error.
+#[test]
+fn failing_signer_is_refused_at_construction() {
+    struct Broken;
+    impl ed25519_dalek::Signer<ed25519_dalek::Signature> for Broken {
+        fn try_sign(
+            &self,
+            _: &[u8],
+        ) -> Result<ed25519_dalek::Signature, ed25519_dalek::SignatureError> {
+            Err(ed25519_dalek::SignatureError::new())
+        }
+    }
+    let k = key(1);
+    assert!(matches!(
+        NoteSigner::new("log", k.verifying_key(), &Broken),
         Err(NoteError::Signing(_))
     ));
 }

@@ -29,10 +29,13 @@ mod log;
 mod plans;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Sqlite, SqlitePool, Transaction};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Connection as _, Sqlite, SqlitePool, Transaction};
 
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};
 pub use error::StoreError;
@@ -60,6 +63,11 @@ const MAX_CONNECTIONS: u32 = 8;
 pub struct Store {
     pool: SqlitePool,
     path: PathBuf,
+    /// The connection [`append_batch`](Store::append_batch) writes the log
+    /// through, opened on first use with the pool's settings: the log's
+    /// writer appends on every commit, and a connection of its own spares it
+    /// the pool's checkout and return (each a request to SQLite's thread).
+    appender: Arc<tokio::sync::Mutex<Option<SqliteConnection>>>,
 }
 
 impl Store {
@@ -83,6 +91,10 @@ impl Store {
         let options = connect_options(path);
         let pool = SqlitePoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
+            // A SQLite connection is a file handle on a thread of this
+            // process, not a socket that can go stale: pinging it before
+            // every checkout would only add a round trip to that thread.
+            .test_before_acquire(false)
             .connect_with(options)
             .await
             .map_err(|e| match StoreError::from_sqlx(e, "connection") {
@@ -94,6 +106,7 @@ impl Store {
         Ok(Store {
             pool,
             path: path.to_owned(),
+            appender: Arc::new(tokio::sync::Mutex::new(None)),
         })
     }
 
@@ -106,6 +119,21 @@ impl Store {
     /// any clone fail.
     pub async fn close(&self) {
         self.pool.close().await;
+        if let Some(c) = self.appender.lock().await.take() {
+            let _ = c.close().await;
+        }
+    }
+
+    /// Opens the appender connection (see [`Store::append_batch`]): same file,
+    /// same settings as the pool's connections. Refused once the store is
+    /// closed.
+    pub(crate) async fn connect_appender(&self) -> Result<SqliteConnection, StoreError> {
+        if self.pool.is_closed() {
+            return Err(StoreError::Database(sqlx::Error::PoolClosed));
+        }
+        SqliteConnection::connect_with(&connect_options(&self.path))
+            .await
+            .ctx("connection")
     }
 
     /// Starts a write transaction holding the database write lock from its

@@ -7,7 +7,7 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use sqlx::Row as _;
+use sqlx::{Connection as _, Row as _};
 use sqlx::{Sqlite, Transaction};
 
 use crate::error::SqlxResultExt as _;
@@ -39,10 +39,49 @@ pub struct CheckpointRow {
     pub created_at: i64,
 }
 
-/// Multi-row INSERT chunk sizes, largest first. A batch is split greedily
-/// into these, so only this many distinct statements are ever prepared (and
-/// cached), while a 4096-entry batch costs 16 statement executions, not 4096.
+/// Multi-row INSERT chunk sizes, largest first, for the locked append: a
+/// batch is split greedily into these, so only this many distinct statements
+/// are ever prepared (and cached), while a 4096-entry batch costs 16
+/// statement executions, not 4096.
 const CHUNKS: [usize; 5] = [256, 64, 16, 4, 1];
+
+/// The most rows (leaves plus the checkpoint) appended by one statement
+/// through the `log_append` view: a full log batch (4,096 entries) and its
+/// checkpoint, at 4 bound values a row, well under SQLite's 32,766 variables
+/// per statement. Larger batches take the transaction path.
+const MAX_STATEMENT_ROWS: usize = 4097;
+
+/// Appends of up to this many rows keep their prepared statement cached on
+/// the appender connection (one per batch size: group commits are mostly
+/// small); larger, rarer ones are prepared for the occasion.
+const CACHED_STATEMENT_ROWS: usize = 33;
+
+/// What the `log_append` triggers say when they refuse a row
+/// (`migrations/0004_log_append.sql`, re-created as they were in `0005`).
+const REFUSED_LEAF: &str = "log_append: leaf index does not continue the log";
+const REFUSED_CHECKPOINT: &str = "log_append: checkpoint size is not the log size";
+
+/// The one statement that appends `leaves` leaves and, if `checkpoint`, the
+/// checkpoint after them, through the `log_append` view.
+fn append_sql(leaves: usize, checkpoint: bool) -> String {
+    const LEAF: &str = "('leaf', ?, ?, ?, ?)";
+    const CHECKPOINT: &str = "('checkpoint', ?, ?, ?, ?)";
+    let mut s = String::with_capacity(64 + (leaves + 1) * (CHECKPOINT.len() + 2));
+    s.push_str("INSERT INTO log_append (kind, n, hash, body, at) VALUES ");
+    for i in 0..leaves {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(LEAF);
+    }
+    if checkpoint {
+        if leaves > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(CHECKPOINT);
+    }
+    s
+}
 
 fn insert_leaves_sql(chunk: usize) -> &'static str {
     static SQL: OnceLock<Vec<String>> = OnceLock::new();
@@ -214,6 +253,18 @@ impl Store {
     /// log exactly ([`StoreError::LeafIndexMismatch`] otherwise) and the
     /// checkpoint's size must be the log size after them
     /// ([`StoreError::CheckpointSizeMismatch`]).
+    ///
+    /// This is the log's hot path (one call per group commit), so it costs
+    /// one request to SQLite: the whole batch is **one statement**, an
+    /// `INSERT` into the `log_append` view whose triggers check each index
+    /// against the stored log and write the rows
+    /// (`migrations/0004_log_append.sql`; the tables are keyed by their rowid
+    /// since `0005`, so a commit touches few pages). One statement is one transaction
+    /// — atomic, taking the write lock before it reads, committed with
+    /// `fsync` (WAL, `synchronous=FULL`) before it returns — and it runs on
+    /// a connection kept for appends, so there is no pool checkout either.
+    /// A batch too large for one statement is appended in an explicit
+    /// transaction instead.
     pub async fn append_batch(
         &self,
         leaves: &[LeafRow],
@@ -222,13 +273,98 @@ impl Store {
         if leaves.is_empty() && checkpoint.is_none() {
             return Ok(());
         }
-        // Check the batch's own contiguity before taking the write lock.
+        // Check the batch's own shape before taking the write lock.
         check_contiguous(leaves)?;
-        let mut tx = self.begin_write().await?;
-        let next = next_index(&mut tx).await?;
-        insert_batch(&mut tx, next, leaves, checkpoint).await?;
-        tx.commit().await.ctx("log leaf")?;
-        Ok(())
+        if let (Some(first), Some(cp)) = (leaves.first(), checkpoint) {
+            let new_size = first.idx + leaves.len() as u64;
+            if cp.size != new_size {
+                return Err(StoreError::CheckpointSizeMismatch {
+                    expected: new_size,
+                    got: cp.size,
+                });
+            }
+        }
+        let rows = leaves.len() + usize::from(checkpoint.is_some());
+        if rows > MAX_STATEMENT_ROWS {
+            let mut tx = self.begin_write().await?;
+            let next = next_index(&mut tx).await?;
+            insert_batch(&mut tx, next, leaves, checkpoint).await?;
+            tx.commit().await.ctx("log leaf")?;
+            return Ok(());
+        }
+        let sql = append_sql(leaves.len(), checkpoint.is_some());
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(rows <= CACHED_STATEMENT_ROWS);
+        for leaf in leaves {
+            q = q
+                .bind(to_i64(leaf.idx, "leaf index")?)
+                .bind(leaf.leaf_hash.as_slice())
+                .bind(leaf.data.as_slice())
+                .bind(leaf.appended_at);
+        }
+        if let Some(cp) = checkpoint {
+            q = q
+                .bind(to_i64(cp.size, "checkpoint size")?)
+                .bind(cp.root.as_slice())
+                .bind(cp.note.as_str())
+                .bind(cp.created_at);
+        }
+
+        let mut slot = self.appender.lock().await;
+        let conn = match &mut *slot {
+            Some(c) => c,
+            None => slot.insert(self.connect_appender().await?),
+        };
+        let Err(e) = q.execute(&mut *conn).await else {
+            return Ok(());
+        };
+        // Refused by a trigger: the statement (so the whole batch) was
+        // aborted. Read the next index for the error.
+        let refused = e
+            .as_database_error()
+            .map(|d| d.message().to_owned())
+            .filter(|m| m.contains(REFUSED_LEAF) || m.contains(REFUSED_CHECKPOINT));
+        if let Some(message) = refused {
+            let next: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves")
+                .fetch_one(&mut *conn)
+                .await
+                .ctx("log leaf")?;
+            let expected = to_u64(next, "log size")?;
+            return Err(match (leaves.first(), checkpoint) {
+                // (Only if the stored log moved between the Rust-side check
+                // and the statement's, which the triggers make harmless.)
+                (Some(_), Some(cp)) if !message.contains(REFUSED_LEAF) => {
+                    StoreError::CheckpointSizeMismatch {
+                        expected: expected + leaves.len() as u64,
+                        got: cp.size,
+                    }
+                }
+                (Some(first), _) => StoreError::LeafIndexMismatch {
+                    expected,
+                    got: first.idx,
+                },
+                (None, cp) => StoreError::CheckpointSizeMismatch {
+                    expected,
+                    got: cp.map_or(0, |c| c.size),
+                },
+            });
+        }
+        let err = match (StoreError::from_sqlx(e, "log leaf"), checkpoint) {
+            // The leaves continue the log (the triggers let them through),
+            // so only the checkpoint can already exist.
+            (StoreError::Duplicate { .. }, Some(cp)) => StoreError::Duplicate {
+                what: format!("checkpoint at size {}", cp.size),
+            },
+            (other, _) => other,
+        };
+        if !matches!(err, StoreError::Duplicate { .. }) {
+            // Not a refusal of the request: start the next append on a fresh
+            // connection rather than on one that may be broken. (Nothing
+            // needs undoing: the failed statement was its own transaction.)
+            if let Some(c) = slot.take() {
+                let _ = c.close().await;
+            }
+        }
+        Err(err)
     }
 
     /// Appends a batch built while holding the database write lock, from the
@@ -447,6 +583,97 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
         (dir, s)
+    }
+
+    #[tokio::test]
+    async fn the_appender_connection_is_durable() {
+        let (_d, s) = open().await;
+        let mut c = s.connect_appender().await.unwrap();
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        assert_eq!((mode.to_ascii_lowercase().as_str(), sync), ("wal", 2));
+        c.close().await.unwrap();
+    }
+
+    /// Version 5 rebuilds the log tables on their rowid: a database written
+    /// by version 4 keeps every row, and appends go on from it.
+    #[tokio::test]
+    async fn the_rowid_rebuild_keeps_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite");
+        {
+            let pool = sqlx::SqlitePool::connect_with(crate::connect_options(&path))
+                .await
+                .unwrap();
+            let mut v4 = sqlx::migrate!("./migrations");
+            v4.migrations = std::borrow::Cow::Owned(
+                v4.migrations
+                    .iter()
+                    .filter(|m| m.version <= 4)
+                    .cloned()
+                    .collect(),
+            );
+            v4.run(&pool).await.unwrap();
+            for i in 0..3u64 {
+                let l = leaf(i);
+                sqlx::query("INSERT INTO log_leaves VALUES (?, ?, ?, ?)")
+                    .bind(i as i64)
+                    .bind(l.leaf_hash.as_slice())
+                    .bind(l.data)
+                    .bind(l.appended_at)
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+            }
+            sqlx::query("INSERT INTO log_checkpoints VALUES (3, ?, 'cp 3', 1)")
+                .bind([3u8; 32].as_slice())
+                .execute(&pool)
+                .await
+                .unwrap();
+            pool.close().await;
+        }
+        let s = Store::open(&path).await.unwrap();
+        let indexes: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' \
+             AND tbl_name IN ('log_leaves', 'log_checkpoints')",
+        )
+        .fetch_one(s.pool())
+        .await
+        .unwrap();
+        assert_eq!(indexes, 0, "the log tables are keyed by their rowid");
+        assert_eq!(
+            s.leaves(0..3).await.unwrap(),
+            vec![leaf(0), leaf(1), leaf(2)]
+        );
+        assert_eq!(s.latest_checkpoint().await.unwrap(), Some(cp(3)));
+        s.append_batch(&[leaf(3)], Some(&cp(4))).await.unwrap();
+        assert!(matches!(
+            s.append_batch(&[leaf(3)], None).await,
+            Err(StoreError::LeafIndexMismatch {
+                expected: 4,
+                got: 3
+            })
+        ));
+        assert_eq!(s.log_tail(0).await.unwrap().0.len(), 4);
+    }
+
+    #[test]
+    fn the_append_statement_lists_leaves_then_the_checkpoint() {
+        assert_eq!(
+            append_sql(2, true),
+            "INSERT INTO log_append (kind, n, hash, body, at) VALUES \
+             ('leaf', ?, ?, ?, ?), ('leaf', ?, ?, ?, ?), ('checkpoint', ?, ?, ?, ?)"
+        );
+        assert_eq!(
+            append_sql(0, true),
+            "INSERT INTO log_append (kind, n, hash, body, at) VALUES ('checkpoint', ?, ?, ?, ?)"
+        );
     }
 
     #[tokio::test]

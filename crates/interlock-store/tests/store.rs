@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use sqlx::Connection as _;
+
 use interlock_store::{
     ApprovalDecision, CheckpointRow, LeafRow, NewApproval, NewApproverKey, NewPlan, PlanStatus,
     Store, StoreError,
@@ -539,4 +541,157 @@ async fn calls_on_a_closed_store_fail_typed() {
     let err = s.insert_plan_revision(&plan("p", "h2")).await.unwrap_err();
     assert!(matches!(err, StoreError::Database(_)), "{err:?}");
     assert!(s.log_size().await.is_err());
+}
+
+/// A batch is one statement: a refusal at its last row (the checkpoint)
+/// leaves none of its leaves behind, and the log goes on from where it was.
+#[tokio::test]
+async fn a_batch_failing_at_its_checkpoint_writes_no_leaf() {
+    let (_d, s) = open().await;
+    s.append_batch(&[leaf(0), leaf(1)], Some(&cp(2)))
+        .await
+        .unwrap();
+    // Another program left a checkpoint at size 4 behind.
+    let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", s.path().display()))
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (4, ?, 'x', 0)")
+        .bind([4u8; 32].as_slice())
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let err = s
+        .append_batch(&[leaf(2), leaf(3)], Some(&cp(4)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Duplicate { what } if what == "checkpoint at size 4"),
+        "{err:?}"
+    );
+    assert_eq!(s.log_size().await.unwrap(), 2);
+    assert_eq!(s.leaf_count().await.unwrap(), 2);
+    // Once it is gone, the same batch goes in whole.
+    sqlx::query("DELETE FROM log_checkpoints WHERE size = 4")
+        .execute(&mut c)
+        .await
+        .unwrap();
+    s.append_batch(&[leaf(2), leaf(3)], Some(&cp(4)))
+        .await
+        .unwrap();
+    assert_eq!(s.leaf_hashes().await.unwrap().len(), 4);
+    assert_eq!(s.latest_checkpoint().await.unwrap(), Some(cp(4)));
+    c.close().await.unwrap();
+}
+
+/// Two handles on one file (two processes, in effect) race for the same
+/// index: one batch lands whole, the other is refused whole with the index
+/// the log really continues at.
+#[tokio::test]
+async fn two_writers_racing_for_an_index_one_batch_lands() {
+    let (_d, a) = open().await;
+    let b = Store::open(a.path()).await.unwrap();
+    a.append_batch(&[leaf(0)], Some(&cp(1))).await.unwrap();
+    let batch: Vec<_> = (1..4).map(leaf).collect();
+    let checkpoint = cp(4);
+    let (ra, rb) = tokio::join!(
+        a.append_batch(&batch, Some(&checkpoint)),
+        b.append_batch(&batch, Some(&checkpoint))
+    );
+    let (ok, refused) = match (ra, rb) {
+        (Ok(()), Err(e)) | (Err(e), Ok(())) => ((), e),
+        other => panic!("exactly one batch must land: {other:?}"),
+    };
+    let () = ok;
+    assert!(
+        matches!(
+            refused,
+            StoreError::LeafIndexMismatch {
+                expected: 4,
+                got: 1
+            }
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(a.leaf_count().await.unwrap(), 4);
+    assert_eq!(
+        b.checkpoints()
+            .await
+            .unwrap()
+            .iter()
+            .map(|c| c.size)
+            .collect::<Vec<_>>(),
+        vec![1, 4]
+    );
+    // A checkpoint alone must be for the log's size too.
+    let err = b.append_batch(&[], Some(&cp(9))).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::CheckpointSizeMismatch {
+                expected: 4,
+                got: 9
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+/// A batch too large for one statement takes the transaction path, with
+/// the same checks.
+#[tokio::test]
+async fn a_very_large_batch_is_appended_in_one_transaction() {
+    let (_d, s) = open().await;
+    let many: Vec<_> = (0..5000).map(leaf).collect();
+    s.append_batch(&many, Some(&cp(5000))).await.unwrap();
+    assert_eq!(s.log_size().await.unwrap(), 5000);
+    let gap: Vec<_> = (5001..10_001).map(leaf).collect();
+    let err = s.append_batch(&gap, None).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::LeafIndexMismatch {
+                expected: 5000,
+                got: 5001
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(s.leaf_count().await.unwrap(), 5000);
+}
+
+/// The append view refuses rows it does not know, and a gap or overlap
+/// written through it by another program, statement and all.
+#[tokio::test]
+async fn the_append_view_refuses_bad_rows() {
+    let (_d, s) = open().await;
+    s.append_batch(&[leaf(0)], Some(&cp(1))).await.unwrap();
+    let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", s.path().display()))
+        .await
+        .unwrap();
+    for sql in [
+        "INSERT INTO log_append (kind, n, hash, body, at) VALUES ('other', 1, x'00', x'00', 0)",
+        "INSERT INTO log_append (kind, n, hash, body, at) VALUES (NULL, 1, x'00', x'00', 0)",
+        "INSERT INTO log_append (kind, n, hash, body, at) VALUES ('leaf', 1, x'01', x'01', 0), ('leaf', 3, x'03', x'03', 0)",
+        "INSERT INTO log_append (kind, n, hash, body, at) VALUES ('leaf', 0, x'00', x'00', 0)",
+        "INSERT INTO log_append (kind, n, hash, body, at) VALUES ('leaf', 1, x'01', x'01', 0), ('checkpoint', 1, x'01', 'n', 0)",
+    ] {
+        assert!(sqlx::query(sql).execute(&mut c).await.is_err(), "{sql}");
+    }
+    assert_eq!(s.leaf_count().await.unwrap(), 1);
+    assert_eq!(s.checkpoints().await.unwrap().len(), 1);
+    c.close().await.unwrap();
+}
+
+/// The appender connection has the durability settings of the pool.
+#[tokio::test]
+async fn appends_are_durable_and_stop_when_closed() {
+    let (_d, s) = open().await;
+    s.append_batch(&[leaf(0)], Some(&cp(1))).await.unwrap();
+    // Durable: a fresh handle (another process, in effect) sees it.
+    let other = Store::open(s.path()).await.unwrap();
+    assert_eq!(other.latest_checkpoint().await.unwrap(), Some(cp(1)));
+    s.close().await;
+    let err = s.append_batch(&[leaf(1)], Some(&cp(2))).await.unwrap_err();
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert_eq!(other.log_size().await.unwrap(), 1);
 }
