@@ -525,6 +525,9 @@ fn conformance_server_scenarios_through_the_gateway() {
         "tools-call-embedded-resource",
         "tools-call-mixed-content",
         "tools-call-error",
+        "tools-call-with-progress",
+        "tools-call-with-logging",
+        "logging-set-level",
         "server-sse-multiple-streams",
         "dns-rebinding-protection",
     ];

@@ -14,7 +14,8 @@ use crate::events::{EventBus, GatewayEvent};
 use crate::keys;
 use crate::pins::Pins;
 use crate::roles::Roles;
-use crate::upstream::{Connection, LinkState, ServerHello, UpstreamSignal, backoff};
+use crate::upstream::relay::{RelayGuard, Relays};
+use crate::upstream::{Connection, LinkState, ServerHello, Signals, UpstreamSignal, backoff};
 
 /// How long an authenticated key is trusted without asking the store again
 /// (so a revocation takes effect within this time).
@@ -31,9 +32,24 @@ pub struct Upstream {
     hello: RwLock<Option<ServerHello>>,
     link: watch::Sender<LinkState>,
     recheck: Notify,
+    /// Calls in flight that take progress (their notifications are relayed).
+    relays: Arc<Relays>,
 }
 
 impl Upstream {
+    /// Registers a call that takes progress: the upstream's
+    /// `notifications/progress` for `token` (the gateway's, unique per call)
+    /// reach `tx` with `agent_token` in its place, until the guard drops.
+    pub fn relay(
+        &self,
+        token: String,
+        agent_token: Box<serde_json::value::RawValue>,
+        tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+        log_level: Option<crate::upstream::relay::LogLevel>,
+    ) -> RelayGuard {
+        self.relays.register(token, agent_token, tx, log_level)
+    }
+
     /// The live connection, if up.
     pub fn connection(&self) -> Option<Arc<Connection>> {
         self.conn.read().expect("conn lock").clone()
@@ -59,6 +75,9 @@ pub struct Session {
     pub agent: String,
     pub key_hash: String,
     pub protocol_version: String,
+    /// The least severe log level the client wants relayed
+    /// (`logging/setLevel`); `None`: every level.
+    pub log_level: Option<crate::upstream::relay::LogLevel>,
 }
 
 #[derive(Default)]
@@ -104,6 +123,7 @@ impl Gateway {
                     hello: RwLock::new(None),
                     link: watch::channel(LinkState::Connecting).0,
                     recheck: Notify::new(),
+                    relays: Arc::new(Relays::default()),
                 }),
             );
         }
@@ -254,6 +274,18 @@ impl Gateway {
             .cloned()
     }
 
+    /// Sets a session's log level; false if there is no such session.
+    pub(crate) fn set_log_level(&self, id: &str, level: crate::upstream::relay::LogLevel) -> bool {
+        let mut s = self.0.sessions.lock().expect("sessions lock");
+        match s.by_id.get_mut(id) {
+            Some(session) => {
+                session.log_level = Some(level);
+                true
+            }
+            None => false,
+        }
+    }
+
     pub(crate) fn end_session(&self, id: &str) -> bool {
         let mut s = self.0.sessions.lock().expect("sessions lock");
         s.order.retain(|x| x != id);
@@ -276,7 +308,14 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
         }
         up.link.send_replace(LinkState::Connecting);
         let (tx, mut signals) = mpsc::unbounded_channel();
-        let error = match Connection::open(&up.name, &up.transport, &limits, tx).await {
+        let error = match Connection::open(
+            &up.name,
+            &up.transport,
+            &limits,
+            Signals::new(tx, Arc::clone(&up.relays)),
+        )
+        .await
+        {
             Err(e) => e.to_string(),
             Ok((conn, hello)) => {
                 let conn = Arc::new(conn);

@@ -30,6 +30,7 @@ use crate::governance;
 use crate::jsonrpc::{self, Incoming, Kind, code};
 use crate::pins::NotServed;
 use crate::upstream::UpstreamError;
+use crate::upstream::relay::LogLevel;
 
 /// Protocol versions served with the initialize handshake, newest first.
 pub const SESSION_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -151,6 +152,7 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
         );
     }
     // Which session (or none, for stateless clients) the message belongs to.
+    let mut log_level = None;
     if !stateless {
         let Some(sid) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
             return rpc_error(
@@ -161,7 +163,14 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
             );
         };
         match gw.session(sid) {
-            Some(s) if s.key_hash == agent.key_hash => {}
+            Some(s) if s.key_hash == agent.key_hash => {
+                log_level = s.log_level;
+                if method == "logging/setLevel"
+                    && let Some(id) = msg.id
+                {
+                    return json_response(StatusCode::OK, set_log_level(&gw, sid, id, msg.params));
+                }
+            }
             Some(_) => {
                 return rpc_error(
                     StatusCode::FORBIDDEN,
@@ -197,18 +206,19 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
                 .get(header::ACCEPT)
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|a| a.contains("text/event-stream"));
-            if method == "tools/call"
-                && accepts_sse
-                && let Some(token) = progress_token(msg.params)
-            {
-                // The client can take progress: answer on an SSE stream, so a
-                // held call can keep it alive while a reviewer decides.
+            let token = progress_token(msg.params);
+            if method == "tools/call" && accepts_sse && (token.is_some() || log_level.is_some()) {
+                // The client can take progress (or asked for log messages):
+                // answer on an SSE stream, so a held call can keep it alive
+                // while a reviewer decides, and the upstream's progress and
+                // log messages reach it.
                 return streamed_call(
                     gw.clone(),
                     agent,
                     id.to_owned(),
                     msg.params.map(|p| p.to_owned()),
                     token,
+                    log_level,
                 );
             }
             let body = request(&gw, &agent, id, method, msg.params, stateless).await;
@@ -232,18 +242,71 @@ fn progress_token(params: Option<&RawValue>) -> Option<Box<RawValue>> {
     serde_json::from_str::<P>(params?.get()).ok()?.meta?.token
 }
 
+/// `logging/setLevel`: the least severe level of upstream log messages
+/// relayed to this session's calls (those that take progress, so have a
+/// stream to carry them).
+fn set_log_level(gw: &Gateway, sid: &str, id: &RawValue, params: Option<&RawValue>) -> Vec<u8> {
+    #[derive(serde::Deserialize)]
+    struct P {
+        level: String,
+    }
+    let Some(level) = params
+        .and_then(|p| serde_json::from_str::<P>(p.get()).ok())
+        .and_then(|p| LogLevel::parse(&p.level))
+    else {
+        return jsonrpc::error(
+            Some(id),
+            code::INVALID_PARAMS,
+            "logging/setLevel needs params {level}: debug, info, notice, warning, error, critical, alert or emergency",
+        );
+    };
+    gw.set_log_level(sid, level);
+    jsonrpc::result_value(id, &json!({}))
+}
+
+/// A progress token unique in this gateway process.
+fn next_progress_token() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    format!(
+        "interlock-{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
+/// Sets `_meta.progressToken` in a request's params, keeping the rest of
+/// `_meta` as the agent sent it.
+fn set_progress_token(members: &mut IndexMap<String, Box<RawValue>>, token: &str) {
+    let mut meta = members
+        .get("_meta")
+        .and_then(|m| serde_json::from_str::<IndexMap<String, Box<RawValue>>>(m.get()).ok())
+        .unwrap_or_default();
+    meta.insert(
+        "progressToken".into(),
+        serde_json::value::to_raw_value(token).expect("a string serializes"),
+    );
+    members.insert(
+        "_meta".into(),
+        serde_json::value::to_raw_value(&meta).expect("raw JSON serializes"),
+    );
+}
+
 /// Where a long call reports progress: `notifications/progress` messages on
 /// the request's SSE stream.
 #[derive(Clone)]
 pub(crate) struct Progress {
-    token: Box<RawValue>,
+    /// The agent's progress token; `None` when the stream is for log
+    /// messages only.
+    token: Option<Box<RawValue>>,
     tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+    /// The session's log level, for upstream log messages relayed here.
+    log_level: Option<LogLevel>,
 }
 
 impl Progress {
     async fn report(&self, progress: u64, message: &str) {
+        let Some(token) = &self.token else { return };
         let params = json!({
-            "progressToken": serde_json::from_str::<serde_json::Value>(self.token.get()).unwrap_or(serde_json::Value::Null),
+            "progressToken": serde_json::from_str::<serde_json::Value>(token.get()).unwrap_or(serde_json::Value::Null),
             "progress": progress,
             "message": message,
         });
@@ -262,12 +325,14 @@ fn streamed_call(
     agent: ApiKeyRecord,
     id: Box<RawValue>,
     params: Option<Box<RawValue>>,
-    token: Box<RawValue>,
+    token: Option<Box<RawValue>>,
+    log_level: Option<LogLevel>,
 ) -> Response {
-    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(16);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
     let progress = Progress {
         token,
         tx: tx.clone(),
+        log_level,
     };
     tokio::spawn(async move {
         let body = tools_call(&gw, &agent, &id, params.as_deref(), Some(&progress)).await;
@@ -336,7 +401,7 @@ fn meta_protocol_version(params: Option<&RawValue>) -> Option<String> {
 }
 
 fn capabilities() -> serde_json::Value {
-    json!({"tools": {"listChanged": false}})
+    json!({"tools": {"listChanged": false}, "logging": {}})
 }
 
 const INSTRUCTIONS: &str = "Tools of upstream MCP servers are named server__tool and are served only while a human reviewer has approved the server's surface. Changes you want made outside these tools go through propose_plan: a human approves the exact plan, then execute_plan runs it once.";
@@ -373,6 +438,7 @@ fn initialize(
         agent: agent.name.clone(),
         key_hash: agent.key_hash.clone(),
         protocol_version: version.clone(),
+        log_level: None,
     });
     let body = jsonrpc::result_value(
         id,
@@ -647,7 +713,7 @@ async fn tools_call(
                 .unwrap_or_else(|| canon::digest(&canon::Value::Null));
             return hold(
                 gw,
-                progress,
+                progress.filter(|p| p.token.is_some()),
                 agent,
                 id,
                 &name,
@@ -676,6 +742,20 @@ async fn tools_call(
         "name".into(),
         serde_json::value::to_raw_value(&exposed.upstream_name).expect("a string serializes"),
     );
+    // A call that takes progress gets a progress token of the gateway's own
+    // upstream (agents' tokens may collide), relayed back as the agent's.
+    let _relay = progress.map(|p| {
+        let token = next_progress_token();
+        let agent_token = match &p.token {
+            Some(t) => {
+                set_progress_token(&mut members, &token);
+                t.clone()
+            }
+            // Log messages only: the token is never sent upstream.
+            None => RawValue::from_string("null".into()).expect("valid JSON"),
+        };
+        up.relay(token, agent_token, p.tx.clone(), p.log_level)
+    });
     let forwarded = serde_json::value::to_raw_value(&members).expect("raw JSON serializes");
     let started = Instant::now();
     let outcome = conn

@@ -10,10 +10,9 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
 
 use super::stdio::handle_unsolicited;
-use super::{UpstreamError, UpstreamSignal};
+use super::{Signals, UpstreamError, UpstreamSignal};
 use crate::jsonrpc::{self, OwnedIncoming};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -21,12 +20,13 @@ const VERSION_HEADER: &str = "mcp-protocol-version";
 
 struct Shared {
     client: reqwest::Client,
-    url: String,
+    /// Parsed once: every request goes to it.
+    url: reqwest::Url,
     headers: HeaderMap,
     session: Mutex<Option<HeaderValue>>,
     version: Mutex<Option<HeaderValue>>,
     max_message: usize,
-    signals: mpsc::UnboundedSender<UpstreamSignal>,
+    signals: Signals,
     server: String,
 }
 
@@ -41,7 +41,7 @@ impl HttpConnection {
         url: &str,
         headers: &BTreeMap<String, String>,
         max_message: usize,
-        signals: mpsc::UnboundedSender<UpstreamSignal>,
+        signals: Signals,
     ) -> Result<HttpConnection, UpstreamError> {
         let mut map = HeaderMap::new();
         for (k, v) in headers {
@@ -51,6 +51,8 @@ impl HttpConnection {
                 .map_err(|e| UpstreamError::Unavailable(format!("header {k:?}: {e}")))?;
             map.insert(name, value);
         }
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| UpstreamError::Unavailable(format!("upstream URL {url:?}: {e}")))?;
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(64)
             .tcp_nodelay(true)
@@ -59,7 +61,7 @@ impl HttpConnection {
         Ok(HttpConnection {
             shared: Arc::new(Shared {
                 client,
-                url: url.to_owned(),
+                url: parsed,
                 headers: map,
                 session: Mutex::new(None),
                 version: Mutex::new(None),
@@ -115,7 +117,7 @@ impl HttpConnection {
         let task = tokio::spawn(async move {
             let mut req = shared
                 .client
-                .get(&shared.url)
+                .get(shared.url.clone())
                 .headers(shared.headers.clone())
                 .header(ACCEPT, "text/event-stream");
             req = shared.with_session(req);
@@ -146,7 +148,7 @@ impl HttpConnection {
             let _ = self
                 .shared
                 .client
-                .delete(&self.shared.url)
+                .delete(self.shared.url.clone())
                 .headers(self.shared.headers.clone())
                 .header(SESSION_HEADER, session)
                 .timeout(Duration::from_secs(2))
@@ -184,7 +186,7 @@ impl Shared {
     ) -> Result<Option<Box<RawValue>>, UpstreamError> {
         let req = self
             .client
-            .post(&self.url)
+            .post(self.url.clone())
             .headers(self.headers.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
@@ -258,7 +260,7 @@ impl Shared {
         if let Some(reply) = handle_unsolicited(&self.server, &msg, &self.signals) {
             let req = self
                 .client
-                .post(&self.url)
+                .post(self.url.clone())
                 .headers(self.headers.clone())
                 .header(CONTENT_TYPE, "application/json")
                 .header(ACCEPT, "application/json, text/event-stream")

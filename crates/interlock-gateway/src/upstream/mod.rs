@@ -7,6 +7,7 @@
 //! agent byte for byte.
 
 mod http;
+pub mod relay;
 mod stdio;
 
 use std::sync::Arc;
@@ -51,6 +52,24 @@ pub enum UpstreamSignal {
     Closed(String),
 }
 
+/// Where a connection's reader sends what is not an answer: signals for the
+/// supervisor, and a call's progress and log messages straight to its relay.
+#[derive(Clone)]
+pub struct Signals {
+    tx: mpsc::UnboundedSender<UpstreamSignal>,
+    pub(crate) relays: Arc<relay::Relays>,
+}
+
+impl Signals {
+    pub fn new(tx: mpsc::UnboundedSender<UpstreamSignal>, relays: Arc<relay::Relays>) -> Signals {
+        Signals { tx, relays }
+    }
+
+    pub fn send(&self, s: UpstreamSignal) -> Result<(), mpsc::error::SendError<UpstreamSignal>> {
+        self.tx.send(s)
+    }
+}
+
 /// One live connection.
 pub enum Connection {
     Stdio(stdio::StdioConnection),
@@ -63,7 +82,7 @@ impl Connection {
         name: &str,
         transport: &Transport,
         limits: &Limits,
-        signals: mpsc::UnboundedSender<UpstreamSignal>,
+        signals: Signals,
     ) -> Result<(Connection, ServerHello), UpstreamError> {
         let conn = match transport {
             Transport::Stdio {

@@ -13,7 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{UpstreamError, UpstreamSignal};
+use super::{Signals, UpstreamError, UpstreamSignal};
 use crate::jsonrpc::{self, OwnedIncoming};
 
 type Reply = oneshot::Sender<Result<Box<RawValue>, UpstreamError>>;
@@ -70,12 +70,24 @@ impl Pending {
 pub(super) fn handle_unsolicited(
     server: &str,
     msg: &OwnedIncoming,
-    signals: &mpsc::UnboundedSender<UpstreamSignal>,
+    signals: &Signals,
 ) -> Option<Vec<u8>> {
     let method = msg.method.as_deref()?;
     match (&msg.id, method) {
         (None, "notifications/tools/list_changed") => {
             let _ = signals.send(UpstreamSignal::ToolsChanged);
+            None
+        }
+        (None, "notifications/progress") => {
+            if let Some(p) = &msg.params {
+                signals.relays.progress(p);
+            }
+            None
+        }
+        (None, "notifications/message") => {
+            if let Some(p) = &msg.params {
+                signals.relays.log(p);
+            }
             None
         }
         (None, _) => None,
@@ -112,7 +124,7 @@ impl StdioConnection {
         env: &BTreeMap<String, String>,
         cwd: Option<&Path>,
         max_message: usize,
-        signals: mpsc::UnboundedSender<UpstreamSignal>,
+        signals: Signals,
     ) -> Result<StdioConnection, UpstreamError> {
         let mut cmd = Command::new(command);
         cmd.args(args)
