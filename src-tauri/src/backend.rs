@@ -12,7 +12,6 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use interlock_core::Decision;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
 use interlock_gateway::keys::issue_key;
@@ -282,12 +281,8 @@ async fn start_team(
     // Checks the key (and that the gateway is there) now rather than at the
     // first notification; the tray still starts if the network is down.
     let mut registered = false;
-    match client.approvers().await {
-        Ok(a) => {
-            registered = a["approvers"]
-                .as_array()
-                .is_some_and(|l| l.iter().any(|k| k["key_id"] == key.key_id().to_string()));
-        }
+    match client.approver_identity(&key.key_id().to_string()).await {
+        Ok(identity) => registered = identity.is_some(),
         Err(ClientError::Api { status: 401, .. }) => {
             return Err(format!(
                 "the team gateway {origin} refused the reviewer API key; set \
@@ -304,9 +299,9 @@ async fn start_team(
             identity()
         );
     }
-    let ui = ui_served(&origin).await;
+    let ui = client.serves_ui().await;
     let events = EventBus::new();
-    let relay = tokio::spawn(relay_team_events(client.clone(), events.clone()));
+    let relay = tokio::spawn(client.clone().relay_events(events.clone()));
     eprintln!(
         "interlock-desktop: connected to the team gateway {origin}{}",
         if created_key {
@@ -339,41 +334,6 @@ fn zeroize_string(s: &str) -> zeroize::Zeroizing<String> {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Whether the team gateway serves the review UI at `/` (`interlock serve --ui`).
-async fn ui_served(origin: &str) -> bool {
-    let Ok(client) = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-    else {
-        return false;
-    };
-    matches!(client.get(format!("{origin}/")).send().await, Ok(r) if r.status().is_success())
-}
-
-/// Follows the team gateway's event stream, reconnecting with backoff (1 s to
-/// 30 s), and puts each event on the local bus.
-async fn relay_team_events(client: ReviewerClient, bus: EventBus) {
-    let mut backoff = Duration::from_secs(1);
-    loop {
-        match client.events().await {
-            Ok(stream) => {
-                backoff = Duration::from_secs(1);
-                let mut stream = std::pin::pin!(stream);
-                while let Some(e) = stream.next().await {
-                    match e {
-                        Ok(e) => bus.send(e),
-                        Err(e) => eprintln!("interlock-desktop: team event stream: {e}"),
-                    }
-                }
-            }
-            Err(e) => eprintln!("interlock-desktop: team event stream: {e}"),
-        }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(30));
-    }
 }
 
 /// The origin a browser uses for a bound address (loopback when bound to all).
@@ -554,14 +514,7 @@ impl Backend {
                 .ok()
                 .flatten()
                 .map(|k| k.identity),
-            Link::Team { client, .. } => client.approvers().await.ok().and_then(|a| {
-                a["approvers"]
-                    .as_array()?
-                    .iter()
-                    .find(|k| k["key_id"] == key_id)?["identity"]
-                    .as_str()
-                    .map(str::to_owned)
-            }),
+            Link::Team { client, .. } => client.approver_identity(&key_id).await.ok().flatten(),
         };
         json!({
             "key_id": key_id,

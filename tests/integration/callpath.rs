@@ -317,6 +317,15 @@ fn standing_approvals_cover_a_class_of_calls_until_revoked() {
         )
     };
     assert_eq!(revoke(&reader).0, 401, "an agent key cannot revoke");
+    // A body that is not {reason} is refused, not ignored.
+    let (status, _, body) = crate::gateway_util::http(
+        &gw.addr,
+        "POST",
+        &format!("/api/v1/standing/{greet}/revoke"),
+        &[("Authorization", &format!("Bearer {reviewer}"))],
+        b"reason=because",
+    );
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&body));
     let (status, _, body) = revoke(&reviewer);
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
     assert_eq!(revoke(&reviewer).0, 404, "already revoked");

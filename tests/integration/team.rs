@@ -105,11 +105,17 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let approvers = client.approvers().await.unwrap();
-        assert!(
-            approvers.to_string().contains(&key.key_id().to_string()),
-            "{approvers}"
+        assert_eq!(
+            client
+                .approver_identity(&key.key_id().to_string())
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("human:remote-reviewer")
         );
+        assert_eq!(client.approver_identity("ed25519:00").await.unwrap(), None);
+        // This gateway serves no review UI (`--ui` not given).
+        assert!(!client.serves_ui().await);
 
         // Not what was shown: nothing is signed.
         let other = format!("sha256:{}", "0".repeat(64));

@@ -118,7 +118,8 @@ pub async fn reviewer(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord,
     }
 }
 
-fn plan_summary(r: &PlanRecord) -> Value {
+/// A plan revision as the API lists it (the governance tools too).
+pub(crate) fn plan_summary(r: &PlanRecord) -> Value {
     json!({
         "plan_id": r.plan_id,
         "revision": r.revision,
@@ -588,6 +589,7 @@ pub async fn grant_standing(
 }
 
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct StandingRevoke {
     reason: Option<String>,
 }
@@ -598,11 +600,24 @@ pub async fn revoke_standing(
     State(gw): State<Gateway>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    body: Option<Json<StandingRevoke>>,
+    body: axum::body::Bytes,
 ) -> ApiResult {
     let who = reviewer(&gw, &headers).await?;
+    // An empty body is allowed; anything else must be the JSON object, so a
+    // reason is never dropped for want of a Content-Type.
+    let body: StandingRevoke = if body.iter().all(u8::is_ascii_whitespace) {
+        StandingRevoke::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| {
+            ApiError(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                format!("the body must be {{\"reason\": \"…\"}}: {e}"),
+            )
+        })?
+    };
     let reason = body
-        .and_then(|Json(b)| b.reason)
+        .reason
         .map(|r| r.trim().to_owned())
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| "revoked in the review UI".to_owned());

@@ -182,6 +182,49 @@ impl ReviewerClient {
         self.get(&["approvers"]).await
     }
 
+    /// The identity registered for approver key `key_id` on this gateway,
+    /// or `None` if it is not registered there.
+    pub async fn approver_identity(&self, key_id: &str) -> Result<Option<String>, ClientError> {
+        let a = self.approvers().await?;
+        Ok(a["approvers"].as_array().and_then(|l| {
+            l.iter()
+                .find(|k| k["key_id"] == key_id)
+                .map(|k| k["identity"].as_str().unwrap_or_default().to_owned())
+        }))
+    }
+
+    /// Whether the gateway serves the review UI at `/` (`interlock serve --ui`).
+    pub async fn serves_ui(&self) -> bool {
+        let req = self
+            .http
+            .get(self.base.clone())
+            .timeout(Duration::from_secs(5));
+        matches!(req.send().await, Ok(r) if r.status().is_success())
+    }
+
+    /// Follows the event stream for good, reconnecting with backoff (1 s to
+    /// 30 s), and puts each event on `bus`. Run it as a task; abort it to stop.
+    pub async fn relay_events(self, bus: crate::events::EventBus) {
+        let mut backoff = Duration::from_secs(1);
+        loop {
+            match self.events().await {
+                Ok(stream) => {
+                    backoff = Duration::from_secs(1);
+                    let mut stream = std::pin::pin!(stream);
+                    while let Some(e) = stream.next().await {
+                        match e {
+                            Ok(e) => bus.send(e),
+                            Err(e) => tracing::warn!(gateway = %self.origin(), "event stream: {e}"),
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(gateway = %self.origin(), "event stream: {e}"),
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(30));
+        }
+    }
+
     /// `POST /api/v1/{plans|servers}/{id}/decisions` with a signed statement.
     pub async fn submit(
         &self,

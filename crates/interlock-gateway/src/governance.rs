@@ -168,18 +168,9 @@ async fn get(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Value
     let document = canon::parse_json(&r.document)
         .map(|v| canon::to_serde_json(&v))
         .unwrap_or(serde_json::Value::Null);
-    Ok(json!({
-        "plan_id": r.plan_id,
-        "revision": r.revision,
-        "plan_hash": r.plan_hash,
-        "title": r.title,
-        "proposer": r.proposer,
-        "risk": r.risk,
-        "status": r.status.as_str(),
-        "created_at": r.created_at,
-        "updated_at": r.updated_at,
-        "document": document,
-    }))
+    let mut plan = crate::api::plan_summary(&r);
+    plan["document"] = document;
+    Ok(plan)
 }
 
 async fn list(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Value, String> {
@@ -192,15 +183,7 @@ async fn list(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Valu
     };
     let plans = gw.engine().plans(status).await.map_err(engine_error)?;
     Ok(json!({
-        "plans": plans.iter().map(|r| json!({
-            "plan_id": r.plan_id,
-            "revision": r.revision,
-            "plan_hash": r.plan_hash,
-            "title": r.title,
-            "risk": r.risk,
-            "status": r.status.as_str(),
-            "updated_at": r.updated_at,
-        })).collect::<Vec<_>>()
+        "plans": plans.iter().map(crate::api::plan_summary).collect::<Vec<_>>()
     }))
 }
 

@@ -227,19 +227,31 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
     }
 }
 
-/// The `_meta.progressToken` of a request, raw.
-fn progress_token(params: Option<&RawValue>) -> Option<Box<RawValue>> {
+/// The members of a request's `_meta` the gateway reads.
+#[derive(serde::Deserialize, Default)]
+struct RequestMeta {
+    #[serde(rename = "progressToken")]
+    progress_token: Option<Box<RawValue>>,
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<String>,
+}
+
+/// A request's `_meta` (empty when absent or malformed).
+fn request_meta(params: Option<&RawValue>) -> RequestMeta {
     #[derive(serde::Deserialize)]
     struct P {
         #[serde(rename = "_meta")]
-        meta: Option<M>,
+        meta: Option<RequestMeta>,
     }
-    #[derive(serde::Deserialize)]
-    struct M {
-        #[serde(rename = "progressToken")]
-        token: Option<Box<RawValue>>,
-    }
-    serde_json::from_str::<P>(params?.get()).ok()?.meta?.token
+    params
+        .and_then(|p| serde_json::from_str::<P>(p.get()).ok())
+        .and_then(|p| p.meta)
+        .unwrap_or_default()
+}
+
+/// The `_meta.progressToken` of a request, raw.
+fn progress_token(params: Option<&RawValue>) -> Option<Box<RawValue>> {
+    request_meta(params).progress_token
 }
 
 /// `logging/setLevel`: the least severe level of upstream log messages
@@ -387,17 +399,7 @@ pub async fn delete(State(gw): State<Gateway>, headers: HeaderMap) -> Response {
 }
 
 fn meta_protocol_version(params: Option<&RawValue>) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct P {
-        #[serde(rename = "_meta")]
-        meta: Option<M>,
-    }
-    #[derive(serde::Deserialize)]
-    struct M {
-        #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-        version: Option<String>,
-    }
-    serde_json::from_str::<P>(params?.get()).ok()?.meta?.version
+    request_meta(params).protocol_version
 }
 
 fn capabilities() -> serde_json::Value {
