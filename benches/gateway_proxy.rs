@@ -429,10 +429,15 @@ impl<'a> Cpu<'a> {
 // ---------------------------------------------------------------------------
 // Gateway setup through the CLI.
 
-const BIN: &str = env!("CARGO_BIN_EXE_interlock");
+/// The `interlock` binary under test: this build's, or `GATEWAY_PROXY_BIN` (an
+/// older build kept aside, to compare two builds in alternating runs).
+fn bin() -> String {
+    std::env::var("GATEWAY_PROXY_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_interlock").to_owned())
+}
 
 fn cli(env: &[(&str, String)], args: &[&str]) -> String {
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .args(args)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .output()
@@ -462,7 +467,7 @@ struct Served {
 }
 
 fn start_gateway(env: &[(&str, String)], config: &Path, log: &Path) -> Served {
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(bin())
         .args(["serve", "--config"])
         .arg(config)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))

@@ -8,6 +8,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc instead of glibc malloc: a proxied tool call allocates and frees
+/// hundreds of small JSON buffers across tokio's worker threads, and glibc's
+/// arenas spent about a tenth of the gateway's CPU on them (docs/BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     match cli::run(args) {

@@ -3,11 +3,12 @@
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use interlock_canon::{Map, Number, Value, canonical_bytes};
+use interlock_canon::{Number, Value};
 use interlock_merkle::{
     Checkpoint, Hash, NoteSigner, NoteVerifier, Tree, empty_root, leaf_hash, node_hash,
     open_checkpoint, sign_checkpoint_with,
 };
+use interlock_receipts::CanonicalPredicate;
 use interlock_store::{CheckpointRow, LeafRow, Store, StoreError};
 use tokio::sync::{mpsc, oneshot};
 
@@ -695,7 +696,7 @@ fn encode(
     now: i64,
     signer: &dyn crate::LogSigner,
 ) -> (Result<Vec<LeafRow>, BatchError>, Vec<Pending>) {
-    let mut predicates: Vec<(u64, Map)> =
+    let mut predicates: Vec<(u64, CanonicalPredicate)> =
         Vec::with_capacity(batch.iter().map(|(e, _)| e.len()).sum());
     let mut waiters = Vec::with_capacity(batch.len());
     'waiter: for (entries, reply) in batch {
@@ -715,11 +716,11 @@ fn encode(
         waiters.push(Pending { count, reply });
     }
     let key_id = interlock_core::KeyId::of(&signer.public_key());
-    let seal = |chunk: Vec<(u64, Map)>| -> Result<Vec<LeafRow>, BatchError> {
+    let seal = |chunk: Vec<(u64, CanonicalPredicate)>| -> Result<Vec<LeafRow>, BatchError> {
         chunk
             .into_iter()
             .map(|(index, p)| {
-                let data = interlock_receipts::seal(p, &key_id, |pae| {
+                let data = interlock_receipts::seal_canonical(&p, &key_id, |pae| {
                     signer
                         .try_sign(pae)
                         .map_err(|e| interlock_receipts::ReceiptError::Signing(e.to_string()))
@@ -772,7 +773,7 @@ fn encode(
 
 /// The receipt predicate of `entry` at `index`: the entry's facts plus `seq`,
 /// and `time` (when the log recorded it) unless the entry states its own.
-fn predicate(entry: Value, index: u64, now: i64) -> Result<Map, LogError> {
+fn predicate(entry: Value, index: u64, now: i64) -> Result<CanonicalPredicate, LogError> {
     let Value::Object(mut obj) = entry else {
         return Err(LogError::NotAnObject(entry.kind()));
     };
@@ -789,19 +790,16 @@ fn predicate(entry: Value, index: u64, now: i64) -> Result<Map, LogError> {
             size: interlock_canon::MAX_SAFE_INTEGER as u64,
         })?;
     obj.insert("seq".to_owned(), Value::Number(seq));
-    // Measured as a `Value` moved in and out, not a copy of the entry.
-    let entry = Value::Object(obj);
-    let size = canonical_bytes(&entry).len();
+    // The bytes measured here are the ones the seal digests and embeds.
+    let predicate = CanonicalPredicate::new(obj);
+    let size = predicate.jcs().len();
     if size > MAX_ENTRY_BYTES / 2 {
         return Err(LogError::EntryTooLarge {
             size,
             max: MAX_ENTRY_BYTES / 2,
         });
     }
-    let Value::Object(obj) = entry else {
-        unreachable!("built as an object above")
-    };
-    Ok(obj)
+    Ok(predicate)
 }
 
 /// Re-seals a batch that lost the race for its indices, at `start`.

@@ -31,10 +31,6 @@ pub struct OpenedLeaf {
     pub signature: [u8; 64],
 }
 
-fn string(s: impl Into<String>) -> Value {
-    Value::String(s.into())
-}
-
 fn subject(name: String, hex: String) -> Value {
     let mut digest = Map::new();
     digest.insert("sha256".into(), Value::String(hex));
@@ -49,11 +45,22 @@ fn subject(name: String, hex: String) -> Value {
 /// `statement` (an approver's envelope) → `approval`; otherwise `log-entry`
 /// (the digest of the predicate's JCS bytes).
 pub fn derive_subjects(predicate: &Map) -> Vec<Value> {
-    derive(predicate, None)
+    derive_from(predicate, || {
+        canon::digest(&Value::Object(predicate.clone()))
+    })
 }
 
 /// [`derive_subjects`], with the predicate also at hand as a [`Value`] (no clone).
 pub(crate) fn derive(predicate: &Map, whole: Option<&Value>) -> Vec<Value> {
+    derive_from(predicate, || match whole {
+        Some(v) => canon::digest(v),
+        None => canon::digest(&Value::Object(predicate.clone())),
+    })
+}
+
+/// The subjects of [`derive_subjects`]; `whole_digest` gives the digest of the
+/// predicate's JCS bytes, asked for only when the subject is `log-entry`.
+fn derive_from(predicate: &Map, whole_digest: impl FnOnce() -> canon::Digest) -> Vec<Value> {
     let mut out = Vec::new();
     if let (Some(Value::String(id)), Some(Value::String(h))) =
         (predicate.get("plan_id"), predicate.get("plan_hash"))
@@ -69,11 +76,7 @@ pub(crate) fn derive(predicate: &Map, whole: Option<&Value>) -> Vec<Value> {
         out.push(subject("approval".into(), canon::digest(st).hex()));
     }
     if out.is_empty() {
-        let d = match whole {
-            Some(v) => canon::digest(v),
-            None => canon::digest(&Value::Object(predicate.clone())),
-        };
-        out.push(subject("log-entry".into(), d.hex()));
+        out.push(subject("log-entry".into(), whole_digest().hex()));
     }
     out
 }
@@ -96,6 +99,38 @@ fn predicate_facts(p: &Map) -> Result<(u64, &str, i64), String> {
     Ok((seq, kind, time))
 }
 
+/// A receipt predicate with its JCS bytes, computed once.
+///
+/// Sealing needs the predicate's canonical bytes three times: the log bounds an
+/// entry by their size, a `log-entry` subject is their digest, and the statement
+/// embeds them. Computing them once per receipt is what this type is for.
+#[derive(Clone, Debug)]
+pub struct CanonicalPredicate {
+    map: Map,
+    jcs: Vec<u8>,
+}
+
+impl CanonicalPredicate {
+    pub fn new(map: Map) -> CanonicalPredicate {
+        let whole = Value::Object(map);
+        let jcs = canon::canonical_bytes(&whole);
+        let Value::Object(map) = whole else {
+            unreachable!("built as an object above")
+        };
+        CanonicalPredicate { map, jcs }
+    }
+
+    /// The predicate's fields.
+    pub fn map(&self) -> &Map {
+        &self.map
+    }
+
+    /// The predicate's JCS bytes.
+    pub fn jcs(&self) -> &[u8] {
+        &self.jcs
+    }
+}
+
 /// Builds the statement for `predicate` (subjects from [`derive_subjects`]) and
 /// returns the signed leaf bytes (JCS of the DSSE envelope). `sign` signs the
 /// DSSE PAE bytes with the log key whose id is `key_id`.
@@ -104,28 +139,75 @@ pub fn seal(
     key_id: &KeyId,
     sign: impl FnOnce(&[u8]) -> Result<Signature, ReceiptError>,
 ) -> Result<Vec<u8>, ReceiptError> {
-    predicate_facts(&predicate).map_err(ReceiptError::InvalidPredicate)?;
-    let subjects = derive_subjects(&predicate);
-    let mut st = Map::new();
-    st.insert("_type".into(), string(STATEMENT_TYPE));
-    st.insert("subject".into(), Value::Array(subjects));
-    st.insert("predicateType".into(), string(PREDICATE_TYPE));
-    st.insert("predicate".into(), Value::Object(predicate));
-    let payload = canon::canonical_bytes(&Value::Object(st));
+    seal_canonical(&CanonicalPredicate::new(predicate), key_id, sign)
+}
+
+/// [`seal`] for a predicate whose JCS bytes are already computed.
+pub fn seal_canonical(
+    predicate: &CanonicalPredicate,
+    key_id: &KeyId,
+    sign: impl FnOnce(&[u8]) -> Result<Signature, ReceiptError>,
+) -> Result<Vec<u8>, ReceiptError> {
+    predicate_facts(&predicate.map).map_err(ReceiptError::InvalidPredicate)?;
+    let subjects = derive_from(&predicate.map, || canon::Digest::of_bytes(&predicate.jcs));
+    let payload = statement_bytes(&predicate.jcs, subjects);
     let sig = sign(&pae(PAYLOAD_TYPE, &payload))?;
     Ok(envelope_bytes(&payload, key_id, &sig.to_bytes()))
 }
 
+/// The JCS bytes of the statement `{_type, predicate, predicateType, subject}`,
+/// spliced around the predicate's own JCS bytes instead of re-serializing it.
+///
+/// JCS orders members by UTF-16 code units, and these four keys are ASCII:
+/// `_type` < `predicate` < `predicateType` < `subject`. The two type strings are
+/// ASCII that JCS never escapes. Tested against `canonical_bytes` of the whole
+/// statement.
+fn statement_bytes(predicate_jcs: &[u8], subjects: Vec<Value>) -> Vec<u8> {
+    let subjects = canon::canonical_bytes(&Value::Array(subjects));
+    let parts: [&[u8]; 7] = [
+        b"{\"_type\":\"",
+        STATEMENT_TYPE.as_bytes(),
+        b"\",\"predicate\":",
+        predicate_jcs,
+        b",\"predicateType\":\"",
+        PREDICATE_TYPE.as_bytes(),
+        b"\",\"subject\":",
+    ];
+    let mut out =
+        Vec::with_capacity(parts.iter().map(|p| p.len()).sum::<usize>() + subjects.len() + 1);
+    for p in parts {
+        out.extend_from_slice(p);
+    }
+    out.extend_from_slice(&subjects);
+    out.push(b'}');
+    out
+}
+
 /// The JCS bytes of the DSSE envelope.
+///
+/// A template, like [`read_leaf`]'s check: the members are in JCS order and every
+/// string is ASCII that JCS never escapes (the payload type constant, base64,
+/// `ed25519:` + hex). Tested against `canonical_bytes` of the envelope.
 pub(crate) fn envelope_bytes(payload: &[u8], key_id: &KeyId, sig: &[u8; 64]) -> Vec<u8> {
-    let mut s = Map::new();
-    s.insert("keyid".into(), string(key_id.to_string()));
-    s.insert("sig".into(), string(B64.encode(sig)));
-    let mut e = Map::new();
-    e.insert("payloadType".into(), string(PAYLOAD_TYPE));
-    e.insert("payload".into(), string(B64.encode(payload)));
-    e.insert("signatures".into(), Value::Array(vec![Value::Object(s)]));
-    canon::canonical_bytes(&Value::Object(e))
+    let payload = B64.encode(payload);
+    let key_id = key_id.to_string();
+    let sig = B64.encode(sig);
+    let parts: [&[u8]; 9] = [
+        b"{\"payload\":\"",
+        payload.as_bytes(),
+        b"\",\"payloadType\":\"",
+        PAYLOAD_TYPE.as_bytes(),
+        b"\",\"signatures\":[{\"keyid\":\"",
+        key_id.as_bytes(),
+        b"\",\"sig\":\"",
+        sig.as_bytes(),
+        b"\"}]}",
+    ];
+    let mut out = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        out.extend_from_slice(p);
+    }
+    out
 }
 
 /// The envelope's parts.
@@ -355,4 +437,92 @@ pub fn open_leaf(leaf: &[u8], log_key: &VerifyingKey) -> Result<OpenedLeaf, Rece
 /// [`open_leaf`] without the signature check (for the audit's structure checks).
 pub fn open_leaf_unverified(leaf: &[u8]) -> Result<OpenedLeaf, ReceiptError> {
     open(leaf, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn string(s: impl Into<String>) -> Value {
+        Value::String(s.into())
+    }
+
+    /// The statement as a value, canonicalized whole: what the splice must equal.
+    fn statement_value(predicate: &Map) -> Value {
+        let mut st = Map::new();
+        st.insert("_type".into(), string(STATEMENT_TYPE));
+        st.insert("subject".into(), Value::Array(derive_subjects(predicate)));
+        st.insert("predicateType".into(), string(PREDICATE_TYPE));
+        st.insert("predicate".into(), Value::Object(predicate.clone()));
+        Value::Object(st)
+    }
+
+    fn envelope_value(payload: &[u8], key_id: &KeyId, sig: &[u8; 64]) -> Value {
+        let mut s = Map::new();
+        s.insert("keyid".into(), string(key_id.to_string()));
+        s.insert("sig".into(), string(B64.encode(sig)));
+        let mut e = Map::new();
+        e.insert("payloadType".into(), string(PAYLOAD_TYPE));
+        e.insert("payload".into(), string(B64.encode(payload)));
+        e.insert("signatures".into(), Value::Array(vec![Value::Object(s)]));
+        Value::Object(e)
+    }
+
+    fn predicate_from(json: &str) -> Map {
+        canon::parse_json(json.as_bytes())
+            .expect("test JSON")
+            .as_object()
+            .expect("an object")
+            .clone()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Spliced statement and templated envelope are byte for byte the JCS of
+        /// the values they stand for, whatever the predicate holds (escapes,
+        /// non-ASCII and astral keys that JCS orders by UTF-16, numbers), and
+        /// whichever subjects it derives.
+        #[test]
+        fn splice_and_template_equal_full_canonicalization(
+            extra in proptest::collection::btree_map("[a-z\u{e9}\u{e000}\u{1f600}\"\\\\]{0,6}", "[ -~\u{e9}\u{2028}\n\"]{0,12}", 0..6),
+            number in any::<i32>(),
+            subject_kind in 0u8..4,
+            sig in proptest::collection::vec(any::<u8>(), 64),
+        ) {
+            let mut p = predicate_from(r#"{"seq":3,"type":"tool.call","time":1700000000}"#);
+            for (k, v) in extra {
+                p.insert(k, Value::String(v));
+            }
+            p.insert("n".into(), Value::Number(Number::from_i64(number.into()).unwrap()));
+            match subject_kind {
+                1 => {
+                    p.insert("plan_id".into(), string("p-1"));
+                    p.insert("plan_hash".into(), string(format!("sha256:{}", "ab".repeat(32))));
+                }
+                2 => {
+                    p.insert("key_id".into(), string(format!("ed25519:{}", "cd".repeat(32))));
+                }
+                3 => {
+                    p.insert("statement".into(), Value::Object(predicate_from(r#"{"a":[1,2,{"b":"é"}]}"#)));
+                }
+                _ => {}
+            }
+            let cp = CanonicalPredicate::new(p.clone());
+            let whole = canon::canonical_bytes(&Value::Object(p.clone()));
+            prop_assert_eq!(cp.jcs(), whole.as_slice());
+            let subjects = derive_from(cp.map(), || canon::Digest::of_bytes(cp.jcs()));
+            prop_assert_eq!(&subjects, &derive_subjects(&p));
+            let spliced = statement_bytes(cp.jcs(), subjects);
+            prop_assert_eq!(&spliced, &canon::canonical_bytes(&statement_value(&p)));
+
+            let sig: [u8; 64] = sig.try_into().unwrap();
+            let key_id = KeyId::of(&ed25519_dalek::SigningKey::from_bytes(&[7; 32]).verifying_key());
+            prop_assert_eq!(
+                envelope_bytes(&spliced, &key_id, &sig),
+                canon::canonical_bytes(&envelope_value(&spliced, &key_id, &sig))
+            );
+        }
+    }
 }

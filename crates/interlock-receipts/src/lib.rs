@@ -21,7 +21,7 @@ pub use bundle::{
 };
 pub use error::ReceiptError;
 pub use leaf::{
-    OpenedLeaf, PAYLOAD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE, derive_subjects, open_leaf,
-    open_leaf_unverified, seal,
+    CanonicalPredicate, OpenedLeaf, PAYLOAD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE, derive_subjects,
+    open_leaf, open_leaf_unverified, seal, seal_canonical,
 };
 pub use verify::{ReceiptLine, VerifyOptions, VerifyReport, verify_bundle};
