@@ -470,9 +470,8 @@ fn agents_propose_and_execute_plans_through_the_governance_tools() {
 /// gateway through `tests/peers/auth-proxy.mjs`, which adds one.
 ///
 /// What passes and why the rest do not is recorded in docs/GATEWAY.md: the
-/// gateway serves tools only (no resources, prompts, completion or logging
-/// relay), answers with JSON (no progress relay yet), and refuses to relay
-/// sampling and elicitation requests from upstreams by design.
+/// gateway offers no resource subscriptions, and refuses to relay sampling and
+/// elicitation requests from upstreams by design.
 #[test]
 fn conformance_server_scenarios_through_the_gateway() {
     let script = peers_dir().join("conformance-server.mjs");
@@ -530,6 +529,16 @@ fn conformance_server_scenarios_through_the_gateway() {
         "logging-set-level",
         "server-sse-multiple-streams",
         "dns-rebinding-protection",
+        "prompts-list",
+        "prompts-get-simple",
+        "prompts-get-with-args",
+        "prompts-get-embedded-resource",
+        "prompts-get-with-image",
+        "resources-list",
+        "resources-read-text",
+        "resources-read-binary",
+        "resources-templates-read",
+        "completion-complete",
     ];
     for name in must_pass {
         assert_eq!(

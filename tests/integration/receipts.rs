@@ -115,7 +115,7 @@ fn receipts_verify_with_independent_tools() {
     demo_and_export(dir.path());
     // The recipe from docs/RECEIPTS.md, verbatim.
     let doc =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/RECEIPTS.md")).unwrap();
+        std::fs::read_to_string(crate::util::manifest_dir().join("docs/RECEIPTS.md")).unwrap();
     let start = doc.find("<<'EOF'\n").unwrap() + "<<'EOF'\n".len();
     let script = &doc[start..start + doc[start..].find("\nEOF\n").unwrap()];
     let work = dir.path();

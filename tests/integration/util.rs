@@ -1,7 +1,7 @@
 //! Running the binary and finding the shared vectors.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// Runs `interlock ARGS` in the repository root with `stdin`.
@@ -13,7 +13,7 @@ pub fn interlock(args: &[&str], stdin: Option<&[u8]>) -> Output {
 pub fn interlock_with(args: &[&str], stdin: Option<&[u8]>, env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_interlock"));
     cmd.args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(manifest_dir())
         .env_remove("INTERLOCK_DATA_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -33,7 +33,7 @@ pub fn vectors() -> PathBuf {
     let dir = std::env::var_os("INTERLOCK_VECTORS_DIR")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"));
+        .unwrap_or_else(|| manifest_dir().join("../shared/vectors"));
     assert!(dir.is_dir(), "test vectors not found at {}", dir.display());
     dir
 }
@@ -44,4 +44,15 @@ pub fn stdout(o: &Output) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The package's directory, read when the test runs (cargo and nextest set
+/// `CARGO_MANIFEST_DIR`): a build cache shared between clones at different
+/// paths may hand this binary over from another clone, whose compile-time
+/// path need not exist.
+pub fn manifest_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .expect("CARGO_MANIFEST_DIR (set by cargo and nextest)"),
+    )
 }

@@ -13,13 +13,25 @@
 //   slow {ms}         answers after `ms` milliseconds.
 //   odd {}            a result with fields no MCP schema defines, and numbers written
 //                     unusually, to check they reach the client unchanged.
+// Resources:
+//   notes://today     text: the contents of $NOTE_FILE when it exists, else "Buy milk."
+// Prompts:
+//   review {topic}    "Review <topic> carefully."
 // When $DRIFT_FILE changes, the server sends notifications/tools/list_changed.
 import fs from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 const driftFile = process.env.DRIFT_FILE;
+const noteFile = process.env.NOTE_FILE;
 const DEFAULT_GREET = 'Greets a person by name.';
 
 function greetDescription() {
@@ -29,8 +41,34 @@ function greetDescription() {
 
 const server = new Server(
   { name: 'drifting-server', version: '1.0.0' },
-  { capabilities: { tools: { listChanged: true } } },
+  { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} } },
 );
+
+server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+  resources: [{ uri: 'notes://today', name: 'today', description: "Today's note.", mimeType: 'text/plain' }],
+}));
+
+server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+  if (req.params.uri !== 'notes://today') throw new Error(`unknown resource ${req.params.uri}`);
+  const text = noteFile && fs.existsSync(noteFile) ? fs.readFileSync(noteFile, 'utf8') : 'Buy milk.';
+  return { contents: [{ uri: 'notes://today', mimeType: 'text/plain', text }] };
+});
+
+server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+  prompts: [
+    {
+      name: 'review',
+      description: 'Asks for a careful review.',
+      arguments: [{ name: 'topic', description: 'What to review.', required: true }],
+    },
+  ],
+}));
+
+server.setRequestHandler(GetPromptRequestSchema, async (req) => {
+  if (req.params.name !== 'review') throw new Error(`unknown prompt ${req.params.name}`);
+  const topic = req.params.arguments?.topic ?? 'this';
+  return { messages: [{ role: 'user', content: { type: 'text', text: `Review ${topic} carefully.` } }] };
+});
 
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
   tools: [

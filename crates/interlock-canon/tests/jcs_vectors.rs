@@ -10,10 +10,7 @@ use interlock_canon::{Digest, canonical_bytes, canonical_string, digest, parse_j
 fn vectors_dir() -> PathBuf {
     match std::env::var_os("INTERLOCK_VECTORS_DIR").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d).join("jcs"),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/vectors/jcs"
-        )),
+        None => manifest_dir().join("../../../shared/vectors/jcs"),
     }
 }
 
@@ -68,4 +65,15 @@ fn every_vector_canonicalizes_byte_for_byte() {
             "{name}: digest"
         );
     }
+}
+
+/// The package's directory, read when the test runs (cargo and nextest set
+/// `CARGO_MANIFEST_DIR`): a build cache shared between clones at different
+/// paths may hand this binary over from another clone, whose compile-time
+/// path need not exist.
+fn manifest_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .expect("CARGO_MANIFEST_DIR (set by cargo and nextest)"),
+    )
 }

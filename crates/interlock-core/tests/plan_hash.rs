@@ -17,8 +17,7 @@ fn block_after(doc: &str, marker: &str, lang: &str) -> String {
 }
 
 fn schema_md() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/SCHEMA.md"))
-        .expect("docs/SCHEMA.md")
+    std::fs::read_to_string(manifest_dir().join("../../docs/SCHEMA.md")).expect("docs/SCHEMA.md")
 }
 
 #[test]
@@ -84,4 +83,15 @@ proptest! {
         *leaf = Value::String(s);
         prop_assert_ne!(canon::digest(&body), canon::digest(&edited));
     }
+}
+
+/// The package's directory, read when the test runs (cargo and nextest set
+/// `CARGO_MANIFEST_DIR`): a build cache shared between clones at different
+/// paths may hand this binary over from another clone, whose compile-time
+/// path need not exist.
+fn manifest_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .expect("CARGO_MANIFEST_DIR (set by cargo and nextest)"),
+    )
 }

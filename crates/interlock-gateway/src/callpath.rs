@@ -49,20 +49,25 @@ impl Assessment {
 
     /// The findings as log/report values (never the offending text).
     pub fn findings_value(&self) -> Value {
-        Value::Array(
-            self.findings
-                .iter()
-                .map(|f| {
-                    let mut m = Map::new();
-                    m.insert("category".into(), f.category.as_str().into());
-                    m.insert("path".into(), f.path.as_str().into());
-                    m.insert("rule".into(), f.rule.into());
-                    m.insert("severity".into(), severity_name(f.severity).into());
-                    Value::Object(m)
-                })
-                .collect(),
-        )
+        findings_value(&self.findings)
     }
+}
+
+/// Findings as log/report values (never the offending text).
+pub fn findings_value(findings: &[Finding]) -> Value {
+    Value::Array(
+        findings
+            .iter()
+            .map(|f| {
+                let mut m = Map::new();
+                m.insert("category".into(), f.category.as_str().into());
+                m.insert("path".into(), f.path.as_str().into());
+                m.insert("rule".into(), f.rule.into());
+                m.insert("severity".into(), severity_name(f.severity).into());
+                Value::Object(m)
+            })
+            .collect(),
+    )
 }
 
 pub fn severity_name(s: Severity) -> &'static str {
@@ -197,6 +202,46 @@ pub fn response_policy(config: &GatewayConfig) -> ResponsePolicy {
     }
 }
 
+/// The response policy applied to text after text, redacting in place and
+/// collecting what it found.
+struct TextScan<'a> {
+    policy: &'a ResponsePolicy,
+    findings: Vec<Finding>,
+    blocked: bool,
+    changed: bool,
+}
+
+impl<'a> TextScan<'a> {
+    fn new(policy: &'a ResponsePolicy) -> TextScan<'a> {
+        TextScan {
+            policy,
+            findings: Vec::new(),
+            blocked: false,
+            changed: false,
+        }
+    }
+
+    fn text(&mut self, text: &mut String) {
+        let s = interlock_inspect::scan_response(text, self.policy);
+        if s.findings.is_empty() {
+            return;
+        }
+        self.blocked |= s.blocked;
+        if s.redacted != *text {
+            *text = s.redacted;
+            self.changed = true;
+        }
+        self.findings.extend(s.findings);
+    }
+}
+
+/// The findings' categories, `a, b` (for a message that says what was withheld).
+pub fn categories(findings: &[Finding]) -> String {
+    let cats: std::collections::BTreeSet<&str> =
+        findings.iter().map(|f| f.category.as_str()).collect();
+    cats.into_iter().collect::<Vec<_>>().join(", ")
+}
+
 /// Scans every text item of a tool result; returns the result to send (`None`:
 /// unchanged, forward the upstream's bytes), the findings and whether it is
 /// blocked. Non-text content passes; a blocked result is replaced by an error
@@ -208,21 +253,8 @@ pub fn scan_result(
     let Ok(mut v) = serde_json::from_str::<serde_json::Value>(result) else {
         return (None, Vec::new(), false);
     };
-    let mut findings = Vec::new();
-    let mut blocked = false;
-    let mut changed = false;
-    let mut scan_text = |text: &mut String| {
-        let s = interlock_inspect::scan_response(text, policy);
-        if s.findings.is_empty() {
-            return;
-        }
-        blocked |= s.blocked;
-        if s.redacted != *text {
-            *text = s.redacted;
-            changed = true;
-        }
-        findings.extend(s.findings);
-    };
+    let mut scan = TextScan::new(policy);
+    let mut scan_text = |text: &mut String| scan.text(text);
     if let Some(items) = v.get_mut("content").and_then(|c| c.as_array_mut()) {
         for item in items {
             if let Some(serde_json::Value::String(t)) = item.get_mut("text") {
@@ -239,12 +271,16 @@ pub fn scan_result(
             *sc = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
         }
     }
+    let TextScan {
+        findings,
+        blocked,
+        changed,
+        ..
+    } = scan;
     if blocked {
-        let cats: std::collections::BTreeSet<&str> =
-            findings.iter().map(|f| f.category.as_str()).collect();
         let message = format!(
             "the gateway withheld this tool result: it contained {} (blocked by policy)",
-            cats.into_iter().collect::<Vec<_>>().join(", ")
+            categories(&findings)
         );
         return (
             Some(
@@ -255,6 +291,48 @@ pub fn scan_result(
         );
     }
     (changed.then_some(v), findings, false)
+}
+
+/// Scans read-only content an upstream returns outside a tool call (a prompt, a
+/// resource, a listing of them): every `text` and `description` string, at any
+/// depth, since prompts nest their text in messages and embedded resources.
+/// Returns the redacted document if anything changed, the findings, and whether
+/// policy blocks it (the caller answers with an error; nothing is dropped
+/// silently). Base64 `blob`s are not text and pass.
+pub fn scan_content(
+    result: &str,
+    policy: &ResponsePolicy,
+) -> (Option<serde_json::Value>, Vec<Finding>, bool) {
+    fn walk(v: &mut serde_json::Value, scan: &mut dyn FnMut(&mut String), depth: usize) {
+        // Upstream messages are bounded in size; this bounds the recursion too.
+        if depth > 64 {
+            return;
+        }
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, item) in m.iter_mut() {
+                    match item {
+                        serde_json::Value::String(t) if k == "text" || k == "description" => {
+                            scan(t)
+                        }
+                        _ => walk(item, scan, depth + 1),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    walk(item, scan, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(result) else {
+        return (None, Vec::new(), false);
+    };
+    let mut scan = TextScan::new(policy);
+    walk(&mut v, &mut |text: &mut String| scan.text(text), 0);
+    (scan.changed.then_some(v), scan.findings, scan.blocked)
 }
 
 /// The SHA-256 of the canonical arguments (what a held call's plan and a log

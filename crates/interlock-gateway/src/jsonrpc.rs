@@ -187,6 +187,17 @@ pub fn error_with_data(
     out
 }
 
+/// An error response carrying an upstream's error object as it was.
+pub fn error_raw(id: &RawValue, error: &RawValue) -> Vec<u8> {
+    let mut out = Vec::with_capacity(error.get().len() + 48);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.get().as_bytes());
+    out.extend_from_slice(b",\"error\":");
+    out.extend_from_slice(error.get().as_bytes());
+    out.push(b'}');
+    out
+}
+
 /// A request to send upstream, with the gateway's own id.
 pub fn request(id: u64, method: &str, params: Option<&RawValue>) -> Vec<u8> {
     let method = serde_json::to_string(method).expect("a string serializes");

@@ -29,6 +29,7 @@ pub mod api;
 pub mod callpath;
 pub mod client;
 pub mod config;
+pub mod content;
 pub mod events;
 pub mod executor;
 pub mod gateway;

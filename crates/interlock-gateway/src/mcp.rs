@@ -25,6 +25,7 @@ use serde_json::value::RawValue;
 use tokio_stream::StreamExt as _;
 
 use crate::callpath;
+use crate::content;
 use crate::gateway::{Gateway, Session};
 use crate::governance;
 use crate::jsonrpc::{self, Incoming, Kind, code};
@@ -403,10 +404,16 @@ fn meta_protocol_version(params: Option<&RawValue>) -> Option<String> {
 }
 
 fn capabilities() -> serde_json::Value {
-    json!({"tools": {"listChanged": false}, "logging": {}})
+    json!({
+        "tools": {"listChanged": false},
+        "logging": {},
+        "prompts": {"listChanged": false},
+        "resources": {"subscribe": false, "listChanged": false},
+        "completions": {},
+    })
 }
 
-const INSTRUCTIONS: &str = "Tools of upstream MCP servers are named server__tool and are served only while a human reviewer has approved the server's surface. Changes you want made outside these tools go through propose_plan: a human approves the exact plan, then execute_plan runs it once.";
+const INSTRUCTIONS: &str = "Tools of upstream MCP servers are named server__tool (their prompts likewise; resources keep their URIs) and are served only while a human reviewer has approved the server's surface. Changes you want made outside these tools go through propose_plan: a human approves the exact plan, then execute_plan runs it once.";
 
 fn server_info() -> serde_json::Value {
     json!({"name": "interlock-gateway", "title": "Interlock gateway", "version": env!("CARGO_PKG_VERSION")})
@@ -480,6 +487,21 @@ async fn request(
         ),
         "tools/list" => tools_list(gw, agent, id, stateless),
         "tools/call" => tools_call(gw, agent, id, params, None).await,
+        "prompts/list" => content::prompts_list(gw, agent, id, stateless).await,
+        "prompts/get" => content::prompts_get(gw, agent, id, params).await,
+        "resources/list" => {
+            content::resources_list(gw, agent, id, method, "resources", stateless).await
+        }
+        "resources/templates/list" => {
+            content::resources_list(gw, agent, id, method, "resourceTemplates", stateless).await
+        }
+        "resources/read" => content::resources_read(gw, agent, id, params).await,
+        "completion/complete" => content::complete(gw, agent, id, params).await,
+        "resources/subscribe" | "resources/unsubscribe" => jsonrpc::error(
+            Some(id),
+            code::METHOD_NOT_FOUND,
+            "resource subscriptions are not offered by the Interlock gateway (it does not relay resource updates)",
+        ),
         other => jsonrpc::error(
             Some(id),
             code::METHOD_NOT_FOUND,
@@ -827,13 +849,7 @@ async fn tools_call(
                 verdict,
             )
             .await;
-            let mut out = Vec::with_capacity(err.get().len() + 48);
-            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-            out.extend_from_slice(id.get().as_bytes());
-            out.extend_from_slice(b",\"error\":");
-            out.extend_from_slice(err.get().as_bytes());
-            out.push(b'}');
-            out
+            jsonrpc::error_raw(id, &err)
         }
         Err(e) => {
             let message = format!("upstream `{server}`: {e}");

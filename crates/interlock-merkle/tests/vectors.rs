@@ -11,10 +11,7 @@ use serde_json::Value;
 fn merkle_dir() -> PathBuf {
     match std::env::var_os("INTERLOCK_VECTORS_DIR") {
         Some(d) => PathBuf::from(d).join("merkle"),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/vectors/merkle"
-        )),
+        None => manifest_dir().join("../../../shared/vectors/merkle"),
     }
 }
 
@@ -339,4 +336,15 @@ fn subtree_inclusion_matches_generated_proofs() {
             }
         }
     }
+}
+
+/// The package's directory, read when the test runs (cargo and nextest set
+/// `CARGO_MANIFEST_DIR`): a build cache shared between clones at different
+/// paths may hand this binary over from another clone, whose compile-time
+/// path need not exist.
+fn manifest_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .expect("CARGO_MANIFEST_DIR (set by cargo and nextest)"),
+    )
 }

@@ -21,6 +21,10 @@ export function subject(e: LogEntry['entry']): string {
       return `plan ${s('plan_id')} r${s('revision')}: ${s('from')} → ${s('to')}${q('reason')}`;
     case 'tool.call':
       return `${s('agent')} called ${s('server')} ${s('tool')} → ${s('outcome')}`;
+    case 'prompt.get':
+      return `${s('agent')} got prompt ${s('server')} ${s('prompt')} → ${s('outcome')}`;
+    case 'resource.read':
+      return `${s('agent')} read ${s('server')} ${s('uri')} → ${s('outcome')}`;
     case 'approver.registered':
       return `${s('identity')} · ${s('key_id').slice(0, 24)}… · ${s('label')}`;
     case 'standing.granted': {

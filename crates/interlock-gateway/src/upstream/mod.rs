@@ -41,6 +41,15 @@ pub struct ServerHello {
     pub protocol_version: String,
     pub server_info: Option<Box<RawValue>>,
     pub instructions: Option<String>,
+    /// The top-level capabilities it declared (`resources`, `prompts`, …).
+    pub capabilities: Vec<String>,
+}
+
+impl ServerHello {
+    /// Whether the server declared `capability` (e.g. `prompts`).
+    pub fn offers(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|c| c == capability)
+    }
 }
 
 /// Something an upstream sent that was not an answer to us.
@@ -123,6 +132,8 @@ impl Connection {
             server_info: Option<Box<RawValue>>,
             #[serde(default)]
             instructions: Option<String>,
+            #[serde(default)]
+            capabilities: Option<serde_json::Map<String, serde_json::Value>>,
         }
         let init: InitResult = serde_json::from_str(result.get()).map_err(|e| {
             UpstreamError::Unavailable(format!("initialize returned a malformed result: {e}"))
@@ -140,6 +151,10 @@ impl Connection {
                 protocol_version: init.protocol_version,
                 server_info: init.server_info,
                 instructions: init.instructions,
+                capabilities: init
+                    .capabilities
+                    .map(|c| c.into_iter().map(|(k, _)| k).collect())
+                    .unwrap_or_default(),
             },
         ))
     }

@@ -1,0 +1,621 @@
+//! Resources, prompts and completions: the read-only content of approved servers.
+//!
+//! An agent reads these; nothing here acts. So they are served on the same terms
+//! as a tool result, not as a tool:
+//!
+//! - only from a server whose surface a reviewer approved and that is not
+//!   quarantined (a pending, rejected or quarantined server serves nothing);
+//! - prompt names carry the server's tool prefix (`server__prompt`), resource
+//!   URIs are the server's own, and the agent's role must allow the prompt's
+//!   name or `<prefix><uri>` (the same globs as tools);
+//! - every text and description is inspected like a tool result (redacted, or
+//!   withheld with an error that says why, by the response policy);
+//! - every `prompts/get` and `resources/read` is a log leaf (`prompt.get`,
+//!   `resource.read`), appended before the content is handed back.
+//!
+//! Not pinned: unlike tools, prompt and resource listings are not part of the
+//! approved surface, so a change in them is not drift; inspection is what stands
+//! between their text and the agent. Subscriptions are not offered: the gateway
+//! would have to relay `notifications/resources/updated` per session.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use interlock_canon as canon;
+use interlock_store::{ApiKeyRecord, ServerStatus};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::callpath;
+use crate::gateway::Gateway;
+use crate::jsonrpc::{self, code};
+use crate::upstream::{Connection, UpstreamError};
+
+/// At most this many pages are read from one upstream for one listing.
+const MAX_PAGES: usize = 32;
+
+/// An approved, connected server that offers a capability.
+struct Source {
+    server: String,
+    prefix: String,
+    conn: Arc<Connection>,
+}
+
+/// The servers that may serve `capability` (`resources`, `prompts`,
+/// `completions`) now, by name.
+fn sources(gw: &Gateway, capability: &str) -> Vec<Source> {
+    gw.pins()
+        .views()
+        .into_iter()
+        .filter(|v| v.record.status == ServerStatus::Trusted)
+        .filter_map(|v| {
+            let up = gw.upstream(&v.record.name)?;
+            if !up.hello()?.offers(capability) {
+                return None;
+            }
+            Some(Source {
+                server: v.record.name.clone(),
+                prefix: v.prefix.clone(),
+                conn: up.connection()?,
+            })
+        })
+        .collect()
+}
+
+fn timeout(gw: &Gateway) -> Duration {
+    gw.config().limits.upstream_timeout()
+}
+
+/// Every item of a paginated listing (`key` of each page), following
+/// `nextCursor` up to [`MAX_PAGES`].
+async fn list_all(
+    conn: &Connection,
+    method: &str,
+    key: &str,
+    timeout: Duration,
+) -> Result<Vec<Box<RawValue>>, UpstreamError> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let params = cursor
+            .as_ref()
+            .map(|c| serde_json::value::to_raw_value(&serde_json::json!({ "cursor": c })))
+            .transpose()
+            .expect("a cursor serializes");
+        let raw = conn.request(method, params.as_deref(), timeout).await?;
+        // (`serde(flatten)` cannot hold raw values, hence a map.)
+        let page: IndexMap<String, Box<RawValue>> =
+            serde_json::from_str(raw.get()).map_err(|e| {
+                UpstreamError::Unavailable(format!("{method} returned a malformed result: {e}"))
+            })?;
+        if let Some(list) = page.get(key) {
+            let list: Vec<Box<RawValue>> = serde_json::from_str(list.get()).map_err(|e| {
+                UpstreamError::Unavailable(format!("{method}: `{key}` is not a list: {e}"))
+            })?;
+            items.extend(list);
+        }
+        match page
+            .get("nextCursor")
+            .and_then(|c| serde_json::from_str::<String>(c.get()).ok())
+        {
+            Some(c) if !c.is_empty() => cursor = Some(c),
+            _ => break,
+        }
+    }
+    Ok(items)
+}
+
+/// `item` with its string member `field` read, and rewritten by `rename`.
+fn field_of(item: &RawValue, field: &str) -> Option<(IndexMap<String, Box<RawValue>>, String)> {
+    let members: IndexMap<String, Box<RawValue>> = serde_json::from_str(item.get()).ok()?;
+    let value = serde_json::from_str::<String>(members.get(field)?.get()).ok()?;
+    Some((members, value))
+}
+
+fn raw_string(s: &str) -> Box<RawValue> {
+    serde_json::value::to_raw_value(s).expect("a string serializes")
+}
+
+/// A listing result `{key: [...]}` (with `resultType` for stateless requests).
+fn listing(id: &RawValue, key: &str, items: &[Box<RawValue>], stateless: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + items.iter().map(|i| i.get().len() + 1).sum::<usize>());
+    out.extend_from_slice(b"{\"");
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b"\":[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item.get().as_bytes());
+    }
+    out.extend_from_slice(b"]");
+    if stateless {
+        out.extend_from_slice(b",\"resultType\":\"complete\"");
+    }
+    out.push(b'}');
+    let raw = RawValue::from_string(String::from_utf8(out).expect("utf-8")).expect("valid JSON");
+    jsonrpc::result(id, &raw)
+}
+
+/// A listing's descriptions, inspected; an item whose text policy blocks is
+/// left out (and logged), a redacted one is served redacted.
+fn inspected(gw: &Gateway, server: &str, items: Vec<Box<RawValue>>) -> Vec<Box<RawValue>> {
+    let policy = callpath::response_policy(gw.config());
+    items
+        .into_iter()
+        .filter_map(|item| {
+            let (replacement, findings, blocked) = callpath::scan_content(item.get(), &policy);
+            if blocked {
+                tracing::warn!(server, findings = findings.len(), "withheld a listed item");
+                return None;
+            }
+            Some(match replacement {
+                Some(v) => serde_json::value::to_raw_value(&v).expect("JSON"),
+                None => item,
+            })
+        })
+        .collect()
+}
+
+/// `prompts/list`: the prompts of every approved server offering them, named
+/// `<prefix><name>`, those the role allows.
+pub(crate) async fn prompts_list(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    stateless: bool,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    for s in sources(gw, "prompts") {
+        let items = match list_all(&s.conn, "prompts/list", "prompts", timeout(gw)).await {
+            Ok(items) => items,
+            Err(e) => {
+                // One failing server does not hide the others' prompts.
+                tracing::warn!(server = %s.server, error = %e, "prompts/list failed");
+                continue;
+            }
+        };
+        for item in inspected(gw, &s.server, items) {
+            let Some((mut members, name)) = field_of(&item, "name") else {
+                continue;
+            };
+            let exposed = format!("{}{name}", s.prefix);
+            if !gw.roles().allows(&agent.role, &exposed) {
+                continue;
+            }
+            members.insert("name".into(), raw_string(&exposed));
+            out.push(serde_json::value::to_raw_value(&members).expect("JSON"));
+        }
+    }
+    listing(id, "prompts", &out, stateless)
+}
+
+/// `resources/list` or `resources/templates/list` (`key` `resources` or
+/// `resourceTemplates`): every approved server's, those the role allows.
+pub(crate) async fn resources_list(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    method: &str,
+    key: &str,
+    stateless: bool,
+) -> Vec<u8> {
+    let uri_field = if key == "resources" {
+        "uri"
+    } else {
+        "uriTemplate"
+    };
+    let mut out = Vec::new();
+    for s in sources(gw, "resources") {
+        let items = match list_all(&s.conn, method, key, timeout(gw)).await {
+            Ok(items) => items,
+            Err(e) => {
+                tracing::warn!(server = %s.server, error = %e, "{method} failed");
+                continue;
+            }
+        };
+        for item in inspected(gw, &s.server, items) {
+            let allowed = field_of(&item, uri_field).is_some_and(|(_, uri)| {
+                gw.roles()
+                    .allows(&agent.role, &format!("{}{uri}", s.prefix))
+            });
+            if allowed {
+                out.push(item);
+            }
+        }
+    }
+    listing(id, key, &out, stateless)
+}
+
+/// The literal text of a URI template before its first expression.
+fn template_prefix(template: &str) -> &str {
+    template.split('{').next().unwrap_or(template)
+}
+
+/// The server a resource URI belongs to: the one that lists it, else the one
+/// with the longest matching template prefix, else the only server offering
+/// resources.
+async fn resource_owner(gw: &Gateway, uri: &str) -> Option<Source> {
+    let mut candidates = sources(gw, "resources");
+    if candidates.len() <= 1 {
+        return candidates.pop();
+    }
+    let mut best: Option<(usize, usize)> = None; // (template prefix length, index)
+    for (i, s) in candidates.iter().enumerate() {
+        if let Ok(listed) = list_all(&s.conn, "resources/list", "resources", timeout(gw)).await
+            && listed
+                .iter()
+                .any(|r| field_of(r, "uri").is_some_and(|(_, u)| u == uri))
+        {
+            return Some(candidates.swap_remove(i));
+        }
+        let templates = list_all(
+            &s.conn,
+            "resources/templates/list",
+            "resourceTemplates",
+            timeout(gw),
+        )
+        .await
+        .unwrap_or_default();
+        for t in &templates {
+            if let Some((_, template)) = field_of(t, "uriTemplate") {
+                let p = template_prefix(&template);
+                if !p.is_empty() && uri.starts_with(p) && best.is_none_or(|(l, _)| p.len() > l) {
+                    best = Some((p.len(), i));
+                }
+            }
+        }
+    }
+    best.map(|(_, i)| candidates.swap_remove(i))
+}
+
+/// The server and upstream prompt name an exposed prompt name means: the
+/// longest prefix among the servers offering prompts; between servers with the
+/// same prefix, the one that lists it.
+async fn prompt_owner(gw: &Gateway, exposed: &str) -> Option<(Source, String)> {
+    let mut matching: Vec<Source> = sources(gw, "prompts")
+        .into_iter()
+        .filter(|s| exposed.starts_with(s.prefix.as_str()))
+        .collect();
+    let longest = matching.iter().map(|s| s.prefix.len()).max()?;
+    matching.retain(|s| s.prefix.len() == longest);
+    let name = exposed[longest..].to_owned();
+    if matching.len() == 1 {
+        return matching.pop().map(|s| (s, name));
+    }
+    for (i, s) in matching.iter().enumerate() {
+        if let Ok(listed) = list_all(&s.conn, "prompts/list", "prompts", timeout(gw)).await
+            && listed
+                .iter()
+                .any(|p| field_of(p, "name").is_some_and(|(_, n)| n == name))
+        {
+            return Some((matching.swap_remove(i), name));
+        }
+    }
+    None
+}
+
+/// Appends the leaf of a content read (`prompt.get` or `resource.read`).
+#[allow(clippy::too_many_arguments)]
+async fn record_read(
+    gw: &Gateway,
+    kind: &str,
+    agent: &ApiKeyRecord,
+    server: &str,
+    what: (&str, &str),
+    arguments_hash: Option<&str>,
+    outcome: &str,
+    findings: &[interlock_inspect::Finding],
+) -> Result<u64, interlock_engine::EngineError> {
+    let mut m = canon::Map::new();
+    m.insert("agent".into(), agent.name.as_str().into());
+    m.insert("role".into(), agent.role.as_str().into());
+    m.insert("server".into(), server.into());
+    m.insert(what.0.into(), what.1.into());
+    if let Some(h) = arguments_hash {
+        m.insert("arguments_hash".into(), h.into());
+    }
+    m.insert("outcome".into(), outcome.into());
+    m.insert("findings".into(), callpath::findings_value(findings));
+    Ok(gw.engine().record(kind, m).await?.index)
+}
+
+/// What a read sends back once the upstream answered: the result as inspected
+/// and logged, or an error saying why not.
+#[allow(clippy::too_many_arguments)]
+async fn deliver(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    kind: &str,
+    server: &str,
+    what: (&str, &str),
+    arguments_hash: Option<&str>,
+    outcome: Result<Box<RawValue>, UpstreamError>,
+) -> Vec<u8> {
+    let result = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            let outcome = match e {
+                UpstreamError::Rpc(_) => "upstream_error",
+                _ => "unavailable",
+            };
+            let _ = record_read(gw, kind, agent, server, what, arguments_hash, outcome, &[]).await;
+            return match e {
+                UpstreamError::Rpc(err) => jsonrpc::error_raw(id, &err),
+                e => jsonrpc::error(
+                    Some(id),
+                    code::UPSTREAM_UNAVAILABLE,
+                    &format!("upstream `{server}`: {e}"),
+                ),
+            };
+        }
+    };
+    let policy = callpath::response_policy(gw.config());
+    let (replacement, findings, blocked) = callpath::scan_content(result.get(), &policy);
+    let outcome = match (findings.is_empty(), blocked, replacement.is_some()) {
+        (true, _, _) => "ok",
+        (false, true, _) if !agent.shadow => "blocked",
+        (false, _, true) if !agent.shadow => "redacted",
+        _ => "flagged",
+    };
+    if let Err(e) = record_read(
+        gw,
+        kind,
+        agent,
+        server,
+        what,
+        arguments_hash,
+        outcome,
+        &findings,
+    )
+    .await
+    {
+        return jsonrpc::error(
+            Some(id),
+            code::INTERNAL_ERROR,
+            &format!("the read ran but the log append failed: {e}"),
+        );
+    }
+    match outcome {
+        "blocked" => jsonrpc::error_with_data(
+            Some(id),
+            code::FORBIDDEN,
+            &format!(
+                "the gateway withheld this {}: it contained {} (blocked by policy)",
+                what.0,
+                callpath::categories(&findings)
+            ),
+            Some(&serde_json::json!({"server": server, what.0: what.1})),
+        ),
+        "redacted" => jsonrpc::result_value(id, &replacement.expect("redacted")),
+        _ => jsonrpc::result(id, &result),
+    }
+}
+
+#[derive(Deserialize)]
+struct GetPrompt {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Box<RawValue>>,
+}
+
+/// `prompts/get`: the prompt from its server, inspected and logged.
+pub(crate) async fn prompts_get(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    params: Option<&RawValue>,
+) -> Vec<u8> {
+    let Some(p) = params.and_then(|p| serde_json::from_str::<GetPrompt>(p.get()).ok()) else {
+        return jsonrpc::error(
+            Some(id),
+            code::INVALID_PARAMS,
+            "prompts/get needs params {name, arguments}",
+        );
+    };
+    if !gw.roles().allows(&agent.role, &p.name) {
+        return jsonrpc::error(
+            Some(id),
+            code::FORBIDDEN,
+            &format!("role `{}` may not get prompt `{}`", agent.role, p.name),
+        );
+    }
+    let Some((source, name)) = prompt_owner(gw, &p.name).await else {
+        return jsonrpc::error(
+            Some(id),
+            code::INVALID_PARAMS,
+            &format!("unknown prompt `{}` (no approved server offers it)", p.name),
+        );
+    };
+    let arguments_hash = match &p.arguments {
+        None => None,
+        Some(a) => match canon::parse_json(a.get().as_bytes()) {
+            Ok(v) => Some(callpath::arguments_digest(&v).to_string()),
+            Err(e) => {
+                return jsonrpc::error(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    &format!("the arguments are not acceptable JSON: {e}"),
+                );
+            }
+        },
+    };
+    let mut forwarded: IndexMap<String, Box<RawValue>> = params
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .unwrap_or_default();
+    forwarded.insert("name".into(), raw_string(&name));
+    let forwarded = serde_json::value::to_raw_value(&forwarded).expect("JSON");
+    let outcome = source
+        .conn
+        .request("prompts/get", Some(&forwarded), timeout(gw))
+        .await;
+    deliver(
+        gw,
+        agent,
+        id,
+        "prompt.get",
+        &source.server,
+        ("prompt", &name),
+        arguments_hash.as_deref(),
+        outcome,
+    )
+    .await
+}
+
+#[derive(Deserialize)]
+struct ReadResource {
+    uri: String,
+}
+
+/// `resources/read`: the resource from the server it belongs to, inspected and
+/// logged.
+pub(crate) async fn resources_read(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    params: Option<&RawValue>,
+) -> Vec<u8> {
+    let Some(p) = params.and_then(|p| serde_json::from_str::<ReadResource>(p.get()).ok()) else {
+        return jsonrpc::error(
+            Some(id),
+            code::INVALID_PARAMS,
+            "resources/read needs params {uri}",
+        );
+    };
+    let Some(source) = resource_owner(gw, &p.uri).await else {
+        return jsonrpc::error(
+            Some(id),
+            code::INVALID_PARAMS,
+            &format!(
+                "unknown resource `{}` (no approved server offers it)",
+                p.uri
+            ),
+        );
+    };
+    if !gw
+        .roles()
+        .allows(&agent.role, &format!("{}{}", source.prefix, p.uri))
+    {
+        return jsonrpc::error(
+            Some(id),
+            code::FORBIDDEN,
+            &format!("role `{}` may not read `{}`", agent.role, p.uri),
+        );
+    }
+    let outcome = source
+        .conn
+        .request("resources/read", params, timeout(gw))
+        .await;
+    deliver(
+        gw,
+        agent,
+        id,
+        "resource.read",
+        &source.server,
+        ("uri", &p.uri),
+        None,
+        outcome,
+    )
+    .await
+}
+
+/// `completion/complete`: argument suggestions for a prompt or resource
+/// template, from the server that owns it (prompt names are unprefixed on the
+/// way up). Suggestions are not content the agent acts on, and not logged.
+pub(crate) async fn complete(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    params: Option<&RawValue>,
+) -> Vec<u8> {
+    let bad = || {
+        jsonrpc::error(
+            Some(id),
+            code::INVALID_PARAMS,
+            "completion/complete needs params {ref: {type, name|uri}, argument}",
+        )
+    };
+    let Some(mut members) =
+        params.and_then(|p| serde_json::from_str::<IndexMap<String, Box<RawValue>>>(p.get()).ok())
+    else {
+        return bad();
+    };
+    let Some(reference) = members
+        .get("ref")
+        .and_then(|r| serde_json::from_str::<IndexMap<String, Box<RawValue>>>(r.get()).ok())
+    else {
+        return bad();
+    };
+    let text = |k: &str| {
+        reference
+            .get(k)
+            .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
+    };
+    let (source, reference) = match text("type").as_deref() {
+        Some("ref/prompt") => {
+            let Some(exposed) = text("name") else {
+                return bad();
+            };
+            if !gw.roles().allows(&agent.role, &exposed) {
+                return jsonrpc::error(
+                    Some(id),
+                    code::FORBIDDEN,
+                    &format!("role `{}` may not use prompt `{exposed}`", agent.role),
+                );
+            }
+            let Some((source, name)) = prompt_owner(gw, &exposed).await else {
+                return jsonrpc::error(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    &format!("unknown prompt `{exposed}`"),
+                );
+            };
+            let mut r = reference.clone();
+            r.insert("name".into(), raw_string(&name));
+            (source, r)
+        }
+        Some("ref/resource") => {
+            let Some(uri) = text("uri") else {
+                return bad();
+            };
+            let Some(source) = resource_owner(gw, &uri).await else {
+                return jsonrpc::error(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    &format!("unknown resource `{uri}`"),
+                );
+            };
+            (source, reference.clone())
+        }
+        _ => return bad(),
+    };
+    if !sources(gw, "completions")
+        .iter()
+        .any(|s| s.server == source.server)
+    {
+        return jsonrpc::result_value(
+            id,
+            &serde_json::json!({"completion": {"values": [], "hasMore": false}}),
+        );
+    }
+    members.insert(
+        "ref".into(),
+        serde_json::value::to_raw_value(&reference).expect("JSON"),
+    );
+    let forwarded = serde_json::value::to_raw_value(&members).expect("JSON");
+    match source
+        .conn
+        .request("completion/complete", Some(&forwarded), timeout(gw))
+        .await
+    {
+        Ok(r) => jsonrpc::result(id, &r),
+        Err(UpstreamError::Rpc(err)) => jsonrpc::error_raw(id, &err),
+        Err(e) => jsonrpc::error(
+            Some(id),
+            code::UPSTREAM_UNAVAILABLE,
+            &format!("upstream `{}`: {e}", source.server),
+        ),
+    }
+}
