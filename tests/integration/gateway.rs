@@ -822,3 +822,62 @@ fn every_log_entry_comes_with_an_inclusion_proof_against_the_signed_checkpoint()
     );
     assert_eq!(status, 404);
 }
+
+/// Malformed input to the reviewer API — a body that is not JSON, a wrong
+/// content type, a path or query value of the wrong type — is refused with the
+/// API's own error shape and axum's status, and the gateway keeps serving.
+#[test]
+fn reviewer_api_bad_input_gets_json_errors() {
+    let gw = Gateway::start("");
+    let key = gw.reviewer_key();
+    let auth = format!("Bearer {key}");
+    let cases: [(&str, &str, &str, &[u8], u16); 5] = [
+        (
+            "POST",
+            "/api/v1/plans/p-1/decisions",
+            "application/json",
+            b"{not json",
+            400,
+        ),
+        (
+            "POST",
+            "/api/v1/plans/p-1/decisions",
+            "text/plain",
+            b"{}",
+            415,
+        ),
+        (
+            "POST",
+            "/api/v1/standing",
+            "application/json",
+            b"{\"role\": 7}",
+            422,
+        ),
+        ("GET", "/api/v1/log/not-a-number/proof", "", b"", 400),
+        ("GET", "/api/v1/log?from=minus-one", "", b"", 400),
+    ];
+    for (method, path, content_type, body, status) in cases {
+        let mut headers = vec![("Authorization", auth.as_str())];
+        if !content_type.is_empty() {
+            headers.push(("Content-Type", content_type));
+        }
+        let (got, _, bytes) = http(&gw.addr, method, path, &headers, body);
+        let v: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+            panic!(
+                "{method} {path}: not JSON ({e}): {}",
+                String::from_utf8_lossy(&bytes)
+            )
+        });
+        assert_eq!(got, status, "{method} {path}: {v}");
+        assert_eq!(v["error"]["code"], "invalid", "{method} {path}: {v}");
+        assert!(
+            !v["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .is_empty(),
+            "{v}"
+        );
+    }
+    let ok = gw.api_get(&key, "/api/v1/inbox");
+    assert!(ok.is_object(), "{ok}");
+}

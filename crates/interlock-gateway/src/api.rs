@@ -11,7 +11,7 @@
 use std::convert::Infallible;
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::BroadcastStream;
 
+use crate::extract::{Body, Param, Query};
 use crate::gateway::Gateway;
 use crate::mcp::bearer;
 use crate::pins::{PinError, ServerView};
@@ -32,6 +33,12 @@ use crate::upstream::LinkState;
 
 /// An API error: a status and `{"error": {"code", "message"}}`.
 pub struct ApiError(StatusCode, &'static str, String);
+
+impl ApiError {
+    pub(crate) fn new(status: StatusCode, code: &'static str, message: String) -> ApiError {
+        ApiError(status, code, message)
+    }
+}
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -232,7 +239,7 @@ pub async fn plans(
 pub async fn plan(
     State(gw): State<Gateway>,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
     let engine = gw.engine();
@@ -302,8 +309,8 @@ fn envelope(body: &Value) -> Result<DsseEnvelope, ApiError> {
 pub async fn decide_plan(
     State(gw): State<Gateway>,
     headers: HeaderMap,
-    Path(id): Path<String>,
-    Json(body): Json<Value>,
+    Param(id): Param<String>,
+    Body(body): Body<Value>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
     let env = statement_about(&body, &id, || format!("plan {id:?}"))?;
@@ -371,7 +378,7 @@ pub async fn servers(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult
 pub async fn server(
     State(gw): State<Gateway>,
     headers: HeaderMap,
-    Path(name): Path<String>,
+    Param(name): Param<String>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
     let v = gw.pins().view(&name).ok_or_else(|| {
@@ -400,8 +407,8 @@ pub async fn server(
 pub async fn decide_server(
     State(gw): State<Gateway>,
     headers: HeaderMap,
-    Path(name): Path<String>,
-    Json(body): Json<Value>,
+    Param(name): Param<String>,
+    Body(body): Body<Value>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
     let env = statement_about(&body, &crate::pins::server_subject(&name), || {
@@ -474,7 +481,7 @@ pub async fn checkpoint(State(gw): State<Gateway>, headers: HeaderMap) -> ApiRes
 pub async fn log_proof(
     State(gw): State<Gateway>,
     headers: HeaderMap,
-    Path(index): Path<u64>,
+    Param(index): Param<u64>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
     let log = gw.engine().log();
@@ -576,7 +583,7 @@ pub struct StandingGrant {
 pub async fn grant_standing(
     State(gw): State<Gateway>,
     headers: HeaderMap,
-    Json(body): Json<StandingGrant>,
+    Body(body): Body<StandingGrant>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
     let env = envelope(&body.envelope)?;
@@ -599,7 +606,7 @@ pub struct StandingRevoke {
 pub async fn revoke_standing(
     State(gw): State<Gateway>,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     body: axum::body::Bytes,
 ) -> ApiResult {
     let who = reviewer(&gw, &headers).await?;

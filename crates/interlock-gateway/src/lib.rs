@@ -32,6 +32,7 @@ pub mod config;
 pub mod content;
 pub mod events;
 pub mod executor;
+mod extract;
 pub mod gateway;
 pub mod governance;
 pub mod http;
