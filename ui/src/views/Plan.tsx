@@ -1,14 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Check, type PlanDetail, type Stage } from '../lib/api';
-import { useLive, useResource, useSectionNav, useTick, ago } from '../lib/hooks';
-import { backToList, href } from '../lib/router';
-import { takeIntent } from '../lib/intent';
+import { useLive, useResource, useTick, ago } from '../lib/hooks';
+import { href } from '../lib/router';
 import { canonicalBytes } from '../lib/jcs';
 import { toHex } from '../lib/statement';
-import { DecisionDialog, type DecisionTarget } from '../components/Dialog';
+import { DecisionButtons, useDecision } from '../components/Decision';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
 import { CopyButton, ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
-import { toast } from '../components/Toasts';
 import { plural } from '../components/ui';
 
 function Checks({ list, empty }: { list?: Check[]; empty: string }) {
@@ -124,44 +122,37 @@ export function PlanView({ id }: { id: string }) {
   useTick();
   const res = useResource(() => api.plan(id), [id]);
   useLive((e) => e.subject_kind === 'plan' && e.subject === id, res.reload);
-  const [dialog, setDialogKind] = useState<'approve' | 'reject' | null>(null);
-  // What the dialog signs is fixed when it opens: a live update cannot swap it.
-  const [frozen, setFrozen] = useState<DecisionTarget | null>(null);
   const [layout, setLayout] = useDiffLayout();
   const d = res.data;
   const open = d?.plan.status === 'PROPOSED';
   const recomputed = useRecomputed(d);
-  useEffect(() => {
-    if (!d) return;
-    const want = takeIntent(href.plan(id));
-    if (want && open) setDialog(want);
-  }, [d]);
-  useSectionNav(
-    dialog
-      ? {}
-      : {
-          a: () => open && setDialog('approve'),
-          r: () => open && setDialog('reject'),
-          d: () => setLayout(layout === 'side-by-side' ? 'line-by-line' : 'side-by-side'),
-          u: backToList,
-          Escape: backToList,
-        },
-  );
-  const target: DecisionTarget | null = d
-    ? {
-        kind: 'plan',
-        subject: d.plan.plan_id,
-        title: d.plan.title,
-        hash: d.plan.plan_hash,
-        policyDigest: d.policy_digest,
-        risk: d.plan.risk,
-        detail: `${d.plan.plan_id} · revision ${d.plan.revision} · ${plural(d.document?.body.stages.length ?? 0, 'stage')} · proposed by ${d.plan.proposer}`,
-      }
-    : null;
-  function setDialog(k: 'approve' | 'reject' | null) {
-    setFrozen(k ? target : null);
-    setDialogKind(k);
-  }
+  const decision = useDecision({
+    target: d
+      ? {
+          kind: 'plan',
+          subject: d.plan.plan_id,
+          title: d.plan.title,
+          hash: d.plan.plan_hash,
+          policyDigest: d.policy_digest,
+          risk: d.plan.risk,
+          detail: `${d.plan.plan_id} · revision ${d.plan.revision} · ${plural(d.document?.body.stages.length ?? 0, 'stage')} · proposed by ${d.plan.proposer}`,
+        }
+      : null,
+    currentHash: d?.plan.plan_hash,
+    can: { approve: open, reject: open },
+    intent: href.plan(id),
+    data: d,
+    keys: { d: () => setLayout(layout === 'side-by-side' ? 'line-by-line' : 'side-by-side') },
+    reload: res.reload,
+    doneMessage: (r) => {
+      const st = String(r.status ?? '');
+      const n = r.approvals as number | undefined;
+      const need = r.approvals_required as number | undefined;
+      return st === 'PROPOSED' && n !== undefined && need !== undefined
+        ? `Approval recorded: ${n} of ${need} needed`
+        : `${d!.plan.title}: ${st}`;
+    },
+  });
   const stages = d?.document?.body.stages ?? [];
   const extensions = d?.document ? Object.entries(d.document.body).filter(([k]) => k !== 'stages') : [];
   return (
@@ -187,14 +178,7 @@ export function PlanView({ id }: { id: string }) {
             )}
           </div>
         </div>
-        <div class="actions">
-          <button class="btn danger" disabled={!open} onClick={() => setDialog('reject')} data-testid="reject">
-            Reject <kbd>r</kbd>
-          </button>
-          <button class="btn primary" disabled={!open} onClick={() => setDialog('approve')} data-testid="approve">
-            Approve <kbd>a</kbd>
-          </button>
-        </div>
+        <DecisionButtons decision={decision} approveLabel="Approve" />
       </div>
       {res.error && <ErrorBanner error={res.error} onRetry={res.reload} />}
       {d && !d.validation.ok && (
@@ -338,32 +322,7 @@ export function PlanView({ id }: { id: string }) {
         {d ? <pre class="block" data-testid="canonical">{d.canonical}</pre> : <SkeletonBlock lines={3} />}
       </div>
           </div>
-      {dialog && frozen && (
-        <DecisionDialog
-          target={frozen}
-          currentHash={d?.plan.plan_hash}
-          decision={dialog}
-          onClose={() => setDialog(null)}
-          onChanged={(m) => {
-            setDialog(null);
-            toast(`Changed since you opened it; review it again. (${m})`, 'bad');
-            res.reload();
-          }}
-          onDone={(r) => {
-            setDialog(null);
-            const st = String(r.status ?? '');
-            const n = r.approvals as number | undefined;
-            const need = r.approvals_required as number | undefined;
-            toast(
-              st === 'PROPOSED' && n !== undefined && need !== undefined
-                ? `Approval recorded: ${n} of ${need} needed`
-                : `${d!.plan.title}: ${st}`,
-              dialog === 'approve' ? 'ok' : 'info',
-            );
-            res.reload();
-          }}
-        />
-      )}
+      {decision.dialog}
     </div>
   );
 }

@@ -1,13 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type ServerDetail, type Tool } from '../lib/api';
-import { useLive, useResource, useSectionNav, useTick } from '../lib/hooks';
-import { backToList, href } from '../lib/router';
-import { takeIntent } from '../lib/intent';
+import { useLive, useResource, useTick } from '../lib/hooks';
+import { href } from '../lib/router';
 import type { SurfaceDiff } from '../lib/surfaceDiff';
-import { DecisionDialog, type DecisionTarget } from '../components/Dialog';
+import { DecisionButtons, useDecision } from '../components/Decision';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
 import { ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
-import { toast } from '../components/Toasts';
 import { plural } from '../components/ui';
 
 /** How many monospace columns one side of the diff shows without scrolling. */
@@ -108,30 +106,30 @@ export function ServerView({ name }: { name: string }) {
   useTick();
   const res = useResource(() => api.server(name), [name]);
   useLive((e) => e.subject_kind === 'server' && e.subject === name, res.reload);
-  const [dialog, setDialogKind] = useState<'approve' | 'reject' | null>(null);
-  // What the dialog signs is fixed when it opens: a live update cannot swap it.
-  const [frozen, setFrozen] = useState<DecisionTarget | null>(null);
   const [layout, setLayout] = useDiffLayout();
   const d = res.data;
   const s = d?.server;
-  const approvable = canApprove(d);
-  const rejectable = !!s?.observed_hash && s.status !== 'REJECTED';
-  useEffect(() => {
-    if (!d) return;
-    const want = takeIntent(href.server(name));
-    if (want && (want === 'approve' ? approvable : rejectable)) setDialog(want);
-  }, [d]);
-  useSectionNav(
-    dialog
-      ? {}
-      : {
-          a: () => approvable && setDialog('approve'),
-          r: () => rejectable && setDialog('reject'),
-          d: () => setLayout(layout === 'side-by-side' ? 'line-by-line' : 'side-by-side'),
-          u: backToList,
-          Escape: backToList,
-        },
-  );
+  const decision = useDecision({
+    target:
+      d && s?.observed_hash
+        ? {
+            kind: 'server',
+            subject: s.name,
+            title: `Server ${s.name}`,
+            hash: s.observed_hash,
+            policyDigest: d.policy_digest,
+            risk: s.worst_severity ?? null,
+            detail: `${d.subject} · ${plural(s.tools ?? 0, 'tool')} · ${plural(d.drift.length, 'drift')} · status ${s.status}`,
+          }
+        : null,
+    currentHash: s?.observed_hash ?? undefined,
+    can: { approve: canApprove(d), reject: !!s?.observed_hash && s.status !== 'REJECTED' },
+    intent: href.server(name),
+    data: d,
+    keys: { d: () => setLayout(layout === 'side-by-side' ? 'line-by-line' : 'side-by-side') },
+    reload: res.reload,
+    doneMessage: (r) => `Server ${name}: ${String(r.status ?? 'decided')}`,
+  });
   // The diff machinery loads on demand (it is most of a diff's weight).
   const width = useDiffColumns(layout);
   const [diff, setDiff] = useState<SurfaceDiff | null>(null);
@@ -144,22 +142,6 @@ export function ServerView({ name }: { name: string }) {
     };
   }, [d, width]);
   const blocked = new Map((s?.blocked_tools ?? []).map((b) => [b.tool, b.action]));
-  const target: DecisionTarget | null =
-    d && s?.observed_hash
-      ? {
-          kind: 'server',
-          subject: s.name,
-          title: `Server ${s.name}`,
-          hash: s.observed_hash,
-          policyDigest: d.policy_digest,
-          risk: s.worst_severity ?? null,
-          detail: `${d.subject} · ${plural(s.tools ?? 0, 'tool')} · ${plural(d.drift.length, 'drift')} · status ${s.status}`,
-        }
-      : null;
-  function setDialog(k: 'approve' | 'reject' | null) {
-    setFrozen(k ? target : null);
-    setDialogKind(k);
-  }
   return (
     <div class="page">
       <div class="page-head">
@@ -191,14 +173,7 @@ export function ServerView({ name }: { name: string }) {
             )}
           </div>
         </div>
-        <div class="actions">
-          <button class="btn danger" disabled={!rejectable} onClick={() => setDialog('reject')} data-testid="reject">
-            Reject <kbd>r</kbd>
-          </button>
-          <button class="btn primary" disabled={!approvable} onClick={() => setDialog('approve')} data-testid="approve">
-            Approve surface <kbd>a</kbd>
-          </button>
-        </div>
+        <DecisionButtons decision={decision} approveLabel="Approve surface" />
       </div>
       {res.error && <ErrorBanner error={res.error} onRetry={res.reload} />}
       {d && banner(d)}
@@ -352,24 +327,7 @@ export function ServerView({ name }: { name: string }) {
         </>
       )}
       </div>
-      {dialog && frozen && (
-        <DecisionDialog
-          target={frozen}
-          currentHash={s?.observed_hash ?? undefined}
-          decision={dialog}
-          onClose={() => setDialog(null)}
-          onChanged={(m) => {
-            setDialog(null);
-            toast(`Changed since you opened it; review it again. (${m})`, 'bad');
-            res.reload();
-          }}
-          onDone={(r) => {
-            setDialog(null);
-            toast(`Server ${name}: ${String(r.status ?? 'decided')}`, dialog === 'approve' ? 'ok' : 'info');
-            res.reload();
-          }}
-        />
-      )}
+      {decision.dialog}
     </div>
   );
 }
