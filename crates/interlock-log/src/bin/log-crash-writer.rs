@@ -1,8 +1,10 @@
-//! Test helper for the crash test (`tests/crash.rs`): opens the log in the
-//! directory given as the only argument, appends from several tasks in a
-//! tight loop, and prints each acknowledged index on its own line, flushed,
-//! until killed. Whatever it printed was acknowledged as durable, so after a
-//! `SIGKILL` every printed index must still be in the log.
+//! Test helper for the crash and full-disk tests (`tests/crash.rs`,
+//! `tests/full_disk.rs`): opens the log in the directory given as the only
+//! argument, appends from several tasks in a tight loop, and prints each
+//! acknowledged index on its own line, flushed, until killed or an append
+//! fails (then it prints the error and exits 1). Whatever it printed was
+//! acknowledged as durable, so afterwards every printed index must still be in
+//! the log.
 
 use std::io::Write as _;
 use std::path::PathBuf;
