@@ -140,13 +140,7 @@ fn prompts_and_resources_are_served_only_from_approved_servers() {
         1,
         "{types:?}"
     );
-    let audit = gw.cli(&["audit", "verify"]);
-    assert!(
-        audit.status.success(),
-        "{}{}",
-        stdout(&audit),
-        stderr(&audit)
-    );
+    gw.assert_audit_clean();
 }
 
 /// A resource whose text carries an injection is withheld (policy `block`) with

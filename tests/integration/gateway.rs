@@ -111,13 +111,7 @@ fn an_upstream_is_served_only_after_its_surface_is_approved() {
     );
 
     // Every call is in the log, which still verifies.
-    let audit = gw.cli(&["audit", "verify"]);
-    assert!(
-        audit.status.success(),
-        "{}{}",
-        stdout(&audit),
-        stderr(&audit)
-    );
+    gw.assert_audit_clean();
     let log = gw.cli(&["receipts", "show", "0"]);
     assert!(log.status.success(), "{}", stderr(&log));
 }
@@ -254,13 +248,7 @@ fn a_drifting_server_is_quarantined_until_re_approved() {
     assert_eq!(again["result"]["content"][0]["text"], "42", "{again}");
 
     // Each step is a log leaf.
-    let audit = gw.cli(&["audit", "verify"]);
-    assert!(
-        audit.status.success(),
-        "{}{}",
-        stdout(&audit),
-        stderr(&audit)
-    );
+    gw.assert_audit_clean();
     let reviewer = gw.reviewer_key();
     let log = gw.api_get(&reviewer, "/api/v1/log?from=0&limit=1000");
     let kinds: Vec<&str> = log["entries"]
@@ -880,4 +868,65 @@ fn reviewer_api_bad_input_gets_json_errors() {
     }
     let ok = gw.api_get(&key, "/api/v1/inbox");
     assert!(ok.is_object(), "{ok}");
+}
+
+/// The disk fills up under the gateway: a call whose log leaf cannot be written
+/// is answered with an error that says so (never an unlogged result), the
+/// gateway keeps serving, and once there is room again calls are logged and the
+/// log verifies.
+///
+/// The full disk is the kernel's: `interlock serve` runs with `SIGXFSZ` ignored
+/// and gets a file-size limit (`prlimit --pid … --fsize`), so SQLite's writes
+/// past it fail with `EFBIG` as they would with `ENOSPC`; the limit is lifted
+/// the same way.
+#[test]
+fn a_full_disk_fails_calls_clearly_and_the_gateway_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, _) = drifting(dir.path());
+    let gw = Gateway::start_wrapped(&cfg, &["sh", "-c", r#"trap "" XFSZ; exec "$@""#, "sh"]);
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__add", true);
+    let pid = gw.pid().to_string();
+    let prlimit = |size: &str| {
+        let out = std::process::Command::new("prlimit")
+            .args(["--pid", &pid, &format!("--fsize={size}")])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "prlimit: {}", stderr(&out));
+    };
+    let add = || {
+        gw.rpc(
+            "tools/call",
+            json!({"name": "drifty__add", "arguments": {"a": 1, "b": 2}}),
+        )
+        .2
+    };
+    assert_eq!(add()["result"]["content"][0]["text"], "3");
+
+    prlimit("32768:"); // the soft limit: lowering and raising it needs no privilege
+    let refused = (0..300)
+        .map(|_| add())
+        .find(|r| r["error"].is_object())
+        .expect("with no room left, a call's log append fails");
+    let (code, message) = error_of(&refused);
+    assert_eq!(code, -32603, "{refused}");
+    assert!(
+        message.contains("log append failed") && message.contains("disk full"),
+        "{message}"
+    );
+    assert!(
+        refused.get("result").is_none(),
+        "no unlogged result: {refused}"
+    );
+    // Still serving what needs no write.
+    assert!(tool_names(&gw.list_tools()).contains(&"drifty__add".to_owned()));
+
+    prlimit("unlimited:");
+    let again = (0..50)
+        .map(|_| add())
+        .find(|r| r["result"].is_object())
+        .expect("with room again, calls are logged and answered");
+    assert_eq!(again["result"]["content"][0]["text"], "3", "{again}");
+    gw.assert_audit_clean();
 }

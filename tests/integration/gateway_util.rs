@@ -45,6 +45,12 @@ impl Gateway {
     /// Initializes an approver key and an agent key, writes `gateway.toml`
     /// (`listen` on a free loopback port, plus `config`), and starts serving.
     pub fn start(config: &str) -> Gateway {
+        Gateway::start_wrapped(config, &[])
+    }
+
+    /// [`Gateway::start`], with `interlock serve` run through `wrapper` (a
+    /// command that ends by exec'ing its arguments, so the process id stays).
+    pub fn start_wrapped(config: &str, wrapper: &[&str]) -> Gateway {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
         let env = vec![
@@ -72,7 +78,15 @@ impl Gateway {
         gw.agent_key = stdout(&out).trim().to_owned();
         let config_path = gw.dir.path().join("gateway.toml");
         std::fs::write(&config_path, format!("listen = \"127.0.0.1:0\"\n{config}")).unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_interlock"));
+        let bin = env!("CARGO_BIN_EXE_interlock");
+        let mut cmd = match wrapper {
+            [] => Command::new(bin),
+            [first, rest @ ..] => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(bin);
+                c
+            }
+        };
         cmd.args(["serve", "--config", config_path.to_str().unwrap()])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -99,6 +113,22 @@ impl Gateway {
     }
 
     /// The environment the gateway's CLI calls use (for other threads).
+    /// `interlock audit verify` on the gateway's log passes.
+    pub fn assert_audit_clean(&self) {
+        let audit = self.cli(&["audit", "verify"]);
+        assert!(
+            audit.status.success(),
+            "{}{}",
+            stdout(&audit),
+            stderr(&audit)
+        );
+    }
+
+    /// The `interlock serve` process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("serving").id()
+    }
+
     pub fn env_for_thread(&self) -> Vec<(String, String)> {
         self.env.clone()
     }
