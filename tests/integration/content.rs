@@ -46,6 +46,13 @@ fn prompts_and_resources_are_served_only_from_approved_servers() {
         node_module(EVERYTHING)
     ));
     gw.wait_for_server("everything", "PENDING");
+    // The reviewer sees what approving would also serve.
+    let shown = gw.api_get(&gw.reviewer_key(), "/api/v1/servers/everything");
+    assert_eq!(
+        shown["server"]["also_offers"],
+        json!(["prompts", "resources", "completions"]),
+        "{shown}"
+    );
     assert!(names(&result(&gw, "prompts/list", json!({})), "prompts", "name").is_empty());
     assert!(
         names(

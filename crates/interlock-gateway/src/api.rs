@@ -170,6 +170,17 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
         "configured": up.is_some(),
         "transport": up.map(|u| u.transport.describe()),
         "link": up.map(|u| link_json(&u.link())),
+        // What approving the surface also lets agents read (served, inspected,
+        // not pinned; see content.rs).
+        "also_offers": up
+            .and_then(|u| u.hello())
+            .map(|h| {
+                ["prompts", "resources", "completions"]
+                    .into_iter()
+                    .filter(|c| h.offers(c))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default(),
         "baseline_hash": v.record.baseline_hash,
         "observed_hash": v.record.observed_hash,
         "tools": v.observed.as_ref().map_or(0, |s| s.tools().len()),

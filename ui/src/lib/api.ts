@@ -72,6 +72,8 @@ export interface ServerSummary {
   configured: boolean;
   transport?: string | null;
   link?: Link | null;
+  /** Prompts, resources, completions: served with the tools once approved (inspected, not pinned). */
+  also_offers?: string[];
   baseline_hash?: string | null;
   observed_hash?: string | null;
   tools?: number;

@@ -214,6 +214,20 @@ export function ServerView({ name }: { name: string }) {
             {s?.version !== undefined && <span class="muted"> · record version {s.version}</span>}
           </dd>
         </div>
+        <div style={{ gridColumn: '1 / -1' }} data-testid="also-offers">
+          <dt>Also served once approved (inspected, not pinned)</dt>
+          <dd>
+            {s?.also_offers?.length ? (
+              <span class="row-gap">
+                {s.also_offers.map((c) => (
+                  <span class="chip">{c}</span>
+                ))}
+              </span>
+            ) : (
+              <span class="muted">{s ? 'nothing besides its tools' : '—'}</span>
+            )}
+          </dd>
+        </div>
       </div>
       <div>
           {(!d || d.drift.length > 0) && (
