@@ -234,6 +234,14 @@ fn injected_content_is_withheld_and_roles_apply_to_prompts() {
         json!({"name": "drifty__review", "arguments": {"topic": "x"}}),
     );
     assert_eq!(refused["error"]["code"], -32003, "{refused}");
+    let refused = as_adder("resources/read", json!({"uri": "notes://today"}));
+    assert_eq!(refused["error"]["code"], -32003, "{refused}");
+    let refused = as_adder(
+        "completion/complete",
+        json!({"ref": {"type": "ref/resource", "uri": "notes://today"},
+               "argument": {"name": "x", "value": ""}}),
+    );
+    assert_eq!(refused["error"]["code"], -32003, "{refused}");
 
     let key = gw.reviewer_key();
     let log = gw.api_get(&key, "/api/v1/log?from=0&limit=1000");

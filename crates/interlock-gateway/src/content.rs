@@ -68,13 +68,17 @@ fn timeout(gw: &Gateway) -> Duration {
 }
 
 /// Every item of a paginated listing (`key` of each page), following
-/// `nextCursor` up to [`MAX_PAGES`].
+/// `nextCursor` up to [`MAX_PAGES`]. A listing larger in all than one upstream
+/// message may be (`limits.max_upstream_message_bytes`) is refused whole, so an
+/// upstream cannot make the gateway gather an unbounded answer page by page.
 async fn list_all(
+    gw: &Gateway,
     conn: &Connection,
     method: &str,
     key: &str,
-    timeout: Duration,
 ) -> Result<Vec<Box<RawValue>>, UpstreamError> {
+    let max_bytes = gw.config().limits.max_upstream_message_bytes;
+    let mut bytes = 0usize;
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
@@ -83,7 +87,13 @@ async fn list_all(
             .map(|c| serde_json::value::to_raw_value(&serde_json::json!({ "cursor": c })))
             .transpose()
             .expect("a cursor serializes");
-        let raw = conn.request(method, params.as_deref(), timeout).await?;
+        let raw = conn.request(method, params.as_deref(), timeout(gw)).await?;
+        bytes += raw.get().len();
+        if bytes > max_bytes {
+            return Err(UpstreamError::Unavailable(format!(
+                "{method}: the listing exceeds {max_bytes} bytes across its pages"
+            )));
+        }
         // (`serde(flatten)` cannot hold raw values, hence a map.)
         let page: IndexMap<String, Box<RawValue>> =
             serde_json::from_str(raw.get()).map_err(|e| {
@@ -106,7 +116,7 @@ async fn list_all(
     Ok(items)
 }
 
-/// `item` with its string member `field` read, and rewritten by `rename`.
+/// `item`'s members, and its string member `field`.
 fn field_of(item: &RawValue, field: &str) -> Option<(IndexMap<String, Box<RawValue>>, String)> {
     let members: IndexMap<String, Box<RawValue>> = serde_json::from_str(item.get()).ok()?;
     let value = serde_json::from_str::<String>(members.get(field)?.get()).ok()?;
@@ -168,7 +178,7 @@ pub(crate) async fn prompts_list(
 ) -> Vec<u8> {
     let mut out = Vec::new();
     for s in sources(gw, "prompts") {
-        let items = match list_all(&s.conn, "prompts/list", "prompts", timeout(gw)).await {
+        let items = match list_all(gw, &s.conn, "prompts/list", "prompts").await {
             Ok(items) => items,
             Err(e) => {
                 // One failing server does not hide the others' prompts.
@@ -208,7 +218,7 @@ pub(crate) async fn resources_list(
     };
     let mut out = Vec::new();
     for s in sources(gw, "resources") {
-        let items = match list_all(&s.conn, method, key, timeout(gw)).await {
+        let items = match list_all(gw, &s.conn, method, key).await {
             Ok(items) => items,
             Err(e) => {
                 tracing::warn!(server = %s.server, error = %e, "{method} failed");
@@ -243,21 +253,16 @@ async fn resource_owner(gw: &Gateway, uri: &str) -> Option<Source> {
     }
     let mut best: Option<(usize, usize)> = None; // (template prefix length, index)
     for (i, s) in candidates.iter().enumerate() {
-        if let Ok(listed) = list_all(&s.conn, "resources/list", "resources", timeout(gw)).await
+        if let Ok(listed) = list_all(gw, &s.conn, "resources/list", "resources").await
             && listed
                 .iter()
                 .any(|r| field_of(r, "uri").is_some_and(|(_, u)| u == uri))
         {
             return Some(candidates.swap_remove(i));
         }
-        let templates = list_all(
-            &s.conn,
-            "resources/templates/list",
-            "resourceTemplates",
-            timeout(gw),
-        )
-        .await
-        .unwrap_or_default();
+        let templates = list_all(gw, &s.conn, "resources/templates/list", "resourceTemplates")
+            .await
+            .unwrap_or_default();
         for t in &templates {
             if let Some((_, template)) = field_of(t, "uriTemplate") {
                 let p = template_prefix(&template);
@@ -285,7 +290,7 @@ async fn prompt_owner(gw: &Gateway, exposed: &str) -> Option<(Source, String)> {
         return matching.pop().map(|s| (s, name));
     }
     for (i, s) in matching.iter().enumerate() {
-        if let Ok(listed) = list_all(&s.conn, "prompts/list", "prompts", timeout(gw)).await
+        if let Ok(listed) = list_all(gw, &s.conn, "prompts/list", "prompts").await
             && listed
                 .iter()
                 .any(|p| field_of(p, "name").is_some_and(|(_, n)| n == name))
@@ -372,11 +377,7 @@ async fn deliver(
     )
     .await
     {
-        return jsonrpc::error(
-            Some(id),
-            code::INTERNAL_ERROR,
-            &format!("the read ran but the log append failed: {e}"),
-        );
+        return jsonrpc::unlogged(id, "read", &e);
     }
     match outcome {
         "blocked" => jsonrpc::error_with_data(
@@ -587,6 +588,16 @@ pub(crate) async fn complete(
                     &format!("unknown resource `{uri}`"),
                 );
             };
+            if !gw
+                .roles()
+                .allows(&agent.role, &format!("{}{uri}", source.prefix))
+            {
+                return jsonrpc::error(
+                    Some(id),
+                    code::FORBIDDEN,
+                    &format!("role `{}` may not use `{uri}`", agent.role),
+                );
+            }
             (source, reference.clone())
         }
         _ => return bad(),

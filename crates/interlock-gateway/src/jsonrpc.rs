@@ -135,15 +135,22 @@ pub fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
     false
 }
 
-/// A success response with a raw result.
-pub fn result(id: &RawValue, result: &RawValue) -> Vec<u8> {
-    let mut out = Vec::with_capacity(result.get().len() + id.get().len() + 32);
+/// A response: `{"jsonrpc":"2.0","id":…,"<member>":…}` with raw parts.
+fn response(id: &str, member: &str, value: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(value.len() + id.len() + 32);
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    out.extend_from_slice(id.get().as_bytes());
-    out.extend_from_slice(b",\"result\":");
-    out.extend_from_slice(result.get().as_bytes());
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(member.as_bytes());
+    out.extend_from_slice(b"\":");
+    out.extend_from_slice(value.as_bytes());
     out.push(b'}');
     out
+}
+
+/// A success response with a raw result.
+pub fn result(id: &RawValue, result: &RawValue) -> Vec<u8> {
+    response(id.get(), "result", result.get())
 }
 
 /// A success response with a result the gateway built.
@@ -178,24 +185,22 @@ pub fn error_with_data(
         data,
     })
     .expect("an error object serializes");
-    let mut out = Vec::with_capacity(err.len() + 48);
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    out.extend_from_slice(id.map_or("null", |i| i.get()).as_bytes());
-    out.extend_from_slice(b",\"error\":");
-    out.extend_from_slice(err.as_bytes());
-    out.push(b'}');
-    out
+    response(id.map_or("null", |i| i.get()), "error", &err)
 }
 
 /// An error response carrying an upstream's error object as it was.
 pub fn error_raw(id: &RawValue, error: &RawValue) -> Vec<u8> {
-    let mut out = Vec::with_capacity(error.get().len() + 48);
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    out.extend_from_slice(id.get().as_bytes());
-    out.extend_from_slice(b",\"error\":");
-    out.extend_from_slice(error.get().as_bytes());
-    out.push(b'}');
-    out
+    response(id.get(), "error", error.get())
+}
+
+/// The answer to a call or read that ran upstream but whose log leaf could not
+/// be written: an error that says so, never an unlogged result.
+pub fn unlogged(id: &RawValue, what: &str, err: &dyn std::fmt::Display) -> Vec<u8> {
+    error(
+        Some(id),
+        code::INTERNAL_ERROR,
+        &format!("the {what} ran but the log append failed: {err}"),
+    )
 }
 
 /// A request to send upstream, with the gateway's own id.

@@ -824,13 +824,7 @@ async fn tools_call(
             )
             .await
             {
-                // The call happened but could not be recorded: say so rather than
-                // hand back an unlogged result.
-                return jsonrpc::error(
-                    Some(id),
-                    code::INTERNAL_ERROR,
-                    &format!("the call ran but the log append failed: {e}"),
-                );
+                return jsonrpc::unlogged(id, "call", &e);
             }
             match replacement {
                 Some(v) if !agent.shadow => jsonrpc::result_value(id, &v),
