@@ -23,13 +23,13 @@ pub enum StoreError {
     /// The disk is full, read-only, or an I/O error occurred: the write did
     /// not happen (and is not acknowledged).
     #[error("storage I/O error (disk full, read-only or failing?): {0}")]
-    Io(#[source] sqlx::Error),
+    Io(#[source] DriverError),
     /// Another writer held the database lock for longer than the busy timeout.
     #[error("database is busy (locked by another writer beyond the timeout): {0}")]
-    Busy(#[source] sqlx::Error),
+    Busy(#[source] DriverError),
     /// The database file is damaged or is not a database.
     #[error("database file is corrupt or not a database: {0}")]
-    CorruptFile(#[source] sqlx::Error),
+    CorruptFile(#[source] DriverError),
     /// A row with the same unique key already exists (e.g. a replayed approval
     /// nonce, an approver key added twice).
     #[error("duplicate {what}")]
@@ -88,8 +88,13 @@ pub enum StoreError {
     Malformed(String),
     /// Any other database error.
     #[error("database error: {0}")]
-    Database(#[source] sqlx::Error),
+    Database(#[source] DriverError),
 }
+
+/// The database driver's own error, kept as the source of a [`StoreError`].
+/// (Most calls go through sqlx; the log's appends through rusqlite, see
+/// `appender.rs`.)
+pub type DriverError = Box<dyn std::error::Error + Send + Sync>;
 
 // SQLite primary result codes (the low byte of an extended code).
 const SQLITE_BUSY: i64 = 5;
@@ -100,15 +105,19 @@ const SQLITE_CORRUPT: i64 = 11;
 const SQLITE_FULL: i64 = 13;
 const SQLITE_CANTOPEN: i64 = 14;
 const SQLITE_NOTADB: i64 = 26;
+// Extended constraint codes (sqlx reports these as unique / foreign key violations).
+const SQLITE_CONSTRAINT_FOREIGNKEY: i64 = 787;
+const SQLITE_CONSTRAINT_PRIMARYKEY: i64 = 1555;
+const SQLITE_CONSTRAINT_UNIQUE: i64 = 2067;
 
 impl StoreError {
     /// Classifies a driver error; `what` names the row kind for constraint errors.
     pub(crate) fn from_sqlx(e: sqlx::Error, what: &str) -> StoreError {
         if let sqlx::Error::Io(_) = e {
-            return StoreError::Io(e);
+            return StoreError::Io(Box::new(e));
         }
         let Some(db) = e.as_database_error() else {
-            return StoreError::Database(e);
+            return StoreError::Database(Box::new(e));
         };
         match db.kind() {
             sqlx::error::ErrorKind::UniqueViolation => {
@@ -123,11 +132,34 @@ impl StoreError {
             }
             _ => {}
         }
-        let code = db
-            .code()
-            .and_then(|c| c.parse::<i64>().ok())
-            .map(|c| c & 0xff);
+        let code = db.code().and_then(|c| c.parse::<i64>().ok());
+        StoreError::by_code(code, Box::new(e))
+    }
+
+    /// Classifies an error of the log's append connection (rusqlite) the
+    /// way [`from_sqlx`](Self::from_sqlx) classifies the pool's.
+    pub(crate) fn from_rusqlite(e: rusqlite::Error, what: &str) -> StoreError {
+        let code = match &e {
+            rusqlite::Error::SqliteFailure(f, _) => Some(i64::from(f.extended_code)),
+            _ => None,
+        };
         match code {
+            Some(SQLITE_CONSTRAINT_PRIMARYKEY | SQLITE_CONSTRAINT_UNIQUE) => {
+                StoreError::Duplicate {
+                    what: what.to_owned(),
+                }
+            }
+            Some(SQLITE_CONSTRAINT_FOREIGNKEY) => StoreError::NotFound {
+                what: format!("row referenced by {what}"),
+            },
+            _ => StoreError::by_code(code, Box::new(e)),
+        }
+    }
+
+    /// Sorts a SQLite result code (extended or primary) into the storage
+    /// failures callers tell apart.
+    fn by_code(code: Option<i64>, e: DriverError) -> StoreError {
+        match code.map(|c| c & 0xff) {
             Some(SQLITE_BUSY | SQLITE_LOCKED) => StoreError::Busy(e),
             Some(SQLITE_READONLY | SQLITE_IOERR | SQLITE_FULL | SQLITE_CANTOPEN) => {
                 StoreError::Io(e)

@@ -21,6 +21,7 @@
 
 #![forbid(unsafe_code)]
 
+mod appender;
 mod approvals;
 mod error;
 mod gateway;
@@ -32,13 +33,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
-};
-use sqlx::{Connection as _, Sqlite, SqlitePool, Transaction};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};
-pub use error::StoreError;
+pub use error::{DriverError, StoreError};
 pub use gateway::{
     ApiKeyKind, ApiKeyRecord, ServerRecord, ServerStatus, ServerUpdate, StandingRecord,
 };
@@ -64,10 +63,11 @@ pub struct Store {
     pool: SqlitePool,
     path: PathBuf,
     /// The connection [`append_batch`](Store::append_batch) writes the log
-    /// through, opened on first use with the pool's settings: the log's
-    /// writer appends on every commit, and a connection of its own spares it
-    /// the pool's checkout and return (each a request to SQLite's thread).
-    appender: Arc<tokio::sync::Mutex<Option<SqliteConnection>>>,
+    /// through (`appender.rs`: synchronous SQLite on the log writer's
+    /// thread), opened on first use with the pool's settings. An async lock
+    /// because a batch that finds the database locked by another writer
+    /// waits for it on the blocking pool, holding the connection.
+    appender: Arc<tokio::sync::Mutex<Option<appender::Appender>>>,
 }
 
 impl Store {
@@ -98,7 +98,7 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(|e| match StoreError::from_sqlx(e, "connection") {
-                StoreError::Database(e) => open_err(Box::new(e)),
+                StoreError::Database(e) => open_err(e),
                 other => other,
             })?;
         sqlx::migrate!("./migrations").run(&pool).await?;
@@ -119,21 +119,18 @@ impl Store {
     /// any clone fail.
     pub async fn close(&self) {
         self.pool.close().await;
-        if let Some(c) = self.appender.lock().await.take() {
-            let _ = c.close().await;
-        }
+        // Dropping the connection closes it.
+        drop(self.appender.lock().await.take());
     }
 
     /// Opens the appender connection (see [`Store::append_batch`]): same file,
     /// same settings as the pool's connections. Refused once the store is
     /// closed.
-    pub(crate) async fn connect_appender(&self) -> Result<SqliteConnection, StoreError> {
+    pub(crate) fn connect_appender(&self) -> Result<appender::Appender, StoreError> {
         if self.pool.is_closed() {
-            return Err(StoreError::Database(sqlx::Error::PoolClosed));
+            return Err(StoreError::Database(Box::new(sqlx::Error::PoolClosed)));
         }
-        SqliteConnection::connect_with(&connect_options(&self.path))
-            .await
-            .ctx("connection")
+        appender::Appender::open(&self.path)
     }
 
     /// Starts a write transaction holding the database write lock from its

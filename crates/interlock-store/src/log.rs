@@ -7,11 +7,14 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use sqlx::{Connection as _, Row as _};
+use sqlx::Row as _;
 use sqlx::{Sqlite, Transaction};
 
 use crate::error::SqlxResultExt as _;
-use crate::{Store, StoreError, to_hash, to_i64, to_u64};
+use std::time::Duration;
+
+use crate::appender::AppendError;
+use crate::{BUSY_TIMEOUT, Store, StoreError, to_hash, to_i64, to_u64};
 
 /// One log leaf.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,7 +57,7 @@ const MAX_STATEMENT_ROWS: usize = 4097;
 /// Appends of up to this many rows keep their prepared statement cached on
 /// the appender connection (one per batch size: group commits are mostly
 /// small); larger, rarer ones are prepared for the occasion.
-const CACHED_STATEMENT_ROWS: usize = 33;
+pub(crate) const CACHED_STATEMENT_ROWS: usize = 33;
 
 /// What the `log_append` triggers say when they refuse a row
 /// (`migrations/0004_log_append.sql`, re-created as they were in `0005`).
@@ -63,7 +66,7 @@ const REFUSED_CHECKPOINT: &str = "log_append: checkpoint size is not the log siz
 
 /// The one statement that appends `leaves` leaves and, if `checkpoint`, the
 /// checkpoint after them, through the `log_append` view.
-fn append_sql(leaves: usize, checkpoint: bool) -> String {
+pub(crate) fn append_sql(leaves: usize, checkpoint: bool) -> String {
     const LEAF: &str = "('leaf', ?, ?, ?, ?)";
     const CHECKPOINT: &str = "('checkpoint', ?, ?, ?, ?)";
     let mut s = String::with_capacity(64 + (leaves + 1) * (CHECKPOINT.len() + 2));
@@ -292,43 +295,54 @@ impl Store {
             tx.commit().await.ctx("log leaf")?;
             return Ok(());
         }
-        let sql = append_sql(leaves.len(), checkpoint.is_some());
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(rows <= CACHED_STATEMENT_ROWS);
-        for leaf in leaves {
-            q = q
-                .bind(to_i64(leaf.idx, "leaf index")?)
-                .bind(leaf.leaf_hash.as_slice())
-                .bind(leaf.data.as_slice())
-                .bind(leaf.appended_at);
-        }
-        if let Some(cp) = checkpoint {
-            q = q
-                .bind(to_i64(cp.size, "checkpoint size")?)
-                .bind(cp.root.as_slice())
-                .bind(cp.note.as_str())
-                .bind(cp.created_at);
-        }
-
         let mut slot = self.appender.lock().await;
-        let conn = match &mut *slot {
-            Some(c) => c,
-            None => slot.insert(self.connect_appender().await?),
+        let mut appender = match slot.take() {
+            Some(a) => a,
+            None => self.connect_appender()?,
         };
-        let Err(e) = q.execute(&mut *conn).await else {
-            return Ok(());
+        // The common case runs here, on the log writer's thread, and never
+        // waits for a lock; a batch that finds another writer holding it
+        // waits on the blocking pool, with the full busy timeout.
+        appender.set_busy_timeout(Duration::ZERO)?;
+        let mut result = appender.append(leaves, checkpoint);
+        if result.as_ref().is_err_and(AppendError::is_busy) {
+            let (leaves, checkpoint) = (leaves.to_vec(), checkpoint.cloned());
+            let waited = tokio::task::spawn_blocking(move || {
+                let r = appender
+                    .set_busy_timeout(BUSY_TIMEOUT)
+                    .map_err(AppendError::Input)
+                    .and_then(|()| appender.append(&leaves, checkpoint.as_ref()));
+                (appender, r)
+            })
+            .await
+            .map_err(|e| StoreError::Database(Box::new(e)))?;
+            (appender, result) = waited;
+        }
+        let e = match result {
+            Ok(()) => {
+                *slot = Some(appender);
+                return Ok(());
+            }
+            Err(AppendError::Input(e)) => {
+                *slot = Some(appender);
+                return Err(e);
+            }
+            Err(AppendError::Sqlite(e)) => e,
         };
         // Refused by a trigger: the statement (so the whole batch) was
         // aborted. Read the next index for the error.
-        let refused = e
-            .as_database_error()
-            .map(|d| d.message().to_owned())
-            .filter(|m| m.contains(REFUSED_LEAF) || m.contains(REFUSED_CHECKPOINT));
+        let refused = match &e {
+            rusqlite::Error::SqliteFailure(_, Some(m))
+                if m.contains(REFUSED_LEAF) || m.contains(REFUSED_CHECKPOINT) =>
+            {
+                Some(m.clone())
+            }
+            _ => None,
+        };
         if let Some(message) = refused {
-            let next: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves")
-                .fetch_one(&mut *conn)
-                .await
-                .ctx("log leaf")?;
-            let expected = to_u64(next, "log size")?;
+            let next = appender.next_index();
+            *slot = Some(appender);
+            let expected = to_u64(next?, "log size")?;
             return Err(match (leaves.first(), checkpoint) {
                 // (Only if the stored log moved between the Rust-side check
                 // and the statement's, which the triggers make harmless.)
@@ -348,23 +362,21 @@ impl Store {
                 },
             });
         }
-        let err = match (StoreError::from_sqlx(e, "log leaf"), checkpoint) {
+        match (StoreError::from_rusqlite(e, "log leaf"), checkpoint) {
             // The leaves continue the log (the triggers let them through),
             // so only the checkpoint can already exist.
-            (StoreError::Duplicate { .. }, Some(cp)) => StoreError::Duplicate {
-                what: format!("checkpoint at size {}", cp.size),
-            },
-            (other, _) => other,
-        };
-        if !matches!(err, StoreError::Duplicate { .. }) {
-            // Not a refusal of the request: start the next append on a fresh
-            // connection rather than on one that may be broken. (Nothing
-            // needs undoing: the failed statement was its own transaction.)
-            if let Some(c) = slot.take() {
-                let _ = c.close().await;
+            (StoreError::Duplicate { .. }, Some(cp)) => {
+                *slot = Some(appender);
+                Err(StoreError::Duplicate {
+                    what: format!("checkpoint at size {}", cp.size),
+                })
             }
+            // Not a refusal of the request: the next append starts on a
+            // fresh connection rather than on one that may be broken
+            // (nothing needs undoing: the failed statement was its own
+            // transaction). Dropping this one closes it.
+            (err, _) => Err(err),
         }
-        Err(err)
     }
 
     /// Appends a batch built while holding the database write lock, from the
@@ -588,17 +600,45 @@ mod tests {
     #[tokio::test]
     async fn the_appender_connection_is_durable() {
         let (_d, s) = open().await;
-        let mut c = s.connect_appender().await.unwrap();
-        let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-            .fetch_one(&mut c)
+        let c = s.connect_appender().unwrap();
+        assert_eq!(c.durability(), ("wal".to_owned(), 2));
+    }
+
+    /// The append path never waits for a lock on the log writer's thread:
+    /// a batch that finds another writer (another process) holding the
+    /// database lock waits for it on the blocking pool and lands once the
+    /// lock is released, after that writer's rows.
+    #[tokio::test]
+    async fn an_append_waits_for_another_writers_lock_off_the_writers_thread() {
+        use sqlx::Connection as _;
+        let (dir, s) = open().await;
+        s.append_batch(&[leaf(0)], Some(&cp(1))).await.unwrap();
+        let mut other = sqlx::SqliteConnection::connect_with(&crate::connect_options(
+            &dir.path().join("db.sqlite"),
+        ))
+        .await
+        .unwrap();
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut other)
             .await
             .unwrap();
-        let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
-            .fetch_one(&mut c)
+        sqlx::query("INSERT INTO meta (key, value) VALUES ('held', 'yes')")
+            .execute(&mut other)
             .await
             .unwrap();
-        assert_eq!((mode.to_ascii_lowercase().as_str(), sync), ("wal", 2));
-        c.close().await.unwrap();
+        let appending = tokio::spawn({
+            let s = s.clone();
+            async move { s.append_batch(&[leaf(1)], Some(&cp(2))).await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!appending.is_finished(), "the append waits for the lock");
+        sqlx::query("COMMIT").execute(&mut other).await.unwrap();
+        appending.await.unwrap().unwrap();
+        assert_eq!(
+            s.log_tail(0).await.unwrap(),
+            (vec![[0; 32], [1; 32]], Some(cp(2)))
+        );
+        assert_eq!(s.get_meta("held").await.unwrap().as_deref(), Some("yes"));
     }
 
     /// Version 5 rebuilds the log tables on their rowid: a database written
