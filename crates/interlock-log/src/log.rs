@@ -560,6 +560,16 @@ type Notes<'a> = NoteSigner<'a, AsSigner<'a>>;
 
 /// The single writer: drains, commits, acknowledges; repeat.
 ///
+/// A commit runs inline on this task, start to end: sealing and signing, and
+/// the store's append, which is synchronous SQLite with its `fsync` (see
+/// `interlock-store`'s `appender.rs`). So it holds the tokio worker it runs
+/// on for the commit's duration (about 0.1 ms for one entry; more for large
+/// batches, whose sealing is spread over scoped threads) while the other
+/// workers keep serving. That is deliberate: an appender woken on this
+/// task's worker (tokio's LIFO slot) and answered there costs no thread
+/// switch, where handing the commit to another thread and back cost two per
+/// commit, a large share of a proxied call's CPU (`docs/BENCHMARKS.md`).
+///
 /// First it builds the checkpoint signer it keeps for its life — which
 /// checks, with one signature, that the signer's key is the log's — and
 /// reports on `ready`; it stops if that fails.
