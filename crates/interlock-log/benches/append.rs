@@ -56,6 +56,22 @@ struct LogRun {
     entries: u64,
     commits: u64,
     secs: f64,
+    /// This process's CPU time (every thread: the runtime's workers and any
+    /// thread the store uses) across the measured window.
+    cpu_secs: f64,
+}
+
+/// This process's user + system CPU time so far (`/proc/self/stat`, in
+/// clock ticks of 10 ms: measure over seconds, not single calls). The fields
+/// after the command name's closing parenthesis start at `state` (field 3),
+/// so `utime` and `stime` (fields 14 and 15) are the 12th and 13th after it.
+fn process_cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("read /proc/self/stat");
+    let after = &stat[stat.rfind(')').expect("stat has a command name") + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 =
+        fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    ticks as f64 / 100.0
 }
 
 async fn run_log(dir: &Path, appenders: u64, secs: u64) -> LogRun {
@@ -83,6 +99,7 @@ async fn run_log(dir: &Path, appenders: u64, secs: u64) -> LogRun {
     let size_before = log.size();
     let stop = Arc::new(AtomicBool::new(false));
     let acked = Arc::new(AtomicU64::new(0));
+    let cpu_start = process_cpu_secs();
     let start = Instant::now();
     let mut tasks = Vec::new();
     for t in 0..appenders {
@@ -104,6 +121,7 @@ async fn run_log(dir: &Path, appenders: u64, secs: u64) -> LogRun {
         t.await.expect("task");
     }
     let elapsed = start.elapsed().as_secs_f64();
+    let cpu_secs = process_cpu_secs() - cpu_start;
     let entries = log.size() - size_before;
     assert_eq!(entries, acked.load(Ordering::Relaxed));
     let commits = store.checkpoints().await.expect("checkpoints").len() as u64 - cps_before;
@@ -113,6 +131,7 @@ async fn run_log(dir: &Path, appenders: u64, secs: u64) -> LogRun {
         entries,
         commits,
         secs: elapsed,
+        cpu_secs,
     }
 }
 
@@ -198,6 +217,11 @@ fn main() {
             log_rate,
             log.commits,
             log.commits as f64 / log.secs
+        );
+        println!(
+            "log append CPU (this process, all threads): {:.1} µs per entry, {:.1} µs per commit",
+            log.cpu_secs * 1e6 / log.entries.max(1) as f64,
+            log.cpu_secs * 1e6 / log.commits.max(1) as f64
         );
 
         let (n, s) = run_bare(&dir.path().join("bare.sqlite"), batch, secs as f64).await;
