@@ -17,6 +17,9 @@
 //! (another process appending) is retried on tokio's blocking pool with the
 //! full [`BUSY_TIMEOUT`].
 //!
+//! SQLite only: a Postgres backend would append through its pool, whose
+//! connections are sockets and need no thread of their own.
+//!
 //! [`Store::append_batch`]: crate::Store::append_batch
 
 use std::path::Path;

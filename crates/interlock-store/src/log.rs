@@ -6,14 +6,13 @@
 
 use std::ops::Range;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use sqlx::Row as _;
 use sqlx::{Sqlite, Transaction};
 
-use crate::error::SqlxResultExt as _;
-use std::time::Duration;
-
 use crate::appender::AppendError;
+use crate::error::SqlxResultExt as _;
 use crate::{BUSY_TIMEOUT, Store, StoreError, to_hash, to_i64, to_u64};
 
 /// One log leaf.
