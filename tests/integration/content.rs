@@ -260,3 +260,140 @@ fn injected_content_is_withheld_and_roles_apply_to_prompts() {
         "{reads:?}"
     );
 }
+
+/// A session's resource subscription: `resources/subscribe` reaches the
+/// upstream (our SDK-based server, which watches its note file while
+/// subscribed), and a change of the note arrives as
+/// `notifications/resources/updated` on the session's `GET /mcp` stream.
+/// Without a session there is nothing to carry updates: refused.
+#[test]
+fn a_subscribed_session_gets_resource_updates_on_its_stream() {
+    use std::io::{Read as _, Write as _};
+
+    let dir = tempfile::tempdir().unwrap();
+    let note = dir.path().join("note.txt");
+    let script = peers_dir().join("drifting-server.mjs");
+    let gw = Gateway::start(&format!(
+        "[servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ NOTE_FILE = {:?} }}\n",
+        script.to_str().unwrap(),
+        note.to_str().unwrap()
+    ));
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__greet", true);
+
+    let stateless = result(&gw, "resources/subscribe", json!({"uri": "notes://today"}));
+    assert_eq!(stateless["error"]["code"], -32600, "{stateless}");
+
+    let auth = format!("Bearer {}", gw.agent_key);
+    let post = |sid: Option<&str>, body: Value| {
+        let mut headers = vec![
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        if let Some(sid) = sid {
+            headers.push(("Mcp-Session-Id", sid));
+        }
+        let (status, headers, body) = http(
+            &gw.addr,
+            "POST",
+            "/mcp",
+            &headers,
+            &serde_json::to_vec(&body).unwrap(),
+        );
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        (status, headers, body)
+    };
+    let (status, headers, init) = post(
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "subscriber", "version": "1"}}}),
+    );
+    assert_eq!(status, 200, "{init}");
+    assert_eq!(
+        init["result"]["capabilities"]["resources"]["subscribe"], true,
+        "{init}"
+    );
+    let sid = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id"))
+        .map(|(_, v)| v.clone())
+        .expect("a session id");
+
+    // The session's standalone stream, read as it arrives.
+    let mut stream = std::net::TcpStream::connect(&gw.addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_millis(500)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {auth}\r\nAccept: text/event-stream\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {sid}\r\n\r\n",
+        gw.addr
+    )
+    .unwrap();
+    let mut received = Vec::new();
+    let mut read_until = |needle: &str, within: std::time::Duration| -> String {
+        let deadline = std::time::Instant::now() + within;
+        let mut buf = [0u8; 4096];
+        loop {
+            let text = String::from_utf8_lossy(&received).into_owned();
+            if text.contains(needle) {
+                return text;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {needle:?} on the stream: {text}"
+            );
+            match stream.read(&mut buf) {
+                Ok(0) => panic!("the stream ended: {text}"),
+                Ok(n) => received.extend_from_slice(&buf[..n]),
+                Err(_) => {} // read timeout: poll again
+            }
+        }
+    };
+    let head = read_until("\r\n\r\n", std::time::Duration::from_secs(10));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains("text/event-stream"),
+        "{head}"
+    );
+
+    let (status, _, subscribed) = post(
+        Some(&sid),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+               "params": {"uri": "notes://today"}}),
+    );
+    assert_eq!(status, 200, "{subscribed}");
+    assert_eq!(subscribed["result"], json!({}), "{subscribed}");
+
+    std::fs::write(&note, "Buy oat milk.").unwrap();
+    let events = read_until(
+        "notifications/resources/updated",
+        std::time::Duration::from_secs(20),
+    );
+    assert!(events.contains("notes://today"), "{events}");
+
+    // The re-read it prompts is served (and logged) like any read.
+    let (_, _, read) = post(
+        Some(&sid),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+               "params": {"uri": "notes://today"}}),
+    );
+    assert_eq!(
+        read["result"]["contents"][0]["text"], "Buy oat milk.",
+        "{read}"
+    );
+
+    let (status, _, unsubscribed) = post(
+        Some(&sid),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "resources/unsubscribe",
+               "params": {"uri": "notes://today"}}),
+    );
+    assert_eq!(status, 200, "{unsubscribed}");
+    assert_eq!(unsubscribed["result"], json!({}), "{unsubscribed}");
+    gw.assert_audit_clean();
+}

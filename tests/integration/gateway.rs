@@ -526,6 +526,8 @@ fn conformance_server_scenarios_through_the_gateway() {
         "resources-read-text",
         "resources-read-binary",
         "resources-templates-read",
+        "resources-subscribe",
+        "resources-unsubscribe",
         "completion-complete",
     ];
     for name in must_pass {

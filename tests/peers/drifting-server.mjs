@@ -15,6 +15,8 @@
 //                     unusually, to check they reach the client unchanged.
 // Resources:
 //   notes://today     text: the contents of $NOTE_FILE when it exists, else "Buy milk."
+//                     Subscribable: while subscribed, a change of $NOTE_FILE sends
+//                     notifications/resources/updated.
 // Prompts:
 //   review {topic}    "Review <topic> carefully."
 // When $DRIFT_FILE changes, the server sends notifications/tools/list_changed.
@@ -28,6 +30,8 @@ import {
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
 const driftFile = process.env.DRIFT_FILE;
@@ -41,8 +45,28 @@ function greetDescription() {
 
 const server = new Server(
   { name: 'drifting-server', version: '1.0.0' },
-  { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} } },
+  { capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: {} } },
 );
+
+// notes://today's subscription: watch $NOTE_FILE while subscribed.
+let watching = false;
+function noteChanged() {
+  server.notification({ method: 'notifications/resources/updated', params: { uri: 'notes://today' } });
+}
+server.setRequestHandler(SubscribeRequestSchema, async (req) => {
+  if (req.params.uri !== 'notes://today') throw new Error(`unknown resource ${req.params.uri}`);
+  if (noteFile && !watching) {
+    fs.watchFile(noteFile, { interval: 100 }, noteChanged);
+    watching = true;
+  }
+  return {};
+});
+server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
+  if (req.params.uri !== 'notes://today') throw new Error(`unknown resource ${req.params.uri}`);
+  if (noteFile && watching) fs.unwatchFile(noteFile, noteChanged);
+  watching = false;
+  return {};
+});
 
 server.setRequestHandler(ListResourcesRequestSchema, async () => ({
   resources: [{ uri: 'notes://today', name: 'today', description: "Today's note.", mimeType: 'text/plain' }],

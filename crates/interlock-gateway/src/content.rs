@@ -522,6 +522,77 @@ pub(crate) async fn resources_read(
     .await
 }
 
+/// `resources/subscribe` and `resources/unsubscribe` (`subscribe` says which)
+/// for `session`: the resource is routed as [`resources_read`] routes it,
+/// under the same role check. The gateway subscribes upstream for a
+/// resource's first subscriber and unsubscribes after its last; updates
+/// reach the session's `GET /mcp` stream (`subscriptions.rs`).
+pub(crate) async fn subscription(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    session: &str,
+    id: &RawValue,
+    params: Option<&RawValue>,
+    subscribe: bool,
+) -> Vec<u8> {
+    let method = if subscribe {
+        "resources/subscribe"
+    } else {
+        "resources/unsubscribe"
+    };
+    let Some(p) = params.and_then(|p| serde_json::from_str::<ReadResource>(p.get()).ok()) else {
+        return jsonrpc::error(
+            Some(id),
+            code::INVALID_PARAMS,
+            &format!("{method} needs params {{uri}}"),
+        );
+    };
+    let Some(source) = resource_owner(gw, &p.uri).await else {
+        return jsonrpc::error(
+            Some(id),
+            code::INVALID_PARAMS,
+            &format!(
+                "unknown resource `{}` (no approved server offers it)",
+                p.uri
+            ),
+        );
+    };
+    if !gw
+        .roles()
+        .allows(&agent.role, &format!("{}{}", source.prefix, p.uri))
+    {
+        return jsonrpc::error(
+            Some(id),
+            code::FORBIDDEN,
+            &format!("role `{}` may not read `{}`", agent.role, p.uri),
+        );
+    }
+    let resource = (source.server.clone(), p.uri.clone());
+    let subs = &gw.0.subscriptions;
+    if !subscribe {
+        if subs.unsubscribe(&resource, session) {
+            gw.unsubscribe_upstream(&source.server, &p.uri);
+        }
+        return jsonrpc::result_value(id, &serde_json::json!({}));
+    }
+    if subs.subscribe(resource.clone(), session) {
+        // The first subscriber: the upstream must agree before anyone is
+        // told they will get updates.
+        if let Err(e) = source.conn.request(method, params, timeout(gw)).await {
+            subs.unsubscribe(&resource, session);
+            return match e {
+                UpstreamError::Rpc(err) => jsonrpc::error_raw(id, &err),
+                e => jsonrpc::error(
+                    Some(id),
+                    code::UPSTREAM_UNAVAILABLE,
+                    &format!("upstream `{}`: {e}", source.server),
+                ),
+            };
+        }
+    }
+    jsonrpc::result_value(id, &serde_json::json!({}))
+}
+
 /// `completion/complete`: argument suggestions for a prompt or resource
 /// template, from the server that owns it (prompt names are unprefixed on the
 /// way up). Suggestions are not content the agent acts on, and not logged.

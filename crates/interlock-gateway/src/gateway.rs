@@ -94,6 +94,8 @@ pub(crate) struct Inner {
     pub events: EventBus,
     pub upstreams: BTreeMap<String, Arc<Upstream>>,
     pub(crate) sessions: Mutex<Sessions>,
+    /// Sessions' resource subscriptions and standalone streams.
+    pub(crate) subscriptions: crate::subscriptions::Subscriptions,
     key_cache: Mutex<HashMap<String, (ApiKeyRecord, Instant)>>,
     /// Raw results of held calls run by their approved plans, waiting for the
     /// agent's call (or retry) that asked for them.
@@ -145,6 +147,7 @@ impl Gateway {
             events,
             upstreams,
             sessions: Mutex::new(Sessions::default()),
+            subscriptions: Default::default(),
             key_cache: Mutex::new(HashMap::new()),
             held_results: Mutex::new(HashMap::new()),
             shutdown,
@@ -252,15 +255,22 @@ impl Gateway {
 
     pub(crate) fn new_session(&self, session: Session) -> String {
         let id = keys::generate_key()[keys::KEY_PREFIX.len()..].to_owned();
-        let mut s = self.0.sessions.lock().expect("sessions lock");
-        while s.by_id.len() >= self.0.config.limits.max_sessions.max(1) {
-            let Some(old) = s.order.pop_front() else {
-                break;
-            };
-            s.by_id.remove(&old);
+        let mut evicted = Vec::new();
+        {
+            let mut s = self.0.sessions.lock().expect("sessions lock");
+            while s.by_id.len() >= self.0.config.limits.max_sessions.max(1) {
+                let Some(old) = s.order.pop_front() else {
+                    break;
+                };
+                s.by_id.remove(&old);
+                evicted.push(old);
+            }
+            s.by_id.insert(id.clone(), session);
+            s.order.push_back(id.clone());
         }
-        s.by_id.insert(id.clone(), session);
-        s.order.push_back(id.clone());
+        for old in evicted {
+            self.forget_subscriptions(&old);
+        }
         id
     }
 
@@ -287,9 +297,42 @@ impl Gateway {
     }
 
     pub(crate) fn end_session(&self, id: &str) -> bool {
-        let mut s = self.0.sessions.lock().expect("sessions lock");
-        s.order.retain(|x| x != id);
-        s.by_id.remove(id).is_some()
+        let ended = {
+            let mut s = self.0.sessions.lock().expect("sessions lock");
+            s.order.retain(|x| x != id);
+            s.by_id.remove(id).is_some()
+        };
+        self.forget_subscriptions(id);
+        ended
+    }
+
+    /// Drops an ended session's stream and subscriptions, and unsubscribes
+    /// upstream from the resources nobody watches any more.
+    fn forget_subscriptions(&self, id: &str) {
+        for (server, uri) in self.0.subscriptions.end_session(id) {
+            self.unsubscribe_upstream(&server, &uri);
+        }
+    }
+
+    /// Tells `server` the gateway no longer wants updates of `uri` (in the
+    /// background: nobody waits for it, and a failure only means a few
+    /// updates nobody receives).
+    pub(crate) fn unsubscribe_upstream(&self, server: &str, uri: &str) {
+        let Some(conn) = self.upstream(server).and_then(|u| u.connection()) else {
+            return;
+        };
+        let params = serde_json::value::to_raw_value(&serde_json::json!({ "uri": uri }))
+            .expect("a URI serializes");
+        let timeout = self.config().limits.upstream_timeout();
+        let (server, uri) = (server.to_owned(), uri.to_owned());
+        tokio::spawn(async move {
+            if let Err(e) = conn
+                .request("resources/unsubscribe", Some(&params), timeout)
+                .await
+            {
+                tracing::debug!(%server, %uri, error = %e, "upstream unsubscribe failed");
+            }
+        });
     }
 }
 
@@ -344,6 +387,11 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                                 s = signals.recv() => match s {
                                     Some(UpstreamSignal::ToolsChanged) => {
                                         if let Err(e) = relist().await { break e.to_string() }
+                                    }
+                                    Some(UpstreamSignal::ResourceUpdated { uri, message }) => {
+                                        let resource = (up.name.clone(), uri);
+                                        let sent = gw.0.subscriptions.updated(&resource, &message);
+                                        tracing::debug!(server = %up.name, uri = %resource.1, sent, "resource updated");
                                     }
                                     Some(UpstreamSignal::Closed(why)) => break why,
                                     None => break "closed".to_owned(),

@@ -42,6 +42,7 @@ pub mod mcp;
 pub mod pins;
 pub mod roles;
 pub mod standing;
+mod subscriptions;
 pub mod upstream;
 
 pub use config::GatewayConfig;

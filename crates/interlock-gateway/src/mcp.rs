@@ -171,6 +171,14 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
                 {
                     return json_response(StatusCode::OK, set_log_level(&gw, sid, id, msg.params));
                 }
+                if let ("resources/subscribe" | "resources/unsubscribe", Some(id)) =
+                    (method, msg.id)
+                {
+                    let subscribe = method == "resources/subscribe";
+                    let body =
+                        content::subscription(&gw, &agent, sid, id, msg.params, subscribe).await;
+                    return json_response(StatusCode::OK, body);
+                }
             }
             Some(_) => {
                 return rpc_error(
@@ -351,6 +359,12 @@ fn streamed_call(
         let body = tools_call(&gw, &agent, &id, params.as_deref(), Some(&progress)).await;
         let _ = tx.send(body).await;
     });
+    sse_response(rx)
+}
+
+/// An SSE response whose events are the JSON-RPC messages `rx` yields; it
+/// ends when every sender is gone.
+fn sse_response(rx: tokio::sync::mpsc::Receiver<Vec<u8>>) -> Response {
     let stream = tokio_stream::wrappers::ReceiverStream::new(rx).map(|msg| {
         let mut event = Vec::with_capacity(msg.len() + 24);
         event.extend_from_slice(b"event: message\ndata: ");
@@ -372,13 +386,35 @@ fn streamed_call(
         .into_response()
 }
 
-/// `GET /mcp`: no standalone server-to-client stream is offered.
-pub async fn get() -> Response {
-    (
-        StatusCode::METHOD_NOT_ALLOWED,
-        [(header::ALLOW, HeaderValue::from_static("POST, DELETE"))],
-    )
-        .into_response()
+/// `GET /mcp`: a session's standalone stream (SSE), which carries the
+/// `notifications/resources/updated` of the resources it subscribed to.
+/// Opening another closes the previous one. Without a session (stateless
+/// clients) there is nothing to stream: 405.
+pub async fn get(State(gw): State<Gateway>, headers: HeaderMap) -> Response {
+    let Some(sid) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        return (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [(header::ALLOW, HeaderValue::from_static("POST, DELETE"))],
+        )
+            .into_response();
+    };
+    let agent = match agent(&gw, &headers).await {
+        Ok(a) => a,
+        Err(r) => return r,
+    };
+    match gw.session(sid) {
+        Some(s) if s.key_hash == agent.key_hash => {}
+        Some(_) => return StatusCode::FORBIDDEN.into_response(),
+        None => return StatusCode::NOT_FOUND.into_response(),
+    }
+    let accepts_sse = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/event-stream"));
+    if !accepts_sse {
+        return StatusCode::NOT_ACCEPTABLE.into_response();
+    }
+    sse_response(gw.0.subscriptions.open_stream(sid))
 }
 
 /// `DELETE /mcp`: ends a session.
@@ -408,7 +444,7 @@ fn capabilities() -> serde_json::Value {
         "tools": {"listChanged": false},
         "logging": {},
         "prompts": {"listChanged": false},
-        "resources": {"subscribe": false, "listChanged": false},
+        "resources": {"subscribe": true, "listChanged": false},
         "completions": {},
     })
 }
@@ -497,10 +533,11 @@ async fn request(
         }
         "resources/read" => content::resources_read(gw, agent, id, params).await,
         "completion/complete" => content::complete(gw, agent, id, params).await,
+        // (Sessions' subscriptions are handled in `post`, which knows the session.)
         "resources/subscribe" | "resources/unsubscribe" => jsonrpc::error(
             Some(id),
-            code::METHOD_NOT_FOUND,
-            "resource subscriptions are not offered by the Interlock gateway (it does not relay resource updates)",
+            code::INVALID_REQUEST,
+            "resource subscriptions need a session, whose GET /mcp stream carries the updates: initialize with protocol version 2025-11-25",
         ),
         other => jsonrpc::error(
             Some(id),

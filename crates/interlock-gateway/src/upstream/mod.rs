@@ -57,6 +57,9 @@ impl ServerHello {
 pub enum UpstreamSignal {
     /// `notifications/tools/list_changed`.
     ToolsChanged,
+    /// `notifications/resources/updated` for `uri`: `message` is the
+    /// notification to relay (its params as the upstream sent them).
+    ResourceUpdated { uri: String, message: Vec<u8> },
     /// The connection ended.
     Closed(String),
 }

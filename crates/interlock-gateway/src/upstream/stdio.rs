@@ -84,6 +84,21 @@ pub(super) fn handle_unsolicited(
             }
             None
         }
+        (None, "notifications/resources/updated") => {
+            #[derive(serde::Deserialize)]
+            struct Updated {
+                uri: String,
+            }
+            if let Some(p) = &msg.params
+                && let Ok(u) = serde_json::from_str::<Updated>(p.get())
+            {
+                let _ = signals.send(UpstreamSignal::ResourceUpdated {
+                    uri: u.uri,
+                    message: jsonrpc::notification("notifications/resources/updated", Some(p)),
+                });
+            }
+            None
+        }
         (None, "notifications/message") => {
             if let Some(p) = &msg.params {
                 signals.relays.log(p);
