@@ -318,6 +318,12 @@ impl Gateway {
     /// background: nobody waits for it, and a failure only means a few
     /// updates nobody receives).
     pub(crate) fn unsubscribe_upstream(&self, server: &str, uri: &str) {
+        self.tell_upstream(server, "resources/unsubscribe", uri);
+    }
+
+    /// Sends `method` (`resources/subscribe` or `…/unsubscribe`) for `uri` to
+    /// `server` in the background, logging a failure.
+    fn tell_upstream(&self, server: &str, method: &'static str, uri: &str) {
         let Some(conn) = self.upstream(server).and_then(|u| u.connection()) else {
             return;
         };
@@ -326,11 +332,8 @@ impl Gateway {
         let timeout = self.config().limits.upstream_timeout();
         let (server, uri) = (server.to_owned(), uri.to_owned());
         tokio::spawn(async move {
-            if let Err(e) = conn
-                .request("resources/unsubscribe", Some(&params), timeout)
-                .await
-            {
-                tracing::debug!(%server, %uri, error = %e, "upstream unsubscribe failed");
+            if let Err(e) = conn.request(method, Some(&params), timeout).await {
+                tracing::warn!(%server, %uri, error = %e, "{method} upstream failed");
             }
         });
     }
@@ -381,6 +384,12 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                         *up.conn.write().expect("conn lock") = Some(Arc::clone(&conn));
                         up.link.send_replace(LinkState::Up);
                         tracing::info!(server = %up.name, "upstream connected");
+                        // A new connection (a restarted process, a new HTTP
+                        // session) starts with no subscriptions: renew the
+                        // ones sessions hold.
+                        for uri in gw.0.subscriptions.watched(&up.name) {
+                            gw.tell_upstream(&up.name, "resources/subscribe", &uri);
+                        }
                         attempt = 0;
                         let why = loop {
                             tokio::select! {

@@ -70,6 +70,17 @@ impl Subscriptions {
         true
     }
 
+    /// The URIs of `server`'s resources someone is subscribed to (for
+    /// subscribing again on a new connection, which starts with none).
+    pub(crate) fn watched(&self, server: &str) -> Vec<String> {
+        self.state()
+            .subscribers
+            .keys()
+            .filter(|(s, _)| s == server)
+            .map(|(_, uri)| uri.clone())
+            .collect()
+    }
+
     /// Forgets an ended session: its stream and its subscriptions. Returns
     /// the resources it left without subscribers.
     pub(crate) fn end_session(&self, session: &str) -> Vec<Resource> {
@@ -141,6 +152,8 @@ mod tests {
         subs.subscribe(res("a"), "one");
         subs.subscribe(res("b"), "one");
         subs.subscribe(res("b"), "two");
+        assert_eq!(subs.watched("s").len(), 2);
+        assert!(subs.watched("other server").is_empty());
         assert_eq!(subs.end_session("one"), vec![res("a")]);
         assert_eq!(subs.end_session("two"), vec![res("b")]);
     }
