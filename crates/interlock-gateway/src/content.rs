@@ -569,6 +569,8 @@ pub(crate) async fn subscription(
     }
     let resource = (source.server.clone(), p.uri.clone());
     let subs = &gw.0.subscriptions;
+    let changing = subs.changing(&source.server);
+    let _changing = changing.lock().await;
     if !subscribe {
         if subs.unsubscribe(&resource, session) {
             gw.unsubscribe_upstream(&source.server, &p.uri);

@@ -10,7 +10,7 @@
 //! re-read is served, inspected and logged like any read).
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
 
@@ -26,6 +26,11 @@ pub(crate) struct Subscriptions(Mutex<State>);
 
 #[derive(Default)]
 struct State {
+    /// Held while a server's subscriptions change, across the upstream
+    /// request, so a second subscriber is not told "subscribed" while the
+    /// first one's upstream subscribe is still in flight (it could fail).
+    /// Per server: a slow upstream holds up only its own resources.
+    changing: HashMap<String, Arc<tokio::sync::Mutex<()>>>,
     /// Each session's open `GET /mcp` stream (the latest it opened).
     streams: HashMap<String, mpsc::Sender<Vec<u8>>>,
     /// The sessions subscribed to each resource.
@@ -36,6 +41,12 @@ impl Subscriptions {
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         // Every update below leaves the maps consistent at each step.
         self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The lock to hold while changing `server`'s subscriptions (see
+    /// `State::changing`).
+    pub(crate) fn changing(&self, server: &str) -> Arc<tokio::sync::Mutex<()>> {
+        Arc::clone(self.state().changing.entry(server.to_owned()).or_default())
     }
 
     /// Opens `session`'s standalone stream; one it opened before is closed.
