@@ -127,27 +127,6 @@ fn raw_string(s: &str) -> Box<RawValue> {
     serde_json::value::to_raw_value(s).expect("a string serializes")
 }
 
-/// A listing result `{key: [...]}` (with `resultType` for stateless requests).
-fn listing(id: &RawValue, key: &str, items: &[Box<RawValue>], stateless: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + items.iter().map(|i| i.get().len() + 1).sum::<usize>());
-    out.extend_from_slice(b"{\"");
-    out.extend_from_slice(key.as_bytes());
-    out.extend_from_slice(b"\":[");
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(item.get().as_bytes());
-    }
-    out.extend_from_slice(b"]");
-    if stateless {
-        out.extend_from_slice(b",\"resultType\":\"complete\"");
-    }
-    out.push(b'}');
-    let raw = RawValue::from_string(String::from_utf8(out).expect("utf-8")).expect("valid JSON");
-    jsonrpc::result(id, &raw)
-}
-
 /// A listing's descriptions, inspected; an item whose text policy blocks is
 /// left out (and logged), a redacted one is served redacted.
 fn inspected(gw: &Gateway, server: &str, items: Vec<Box<RawValue>>) -> Vec<Box<RawValue>> {
@@ -198,7 +177,7 @@ pub(crate) async fn prompts_list(
             out.push(serde_json::value::to_raw_value(&members).expect("JSON"));
         }
     }
-    listing(id, "prompts", &out, stateless)
+    jsonrpc::listing(id, "prompts", out.iter().map(|i| i.get()), stateless)
 }
 
 /// `resources/list` or `resources/templates/list` (`key` `resources` or
@@ -235,7 +214,7 @@ pub(crate) async fn resources_list(
             }
         }
     }
-    listing(id, key, &out, stateless)
+    jsonrpc::listing(id, key, out.iter().map(|i| i.get()), stateless)
 }
 
 /// The literal text of a URI template before its first expression.
@@ -347,14 +326,7 @@ async fn deliver(
                 _ => "unavailable",
             };
             let _ = record_read(gw, kind, agent, server, what, arguments_hash, outcome, &[]).await;
-            return match e {
-                UpstreamError::Rpc(err) => jsonrpc::error_raw(id, &err),
-                e => jsonrpc::error(
-                    Some(id),
-                    code::UPSTREAM_UNAVAILABLE,
-                    &format!("upstream `{server}`: {e}"),
-                ),
-            };
+            return upstream_failure(id, server, e);
         }
     };
     let policy = callpath::response_policy(gw.config());
@@ -470,6 +442,49 @@ struct ReadResource {
     uri: String,
 }
 
+/// The approved server `uri` belongs to ([`resource_owner`]), if the agent's
+/// role may read it (its `tools` globs against `<prefix><uri>`); otherwise
+/// the error to answer with. Reads, subscriptions and resource completions
+/// all route through here.
+async fn readable_resource(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    uri: &str,
+) -> Result<Source, Vec<u8>> {
+    let Some(source) = resource_owner(gw, uri).await else {
+        return Err(jsonrpc::error(
+            Some(id),
+            code::INVALID_PARAMS,
+            &format!("unknown resource `{uri}` (no approved server offers it)"),
+        ));
+    };
+    if !gw
+        .roles()
+        .allows(&agent.role, &format!("{}{uri}", source.prefix))
+    {
+        return Err(jsonrpc::error(
+            Some(id),
+            code::FORBIDDEN,
+            &format!("role `{}` may not read `{uri}`", agent.role),
+        ));
+    }
+    Ok(source)
+}
+
+/// The answer to a request an upstream failed: its own JSON-RPC error as it
+/// sent it, or -32001 saying why it could not be reached.
+fn upstream_failure(id: &RawValue, server: &str, e: UpstreamError) -> Vec<u8> {
+    match e {
+        UpstreamError::Rpc(err) => jsonrpc::error_raw(id, &err),
+        e => jsonrpc::error(
+            Some(id),
+            code::UPSTREAM_UNAVAILABLE,
+            &format!("upstream `{server}`: {e}"),
+        ),
+    }
+}
+
 /// `resources/read`: the resource from the server it belongs to, inspected and
 /// logged.
 pub(crate) async fn resources_read(
@@ -485,26 +500,10 @@ pub(crate) async fn resources_read(
             "resources/read needs params {uri}",
         );
     };
-    let Some(source) = resource_owner(gw, &p.uri).await else {
-        return jsonrpc::error(
-            Some(id),
-            code::INVALID_PARAMS,
-            &format!(
-                "unknown resource `{}` (no approved server offers it)",
-                p.uri
-            ),
-        );
+    let source = match readable_resource(gw, agent, id, &p.uri).await {
+        Ok(s) => s,
+        Err(answer) => return answer,
     };
-    if !gw
-        .roles()
-        .allows(&agent.role, &format!("{}{}", source.prefix, p.uri))
-    {
-        return jsonrpc::error(
-            Some(id),
-            code::FORBIDDEN,
-            &format!("role `{}` may not read `{}`", agent.role, p.uri),
-        );
-    }
     let outcome = source
         .conn
         .request("resources/read", params, timeout(gw))
@@ -547,26 +546,10 @@ pub(crate) async fn subscription(
             &format!("{method} needs params {{uri}}"),
         );
     };
-    let Some(source) = resource_owner(gw, &p.uri).await else {
-        return jsonrpc::error(
-            Some(id),
-            code::INVALID_PARAMS,
-            &format!(
-                "unknown resource `{}` (no approved server offers it)",
-                p.uri
-            ),
-        );
+    let source = match readable_resource(gw, agent, id, &p.uri).await {
+        Ok(s) => s,
+        Err(answer) => return answer,
     };
-    if !gw
-        .roles()
-        .allows(&agent.role, &format!("{}{}", source.prefix, p.uri))
-    {
-        return jsonrpc::error(
-            Some(id),
-            code::FORBIDDEN,
-            &format!("role `{}` may not read `{}`", agent.role, p.uri),
-        );
-    }
     let resource = (source.server.clone(), p.uri.clone());
     let subs = &gw.0.subscriptions;
     let changing = subs.changing(&source.server);
@@ -582,14 +565,7 @@ pub(crate) async fn subscription(
         // told they will get updates.
         if let Err(e) = source.conn.request(method, params, timeout(gw)).await {
             subs.unsubscribe(&resource, session);
-            return match e {
-                UpstreamError::Rpc(err) => jsonrpc::error_raw(id, &err),
-                e => jsonrpc::error(
-                    Some(id),
-                    code::UPSTREAM_UNAVAILABLE,
-                    &format!("upstream `{}`: {e}", source.server),
-                ),
-            };
+            return upstream_failure(id, &source.server, e);
         }
     }
     jsonrpc::result_value(id, &serde_json::json!({}))
@@ -654,23 +630,10 @@ pub(crate) async fn complete(
             let Some(uri) = text("uri") else {
                 return bad();
             };
-            let Some(source) = resource_owner(gw, &uri).await else {
-                return jsonrpc::error(
-                    Some(id),
-                    code::INVALID_PARAMS,
-                    &format!("unknown resource `{uri}`"),
-                );
+            let source = match readable_resource(gw, agent, id, &uri).await {
+                Ok(s) => s,
+                Err(answer) => return answer,
             };
-            if !gw
-                .roles()
-                .allows(&agent.role, &format!("{}{uri}", source.prefix))
-            {
-                return jsonrpc::error(
-                    Some(id),
-                    code::FORBIDDEN,
-                    &format!("role `{}` may not use `{uri}`", agent.role),
-                );
-            }
             (source, reference.clone())
         }
         _ => return bad(),
@@ -695,11 +658,6 @@ pub(crate) async fn complete(
         .await
     {
         Ok(r) => jsonrpc::result(id, &r),
-        Err(UpstreamError::Rpc(err)) => jsonrpc::error_raw(id, &err),
-        Err(e) => jsonrpc::error(
-            Some(id),
-            code::UPSTREAM_UNAVAILABLE,
-            &format!("upstream `{}`: {e}", source.server),
-        ),
+        Err(e) => upstream_failure(id, &source.server, e),
     }
 }

@@ -233,6 +233,33 @@ pub fn notification(method: &str, params: Option<&RawValue>) -> Vec<u8> {
     out
 }
 
+/// A listing result `{key: [...]}` of raw JSON items, with
+/// `resultType: "complete"` for stateless (2026-07-28) requests: written
+/// directly, so upstream items keep their bytes.
+pub fn listing<I>(id: &RawValue, key: &str, items: I, stateless: bool) -> Vec<u8>
+where
+    I: IntoIterator,
+    I::Item: AsRef<str>,
+{
+    let mut out = Vec::with_capacity(16 * 1024);
+    out.extend_from_slice(b"{\"");
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b"\":[");
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item.as_ref().as_bytes());
+    }
+    out.extend_from_slice(b"]");
+    if stateless {
+        out.extend_from_slice(b",\"resultType\":\"complete\"");
+    }
+    out.push(b'}');
+    let raw = RawValue::from_string(String::from_utf8(out).expect("utf-8")).expect("valid JSON");
+    result(id, &raw)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -549,41 +549,27 @@ async fn request(
 
 fn tools_list(gw: &Gateway, agent: &ApiKeyRecord, id: &RawValue, stateless: bool) -> Vec<u8> {
     let roles = gw.roles();
-    let mut out = Vec::with_capacity(16 * 1024);
-    out.extend_from_slice(b"{\"tools\":[");
-    let mut first = true;
-    let mut push = |out: &mut Vec<u8>, def: &str| {
-        if !first {
-            out.push(b',');
-        }
-        first = false;
-        out.extend_from_slice(def.as_bytes());
-    };
-    if let serde_json::Value::Array(defs) = governance::definitions() {
-        for d in defs {
+    let mut defs: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+    if let serde_json::Value::Array(governance) = governance::definitions() {
+        for d in governance {
             let name = d["name"].as_str().unwrap_or_default();
             if roles.allows(&agent.role, name) {
-                push(&mut out, &serde_json::to_string(&d).expect("JSON"));
+                defs.push(serde_json::to_string(&d).expect("JSON").into());
             }
         }
     }
-    for view in gw.pins().views() {
+    let views = gw.pins().views();
+    for view in &views {
         if gw.upstream(&view.record.name).is_none() {
             continue; // no longer configured
         }
         for (tool, exposed) in &view.served {
             if view.check(tool).is_ok() && roles.allows(&agent.role, &exposed.exposed_name) {
-                push(&mut out, exposed.definition.get());
+                defs.push(exposed.definition.get().into());
             }
         }
     }
-    out.extend_from_slice(b"]");
-    if stateless {
-        out.extend_from_slice(b",\"resultType\":\"complete\"");
-    }
-    out.push(b'}');
-    let raw = RawValue::from_string(String::from_utf8(out).expect("utf-8")).expect("valid JSON");
-    jsonrpc::result(id, &raw)
+    jsonrpc::listing(id, "tools", defs, stateless)
 }
 
 async fn tools_call(
