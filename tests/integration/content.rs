@@ -323,6 +323,28 @@ fn a_subscribed_session_gets_resource_updates_on_its_stream() {
         .map(|(_, v)| v.clone())
         .expect("a session id");
 
+    // A standalone stream needs a session of this key, and SSE.
+    let get = |sid: &str, accept: &str| {
+        let (status, _, body) = http(
+            &gw.addr,
+            "GET",
+            "/mcp",
+            &[
+                ("Authorization", auth.as_str()),
+                ("Accept", accept),
+                ("Mcp-Session-Id", sid),
+            ],
+            b"",
+        );
+        (status, String::from_utf8_lossy(&body).into_owned())
+    };
+    let (status, body) = get("no-such-session", "text/event-stream");
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("unknown or expired session"), "{body}");
+    let (status, body) = get(&sid, "application/json");
+    assert_eq!(status, 406, "{body}");
+    assert!(body.contains("text/event-stream"), "{body}");
+
     // The session's standalone stream, read as it arrives.
     let mut stream = std::net::TcpStream::connect(&gw.addr).unwrap();
     stream

@@ -404,15 +404,34 @@ pub async fn get(State(gw): State<Gateway>, headers: HeaderMap) -> Response {
     };
     match gw.session(sid) {
         Some(s) if s.key_hash == agent.key_hash => {}
-        Some(_) => return StatusCode::FORBIDDEN.into_response(),
-        None => return StatusCode::NOT_FOUND.into_response(),
+        Some(_) => {
+            return rpc_error(
+                StatusCode::FORBIDDEN,
+                None,
+                code::SESSION,
+                "this session belongs to another API key",
+            );
+        }
+        None => {
+            return rpc_error(
+                StatusCode::NOT_FOUND,
+                None,
+                code::SESSION,
+                "unknown or expired session; initialize again",
+            );
+        }
     }
     let accepts_sse = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("text/event-stream"));
     if !accepts_sse {
-        return StatusCode::NOT_ACCEPTABLE.into_response();
+        return rpc_error(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            code::INVALID_REQUEST,
+            "GET /mcp opens an event stream: send Accept: text/event-stream",
+        );
     }
     sse_response(gw.0.subscriptions.open_stream(sid))
 }
