@@ -10,18 +10,15 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use interlock_core::Decision;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
-use interlock_gateway::keys::issue_key;
-use interlock_gateway::{EventBus, Gateway, GatewayEvent};
-use interlock_host::{APPROVER_KEY, Host, HostError};
-use interlock_keychain::{Keychain, KeychainKey};
-use interlock_store::ApiKeyKind;
+use interlock_gateway::{EventBus, EventType, GatewayEvent, SubjectKind};
+use interlock_host::{
+    APPROVER_KEY, Decision, GatewayOptions, Host, HostError, Keychain, KeychainKey, RunningGateway,
+};
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio::sync::watch;
 
 /// The reviewer API key this app issues itself on every start (the previous
 /// ones are revoked): the window's UI reads the API with it.
@@ -50,11 +47,7 @@ pub struct Backend {
 /// Where the gateway runs.
 enum Link {
     /// In this process, on the embedded SQLite file.
-    Local {
-        gateway: Gateway,
-        shutdown: watch::Sender<bool>,
-        server: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-    },
+    Local(RunningGateway),
     /// A team's gateway, through its reviewer API; its event stream is relayed
     /// onto a local bus so the tray and notifications work the same way.
     Team {
@@ -173,50 +166,25 @@ async fn start_local(
     created_key: bool,
 ) -> Result<Started, String> {
     let t0 = Instant::now();
-    let engine = host.engine().await.map_err(|e| e.to_string())?;
+    let running = host
+        .start_gateway(GatewayOptions {
+            config: None,
+            listen: settings.listen,
+            ui_dir: settings.ui_dir.clone(),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
     // Idempotent: a key made on an earlier run (or by `interlock keys init`) is
     // trusted in this data directory too.
-    engine
-        .register_approver(&key.public_key(), &identity(), "desktop keychain key")
+    running
+        .trust_approver(&key, &identity(), "desktop keychain key")
         .await
         .map_err(|e| e.to_string())?;
-    engine
-        .store()
-        .revoke_api_keys(ApiKeyKind::Reviewer, REVIEWER_NAME)
+    let reviewer_token = running
+        .reissue_reviewer_key(REVIEWER_NAME)
         .await
         .map_err(|e| e.to_string())?;
-    let (reviewer_token, _) = issue_key(&engine, ApiKeyKind::Reviewer, REVIEWER_NAME, "reviewer")
-        .await
-        .map_err(|e| e.to_string())?;
-
-    let mut config = host.gateway_config(None).map_err(|e| e.to_string())?;
-    if let Some(l) = settings.listen {
-        config.listen = l;
-    }
-    config.ui_dir = settings.ui_dir.clone();
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .map_err(|e| {
-            format!(
-                "cannot listen on {}: {e} (set INTERLOCK_LISTEN or `listen` in gateway.toml)",
-                config.listen
-            )
-        })?;
-    let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    let origin = origin_of(bound);
-    let gateway = Gateway::start(engine, config).map_err(|e| e.to_string())?;
-    let (shutdown, mut stop) = watch::channel(false);
-    let server = tokio::spawn({
-        let gw = gateway.clone();
-        async move {
-            let stopped = async move {
-                let _ = stop.wait_for(|s| *s).await;
-            };
-            if let Err(e) = interlock_gateway::http::serve(gw, listener, stopped).await {
-                eprintln!("interlock-desktop: the gateway stopped: {e}");
-            }
-        }
-    });
+    let origin = origin_of(running.bound());
     eprintln!(
         "interlock-desktop: gateway on {origin} (data {}, {} ms{})",
         data_dir.display(),
@@ -229,11 +197,7 @@ async fn start_local(
     );
     Ok(Started {
         backend: Backend {
-            link: Link::Local {
-                gateway,
-                shutdown,
-                server: tokio::sync::Mutex::new(Some(server)),
-            },
+            link: Link::Local(running),
             key,
             origin,
             data_dir,
@@ -352,15 +316,15 @@ pub fn origin_of(bound: SocketAddr) -> String {
 /// A held item as the notifications and the tray see it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Held {
-    /// `plan` or `server`.
-    pub kind: &'static str,
+    /// A plan or a server.
+    pub kind: SubjectKind,
     /// Plan id or server name.
     pub subject: String,
     /// What an Approve must sign: the plan hash, or the server's observed
     /// surface hash, as of the event.
     pub hash: String,
-    /// The event type (`plan.proposed`, `server.quarantined`, …).
-    pub event: String,
+    /// The event that put it on hold.
+    pub event: EventType,
     pub title: String,
     pub risk: String,
 }
@@ -370,7 +334,7 @@ impl Backend {
     /// gateway's stream relayed onto a local one.
     pub fn events(&self) -> &EventBus {
         match &self.link {
-            Link::Local { gateway, .. } => gateway.events(),
+            Link::Local(running) => running.events(),
             Link::Team { events, .. } => events,
         }
     }
@@ -382,25 +346,18 @@ impl Backend {
 
     /// The item a notification should be raised for, if `e` puts one on hold.
     pub async fn held_by(&self, e: &GatewayEvent) -> Option<Held> {
-        if !matches!(
-            e.kind.as_str(),
-            "plan.proposed" | "server.pending" | "server.quarantined" | "server.drift_held"
-        ) {
+        if !e.kind.holds_for_review() {
             return None;
         }
-        let hash = match e.subject_kind {
-            "plan" => e.plan_hash.clone()?,
-            _ => e.observed_hash.clone()?,
+        let (kind, hash) = match e.subject_kind {
+            SubjectKind::Plan => (SubjectKind::Plan, e.plan_hash.clone()?),
+            _ => (SubjectKind::Server, e.observed_hash.clone()?),
         };
         Some(Held {
-            kind: if e.subject_kind == "plan" {
-                "plan"
-            } else {
-                "server"
-            },
+            kind,
             subject: e.subject.clone(),
             hash,
-            event: e.kind.clone(),
+            event: e.kind,
             title: e.title.clone(),
             risk: e.risk.clone(),
         })
@@ -409,7 +366,7 @@ impl Backend {
     /// How many items wait for a reviewer (the inbox's rule).
     pub async fn held_count(&self) -> Result<usize, String> {
         match &self.link {
-            Link::Local { gateway, .. } => gateway.held_count().await.map_err(|e| e.to_string()),
+            Link::Local(running) => running.held_count().await.map_err(|e| e.to_string()),
             Link::Team { client, .. } => client
                 .inbox()
                 .await
@@ -421,70 +378,62 @@ impl Backend {
     /// Signs a decision about exactly `hash` with the keychain key.
     pub async fn decide(
         &self,
-        kind: &str,
+        kind: SubjectKind,
         subject: &str,
         hash: &str,
         decision: Decision,
         reason: &str,
     ) -> Result<Value, DecideError> {
-        let (gateway, client) = match &self.link {
-            Link::Local { gateway, .. } => (Some(gateway), None),
-            Link::Team { client, .. } => (None, Some(client)),
-        };
-        if let Some(client) = client {
-            let subject_kind = match kind {
-                "plan" => Subject::Plan,
-                "server" => Subject::Server,
-                other => {
-                    return Err(DecideError {
-                        code: "invalid",
-                        message: format!("subjectKind must be `plan` or `server`, not {other:?}"),
-                    });
-                }
-            };
-            let mut answer = interlock_host::decide_remote(
-                client,
-                &self.key,
-                subject_kind,
-                subject,
-                hash,
-                decision,
-                reason,
-                APPROVAL_VALID_SECS,
-            )
-            .await?;
-            answer["subject_kind"] = json!(kind);
-            return Ok(answer);
-        }
-        let gateway = gateway.expect("local when not team");
-        match kind {
-            "plan" => {
-                let o = interlock_host::decide_plan(
-                    gateway.engine(),
+        let running = match &self.link {
+            Link::Local(running) => running,
+            Link::Team { client, .. } => {
+                let subject_kind = match kind {
+                    SubjectKind::Plan => Subject::Plan,
+                    SubjectKind::Server => Subject::Server,
+                    other => return Err(DecideError::not_decidable(other)),
+                };
+                let mut answer = interlock_host::decide_remote(
+                    client,
                     &self.key,
+                    subject_kind,
                     subject,
-                    Some(hash),
+                    hash,
                     decision,
                     reason,
                     APPROVAL_VALID_SECS,
                 )
                 .await?;
-                let mut answer = interlock_gateway::api::decision_outcome_json(&o);
+                answer["subject_kind"] = json!(kind.as_str());
+                return Ok(answer);
+            }
+        };
+        match kind {
+            SubjectKind::Plan => {
+                let o = running
+                    .decide_plan(
+                        &self.key,
+                        subject,
+                        Some(hash),
+                        decision,
+                        reason,
+                        APPROVAL_VALID_SECS,
+                    )
+                    .await?;
+                let mut answer = interlock_gateway::views::decision_outcome_json(&o);
                 answer["subject_kind"] = json!("plan");
                 Ok(answer)
             }
-            "server" => {
-                let r = interlock_host::decide_server_surface(
-                    gateway.engine(),
-                    gateway.events(),
-                    &self.key,
-                    subject,
-                    Some(hash),
-                    decision,
-                    reason,
-                    APPROVAL_VALID_SECS,
-                )
-                .await?;
+            SubjectKind::Server => {
+                let r = running
+                    .decide_server(
+                        &self.key,
+                        subject,
+                        Some(hash),
+                        decision,
+                        reason,
+                        APPROVAL_VALID_SECS,
+                    )
+                    .await?;
                 Ok(json!({
                     "subject_kind": "server",
                     "name": r.name,
@@ -495,10 +444,7 @@ impl Backend {
                     "version": r.version,
                 }))
             }
-            other => Err(DecideError {
-                code: "invalid",
-                message: format!("subjectKind must be `plan` or `server`, not {other:?}"),
-            }),
+            other => Err(DecideError::not_decidable(other)),
         }
     }
 
@@ -506,14 +452,7 @@ impl Backend {
     pub async fn approver_info(&self) -> Value {
         let key_id = self.key.key_id().to_string();
         let identity = match &self.link {
-            Link::Local { gateway, .. } => gateway
-                .engine()
-                .store()
-                .approver_key(&key_id)
-                .await
-                .ok()
-                .flatten()
-                .map(|k| k.identity),
+            Link::Local(running) => running.approver_identity(&key_id).await.ok().flatten(),
             Link::Team { client, .. } => client.approver_identity(&key_id).await.ok().flatten(),
         };
         json!({
@@ -535,18 +474,7 @@ impl Backend {
             return;
         }
         match &self.link {
-            Link::Local {
-                gateway,
-                shutdown,
-                server,
-            } => {
-                let _ = shutdown.send(true);
-                if let Some(server) = server.lock().await.take() {
-                    let _ = tokio::time::timeout(Duration::from_secs(3), server).await;
-                }
-                gateway.shutdown().await;
-                gateway.engine().log().close().await;
-            }
+            Link::Local(running) => running.shutdown().await,
             Link::Team { relay, .. } => relay.abort(),
         }
     }
@@ -560,6 +488,18 @@ pub struct DecideError {
     /// `keychain`, `internal`.
     pub code: &'static str,
     pub message: String,
+}
+
+impl DecideError {
+    fn not_decidable(kind: SubjectKind) -> DecideError {
+        DecideError {
+            code: "invalid",
+            message: format!(
+                "subjectKind must be `plan` or `server`, not {:?}",
+                kind.as_str()
+            ),
+        }
+    }
 }
 
 impl From<HostError> for DecideError {

@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use backend::{Backend, DecideError};
-use interlock_core::Decision;
+use interlock_gateway::SubjectKind;
+use interlock_host::Decision;
 use serde_json::Value;
 use tauri::image::Image;
 use tauri::ipc::CapabilityBuilder;
@@ -53,12 +54,18 @@ async fn decide(
             });
         }
     };
+    let Some(subject_kind) = SubjectKind::parse(&subject_kind) else {
+        return Err(DecideError {
+            code: "invalid",
+            message: format!("subjectKind must be `plan` or `server`, not {subject_kind:?}"),
+        });
+    };
     let reason = reason
         .map(|r| r.trim().to_owned())
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| format!("{}d in the desktop app", decision.name()));
     backend
-        .decide(&subject_kind, &subject, &hash, decision, &reason)
+        .decide(subject_kind, &subject, &hash, decision, &reason)
         .await
 }
 

@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use interlock_core::Decision;
+use interlock_gateway::{EventType, SubjectKind};
+use interlock_host::Decision;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
@@ -53,7 +54,7 @@ pub enum Show {
     },
 }
 
-type Key = (&'static str, String);
+type Key = (SubjectKind, String);
 
 fn key(h: &Held) -> Key {
     (h.kind, h.subject.clone())
@@ -196,7 +197,7 @@ impl Folder {
 
     /// The item was decided (here or elsewhere): drop it from the coming
     /// summary, and return its open notification to close.
-    pub fn resolved(&mut self, kind: &str, subject: &str) -> Option<u32> {
+    pub fn resolved(&mut self, kind: SubjectKind, subject: &str) -> Option<u32> {
         self.pending
             .retain(|p| !(p.kind == kind && p.subject == subject));
         if self.pending.is_empty() {
@@ -227,8 +228,12 @@ pub trait Shell: Send + Sync + 'static {
 }
 
 /// The route of an item's review in the UI.
-pub fn route(kind: &str, subject: &str) -> String {
-    let section = if kind == "plan" { "plans" } else { "servers" };
+pub fn route(kind: SubjectKind, subject: &str) -> String {
+    let section = match kind {
+        SubjectKind::Plan => "plans",
+        SubjectKind::Server => "servers",
+        SubjectKind::Standing => "standing",
+    };
     format!("#/{section}/{}", encode_component(subject))
 }
 
@@ -270,10 +275,12 @@ pub fn one_line(s: &str, max: usize) -> String {
 
 /// The notification's title and body for an item.
 pub fn text(h: &Held) -> (String, String) {
-    let title = match h.event.as_str() {
-        "plan.proposed" => "Plan held for review".to_owned(),
-        "server.pending" => format!("New MCP server: {}", one_line(&h.subject, 60)),
-        "server.quarantined" => format!("MCP server quarantined: {}", one_line(&h.subject, 60)),
+    let title = match h.event {
+        EventType::PlanProposed => "Plan held for review".to_owned(),
+        EventType::ServerPending => format!("New MCP server: {}", one_line(&h.subject, 60)),
+        EventType::ServerQuarantined => {
+            format!("MCP server quarantined: {}", one_line(&h.subject, 60))
+        }
         _ => format!("MCP server changed: {}", one_line(&h.subject, 60)),
     };
     let body = format!(
@@ -430,21 +437,6 @@ async fn notice(options: &Options, title: &str, body: &str) {
     }
 }
 
-/// The plan and server events after which an item no longer waits.
-fn resolves(kind: &str) -> bool {
-    matches!(
-        kind,
-        "plan.approved"
-            | "plan.rejected"
-            | "plan.expired"
-            | "plan.executing"
-            | "plan.succeeded"
-            | "plan.halted"
-            | "server.approved"
-            | "server.rejected"
-    )
-}
-
 /// Runs until the gateway's event bus closes.
 pub async fn run(
     backend: Arc<Backend>,
@@ -472,7 +464,7 @@ pub async fn run(
                         if let Some(s) = folder.offer(Instant::now(), held) {
                             display(&options, &mut folder, s).await;
                         }
-                    } else if resolves(&e.kind)
+                    } else if e.kind.settles()
                         && let Some(id) = folder.resolved(e.subject_kind, &e.subject)
                     {
                         close(id).await;
@@ -601,10 +593,10 @@ mod tests {
 
     fn plan(id: &str, hash: &str) -> Held {
         Held {
-            kind: "plan",
+            kind: SubjectKind::Plan,
             subject: id.to_owned(),
             hash: hash.to_owned(),
-            event: "plan.proposed".to_owned(),
+            event: EventType::PlanProposed,
             title: format!("Plan {id}"),
             risk: "medium".to_owned(),
         }
@@ -629,7 +621,7 @@ mod tests {
         assert_eq!((a2.hash.as_str(), r), ("h2", Some(7)));
         f.shown(Target::Item(a2), 7);
         assert_eq!(f.target(7), Some(&Target::Item(plan("a", "h2"))));
-        assert_eq!(f.resolved("plan", "a"), Some(7));
+        assert_eq!(f.resolved(SubjectKind::Plan, "a"), Some(7));
         assert_eq!(f.target(7), None);
     }
 
@@ -684,7 +676,7 @@ mod tests {
         let (a, _) = shown_item(f.offer(t, plan("a", "h")));
         f.shown(Target::Item(a), 1);
         assert_eq!(f.offer(t, plan("b", "h")), None);
-        assert_eq!(f.resolved("plan", "b"), None);
+        assert_eq!(f.resolved(SubjectKind::Plan, "b"), None);
         assert_eq!(f.due(), None);
         assert_eq!(f.flush(t + WINDOW), None);
     }
@@ -705,8 +697,11 @@ mod tests {
     fn text_is_one_line_without_markup() {
         assert_eq!(one_line("a<b>&\nc", 100), "a&lt;b&gt;&amp; c");
         assert_eq!(one_line("abcdef", 3), "abc…");
-        assert_eq!(route("plan", "gw notes/1"), "#/plans/gw%20notes%2F1");
-        assert_eq!(route("server", "files"), "#/servers/files");
+        assert_eq!(
+            route(SubjectKind::Plan, "gw notes/1"),
+            "#/plans/gw%20notes%2F1"
+        );
+        assert_eq!(route(SubjectKind::Server, "files"), "#/servers/files");
         let (t, b) = text(&plan("a", "h"));
         assert_eq!(t, "Plan held for review");
         assert_eq!(b, "Plan a\nRisk: medium");

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
-use interlock_gateway::{Gateway, GatewayConfig};
+use interlock_gateway::GatewayConfig;
+use interlock_host::GatewayOptions;
 
 use super::context::Context;
 
@@ -36,26 +36,15 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .try_init();
-    let mut config = load_config(ctx, args.config.as_ref())?;
-    if let Some(l) = args.listen {
-        config.listen = l;
-    }
-    if let Some(ui) = args.ui {
-        if !ui.join("index.html").is_file() {
-            anyhow::bail!(
-                "--ui {}: no index.html there (build the UI first)",
-                ui.display()
-            );
-        }
-        config.ui_dir = Some(ui);
-    }
-    let (engine, mcp_adapter) = ctx.host().gateway_engine().await?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("binding {}", config.listen))?;
-    let bound = listener.local_addr()?;
-    let gw = Gateway::start(engine, config)?;
-    mcp_adapter.bind(gw.clone());
+    let running = ctx
+        .host()
+        .start_gateway(GatewayOptions {
+            config: args.config,
+            listen: args.listen,
+            ui_dir: args.ui,
+        })
+        .await?;
+    let (bound, gw) = (running.bound(), running.gateway());
     // One line on stdout a machine can read (tests and scripts wait for it; a
     // reader that then closes the pipe must not stop the gateway), the rest on stderr.
     {
@@ -82,8 +71,6 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
             _ = term.recv() => {}
         }
     };
-    interlock_gateway::http::serve(gw.clone(), listener, shutdown).await?;
-    gw.shutdown().await;
-    gw.engine().log().close().await;
+    running.serve_until(shutdown).await?;
     Ok(ExitCode::SUCCESS)
 }

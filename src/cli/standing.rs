@@ -109,7 +109,7 @@ pub async fn run(ctx: &Context, cmd: StandingCommand) -> anyhow::Result<ExitCode
         StandingCommand::Revoke { id, reason } => {
             let engine = ctx.engine().await?;
             let by = std::env::var("USER").unwrap_or_else(|_| "reviewer".into());
-            let done = interlock_gateway::standing::revoke(
+            let done = interlock_gateway::calls::standing::revoke(
                 &engine,
                 &interlock_gateway::EventBus::new(),
                 &id,

@@ -294,6 +294,7 @@ impl Executor for Commands {
                 ("stderr_bytes", int(done.stderr.total)),
                 ("stderr_truncated", Value::Bool(done.stderr.truncated())),
             ]),
+            output: None,
         })
     }
 }

@@ -264,6 +264,7 @@ fn write_file(path: &Path, content: &[u8], mode: Option<u32>) -> Result<ExecOutc
             ("mode", int(final_mode)),
             ("replaced", Value::Bool(existing.is_some())),
         ]),
+        output: None,
     })
 }
 
@@ -274,6 +275,7 @@ fn ensure_absent(path: &Path) -> Result<ExecOutcome, ExecError> {
             return Ok(ExecOutcome {
                 summary: format!("{} already absent", path.display()),
                 detail: object([("path", path_value(path)), ("removed", Value::Bool(false))]),
+                output: None,
             });
         }
         Err(e) => return Err(io_err("cannot inspect", path, e)),
@@ -299,6 +301,7 @@ fn ensure_absent(path: &Path) -> Result<ExecOutcome, ExecError> {
             ("removed", Value::Bool(true)),
             ("kind", Value::String(kind.into())),
         ]),
+        output: None,
     })
 }
 
@@ -344,6 +347,7 @@ fn make_dir(path: &Path, mode: Option<u32>) -> Result<ExecOutcome, ExecError> {
             ("created", Value::Bool(created)),
             ("mode", int(final_mode)),
         ]),
+        output: None,
     })
 }
 
@@ -389,6 +393,7 @@ fn read_file(path: &Path, max: u64) -> Result<ExecOutcome, ExecError> {
             if truncated { " (truncated)" } else { "" }
         ),
         detail: Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()),
+        output: None,
     })
 }
 

@@ -109,6 +109,10 @@ pub struct ExecOutcome {
     /// A JSON object of facts (bytes written, `sha256:` of content, exit code,
     /// capped stdout …) that the log records, so a receipt says what actually ran.
     pub detail: Value,
+    /// What the stage produced for whoever ran the plan, as raw JSON (an MCP
+    /// tool's result, handed back to the agent whose held call it was). Not
+    /// logged: the log records `detail`, which names its hash.
+    pub output: Option<String>,
 }
 
 /// Why an executor did not (fully) perform a stage.

@@ -68,6 +68,7 @@ impl Executor for Fake {
         Ok(ExecOutcome {
             summary: format!("fake {}", stage.action),
             detail: Value::Object(Default::default()),
+            output: None,
         })
     }
 }

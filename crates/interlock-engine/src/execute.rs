@@ -38,6 +38,11 @@ pub struct StageReport {
     pub result: StageResult,
     /// The executor's one-line summary, when it ran.
     pub summary: Option<String>,
+    /// The executor's output for the caller ([`ExecOutcome::output`]), when
+    /// the stage committed.
+    ///
+    /// [`ExecOutcome::output`]: interlock_adapters::ExecOutcome::output
+    pub output: Option<String>,
 }
 
 /// The outcome of one execution.
@@ -146,6 +151,7 @@ impl Engine {
                     stage_id: stage.id.clone(),
                     result: StageResult::NotRun,
                     summary: None,
+                    output: None,
                 });
                 continue;
             }
@@ -223,6 +229,7 @@ impl Engine {
             stage_id: stage.id.clone(),
             result,
             summary,
+            output: None,
         };
         // Preconditions: all must be met before anything is dispatched.
         for (i, check) in stage.preconditions.iter().enumerate() {
@@ -270,7 +277,10 @@ impl Engine {
                 ));
             }
         }
-        Ok(report(StageResult::Committed, Some(outcome.summary)))
+        Ok(StageReport {
+            output: outcome.output,
+            ..report(StageResult::Committed, Some(outcome.summary))
+        })
     }
 
     async fn probe(&self, check: &Check, stage: &Stage) -> ProbeOutcome {

@@ -1,5 +1,5 @@
 //! The tool-call path's own cost per call: argument inspection + role/risk
-//! policy (`callpath::assess`) and the response scan (`callpath::scan_result`)
+//! policy (`calls::assess::assess`) and the response scan (`calls::scan::scan_result`)
 //! on typical ≤ 4 KB arguments and results, against the cost of only parsing
 //! them (what the bare proxy path does anyway). Prints p50/p99 per call.
 //!
@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use interlock_canon as canon;
 use interlock_gateway::GatewayConfig;
-use interlock_gateway::callpath::{assess, response_policy, scan_result};
+use interlock_gateway::calls::assess::assess;
+use interlock_gateway::calls::scan::{response_policy, scan_result};
 
 fn percentiles(mut v: Vec<f64>) -> (f64, f64) {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());

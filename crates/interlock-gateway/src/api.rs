@@ -14,95 +14,23 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+
 use futures_util::Stream;
 use interlock_canon as canon;
 use interlock_core::DsseEnvelope;
-use interlock_engine::{EngineError, PlanRecord, PlanStatus};
+use interlock_engine::{PlanRecord, PlanStatus};
 use interlock_store::{ApiKeyKind, ApiKeyRecord};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::BroadcastStream;
 
-use crate::extract::{Body, Param, Query};
+use crate::auth::bearer;
+use crate::extract::{ApiError, Body, Param, Query};
 use crate::gateway::Gateway;
-use crate::mcp::bearer;
-use crate::pins::{PinError, ServerView};
+use crate::pins::ServerView;
 use crate::upstream::LinkState;
-
-/// An API error: a status and `{"error": {"code", "message"}}`.
-pub struct ApiError(StatusCode, &'static str, String);
-
-impl ApiError {
-    pub(crate) fn new(status: StatusCode, code: &'static str, message: String) -> ApiError {
-        ApiError(status, code, message)
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (
-            self.0,
-            Json(json!({"error": {"code": self.1, "message": self.2}})),
-        )
-            .into_response()
-    }
-}
-
-impl From<EngineError> for ApiError {
-    fn from(e: EngineError) -> ApiError {
-        let (status, code) = match &e {
-            EngineError::NoSuchPlan(_) => (StatusCode::NOT_FOUND, "not_found"),
-            // The plan changed since the reviewer saw it: the same answer as a
-            // changed server surface, so clients can reload and review again.
-            EngineError::Decision(interlock_core::DecisionError::PlanHashMismatch { .. }) => {
-                (StatusCode::CONFLICT, "changed")
-            }
-            EngineError::WrongState { .. }
-            | EngineError::AlreadyStarted(_)
-            | EngineError::NotApproved(_) => (StatusCode::CONFLICT, "wrong_state"),
-            EngineError::Decision(_) | EngineError::SelfApproval(_) | EngineError::Replay => {
-                (StatusCode::UNPROCESSABLE_ENTITY, "decision_refused")
-            }
-            EngineError::Invalid(_) | EngineError::NotAnObject => {
-                (StatusCode::BAD_REQUEST, "invalid")
-            }
-            EngineError::Store(_) | EngineError::Log(_) => {
-                (StatusCode::SERVICE_UNAVAILABLE, "storage")
-            }
-            #[allow(unreachable_patterns)]
-            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
-        };
-        ApiError(status, code, e.to_string())
-    }
-}
-
-impl From<PinError> for ApiError {
-    fn from(e: PinError) -> ApiError {
-        match e {
-            PinError::Engine(e) => e.into(),
-            PinError::NoSuchServer(_) => {
-                ApiError(StatusCode::NOT_FOUND, "not_found", e.to_string())
-            }
-            PinError::SurfaceChanged { .. }
-            | PinError::NothingObserved { .. }
-            | PinError::Contended(_) => ApiError(StatusCode::CONFLICT, "changed", e.to_string()),
-            PinError::NotAServerStatement(_) | PinError::BadSurface { .. } => {
-                ApiError(StatusCode::BAD_REQUEST, "invalid", e.to_string())
-            }
-            PinError::Store(_) => {
-                ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string())
-            }
-        }
-    }
-}
-
-impl From<interlock_store::StoreError> for ApiError {
-    fn from(e: interlock_store::StoreError) -> ApiError {
-        ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string())
-    }
-}
+use crate::views::{decision_outcome_json, plan_summary};
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
@@ -123,21 +51,6 @@ pub async fn reviewer(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord,
             "unknown or revoked reviewer API key (agent keys cannot use the reviewer API)".into(),
         )),
     }
-}
-
-/// A plan revision as the API lists it (the governance tools too).
-pub(crate) fn plan_summary(r: &PlanRecord) -> Value {
-    json!({
-        "plan_id": r.plan_id,
-        "revision": r.revision,
-        "plan_hash": r.plan_hash,
-        "title": r.title,
-        "proposer": r.proposer,
-        "risk": r.risk,
-        "status": r.status.as_str(),
-        "created_at": r.created_at,
-        "updated_at": r.updated_at,
-    })
 }
 
 fn link_json(l: &LinkState) -> Value {
@@ -327,19 +240,6 @@ pub async fn decide_plan(
     let env = statement_about(&body, &id, || format!("plan {id:?}"))?;
     let o = gw.engine().decide(&env).await?;
     Ok(Json(decision_outcome_json(&o)))
-}
-
-/// A plan decision's outcome as the API (and the desktop app) reports it.
-pub fn decision_outcome_json(o: &interlock_engine::DecisionOutcome) -> Value {
-    json!({
-        "plan_id": o.plan_id,
-        "revision": o.revision,
-        "decision": o.decision.name(),
-        "status": o.status.as_str(),
-        "approvals": o.approvals,
-        "approvals_required": o.approvals_required,
-        "log_index": o.log_index,
-    })
 }
 
 /// The DSSE envelope in `body`, if its statement is about `subject`: a
@@ -554,7 +454,7 @@ pub async fn events(
     let stream = BroadcastStream::new(gw.events().subscribe()).filter_map(|e| {
         let e = e.ok()?;
         Some(Ok(Event::default()
-            .event(e.kind.clone())
+            .event(e.kind.as_str())
             .data(serde_json::to_string(&e).expect("JSON"))))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
@@ -600,7 +500,7 @@ pub async fn grant_standing(
     let env = envelope(&body.envelope)?;
     let doc = canon::from_serde_json(&body.document)
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "invalid", format!("document: {e}")))?;
-    let s = crate::standing::grant(gw.engine(), gw.events(), &doc, &env).await?;
+    let s = crate::calls::standing::grant(gw.engine(), gw.events(), &doc, &env).await?;
     Ok(Json(
         json!({"id": s.id, "role": s.role, "tool": s.tool, "expires_at": s.expires_at}),
     ))
@@ -647,7 +547,7 @@ pub async fn revoke_standing(
         ));
     }
     let by = format!("reviewer:{}", who.name);
-    if crate::standing::revoke(gw.engine(), gw.events(), &id, &by, &reason).await? {
+    if crate::calls::standing::revoke(gw.engine(), gw.events(), &id, &by, &reason).await? {
         Ok(Json(json!({"id": id, "revoked": true, "by": by})))
     } else {
         Err(ApiError(

@@ -369,7 +369,7 @@ mod tests {
     #[test]
     fn sse_events_parse_across_chunk_boundaries() {
         let ev = GatewayEvent::server(
-            "server.pending",
+            crate::events::EventType::ServerPending,
             "fs",
             "t".into(),
             "medium",

@@ -28,6 +28,8 @@ use std::time::Duration;
 use interlock_surface::{DriftPolicy, Severity};
 use serde::Deserialize;
 
+pub use crate::roles::RoleConfig;
+
 /// Where the gateway listens unless told otherwise: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8717";
 
@@ -317,19 +319,6 @@ impl UpstreamConfig {
             ))),
         }
     }
-}
-
-/// What agents of one role may call.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RoleConfig {
-    /// Globs over exposed tool names (`files__read_*`, `*`). A tool that matches
-    /// none is neither listed nor callable for the role.
-    pub tools: Vec<String>,
-    /// The highest risk a call may have and run without a reviewer: `low`,
-    /// `medium`, `high` (default) or `critical`. Riskier calls are held as plans.
-    #[serde(default)]
-    pub max_risk: Option<String>,
 }
 
 /// Whether `name` may name an upstream server: lower-case ASCII letters,

@@ -15,8 +15,8 @@
 //!
 //! Not pinned: unlike tools, prompt and resource listings are not part of the
 //! approved surface, so a change in them is not drift; inspection is what stands
-//! between their text and the agent. Subscriptions are not offered: the gateway
-//! would have to relay `notifications/resources/updated` per session.
+//! between their text and the agent. A read's inspect-and-record step is the
+//! call path's ([`deliver_read`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +27,10 @@ use interlock_store::{ApiKeyRecord, ServerStatus};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::callpath;
+use crate::calls::assess::arguments_digest;
+use crate::calls::leaf::{ReadKind, ReadRecord};
+use crate::calls::pipeline::{deliver_read, upstream_failure};
+use crate::calls::scan::{response_policy, scan_content};
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};
 use crate::upstream::{Connection, UpstreamError};
@@ -130,11 +133,11 @@ fn raw_string(s: &str) -> Box<RawValue> {
 /// A listing's descriptions, inspected; an item whose text policy blocks is
 /// left out (and logged), a redacted one is served redacted.
 fn inspected(gw: &Gateway, server: &str, items: Vec<Box<RawValue>>) -> Vec<Box<RawValue>> {
-    let policy = callpath::response_policy(gw.config());
+    let policy = response_policy(gw.config());
     items
         .into_iter()
         .filter_map(|item| {
-            let (replacement, findings, blocked) = callpath::scan_content(item.get(), &policy);
+            let (replacement, findings, blocked) = scan_content(item.get(), &policy);
             if blocked {
                 tracing::warn!(server, findings = findings.len(), "withheld a listed item");
                 return None;
@@ -280,93 +283,6 @@ async fn prompt_owner(gw: &Gateway, exposed: &str) -> Option<(Source, String)> {
     None
 }
 
-/// Appends the leaf of a content read (`prompt.get` or `resource.read`).
-#[allow(clippy::too_many_arguments)]
-async fn record_read(
-    gw: &Gateway,
-    kind: &str,
-    agent: &ApiKeyRecord,
-    server: &str,
-    what: (&str, &str),
-    arguments_hash: Option<&str>,
-    outcome: &str,
-    findings: &[interlock_inspect::Finding],
-) -> Result<u64, interlock_engine::EngineError> {
-    let mut m = canon::Map::new();
-    m.insert("agent".into(), agent.name.as_str().into());
-    m.insert("role".into(), agent.role.as_str().into());
-    m.insert("server".into(), server.into());
-    m.insert(what.0.into(), what.1.into());
-    if let Some(h) = arguments_hash {
-        m.insert("arguments_hash".into(), h.into());
-    }
-    m.insert("outcome".into(), outcome.into());
-    m.insert("findings".into(), callpath::findings_value(findings));
-    Ok(gw.engine().record(kind, m).await?.index)
-}
-
-/// What a read sends back once the upstream answered: the result as inspected
-/// and logged, or an error saying why not.
-#[allow(clippy::too_many_arguments)]
-async fn deliver(
-    gw: &Gateway,
-    agent: &ApiKeyRecord,
-    id: &RawValue,
-    kind: &str,
-    server: &str,
-    what: (&str, &str),
-    arguments_hash: Option<&str>,
-    outcome: Result<Box<RawValue>, UpstreamError>,
-) -> Vec<u8> {
-    let result = match outcome {
-        Ok(r) => r,
-        Err(e) => {
-            let outcome = match e {
-                UpstreamError::Rpc(_) => "upstream_error",
-                _ => "unavailable",
-            };
-            let _ = record_read(gw, kind, agent, server, what, arguments_hash, outcome, &[]).await;
-            return upstream_failure(id, server, e);
-        }
-    };
-    let policy = callpath::response_policy(gw.config());
-    let (replacement, findings, blocked) = callpath::scan_content(result.get(), &policy);
-    let outcome = match (findings.is_empty(), blocked, replacement.is_some()) {
-        (true, _, _) => "ok",
-        (false, true, _) if !agent.shadow => "blocked",
-        (false, _, true) if !agent.shadow => "redacted",
-        _ => "flagged",
-    };
-    if let Err(e) = record_read(
-        gw,
-        kind,
-        agent,
-        server,
-        what,
-        arguments_hash,
-        outcome,
-        &findings,
-    )
-    .await
-    {
-        return jsonrpc::unlogged(id, "read", &e);
-    }
-    match outcome {
-        "blocked" => jsonrpc::error_with_data(
-            Some(id),
-            code::FORBIDDEN,
-            &format!(
-                "the gateway withheld this {}: it contained {} (blocked by policy)",
-                what.0,
-                callpath::categories(&findings)
-            ),
-            Some(&serde_json::json!({"server": server, what.0: what.1})),
-        ),
-        "redacted" => jsonrpc::result_value(id, &replacement.expect("redacted")),
-        _ => jsonrpc::result(id, &result),
-    }
-}
-
 #[derive(Deserialize)]
 struct GetPrompt {
     name: String,
@@ -405,7 +321,7 @@ pub(crate) async fn prompts_get(
     let arguments_hash = match &p.arguments {
         None => None,
         Some(a) => match canon::parse_json(a.get().as_bytes()) {
-            Ok(v) => Some(callpath::arguments_digest(&v).to_string()),
+            Ok(v) => Some(arguments_digest(&v).to_string()),
             Err(e) => {
                 return jsonrpc::error(
                     Some(id),
@@ -424,17 +340,14 @@ pub(crate) async fn prompts_get(
         .conn
         .request("prompts/get", Some(&forwarded), timeout(gw))
         .await;
-    deliver(
-        gw,
+    let record = ReadRecord {
+        kind: ReadKind::Prompt,
         agent,
-        id,
-        "prompt.get",
-        &source.server,
-        ("prompt", &name),
-        arguments_hash.as_deref(),
-        outcome,
-    )
-    .await
+        server: &source.server,
+        what: &name,
+        arguments_hash: arguments_hash.as_deref(),
+    };
+    deliver_read(gw, id, &record, outcome).await
 }
 
 #[derive(Deserialize)]
@@ -472,19 +385,6 @@ async fn readable_resource(
     Ok(source)
 }
 
-/// The answer to a request an upstream failed: its own JSON-RPC error as it
-/// sent it, or -32001 saying why it could not be reached.
-fn upstream_failure(id: &RawValue, server: &str, e: UpstreamError) -> Vec<u8> {
-    match e {
-        UpstreamError::Rpc(err) => jsonrpc::error_raw(id, &err),
-        e => jsonrpc::error(
-            Some(id),
-            code::UPSTREAM_UNAVAILABLE,
-            &format!("upstream `{server}`: {e}"),
-        ),
-    }
-}
-
 /// `resources/read`: the resource from the server it belongs to, inspected and
 /// logged.
 pub(crate) async fn resources_read(
@@ -508,17 +408,14 @@ pub(crate) async fn resources_read(
         .conn
         .request("resources/read", params, timeout(gw))
         .await;
-    deliver(
-        gw,
+    let record = ReadRecord {
+        kind: ReadKind::Resource,
         agent,
-        id,
-        "resource.read",
-        &source.server,
-        ("uri", &p.uri),
-        None,
-        outcome,
-    )
-    .await
+        server: &source.server,
+        what: &p.uri,
+        arguments_hash: None,
+    };
+    deliver_read(gw, id, &record, outcome).await
 }
 
 /// `resources/subscribe` and `resources/unsubscribe` (`subscribe` says which)

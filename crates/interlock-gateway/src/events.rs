@@ -3,19 +3,152 @@
 //! app's notifications).
 
 use interlock_engine::{EngineEvent, EventKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
+
+/// Declares [`EventType`]: each variant with the name the log, the SSE stream
+/// and the UI know it by.
+macro_rules! event_types {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
+        /// Every kind of event on the bus and of leaf the gateway writes, as a
+        /// type; serialized as its dotted name (`plan.proposed`, `tool.call`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum EventType {
+            $($(#[$doc])* #[serde(rename = $name)] $variant,)*
+        }
+
+        impl EventType {
+            /// The dotted name.
+            pub fn as_str(self) -> &'static str {
+                match self { $(EventType::$variant => $name,)* }
+            }
+
+            /// The type a dotted name means, if it is one.
+            pub fn parse(name: &str) -> Option<EventType> {
+                match name { $($name => Some(EventType::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+event_types! {
+    PlanProposed = "plan.proposed",
+    PlanApproved = "plan.approved",
+    PlanRejected = "plan.rejected",
+    PlanExpired = "plan.expired",
+    PlanExecuting = "plan.executing",
+    PlanSucceeded = "plan.succeeded",
+    PlanHalted = "plan.halted",
+    /// A new server (or a changed one after a rejection) waits for review.
+    ServerPending = "server.pending",
+    /// Drift quarantined the server.
+    ServerQuarantined = "server.quarantined",
+    /// Drift held some of its tools.
+    ServerDriftHeld = "server.drift_held",
+    /// Drift the policy only monitors.
+    ServerDrift = "server.drift",
+    ServerApproved = "server.approved",
+    ServerRejected = "server.rejected",
+    StandingGranted = "standing.granted",
+    StandingRevoked = "standing.revoked",
+    /// A log leaf only: one per tool-call verdict.
+    ToolCall = "tool.call",
+    /// A log leaf only: a prompt read.
+    PromptGet = "prompt.get",
+    /// A log leaf only: a resource read.
+    ResourceRead = "resource.read",
+    /// A log leaf only: an API key issued.
+    ApiKeyIssued = "apikey.issued",
+}
+
+impl EventType {
+    /// Whether an event of this type puts an item on hold for a reviewer (a
+    /// notification with Approve / Reject / Review).
+    pub fn holds_for_review(self) -> bool {
+        matches!(
+            self,
+            EventType::PlanProposed
+                | EventType::ServerPending
+                | EventType::ServerQuarantined
+                | EventType::ServerDriftHeld
+        )
+    }
+
+    /// Whether an event of this type settles its subject (a notification
+    /// about it is no longer actionable).
+    pub fn settles(self) -> bool {
+        matches!(
+            self,
+            EventType::PlanApproved
+                | EventType::PlanRejected
+                | EventType::PlanExpired
+                | EventType::PlanExecuting
+                | EventType::PlanSucceeded
+                | EventType::PlanHalted
+                | EventType::ServerApproved
+                | EventType::ServerRejected
+        )
+    }
+
+    fn of_plan(kind: EventKind) -> EventType {
+        match kind {
+            EventKind::Proposed => EventType::PlanProposed,
+            EventKind::Approved => EventType::PlanApproved,
+            EventKind::Rejected => EventType::PlanRejected,
+            EventKind::Expired => EventType::PlanExpired,
+            EventKind::Executing => EventType::PlanExecuting,
+            EventKind::Succeeded => EventType::PlanSucceeded,
+            EventKind::Halted => EventType::PlanHalted,
+        }
+    }
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What an event is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SubjectKind {
+    Plan,
+    Server,
+    Standing,
+}
+
+impl SubjectKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubjectKind::Plan => "plan",
+            SubjectKind::Server => "server",
+            SubjectKind::Standing => "standing",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<SubjectKind> {
+        match name {
+            "plan" => Some(SubjectKind::Plan),
+            "server" => Some(SubjectKind::Server),
+            "standing" => Some(SubjectKind::Standing),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for SubjectKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One thing a reviewer may want to know about now.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct GatewayEvent {
-    /// `plan.proposed`, `plan.approved`, …, `server.pending`,
-    /// `server.quarantined`, `server.drift_held`, `server.drift`,
-    /// `server.approved`, `server.rejected`.
     #[serde(rename = "type")]
-    pub kind: String,
-    /// `plan` or `server`.
-    pub subject_kind: &'static str,
+    pub kind: EventType,
+    pub subject_kind: SubjectKind,
     /// The plan id or server name.
     pub subject: String,
     /// One line for a notification.
@@ -38,7 +171,7 @@ pub struct GatewayEvent {
 
 impl GatewayEvent {
     pub fn server(
-        kind: &str,
+        kind: EventType,
         name: &str,
         title: String,
         risk: &str,
@@ -46,8 +179,8 @@ impl GatewayEvent {
         log_index: Option<u64>,
     ) -> GatewayEvent {
         GatewayEvent {
-            kind: kind.to_owned(),
-            subject_kind: "server",
+            kind,
+            subject_kind: SubjectKind::Server,
             subject: name.to_owned(),
             title,
             risk: risk.to_owned(),
@@ -59,17 +192,13 @@ impl GatewayEvent {
     }
 
     /// Reads an event as the SSE stream serializes it (another gateway's, for
-    /// the desktop app connected to a team gateway). `None` if it is not one.
+    /// the desktop app connected to a team gateway). `None` if it is not one
+    /// (or of a type this version does not know).
     pub fn from_json(v: &serde_json::Value) -> Option<GatewayEvent> {
         let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
-        let subject_kind = match v.get("subject_kind")?.as_str()? {
-            "plan" => "plan",
-            "server" => "server",
-            "standing" => "standing",
-            _ => return None,
-        };
+        let subject_kind = SubjectKind::parse(v.get("subject_kind")?.as_str()?)?;
         Some(GatewayEvent {
-            kind: text("type")?,
+            kind: EventType::parse(v.get("type")?.as_str()?)?,
             subject_kind,
             subject: text("subject")?,
             title: text("title").unwrap_or_default(),
@@ -82,18 +211,9 @@ impl GatewayEvent {
     }
 
     pub fn from_engine(e: &EngineEvent) -> GatewayEvent {
-        let kind = match e.kind {
-            EventKind::Proposed => "plan.proposed",
-            EventKind::Approved => "plan.approved",
-            EventKind::Rejected => "plan.rejected",
-            EventKind::Expired => "plan.expired",
-            EventKind::Executing => "plan.executing",
-            EventKind::Succeeded => "plan.succeeded",
-            EventKind::Halted => "plan.halted",
-        };
         GatewayEvent {
-            kind: kind.to_owned(),
-            subject_kind: "plan",
+            kind: EventType::of_plan(e.kind),
+            subject_kind: SubjectKind::Plan,
             subject: e.plan_id.clone(),
             title: e.title.clone(),
             risk: e.risk.name().to_owned(),

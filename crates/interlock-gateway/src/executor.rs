@@ -7,7 +7,8 @@
 //! tool it calls). A probe may only call a tool that claims `readOnlyHint`:
 //! observing live state must not change it.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use interlock_adapters::{ExecError, ExecOutcome, Executor, ProbeOutcome, Prober};
@@ -16,24 +17,62 @@ use interlock_core::{Check, Stage};
 use interlock_surface::Hint;
 use serde_json::value::RawValue;
 
-use crate::gateway::Gateway;
+use crate::gateway::Upstreams;
+use crate::pins::ServedSurfaces;
 use crate::upstream::UpstreamError;
 
-/// The adapter; the gateway is bound after it starts (the engine, which holds
-/// the adapters, is opened first).
-#[derive(Clone, Default)]
+/// Why a plan's call of an upstream tool was not made or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum McpCallError {
+    #[error("no upstream server `{0}`")]
+    NoServer(String),
+    /// Not served now (pending, drift held or quarantined): the pinning message.
+    #[error("{0}")]
+    NotServed(String),
+    #[error(
+        "`{server}` tool `{tool}` does not claim readOnlyHint; a probe must not change what it observes"
+    )]
+    NotReadOnly { server: String, tool: String },
+    #[error("upstream `{0}` is not connected")]
+    NotConnected(String),
+    #[error("`{server}` answered an error: {error}")]
+    Rpc { server: String, error: String },
+    #[error("`{server}`: {error}")]
+    Upstream {
+        server: String,
+        error: UpstreamError,
+    },
+    #[error("`{server}` answered non-JSON: {error}")]
+    NotJson {
+        server: String,
+        error: serde_json::Error,
+    },
+}
+
+/// The adapter: calls tools on the gateway's upstream connections, under
+/// the same pinning rules as agents' calls. It holds the upstreams and the
+/// served-surface table, not the gateway (which holds the engine, which holds
+/// this adapter): made by [`Prepared::mcp_adapter`] before the engine opens.
+///
+/// [`Prepared::mcp_adapter`]: crate::gateway::Prepared::mcp_adapter
+#[derive(Clone)]
 pub struct McpAdapter {
-    gateway: Arc<OnceLock<Gateway>>,
+    upstreams: Arc<Upstreams>,
+    served: ServedSurfaces,
+    timeout: Duration,
 }
 
 impl McpAdapter {
-    pub fn new() -> McpAdapter {
-        McpAdapter::default()
-    }
-
-    /// Binds the running gateway (once).
-    pub fn bind(&self, gw: Gateway) {
-        let _ = self.gateway.set(gw);
+    pub(crate) fn new(
+        upstreams: Arc<Upstreams>,
+        served: ServedSurfaces,
+        timeout: Duration,
+    ) -> McpAdapter {
+        McpAdapter {
+            upstreams,
+            served,
+            timeout,
+        }
     }
 
     async fn call(
@@ -42,16 +81,13 @@ impl McpAdapter {
         tool: &str,
         arguments: Option<&Value>,
         read_only: bool,
-    ) -> Result<(Box<RawValue>, serde_json::Value), String> {
-        let gw = self
-            .gateway
-            .get()
-            .ok_or("the gateway is not running in this process")?;
-        let view = gw
-            .pins()
+    ) -> Result<(Box<RawValue>, serde_json::Value), McpCallError> {
+        let view = self
+            .served
             .view(server)
-            .ok_or_else(|| format!("no upstream server `{server}`"))?;
-        view.check(tool).map_err(|why| why.message(server, tool))?;
+            .ok_or_else(|| McpCallError::NoServer(server.to_owned()))?;
+        view.check(tool)
+            .map_err(|why| McpCallError::NotServed(why.message(server, tool)))?;
         if read_only {
             let annotations = view
                 .observed
@@ -59,15 +95,17 @@ impl McpAdapter {
                 .and_then(|s| s.tool(tool))
                 .and_then(|t| t.field("annotations"));
             if !Hint::ReadOnly.effective(annotations) {
-                return Err(format!(
-                    "`{server}` tool `{tool}` does not claim readOnlyHint; a probe must not change what it observes"
-                ));
+                return Err(McpCallError::NotReadOnly {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                });
             }
         }
-        let conn = gw
-            .upstream(server)
+        let conn = self
+            .upstreams
+            .get(server)
             .and_then(|u| u.connection())
-            .ok_or_else(|| format!("upstream `{server}` is not connected"))?;
+            .ok_or_else(|| McpCallError::NotConnected(server.to_owned()))?;
         let mut params = Map::new();
         params.insert("name".into(), tool.into());
         params.insert(
@@ -77,30 +115,29 @@ impl McpAdapter {
         let raw = RawValue::from_string(canon::canonical_string(&Value::Object(params)))
             .expect("canonical JSON is JSON");
         let result = conn
-            .request(
-                "tools/call",
-                Some(&raw),
-                gw.config().limits.upstream_timeout(),
-            )
+            .request("tools/call", Some(&raw), self.timeout)
             .await
             .map_err(|e| match e {
-                UpstreamError::Rpc(err) => format!("`{server}` answered an error: {}", err.get()),
-                other => format!("`{server}`: {other}"),
+                UpstreamError::Rpc(err) => McpCallError::Rpc {
+                    server: server.to_owned(),
+                    error: err.get().to_owned(),
+                },
+                error => McpCallError::Upstream {
+                    server: server.to_owned(),
+                    error,
+                },
             })?;
-        let parsed = serde_json::from_str(result.get())
-            .map_err(|e| format!("`{server}` answered non-JSON: {e}"))?;
+        let parsed = serde_json::from_str(result.get()).map_err(|error| McpCallError::NotJson {
+            server: server.to_owned(),
+            error,
+        })?;
         Ok((result, parsed))
     }
 
     fn pinned(&self, server: &str, tool: &str, tool_hash: &str) -> ProbeOutcome {
-        let Some(gw) = self.gateway.get() else {
+        let Some(view) = self.served.view(server) else {
             return ProbeOutcome::Unprobeable {
-                reason: "the gateway is not running in this process".into(),
-            };
-        };
-        let Some(view) = gw.pins().view(server) else {
-            return ProbeOutcome::Unprobeable {
-                reason: format!("no upstream server `{server}`"),
+                reason: McpCallError::NoServer(server.to_owned()).to_string(),
             };
         };
         if let Err(why) = view.check(tool) {
@@ -116,12 +153,6 @@ impl McpAdapter {
             .unwrap_or_default();
         ProbeOutcome::from_bool(now == tool_hash, format!("`{tool}` is served at {now}"))
     }
-}
-
-/// The key under which an executed call's raw result waits for the held call
-/// that asked for it.
-pub fn result_key(server: &str, tool: &str, arguments: &Value) -> String {
-    format!("{server}\u{0}{tool}\u{0}{}", canon::digest(arguments))
 }
 
 /// The text content of a tool result, joined.
@@ -151,12 +182,7 @@ impl Executor for McpAdapter {
         let (raw, result) = self
             .call(&stage.target, tool, stage.params.get("arguments"), false)
             .await
-            .map_err(ExecError::Forbidden)?;
-        if let Some(gw) = self.gateway.get() {
-            let empty = Value::Object(Map::new());
-            let args = stage.params.get("arguments").unwrap_or(&empty);
-            gw.store_held_result(result_key(&stage.target, tool, args), raw);
-        }
+            .map_err(|e| ExecError::Forbidden(e.to_string()))?;
         let text = text_of(&result);
         let digest = canon::from_serde_json(&result)
             .map(|v| canon::digest(&v).to_string())
@@ -188,6 +214,9 @@ impl Executor for McpAdapter {
                     .collect::<String>()
             ),
             detail: Value::Object(detail),
+            // The tool's own result, as the upstream sent it, for the agent
+            // whose held call this plan is.
+            output: Some(raw.get().to_owned()),
         })
     }
 }
@@ -216,7 +245,9 @@ impl Prober for McpAdapter {
             .call(target, tool, check.params.get("arguments"), true)
             .await
         {
-            Err(reason) => ProbeOutcome::Unprobeable { reason },
+            Err(e) => ProbeOutcome::Unprobeable {
+                reason: e.to_string(),
+            },
             Ok((_, result)) => {
                 let text = text_of(&result);
                 let ok = result["isError"] != serde_json::Value::Bool(true)

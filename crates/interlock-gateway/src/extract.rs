@@ -1,13 +1,96 @@
 //! The reviewer API's request extractors: axum's `Json`, `Path` and `Query`,
 //! with their rejections answered in the API's own error shape
 //! (`{"error": {"code": "invalid", "message": …}}`, with axum's status and
-//! explanation) instead of a plain-text body a client has to special-case.
+//! explanation) instead of a plain-text body a client has to special-case;
+//! and that error shape itself, [`ApiError`], with what each lower error maps to.
 
+use axum::Json;
 use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use interlock_engine::EngineError;
 use serde::de::DeserializeOwned;
+use serde_json::json;
 
-use crate::api::ApiError;
+use crate::pins::PinError;
+
+/// An API error: a status and `{"error": {"code", "message"}}`.
+pub struct ApiError(
+    pub(crate) StatusCode,
+    pub(crate) &'static str,
+    pub(crate) String,
+);
+
+impl ApiError {
+    pub(crate) fn new(status: StatusCode, code: &'static str, message: String) -> ApiError {
+        ApiError(status, code, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.0,
+            Json(json!({"error": {"code": self.1, "message": self.2}})),
+        )
+            .into_response()
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> ApiError {
+        let (status, code) = match &e {
+            EngineError::NoSuchPlan(_) => (StatusCode::NOT_FOUND, "not_found"),
+            // The plan changed since the reviewer saw it: the same answer as a
+            // changed server surface, so clients can reload and review again.
+            EngineError::Decision(interlock_core::DecisionError::PlanHashMismatch { .. }) => {
+                (StatusCode::CONFLICT, "changed")
+            }
+            EngineError::WrongState { .. }
+            | EngineError::AlreadyStarted(_)
+            | EngineError::NotApproved(_) => (StatusCode::CONFLICT, "wrong_state"),
+            EngineError::Decision(_) | EngineError::SelfApproval(_) | EngineError::Replay => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "decision_refused")
+            }
+            EngineError::Invalid(_) | EngineError::NotAnObject => {
+                (StatusCode::BAD_REQUEST, "invalid")
+            }
+            EngineError::Store(_) | EngineError::Log(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "storage")
+            }
+            #[allow(unreachable_patterns)]
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        ApiError(status, code, e.to_string())
+    }
+}
+
+impl From<PinError> for ApiError {
+    fn from(e: PinError) -> ApiError {
+        match e {
+            PinError::Engine(e) => e.into(),
+            PinError::NoSuchServer(_) => {
+                ApiError(StatusCode::NOT_FOUND, "not_found", e.to_string())
+            }
+            PinError::SurfaceChanged { .. }
+            | PinError::NothingObserved { .. }
+            | PinError::Contended(_) => ApiError(StatusCode::CONFLICT, "changed", e.to_string()),
+            PinError::NotAServerStatement(_) | PinError::BadSurface { .. } => {
+                ApiError(StatusCode::BAD_REQUEST, "invalid", e.to_string())
+            }
+            PinError::Store(_) => {
+                ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string())
+            }
+        }
+    }
+}
+
+impl From<interlock_store::StoreError> for ApiError {
+    fn from(e: interlock_store::StoreError) -> ApiError {
+        ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string())
+    }
+}
 
 /// A JSON request body (`Content-Type: application/json`).
 pub struct Body<T>(pub T);

@@ -11,8 +11,9 @@ use tokio::sync::{Notify, mpsc, watch};
 
 use crate::config::{ConfigError, GatewayConfig, Transport};
 use crate::events::{EventBus, GatewayEvent};
+use crate::executor::McpAdapter;
 use crate::keys;
-use crate::pins::Pins;
+use crate::pins::{Pins, ServedSurfaces};
 use crate::roles::Roles;
 use crate::upstream::relay::{RelayGuard, Relays};
 use crate::upstream::{Connection, LinkState, ServerHello, Signals, UpstreamSignal, backoff};
@@ -69,6 +70,109 @@ impl Upstream {
     }
 }
 
+/// The configured upstream servers, each with its connection slot; made from
+/// the config before anything connects. Shared by the gateway (which keeps
+/// them connected) and the engine's MCP adapter (which calls their tools for
+/// plans).
+pub struct Upstreams(BTreeMap<String, Arc<Upstream>>);
+
+impl Upstreams {
+    fn from_config(config: &GatewayConfig) -> Result<Upstreams, ConfigError> {
+        let mut upstreams = BTreeMap::new();
+        for (name, up) in &config.servers {
+            let transport = up.transport(name)?;
+            upstreams.insert(
+                name.clone(),
+                Arc::new(Upstream {
+                    name: name.clone(),
+                    transport,
+                    conn: RwLock::new(None),
+                    hello: RwLock::new(None),
+                    link: watch::channel(LinkState::Connecting).0,
+                    recheck: Notify::new(),
+                    relays: Arc::new(Relays::default()),
+                }),
+            );
+        }
+        Ok(Upstreams(upstreams))
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<Upstream>> {
+        self.0.get(name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Upstream>> {
+        self.0.values()
+    }
+}
+
+/// A gateway whose parts exist but which has not started: the upstreams and
+/// the served-surface table, made before the engine because the engine's MCP
+/// adapter ([`Prepared::mcp_adapter`]) needs them. So the runtime is a tree —
+/// gateway → engine → adapter → (upstreams, served surfaces) — with no
+/// handle back to the gateway.
+pub struct Prepared {
+    config: GatewayConfig,
+    policy: interlock_surface::DriftPolicy,
+    upstreams: Arc<Upstreams>,
+    served: ServedSurfaces,
+}
+
+impl Prepared {
+    /// The executor and prober of `mcp.call_tool` / `mcp.tool_result` /
+    /// `mcp.tool_pinned` stages, over this gateway's upstreams.
+    pub fn mcp_adapter(&self) -> McpAdapter {
+        McpAdapter::new(
+            Arc::clone(&self.upstreams),
+            self.served.clone(),
+            self.config.limits.upstream_timeout(),
+        )
+    }
+
+    /// Builds the gateway over an open engine (opened with
+    /// [`Prepared::mcp_adapter`] among its adapters) and starts its background
+    /// tasks (one supervisor per upstream, the reload loop, the engine-event
+    /// relay).
+    pub fn start(self, engine: Engine) -> Gateway {
+        let Prepared {
+            config,
+            policy,
+            upstreams,
+            served,
+        } = self;
+        let events = EventBus::new();
+        let (shutdown, _) = watch::channel(false);
+        let gw = Gateway(Arc::new(Inner {
+            pins: Pins::new(
+                engine.clone(),
+                policy,
+                events.clone(),
+                config
+                    .servers
+                    .iter()
+                    .map(|(n, u)| (n.clone(), u.tool_prefix(n)))
+                    .collect(),
+                served,
+            ),
+            roles: Roles::new(&config.roles),
+            engine,
+            config,
+            events,
+            upstreams,
+            sessions: Mutex::new(Sessions::default()),
+            subscriptions: Default::default(),
+            key_cache: Mutex::new(HashMap::new()),
+            shutdown,
+        }));
+        for up in gw.0.upstreams.iter() {
+            tokio::spawn(supervise(gw.clone(), Arc::clone(up)));
+        }
+        tokio::spawn(reload_loop(gw.clone()));
+        tokio::spawn(relay_engine_events(gw.clone()));
+        gw
+    }
+}
+
 /// An agent's MCP session (2025-11-25 clients).
 #[derive(Clone, Debug)]
 pub struct Session {
@@ -92,14 +196,11 @@ pub(crate) struct Inner {
     pub roles: Roles,
     pub pins: Pins,
     pub events: EventBus,
-    pub upstreams: BTreeMap<String, Arc<Upstream>>,
+    pub upstreams: Arc<Upstreams>,
     pub(crate) sessions: Mutex<Sessions>,
     /// Sessions' resource subscriptions and standalone streams.
     pub(crate) subscriptions: crate::subscriptions::Subscriptions,
     key_cache: Mutex<HashMap<String, (ApiKeyRecord, Instant)>>,
-    /// Raw results of held calls run by their approved plans, waiting for the
-    /// agent's call (or retry) that asked for them.
-    held_results: Mutex<HashMap<String, Box<serde_json::value::RawValue>>>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -108,56 +209,15 @@ pub(crate) struct Inner {
 pub struct Gateway(pub(crate) Arc<Inner>);
 
 impl Gateway {
-    /// Builds the gateway over an open engine and starts its background tasks
-    /// (one supervisor per upstream, the reload loop, the engine-event relay).
-    pub fn start(engine: Engine, config: GatewayConfig) -> Result<Gateway, ConfigError> {
-        let policy = config.drift.policy()?;
-        let events = EventBus::new();
-        let mut upstreams = BTreeMap::new();
-        for (name, up) in &config.servers {
-            let transport = up.transport(name)?;
-            upstreams.insert(
-                name.clone(),
-                Arc::new(Upstream {
-                    name: name.clone(),
-                    transport,
-                    conn: RwLock::new(None),
-                    hello: RwLock::new(None),
-                    link: watch::channel(LinkState::Connecting).0,
-                    recheck: Notify::new(),
-                    relays: Arc::new(Relays::default()),
-                }),
-            );
-        }
-        let (shutdown, _) = watch::channel(false);
-        let gw = Gateway(Arc::new(Inner {
-            pins: Pins::new(
-                engine.clone(),
-                policy,
-                events.clone(),
-                config
-                    .servers
-                    .iter()
-                    .map(|(n, u)| (n.clone(), u.tool_prefix(n)))
-                    .collect(),
-            ),
-            roles: Roles::new(&config.roles),
-            engine,
+    /// The first step of starting a gateway: its upstreams and served-surface
+    /// table from the config, before the engine is opened.
+    pub fn prepare(config: GatewayConfig) -> Result<Prepared, ConfigError> {
+        Ok(Prepared {
+            policy: config.drift.policy()?,
+            upstreams: Arc::new(Upstreams::from_config(&config)?),
+            served: ServedSurfaces::default(),
             config,
-            events,
-            upstreams,
-            sessions: Mutex::new(Sessions::default()),
-            subscriptions: Default::default(),
-            key_cache: Mutex::new(HashMap::new()),
-            held_results: Mutex::new(HashMap::new()),
-            shutdown,
-        }));
-        for up in gw.0.upstreams.values() {
-            tokio::spawn(supervise(gw.clone(), Arc::clone(up)));
-        }
-        tokio::spawn(reload_loop(gw.clone()));
-        tokio::spawn(relay_engine_events(gw.clone()));
-        Ok(gw)
+        })
     }
 
     pub fn engine(&self) -> &Engine {
@@ -204,13 +264,13 @@ impl Gateway {
     }
 
     pub fn upstreams(&self) -> impl Iterator<Item = &Arc<Upstream>> {
-        self.0.upstreams.values()
+        self.0.upstreams.iter()
     }
 
     /// Stops the background tasks and closes upstream connections.
     pub async fn shutdown(&self) {
         let _ = self.0.shutdown.send(true);
-        for up in self.0.upstreams.values() {
+        for up in self.0.upstreams.iter() {
             let conn = up.conn.write().expect("conn lock").take();
             if let Some(c) = conn {
                 c.close().await;
@@ -239,18 +299,6 @@ impl Gateway {
             cache.insert(hash, (rec.clone(), Instant::now()));
         }
         Ok(found)
-    }
-
-    pub(crate) fn store_held_result(&self, key: String, raw: Box<serde_json::value::RawValue>) {
-        let mut m = self.0.held_results.lock().expect("held lock");
-        if m.len() > 1024 {
-            m.clear();
-        }
-        m.insert(key, raw);
-    }
-
-    pub(crate) fn take_held_result(&self, key: &str) -> Option<Box<serde_json::value::RawValue>> {
-        self.0.held_results.lock().expect("held lock").remove(key)
     }
 
     pub(crate) fn new_session(&self, session: Session) -> String {

@@ -9,7 +9,28 @@ use interlock_canon::{self as canon, Value};
 use interlock_engine::{EngineError, PlanStatus, StageResult};
 use serde_json::json;
 
+use crate::auth::agent_identity;
 use crate::gateway::Gateway;
+use crate::views::plan_summary;
+
+/// Why a governance tool did not do what it was asked; its message is the
+/// tool result's text, which the agent's model reads and acts on.
+#[derive(Debug, thiserror::Error)]
+pub enum GovernanceError {
+    /// The arguments are not what the tool takes.
+    #[error("{0}")]
+    Arguments(String),
+    /// The plan names another proposer than the calling agent.
+    #[error(
+        "`proposer` is {claimed:?} but your API key is {identity:?}; omit it or use {identity:?}"
+    )]
+    NotYourIdentity { claimed: String, identity: String },
+    #[error("unknown governance tool `{0}`")]
+    UnknownTool(String),
+    /// The engine refused (an invalid plan, a wrong state, storage).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
 
 /// The tools' definitions, as served in `tools/list`.
 pub fn definitions() -> serde_json::Value {
@@ -104,39 +125,42 @@ pub async fn call(
         "get_plan" => get(gw, args).await,
         "list_plans" => list(gw, args).await,
         "execute_plan" => execute(gw, args).await,
-        other => Err(format!("unknown governance tool `{other}`")),
+        other => Err(GovernanceError::UnknownTool(other.to_owned())),
     };
     match outcome {
         Ok(v) => ok(v),
-        Err(message) => failed(message),
+        Err(e) => failed(e.to_string()),
     }
 }
 
-fn string_arg<'a>(args: &'a serde_json::Value, key: &str) -> Result<&'a str, String> {
+fn string_arg<'a>(args: &'a serde_json::Value, key: &str) -> Result<&'a str, GovernanceError> {
     args.get(key)
         .and_then(|v| v.as_str())
-        .ok_or_else(|| format!("`{key}` (a string) is required"))
-}
-
-fn engine_error(e: EngineError) -> String {
-    e.to_string()
+        .ok_or_else(|| GovernanceError::Arguments(format!("`{key}` (a string) is required")))
 }
 
 async fn propose(
     gw: &Gateway,
     agent: &str,
     args: &serde_json::Value,
-) -> Result<serde_json::Value, String> {
+) -> Result<serde_json::Value, GovernanceError> {
+    let bad = GovernanceError::Arguments;
     let mut doc = match (args.get("plan"), args.get("plan_yaml")) {
-        (Some(plan), None) => canon::from_serde_json(plan).map_err(|e| format!("plan: {e}"))?,
-        (None, Some(serde_json::Value::String(yaml))) => {
-            canon::parse_yaml(yaml.as_bytes()).map_err(|e| format!("plan_yaml: {e}"))?
+        (Some(plan), None) => {
+            canon::from_serde_json(plan).map_err(|e| bad(format!("plan: {e}")))?
         }
-        _ => return Err("give exactly one of `plan` (an object) or `plan_yaml` (a string)".into()),
+        (None, Some(serde_json::Value::String(yaml))) => {
+            canon::parse_yaml(yaml.as_bytes()).map_err(|e| bad(format!("plan_yaml: {e}")))?
+        }
+        _ => {
+            return Err(bad(
+                "give exactly one of `plan` (an object) or `plan_yaml` (a string)".into(),
+            ));
+        }
     };
-    let identity = format!("agent:{agent}");
+    let identity = agent_identity(agent);
     let Value::Object(m) = &mut doc else {
-        return Err("the plan must be an object".into());
+        return Err(bad("the plan must be an object".into()));
     };
     match m.get("proposer").and_then(Value::as_str) {
         None => {
@@ -144,12 +168,13 @@ async fn propose(
         }
         Some(p) if p == identity => {}
         Some(p) => {
-            return Err(format!(
-                "`proposer` is {p:?} but your API key is {identity:?}; omit it or use {identity:?}"
-            ));
+            return Err(GovernanceError::NotYourIdentity {
+                claimed: p.to_owned(),
+                identity,
+            });
         }
     }
-    let p = gw.engine().propose(&doc).await.map_err(engine_error)?;
+    let p = gw.engine().propose(&doc).await?;
     Ok(json!({
         "plan_id": p.plan_id,
         "revision": p.revision,
@@ -162,34 +187,40 @@ async fn propose(
     }))
 }
 
-async fn get(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Value, String> {
+async fn get(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Value, GovernanceError> {
     let id = string_arg(args, "plan_id")?;
-    let r = gw.engine().plan(id).await.map_err(engine_error)?;
+    let r = gw.engine().plan(id).await?;
     let document = canon::parse_json(&r.document)
         .map(|v| canon::to_serde_json(&v))
         .unwrap_or(serde_json::Value::Null);
-    let mut plan = crate::api::plan_summary(&r);
+    let mut plan = plan_summary(&r);
     plan["document"] = document;
     Ok(plan)
 }
 
-async fn list(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Value, String> {
+async fn list(
+    gw: &Gateway,
+    args: &serde_json::Value,
+) -> Result<serde_json::Value, GovernanceError> {
     let status = match args.get("status").and_then(|v| v.as_str()) {
         None => None,
         Some(s) => Some(
             s.parse::<PlanStatus>()
-                .map_err(|_| format!("unknown status {s:?}"))?,
+                .map_err(|_| GovernanceError::Arguments(format!("unknown status {s:?}")))?,
         ),
     };
-    let plans = gw.engine().plans(status).await.map_err(engine_error)?;
+    let plans = gw.engine().plans(status).await?;
     Ok(json!({
-        "plans": plans.iter().map(crate::api::plan_summary).collect::<Vec<_>>()
+        "plans": plans.iter().map(plan_summary).collect::<Vec<_>>()
     }))
 }
 
-async fn execute(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Value, String> {
+async fn execute(
+    gw: &Gateway,
+    args: &serde_json::Value,
+) -> Result<serde_json::Value, GovernanceError> {
     let id = string_arg(args, "plan_id")?;
-    let report = gw.engine().execute(id).await.map_err(engine_error)?;
+    let report = gw.engine().execute(id).await?;
     Ok(json!({
         "plan_id": report.plan_id,
         "revision": report.revision,

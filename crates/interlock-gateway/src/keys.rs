@@ -44,7 +44,9 @@ pub async fn issue_key(
     m.insert("name".into(), name.into());
     m.insert("role".into(), role.into());
     m.insert("key_hash".into(), record.key_hash.as_str().into());
-    engine.record("apikey.issued", m).await?;
+    engine
+        .record(crate::events::EventType::ApiKeyIssued.as_str(), m)
+        .await?;
     Ok((key, record))
 }
 

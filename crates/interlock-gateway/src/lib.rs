@@ -12,21 +12,26 @@
 //! - [`upstream`]: connections to upstream servers (stdio, Streamable HTTP).
 //! - [`pins`]: surface pinning, drift and quarantine.
 //! - [`gateway`]: the running gateway (supervisors, sessions, keys cache).
-//! - [`mcp`]: the agent-facing MCP endpoint; [`callpath`]: inspection, risk,
-//!   held calls and response scanning on every forwarded call.
+//! - [`mcp`]: the agent-facing MCP endpoint (transport and framing only).
+//! - [`calls`]: the tool call's room — inspection, risk, verdicts, held calls,
+//!   standing approvals, response scanning, and the call's log leaf.
+//! - [`content`]: prompts, resources and completions of approved servers.
 //! - [`governance`]: `propose_plan`, `get_plan`, `list_plans`, `execute_plan`.
 //! - [`executor`]: plan stages and probes that call upstream tools (`mcp.call_tool`).
 //! - [`api`]: the reviewer HTTP API and its SSE stream.
 //! - [`http`]: routes and the Origin/Host guard.
 //! - [`client`]: a client of another gateway's reviewer API (the desktop app's
 //!   team mode).
-//! - [`standing`]: standing approvals by class of call.
 //! - [`keys`]: API keys (hashed at rest), [`roles`]: what a role may call,
-//!   [`events`]: the event bus, [`jsonrpc`]: raw JSON-RPC framing.
+//!   [`events`]: the event bus and its typed event kinds, [`jsonrpc`]: raw
+//!   JSON-RPC framing.
+//! - Shared by both faces, which do not import each other: [`auth`] (bearer
+//!   keys, agent identities) and [`views`] (plan and decision summaries).
 #![forbid(unsafe_code)]
 
 pub mod api;
-pub mod callpath;
+pub mod auth;
+pub mod calls;
 pub mod client;
 pub mod config;
 pub mod content;
@@ -41,10 +46,10 @@ pub mod keys;
 pub mod mcp;
 pub mod pins;
 pub mod roles;
-pub mod standing;
 mod subscriptions;
 pub mod upstream;
+pub mod views;
 
 pub use config::GatewayConfig;
-pub use events::{EventBus, GatewayEvent};
+pub use events::{EventBus, EventType, GatewayEvent, SubjectKind};
 pub use gateway::Gateway;

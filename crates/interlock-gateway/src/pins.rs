@@ -27,7 +27,7 @@ use interlock_surface::{Action, Drift, DriftKind, DriftPolicy, Scope, Surface, s
 use serde_json::value::RawValue;
 
 use crate::config::TOOL_SEPARATOR;
-use crate::events::{EventBus, GatewayEvent};
+use crate::events::{EventBus, EventType, GatewayEvent};
 
 /// Why pinning could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -176,12 +176,26 @@ impl ServerView {
     }
 }
 
+/// The current view of every server: what is served now. [`Pins`] alone
+/// writes it; the engine's MCP adapter (plans that call tools) reads it. A
+/// cheap-to-clone handle, made before the engine so the adapter can hold it
+/// without holding the gateway.
+#[derive(Clone, Default)]
+pub struct ServedSurfaces(Arc<RwLock<HashMap<String, Arc<ServerView>>>>);
+
+impl ServedSurfaces {
+    /// The current view of a server.
+    pub fn view(&self, name: &str) -> Option<Arc<ServerView>> {
+        self.0.read().expect("views lock").get(name).cloned()
+    }
+}
+
 /// Every server's pinning state; the gateway's one source of truth for what
 /// may be served.
 pub struct Pins {
     engine: Engine,
     policy: DriftPolicy,
-    views: RwLock<HashMap<String, Arc<ServerView>>>,
+    views: ServedSurfaces,
     /// One writer at a time per server (observe, approve, reload).
     writers: tokio::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     events: EventBus,
@@ -195,12 +209,13 @@ impl Pins {
         policy: DriftPolicy,
         events: EventBus,
         prefixes: HashMap<String, String>,
+        views: ServedSurfaces,
     ) -> Pins {
         Pins {
             engine,
             policy,
             prefixes,
-            views: RwLock::new(HashMap::new()),
+            views,
             writers: tokio::sync::Mutex::new(HashMap::new()),
             events,
         }
@@ -222,13 +237,13 @@ impl Pins {
 
     /// The current view of a server.
     pub fn view(&self, name: &str) -> Option<Arc<ServerView>> {
-        self.views.read().expect("views lock").get(name).cloned()
+        self.views.view(name)
     }
 
     /// The server and upstream tool an exposed tool name means: the view with
     /// the longest prefix that lists the rest as a tool (served or not).
     pub fn resolve(&self, exposed: &str) -> Option<(Arc<ServerView>, String)> {
-        let views = self.views.read().expect("views lock");
+        let views = self.views.0.read().expect("views lock");
         let mut best: Option<(Arc<ServerView>, String)> = None;
         for v in views.values() {
             let Some(tool) = exposed.strip_prefix(v.prefix.as_str()) else {
@@ -251,6 +266,7 @@ impl Pins {
     pub fn views(&self) -> Vec<Arc<ServerView>> {
         let mut v: Vec<_> = self
             .views
+            .0
             .read()
             .expect("views lock")
             .values()
@@ -292,7 +308,7 @@ impl Pins {
                 };
                 let index = self
                     .log(
-                        "server.pending",
+                        EventType::ServerPending,
                         name,
                         [
                             ("surface_hash", observed_hash.as_str().into()),
@@ -301,7 +317,7 @@ impl Pins {
                     )
                     .await?;
                 self.events.send(GatewayEvent::server(
-                    "server.pending",
+                    EventType::ServerPending,
                     name,
                     format!(
                         "New MCP server `{name}` ({} tools) waits for review",
@@ -370,11 +386,11 @@ impl Pins {
                 let kind = if status == ServerStatus::Quarantined
                     && record.status != ServerStatus::Quarantined
                 {
-                    "server.quarantined"
+                    EventType::ServerQuarantined
                 } else if !blocked.is_empty() {
-                    "server.drift_held"
+                    EventType::ServerDriftHeld
                 } else {
-                    "server.drift"
+                    EventType::ServerDrift
                 };
                 let index = self
                     .log(
@@ -465,6 +481,7 @@ impl Pins {
             .unwrap_or_else(|| format!("{}{TOOL_SEPARATOR}", record.name));
         let view = Arc::new(build_view(record, prefix, raw_tools));
         self.views
+            .0
             .write()
             .expect("views lock")
             .insert(view.record.name.clone(), Arc::clone(&view));
@@ -473,7 +490,7 @@ impl Pins {
 
     async fn log<const N: usize>(
         &self,
-        kind: &str,
+        kind: EventType,
         server: &str,
         fields: [(&str, Value); N],
     ) -> Result<u64, PinError> {
@@ -482,7 +499,7 @@ impl Pins {
         for (k, v) in fields {
             m.insert(k.to_owned(), v);
         }
-        Ok(self.engine.record(kind, m).await?.index)
+        Ok(self.engine.record(kind.as_str(), m).await?.index)
     }
 }
 
@@ -558,8 +575,8 @@ pub async fn decide_server(
             current: "(changed while deciding)".into(),
         })?;
     let kind = match verified.statement.decision {
-        Decision::Approve => "server.approved",
-        Decision::Reject => "server.rejected",
+        Decision::Approve => EventType::ServerApproved,
+        Decision::Reject => EventType::ServerRejected,
     };
     let mut m = Map::new();
     m.insert("server".into(), name.as_str().into());
@@ -575,13 +592,13 @@ pub async fn decide_server(
     );
     m.insert("reason".into(), verified.statement.reason.as_str().into());
     m.insert("envelope".into(), to_canon(&envelope.to_json()));
-    let index = engine.record(kind, m).await?.index;
+    let index = engine.record(kind.as_str(), m).await?.index;
     events.send(GatewayEvent::server(
         kind,
         &name,
         format!(
             "{} `{name}` ({})",
-            if kind == "server.approved" {
+            if kind == EventType::ServerApproved {
                 "Approved"
             } else {
                 "Rejected"

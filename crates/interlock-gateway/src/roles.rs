@@ -8,8 +8,20 @@
 use std::collections::BTreeMap;
 
 use globset::{GlobBuilder, GlobMatcher};
+use serde::Deserialize;
 
-use crate::config::RoleConfig;
+/// What agents of one role may call.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleConfig {
+    /// Globs over exposed tool names (`files__read_*`, `*`). A tool that matches
+    /// none is neither listed nor callable for the role.
+    pub tools: Vec<String>,
+    /// The highest risk a call may have and run without a reviewer: `low`,
+    /// `medium`, `high` (default) or `critical`. Riskier calls are held as plans.
+    #[serde(default)]
+    pub max_risk: Option<String>,
+}
 
 /// The role every served tool is open to unless the config says otherwise.
 pub const DEFAULT_ROLE: &str = "default";

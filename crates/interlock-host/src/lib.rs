@@ -9,6 +9,15 @@
 //! holds no business logic of its own.
 #![forbid(unsafe_code)]
 
+mod runtime;
+
+pub use runtime::{GatewayOptions, RunningGateway};
+
+// What a face needs of the lower crates, so it depends on this one alone
+// (and the gateway's client and events, for team mode).
+pub use interlock_core::Decision;
+pub use interlock_keychain::{Keychain, KeychainKey};
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,7 +27,6 @@ use interlock_core::decision::sign_decision;
 use interlock_core::{Decision, DsseEnvelope, Policy};
 use interlock_engine::{DecisionOutcome, Engine, EngineConfig, EngineError};
 use interlock_gateway::client::{ReviewerClient, Subject};
-use interlock_gateway::executor::McpAdapter;
 use interlock_gateway::pins::{PinError, decide_server, server_subject};
 use interlock_gateway::{EventBus, GatewayConfig};
 use interlock_keychain::{Keychain, KeychainKey};
@@ -60,6 +68,15 @@ pub enum HostError {
     Decision(#[from] interlock_core::DecisionError),
     #[error(transparent)]
     Adapters(#[from] interlock_adapters::ConfigError),
+    #[error(
+        "cannot listen on {address}: {message} (set `listen` in gateway.toml, or --listen / INTERLOCK_LISTEN)"
+    )]
+    Listen {
+        address: std::net::SocketAddr,
+        message: String,
+    },
+    #[error("the gateway's HTTP server stopped: {0}")]
+    Serve(String),
     /// A team gateway's reviewer API failed or refused.
     #[error(transparent)]
     Remote(#[from] interlock_gateway::client::ClientError),
@@ -139,23 +156,8 @@ impl Host {
         self.engine_with(|a| a).await
     }
 
-    /// [`Host::engine`] plus the gateway's MCP adapter, so plan stages can call
-    /// upstream tools (`mcp.call_tool`) and probes can read them
-    /// (`mcp.tool_result`). Bind the adapter to the gateway once it runs.
-    pub async fn gateway_engine(&self) -> Result<(Engine, McpAdapter), HostError> {
-        let adapter = McpAdapter::new();
-        let a = adapter.clone();
-        let engine = self
-            .engine_with(move |adapters| {
-                adapters
-                    .with_executor(Arc::new(a.clone()))
-                    .with_prober(Arc::new(a))
-            })
-            .await?;
-        Ok((engine, adapter))
-    }
-
-    /// [`Host::engine`] with extra adapters.
+    /// [`Host::engine`] with extra adapters (the gateway's MCP adapter:
+    /// [`Host::start_gateway`]).
     pub async fn engine_with(
         &self,
         extra: impl FnOnce(Adapters) -> Adapters,
@@ -387,7 +389,7 @@ pub async fn grant_standing(
     expires_at: i64,
     reason: &str,
 ) -> Result<interlock_store::StandingRecord, HostError> {
-    use interlock_gateway::standing;
+    use interlock_gateway::calls::standing;
     let doc = standing::document(role, tool, shape, expires_at);
     let hash = canon::digest(&doc);
     let id = standing::id_of(&hash);

@@ -12,7 +12,7 @@ use interlock_core::{Decision, DsseEnvelope};
 use interlock_engine::Engine;
 use interlock_store::{StandingRecord, StoreError};
 
-use crate::events::{EventBus, GatewayEvent};
+use crate::events::{EventBus, EventType, GatewayEvent, SubjectKind};
 use crate::pins::{PinError, to_canon};
 
 /// Statements about a standing approval name `standing:<id>`.
@@ -116,10 +116,13 @@ pub async fn grant(
     m.insert("approver".into(), verified.identity.as_str().into());
     m.insert("reason".into(), verified.statement.reason.as_str().into());
     m.insert("envelope".into(), to_canon(&envelope.to_json()));
-    let index = engine.record("standing.granted", m).await?.index;
+    let index = engine
+        .record(EventType::StandingGranted.as_str(), m)
+        .await?
+        .index;
     events.send(GatewayEvent {
-        kind: "standing.granted".into(),
-        subject_kind: "standing",
+        kind: EventType::StandingGranted,
+        subject_kind: SubjectKind::Standing,
         subject: id,
         title: format!("Role `{role}` may call `{tool}` without review"),
         risk: "info".into(),
@@ -148,10 +151,13 @@ pub async fn revoke(
         m.insert("id".into(), id.into());
         m.insert("by".into(), by.into());
         m.insert("reason".into(), reason.into());
-        let index = engine.record("standing.revoked", m).await?.index;
+        let index = engine
+            .record(EventType::StandingRevoked.as_str(), m)
+            .await?
+            .index;
         events.send(GatewayEvent {
-            kind: "standing.revoked".into(),
-            subject_kind: "standing",
+            kind: EventType::StandingRevoked,
+            subject_kind: SubjectKind::Standing,
             subject: id.to_owned(),
             title: format!("Standing approval {id} revoked ({by})"),
             risk: "info".into(),

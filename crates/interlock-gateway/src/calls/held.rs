@@ -1,0 +1,282 @@
+//! The held call's lifecycle: a call that needs a reviewer becomes a
+//! one-stage plan (`mcp.call_tool` with the exact arguments); the agent's
+//! request waits for the decision (at most `calls.hold_secs`, reporting
+//! progress), then the approved plan runs exactly once and its tool result is
+//! the answer. A call not decided in time answers with the plan to poll; the
+//! agent's retry of the exact call then runs the approved plan (once).
+
+use std::time::{Duration, Instant};
+
+use interlock_canon::{self as canon, Digest, Value};
+use interlock_engine::{PlanRecord, PlanStatus};
+use serde_json::json;
+use serde_json::value::RawValue;
+
+use super::assess::Assessment;
+use super::leaf::{Outcome, Verdict};
+use super::pipeline::{Call, tool_error};
+use super::progress::Progress;
+use super::scan::{response_policy, scan_result};
+use crate::auth::agent_identity;
+use crate::jsonrpc;
+
+/// Marks a held-call plan's id (`call-<args digest prefix>-<random>`).
+const HELD_PREFIX: &str = "call-";
+
+/// How often a waiting held call polls for its decision (made in this
+/// process or another: the store is the truth).
+const POLL_EVERY: Duration = Duration::from_millis(250);
+
+/// How often a waiting held call tells its agent it is still waiting.
+const REPORT_EVERY: Duration = Duration::from_secs(2);
+
+/// Holds a call: proposes it as a plan, logs the verdict, waits (at most
+/// `calls.hold_secs`) for a reviewer, then runs it if approved, or answers
+/// with the plan to retry.
+pub(crate) async fn hold(
+    call: &Call<'_>,
+    progress: Option<&Progress>,
+    tool_hash: &Digest,
+) -> Vec<u8> {
+    let (gw, id, assessment) = (call.gw, call.id, call.assessment);
+    let mut rnd = [0u8; 4];
+    getrandom::fill(&mut rnd).expect("OS randomness");
+    let digest_hex = call.args_digest.trim_start_matches("sha256:");
+    let plan_id = format!("{HELD_PREFIX}{}-{}", &digest_hex[..12], hex::encode(rnd));
+    let doc = held_plan(&plan_id, call, tool_hash, gw.engine().now());
+    let proposal = match gw.engine().propose(&doc).await {
+        Ok(p) => p,
+        Err(e) => {
+            return jsonrpc::error(
+                Some(id),
+                jsonrpc::code::INTERNAL_ERROR,
+                &format!("the call needs a reviewer but could not be held: {e}"),
+            );
+        }
+    };
+    let reasons = assessment.hold_reasons.join("; ");
+    let verdict = Verdict::Held {
+        plan_id: plan_id.clone(),
+        reasons,
+    };
+    let outcome = Outcome::Held {
+        plan_id: plan_id.clone(),
+    };
+    if let Err(refusal) = call.record(&verdict, &outcome, None).await {
+        // The held verdict is not in the log: refuse rather than wait on it.
+        return refusal;
+    }
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(gw.config().calls.hold_secs);
+    let mut last_report: Option<Instant> = None;
+    while Instant::now() < deadline {
+        if let Some(p) = progress
+            && last_report.is_none_or(|t| t.elapsed() >= REPORT_EVERY)
+        {
+            p.report(
+                started.elapsed().as_secs(),
+                &format!("held for human review as plan `{plan_id}`; waiting for a reviewer"),
+            )
+            .await;
+            last_report = Some(Instant::now());
+        }
+        match gw.engine().plan(&plan_id).await.map(|p| p.status) {
+            Ok(PlanStatus::Approved) => return run_approved(call, &plan_id).await,
+            Ok(PlanStatus::Proposed) => {}
+            Ok(other) => {
+                let text = format!(
+                    "A reviewer did not approve this call (plan `{plan_id}` is {}). It was not run.",
+                    other.as_str()
+                );
+                return jsonrpc::result_value(
+                    id,
+                    &tool_error(
+                        &text,
+                        Some(json!({"held": true, "plan_id": plan_id, "status": other.as_str()})),
+                    ),
+                );
+            }
+            Err(_) => break,
+        }
+        tokio::time::sleep(POLL_EVERY).await;
+    }
+    let text = format!(
+        "This call was held for human review as plan `{plan_id}` ({}). It has not run. \
+         Call get_plan with plan_id `{plan_id}`; once it is APPROVED, repeat this exact call \
+         and it runs once.",
+        assessment.hold_reasons.join("; ")
+    );
+    jsonrpc::result_value(
+        id,
+        &tool_error(
+            &text,
+            Some(json!({
+                "held": true, "plan_id": plan_id, "plan_hash": proposal.plan_hash.to_string(),
+                "risk": assessment.risk.name(), "score": assessment.score,
+                "reasons": assessment.hold_reasons,
+            })),
+        ),
+    )
+}
+
+/// Runs an approved held-call plan (exactly once: the engine consumes the
+/// approval by compare-and-swap) and answers with the tool's own result,
+/// scanned as any result is.
+pub(crate) async fn run_approved(call: &Call<'_>, plan_id: &str) -> Vec<u8> {
+    let (gw, id) = (call.gw, call.id);
+    let verdict = Verdict::RunApproved {
+        plan_id: plan_id.to_owned(),
+        hold_reasons: call.assessment.hold_reasons.join("; "),
+    };
+    let report = match gw.engine().execute(plan_id).await {
+        Ok(r) => r,
+        Err(e) => {
+            let text = format!("plan `{plan_id}` did not run: {e}");
+            return jsonrpc::result_value(id, &tool_error(&text, None));
+        }
+    };
+    let output = report
+        .stages
+        .first()
+        .and_then(|s| s.output.as_deref())
+        .and_then(|o| RawValue::from_string(o.to_owned()).ok());
+    let (outcome, answer) = match (report.status, output) {
+        (PlanStatus::Succeeded, Some(raw)) => {
+            let (replacement, _, _) = scan_result(raw.get(), &response_policy(gw.config()));
+            let answer = match replacement {
+                Some(v) => jsonrpc::result_value(id, &v),
+                None => jsonrpc::result(id, &raw),
+            };
+            let plan_id = plan_id.to_owned();
+            (Outcome::Ran { plan_id }, answer)
+        }
+        (status, _) => {
+            let why = report
+                .stages
+                .first()
+                .map(|s| format!("{:?}", s.result))
+                .unwrap_or_default();
+            let text = format!("plan `{plan_id}` ended {}: {why}", status.as_str());
+            let plan_id = plan_id.to_owned();
+            let outcome = if status == PlanStatus::Succeeded {
+                Outcome::Ran { plan_id }
+            } else {
+                Outcome::Halted { plan_id }
+            };
+            (outcome, jsonrpc::result_value(id, &tool_error(&text, None)))
+        }
+    };
+    call.settle(&verdict, outcome, None, answer).await
+}
+
+/// An APPROVED held-call plan of this agent for exactly this tool and these
+/// arguments, if any.
+pub(crate) async fn approved_plan_for(call: &Call<'_>) -> Option<String> {
+    let proposer = agent_identity(&call.agent.name);
+    let plans = call
+        .gw
+        .engine()
+        .plans(Some(PlanStatus::Approved))
+        .await
+        .ok()?;
+    plans
+        .into_iter()
+        .filter(|p| p.plan_id.starts_with(HELD_PREFIX) && p.proposer == proposer)
+        .find(|p| calls_exactly(p, call))
+        .map(|p| p.plan_id)
+}
+
+/// Whether a held-call plan is for exactly this server, tool and arguments.
+fn calls_exactly(plan: &PlanRecord, call: &Call<'_>) -> bool {
+    let Ok(doc) = canon::parse_json(&plan.document) else {
+        return false;
+    };
+    let stage = canon::to_serde_json(&doc)["body"]["stages"][0].clone();
+    let args = stage["params"]["arguments"].clone();
+    stage["target"] == call.server
+        && stage["params"]["tool"] == call.tool
+        && canon::from_serde_json(&args)
+            .map(|a| canon::digest(&a).to_string() == call.args_digest)
+            .unwrap_or(false)
+}
+
+/// The plan a held call becomes: one `mcp.call_tool` stage with the exact
+/// arguments, guarded by `mcp.tool_pinned` (the tool is still served exactly as
+/// it was when held).
+fn held_plan(plan_id: &str, call: &Call<'_>, tool_hash: &Digest, now: i64) -> Value {
+    let Call {
+        agent,
+        exposed,
+        server,
+        tool,
+        args,
+        assessment,
+        ..
+    } = call;
+    let agent = agent.name.as_str();
+    let doc = json!({
+        "schema_version": "interlock.plan/v1",
+        "plan_id": plan_id,
+        "title": format!("Held tool call: {exposed}"),
+        "proposer": agent_identity(agent),
+        "created_at": rfc3339(now),
+        "description": description(agent, exposed, assessment),
+        "body": {"stages": [{
+            "id": "call",
+            "action": "mcp.call_tool",
+            "target": server,
+            "params": {"tool": tool, "arguments": canon::to_serde_json(args)},
+            "preconditions": [{
+                "probe": "mcp.tool_pinned",
+                "params": {"tool": tool, "tool_hash": tool_hash.to_string()},
+                "description": "the tool is still served exactly as it was when the call was held"
+            }],
+            "rollback": "The gateway cannot undo a tool call; undo its effect by hand if needed."
+        }]}
+    });
+    canon::from_serde_json(&doc).expect("a plan built from JSON converts")
+}
+
+fn description(agent: &str, exposed: &str, assessment: &Assessment) -> String {
+    format!(
+        "Agent `{agent}` called `{exposed}`; the gateway held it: {}. Risk {} (score {}).",
+        assessment.hold_reasons.join("; "),
+        assessment.risk.name(),
+        assessment.score
+    )
+}
+
+/// RFC 3339 UTC for unix seconds (plans carry `created_at` as text).
+fn rfc3339(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's days → civil date.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_formats_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_796_083_200), "2026-12-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}

@@ -1,0 +1,314 @@
+//! The log leaves of the call path, as types: what was decided about a call
+//! ([`Verdict`]), what came of it ([`Outcome`]), what the response scan did
+//! ([`ResponseScan`]); and of a content read ([`ReadRecord`]). [`CallLeaf`]
+//! and [`ReadRecord`] are the only writers of `tool.call`, `prompt.get` and
+//! `resource.read` leaves; the pipeline calls them in one place per verdict.
+//!
+//! The leaf's shape (member names and values) is what receipts, the UI's Log
+//! view and auditors read: it is unchanged from the string-keyed record it
+//! replaces.
+
+use std::time::Duration;
+
+use interlock_canon::{self as canon, Map, Value};
+use interlock_engine::{Engine, EngineError};
+use interlock_inspect::Finding;
+use interlock_store::ApiKeyRecord;
+
+use super::assess::{Assessment, findings_value};
+use crate::events::EventType;
+
+/// The most characters of an outcome's detail kept in a leaf.
+const MAX_DETAIL_CHARS: usize = 512;
+
+/// What the gateway decided about a tool call (the leaf's `verdict.verdict`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The tool is known but not served now (pending, held or quarantined
+    /// drift, a rejected server).
+    NotServed,
+    /// Refused outright (a secret in the arguments): never forwarded.
+    Stopped { reasons: String },
+    /// Waits for a reviewer as plan `plan_id`.
+    Held { plan_id: String, reasons: String },
+    /// A reviewer approved the held call: its plan ran (once).
+    RunApproved {
+        plan_id: String,
+        hold_reasons: String,
+    },
+    /// Forwarded to the upstream, on this basis.
+    Forwarded(Basis),
+}
+
+/// Why a forwarded call was allowed to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// Nothing held it.
+    Allowed,
+    /// A reviewer approved this class of call in advance.
+    Standing { id: String, hold_reasons: String },
+    /// A shadow key: it would have been stopped.
+    ShadowWouldStop { reasons: String },
+    /// A shadow key: it would have been held.
+    ShadowWouldHold { reasons: String },
+}
+
+impl Verdict {
+    /// The name the leaf records.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::NotServed => "not_served",
+            Verdict::Stopped { .. } => "blocked",
+            Verdict::Held { .. } => "held",
+            Verdict::RunApproved { .. } => "approved_plan",
+            Verdict::Forwarded(Basis::Allowed) => "allowed",
+            Verdict::Forwarded(Basis::Standing { .. }) => "standing_approval",
+            Verdict::Forwarded(Basis::ShadowWouldStop { .. }) => "shadow_would_block",
+            Verdict::Forwarded(Basis::ShadowWouldHold { .. }) => "shadow_would_hold",
+        }
+    }
+
+    /// The verdict's own members of the leaf's `verdict` object.
+    fn write(&self, m: &mut Map) {
+        m.insert("verdict".into(), self.name().into());
+        match self {
+            Verdict::NotServed | Verdict::Forwarded(Basis::Allowed) => {}
+            Verdict::Stopped { reasons }
+            | Verdict::Forwarded(Basis::ShadowWouldStop { reasons }) => {
+                m.insert("block_reasons".into(), reasons.as_str().into());
+            }
+            Verdict::Forwarded(Basis::ShadowWouldHold { reasons }) => {
+                m.insert("hold_reasons".into(), reasons.as_str().into());
+            }
+            Verdict::Held { plan_id, reasons } => {
+                m.insert("hold_reasons".into(), reasons.as_str().into());
+                m.insert("plan_id".into(), plan_id.as_str().into());
+            }
+            Verdict::RunApproved {
+                plan_id,
+                hold_reasons,
+            } => {
+                m.insert("hold_reasons".into(), hold_reasons.as_str().into());
+                m.insert("plan_id".into(), plan_id.as_str().into());
+            }
+            Verdict::Forwarded(Basis::Standing { id, hold_reasons }) => {
+                m.insert("standing_approval".into(), id.as_str().into());
+                m.insert("hold_reasons".into(), hold_reasons.as_str().into());
+            }
+        }
+    }
+}
+
+/// What came of a call (the leaf's `outcome` and `detail`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Not served: the message the agent got.
+    Refused { message: String },
+    /// Stopped by inspection: why.
+    Blocked { reasons: String },
+    /// Proposed as a plan; waiting for a reviewer.
+    Held { plan_id: String },
+    /// The upstream answered a result, after this long.
+    Answered { elapsed: Duration },
+    /// An approved held call's plan succeeded.
+    Ran { plan_id: String },
+    /// An approved held call's plan halted (a precondition, the dispatch).
+    Halted { plan_id: String },
+    /// The upstream answered a JSON-RPC error (its bytes).
+    UpstreamError { error: String },
+    /// The upstream could not be reached or answered nonsense.
+    Unavailable { message: String },
+}
+
+impl Outcome {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Refused { .. } => "refused",
+            Outcome::Blocked { .. } => "blocked",
+            Outcome::Held { .. } => "held",
+            Outcome::Answered { .. } | Outcome::Ran { .. } => "ok",
+            Outcome::Halted { .. } => "halted",
+            Outcome::UpstreamError { .. } => "upstream_error",
+            Outcome::Unavailable { .. } => "unavailable",
+        }
+    }
+
+    fn detail(&self) -> String {
+        let text = match self {
+            Outcome::Answered { elapsed } => return format!("{} µs", elapsed.as_micros()),
+            Outcome::Refused { message } | Outcome::Unavailable { message } => message,
+            Outcome::Blocked { reasons } => reasons,
+            Outcome::Held { plan_id } | Outcome::Ran { plan_id } | Outcome::Halted { plan_id } => {
+                plan_id
+            }
+            Outcome::UpstreamError { error } => error,
+        };
+        text.chars().take(MAX_DETAIL_CHARS).collect()
+    }
+}
+
+/// What the response scan did to a result the upstream answered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResponseScan {
+    pub disposition: Disposition,
+    pub findings: Vec<Finding>,
+}
+
+/// What the agent was given of a scanned answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Disposition {
+    /// Nothing found: the upstream's bytes.
+    Forwarded,
+    /// Withheld by policy: an error saying why.
+    Blocked,
+    /// Served with the findings redacted.
+    Redacted,
+    /// Found, but served unchanged (a shadow key, or a monitor-only policy).
+    Flagged,
+}
+
+impl Disposition {
+    /// From a scan's result: whether it found anything, blocked, or changed
+    /// the text; a shadow key is never blocked or redacted.
+    pub fn of(found: bool, blocked: bool, changed: bool, shadow: bool) -> Disposition {
+        match (found, blocked, changed) {
+            (false, _, _) => Disposition::Forwarded,
+            (true, true, _) if !shadow => Disposition::Blocked,
+            (true, _, true) if !shadow => Disposition::Redacted,
+            _ => Disposition::Flagged,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Disposition::Forwarded => "forwarded",
+            Disposition::Blocked => "blocked",
+            Disposition::Redacted => "redacted",
+            Disposition::Flagged => "flagged",
+        }
+    }
+}
+
+/// Who called which tool with which arguments, and what the path found: the
+/// part of a `tool.call` leaf every verdict about the call shares.
+pub struct CallLeaf<'a> {
+    pub agent: &'a ApiKeyRecord,
+    pub server: &'a str,
+    pub tool: &'a str,
+    pub arguments_hash: &'a str,
+    /// `None` when the call was refused before inspection (not served).
+    pub assessment: Option<&'a Assessment>,
+}
+
+impl CallLeaf<'_> {
+    /// Appends the leaf of one verdict and its outcome; the log index.
+    pub async fn append(
+        &self,
+        engine: &Engine,
+        verdict: &Verdict,
+        outcome: &Outcome,
+        response: Option<&ResponseScan>,
+    ) -> Result<u64, EngineError> {
+        let mut v = Map::new();
+        if let Some(a) = self.assessment {
+            v.insert("risk".into(), a.risk.name().into());
+            v.insert("tool_risk".into(), a.tool_risk.name().into());
+            v.insert("score".into(), int(i64::from(a.score)));
+            v.insert("findings".into(), a.findings_value());
+            v.insert("shadow".into(), Value::Bool(self.agent.shadow));
+        }
+        verdict.write(&mut v);
+        if let Some(r) = response {
+            v.insert("response".into(), r.disposition.name().into());
+            v.insert("response_findings".into(), findings_value(&r.findings));
+        }
+        let mut m = Map::new();
+        m.insert("agent".into(), self.agent.name.as_str().into());
+        m.insert("role".into(), self.agent.role.as_str().into());
+        m.insert("server".into(), self.server.into());
+        m.insert("tool".into(), self.tool.into());
+        m.insert("arguments_hash".into(), self.arguments_hash.into());
+        m.insert("outcome".into(), outcome.name().into());
+        m.insert("detail".into(), outcome.detail().into());
+        m.insert("verdict".into(), Value::Object(v));
+        Ok(engine.record(EventType::ToolCall.as_str(), m).await?.index)
+    }
+}
+
+/// Which content was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadKind {
+    Prompt,
+    Resource,
+}
+
+impl ReadKind {
+    pub fn event(self) -> EventType {
+        match self {
+            ReadKind::Prompt => EventType::PromptGet,
+            ReadKind::Resource => EventType::ResourceRead,
+        }
+    }
+
+    /// The member naming what was read (`prompt` or `uri`).
+    pub fn member(self) -> &'static str {
+        match self {
+            ReadKind::Prompt => "prompt",
+            ReadKind::Resource => "uri",
+        }
+    }
+}
+
+/// What came of a content read (the leaf's `outcome`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadOutcome {
+    Scanned(Disposition),
+    UpstreamError,
+    Unavailable,
+}
+
+impl ReadOutcome {
+    fn name(self) -> &'static str {
+        match self {
+            ReadOutcome::Scanned(Disposition::Forwarded) => "ok",
+            ReadOutcome::Scanned(d) => d.name(),
+            ReadOutcome::UpstreamError => "upstream_error",
+            ReadOutcome::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// A `prompt.get` or `resource.read` leaf.
+pub struct ReadRecord<'a> {
+    pub kind: ReadKind,
+    pub agent: &'a ApiKeyRecord,
+    pub server: &'a str,
+    /// The prompt's name or the resource's URI.
+    pub what: &'a str,
+    pub arguments_hash: Option<&'a str>,
+}
+
+impl ReadRecord<'_> {
+    pub async fn append(
+        &self,
+        engine: &Engine,
+        outcome: ReadOutcome,
+        findings: &[Finding],
+    ) -> Result<u64, EngineError> {
+        let mut m = Map::new();
+        m.insert("agent".into(), self.agent.name.as_str().into());
+        m.insert("role".into(), self.agent.role.as_str().into());
+        m.insert("server".into(), self.server.into());
+        m.insert(self.kind.member().into(), self.what.into());
+        if let Some(h) = self.arguments_hash {
+            m.insert("arguments_hash".into(), h.into());
+        }
+        m.insert("outcome".into(), outcome.name().into());
+        m.insert("findings".into(), findings_value(findings));
+        Ok(engine.record(self.kind.event().as_str(), m).await?.index)
+    }
+}
+
+fn int(i: i64) -> Value {
+    Value::Number(canon::Number::from_i64(i).expect("small"))
+}

@@ -1,0 +1,26 @@
+//! The tool call's room: everything that decides what happens to a call an
+//! agent makes, and what its log leaf says.
+//!
+//! - [`pipeline`]: one call from an authenticated agent to its answer, and the
+//!   one place its verdicts are written to the log ([`pipeline::Call::settle`]);
+//!   content reads share its inspect-and-record step.
+//! - [`assess`]: argument inspection, the tool's risk, the role's limit.
+//! - [`scan`]: the response scan (redact or withhold what a result carries).
+//! - [`standing`]: standing approvals by class of call.
+//! - [`held`]: the held call's lifecycle (proposed as a plan, waited on, run
+//!   once when approved).
+//! - [`leaf`]: verdicts, outcomes and the shape of the `tool.call`,
+//!   `prompt.get` and `resource.read` leaves, as types.
+//! - [`progress`]: reporting to the agent's SSE stream while a call waits or runs.
+//!
+//! Architecture invariant: a check on tool calls goes in [`assess`] (before)
+//! or [`scan`] (after), and its verdict into [`leaf::Verdict`]; nothing else in
+//! the gateway decides whether a call runs or writes a `tool.call` leaf.
+
+pub mod assess;
+mod held;
+pub mod leaf;
+pub(crate) mod pipeline;
+pub(crate) mod progress;
+pub mod scan;
+pub mod standing;

@@ -1,0 +1,460 @@
+//! One tool call, from an authenticated agent to its answer: route → served?
+//! → inspect and assess → a [`Verdict`] → stop, hold, run the approved plan, or
+//! forward and scan the response. Every verdict about a call is written as
+//! exactly one `tool.call` leaf, by [`Call::settle`], and a verdict whose leaf
+//! cannot be written is never answered as if it were logged.
+//!
+//! Content reads (`prompts/get`, `resources/read`) share the inspect-and-record
+//! step: [`deliver_read`].
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use indexmap::IndexMap;
+use interlock_canon::{self as canon, Value};
+use interlock_store::ApiKeyRecord;
+use serde_json::json;
+use serde_json::value::RawValue;
+
+use super::assess::{Assessment, arguments_digest, assess};
+use super::held;
+use super::leaf::{
+    Basis, CallLeaf, Disposition, Outcome, ReadOutcome, ReadRecord, ResponseScan, Verdict,
+};
+use super::progress::{Progress, next_progress_token, set_progress_token};
+use super::scan::{categories, response_policy, scan_content, scan_result};
+use super::standing;
+use crate::gateway::Gateway;
+use crate::governance;
+use crate::jsonrpc::{self, code};
+use crate::pins::NotServed;
+use crate::upstream::UpstreamError;
+
+/// A `tools/call`'s params, parsed just enough to route it: the members kept
+/// raw (forwarded as received, `name` rewritten).
+struct Request {
+    members: IndexMap<String, Box<RawValue>>,
+    name: String,
+}
+
+impl Request {
+    fn parse(params: Option<&RawValue>) -> Result<Request, &'static str> {
+        let members = params
+            .and_then(|p| serde_json::from_str::<IndexMap<String, Box<RawValue>>>(p.get()).ok())
+            .ok_or("tools/call needs params {name, arguments}")?;
+        let name = members
+            .get("name")
+            .and_then(|n| serde_json::from_str::<String>(n.get()).ok())
+            .ok_or("tools/call needs params.name (a string)")?;
+        Ok(Request { members, name })
+    }
+
+    fn arguments(&self) -> Option<&RawValue> {
+        self.members.get("arguments").map(|a| &**a)
+    }
+}
+
+/// A routed, inspected call: what every verdict about it shares.
+pub(crate) struct Call<'a> {
+    pub gw: &'a Gateway,
+    pub agent: &'a ApiKeyRecord,
+    pub id: &'a RawValue,
+    /// The name the agent called (`server__tool`).
+    pub exposed: &'a str,
+    pub server: &'a str,
+    /// The upstream's own tool name.
+    pub tool: &'a str,
+    pub args: &'a Value,
+    pub args_digest: &'a str,
+    pub assessment: &'a Assessment,
+}
+
+impl Call<'_> {
+    fn leaf(&self) -> CallLeaf<'_> {
+        CallLeaf {
+            agent: self.agent,
+            server: self.server,
+            tool: self.tool,
+            arguments_hash: self.args_digest,
+            assessment: Some(self.assessment),
+        }
+    }
+
+    /// Writes the leaf of `verdict`: its log index, or (if it cannot be
+    /// written) the answer that refuses the call instead.
+    pub(crate) async fn record(
+        &self,
+        verdict: &Verdict,
+        outcome: &Outcome,
+        response: Option<&ResponseScan>,
+    ) -> Result<u64, Vec<u8>> {
+        append_or_refuse(self.gw, self.id, &self.leaf(), verdict, outcome, response).await
+    }
+
+    /// Writes the leaf of `verdict` and answers `answer` — or, if the leaf
+    /// cannot be written, an error saying so instead (a call whose verdict is
+    /// not in the log is refused, never answered as if it were).
+    pub(crate) async fn settle(
+        &self,
+        verdict: &Verdict,
+        outcome: Outcome,
+        response: Option<&ResponseScan>,
+        answer: Vec<u8>,
+    ) -> Vec<u8> {
+        match self.record(verdict, &outcome, response).await {
+            Ok(_) => answer,
+            Err(refusal) => refusal,
+        }
+    }
+}
+
+/// The one place a `tool.call` leaf is appended: its index, or the answer
+/// that replaces the call's when the append failed.
+async fn append_or_refuse(
+    gw: &Gateway,
+    id: &RawValue,
+    leaf: &CallLeaf<'_>,
+    verdict: &Verdict,
+    outcome: &Outcome,
+    response: Option<&ResponseScan>,
+) -> Result<u64, Vec<u8>> {
+    leaf.append(gw.engine(), verdict, outcome, response)
+        .await
+        .map_err(|e| {
+            if ran_upstream(outcome) {
+                jsonrpc::unlogged(id, "call", &e)
+            } else {
+                jsonrpc::error(
+                    Some(id),
+                    code::INTERNAL_ERROR,
+                    &format!("the gateway refused the call: the log append failed: {e}"),
+                )
+            }
+        })
+}
+
+/// Whether the outcome means the tool ran (or may have) upstream.
+fn ran_upstream(outcome: &Outcome) -> bool {
+    matches!(
+        outcome,
+        Outcome::Answered { .. }
+            | Outcome::Ran { .. }
+            | Outcome::Halted { .. }
+            | Outcome::UpstreamError { .. }
+    )
+}
+
+/// A tool result the agent's model reads: text, `isError: true`, and
+/// structured content saying why.
+pub(crate) fn tool_error(text: &str, structured: Option<serde_json::Value>) -> serde_json::Value {
+    let mut v = json!({"content": [{"type": "text", "text": text}], "isError": true});
+    if let Some(s) = structured {
+        v["structuredContent"] = s;
+    }
+    v
+}
+
+/// `tools/call`: the whole path of one call.
+pub(crate) async fn tools_call(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    params: Option<&RawValue>,
+    progress: Option<&Progress>,
+) -> Vec<u8> {
+    let mut request = match Request::parse(params) {
+        Ok(r) => r,
+        Err(why) => return jsonrpc::error(Some(id), code::INVALID_PARAMS, why),
+    };
+    let name = request.name.clone();
+    if !gw.roles().allows(&agent.role, &name) {
+        return jsonrpc::error_with_data(
+            Some(id),
+            code::FORBIDDEN,
+            &format!("role `{}` may not call `{name}`", agent.role),
+            Some(&json!({"tool": name, "role": agent.role})),
+        );
+    }
+    if governance::is_governance_tool(&name) {
+        let args: serde_json::Value = request
+            .arguments()
+            .and_then(|a| serde_json::from_str(a.get()).ok())
+            .unwrap_or(json!({}));
+        let result = governance::call(gw, &agent.name, &name, &args).await;
+        return jsonrpc::result_value(id, &result);
+    }
+    let unknown = || {
+        jsonrpc::error(
+            Some(id),
+            code::INVALID_PARAMS,
+            &format!("unknown tool `{name}`"),
+        )
+    };
+    let Some((view, tool)) = gw.pins().resolve(&name) else {
+        return unknown();
+    };
+    let server = view.record.name.as_str();
+    let Some(up) = gw.upstream(server) else {
+        return unknown();
+    };
+    let exposed = match view.check(&tool) {
+        Ok(e) => Arc::clone(e),
+        Err(NotServed::UnknownTool) => return unknown(),
+        Err(why) => {
+            let message = why.message(server, &tool);
+            let arguments_hash = request
+                .arguments()
+                .and_then(|a| canon::parse_json(a.get().as_bytes()).ok())
+                .map(|v| arguments_digest(&v).to_string())
+                .unwrap_or_default();
+            let leaf = CallLeaf {
+                agent,
+                server,
+                tool: &tool,
+                arguments_hash: &arguments_hash,
+                assessment: None,
+            };
+            let answer = jsonrpc::error_with_data(
+                Some(id),
+                code::TOOL_NOT_SERVED,
+                &message,
+                Some(
+                    &json!({"server": server, "tool": tool, "status": view.record.status.as_str()}),
+                ),
+            );
+            let outcome = Outcome::Refused { message };
+            return match append_or_refuse(gw, id, &leaf, &Verdict::NotServed, &outcome, None).await
+            {
+                Ok(_) => answer,
+                Err(refusal) => refusal,
+            };
+        }
+    };
+    let args = match request.arguments() {
+        None => Value::Object(canon::Map::new()),
+        Some(a) => match canon::parse_json(a.get().as_bytes()) {
+            Ok(v) => v,
+            Err(e) => {
+                return jsonrpc::error(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    &format!("the arguments are not acceptable JSON: {e}"),
+                );
+            }
+        },
+    };
+    let args_digest = arguments_digest(&args).to_string();
+    let tool_def = view.observed.as_ref().and_then(|s| s.tool(&tool));
+    let assessment = assess(gw.config(), server, &agent.role, tool_def, &args);
+    let call = Call {
+        gw,
+        agent,
+        id,
+        exposed: &name,
+        server,
+        tool: &tool,
+        args: &args,
+        args_digest: &args_digest,
+        assessment: &assessment,
+    };
+
+    let basis = if assessment.blocked() {
+        let reasons = assessment.block_reasons.join("; ");
+        if !agent.shadow {
+            let text = format!("The gateway stopped this call and did not forward it: {reasons}.");
+            let answer = jsonrpc::result_value(
+                id,
+                &tool_error(
+                    &text,
+                    Some(json!({"blocked": true, "reasons": assessment.block_reasons,
+                                "risk": assessment.risk.name(), "score": assessment.score})),
+                ),
+            );
+            let verdict = Verdict::Stopped {
+                reasons: reasons.clone(),
+            };
+            return call
+                .settle(&verdict, Outcome::Blocked { reasons }, None, answer)
+                .await;
+        }
+        Basis::ShadowWouldStop { reasons }
+    } else if assessment.held() {
+        let hold_reasons = assessment.hold_reasons.join("; ");
+        let standing = if assessment.inspection_hold {
+            // A standing approval never covers a call that looks like an attack.
+            None
+        } else {
+            standing::find(gw.engine(), &agent.role, &name, &args)
+                .await
+                .ok()
+                .flatten()
+        };
+        if let Some(standing) = standing {
+            // A reviewer approved this class of call in advance: run it, and say so.
+            Basis::Standing {
+                id: standing.id,
+                hold_reasons,
+            }
+        } else if let Some(plan_id) = held::approved_plan_for(&call).await {
+            // The agent's retry of a call a reviewer has approved: run that
+            // plan, once. (Looked up only for calls that would be held: the
+            // common path pays no store read.)
+            return held::run_approved(&call, &plan_id).await;
+        } else if agent.shadow {
+            Basis::ShadowWouldHold {
+                reasons: hold_reasons,
+            }
+        } else {
+            let tool_hash = tool_def
+                .map(|t| t.hash())
+                .unwrap_or_else(|| canon::digest(&Value::Null));
+            let progress = progress.filter(|p| p.takes_progress());
+            return held::hold(&call, progress, &tool_hash).await;
+        }
+    } else {
+        Basis::Allowed
+    };
+    let verdict = Verdict::Forwarded(basis);
+
+    let Some(conn) = up.connection() else {
+        let message = format!(
+            "upstream `{server}` is not connected ({:?}); the gateway is reconnecting",
+            up.link()
+        );
+        let answer = jsonrpc::error(Some(id), code::UPSTREAM_UNAVAILABLE, &message);
+        return call
+            .settle(&verdict, Outcome::Unavailable { message }, None, answer)
+            .await;
+    };
+    request.members.insert(
+        "name".into(),
+        serde_json::value::to_raw_value(&exposed.upstream_name).expect("a string serializes"),
+    );
+    // A call that takes progress gets a progress token of the gateway's own
+    // upstream (agents' tokens may collide), relayed back as the agent's.
+    let _relay = progress.map(|p| {
+        let token = next_progress_token();
+        let agent_token = match &p.token {
+            Some(t) => {
+                set_progress_token(&mut request.members, &token);
+                t.clone()
+            }
+            // Log messages only: the token is never sent upstream.
+            None => RawValue::from_string("null".into()).expect("valid JSON"),
+        };
+        up.relay(token, agent_token, p.tx.clone(), p.log_level)
+    });
+    let forwarded = serde_json::value::to_raw_value(&request.members).expect("raw JSON serializes");
+    let started = Instant::now();
+    let outcome = conn
+        .request(
+            "tools/call",
+            Some(&forwarded),
+            gw.config().limits.upstream_timeout(),
+        )
+        .await;
+    let elapsed = started.elapsed();
+    match outcome {
+        Ok(result) => {
+            let (replacement, findings, blocked) =
+                scan_result(result.get(), &response_policy(gw.config()));
+            let disposition = Disposition::of(
+                !findings.is_empty(),
+                blocked,
+                replacement.is_some(),
+                agent.shadow,
+            );
+            let answer = match replacement {
+                Some(v) if !agent.shadow => jsonrpc::result_value(id, &v),
+                _ => jsonrpc::result(id, &result),
+            };
+            let scan = ResponseScan {
+                disposition,
+                findings,
+            };
+            call.settle(&verdict, Outcome::Answered { elapsed }, Some(&scan), answer)
+                .await
+        }
+        Err(UpstreamError::Rpc(err)) => {
+            let answer = jsonrpc::error_raw(id, &err);
+            let outcome = Outcome::UpstreamError {
+                error: err.get().to_owned(),
+            };
+            call.settle(&verdict, outcome, None, answer).await
+        }
+        Err(e) => {
+            let message = format!("upstream `{server}`: {e}");
+            let answer = jsonrpc::error(Some(id), code::UPSTREAM_UNAVAILABLE, &message);
+            call.settle(&verdict, Outcome::Unavailable { message }, None, answer)
+                .await
+        }
+    }
+}
+
+/// What a content read sends back once the upstream answered: the result as
+/// inspected and logged (the leaf appended before the content is handed
+/// back), or an error saying why not.
+pub(crate) async fn deliver_read(
+    gw: &Gateway,
+    id: &RawValue,
+    record: &ReadRecord<'_>,
+    outcome: Result<Box<RawValue>, UpstreamError>,
+) -> Vec<u8> {
+    let result = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            let outcome = match e {
+                UpstreamError::Rpc(_) => ReadOutcome::UpstreamError,
+                _ => ReadOutcome::Unavailable,
+            };
+            // The read failed upstream; its leaf is evidence only, and the
+            // agent gets the upstream's failure either way.
+            if let Err(log) = record.append(gw.engine(), outcome, &[]).await {
+                tracing::warn!(error = %log, server = record.server, "a failed read was not logged");
+            }
+            return upstream_failure(id, record.server, e);
+        }
+    };
+    let (replacement, findings, blocked) =
+        scan_content(result.get(), &response_policy(gw.config()));
+    let disposition = Disposition::of(
+        !findings.is_empty(),
+        blocked,
+        replacement.is_some(),
+        record.agent.shadow,
+    );
+    if let Err(e) = record
+        .append(gw.engine(), ReadOutcome::Scanned(disposition), &findings)
+        .await
+    {
+        return jsonrpc::unlogged(id, "read", &e);
+    }
+    let member = record.kind.member();
+    match (disposition, replacement) {
+        (Disposition::Blocked, _) => jsonrpc::error_with_data(
+            Some(id),
+            code::FORBIDDEN,
+            &format!(
+                "the gateway withheld this {}: it contained {} (blocked by policy)",
+                member,
+                categories(&findings)
+            ),
+            Some(&json!({"server": record.server, member: record.what})),
+        ),
+        (Disposition::Redacted, Some(v)) => jsonrpc::result_value(id, &v),
+        _ => jsonrpc::result(id, &result),
+    }
+}
+
+/// The answer to a request an upstream failed: its own JSON-RPC error as it
+/// sent it, or -32001 saying why it could not be reached.
+pub(crate) fn upstream_failure(id: &RawValue, server: &str, e: UpstreamError) -> Vec<u8> {
+    match e {
+        UpstreamError::Rpc(err) => jsonrpc::error_raw(id, &err),
+        e => jsonrpc::error(
+            Some(id),
+            code::UPSTREAM_UNAVAILABLE,
+            &format!("upstream `{server}`: {e}"),
+        ),
+    }
+}

@@ -1,0 +1,250 @@
+//! The one assembler of a running gateway, for both faces (`interlock serve`
+//! and the desktop app's local mode): the config, the engine with every
+//! adapter (the MCP one included, so held calls and `mcp.call_tool` stages
+//! run), the gateway over it, and its HTTP server on the bound address.
+//!
+//! Why here and not in each face: the two copies it replaces had diverged
+//! (the desktop's engine lacked the MCP adapter, so an approved held call
+//! could not run there).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use interlock_core::Decision;
+use interlock_engine::DecisionOutcome;
+use interlock_gateway::keys::issue_key;
+use interlock_gateway::{EventBus, Gateway};
+use interlock_keychain::KeychainKey;
+use interlock_store::{ApiKeyKind, ServerRecord};
+use tokio::sync::{Mutex, watch};
+use tokio::task::JoinHandle;
+
+use crate::{Host, HostError};
+
+/// How long a shutdown waits for the HTTP server to finish its requests.
+const DRAIN_WAIT: Duration = Duration::from_secs(3);
+
+/// What the face decides about the gateway it runs; the rest comes from the
+/// data directory (`gateway.toml`, `policy.yaml`, the keychain).
+#[derive(Clone, Debug, Default)]
+pub struct GatewayOptions {
+    /// The gateway's TOML config; default `<data dir>/gateway.toml` if it
+    /// exists, else the defaults.
+    pub config: Option<PathBuf>,
+    /// The address to bind, overriding the config's `listen`.
+    pub listen: Option<SocketAddr>,
+    /// A built review UI to serve at `/` (a directory with `index.html`).
+    pub ui_dir: Option<PathBuf>,
+}
+
+/// A gateway serving on its address, until [`RunningGateway::shutdown`].
+pub struct RunningGateway {
+    gateway: Gateway,
+    bound: SocketAddr,
+    stop: watch::Sender<bool>,
+    server: Mutex<Option<JoinHandle<std::io::Result<()>>>>,
+}
+
+impl Host {
+    /// Starts the gateway of this data directory: reads the config, opens
+    /// the engine with the gateway's MCP adapter among its adapters, binds
+    /// the listener, starts the gateway and serves `/mcp`, `/api/v1` (and the
+    /// UI) on it. Both faces start their gateway through here.
+    pub async fn start_gateway(
+        &self,
+        options: GatewayOptions,
+    ) -> Result<RunningGateway, HostError> {
+        let mut config = self.gateway_config(options.config.as_deref())?;
+        if let Some(listen) = options.listen {
+            config.listen = listen;
+        }
+        if let Some(ui) = options.ui_dir {
+            if !ui.join("index.html").is_file() {
+                return Err(HostError::File {
+                    path: ui,
+                    message: "no index.html there (build the UI first: scripts/ui.sh)".into(),
+                });
+            }
+            config.ui_dir = Some(ui);
+        }
+        let prepared = Gateway::prepare(config.clone())?;
+        let adapter = Arc::new(prepared.mcp_adapter());
+        let engine = self
+            .engine_with(move |adapters| {
+                adapters
+                    .with_executor(Arc::clone(&adapter) as _)
+                    .with_prober(adapter)
+            })
+            .await?;
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| HostError::Listen {
+                address: config.listen,
+                message: e.to_string(),
+            })?;
+        let bound = listener.local_addr().map_err(|e| HostError::Listen {
+            address: config.listen,
+            message: e.to_string(),
+        })?;
+        let gateway = prepared.start(engine);
+        let (stop, mut stopped) = watch::channel(false);
+        let server = tokio::spawn(interlock_gateway::http::serve(
+            gateway.clone(),
+            listener,
+            async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            },
+        ));
+        Ok(RunningGateway {
+            gateway,
+            bound,
+            stop,
+            server: Mutex::new(Some(server)),
+        })
+    }
+}
+
+impl RunningGateway {
+    /// The address actually bound (the config may say port 0).
+    pub fn bound(&self) -> SocketAddr {
+        self.bound
+    }
+
+    /// The gateway itself (its upstreams, pins and sessions).
+    pub fn gateway(&self) -> &Gateway {
+        &self.gateway
+    }
+
+    /// The bus of plan, server and standing-approval events.
+    pub fn events(&self) -> &EventBus {
+        self.gateway.events()
+    }
+
+    /// Serves until `signal` (SIGTERM, a quit) or until the HTTP server
+    /// fails, then shuts down ([`RunningGateway::shutdown`]).
+    pub async fn serve_until(&self, signal: impl Future<Output = ()>) -> Result<(), HostError> {
+        let failed = {
+            let mut server = self.server.lock().await;
+            match server.as_mut() {
+                None => None,
+                Some(handle) => tokio::select! {
+                    _ = signal => None,
+                    ended = handle => {
+                        server.take();
+                        Some(match ended {
+                            Ok(Ok(())) => "it ended".to_owned(),
+                            Ok(Err(e)) => e.to_string(),
+                            Err(e) => e.to_string(),
+                        })
+                    }
+                },
+            }
+        };
+        self.shutdown().await;
+        match failed {
+            Some(why) => Err(HostError::Serve(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops serving (waiting a little for requests in flight), then the
+    /// gateway's tasks and upstream connections, then closes the log.
+    pub async fn shutdown(&self) {
+        let _ = self.stop.send(true);
+        if let Some(server) = self.server.lock().await.take() {
+            let _ = tokio::time::timeout(DRAIN_WAIT, server).await;
+        }
+        self.gateway.shutdown().await;
+        self.gateway.engine().log().close().await;
+    }
+
+    /// Trusts the keychain key's public half as an approver in this data
+    /// directory (idempotent).
+    pub async fn trust_approver(
+        &self,
+        key: &KeychainKey,
+        identity: &str,
+        label: &str,
+    ) -> Result<(), HostError> {
+        self.gateway
+            .engine()
+            .register_approver(&key.public_key(), identity, label)
+            .await?;
+        Ok(())
+    }
+
+    /// The identity an approver key is registered under here, if it is.
+    pub async fn approver_identity(&self, key_id: &str) -> Result<Option<String>, HostError> {
+        Ok(self
+            .gateway
+            .engine()
+            .store()
+            .approver_key(key_id)
+            .await?
+            .map(|k| k.identity))
+    }
+
+    /// Revokes every reviewer API key named `name` and issues a fresh one
+    /// (printed once; stored hashed): the desktop window's key, new per start.
+    pub async fn reissue_reviewer_key(&self, name: &str) -> Result<String, HostError> {
+        let engine = self.gateway.engine();
+        engine
+            .store()
+            .revoke_api_keys(ApiKeyKind::Reviewer, name)
+            .await?;
+        let (token, _) = issue_key(engine, ApiKeyKind::Reviewer, name, "reviewer").await?;
+        Ok(token)
+    }
+
+    /// How many items wait for a reviewer (the inbox's rule).
+    pub async fn held_count(&self) -> Result<usize, HostError> {
+        Ok(self.gateway.held_count().await?)
+    }
+
+    /// [`crate::decide_plan`] on this gateway's engine.
+    pub async fn decide_plan(
+        &self,
+        key: &KeychainKey,
+        plan_id: &str,
+        expected_hash: Option<&str>,
+        decision: Decision,
+        reason: &str,
+        valid_for_secs: i64,
+    ) -> Result<DecisionOutcome, HostError> {
+        crate::decide_plan(
+            self.gateway.engine(),
+            key,
+            plan_id,
+            expected_hash,
+            decision,
+            reason,
+            valid_for_secs,
+        )
+        .await
+    }
+
+    /// [`crate::decide_server_surface`] on this gateway, announced on its bus.
+    pub async fn decide_server(
+        &self,
+        key: &KeychainKey,
+        name: &str,
+        expected_hash: Option<&str>,
+        decision: Decision,
+        reason: &str,
+        valid_for_secs: i64,
+    ) -> Result<ServerRecord, HostError> {
+        crate::decide_server_surface(
+            self.gateway.engine(),
+            self.gateway.events(),
+            key,
+            name,
+            expected_hash,
+            decision,
+            reason,
+            valid_for_secs,
+        )
+        .await
+    }
+}
