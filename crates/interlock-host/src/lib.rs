@@ -24,12 +24,11 @@ use std::sync::Arc;
 use interlock_adapters::{AdapterConfig, Adapters};
 use interlock_core::canon::{self, Digest};
 use interlock_core::decision::sign_decision;
-use interlock_core::{Decision, DsseEnvelope, Policy};
+use interlock_core::{DsseEnvelope, Policy};
 use interlock_engine::{DecisionOutcome, Engine, EngineConfig, EngineError};
 use interlock_gateway::client::{ReviewerClient, Subject};
 use interlock_gateway::pins::{PinError, decide_server, server_subject};
 use interlock_gateway::{EventBus, GatewayConfig};
-use interlock_keychain::{Keychain, KeychainKey};
 use interlock_store::ServerRecord;
 
 /// The keychain entry of this machine's approver key.
