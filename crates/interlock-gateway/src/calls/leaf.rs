@@ -222,10 +222,7 @@ impl CallLeaf<'_> {
             v.insert("response".into(), r.disposition.name().into());
             v.insert("response_findings".into(), findings_value(&r.findings));
         }
-        let mut m = Map::new();
-        m.insert("agent".into(), self.agent.name.as_str().into());
-        m.insert("role".into(), self.agent.role.as_str().into());
-        m.insert("server".into(), self.server.into());
+        let mut m = who(self.agent, self.server);
         m.insert("tool".into(), self.tool.into());
         m.insert("arguments_hash".into(), self.arguments_hash.into());
         m.insert("outcome".into(), outcome.name().into());
@@ -295,10 +292,7 @@ impl ReadRecord<'_> {
         outcome: ReadOutcome,
         findings: &[Finding],
     ) -> Result<u64, EngineError> {
-        let mut m = Map::new();
-        m.insert("agent".into(), self.agent.name.as_str().into());
-        m.insert("role".into(), self.agent.role.as_str().into());
-        m.insert("server".into(), self.server.into());
+        let mut m = who(self.agent, self.server);
         m.insert(self.kind.member().into(), self.what.into());
         if let Some(h) = self.arguments_hash {
             m.insert("arguments_hash".into(), h.into());
@@ -307,6 +301,16 @@ impl ReadRecord<'_> {
         m.insert("findings".into(), findings_value(findings));
         Ok(engine.record(self.kind.event().as_str(), m).await?.index)
     }
+}
+
+/// The members every call-path leaf starts with: which agent (and role)
+/// reached which server.
+fn who(agent: &ApiKeyRecord, server: &str) -> Map {
+    let mut m = Map::new();
+    m.insert("agent".into(), agent.name.as_str().into());
+    m.insert("role".into(), agent.role.as_str().into());
+    m.insert("server".into(), server.into());
+    m
 }
 
 fn int(i: i64) -> Value {
