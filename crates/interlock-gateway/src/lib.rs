@@ -20,6 +20,7 @@
 //! - [`http`]: routes and the Origin/Host guard.
 //! - [`client`]: a client of another gateway's reviewer API (the desktop app's
 //!   team mode).
+//! - [`sse`]: the server-sent events parser both upstream HTTP and [`client`] read with.
 //! - [`standing`]: standing approvals by class of call.
 //! - [`keys`]: API keys (hashed at rest), [`roles`]: what a role may call,
 //!   [`events`]: the event bus, [`jsonrpc`]: raw JSON-RPC framing.
@@ -41,6 +42,7 @@ pub mod keys;
 pub mod mcp;
 pub mod pins;
 pub mod roles;
+pub mod sse;
 pub mod standing;
 mod subscriptions;
 pub mod upstream;
