@@ -8,6 +8,7 @@ use anyhow::{Context as _, bail};
 use clap::Subcommand;
 use interlock_core::canon;
 use interlock_core::merkle::{self, NoteVerifier, Tree};
+use interlock_core::time::{parse_time, rfc3339};
 use interlock_log::{ExportFilter, META_VKEY};
 use interlock_receipts::{VerifyOptions, VerifyReport, open_leaf, verify_bundle};
 
@@ -320,68 +321,6 @@ fn csv_summary(report: &VerifyReport) -> String {
         );
     }
     out
-}
-
-/// Unix seconds → `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian, UTC).
-pub fn rfc3339(t: i64) -> String {
-    let (days, secs) = (t.div_euclid(86_400), t.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
-}
-
-/// `2026-11-29T12:00:00Z`, `2026-11-29`, or Unix seconds → Unix seconds.
-fn parse_time(s: &str) -> anyhow::Result<i64> {
-    if let Ok(n) = s.parse::<i64>() {
-        return Ok(n);
-    }
-    let bad = || {
-        anyhow::anyhow!("`{s}` is not a time like 2026-11-29T12:00:00Z, 2026-11-29 or Unix seconds")
-    };
-    let num =
-        |r: std::ops::Range<usize>| s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(bad);
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    if s.get(4..5) != Some("-")
-        || s.get(7..8) != Some("-")
-        || !(1..=12).contains(&m)
-        || !(1..=31).contains(&d)
-    {
-        return Err(bad());
-    }
-    let mut t = days_from_civil(y, m, d) * 86_400;
-    if s.len() > 10 {
-        if !interlock_core::plan::is_rfc3339_utc(s) {
-            return Err(bad());
-        }
-        t += num(11..13)? * 3600 + num(14..16)? * 60 + num(17..19)?;
-    }
-    Ok(t)
-}
-
-// Howard Hinnant's civil-date algorithms.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod registry;
 pub mod risk;
 pub mod schema;
 pub mod secrets;
+pub mod time;
 
 pub use interlock_canon as canon;
 pub use interlock_merkle as merkle;

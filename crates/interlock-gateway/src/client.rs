@@ -15,12 +15,13 @@ use reqwest::{StatusCode, Url};
 use serde_json::Value;
 
 use crate::events::GatewayEvent;
+use crate::sse::SseParser;
 
 /// The largest JSON answer read (a plan with its revisions and diff is far
 /// smaller); a larger one is an error, not an allocation.
 const MAX_BODY: usize = 16 * 1024 * 1024;
-/// The longest single line of the event stream accepted.
-const MAX_EVENT_LINE: usize = 1024 * 1024;
+/// The largest event of the event stream accepted (its data and name).
+const MAX_EVENT: usize = 1024 * 1024;
 
 /// Why a reviewer API call failed.
 #[derive(Debug, thiserror::Error)]
@@ -267,11 +268,11 @@ impl ReviewerClient {
                     .to_owned(),
             });
         }
-        let mut parser = SseParser::default();
+        let mut parser = SseParser::new(MAX_EVENT);
         Ok(resp
             .bytes_stream()
             .map(move |chunk| match chunk {
-                Ok(bytes) => parser.feed(&bytes),
+                Ok(bytes) => gateway_events(&mut parser, &bytes),
                 Err(e) => vec![Err(ClientError::Transport(e.to_string()))],
             })
             .flat_map(futures_util::stream::iter))
@@ -295,46 +296,19 @@ async fn read_limited(mut resp: reqwest::Response) -> Result<Vec<u8>, ClientErro
     Ok(body)
 }
 
-/// Server-sent events, line by line: `data:` lines accumulate until a blank
-/// line ends the event; comments (keep-alives) and other fields are skipped.
-#[derive(Default)]
-struct SseParser {
-    line: Vec<u8>,
-    data: String,
-}
-
-impl SseParser {
-    fn feed(&mut self, bytes: &[u8]) -> Vec<Result<GatewayEvent, ClientError>> {
-        let mut out = Vec::new();
-        for &b in bytes {
-            if b != b'\n' {
-                if self.line.len() >= MAX_EVENT_LINE {
-                    self.line.clear();
-                    self.data.clear();
-                    out.push(Err(ClientError::Malformed(format!(
-                        "an event line longer than {MAX_EVENT_LINE} bytes"
-                    ))));
-                }
-                self.line.push(b);
-                continue;
-            }
-            let line = std::mem::take(&mut self.line);
-            let line = line.strip_suffix(b"\r").unwrap_or(&line);
-            if line.is_empty() {
-                if !self.data.is_empty() {
-                    let data = std::mem::take(&mut self.data);
-                    out.push(parse_event(&data));
-                }
-            } else if let Some(rest) = line.strip_prefix(b"data:") {
-                let rest = rest.strip_prefix(b" ").unwrap_or(rest);
-                if !self.data.is_empty() {
-                    self.data.push('\n');
-                }
-                self.data.push_str(&String::from_utf8_lossy(rest));
-            }
-        }
-        out
-    }
+/// The gateway events `bytes` completes on the event stream (an event with
+/// empty data is none); an event over [`MAX_EVENT`] is an error, and the stream
+/// goes on after it.
+fn gateway_events(parser: &mut SseParser, bytes: &[u8]) -> Vec<Result<GatewayEvent, ClientError>> {
+    parser
+        .feed(bytes)
+        .into_iter()
+        .filter_map(|event| match event {
+            Ok(e) if e.data.is_empty() => None,
+            Ok(e) => Some(parse_event(&String::from_utf8_lossy(&e.data))),
+            Err(e) => Some(Err(ClientError::Malformed(e.to_string()))),
+        })
+        .collect()
 }
 
 fn parse_event(data: &str) -> Result<GatewayEvent, ClientError> {
@@ -380,14 +354,25 @@ mod tests {
             ": keep-alive\n\nevent: server.pending\ndata: {}\r\n\r\n",
             serde_json::to_string(&ev).unwrap()
         );
-        let mut p = SseParser::default();
+        let mut p = SseParser::new(MAX_EVENT);
         let mut got = Vec::new();
         for chunk in wire.as_bytes().chunks(7) {
-            got.extend(p.feed(chunk));
+            got.extend(gateway_events(&mut p, chunk));
         }
         assert_eq!(got.len(), 1);
         assert_eq!(got.pop().unwrap().unwrap(), ev);
-        let bad = p.feed(b"data: {nope\n\n");
+        let bad = gateway_events(&mut p, b"data: {nope\n\n");
         assert!(matches!(bad.as_slice(), [Err(ClientError::Malformed(_))]));
+        // An event over the bound is refused, and the next one still read.
+        let mut wire = b"data: ".to_vec();
+        wire.resize(MAX_EVENT + 7, b'x');
+        wire.extend_from_slice(b"\n\ndata:\n\ndata: ");
+        wire.extend_from_slice(serde_json::to_string(&ev).unwrap().as_bytes());
+        wire.extend_from_slice(b"\n\n");
+        let got = gateway_events(&mut p, &wire);
+        assert!(
+            matches!(&got[..], [Err(ClientError::Malformed(m)), Ok(e)] if m.contains("over 1048576 bytes") && *e == ev),
+            "{got:?}"
+        );
     }
 }

@@ -22,6 +22,7 @@
 //! - [`http`]: routes and the Origin/Host guard.
 //! - [`client`]: a client of another gateway's reviewer API (the desktop app's
 //!   team mode).
+//! - [`sse`]: the server-sent events parser both upstream HTTP and [`client`] read with.
 //! - [`keys`]: API keys (hashed at rest), [`roles`]: what a role may call,
 //!   [`events`]: the event bus and its typed event kinds, [`jsonrpc`]: raw
 //!   JSON-RPC framing.
@@ -46,6 +47,7 @@ pub mod keys;
 pub mod mcp;
 pub mod pins;
 pub mod roles;
+pub mod sse;
 mod subscriptions;
 pub mod upstream;
 pub mod views;

@@ -5,8 +5,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use interlock_canon::{Number, Value};
 use interlock_merkle::{
-    Checkpoint, Hash, NoteSigner, NoteVerifier, Tree, empty_root, leaf_hash, node_hash,
-    open_checkpoint, sign_checkpoint_with,
+    Checkpoint, Frontier, Hash, NoteSigner, NoteVerifier, Tree, leaf_hash, open_checkpoint,
+    sign_checkpoint_with,
 };
 use interlock_receipts::CanonicalPredicate;
 use interlock_store::{CheckpointRow, LeafRow, Store, StoreError};
@@ -474,73 +474,6 @@ async fn catch_up(shared: &Shared) -> Result<u64, LogError> {
         "caught up with another writer's appends"
     );
     Ok(new_size)
-}
-
-/// The right edge of an RFC 6962 tree: the roots of its maximal perfect
-/// subtrees, largest (leftmost) first, one per set bit of its size. Enough to
-/// compute the root of the tree extended by more leaves in `O(log n)` memory
-/// and `O(1)` amortised hashes per leaf, without touching (or cloning) the
-/// shared [`Tree`] — which therefore only ever holds committed leaves.
-#[derive(Clone, Debug)]
-struct Frontier {
-    size: u64,
-    nodes: Vec<Hash>,
-}
-
-impl Frontier {
-    /// The frontier of `tree`, from the inclusion path of its last leaf:
-    /// RFC 6962's `PATH(n-1, D[n])` lists, bottom-up, the siblings inside
-    /// the last perfect subtree (as many as its height, all to the left of
-    /// the leaf), then the roots of every other perfect subtree of the
-    /// frontier, smallest first. `O(log n)`: each of those is a perfect
-    /// subtree the tree stores.
-    fn of(tree: &Tree) -> Frontier {
-        let size = tree.len();
-        let Some(last) = size.checked_sub(1).and_then(|i| tree.leaf(i)) else {
-            return Frontier {
-                size: 0,
-                nodes: Vec::new(),
-            };
-        };
-        let path = tree
-            .inclusion_proof(size - 1, size)
-            .expect("the last leaf is in the tree");
-        let inner = size.trailing_zeros() as usize;
-        debug_assert_eq!(path.len(), inner + size.count_ones() as usize - 1);
-        let mut nodes: Vec<Hash> = path[inner..].iter().rev().copied().collect();
-        nodes.push(
-            path[..inner]
-                .iter()
-                .fold(last, |right, left| node_hash(left, &right)),
-        );
-        Frontier { size, nodes }
-    }
-
-    fn size(&self) -> u64 {
-        self.size
-    }
-
-    /// Appends a leaf hash, merging the perfect subtrees it completes.
-    fn push(&mut self, leaf: Hash) {
-        let mut node = leaf;
-        let mut bits = self.size;
-        while bits & 1 == 1 {
-            let left = self.nodes.pop().expect("one node per set bit");
-            node = node_hash(&left, &node);
-            bits >>= 1;
-        }
-        self.nodes.push(node);
-        self.size += 1;
-    }
-
-    /// The RFC 6962 root: the perfect subtrees folded from the right.
-    fn root(&self) -> Hash {
-        let mut it = self.nodes.iter().rev();
-        let Some(&last) = it.next() else {
-            return empty_root();
-        };
-        it.fold(last, |right, left| node_hash(left, &right))
-    }
 }
 
 /// How many times the writer yields to let acknowledged appenders come
@@ -1123,38 +1056,5 @@ async fn resync(shared: &Shared) {
             tracing::error!(error = %e, "the stored log does not verify; appends will fail until it is audited")
         }
         Err(e) => tracing::warn!(error = %e, "cannot read the log after a failed batch"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn leaves(n: u64) -> Vec<Hash> {
-        (0..n).map(|i| leaf_hash(&i.to_be_bytes())).collect()
-    }
-
-    /// The frontier of every small tree reproduces its root, and extending
-    /// it reproduces the root of the extended tree.
-    #[test]
-    fn frontier_matches_tree_roots() {
-        let all = leaves(300);
-        for n in 0..=140u64 {
-            let tree = Tree::from_leaves(&all[..n as usize]);
-            let mut f = Frontier::of(&tree);
-            assert_eq!(f.size(), n);
-            assert_eq!(f.nodes.len(), n.count_ones() as usize, "size {n}");
-            assert_eq!(f.root(), tree.root(), "size {n}");
-            for m in n + 1..=n + 40 {
-                f.push(all[m as usize - 1]);
-                assert_eq!(
-                    f.root(),
-                    interlock_merkle::root(&all[..m as usize]),
-                    "{n}+{m}"
-                );
-            }
-        }
-        let big = Tree::from_leaves(&all);
-        assert_eq!(Frontier::of(&big).root(), big.root());
     }
 }

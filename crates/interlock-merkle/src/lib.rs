@@ -4,6 +4,8 @@
 //! * [`hash`]: leaf, node and empty-tree hashes.
 //! * [`tree`]: tree roots and proof generation ([`root`], [`inclusion_proof`],
 //!   [`consistency_proof`], [`Tree`]).
+//! * [`frontier`]: a tree's right edge ([`Frontier`]), to extend it by more
+//!   leaves and get the new root without the tree.
 //! * [`proof`]: proof verification ([`verify_inclusion`], [`verify_consistency`],
 //!   and the Merkle Tree Certificates subtree proofs).
 //! * [`note`]: C2SP signed notes with Ed25519 keys.
@@ -24,6 +26,7 @@
 #![forbid(unsafe_code)]
 
 pub mod checkpoint;
+pub mod frontier;
 pub mod hash;
 pub mod note;
 pub mod proof;
@@ -32,6 +35,7 @@ pub mod tree;
 pub use checkpoint::{
     Checkpoint, CheckpointError, open_checkpoint, sign_checkpoint, sign_checkpoint_with,
 };
+pub use frontier::Frontier;
 pub use hash::{HASH_LEN, Hash, empty_root, leaf_hash, node_hash};
 pub use note::{
     ForeignSignature, MAX_SIGNATURES, NoteError, NoteSignature, NoteSigner, NoteVerifier,

@@ -278,6 +278,12 @@ impl Tree {
         Ok(())
     }
 
+    /// The stored root of the perfect subtree of leaves
+    /// `[index·2^height, (index+1)·2^height)`, which must be complete.
+    pub(crate) fn perfect_subtree(&self, height: u32, index: u64) -> Hash {
+        self.levels[height as usize][index as usize]
+    }
+
     /// MTH of leaves `[lo, hi)`, from stored perfect subtrees where possible.
     fn range_hash(&self, lo: u64, hi: u64) -> Hash {
         let n = hi - lo;

@@ -211,6 +211,23 @@ fn rfc6962_roots_for_sizes_0_to_8() {
 }
 
 #[test]
+fn frontier_roots_for_sizes_0_to_8() {
+    let (leaves, roots) = rfc6962();
+    let mut f = Frontier::new();
+    assert_eq!(f.root(), roots[0]);
+    for (size, want) in roots.iter().enumerate().skip(1) {
+        f.push(leaves[size - 1]);
+        assert_eq!(&f.root(), want, "Frontier root at size {size}");
+        let tree = Tree::from_leaves(&leaves[..size]);
+        assert_eq!(
+            &Frontier::of(&tree).root(),
+            want,
+            "Frontier::of at size {size}"
+        );
+    }
+}
+
+#[test]
 fn generated_proofs_up_to_8_verify_and_match_tree() {
     let (leaves, roots) = rfc6962();
     let tree = Tree::from_leaves(&leaves);

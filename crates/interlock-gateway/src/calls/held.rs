@@ -19,6 +19,7 @@ use super::progress::Progress;
 use super::scan::{response_policy, scan_result};
 use crate::auth::agent_identity;
 use crate::jsonrpc;
+use interlock_core::time::rfc3339;
 
 /// Marks a held-call plan's id (`call-<args digest prefix>-<random>`).
 const HELD_PREFIX: &str = "call-";
@@ -244,39 +245,4 @@ fn description(agent: &str, exposed: &str, assessment: &Assessment) -> String {
         assessment.risk.name(),
         assessment.score
     )
-}
-
-/// RFC 3339 UTC for unix seconds (plans carry `created_at` as text).
-fn rfc3339(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Howard Hinnant's days → civil date.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rfc3339_formats_utc() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_796_083_200), "2026-12-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-    }
 }

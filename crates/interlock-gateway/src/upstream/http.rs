@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use super::stdio::handle_unsolicited;
 use super::{Signals, UpstreamError, UpstreamSignal};
 use crate::jsonrpc::{self, OwnedIncoming};
+use crate::sse::SseParser;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -297,60 +298,34 @@ async fn read_limited(resp: reqwest::Response, max: usize) -> Result<Vec<u8>, Up
     Ok(out)
 }
 
-/// Incremental Server-Sent Events reader yielding the JSON-RPC messages in
-/// `data:` fields.
+/// The JSON-RPC messages in an SSE stream's events ([`SseParser`]); an event
+/// over `max` bytes is an error, which ends the stream.
 pub(crate) struct SseReader {
-    buf: Vec<u8>,
-    max: usize,
+    events: SseParser,
 }
 
 impl SseReader {
     pub(crate) fn new(max: usize) -> SseReader {
         SseReader {
-            buf: Vec::new(),
-            max,
+            events: SseParser::new(max),
         }
     }
 
     pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<Vec<OwnedIncoming>, String> {
-        self.buf.extend_from_slice(chunk);
         let mut out = Vec::new();
-        while let Some((end, sep)) = find_event_end(&self.buf) {
-            let event: Vec<u8> = self.buf.drain(..end + sep).take(end).collect();
-            let mut data = Vec::new();
-            for line in event.split(|&b| b == b'\n') {
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
-                if let Some(rest) = line.strip_prefix(b"data:") {
-                    if !data.is_empty() {
-                        data.push(b'\n');
-                    }
-                    data.extend_from_slice(rest.strip_prefix(b" ").unwrap_or(rest));
-                }
-            }
-            if data.is_empty() {
+        for event in self.events.feed(chunk) {
+            let event = event.map_err(|e| e.to_string())?;
+            // An event with no data (MCP's priming event: an id, empty data)
+            // carries no message.
+            if event.data.is_empty() {
                 continue;
             }
-            match serde_json::from_slice::<OwnedIncoming>(&data) {
+            match serde_json::from_slice::<OwnedIncoming>(&event.data) {
                 Ok(m) => out.push(m),
                 Err(e) => tracing::warn!(error = %e, "an SSE event that is not JSON-RPC"),
             }
         }
-        if self.buf.len() > self.max {
-            return Err(format!("an SSE event over {} bytes", self.max));
-        }
         Ok(out)
-    }
-}
-
-fn find_event_end(buf: &[u8]) -> Option<(usize, usize)> {
-    let lf = buf.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
-    let crlf = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|i| (i, 4));
-    match (lf, crlf) {
-        (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
-        (a, b) => a.or(b),
     }
 }
 
@@ -377,6 +352,21 @@ mod tests {
         assert_eq!(
             msgs[0].method.as_deref(),
             Some("notifications/tools/list_changed")
+        );
+    }
+
+    #[test]
+    fn sse_priming_events_carry_nothing_and_big_events_end_the_stream() {
+        let mut r = SseReader::new(64);
+        assert!(r.push(b"id: 1\ndata:\n\n").unwrap().is_empty());
+        let msgs = r
+            .push(b"data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n")
+            .unwrap();
+        assert_eq!(msgs[0].id.as_deref().unwrap().get(), "2");
+        let big = format!("data: {}\n\n", "x".repeat(65));
+        assert_eq!(
+            r.push(big.as_bytes()).err().as_deref(),
+            Some("an SSE event over 64 bytes")
         );
     }
 }
