@@ -20,11 +20,10 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use tokio_stream::StreamExt as _;
 
-use crate::calls::pipeline;
 use crate::calls::progress::Progress;
+use crate::calls::{listing, pipeline};
 use crate::content;
 use crate::gateway::{Gateway, Session};
-use crate::governance;
 use crate::jsonrpc::{self, Incoming, Kind, code};
 use crate::upstream::relay::LogLevel;
 
@@ -467,7 +466,7 @@ async fn request(
                 "_meta": {"io.modelcontextprotocol/serverInfo": server_info()},
             }),
         ),
-        "tools/list" => tools_list(gw, agent, id, stateless),
+        "tools/list" => listing::tools_list(gw, agent, id, stateless),
         "tools/call" => pipeline::tools_call(gw, agent, id, params, None).await,
         "prompts/list" => content::prompts_list(gw, agent, id, stateless).await,
         "prompts/get" => content::prompts_get(gw, agent, id, params).await,
@@ -491,29 +490,4 @@ async fn request(
             &format!("method `{other}` is not served by the Interlock gateway"),
         ),
     }
-}
-
-fn tools_list(gw: &Gateway, agent: &ApiKeyRecord, id: &RawValue, stateless: bool) -> Vec<u8> {
-    let roles = gw.roles();
-    let mut defs: Vec<std::borrow::Cow<'_, str>> = Vec::new();
-    if let serde_json::Value::Array(governance) = governance::definitions() {
-        for d in governance {
-            let name = d["name"].as_str().unwrap_or_default();
-            if roles.allows(&agent.role, name) {
-                defs.push(serde_json::to_string(&d).expect("JSON").into());
-            }
-        }
-    }
-    let views = gw.pins().views();
-    for view in &views {
-        if gw.upstream(&view.record.name).is_none() {
-            continue; // no longer configured
-        }
-        for (tool, exposed) in &view.served {
-            if view.check(tool).is_ok() && roles.allows(&agent.role, &exposed.exposed_name) {
-                defs.push(exposed.definition.get().into());
-            }
-        }
-    }
-    jsonrpc::listing(id, "tools", defs, stateless)
 }

@@ -4,6 +4,7 @@
 //! - [`pipeline`]: one call from an authenticated agent to its answer, and the
 //!   one place its verdicts are written to the log ([`pipeline::Call::settle`]);
 //!   content reads share its inspect-and-record step.
+//! - [`listing`]: `tools/list`, what an agent sees (its role, pinning).
 //! - [`assess`]: argument inspection, the tool's risk, the role's limit.
 //! - [`scan`]: the response scan (redact or withhold what a result carries).
 //! - [`standing`]: standing approvals by class of call.
@@ -20,6 +21,7 @@
 pub mod assess;
 mod held;
 pub mod leaf;
+pub(crate) mod listing;
 pub(crate) mod pipeline;
 pub(crate) mod progress;
 pub mod scan;
