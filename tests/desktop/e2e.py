@@ -15,6 +15,11 @@ the tray's menu over dbusmenu) on a real X server (``x11.py``):
    all the app's processes idle; a second launch only opens the first's window.
 3. A new upstream MCP server: its notification's *Approve* trusts exactly the
    observed surface; a drift quarantines it and *Review* opens it in the window.
+   A call the bundled gateway holds (its tool's risk is above the agent's
+   role's ``max_risk``) waits as a one-stage ``mcp.call_tool`` plan; *Approve*
+   on its notification runs it, once, and the waiting call returns the
+   upstream tool's own result; the same call again is held as a new plan
+   (rejected here, and not run); the log records one dispatch and audits clean.
 4. Under WebDriver: a proposal's notification (Approve / Reject / Review; the
    latency from the HTTP response to ``Notify`` is measured); *Approve* makes
    the plan APPROVED at the notified hash (``interlock plans list --json``) and
@@ -36,6 +41,11 @@ Screenshots of the window (X11) go to tests/desktop/screenshots/.
 Environment: INTERLOCK_DESKTOP_BIN (the app), INTERLOCK_BIN (the CLI),
 TAURI_DRIVER (default: on PATH), WEBKIT_WEBDRIVER (default /usr/bin/WebKitWebDriver).
 Prints the figures and a closing "N passed, N failed" line.
+
+INTERLOCK_E2E_ONLY=TEXT runs only the checks whose name contains TEXT (case
+insensitive), e.g. ``INTERLOCK_E2E_ONLY="call held" scripts/desktop.sh test``.
+The checks under WebDriver (4 and 6) share one app and run only together, when
+TEXT is in "under WebDriver". A TEXT that selects no check fails the run.
 """
 
 import base64
@@ -74,6 +84,7 @@ TAURI_DRIVER = os.environ.get("TAURI_DRIVER") or shutil.which("tauri-driver") or
 )
 WEBKIT_WEBDRIVER = os.environ.get("WEBKIT_WEBDRIVER", "/usr/bin/WebKitWebDriver")
 MCP_VERSION = "2026-07-28"
+ONLY = os.environ.get("INTERLOCK_E2E_ONLY", "").strip().lower()
 
 FIGURES = {}
 RESULTS = []
@@ -159,26 +170,28 @@ class Agent:
         self.key = key
         self.n = 0
 
-    def call(self, tool, arguments):
+    def request(self, method, params, timeout=30):
         self.n += 1
         status, body = http(
             "POST",
             self.url,
-            {
-                "jsonrpc": "2.0",
-                "id": self.n,
-                "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments},
-            },
+            {"jsonrpc": "2.0", "id": self.n, "method": method, "params": params},
             {
                 "Authorization": f"Bearer {self.key}",
                 "Accept": "application/json, text/event-stream",
                 "MCP-Protocol-Version": MCP_VERSION,
             },
+            timeout=timeout,
         )
-        assert status == 200, f"{tool}: HTTP {status} {body}"
-        assert "result" in body, f"{tool}: {body}"
+        assert status == 200, f"{method}: HTTP {status} {body}"
+        assert "result" in body, f"{method}: {body}"
         return body["result"]
+
+    def call(self, tool, arguments, timeout=30):
+        return self.request("tools/call", {"name": tool, "arguments": arguments}, timeout)
+
+    def tool_names(self):
+        return {t["name"] for t in self.request("tools/list", {})["tools"]}
 
 
 def plan(env, plan_id, title, content="v1\n"):
@@ -398,7 +411,13 @@ class WebDriver:
             pass
 
 
+def selected(name):
+    return not ONLY or ONLY in name.lower()
+
+
 def check(name, fn):
+    if not selected(name):
+        return
     log(f"== {name}")
     try:
         fn()
@@ -525,6 +544,143 @@ def main():
 
     check("a new MCP server and its drift: notified, approved, reviewed", server_review)
 
+    def held_call():
+        # A call above its role's risk limit is held by the bundled gateway as
+        # a one-stage plan (`mcp.call_tool` with the exact arguments) while the
+        # agent's request waits (`[calls] hold_secs`). Approve on the plan's
+        # notification runs it, once: the waiting request gets the upstream
+        # tool's own result. The same call again is a new call: held again, as
+        # a new plan, and rejected here it does not run.
+        peers = os.environ.get("INTERLOCK_PEERS_DIR")
+        assert peers, "INTERLOCK_PEERS_DIR is not set (scripts/peers.sh)"
+        env = Env(root, "held")
+        os.makedirs(env.data)
+        with open(os.path.join(env.data, "gateway.toml"), "w") as f:
+            # drifty's `odd` has no annotations: destructive by default, risk
+            # high, above `cautious`'s medium: held.
+            f.write(
+                "[calls]\nhold_secs = 300\n"
+                "[roles.cautious]\ntools = [\"drifty__*\"]\nmax_risk = \"medium\"\n"
+                "[servers.drifty]\ncommand = \"node\"\n"
+                f"args = [{json.dumps(os.path.join(peers, 'drifting-server.mjs'))}]\n"
+            )
+        agent_key = env.cli("agents", "add", "held-agent", "--role", "cautious").strip().splitlines()[-1].strip()
+        reviewer_key = env.cli("reviewers", "add", "held-audit").strip().splitlines()[-1].strip()
+        agent = Agent(env.origin, agent_key)
+        # The upstream's answer to `odd`, fields no MCP schema defines included.
+        odd_result = {
+            "content": [{"type": "text", "text": "odd"}],
+            "x-vendor-extension": {"nested": [1, "two", {"three": None}], "unicode": "ünïcødé ✓"},
+        }
+
+        def held_plans():
+            return {k: p for k, p in env.plans().items() if k.startswith("call-")}
+
+        seen = len(notifications.snapshot())
+        _, proc, (sender, path) = launch_to_tray(env, watcher, bus, "held", "--hidden")
+        label = lambda: bus.item_property(sender, path, "XAyatanaLabel")  # noqa: E731
+        calls = concurrent.futures.ThreadPoolExecutor(1)
+        try:
+            n = notifications.wait_for(
+                lambda c: c["summary"] == "New MCP server: drifty", 30, "the new server", since=seen
+            )
+            notifications.click(n["id"], "approve")
+            wait(lambda: "drifty__odd" in agent.tool_names(), 15, "drifty's tools served")
+            wait(lambda: label() == "", 10, "tray 0")
+
+            # The call, held: it waits while the plan is notified.
+            seen = len(notifications.snapshot())
+            first = calls.submit(agent.call, "drifty__odd", {}, timeout=360)
+            n = notifications.wait_for(
+                lambda c: c["summary"] == "Plan held for review"
+                and "Held tool call: drifty__odd" in c["body"],
+                30,
+                "for the held call",
+                since=seen,
+            )
+            assert "Risk:" in n["body"] and {"approve", "reject", "review"} <= set(n["actions"]), n
+            (plan_id, held), = held_plans().items()
+            assert held["status"] == "PROPOSED" and held["proposer"] == "agent:held-agent", held
+            wait(lambda: label() == "1", 10, "tray 1")
+            assert not first.done(), f"answered before a reviewer decided: {first.result()}"
+            t_click = time.monotonic()
+            notifications.click(n["id"], "approve")
+            result = first.result(timeout=60)
+            FIGURES["held call: Approve on the notification to the agent's result (ms)"] = round(
+                (time.monotonic() - t_click) * 1000
+            )
+            assert result == odd_result, f"not the tool's result: {result}"
+            now = env.plans()[plan_id]
+            assert (now["status"], now["plan_hash"]) == ("SUCCEEDED", held["plan_hash"]), now
+            notifications.wait_for(
+                lambda c: c["summary"] == "Approved" and "Held tool call: drifty__odd" in c["body"],
+                10,
+                "confirming the approval",
+                since=seen,
+            )
+            wait(lambda: label() == "", 10, "tray 0")
+
+            # The exact call again: a new held plan, not a second run of the first.
+            seen = len(notifications.snapshot())
+            again = calls.submit(agent.call, "drifty__odd", {}, timeout=360)
+            n = notifications.wait_for(
+                lambda c: c["summary"] == "Plan held for review"
+                and "Held tool call: drifty__odd" in c["body"],
+                30,
+                "for the repeated call",
+                since=seen,
+            )
+            plans = held_plans()
+            assert plan_id in plans and len(plans) == 2, plans
+            (again_id,) = plans.keys() - {plan_id}
+            assert plans[again_id]["status"] == "PROPOSED", plans
+            assert plans[plan_id]["status"] == "SUCCEEDED", plans
+            assert not again.done(), f"answered before a reviewer decided: {again.result()}"
+            notifications.click(n["id"], "reject")
+            refused = again.result(timeout=60)
+            assert refused["isError"] is True, refused
+            assert refused["structuredContent"] == {
+                "held": True,
+                "plan_id": again_id,
+                "status": "REJECTED",
+            }, refused
+            assert "It was not run" in refused["content"][0]["text"], refused
+            wait(lambda: label() == "", 10, "tray 0")
+
+            # The log: each call held, the approved one run by its plan, one dispatch.
+            status, got = http(
+                "GET",
+                f"{env.origin}/api/v1/log?from=0&limit=1000",
+                None,
+                {"Authorization": f"Bearer {reviewer_key}"},
+            )
+            assert status == 200 and got["size"] == len(got["entries"]), (status, got)
+            entries = [e["entry"] for e in got["entries"]]
+            tool_calls = [
+                (e["verdict"]["verdict"], e["outcome"], e["verdict"].get("plan_id"))
+                for e in entries
+                if e["type"] == "tool.call" and e["tool"] == "odd"
+            ]
+            assert tool_calls == [
+                ("held", "held", plan_id),
+                ("approved_plan", "ok", plan_id),
+                ("held", "held", again_id),
+            ], tool_calls
+            dispatches = [
+                (e["plan_id"], e["action"], e["result"]) for e in entries if e["type"] == "stage.dispatch"
+            ]
+            assert dispatches == [(plan_id, "mcp.call_tool", "dispatched")], dispatches
+
+            # Quit closes the log cleanly: it audits clean (exit 0).
+            TrayMenu(bus, sender, path).click("Quit")
+            wait(lambda: proc.poll() is not None, 15, "the app to quit")
+            env.cli("audit", "verify")
+        finally:
+            stop(proc)
+            calls.shutdown(wait=True, cancel_futures=True)
+
+    check("a call held by the bundled gateway, approved from its notification, runs once and returns its result", held_call)
+
     def team_gateway():
         # Team mode: the app hosts nothing and connects to a gateway running
         # elsewhere (here a separate `interlock serve` with its own data and
@@ -597,6 +753,12 @@ def main():
 
     check("team mode: a notification's Approve decides on a team's gateway", team_gateway)
 
+    # The checks under WebDriver share one app and what the earlier ones left
+    # in it: they run together, or not at all.
+    if not selected("under WebDriver"):
+        return summary(root)
+    global ONLY
+    ONLY = ""
     env = Env(root, "e2e")
     key = None
     try:
@@ -848,10 +1010,12 @@ def summary(root):
         )
     for k, v in FIGURES.items():
         log(f"  {k}: {v}")
+    if not RESULTS:
+        RESULTS.append((f"INTERLOCK_E2E_ONLY={ONLY!r} (it selected no check)", "nothing ran"))
     failed = [n for n, e in RESULTS if e]
     if failed:
         log(f"failed: {', '.join(failed)}; logs in {root}")
-        for name in ("cold.log", "warm.log", "tauri-driver.log"):
+        for name in ("cold.log", "warm.log", "held.log", "tauri-driver.log"):
             p = os.path.join(root, name)
             if os.path.exists(p):
                 log(f"--- {name} (last lines)")
