@@ -106,10 +106,7 @@ fn ok(v: serde_json::Value) -> serde_json::Value {
 
 /// A tool-level failure the agent can read and act on.
 fn failed(message: String) -> serde_json::Value {
-    json!({
-        "content": [{"type": "text", "text": message}],
-        "isError": true
-    })
+    crate::jsonrpc::tool_error(&message, None)
 }
 
 /// Runs a governance tool for `agent`. Errors are tool results with

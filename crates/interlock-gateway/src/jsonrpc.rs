@@ -233,6 +233,16 @@ pub fn notification(method: &str, params: Option<&RawValue>) -> Vec<u8> {
     out
 }
 
+/// A tool result the agent's model reads: text, `isError: true`, and
+/// structured content saying why.
+pub fn tool_error(text: &str, structured: Option<serde_json::Value>) -> serde_json::Value {
+    let mut v = serde_json::json!({"content": [{"type": "text", "text": text}], "isError": true});
+    if let Some(s) = structured {
+        v["structuredContent"] = s;
+    }
+    v
+}
+
 /// A listing result `{key: [...]}` of raw JSON items, with
 /// `resultType: "complete"` for stateless (2026-07-28) requests: written
 /// directly, so upstream items keep their bytes.

@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 
 use super::assess::Assessment;
 use super::leaf::{Outcome, Verdict};
-use super::pipeline::{Call, tool_error};
+use super::pipeline::Call;
 use super::progress::Progress;
 use super::scan::{response_policy, scan_result};
 use crate::auth::agent_identity;
@@ -91,7 +91,7 @@ pub(crate) async fn hold(
                 );
                 return jsonrpc::result_value(
                     id,
-                    &tool_error(
+                    &jsonrpc::tool_error(
                         &text,
                         Some(json!({"held": true, "plan_id": plan_id, "status": other.as_str()})),
                     ),
@@ -109,7 +109,7 @@ pub(crate) async fn hold(
     );
     jsonrpc::result_value(
         id,
-        &tool_error(
+        &jsonrpc::tool_error(
             &text,
             Some(json!({
                 "held": true, "plan_id": plan_id, "plan_hash": proposal.plan_hash.to_string(),
@@ -133,7 +133,7 @@ pub(crate) async fn run_approved(call: &Call<'_>, plan_id: &str) -> Vec<u8> {
         Ok(r) => r,
         Err(e) => {
             let text = format!("plan `{plan_id}` did not run: {e}");
-            return jsonrpc::result_value(id, &tool_error(&text, None));
+            return jsonrpc::result_value(id, &jsonrpc::tool_error(&text, None));
         }
     };
     let output = report
@@ -164,7 +164,10 @@ pub(crate) async fn run_approved(call: &Call<'_>, plan_id: &str) -> Vec<u8> {
             } else {
                 Outcome::Halted { plan_id }
             };
-            (outcome, jsonrpc::result_value(id, &tool_error(&text, None)))
+            (
+                outcome,
+                jsonrpc::result_value(id, &jsonrpc::tool_error(&text, None)),
+            )
         }
     };
     call.settle(&verdict, outcome, None, answer).await

@@ -101,10 +101,9 @@ impl Call<'_> {
         response: Option<&ResponseScan>,
         answer: Vec<u8>,
     ) -> Vec<u8> {
-        match self.record(verdict, &outcome, response).await {
-            Ok(_) => answer,
-            Err(refusal) => refusal,
-        }
+        self.record(verdict, &outcome, response)
+            .await
+            .map_or_else(|refusal| refusal, |_| answer)
     }
 }
 
@@ -142,16 +141,6 @@ fn ran_upstream(outcome: &Outcome) -> bool {
             | Outcome::Halted { .. }
             | Outcome::UpstreamError { .. }
     )
-}
-
-/// A tool result the agent's model reads: text, `isError: true`, and
-/// structured content saying why.
-pub(crate) fn tool_error(text: &str, structured: Option<serde_json::Value>) -> serde_json::Value {
-    let mut v = json!({"content": [{"type": "text", "text": text}], "isError": true});
-    if let Some(s) = structured {
-        v["structuredContent"] = s;
-    }
-    v
 }
 
 /// `tools/call`: the whole path of one call.
@@ -223,11 +212,9 @@ pub(crate) async fn tools_call(
                 ),
             );
             let outcome = Outcome::Refused { message };
-            return match append_or_refuse(gw, id, &leaf, &Verdict::NotServed, &outcome, None).await
-            {
-                Ok(_) => answer,
-                Err(refusal) => refusal,
-            };
+            return append_or_refuse(gw, id, &leaf, &Verdict::NotServed, &outcome, None)
+                .await
+                .map_or_else(|refusal| refusal, |_| answer);
         }
     };
     let args = match request.arguments() {
@@ -264,7 +251,7 @@ pub(crate) async fn tools_call(
             let text = format!("The gateway stopped this call and did not forward it: {reasons}.");
             let answer = jsonrpc::result_value(
                 id,
-                &tool_error(
+                &jsonrpc::tool_error(
                     &text,
                     Some(json!({"blocked": true, "reasons": assessment.block_reasons,
                                 "risk": assessment.risk.name(), "score": assessment.score})),
