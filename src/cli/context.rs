@@ -65,6 +65,35 @@ pub fn nonce() -> anyhow::Result<[u8; 16]> {
     Ok(interlock_host::nonce())
 }
 
+/// The hash an approval signs: exactly the one the person saw. With `--hash H`,
+/// `H` (the host refuses to sign if the subject's current hash is another). Without
+/// it, on a terminal, the current hash is printed and must be confirmed by typing
+/// `yes`; without a terminal, nothing is signed — a script must say which bytes
+/// it approves, never "whatever is current now".
+pub fn hash_to_approve(what: &str, current: &str, given: Option<&str>) -> anyhow::Result<String> {
+    use std::io::{BufRead as _, IsTerminal as _, Write as _};
+    if let Some(h) = given {
+        return Ok(h.to_owned());
+    }
+    if !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "refusing to approve {what} without --hash: pass the hash you reviewed (now {current}), so that only those bytes are signed"
+        );
+    }
+    print!(
+        "Approve {what} at
+  {current}
+Type yes to sign exactly this hash: "
+    );
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if answer.trim() != "yes" {
+        anyhow::bail!("not approved (nothing was signed)");
+    }
+    Ok(current.to_owned())
+}
+
 /// Parses `90s`, `30m`, `2h`, `7d` into seconds.
 pub fn parse_duration(s: &str) -> anyhow::Result<i64> {
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));

@@ -12,7 +12,7 @@ use anyhow::{Context as _, bail, ensure};
 use ed25519_dalek::SigningKey;
 use interlock_adapters::{AdapterConfig, Adapters};
 use interlock_core::canon::{self, Value};
-use interlock_core::decision::{Expectation, TrustedKeys, sign_decision, verify_decision};
+use interlock_core::decision::{Expectation, Terms, TrustedKeys, sign_decision, verify_decision};
 use interlock_core::merkle;
 use interlock_core::{Decision, Policy};
 use interlock_engine::{Engine, EngineConfig, EngineError, PlanStatus};
@@ -103,14 +103,18 @@ pub async fn run(keep_in: Option<PathBuf>, _: DemoArgs) -> anyhow::Result<ExitCo
     let now = engine.now();
     let (statement, envelope) = sign_decision(
         &reviewer,
-        &proposal.plan_id,
-        proposal.plan_hash,
-        Decision::Approve,
-        "demo: config change reviewed",
-        now,
-        now + 3600,
-        nonce()?,
-        engine.policy().digest(),
+        &Terms {
+            audience: engine.log().origin(),
+            subject: &proposal.plan_id,
+            subject_hash: proposal.plan_hash,
+            decision: Decision::Approve,
+            reason: "demo: config change reviewed",
+            issued_at: now,
+            not_before: now,
+            expires_at: now + 3600,
+            nonce: nonce()?,
+            policy_digest: engine.policy().digest(),
+        },
     )?;
     let outcome = engine.decide(&envelope).await?;
     println!(
@@ -177,14 +181,18 @@ pub async fn run(keep_in: Option<PathBuf>, _: DemoArgs) -> anyhow::Result<ExitCo
     let p2 = engine.propose(&doc2).await?;
     let (_, env2) = sign_decision(
         &reviewer,
-        &p2.plan_id,
-        p2.plan_hash,
-        Decision::Approve,
-        "demo: approve the first body",
-        now,
-        now + 3600,
-        nonce()?,
-        engine.policy().digest(),
+        &Terms {
+            audience: engine.log().origin(),
+            subject: &p2.plan_id,
+            subject_hash: p2.plan_hash,
+            decision: Decision::Approve,
+            reason: "demo: approve the first body",
+            issued_at: now,
+            not_before: now,
+            expires_at: now + 3600,
+            nonce: nonce()?,
+            policy_digest: engine.policy().digest(),
+        },
     )?;
     engine.decide(&env2).await?;
     println!("   plan `{}` approved at {}", p2.plan_id, p2.plan_hash);
@@ -209,6 +217,7 @@ pub async fn run(keep_in: Option<PathBuf>, _: DemoArgs) -> anyhow::Result<ExitCo
         &env2,
         &trusted,
         &Expectation {
+            audience: engine.log().origin(),
             plan_id: &p2.plan_id,
             plan_hash: p2b.plan_hash,
             policy_digest: engine.policy().digest(),

@@ -11,7 +11,7 @@ use interlock_engine::{Engine, PlanRecord, PlanStatus};
 use interlock_store::Store;
 
 use super::EXIT_REJECTED;
-use super::context::{Context, parse_duration};
+use super::context::{Context, hash_to_approve, parse_duration};
 
 #[derive(Debug, Subcommand)]
 pub enum PlansCommand {
@@ -37,6 +37,11 @@ pub enum PlansCommand {
         /// Why (recorded in the signed statement and the log).
         #[arg(long)]
         reason: String,
+        /// The plan hash you reviewed (`interlock plans show` prints it). Only
+        /// these bytes are signed; if the plan changed since, nothing is. Without
+        /// it, a terminal asks you to confirm the current hash.
+        #[arg(long)]
+        hash: Option<String>,
         /// How long the approval stays valid (e.g. 30m, 2h, 7d; at most 30d).
         #[arg(long, default_value = "2h")]
         expires: String,
@@ -60,12 +65,25 @@ pub async fn run(ctx: &Context, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
             id,
             reason,
             expires,
+            hash,
         } => {
             let secs = parse_duration(&expires)?;
+            // Without a key nothing can be signed: say so before asking for a hash.
+            if ctx.host().approver_key()?.is_none() {
+                bail!("no approver key in the keychain; run `interlock keys init`");
+            }
+            let engine = ctx.engine().await?;
+            let plan = engine.plan(&id).await?;
+            let shown = hash_to_approve(
+                &format!("plan `{id}` revision {} ({})", plan.revision, plan.title),
+                &plan.plan_hash,
+                hash.as_deref(),
+            )?;
             decide(
                 ctx,
-                &ctx.engine().await?,
+                &engine,
                 &id,
+                Some(&shown),
                 Decision::Approve,
                 &reason,
                 secs,
@@ -77,6 +95,7 @@ pub async fn run(ctx: &Context, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
                 ctx,
                 &ctx.engine().await?,
                 &id,
+                None,
                 Decision::Reject,
                 &reason,
                 3600,
@@ -220,6 +239,7 @@ async fn decide(
     ctx: &Context,
     engine: &Engine,
     id: &str,
+    shown_hash: Option<&str>,
     decision: Decision,
     reason: &str,
     valid_for: i64,
@@ -232,7 +252,7 @@ async fn decide(
         engine,
         &key,
         &plan.plan_id,
-        Some(&plan.plan_hash),
+        Some(shown_hash.unwrap_or(&plan.plan_hash)),
         decision,
         reason,
         valid_for,

@@ -12,7 +12,7 @@ use interlock_gateway::EventBus;
 use interlock_store::ServerRecord;
 
 use super::EXIT_REJECTED;
-use super::context::{Context, parse_duration};
+use super::context::{Context, hash_to_approve, parse_duration};
 
 #[derive(Debug, Subcommand)]
 pub enum ServersCommand {
@@ -31,6 +31,12 @@ pub enum ServersCommand {
         /// How long the signed statement stays valid for the gateway to apply.
         #[arg(long, default_value = "1h")]
         expires: String,
+        /// The observed surface hash you reviewed (`interlock servers show` and
+        /// `diff` print it). Only that surface is approved; if the server now
+        /// lists another, nothing is signed. Without it, a terminal asks you to
+        /// confirm the current hash.
+        #[arg(long)]
+        hash: Option<String>,
     },
     /// Reject the server: none of its tools are served.
     Reject {
@@ -108,6 +114,11 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 .context_radius(3)
                 .header("baseline", "observed")
                 .to_string();
+            println!(
+                "baseline {}\nobserved {}",
+                s.baseline_hash.as_deref().unwrap_or("(none approved)"),
+                s.observed_hash.as_deref().unwrap_or("(nothing listed)")
+            );
             if diff.is_empty() {
                 println!("(the observed surface is the baseline)");
             } else {
@@ -119,10 +130,25 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
             name,
             reason,
             expires,
+            hash,
         } => {
+            // Without a key nothing can be signed: say so before asking for a hash.
+            if ctx.host().approver_key()?.is_none() {
+                bail!("no approver key in the keychain; run `interlock keys init`");
+            }
+            let record = server(ctx, &name).await?;
+            let Some(current) = record.observed_hash.as_deref() else {
+                bail!("server `{name}` has listed no surface yet");
+            };
+            let shown = hash_to_approve(
+                &format!("the surface of server `{name}`"),
+                current,
+                hash.as_deref(),
+            )?;
             decide(
                 ctx,
                 &name,
+                Some(&shown),
                 Decision::Approve,
                 &reason,
                 parse_duration(&expires)?,
@@ -130,7 +156,7 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
             .await
         }
         ServersCommand::Reject { name, reason } => {
-            decide(ctx, &name, Decision::Reject, &reason, 3600).await
+            decide(ctx, &name, None, Decision::Reject, &reason, 3600).await
         }
     }
 }
@@ -185,6 +211,7 @@ fn print_drift(s: &ServerRecord) {
 async fn decide(
     ctx: &Context,
     name: &str,
+    shown_hash: Option<&str>,
     decision: Decision,
     reason: &str,
     valid_for: i64,
@@ -198,7 +225,7 @@ async fn decide(
         &EventBus::new(),
         &key,
         name,
-        None,
+        shown_hash,
         decision,
         reason,
         valid_for,

@@ -92,13 +92,7 @@ fn attacks_are_held_and_an_approved_call_runs_once() {
         "{}",
         stdout(&shown)
     );
-    let out = gw.cli(&[
-        "plans",
-        "approve",
-        &plan_id,
-        "--reason",
-        "a test name, not an injection",
-    ]);
+    let out = gw.approve("plans", &plan_id, "a test name, not an injection");
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let ran = greet(&gw, "py", "x'; DROP TABLE users; --");
     assert_eq!(text(&ran), "Hello, x'; DROP TABLE users; --!", "{ran}");
@@ -375,7 +369,9 @@ fn a_held_call_streams_progress_and_runs_when_approved_in_time() {
                     .and_then(|p| p["plan_id"].as_str())
                 {
                     std::thread::sleep(std::time::Duration::from_millis(2500));
-                    let out = run(&["plans", "approve", id, "--reason", "checked"]);
+                    let env: Vec<(&str, &str)> =
+                        env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                    let out = crate::util::approve_as_shown("plans", id, "checked", &[], &env);
                     assert!(out.status.success(), "{}", stderr(&out));
                     return id.to_owned();
                 }

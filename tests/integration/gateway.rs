@@ -413,7 +413,7 @@ fn agents_propose_and_execute_plans_through_the_governance_tools() {
     );
     let early = gw.client("py", &["call", "execute_plan", r#"{"plan_id":"gw-notes"}"#]);
     assert_eq!(early["result"]["isError"], true, "{early}");
-    let out = gw.cli(&["plans", "approve", "gw-notes", "--reason", "fine"]);
+    let out = gw.approve("plans", "gw-notes", "fine");
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let got = gw.client("py", &["call", "get_plan", r#"{"plan_id":"gw-notes"}"#]);
     assert_eq!(
@@ -549,7 +549,7 @@ fn conformance_server_scenarios_through_the_gateway() {
 /// over SSE.
 #[test]
 fn the_reviewer_api_takes_only_signed_decisions() {
-    use interlock_core::decision::sign_decision;
+    use interlock_core::decision::{Terms, sign_decision};
     let dir = tempfile::tempdir().unwrap();
     let (cfg, _) = drifting(dir.path());
     let gw = Gateway::start(&cfg);
@@ -612,17 +612,22 @@ fn the_reviewer_api_takes_only_signed_decisions() {
         .unwrap()
         .as_secs() as i64;
     let policy_digest = server["policy_digest"].as_str().unwrap().parse().unwrap();
+    let audience = server["audience"].as_str().unwrap().to_owned();
     let sign = |nonce: u8| {
         sign_decision(
             &key,
-            "server:drifty",
-            hash.parse().unwrap(),
-            interlock_core::Decision::Approve,
-            "checked every tool",
-            now - 5,
-            now + 600,
-            [nonce; 16],
-            policy_digest,
+            &Terms {
+                audience: &audience,
+                subject: "server:drifty",
+                subject_hash: hash.parse().unwrap(),
+                decision: interlock_core::Decision::Approve,
+                reason: "checked every tool",
+                issued_at: now - 5,
+                not_before: now - 5,
+                expires_at: now + 600,
+                nonce: [nonce; 16],
+                policy_digest: policy_digest,
+            },
         )
         .unwrap()
         .1
@@ -720,7 +725,7 @@ fn plan_stages_call_upstream_tools_and_probes_must_be_read_only() {
     ] {
         let r = gw.client("mjs", &["call", "propose_plan", &plan(id, probe_tool)]);
         assert_eq!(r["result"]["isError"], false, "{r}");
-        let out = gw.cli(&["plans", "approve", id, "--reason", "ok"]);
+        let out = gw.approve("plans", id, "ok");
         assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
         let ran = gw.client(
             "py",

@@ -142,6 +142,16 @@ impl Gateway {
         std::fs::read_to_string(self.dir.path().join("serve.log")).unwrap_or_default()
     }
 
+    /// `interlock KIND approve ID --hash H` with the hash `KIND show ID` prints now.
+    pub fn approve(&self, kind: &str, id: &str, reason: &str) -> std::process::Output {
+        let env: Vec<(&str, &str)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        crate::util::approve_as_shown(kind, id, reason, &[], &env)
+    }
+
     pub fn cli(&self, args: &[&str]) -> std::process::Output {
         let env: Vec<(&str, &str)> = self
             .env
@@ -174,13 +184,7 @@ impl Gateway {
     }
 
     pub fn approve_server(&self, name: &str) {
-        let out = self.cli(&[
-            "servers",
-            "approve",
-            name,
-            "--reason",
-            "reviewed every tool",
-        ]);
+        let out = self.approve("servers", name, "reviewed every tool");
         assert!(
             out.status.success(),
             "approve: {}{}",

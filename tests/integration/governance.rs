@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{interlock, interlock_with, stderr, stdout};
+use crate::util::{approve_as_shown, interlock, interlock_with, stderr, stdout};
 
 fn run_demo(dir: &Path) {
     let out = interlock(&["demo", "--data-dir", dir.to_str().unwrap()], None);
@@ -162,15 +162,13 @@ fn the_reviewer_cli_approves_with_a_keychain_key() {
 
     let shown = run(&["plans", "show", "ci-write-notes"]);
     assert!(stdout(&shown).contains(&hash), "{}", stdout(&shown));
-    let out = run(&[
+    let out = approve_as_shown(
         "plans",
-        "approve",
         "ci-write-notes",
-        "--reason",
         "notes look right",
-        "--expires",
-        "10m",
-    ]);
+        &["--expires", "10m"],
+        &env,
+    );
     assert!(
         out.status.success(),
         "approve: {}{}",
@@ -219,7 +217,7 @@ fn a_revised_plan_shows_its_diff_and_needs_a_new_approval() {
             .success()
     );
     assert!(
-        run(&["plans", "approve", "ci-write-notes", "--reason", "ok"])
+        approve_as_shown("plans", "ci-write-notes", "ok", &[], &env)
             .status
             .success()
     );

@@ -10,4 +10,5 @@ mod gateway_util;
 mod governance;
 mod receipts;
 mod team;
+mod trust;
 mod util;

@@ -38,6 +38,39 @@ pub fn vectors() -> PathBuf {
     dir
 }
 
+/// The hash `interlock plans show ID` / `interlock servers show NAME` prints now
+/// (`kind` is `plans` or `servers`): what a reviewer who looked signs with `--hash`.
+pub fn shown_hash(kind: &str, id: &str, env: &[(&str, &str)]) -> String {
+    let out = interlock_with(&[kind, "show", id], None, env);
+    let label = if kind == "plans" { "hash" } else { "observed" };
+    stdout(&out)
+        .lines()
+        .find_map(|l| l.strip_prefix(label).map(|h| h.trim().to_owned()))
+        .filter(|h| h.starts_with("sha256:"))
+        .unwrap_or_else(|| {
+            panic!(
+                "`{kind} show {id}` printed no hash: {}{}",
+                stdout(&out),
+                stderr(&out)
+            )
+        })
+}
+
+/// `interlock KIND approve ID --reason REASON --hash H EXTRA…`, H being the hash
+/// `KIND show ID` prints now.
+pub fn approve_as_shown(
+    kind: &str,
+    id: &str,
+    reason: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let hash = shown_hash(kind, id, env);
+    let mut args = vec![kind, "approve", id, "--reason", reason, "--hash", &hash];
+    args.extend_from_slice(extra);
+    interlock_with(&args, None, env)
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

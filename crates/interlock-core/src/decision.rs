@@ -1,7 +1,10 @@
 //! A reviewer's signed decision about one exact plan body.
 //!
 //! The statement binds everything an approval must not be moved away from: the
-//! schema version, the plan hash and id, the decision, the approver's key, a validity
+//! schema version, the plan hash and id, the decision, the approver's key, the
+//! gateway it is meant for (its *audience*: the log's origin, so a statement made
+//! for one gateway is refused by another that trusts the same key), when it was
+//! issued (so a decision older than the subject's latest one is refused), a validity
 //! window, a nonce (so two approvals of the same plan are distinct and each can be
 //! consumed once) and the policy digest. It is signed as a DSSE envelope (the PAE of
 //! its JCS bytes), so tools that know DSSE can check it without knowing Interlock.
@@ -19,8 +22,11 @@ use ed25519_dalek::{Signature, VerifyingKey};
 
 use crate::canon::{self, Digest, Map, Value};
 
-/// The statement schema this core writes and accepts.
-pub const APPROVAL_SCHEMA_VERSION: &str = "interlock.approval/v1";
+/// The statement schema this core writes and accepts for new decisions.
+pub const APPROVAL_SCHEMA_VERSION: &str = "interlock.approval/v2";
+/// The schema before statements named their audience and issue time. Still read
+/// (receipts made with it verify offline), never accepted as a new decision.
+pub const APPROVAL_SCHEMA_VERSION_V1: &str = "interlock.approval/v1";
 /// The DSSE `payloadType` of an approval statement.
 pub const APPROVAL_PAYLOAD_TYPE: &str = "application/vnd.interlock.approval+json";
 /// The longest validity window an approval may have (30 days): an approval is a
@@ -128,6 +134,14 @@ pub enum DecisionError {
     BadWindow(String),
     #[error("signing failed: {0}")]
     Signing(String),
+    #[error(
+        "the statement is for the gateway whose log is `{signed}`, not this one (`{expected}`)"
+    )]
+    WrongAudience { signed: String, expected: String },
+    #[error(
+        "the statement uses schema {APPROVAL_SCHEMA_VERSION_V1}, which names no audience; sign it again ({APPROVAL_SCHEMA_VERSION})"
+    )]
+    NoAudience,
 }
 
 /// What a reviewer signs.
@@ -139,6 +153,12 @@ pub struct ApprovalStatement {
     pub decision: Decision,
     pub reason: String,
     pub approver_key_id: KeyId,
+    /// The origin of the log of the gateway the statement is for (v2; `None` in a
+    /// v1 statement).
+    pub audience: Option<String>,
+    /// Unix seconds (UTC) when the approver signed (v2; `None` in v1). Decisions
+    /// about one subject are ordered by it.
+    pub issued_at: Option<i64>,
     /// Unix seconds (UTC).
     pub not_before: i64,
     /// Unix seconds (UTC), exclusive.
@@ -163,6 +183,12 @@ impl ApprovalStatement {
             "approver_key_id".into(),
             self.approver_key_id.to_string().into(),
         );
+        if let Some(audience) = &self.audience {
+            m.insert("audience".into(), audience.as_str().into());
+        }
+        if let Some(issued_at) = self.issued_at {
+            m.insert("issued_at".into(), int(issued_at));
+        }
         m.insert("not_before".into(), int(self.not_before));
         m.insert("expires_at".into(), int(self.expires_at));
         m.insert("nonce".into(), hex::encode(self.nonce).into());
@@ -173,12 +199,14 @@ impl ApprovalStatement {
         Value::Object(m)
     }
 
-    /// Reads a statement back, strictly: every field present and typed, nothing else.
+    /// Reads a statement back, strictly: every field of its schema present and
+    /// typed, nothing else. Reads v1 statements too (for receipts made before v2);
+    /// [`verify_decision`] accepts only v2.
     pub fn from_value(v: &Value) -> Result<ApprovalStatement, DecisionError> {
         let obj = v
             .as_object()
             .ok_or_else(|| DecisionError::Malformed("the statement must be an object".into()))?;
-        const FIELDS: [&str; 10] = [
+        const V1_FIELDS: [&str; 10] = [
             "schema_version",
             "plan_id",
             "plan_hash",
@@ -190,7 +218,23 @@ impl ApprovalStatement {
             "nonce",
             "policy_digest",
         ];
-        if let Some(extra) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        const V2_ONLY: [&str; 2] = ["audience", "issued_at"];
+        let v2 = match obj.get("schema_version").and_then(Value::as_str) {
+            Some(APPROVAL_SCHEMA_VERSION) => true,
+            Some(APPROVAL_SCHEMA_VERSION_V1) => false,
+            Some(other) => {
+                return Err(DecisionError::Malformed(format!(
+                    "unsupported schema_version `{other}`"
+                )));
+            }
+            None => {
+                return Err(DecisionError::Malformed(
+                    "`schema_version` must be a string".into(),
+                ));
+            }
+        };
+        let known = |k: &str| V1_FIELDS.contains(&k) || (v2 && V2_ONLY.contains(&k));
+        if let Some(extra) = obj.keys().find(|k| !known(k.as_str())) {
             return Err(DecisionError::Malformed(format!("unknown field `{extra}`")));
         }
         let s = |k: &str| {
@@ -210,11 +254,6 @@ impl ApprovalStatement {
                 .map_err(|_| DecisionError::Malformed(format!("`{k}` must be sha256:<64 hex>")))
         };
         let schema_version = s("schema_version")?.to_owned();
-        if schema_version != APPROVAL_SCHEMA_VERSION {
-            return Err(DecisionError::Malformed(format!(
-                "unsupported schema_version `{schema_version}`"
-            )));
-        }
         let decision = match s("decision")? {
             "approve" => Decision::Approve,
             "reject" => Decision::Reject,
@@ -234,6 +273,12 @@ impl ApprovalStatement {
             decision,
             reason: s("reason")?.to_owned(),
             approver_key_id: s("approver_key_id")?.parse()?,
+            audience: if v2 {
+                Some(s("audience")?.to_owned())
+            } else {
+                None
+            },
+            issued_at: if v2 { Some(i("issued_at")?) } else { None },
             not_before: i("not_before")?,
             expires_at: i("expires_at")?,
             nonce,
@@ -335,38 +380,58 @@ impl Envelope {
     }
 }
 
-/// Builds and signs a statement. `now` and `nonce` come from the caller (the core
-/// has no clock and no randomness).
-#[allow(clippy::too_many_arguments)]
+/// What a signer decides: everything a statement binds except the signer's key.
+#[derive(Clone, Debug)]
+pub struct Terms<'a> {
+    /// The log origin of the gateway the statement is for.
+    pub audience: &'a str,
+    /// A plan id, or `server:<name>` / `standing:<id>` for other subjects.
+    pub subject: &'a str,
+    /// The exact hash the reviewer was shown.
+    pub subject_hash: Digest,
+    pub decision: Decision,
+    pub reason: &'a str,
+    /// Unix seconds when the approver signs.
+    pub issued_at: i64,
+    pub not_before: i64,
+    pub expires_at: i64,
+    pub nonce: [u8; 16],
+    pub policy_digest: Digest,
+}
+
+/// Builds and signs a statement. The time and the nonce come from the caller (the
+/// core has no clock and no randomness).
 pub fn sign_decision(
     signer: &dyn Signer,
-    plan_id: &str,
-    plan_hash: Digest,
-    decision: Decision,
-    reason: &str,
-    not_before: i64,
-    expires_at: i64,
-    nonce: [u8; 16],
-    policy_digest: Digest,
+    terms: &Terms<'_>,
 ) -> Result<(ApprovalStatement, Envelope), DecisionError> {
-    check_window(not_before, expires_at)?;
+    check_window(terms.not_before, terms.expires_at)?;
+    check_issued_at(terms.issued_at, terms.expires_at)?;
+    let reason = terms.reason;
     if reason.trim().is_empty() || reason.len() > MAX_REASON_LEN {
         return Err(DecisionError::Malformed(format!(
             "a reason is required (1 to {MAX_REASON_LEN} bytes)"
         )));
     }
+    if terms.audience.is_empty() {
+        return Err(DecisionError::Malformed(
+            "the audience (the gateway's log origin) is required".into(),
+        ));
+    }
     let key_id = KeyId::of(&signer.public_key());
     let statement = ApprovalStatement {
         schema_version: APPROVAL_SCHEMA_VERSION.into(),
-        plan_id: plan_id.to_owned(),
-        plan_hash,
-        decision,
+        plan_id: terms.subject.to_owned(),
+        plan_hash: terms.subject_hash,
+        decision: terms.decision,
         reason: reason.to_owned(),
         approver_key_id: key_id,
-        not_before,
-        expires_at,
-        nonce,
-        policy_digest,
+        audience: Some(terms.audience.to_owned()),
+        issued_at: Some(terms.issued_at),
+        not_before: terms.not_before,
+        expires_at: terms.expires_at,
+        nonce: terms.nonce,
+        policy_digest: terms.policy_digest,
     };
     let signature = signer.sign(&statement.signing_input())?;
     let envelope = Envelope {
@@ -376,6 +441,16 @@ pub fn sign_decision(
         signature: signature.to_bytes(),
     };
     Ok((statement, envelope))
+}
+
+/// A statement is issued before it expires (and an issue time is a real time).
+fn check_issued_at(issued_at: i64, expires_at: i64) -> Result<(), DecisionError> {
+    if issued_at >= expires_at {
+        return Err(DecisionError::BadWindow(
+            "issued_at must be before expires_at".into(),
+        ));
+    }
+    Ok(())
 }
 
 fn check_window(not_before: i64, expires_at: i64) -> Result<(), DecisionError> {
@@ -415,6 +490,8 @@ impl TrustedKeys {
 /// What the verifier expects the statement to be about.
 #[derive(Clone, Debug)]
 pub struct Expectation<'a> {
+    /// This gateway's log origin: the statement's audience must be exactly it.
+    pub audience: &'a str,
     pub plan_id: &'a str,
     /// The plan's *current* hash, recomputed from its stored body.
     pub plan_hash: Digest,
@@ -424,8 +501,8 @@ pub struct Expectation<'a> {
 }
 
 /// Verifies an envelope: payload type, a trusted key, a strict Ed25519 signature
-/// over the PAE, the statement's own key id, and that the statement is about this
-/// plan, this hash and this policy, now.
+/// over the PAE, the statement's own key id, and that the statement is for this
+/// gateway (v2 audience), about this plan, this hash and this policy, now.
 pub fn verify_decision(
     envelope: &Envelope,
     trusted: &TrustedKeys,
@@ -457,6 +534,16 @@ pub fn verify_decision(
             signer: envelope.key_id,
         });
     }
+    match &statement.audience {
+        None => return Err(DecisionError::NoAudience),
+        Some(a) if a != expect.audience => {
+            return Err(DecisionError::WrongAudience {
+                signed: a.clone(),
+                expected: expect.audience.to_owned(),
+            });
+        }
+        Some(_) => {}
+    }
     if statement.plan_id != expect.plan_id {
         return Err(DecisionError::PlanIdMismatch {
             signed: statement.plan_id,
@@ -476,6 +563,9 @@ pub fn verify_decision(
         });
     }
     check_window(statement.not_before, statement.expires_at)?;
+    if let Some(issued_at) = statement.issued_at {
+        check_issued_at(issued_at, statement.expires_at)?;
+    }
     if expect.now < statement.not_before {
         return Err(DecisionError::NotYetValid {
             not_before: statement.not_before,

@@ -23,7 +23,7 @@ pub use interlock_merkle as merkle;
 pub use canon::{Digest, Value};
 pub use decision::{
     ApprovalStatement, Decision, DecisionError, Envelope as DsseEnvelope, Expectation, KeyId,
-    Signer, TrustedKeys, sign_decision, verify_decision,
+    Signer, Terms, TrustedKeys, sign_decision, verify_decision,
 };
 pub use invariants::{
     CustomInvariant, InvariantId, ValidatedPlan, Violation, Violations, validate,

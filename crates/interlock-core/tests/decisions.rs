@@ -4,12 +4,28 @@
 use ed25519_dalek::SigningKey;
 use interlock_core::canon::Digest;
 use interlock_core::decision::{
-    APPROVAL_PAYLOAD_TYPE, DecisionError, Envelope, Expectation, KeyId, TrustedKeys, pae,
-    sign_decision, verify_decision,
+    APPROVAL_PAYLOAD_TYPE, ApprovalStatement, DecisionError, Envelope, Expectation, KeyId, Terms,
+    TrustedKeys, pae, sign_decision, verify_decision,
 };
 use interlock_core::{Decision, Policy};
 
 const NOW: i64 = 1_795_000_000;
+const AUDIENCE: &str = "gateway-a.example/log";
+
+fn terms<'a>(subject: &'a str, decision: Decision, reason: &'a str) -> Terms<'a> {
+    Terms {
+        audience: AUDIENCE,
+        subject,
+        subject_hash: plan_hash(),
+        decision,
+        reason,
+        issued_at: NOW - 60,
+        not_before: NOW - 60,
+        expires_at: NOW + 3600,
+        nonce: [7; 16],
+        policy_digest: Policy::default().digest(),
+    }
+}
 
 fn key(seed: u8) -> SigningKey {
     SigningKey::from_bytes(&[seed; 32])
@@ -20,19 +36,9 @@ fn plan_hash() -> Digest {
 }
 
 fn signed(signer: &SigningKey) -> Envelope {
-    sign_decision(
-        signer,
-        "plan-1",
-        plan_hash(),
-        Decision::Approve,
-        "looks right",
-        NOW - 60,
-        NOW + 3600,
-        [7; 16],
-        Policy::default().digest(),
-    )
-    .expect("signing works")
-    .1
+    sign_decision(signer, &terms("plan-1", Decision::Approve, "looks right"))
+        .expect("signing works")
+        .1
 }
 
 fn trusted(keys: &[&SigningKey]) -> TrustedKeys {
@@ -45,6 +51,7 @@ fn trusted(keys: &[&SigningKey]) -> TrustedKeys {
 
 fn expect() -> Expectation<'static> {
     Expectation {
+        audience: AUDIENCE,
         plan_id: "plan-1",
         plan_hash: plan_hash(),
         policy_digest: Policy::default().digest(),
@@ -172,14 +179,12 @@ fn bad_windows_and_empty_reasons_cannot_be_signed() {
     let sign = |nb, exp, reason: &str| {
         sign_decision(
             &k,
-            "p",
-            plan_hash(),
-            Decision::Reject,
-            reason,
-            nb,
-            exp,
-            [0; 16],
-            plan_hash(),
+            &Terms {
+                issued_at: nb,
+                not_before: nb,
+                expires_at: exp,
+                ..terms("p", Decision::Reject, reason)
+            },
         )
     };
     assert!(matches!(
@@ -194,6 +199,63 @@ fn bad_windows_and_empty_reasons_cannot_be_signed() {
         sign(0, 10, "  "),
         Err(DecisionError::Malformed(_))
     ));
+}
+
+/// Issue 15, item 2: a statement made for one gateway is refused by another that
+/// trusts the same approver key.
+#[test]
+fn regression_statement_for_another_gateway_is_refused() {
+    let k = key(1);
+    let mut e = expect();
+    e.audience = "gateway-b.example/log";
+    assert!(matches!(
+        verify_decision(&signed(&k), &trusted(&[&k]), &e),
+        Err(DecisionError::WrongAudience { .. })
+    ));
+}
+
+/// Issue 15, item 2: a v1 statement (no audience) still reads, for receipts made
+/// before v2, but is never accepted as a decision.
+#[test]
+fn regression_v1_statement_without_audience_is_not_accepted() {
+    let k = key(1);
+    let (mut statement, _) =
+        sign_decision(&k, &terms("plan-1", Decision::Approve, "ok")).expect("signs");
+    statement.schema_version = "interlock.approval/v1".into();
+    statement.audience = None;
+    statement.issued_at = None;
+    let payload = interlock_core::canon::canonical_bytes(&statement.to_value());
+    let back = ApprovalStatement::from_value(&interlock_core::canon::parse_json(&payload).unwrap())
+        .expect("a v1 statement still reads");
+    assert_eq!(back.audience, None);
+    let sig = ed25519_dalek::Signer::sign(&k, &pae(APPROVAL_PAYLOAD_TYPE, &payload));
+    let env = Envelope {
+        payload_type: APPROVAL_PAYLOAD_TYPE.into(),
+        payload,
+        key_id: KeyId::of(&k.verifying_key()),
+        signature: sig.to_bytes(),
+    };
+    assert!(matches!(
+        verify_decision(&env, &trusted(&[&k]), &expect()),
+        Err(DecisionError::NoAudience)
+    ));
+}
+
+#[test]
+fn a_v2_statement_names_its_audience_and_issue_time() {
+    let (statement, env) =
+        sign_decision(&key(1), &terms("plan-1", Decision::Approve, "ok")).expect("signs");
+    assert_eq!(statement.audience.as_deref(), Some(AUDIENCE));
+    assert_eq!(statement.issued_at, Some(NOW - 60));
+    let text = String::from_utf8(env.payload).unwrap();
+    assert!(
+        text.contains(r#""audience":"gateway-a.example/log""#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""schema_version":"interlock.approval/v2""#),
+        "{text}"
+    );
 }
 
 #[test]

@@ -11,7 +11,7 @@ use ed25519_dalek::SigningKey;
 use interlock_adapters::{AdapterConfig, Adapters};
 use interlock_core::Decision;
 use interlock_core::canon::{self, Digest, Value};
-use interlock_core::decision::sign_decision;
+use interlock_core::decision::{Terms, sign_decision};
 use interlock_engine::{Engine, EngineConfig, PlanStatus};
 
 fn plan(id: &str, dir: &Path) -> Value {
@@ -43,14 +43,18 @@ async fn one(engine: &Engine, reviewer: &SigningKey, id: &str, dir: &Path, nonce
     n[..8].copy_from_slice(&nonce.to_le_bytes());
     let (_, env) = sign_decision(
         reviewer,
-        id,
-        p.plan_hash,
-        Decision::Approve,
-        "bench",
-        now,
-        now + 600,
-        n,
-        engine.policy().digest(),
+        &Terms {
+            audience: engine.log().origin(),
+            subject: id,
+            subject_hash: p.plan_hash,
+            decision: Decision::Approve,
+            reason: "bench",
+            issued_at: now,
+            not_before: now,
+            expires_at: now + 600,
+            nonce: n,
+            policy_digest: engine.policy().digest(),
+        },
     )
     .unwrap();
     engine.decide(&env).await.unwrap();

@@ -4,8 +4,10 @@ use std::collections::BTreeSet;
 
 use interlock_core::canon::{self, Digest};
 use interlock_core::decision::{ApprovalStatement, Expectation, verify_decision};
-use interlock_core::{Decision, DecisionError, DsseEnvelope, KeyId, RiskLevel};
-use interlock_store::{ApprovalDecision, NewApproval, PlanRecord, PlanStatus, StoreError};
+use interlock_core::{Decision, DecisionError, DsseEnvelope, RiskLevel};
+use interlock_store::{
+    ApprovalDecision, ClaimOutcome, DecisionClaim, NewApproval, PlanRecord, PlanStatus, StoreError,
+};
 
 use crate::engine::{Engine, int};
 use crate::error::EngineError;
@@ -64,6 +66,7 @@ impl Engine {
         if identity == plan.proposer {
             return Err(EngineError::SelfApproval(identity));
         }
+        self.claim(&statement).await?;
         let envelope_json = serde_json::to_vec(&envelope.to_json()).expect("JSON serializes");
         match self
             .store
@@ -143,13 +146,14 @@ impl Engine {
 
     /// What a statement about `plan` must say, now.
     pub(crate) fn expectation<'a>(
-        &self,
+        &'a self,
         plan: &'a PlanRecord,
     ) -> Result<Expectation<'a>, EngineError> {
         let plan_hash: Digest = plan.plan_hash.parse().map_err(|_| {
             StoreError::Malformed(format!("plan `{}` has a malformed hash", plan.plan_id))
         })?;
         Ok(Expectation {
+            audience: self.log.origin(),
             plan_id: &plan.plan_id,
             plan_hash,
             policy_digest: self.policy.digest(),
@@ -157,15 +161,17 @@ impl Engine {
         })
     }
 
-    /// Distinct trusted approvers whose unconsumed approvals of this revision verify
-    /// now, and whether any approval failed only because its window has passed.
+    /// Distinct trusted approver *identities* whose unconsumed approvals of this
+    /// revision verify now, and whether any approval failed only because its
+    /// window has passed. Identities, not keys: one person with a desktop key and
+    /// a browser key is one approver, so quorum cannot be met by one person.
     pub(crate) async fn valid_approvals(
         &self,
         plan: &PlanRecord,
     ) -> Result<(u32, bool), EngineError> {
-        let (trusted, _) = self.trusted_approvers().await?;
+        let (trusted, records) = self.trusted_approvers().await?;
         let expect = self.expectation(plan)?;
-        let mut keys = BTreeSet::<KeyId>::new();
+        let mut approvers = BTreeSet::<String>::new();
         let mut expired = false;
         for a in self
             .store
@@ -180,13 +186,18 @@ impl Engine {
                 .and_then(|j| DsseEnvelope::from_json(&j));
             match envelope.and_then(|e| verify_decision(&e, &trusted, &expect)) {
                 Ok(st) => {
-                    keys.insert(st.approver_key_id);
+                    let key_id = st.approver_key_id.to_string();
+                    // A trusted key always has a record (both come from one read);
+                    // its identity is what counts.
+                    if let Some(r) = records.iter().find(|r| r.key_id == key_id) {
+                        approvers.insert(r.identity.clone());
+                    }
                 }
                 Err(DecisionError::Expired { .. }) => expired = true,
                 Err(_) => {}
             }
         }
-        Ok((keys.len() as u32, expired))
+        Ok((approvers.len() as u32, expired))
     }
 }
 
@@ -199,13 +210,66 @@ pub struct VerifiedDecision {
 }
 
 impl Engine {
-    /// Verifies a signed decision about `subject` (e.g. `server:fs`) at exactly
+    /// Records a verified statement in the decision ledger: one-shot (its key and
+    /// nonce never seen before) and ordered (not issued before the subject's latest
+    /// decision). A refusal is itself logged (`decision.refused`), so an attempt to
+    /// replay or roll back a decision leaves evidence.
+    async fn claim(&self, statement: &ApprovalStatement) -> Result<(), EngineError> {
+        let issued_at = statement
+            .issued_at
+            .ok_or(EngineError::Decision(DecisionError::NoAudience))?;
+        let outcome = self
+            .store
+            .claim_decision(&DecisionClaim {
+                approver_key_id: statement.approver_key_id.to_string(),
+                nonce: hex::encode(statement.nonce),
+                subject: statement.plan_id.clone(),
+                decision: match statement.decision {
+                    Decision::Approve => ApprovalDecision::Approve,
+                    Decision::Reject => ApprovalDecision::Reject,
+                },
+                issued_at,
+            })
+            .await?;
+        let refusal = match outcome {
+            ClaimOutcome::Recorded => return Ok(()),
+            ClaimOutcome::Replayed => ("replayed", EngineError::Replay),
+            ClaimOutcome::Stale { latest_issued_at } => (
+                "stale",
+                EngineError::Stale {
+                    subject: statement.plan_id.clone(),
+                    issued_at,
+                    latest_issued_at,
+                },
+            ),
+        };
+        self.append(
+            "decision.refused",
+            [
+                ("subject", statement.plan_id.as_str().into()),
+                ("subject_hash", statement.plan_hash.to_string().into()),
+                ("decision", statement.decision.name().into()),
+                (
+                    "approver_key_id",
+                    statement.approver_key_id.to_string().into(),
+                ),
+                ("nonce", hex::encode(statement.nonce).into()),
+                ("issued_at", int(issued_at)),
+                ("why", refusal.0.into()),
+                ("message", refusal.1.to_string().into()),
+            ],
+        )
+        .await?;
+        Err(refusal.1)
+    }
+
+    /// Accepts a signed decision about `subject` (e.g. `server:fs`) at exactly
     /// `subject_hash`, with the same rules as a plan decision: a trusted key, a
-    /// strict signature over the canonical statement, the policy in force and the
-    /// validity window. The caller applies it (with its own compare-and-swap on
-    /// `subject_hash`) and logs it; a replayed statement can only re-apply the
-    /// same decision to the same bytes.
-    pub async fn verify_subject_decision(
+    /// strict signature over the canonical statement, this gateway as audience,
+    /// the policy in force, the validity window, and the decision ledger (one-shot,
+    /// not older than the subject's latest decision). The caller applies it (with
+    /// its own compare-and-swap on `subject_hash`) and logs it.
+    pub async fn accept_subject_decision(
         &self,
         envelope: &DsseEnvelope,
         subject: &str,
@@ -216,6 +280,7 @@ impl Engine {
             envelope,
             &trusted,
             &Expectation {
+                audience: self.log.origin(),
                 plan_id: subject,
                 plan_hash: subject_hash,
                 policy_digest: self.policy.digest(),
@@ -227,6 +292,7 @@ impl Engine {
             .find(|r| r.key_id == statement.approver_key_id.to_string())
             .map(|r| r.identity.clone())
             .unwrap_or_default();
+        self.claim(&statement).await?;
         Ok(VerifiedDecision {
             statement,
             identity,

@@ -26,6 +26,16 @@ pub enum EngineError {
     SelfApproval(String),
     #[error("decision refused: this statement was already recorded (replay)")]
     Replay,
+    /// A newer decision about the same subject is recorded: applying this one
+    /// would undo it.
+    #[error(
+        "decision refused: `{subject}` has a decision issued at {latest_issued_at}, after this statement ({issued_at}); sign a new decision"
+    )]
+    Stale {
+        subject: String,
+        issued_at: i64,
+        latest_issued_at: i64,
+    },
     #[error("execution refused: {0}")]
     NotApproved(String),
     #[error(

@@ -68,7 +68,36 @@ impl ExecutionReport {
 impl Engine {
     /// Runs the current revision of an approved plan. See the module docs.
     pub async fn execute(&self, plan_id: &str) -> Result<ExecutionReport, EngineError> {
+        self.execute_checked(plan_id, None).await
+    }
+
+    /// Runs an approved plan only if its current revision is `proposer`'s and
+    /// hashes to exactly `plan_hash`: for a caller (a held tool call) that knows
+    /// which bytes it proposed, so it never runs another revision.
+    pub async fn execute_exactly(
+        &self,
+        plan_id: &str,
+        proposer: &str,
+        plan_hash: &str,
+    ) -> Result<ExecutionReport, EngineError> {
+        self.execute_checked(plan_id, Some((proposer, plan_hash)))
+            .await
+    }
+
+    async fn execute_checked(
+        &self,
+        plan_id: &str,
+        expected: Option<(&str, &str)>,
+    ) -> Result<ExecutionReport, EngineError> {
         let plan = self.plan(plan_id).await?;
+        if let Some((proposer, plan_hash)) = expected
+            && (plan.proposer != proposer || plan.plan_hash != plan_hash)
+        {
+            return Err(EngineError::NotApproved(format!(
+                "plan `{plan_id}` is now revision {} by {} at {}, not the {plan_hash} by {proposer} that was proposed; it was not run",
+                plan.revision, plan.proposer, plan.plan_hash
+            )));
+        }
         match plan.status {
             PlanStatus::Approved => {}
             PlanStatus::Executing | PlanStatus::Succeeded | PlanStatus::Halted => {

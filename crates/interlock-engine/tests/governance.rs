@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ed25519_dalek::SigningKey;
 use interlock_adapters::{AdapterConfig, Adapters};
 use interlock_core::canon::{self, Digest, Value};
-use interlock_core::decision::sign_decision;
+use interlock_core::decision::{Terms, sign_decision};
 use interlock_core::{Decision, DecisionError, Policy};
 use interlock_engine::{
     Engine, EngineConfig, EngineError, EventKind, ManualClock, PlanStatus, StageResult,
@@ -99,14 +99,18 @@ fn approve(
     let now = w.engine.now();
     sign_decision(
         key,
-        plan_id,
-        hash,
-        Decision::Approve,
-        "reviewed",
-        now,
-        now + valid_for,
-        [nonce; 16],
-        w.engine.policy().digest(),
+        &Terms {
+            audience: w.engine.log().origin(),
+            subject: plan_id,
+            subject_hash: hash,
+            decision: Decision::Approve,
+            reason: "reviewed",
+            issued_at: now,
+            not_before: now,
+            expires_at: now + valid_for,
+            nonce: [nonce; 16],
+            policy_digest: w.engine.policy().digest(),
+        },
     )
     .unwrap()
     .1
@@ -443,14 +447,18 @@ async fn a_rejection_stops_the_plan() {
     let now = w.engine.now();
     let (_, env) = sign_decision(
         &w.reviewer,
-        "p1",
-        p.plan_hash,
-        Decision::Reject,
-        "not today",
-        now,
-        now + 60,
-        [3; 16],
-        w.engine.policy().digest(),
+        &Terms {
+            audience: w.engine.log().origin(),
+            subject: "p1",
+            subject_hash: p.plan_hash,
+            decision: Decision::Reject,
+            reason: "not today",
+            issued_at: now,
+            not_before: now,
+            expires_at: now + 60,
+            nonce: [3; 16],
+            policy_digest: w.engine.policy().digest(),
+        },
     )
     .unwrap();
     assert_eq!(
@@ -484,4 +492,140 @@ async fn invalid_plans_are_not_held() {
         w.engine.plan("p1").await,
         Err(EngineError::NoSuchPlan(_))
     ));
+}
+
+/// Issue 15, item 4: quorum counts distinct identities, not keys — one person with a
+/// desktop key and a browser key is one approver.
+#[tokio::test]
+async fn regression_one_person_with_two_keys_is_one_approver() {
+    let w = world_with(quorum_two()).await;
+    let alice_browser = SigningKey::from_bytes(&[3; 32]);
+    w.engine
+        .register_approver(&alice_browser.verifying_key(), "human:alice", "browser")
+        .await
+        .unwrap();
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    w.engine
+        .decide(&approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1))
+        .await
+        .unwrap();
+    let out = w
+        .engine
+        .decide(&approve(&w, &alice_browser, "p1", p.plan_hash, 3600, 2))
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.status, out.approvals),
+        (PlanStatus::Proposed, 1),
+        "two keys of human:alice must count once"
+    );
+    let out = w
+        .engine
+        .decide(&approve(&w, &w.second_reviewer, "p1", p.plan_hash, 3600, 3))
+        .await
+        .unwrap();
+    assert_eq!((out.status, out.approvals), (PlanStatus::Approved, 2));
+}
+
+/// Issue 15, item 10: a plan id belongs to the identity that first proposed it.
+#[tokio::test]
+async fn regression_another_proposer_cannot_supersede_a_plan() {
+    let w = world().await;
+    let first = w
+        .engine
+        .propose(&write_plan("owned", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    let mut doc = canon::to_serde_json(&write_plan("owned", &w.work, "b.txt", "evil\n"));
+    doc["proposer"] = serde_json::json!("agent:intruder");
+    let refused = w
+        .engine
+        .propose(&canon::from_serde_json(&doc).unwrap())
+        .await;
+    assert!(
+        matches!(
+            &refused,
+            Err(EngineError::Store(interlock_store::StoreError::NotPlanOwner { owner, .. }))
+                if owner == "agent:test"
+        ),
+        "{refused:?}"
+    );
+    let current = w.engine.plan("owned").await.unwrap();
+    assert_eq!(
+        (current.revision, current.plan_hash),
+        (1, first.plan_hash.to_string())
+    );
+}
+
+/// Issue 15, item 1: a statement older than the subject's latest decision is
+/// refused (it would undo a newer one), and so is one already used; both leave a
+/// `decision.refused` leaf.
+#[tokio::test]
+async fn regression_a_withheld_older_decision_cannot_undo_a_newer_one() {
+    let w = world_with(quorum_two()).await;
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    // Signed first, posted later.
+    let withheld = approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1);
+    w.clock.advance(10);
+    w.engine
+        .decide(&approve(&w, &w.second_reviewer, "p1", p.plan_hash, 3600, 2))
+        .await
+        .unwrap();
+    let refused = w.engine.decide(&withheld).await;
+    assert!(
+        matches!(refused, Err(EngineError::Stale { latest_issued_at, issued_at, .. }) if latest_issued_at == issued_at + 10),
+        "{refused:?}"
+    );
+    let size = w.engine.log().size();
+    let last = w.engine.log().entry(size - 1).await.unwrap();
+    assert_eq!(
+        last.get("type").and_then(Value::as_str),
+        Some("decision.refused")
+    );
+    assert_eq!(last.get("why").and_then(Value::as_str), Some("stale"));
+    assert_eq!(
+        w.engine.plan("p1").await.unwrap().status,
+        PlanStatus::Proposed
+    );
+}
+
+/// Issue 15, item 10: a caller that knows which bytes it proposed runs only those.
+#[tokio::test]
+async fn regression_execute_exactly_refuses_another_revision() {
+    let w = world().await;
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    w.engine
+        .decide(&approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1))
+        .await
+        .unwrap();
+    let other = Digest::of_bytes(b"another body").to_string();
+    assert!(matches!(
+        w.engine.execute_exactly("p1", "agent:test", &other).await,
+        Err(EngineError::NotApproved(_))
+    ));
+    assert!(matches!(
+        w.engine
+            .execute_exactly("p1", "agent:intruder", &p.plan_hash.to_string())
+            .await,
+        Err(EngineError::NotApproved(_))
+    ));
+    assert!(!w.work.join("a.txt").exists());
+    let ran = w
+        .engine
+        .execute_exactly("p1", "agent:test", &p.plan_hash.to_string())
+        .await
+        .unwrap();
+    assert_eq!(ran.status, PlanStatus::Succeeded);
 }

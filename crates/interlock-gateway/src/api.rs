@@ -204,6 +204,7 @@ pub async fn plan(
         "document": document,
         "canonical": String::from_utf8_lossy(&current.document),
         "policy_digest": engine.policy().digest().to_string(),
+        "audience": engine.log().origin(),
         "validation": validation,
         "diff": diff,
         "revisions": revisions.iter().map(plan_summary).collect::<Vec<_>>(),
@@ -307,6 +308,7 @@ pub async fn server(
         "server": server_summary(&gw, &v),
         "subject": crate::pins::server_subject(&name),
         "policy_digest": gw.engine().policy().digest().to_string(),
+        "audience": gw.engine().log().origin(),
         "baseline": surface(&v.baseline),
         "observed": surface(&v.observed),
         "drift": drift,
@@ -353,6 +355,10 @@ pub async fn log(
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
     let log = gw.engine().log();
+    // Entries other processes appended (a CLI decision on the same file) count too.
+    log.refresh()
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string()))?;
     let size = log.size();
     let limit = q.limit.unwrap_or(100).min(1000);
     let from = q.from.unwrap_or_else(|| size.saturating_sub(limit));

@@ -50,11 +50,21 @@ impl From<EngineError> for ApiError {
             EngineError::WrongState { .. }
             | EngineError::AlreadyStarted(_)
             | EngineError::NotApproved(_) => (StatusCode::CONFLICT, "wrong_state"),
-            EngineError::Decision(_) | EngineError::SelfApproval(_) | EngineError::Replay => {
+            // One-shot and ordered: a statement already used, or older than the
+            // subject's latest decision, conflicts with what is recorded.
+            EngineError::Replay => (StatusCode::CONFLICT, "replayed"),
+            EngineError::Stale { .. } => (StatusCode::CONFLICT, "stale"),
+            EngineError::Decision(_) | EngineError::SelfApproval(_) => {
                 (StatusCode::UNPROCESSABLE_ENTITY, "decision_refused")
             }
             EngineError::Invalid(_) | EngineError::NotAnObject => {
                 (StatusCode::BAD_REQUEST, "invalid")
+            }
+            EngineError::Store(interlock_store::StoreError::NotPlanOwner { .. }) => {
+                (StatusCode::FORBIDDEN, "not_owner")
+            }
+            EngineError::Store(interlock_store::StoreError::PlanLocked { .. }) => {
+                (StatusCode::CONFLICT, "wrong_state")
             }
             EngineError::Store(_) | EngineError::Log(_) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "storage")

@@ -4,6 +4,11 @@
 //! Architecture invariant: there is no approve tool. Nothing an agent key can
 //! reach decides a plan; decisions arrive only as statements signed by a
 //! registered approver key, on the reviewer surface.
+//!
+//! Architecture invariant: an agent sees and runs only its own plans. A plan id
+//! belongs to the identity that first proposed it (the store refuses anyone
+//! else's revision); `get_plan`, `list_plans` and `execute_plan` answer another
+//! identity's plan exactly as they answer a plan that does not exist.
 
 use interlock_canon::{self as canon, Value};
 use interlock_engine::{EngineError, PlanStatus, StageResult};
@@ -27,6 +32,10 @@ pub enum GovernanceError {
     NotYourIdentity { claimed: String, identity: String },
     #[error("unknown governance tool `{0}`")]
     UnknownTool(String),
+    /// No plan with this id is the caller's (none exists, or another identity's:
+    /// the answer is the same, so an agent cannot probe for others' plan ids).
+    #[error("no plan `{0}`")]
+    NoSuchPlan(String),
     /// The engine refused (an invalid plan, a wrong state, storage).
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -119,9 +128,9 @@ pub async fn call(
 ) -> serde_json::Value {
     let outcome = match name {
         "propose_plan" => propose(gw, agent, args).await,
-        "get_plan" => get(gw, args).await,
-        "list_plans" => list(gw, args).await,
-        "execute_plan" => execute(gw, args).await,
+        "get_plan" => get(gw, agent, args).await,
+        "list_plans" => list(gw, agent, args).await,
+        "execute_plan" => execute(gw, agent, args).await,
         other => Err(GovernanceError::UnknownTool(other.to_owned())),
     };
     match outcome {
@@ -184,9 +193,26 @@ async fn propose(
     }))
 }
 
-async fn get(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Value, GovernanceError> {
+/// The current revision of `id` if it is `agent`'s.
+async fn own_plan(
+    gw: &Gateway,
+    agent: &str,
+    id: &str,
+) -> Result<interlock_store::PlanRecord, GovernanceError> {
+    match gw.engine().plan(id).await {
+        Ok(r) if r.proposer == agent_identity(agent) => Ok(r),
+        Ok(_) | Err(EngineError::NoSuchPlan(_)) => Err(GovernanceError::NoSuchPlan(id.to_owned())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn get(
+    gw: &Gateway,
+    agent: &str,
+    args: &serde_json::Value,
+) -> Result<serde_json::Value, GovernanceError> {
     let id = string_arg(args, "plan_id")?;
-    let r = gw.engine().plan(id).await?;
+    let r = own_plan(gw, agent, id).await?;
     let document = canon::parse_json(&r.document)
         .map(|v| canon::to_serde_json(&v))
         .unwrap_or(serde_json::Value::Null);
@@ -197,6 +223,7 @@ async fn get(gw: &Gateway, args: &serde_json::Value) -> Result<serde_json::Value
 
 async fn list(
     gw: &Gateway,
+    agent: &str,
     args: &serde_json::Value,
 ) -> Result<serde_json::Value, GovernanceError> {
     let status = match args.get("status").and_then(|v| v.as_str()) {
@@ -206,18 +233,28 @@ async fn list(
                 .map_err(|_| GovernanceError::Arguments(format!("unknown status {s:?}")))?,
         ),
     };
+    let identity = agent_identity(agent);
     let plans = gw.engine().plans(status).await?;
     Ok(json!({
-        "plans": plans.iter().map(plan_summary).collect::<Vec<_>>()
+        "plans": plans
+            .iter()
+            .filter(|p| p.proposer == identity)
+            .map(plan_summary)
+            .collect::<Vec<_>>()
     }))
 }
 
 async fn execute(
     gw: &Gateway,
+    agent: &str,
     args: &serde_json::Value,
 ) -> Result<serde_json::Value, GovernanceError> {
     let id = string_arg(args, "plan_id")?;
-    let report = gw.engine().execute(id).await?;
+    let plan = own_plan(gw, agent, id).await?;
+    let report = gw
+        .engine()
+        .execute_exactly(id, &plan.proposer, &plan.plan_hash)
+        .await?;
     Ok(json!({
         "plan_id": report.plan_id,
         "revision": report.revision,

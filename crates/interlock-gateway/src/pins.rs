@@ -544,7 +544,7 @@ pub async fn decide_server(
         });
     }
     let verified = engine
-        .verify_subject_decision(envelope, &server_subject(&name), current)
+        .accept_subject_decision(envelope, &server_subject(&name), current)
         .await?;
     let update = match verified.statement.decision {
         Decision::Approve => ServerUpdate {

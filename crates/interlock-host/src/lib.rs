@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use interlock_adapters::{AdapterConfig, Adapters};
 use interlock_core::canon::{self, Digest};
-use interlock_core::decision::sign_decision;
+use interlock_core::decision::{Terms, sign_decision};
 use interlock_core::{DsseEnvelope, Policy};
 use interlock_engine::{DecisionOutcome, Engine, EngineConfig, EngineError};
 use interlock_gateway::client::{ReviewerClient, Subject};
@@ -222,14 +222,18 @@ fn sign(
     let now = engine.now();
     let (_, envelope) = sign_decision(
         key,
-        subject,
-        hash,
-        decision,
-        reason,
-        now,
-        now + valid_for_secs,
-        nonce(),
-        engine.policy().digest(),
+        &Terms {
+            audience: engine.log().origin(),
+            subject,
+            subject_hash: hash,
+            decision,
+            reason,
+            issued_at: now,
+            not_before: now,
+            expires_at: now + valid_for_secs,
+            nonce: nonce(),
+            policy_digest: engine.policy().digest(),
+        },
     )?;
     Ok(envelope)
 }
@@ -308,20 +312,28 @@ pub async fn decide_remote(
         .as_str()
         .and_then(|p| p.parse().ok())
         .ok_or_else(|| malformed("policy digest"))?;
+    let audience = shown["audience"]
+        .as_str()
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| malformed("audience (log origin)"))?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
     let (_, envelope) = sign_decision(
         key,
-        &subject,
-        hash,
-        decision,
-        reason,
-        now - REMOTE_NOT_BEFORE_SLACK_SECS,
-        now + valid_for_secs,
-        nonce(),
-        policy,
+        &Terms {
+            audience,
+            subject: &subject,
+            subject_hash: hash,
+            decision,
+            reason,
+            issued_at: now,
+            not_before: now - REMOTE_NOT_BEFORE_SLACK_SECS,
+            expires_at: now + valid_for_secs,
+            nonce: nonce(),
+            policy_digest: policy,
+        },
     )?;
     match client.submit(kind, id, &envelope.to_json()).await {
         Err(e) if e.code() == Some("changed") => Err(HostError::Changed(e.to_string())),

@@ -8,7 +8,7 @@ use std::process::Command;
 use ed25519_dalek::Signer as _;
 use interlock_core::Digest;
 use interlock_core::decision::{
-    Decision, Expectation, TrustedKeys, sign_decision, verify_decision,
+    Decision, Expectation, Terms, TrustedKeys, sign_decision, verify_decision,
 };
 use interlock_keychain::{Keychain, KeychainError, KeychainKey};
 use interlock_merkle::{Checkpoint, NoteVerifier, open_checkpoint, sign_checkpoint};
@@ -54,14 +54,18 @@ fn created_key_loads_in_a_fresh_handle_and_signs_a_verifiable_decision() {
     let policy = Digest::of_bytes(b"policy");
     let (statement, envelope) = sign_decision(
         &loaded,
-        "plan-1",
-        plan_hash,
-        Decision::Approve,
-        "looks right",
-        1_000,
-        2_000,
-        [7; 16],
-        policy,
+        &Terms {
+            audience: "interlock.test/log",
+            subject: "plan-1",
+            subject_hash: plan_hash,
+            decision: Decision::Approve,
+            reason: "looks right",
+            issued_at: 1_000,
+            not_before: 1_000,
+            expires_at: 2_000,
+            nonce: [7; 16],
+            policy_digest: policy,
+        },
     )
     .unwrap();
     assert_eq!(statement.approver_key_id, created.key_id());
@@ -69,6 +73,7 @@ fn created_key_loads_in_a_fresh_handle_and_signs_a_verifiable_decision() {
     let mut trusted = TrustedKeys::new();
     trusted.add(created.public_key());
     let expect = Expectation {
+        audience: "interlock.test/log",
         plan_id: "plan-1",
         plan_hash,
         policy_digest: policy,

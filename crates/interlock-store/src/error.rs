@@ -54,6 +54,16 @@ pub enum StoreError {
         /// The status that forbids a new revision.
         status: PlanStatus,
     },
+    /// A revision was offered for a plan id that another identity proposed first.
+    #[error("plan {plan_id} belongs to {owner}; {proposer} cannot propose a revision of it")]
+    NotPlanOwner {
+        /// The plan.
+        plan_id: String,
+        /// The identity that proposed its first revision.
+        owner: String,
+        /// Who offered this revision.
+        proposer: String,
+    },
     /// A status change that the plan lifecycle does not allow.
     #[error("invalid plan transition {from} -> {to}")]
     InvalidTransition {

@@ -23,6 +23,7 @@
 
 mod appender;
 mod approvals;
+mod decisions;
 mod error;
 mod gateway;
 mod keys;
@@ -37,6 +38,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};
+pub use decisions::{ClaimOutcome, DecisionClaim};
 pub use error::{DriverError, StoreError};
 pub use gateway::{
     ApiKeyKind, ApiKeyRecord, ServerRecord, ServerStatus, ServerUpdate, StandingRecord,

@@ -192,11 +192,31 @@ impl Store {
     /// under the write lock, and the previous current revision becomes
     /// SUPERSEDED. Refuses with [`StoreError::PlanLocked`] if the current
     /// revision is EXECUTING, SUCCEEDED or HALTED (or already SUPERSEDED,
-    /// which only a hand-edited database shows).
+    /// which only a hand-edited database shows), and with
+    /// [`StoreError::NotPlanOwner`] if the plan id was first proposed by
+    /// another identity: a plan id belongs to its first proposer, so nobody else
+    /// can supersede what a reviewer is looking at (checked under the same write
+    /// lock as the insert).
     pub async fn insert_plan_revision(&self, plan: &NewPlan) -> Result<PlanRecord, StoreError> {
         check_new_plan(plan)?;
         let now = now_secs();
         let mut tx = self.begin_write().await?;
+        let owner: Option<String> = sqlx::query_scalar(
+            "SELECT proposer FROM plans WHERE plan_id = ? ORDER BY revision ASC LIMIT 1",
+        )
+        .bind(&plan.plan_id)
+        .fetch_optional(&mut *tx)
+        .await
+        .ctx("plan")?;
+        if let Some(owner) = owner
+            && owner != plan.proposer
+        {
+            return Err(StoreError::NotPlanOwner {
+                plan_id: plan.plan_id.clone(),
+                owner,
+                proposer: plan.proposer.clone(),
+            });
+        }
         let current: Option<(i64, String)> = sqlx::query_as(
             "SELECT revision, status FROM plans WHERE plan_id = ? ORDER BY revision DESC LIMIT 1",
         )

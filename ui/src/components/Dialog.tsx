@@ -68,6 +68,8 @@ export interface DecisionTarget {
   title: string;
   hash: string;
   policyDigest: string;
+  /** The gateway's log origin (what the signed statement names as its audience). */
+  audience: string;
   risk?: string | null;
   detail?: string;
 }
@@ -126,6 +128,7 @@ export function DecisionDialog({
         subject: target.subject,
         hash: target.hash,
         policyDigest: target.policyDigest,
+        audience: target.audience,
         decision,
         reason,
       });

@@ -128,6 +128,8 @@ export interface PlanDetail {
   document: PlanDocument | null;
   canonical: string;
   policy_digest: string;
+  /** The gateway's log origin: the audience a statement for it must name. */
+  audience: string;
   validation: { ok: boolean; violations: string[] };
   diff: string | null;
   revisions: PlanSummary[];
@@ -163,6 +165,8 @@ export interface ServerDetail {
   server: ServerSummary;
   subject: string;
   policy_digest: string;
+  /** The gateway's log origin: the audience a statement for it must name. */
+  audience: string;
   baseline: Surface | null;
   observed: Surface | null;
   drift: Drift[];

@@ -18,6 +18,8 @@ export interface DecideRequest {
   /** plan_hash (plans) or observed_hash (servers) as shown. */
   hash: string;
   policyDigest: string;
+  /** The gateway's log origin (the statement's audience), as shown. */
+  audience: string;
   decision: DecisionKind;
   reason: string;
 }
@@ -56,6 +58,7 @@ export async function decide(r: DecideRequest): Promise<Record<string, unknown>>
     reason: r.reason,
     approverKeyId: key.keyId,
     policyDigest: r.policyDigest,
+    audience: r.audience,
     now: Date.now() / 1000,
   });
   const sig = await sign(key, signingInput(statement));

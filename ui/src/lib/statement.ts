@@ -1,11 +1,11 @@
-// The approval statement (interlock.approval/v1), its DSSE PAE and envelope.
+// The approval statement (interlock.approval/v2), its DSSE PAE and envelope.
 // Mirrors crates/interlock-core/src/decision.rs byte for byte: the statement is
 // canonicalized with JCS, and the Ed25519 signature covers
 // PAE(payloadType, JCS bytes).
 
 import { canonicalBytes } from './jcs';
 
-export const APPROVAL_SCHEMA_VERSION = 'interlock.approval/v1';
+export const APPROVAL_SCHEMA_VERSION = 'interlock.approval/v2';
 export const APPROVAL_PAYLOAD_TYPE = 'application/vnd.interlock.approval+json';
 /** How long before `now` a statement becomes valid (clock skew allowance). */
 export const NOT_BEFORE_SLACK_SECS = 30;
@@ -23,6 +23,10 @@ export interface ApprovalStatement {
   decision: DecisionKind;
   reason: string;
   approver_key_id: string;
+  /** The log origin of the gateway this statement is for (it refuses any other). */
+  audience: string;
+  /** When the approver signed (Unix seconds): decisions about a subject are ordered by it. */
+  issued_at: number;
   not_before: number;
   expires_at: number;
   nonce: string;
@@ -60,6 +64,8 @@ export interface StatementInput {
   reason: string;
   approverKeyId: string;
   policyDigest: string;
+  /** The gateway's log origin, as its plan or server view reports it. */
+  audience: string;
   /** Unix seconds. */
   now: number;
   /** 16 bytes; random when omitted. */
@@ -70,6 +76,7 @@ export function buildStatement(i: StatementInput): ApprovalStatement {
   if (!DIGEST_RE.test(i.planHash)) throw new Error(`not a sha256 digest: ${i.planHash}`);
   if (!DIGEST_RE.test(i.policyDigest)) throw new Error(`not a sha256 digest: ${i.policyDigest}`);
   if (!KEY_ID_RE.test(i.approverKeyId)) throw new Error(`not an ed25519 key id: ${i.approverKeyId}`);
+  if (i.audience === '') throw new Error('the audience (the gateway’s log origin) is required');
   const bad = reasonError(i.reason);
   if (bad) throw new Error(bad);
   const now = Math.floor(i.now);
@@ -82,6 +89,8 @@ export function buildStatement(i: StatementInput): ApprovalStatement {
     decision: i.decision,
     reason: i.reason,
     approver_key_id: i.approverKeyId,
+    audience: i.audience,
+    issued_at: now,
     not_before: now - NOT_BEFORE_SLACK_SECS,
     expires_at: now + VALIDITY_SECS,
     nonce: toHex(nonce),

@@ -134,6 +134,7 @@ export function PlanView({ id }: { id: string }) {
           title: d.plan.title,
           hash: d.plan.plan_hash,
           policyDigest: d.policy_digest,
+          audience: d.audience,
           risk: d.plan.risk,
           detail: `${d.plan.plan_id} · revision ${d.plan.revision} · ${plural(d.document?.body.stages.length ?? 0, 'stage')} · proposed by ${d.plan.proposer}`,
         }

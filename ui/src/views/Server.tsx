@@ -118,6 +118,7 @@ export function ServerView({ name }: { name: string }) {
             title: `Server ${s.name}`,
             hash: s.observed_hash,
             policyDigest: d.policy_digest,
+            audience: d.audience,
             risk: s.worst_severity ?? null,
             detail: `${d.subject} · ${plural(s.tools ?? 0, 'tool')} · ${plural(d.drift.length, 'drift')} · status ${s.status}`,
           }

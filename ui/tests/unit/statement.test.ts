@@ -42,6 +42,7 @@ function fixtureStatement() {
     reason: statementJson.reason,
     approverKeyId: rust.key_id,
     policyDigest: statementJson.policy_digest,
+    audience: statementJson.audience,
     now: statementJson.not_before + 30,
     nonce: fromHex(statementJson.nonce),
   });
@@ -89,6 +90,7 @@ describe('approval statement', () => {
     expect(a.nonce).toMatch(/^[0-9a-f]{32}$/);
     expect(a.nonce).not.toBe(b.nonce);
     expect(a.not_before).toBe(1_800_000_000 - 30);
+    expect(a.issued_at).toBe(1_800_000_000);
     expect(a.expires_at).toBe(1_800_000_000 + 3600);
   });
 
@@ -99,6 +101,7 @@ describe('approval statement', () => {
     expect(() => buildStatement({ ...baseInput(), reason: '' })).toThrow(/reason/);
     expect(() => buildStatement({ ...baseInput(), planHash: 'sha256:ABC' })).toThrow(/digest/);
     expect(() => buildStatement({ ...baseInput(), approverKeyId: 'ed25519:xyz' })).toThrow(/key id/);
+    expect(() => buildStatement({ ...baseInput(), audience: '' })).toThrow(/audience/);
     expect(() => envelope(fixtureStatement(), new Uint8Array(63))).toThrow(/64 bytes/);
   });
 });
@@ -111,6 +114,7 @@ function baseInput() {
     reason: 'no',
     approverKeyId: rust.key_id,
     policyDigest: statementJson.policy_digest,
+    audience: statementJson.audience,
     now: 1_800_000_000,
   };
 }

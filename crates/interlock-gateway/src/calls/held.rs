@@ -82,7 +82,10 @@ pub(crate) async fn hold(
             last_report = Some(Instant::now());
         }
         match gw.engine().plan(&plan_id).await.map(|p| p.status) {
-            Ok(PlanStatus::Approved) => return run_approved(call, &plan_id).await,
+            Ok(PlanStatus::Approved) => {
+                let hash = proposal.plan_hash.to_string();
+                return run_approved(call, &plan_id, &hash).await;
+            }
             Ok(PlanStatus::Proposed) => {}
             Ok(other) => {
                 let text = format!(
@@ -122,14 +125,20 @@ pub(crate) async fn hold(
 
 /// Runs an approved held-call plan (exactly once: the engine consumes the
 /// approval by compare-and-swap) and answers with the tool's own result,
-/// scanned as any result is.
-pub(crate) async fn run_approved(call: &Call<'_>, plan_id: &str) -> Vec<u8> {
+/// scanned as any result is. Only the calling agent's plan at exactly
+/// `plan_hash` runs: never a revision someone else made.
+pub(crate) async fn run_approved(call: &Call<'_>, plan_id: &str, plan_hash: &str) -> Vec<u8> {
     let (gw, id) = (call.gw, call.id);
     let verdict = Verdict::RunApproved {
         plan_id: plan_id.to_owned(),
         hold_reasons: call.assessment.hold_reasons.join("; "),
     };
-    let report = match gw.engine().execute(plan_id).await {
+    let proposer = agent_identity(&call.agent.name);
+    let report = match gw
+        .engine()
+        .execute_exactly(plan_id, &proposer, plan_hash)
+        .await
+    {
         Ok(r) => r,
         Err(e) => {
             let text = format!("plan `{plan_id}` did not run: {e}");
@@ -174,8 +183,8 @@ pub(crate) async fn run_approved(call: &Call<'_>, plan_id: &str) -> Vec<u8> {
 }
 
 /// An APPROVED held-call plan of this agent for exactly this tool and these
-/// arguments, if any.
-pub(crate) async fn approved_plan_for(call: &Call<'_>) -> Option<String> {
+/// arguments, if any: its id and hash.
+pub(crate) async fn approved_plan_for(call: &Call<'_>) -> Option<(String, String)> {
     let proposer = agent_identity(&call.agent.name);
     let plans = call
         .gw
@@ -187,7 +196,7 @@ pub(crate) async fn approved_plan_for(call: &Call<'_>) -> Option<String> {
         .into_iter()
         .filter(|p| p.plan_id.starts_with(HELD_PREFIX) && p.proposer == proposer)
         .find(|p| calls_exactly(p, call))
-        .map(|p| p.plan_id)
+        .map(|p| (p.plan_id, p.plan_hash))
 }
 
 /// Whether a held-call plan is for exactly this server, tool and arguments.

@@ -282,11 +282,11 @@ pub(crate) async fn tools_call(
                 id: standing.id,
                 hold_reasons,
             }
-        } else if let Some(plan_id) = held::approved_plan_for(&call).await {
+        } else if let Some((plan_id, plan_hash)) = held::approved_plan_for(&call).await {
             // The agent's retry of a call a reviewer has approved: run that
             // plan, once. (Looked up only for calls that would be held: the
             // common path pays no store read.)
-            return held::run_approved(&call, &plan_id).await;
+            return held::run_approved(&call, &plan_id, &plan_hash).await;
         } else if agent.shadow {
             Basis::ShadowWouldHold {
                 reasons: hold_reasons,

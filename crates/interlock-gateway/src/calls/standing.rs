@@ -92,7 +92,7 @@ pub async fn grant(
     let hash = canon::digest(doc);
     let id = id_of(&hash);
     let verified = engine
-        .verify_subject_decision(envelope, &subject(&id), hash)
+        .accept_subject_decision(envelope, &subject(&id), hash)
         .await?;
     if verified.statement.decision != Decision::Approve {
         return Err(bad("a standing approval must be an approve decision"));

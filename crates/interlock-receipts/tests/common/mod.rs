@@ -3,7 +3,7 @@
 
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use interlock_canon::{Digest, Map, Number, Value, from_serde_json};
-use interlock_core::decision::{Decision, KeyId, sign_decision};
+use interlock_core::decision::{Decision, KeyId, Terms, sign_decision};
 use interlock_merkle::{Checkpoint, NoteVerifier, Tree, leaf_hash, sign_checkpoint};
 use interlock_receipts::{ApproverKey, Bundle, BundleBuilder, seal};
 
@@ -51,14 +51,18 @@ pub fn predicate(seq: u64, approver: &SigningKey, decision_every: u64) -> Map {
     } else if seq.is_multiple_of(decision_every) {
         let (_, env) = sign_decision(
             approver,
-            &plan_id,
-            plan_hash,
-            Decision::Approve,
-            "looks right",
-            1_760_000_000,
-            1_760_000_000 + 3600,
-            [seq as u8; 16],
-            Digest::of_bytes(b"policy"),
+            &Terms {
+                audience: "interlock.test/log",
+                subject: &plan_id,
+                subject_hash: plan_hash,
+                decision: Decision::Approve,
+                reason: "looks right",
+                issued_at: 1_760_000_000,
+                not_before: 1_760_000_000,
+                expires_at: 1_760_000_000 + 3600,
+                nonce: [seq as u8; 16],
+                policy_digest: Digest::of_bytes(b"policy"),
+            },
         )
         .unwrap();
         p.insert("plan_id".into(), s(&plan_id));
