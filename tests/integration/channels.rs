@@ -92,13 +92,18 @@ fn last_call_leaf(gw: &Gateway) -> Value {
 
 fn assert_no_secret(what: &str, v: &impl std::fmt::Debug) {
     let text = format!("{v:?}");
-    assert!(!text.contains(SECRET), "{what} reached the agent unredacted: {text}");
+    assert!(
+        !text.contains(SECRET),
+        "{what} reached the agent unredacted: {text}"
+    );
 }
 
 /// The answer blocks the call's result with an error that says why.
 fn assert_blocked(answer: &Value, why: &str) {
     assert_eq!(answer["result"]["isError"], true, "{answer}");
-    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
     assert!(
         text.starts_with("the gateway blocked the upstream's result: ") && text.contains(why),
         "{answer}"
@@ -111,7 +116,10 @@ fn regression_scan_fails_closed_on_deep_structured_content() {
     // Shallow: redacted in place.
     let shallow = leak(&gw, json!({"channel": "structured", "depth": 3}), false);
     assert_no_secret("structuredContent", &shallow);
-    assert!(shallow[0]["result"]["structuredContent"].is_object(), "{shallow:?}");
+    assert!(
+        shallow[0]["result"]["structuredContent"].is_object(),
+        "{shallow:?}"
+    );
     // Deeper than the parser's limit: blocked, never forwarded unscanned.
     let deep = leak(&gw, json!({"channel": "structured", "depth": 200}), false);
     assert_no_secret("deep structuredContent", &deep);
@@ -135,10 +143,12 @@ fn regression_scan_fails_closed_on_oversized_result() {
     let gw = one("response_max_bytes = 65536");
     let small = leak(&gw, json!({"channel": "big", "bytes": 1000}), false);
     assert_no_secret("a result under the cap", &small);
-    assert!(small[0]["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .ends_with("[REDACTED:secret]"));
+    assert!(
+        small[0]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("[REDACTED:secret]")
+    );
     let big = leak(&gw, json!({"channel": "big", "bytes": 100_000}), false);
     assert_no_secret("an oversized result", &big);
     assert_blocked(&big[0], "over the scan cap of 65536 bytes");
@@ -192,8 +202,7 @@ fn regression_progress_message_is_inspected() {
     assert_no_secret("a progress message", &events);
     let leaf = last_call_leaf(&gw);
     assert_eq!(
-        leaf["verdict"]["notification_findings"][0]["path"],
-        "notifications/progress.message",
+        leaf["verdict"]["notification_findings"][0]["path"], "notifications/progress.message",
         "{leaf}"
     );
 }
@@ -211,8 +220,7 @@ fn regression_log_message_is_inspected() {
     assert_no_secret("a log message", &events);
     let leaf = last_call_leaf(&gw);
     assert_eq!(
-        leaf["verdict"]["notification_findings"][0]["category"],
-        "secret",
+        leaf["verdict"]["notification_findings"][0]["category"], "secret",
         "{leaf}"
     );
 }
@@ -292,7 +300,8 @@ fn regression_log_message_never_reaches_another_agents_call() {
     );
     assert!(
         own.iter()
-            .any(|e| e["method"] == "notifications/message" && e["params"]["data"]["note"] == "A's own"),
+            .any(|e| e["method"] == "notifications/message"
+                && e["params"]["data"]["note"] == "A's own"),
         "{own:?}"
     );
 }

@@ -332,7 +332,13 @@ pub(crate) async fn tools_call(
             // Log messages only: the token is never sent upstream.
             None => RawValue::from_string("null".into()).expect("valid JSON"),
         };
-        up.relay(token, agent_token, p.tx.clone(), p.log_level, Arc::clone(&rules))
+        up.relay(
+            token,
+            agent_token,
+            p.tx.clone(),
+            p.log_level,
+            Arc::clone(&rules),
+        )
     });
     let forwarded = serde_json::value::to_raw_value(&request.members).expect("raw JSON serializes");
     let started = Instant::now();
@@ -371,9 +377,16 @@ pub(crate) async fn tools_call(
         Err(e) => {
             let message = format!("upstream `{server}`: {e}");
             let answer = jsonrpc::error(Some(id), code::UPSTREAM_UNAVAILABLE, &message);
-            let scan = response_scan(Disposition::Forwarded, Scan::default(), notifications);
-            call.settle(&verdict, Outcome::Unavailable { message }, Some(&scan), answer)
-                .await
+            // No answer to scan; the leaf says only what its notifications carried.
+            let scan = (notifications != NotificationRecord::default())
+                .then(|| response_scan(Disposition::Forwarded, Scan::default(), notifications));
+            call.settle(
+                &verdict,
+                Outcome::Unavailable { message },
+                scan.as_ref(),
+                answer,
+            )
+            .await
         }
     }
 }
@@ -418,7 +431,10 @@ fn inspect_error(
         // the leaf keeps only what was found, not the text.
         _ => {
             let raw = RawValue::from_string(err.to_owned()).expect("the upstream's JSON");
-            let kept = format!("an error with findings: {}", super::scan::categories(&scan.findings));
+            let kept = format!(
+                "an error with findings: {}",
+                super::scan::categories(&scan.findings)
+            );
             (jsonrpc::error_raw(id, &raw), kept)
         }
     };
@@ -469,9 +485,7 @@ pub(crate) async fn deliver_read(
         (Disposition::Blocked(_), _) => jsonrpc::error_with_data(
             Some(id),
             code::FORBIDDEN,
-            &scan
-                .withheld_message(record.kind.noun())
-                .expect("withheld"),
+            &scan.withheld_message(record.kind.noun()).expect("withheld"),
             Some(&json!({"server": record.server, member: record.what})),
         ),
         (Disposition::Redacted, Scanned::Redacted(v)) => jsonrpc::result_value(id, v),

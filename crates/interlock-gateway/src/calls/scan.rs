@@ -76,7 +76,11 @@ pub enum Unscannable {
     #[error("{part} nests deeper than {limit} levels", limit = MAX_SCAN_DEPTH)]
     TooDeep { part: Part },
     #[error("{part} is {bytes} bytes, over the scan cap of {cap} bytes")]
-    TooLarge { part: Part, bytes: usize, cap: usize },
+    TooLarge {
+        part: Part,
+        bytes: usize,
+        cap: usize,
+    },
     #[error("{part} is not a JSON object")]
     NotAnObject { part: Part },
 }
@@ -201,7 +205,9 @@ impl<'a> TextScan<'a> {
                 for (k, item) in m.iter_mut() {
                     let here = || format!("{path}.{k}");
                     match item {
-                        Value::String(t) if matches!(k.as_str(), "text" | "description" | "title") => {
+                        Value::String(t)
+                            if matches!(k.as_str(), "text" | "description" | "title") =>
+                        {
                             self.text(t, &here)
                         }
                         Value::String(b) if k == "blob" && texty_blob => self.blob(b, &here),
@@ -255,7 +261,12 @@ impl<'a> TextScan<'a> {
 
 /// Whether a MIME type names text (so a `blob` of it is scanned).
 fn is_text_mime(mime: &str) -> bool {
-    let essence = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let essence = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     essence.starts_with("text/")
         || essence.ends_with("+json")
         || essence.ends_with("+xml")
@@ -412,7 +423,11 @@ mod tests {
             r#"{"content":[{"type":"text","text":"order 12345 shipped"}]}"#,
             &rules(),
         );
-        assert_eq!(s.scanned, Scanned::Unchanged, "benign results pass untouched");
+        assert_eq!(
+            s.scanned,
+            Scanned::Unchanged,
+            "benign results pass untouched"
+        );
     }
 
     #[test]
@@ -440,7 +455,10 @@ mod tests {
     fn regression_scan_fails_closed_on_oversized_result() {
         let mut r = rules();
         r.max_bytes = 64;
-        let big = format!(r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#, "a".repeat(100));
+        let big = format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
+            "a".repeat(100)
+        );
         assert!(matches!(
             scan_result(&big, &r).scanned,
             Scanned::Unscannable(Unscannable::TooLarge { .. })
