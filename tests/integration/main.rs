@@ -4,6 +4,7 @@
 
 mod callpath;
 mod canon;
+mod channels;
 mod content;
 mod gateway;
 mod gateway_util;

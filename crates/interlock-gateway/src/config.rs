@@ -98,6 +98,9 @@ pub struct CallsConfig {
     pub response_pii: String,
     pub response_secrets: String,
     pub response_injection: String,
+    /// The largest answer the response scan reads, in bytes: a larger one is
+    /// withheld with an error saying so, never forwarded unscanned.
+    pub response_max_bytes: usize,
 }
 
 impl Default for CallsConfig {
@@ -107,6 +110,7 @@ impl Default for CallsConfig {
             response_pii: "redact".into(),
             response_secrets: "redact".into(),
             response_injection: "redact".into(),
+            response_max_bytes: 16 << 20,
         }
     }
 }
@@ -379,14 +383,25 @@ impl GatewayConfig {
                 )));
             }
         }
-        let mut prefixes: Vec<String> =
-            self.servers.iter().map(|(n, u)| u.tool_prefix(n)).collect();
-        prefixes.sort();
-        if let Some(w) = prefixes.windows(2).find(|w| w[0] == w[1]) {
-            return Err(ConfigError::Invalid(format!(
-                "two servers expose tools with the same prefix {:?}",
-                w[0]
-            )));
+        // Two servers' tool names can collide when one's prefix starts the
+        // other's (the same prefix, or `""` beside any other server): server
+        // `a` with prefix `""` and a tool `b__x` would shadow server `b`'s `x`.
+        let prefixes: Vec<(&String, String)> = self
+            .servers
+            .iter()
+            .map(|(n, u)| (n, u.tool_prefix(n)))
+            .collect();
+        for (i, (a, pa)) in prefixes.iter().enumerate() {
+            for (b, pb) in &prefixes[i + 1..] {
+                if pa.starts_with(pb.as_str()) || pb.starts_with(pa.as_str()) {
+                    return Err(ConfigError::Invalid(format!(
+                        "servers.{a} (prefix {pa:?}) and servers.{b} (prefix {pb:?}): their tool \
+                         names could collide, since one prefix starts the other; give each \
+                         server a distinct prefix (an empty prefix only for a gateway in front \
+                         of one server)"
+                    )));
+                }
+            }
         }
         for (name, role) in &self.roles {
             for glob in &role.tools {
@@ -425,6 +440,29 @@ impl GatewayConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regression_empty_prefix_is_refused_beside_another_server() {
+        let two = |pa: &str, pb: &str| {
+            GatewayConfig::parse(&format!(
+                "[servers.alpha]\ncommand = \"a\"\n{pa}\n[servers.beta]\ncommand = \"b\"\n{pb}\n"
+            ))
+        };
+        // An empty prefix beside any other server: `alpha`'s tool `beta__x`
+        // would be indistinguishable from `beta`'s `x`.
+        let e = two("prefix = \"\"", "").unwrap_err().to_string();
+        assert!(
+            e.contains("servers.alpha") && e.contains("servers.beta") && e.contains("collide"),
+            "{e}"
+        );
+        assert!(two("prefix = \"\"", "prefix = \"\"").is_err());
+        // One prefix starting the other collides the same way.
+        assert!(two("prefix = \"gh\"", "prefix = \"gh_x\"").is_err());
+        // Alone, an empty prefix is fine; distinct prefixes are fine.
+        assert!(GatewayConfig::parse("[servers.alpha]\ncommand = \"a\"\nprefix = \"\"\n").is_ok());
+        assert!(two("", "").is_ok());
+        assert!(two("prefix = \"a_\"", "prefix = \"b_\"").is_ok());
+    }
 
     #[test]
     fn a_full_config_parses() {

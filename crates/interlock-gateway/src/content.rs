@@ -30,7 +30,7 @@ use serde_json::value::RawValue;
 use crate::calls::assess::arguments_digest;
 use crate::calls::leaf::{ReadKind, ReadRecord};
 use crate::calls::pipeline::{deliver_read, upstream_failure};
-use crate::calls::scan::{response_policy, scan_content};
+use crate::calls::scan::{Scanned, response_policy, scan_content};
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};
 use crate::upstream::{Connection, UpstreamError};
@@ -137,15 +137,21 @@ fn inspected(gw: &Gateway, server: &str, items: Vec<Box<RawValue>>) -> Vec<Box<R
     items
         .into_iter()
         .filter_map(|item| {
-            let (replacement, findings, blocked) = scan_content(item.get(), &policy);
-            if blocked {
-                tracing::warn!(server, findings = findings.len(), "withheld a listed item");
-                return None;
+            let scan = scan_content(item.get(), &policy);
+            match scan.scanned {
+                Scanned::Unchanged => Some(item),
+                Scanned::Redacted(v) => Some(serde_json::value::to_raw_value(&v).expect("JSON")),
+                Scanned::Blocked | Scanned::Unscannable(_) => {
+                    let why = scan.withheld_message("listed item").expect("withheld");
+                    tracing::warn!(
+                        server,
+                        findings = scan.findings.len(),
+                        why = %why,
+                        "withheld a listed item"
+                    );
+                    None
+                }
             }
-            Some(match replacement {
-                Some(v) => serde_json::value::to_raw_value(&v).expect("JSON"),
-                None => item,
-            })
         })
         .collect()
 }
@@ -225,36 +231,72 @@ fn template_prefix(template: &str) -> &str {
     template.split('{').next().unwrap_or(template)
 }
 
-/// The server a resource URI belongs to: the one that lists it, else the one
-/// with the longest matching template prefix, else the only server offering
-/// resources.
-async fn resource_owner(gw: &Gateway, uri: &str) -> Option<Source> {
+/// Why no server was picked for a resource URI.
+#[derive(Debug, thiserror::Error)]
+enum NoOwner {
+    #[error("unknown resource `{0}` (no approved server lists it or a template for it)")]
+    Unknown(String),
+    #[error(
+        "resource `{uri}` is claimed by servers {servers} alike; the gateway does not guess \
+         which one to read"
+    )]
+    Ambiguous { uri: String, servers: String },
+}
+
+/// The server a resource URI belongs to: the one whose `resources/list`
+/// contains it; else the one with a template whose literal prefix matches
+/// it (the longest). Every approved server is asked, so a claim shared by two
+/// servers is refused as ambiguous rather than given to the first, and a URI
+/// no server claims is refused rather than sent to the only one.
+async fn resource_owner(gw: &Gateway, uri: &str) -> Result<Source, NoOwner> {
     let mut candidates = sources(gw, "resources");
-    if candidates.len() <= 1 {
-        return candidates.pop();
-    }
-    let mut best: Option<(usize, usize)> = None; // (template prefix length, index)
+    let mut listed = Vec::new();
+    let mut templated: Vec<(usize, usize)> = Vec::new(); // (template prefix length, index)
     for (i, s) in candidates.iter().enumerate() {
-        if let Ok(listed) = list_all(gw, &s.conn, "resources/list", "resources").await
-            && listed
+        if let Ok(items) = list_all(gw, &s.conn, "resources/list", "resources").await
+            && items
                 .iter()
                 .any(|r| field_of(r, "uri").is_some_and(|(_, u)| u == uri))
         {
-            return Some(candidates.swap_remove(i));
+            listed.push(i);
+            continue;
         }
         let templates = list_all(gw, &s.conn, "resources/templates/list", "resourceTemplates")
             .await
             .unwrap_or_default();
-        for t in &templates {
-            if let Some((_, template)) = field_of(t, "uriTemplate") {
-                let p = template_prefix(&template);
-                if !p.is_empty() && uri.starts_with(p) && best.is_none_or(|(l, _)| p.len() > l) {
-                    best = Some((p.len(), i));
-                }
-            }
+        let longest = templates
+            .iter()
+            .filter_map(|t| field_of(t, "uriTemplate"))
+            .map(|(_, template)| template_prefix(&template).to_owned())
+            .filter(|p| !p.is_empty() && uri.starts_with(p.as_str()))
+            .map(|p| p.len())
+            .max();
+        if let Some(l) = longest {
+            templated.push((l, i));
         }
     }
-    best.map(|(_, i)| candidates.swap_remove(i))
+    let chosen: Vec<usize> = if listed.is_empty() {
+        let best = templated.iter().map(|(l, _)| *l).max();
+        templated
+            .iter()
+            .filter(|(l, _)| Some(*l) == best)
+            .map(|(_, i)| *i)
+            .collect()
+    } else {
+        listed
+    };
+    match chosen.as_slice() {
+        [] => Err(NoOwner::Unknown(uri.to_owned())),
+        [one] => Ok(candidates.swap_remove(*one)),
+        many => Err(NoOwner::Ambiguous {
+            uri: uri.to_owned(),
+            servers: many
+                .iter()
+                .map(|&i| format!("`{}`", candidates[i].server))
+                .collect::<Vec<_>>()
+                .join(" and "),
+        }),
+    }
 }
 
 /// The server and upstream prompt name an exposed prompt name means: the
@@ -365,12 +407,15 @@ async fn readable_resource(
     id: &RawValue,
     uri: &str,
 ) -> Result<Source, Vec<u8>> {
-    let Some(source) = resource_owner(gw, uri).await else {
-        return Err(jsonrpc::error(
-            Some(id),
-            code::INVALID_PARAMS,
-            &format!("unknown resource `{uri}` (no approved server offers it)"),
-        ));
+    let source = match resource_owner(gw, uri).await {
+        Ok(s) => s,
+        Err(why) => {
+            return Err(jsonrpc::error(
+                Some(id),
+                code::INVALID_PARAMS,
+                &why.to_string(),
+            ));
+        }
     };
     if !gw
         .roles()
@@ -462,7 +507,7 @@ pub(crate) async fn subscription(
         // told they will get updates.
         if let Err(e) = source.conn.request(method, params, timeout(gw)).await {
             subs.unsubscribe(&resource, session);
-            return upstream_failure(id, &source.server, e);
+            return upstream_failure(gw, id, &source.server, e);
         }
     }
     jsonrpc::result_value(id, &serde_json::json!({}))
@@ -555,6 +600,6 @@ pub(crate) async fn complete(
         .await
     {
         Ok(r) => jsonrpc::result(id, &r),
-        Err(e) => upstream_failure(id, &source.server, e),
+        Err(e) => upstream_failure(gw, id, &source.server, e),
     }
 }

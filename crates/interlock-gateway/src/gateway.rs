@@ -47,8 +47,10 @@ impl Upstream {
         agent_token: Box<serde_json::value::RawValue>,
         tx: tokio::sync::mpsc::Sender<Vec<u8>>,
         log_level: Option<crate::upstream::relay::LogLevel>,
+        rules: Arc<crate::calls::scan::ScanPolicy>,
     ) -> RelayGuard {
-        self.relays.register(token, agent_token, tx, log_level)
+        self.relays
+            .register(token, agent_token, tx, log_level, rules)
     }
 
     /// The live connection, if up.

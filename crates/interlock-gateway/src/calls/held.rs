@@ -16,7 +16,7 @@ use super::assess::Assessment;
 use super::leaf::{Outcome, Verdict};
 use super::pipeline::Call;
 use super::progress::Progress;
-use super::scan::{response_policy, scan_result};
+use super::scan::{Scanned, response_policy, scan_result};
 use crate::auth::agent_identity;
 use crate::jsonrpc;
 use interlock_core::time::rfc3339;
@@ -152,10 +152,11 @@ pub(crate) async fn run_approved(call: &Call<'_>, plan_id: &str, plan_hash: &str
         .and_then(|o| RawValue::from_string(o.to_owned()).ok());
     let (outcome, answer) = match (report.status, output) {
         (PlanStatus::Succeeded, Some(raw)) => {
-            let (replacement, _, _) = scan_result(raw.get(), &response_policy(gw.config()));
-            let answer = match replacement {
-                Some(v) => jsonrpc::result_value(id, &v),
-                None => jsonrpc::result(id, &raw),
+            let scan = scan_result(raw.get(), &response_policy(gw.config()));
+            let answer = match (&scan.scanned, scan.withheld_message("result")) {
+                (_, Some(text)) => jsonrpc::result_value(id, &jsonrpc::tool_error(&text, None)),
+                (Scanned::Redacted(v), None) => jsonrpc::result_value(id, v),
+                _ => jsonrpc::result(id, &raw),
             };
             let plan_id = plan_id.to_owned();
             (Outcome::Ran { plan_id }, answer)

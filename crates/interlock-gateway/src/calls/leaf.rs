@@ -16,6 +16,7 @@ use interlock_inspect::Finding;
 use interlock_store::ApiKeyRecord;
 
 use super::assess::{Assessment, findings_value};
+use super::scan::{Scan, Scanned, Unscannable};
 use crate::events::EventType;
 
 /// The most characters of an outcome's detail kept in a leaf.
@@ -147,44 +148,77 @@ impl Outcome {
     }
 }
 
-/// What the response scan did to a result the upstream answered.
+/// What the response scan did to a result the upstream answered (or to its
+/// error), and what it found in the call's relayed notifications.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResponseScan {
     pub disposition: Disposition,
     pub findings: Vec<Finding>,
+    /// Found in the progress and log notifications relayed to the agent
+    /// while the call ran.
+    pub notifications: NotificationRecord,
+}
+
+/// What the scan of a call's relayed notifications found and withheld.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NotificationRecord {
+    pub findings: Vec<Finding>,
+    /// Notifications withheld (blocked by policy, or unscannable).
+    pub withheld: u32,
 }
 
 /// What the agent was given of a scanned answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Disposition {
     /// Nothing found: the upstream's bytes.
     Forwarded,
-    /// Withheld by policy: an error saying why.
-    Blocked,
+    /// Withheld: an error saying why.
+    Blocked(BlockCause),
     /// Served with the findings redacted.
     Redacted,
     /// Found, but served unchanged (a shadow key, or a monitor-only policy).
     Flagged,
 }
 
+/// Why an answer was withheld.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockCause {
+    /// A finding's category is set to `block`.
+    Policy,
+    /// The scan could not read it (the scanner fails closed).
+    Unscannable(Unscannable),
+}
+
 impl Disposition {
-    /// From a scan's result: whether it found anything, blocked, or changed
-    /// the text; a shadow key is never blocked or redacted.
-    pub fn of(found: bool, blocked: bool, changed: bool, shadow: bool) -> Disposition {
-        match (found, blocked, changed) {
-            (false, _, _) => Disposition::Forwarded,
-            (true, true, _) if !shadow => Disposition::Blocked,
-            (true, _, true) if !shadow => Disposition::Redacted,
-            _ => Disposition::Flagged,
+    /// From a scan: a shadow key is never blocked or redacted by policy, but
+    /// what could not be scanned is withheld from every key.
+    pub fn of(scan: &Scan, shadow: bool) -> Disposition {
+        match &scan.scanned {
+            Scanned::Unscannable(why) => Disposition::Blocked(BlockCause::Unscannable(why.clone())),
+            _ if scan.findings.is_empty() => Disposition::Forwarded,
+            _ if shadow => Disposition::Flagged,
+            Scanned::Blocked => Disposition::Blocked(BlockCause::Policy),
+            Scanned::Redacted(_) => Disposition::Redacted,
+            Scanned::Unchanged => Disposition::Flagged,
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             Disposition::Forwarded => "forwarded",
-            Disposition::Blocked => "blocked",
+            Disposition::Blocked(_) => "blocked",
             Disposition::Redacted => "redacted",
             Disposition::Flagged => "flagged",
+        }
+    }
+
+    /// Why it was withheld, when the scan could not read it.
+    pub fn reason(&self) -> Option<String> {
+        match self {
+            Disposition::Blocked(BlockCause::Unscannable(why)) => {
+                Some(format!("{why}, so it could not be scanned"))
+            }
+            _ => None,
         }
     }
 }
@@ -221,6 +255,14 @@ impl CallLeaf<'_> {
         if let Some(r) = response {
             v.insert("response".into(), r.disposition.name().into());
             v.insert("response_findings".into(), findings_value(&r.findings));
+            if let Some(why) = r.disposition.reason() {
+                v.insert("response_reason".into(), why.into());
+            }
+            let n = &r.notifications;
+            if !n.findings.is_empty() || n.withheld > 0 {
+                v.insert("notification_findings".into(), findings_value(&n.findings));
+                v.insert("notifications_withheld".into(), int(i64::from(n.withheld)));
+            }
         }
         let mut m = who(self.agent, self.server);
         m.insert("tool".into(), self.tool.into());
@@ -247,6 +289,14 @@ impl ReadKind {
         }
     }
 
+    /// What an agent reads of this kind, in a message.
+    pub fn noun(self) -> &'static str {
+        match self {
+            ReadKind::Prompt => "prompt",
+            ReadKind::Resource => "resource",
+        }
+    }
+
     /// The member naming what was read (`prompt` or `uri`).
     pub fn member(self) -> &'static str {
         match self {
@@ -257,7 +307,7 @@ impl ReadKind {
 }
 
 /// What came of a content read (the leaf's `outcome`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadOutcome {
     Scanned(Disposition),
     UpstreamError,
@@ -265,7 +315,7 @@ pub enum ReadOutcome {
 }
 
 impl ReadOutcome {
-    fn name(self) -> &'static str {
+    fn name(&self) -> &'static str {
         match self {
             ReadOutcome::Scanned(Disposition::Forwarded) => "ok",
             ReadOutcome::Scanned(d) => d.name(),
@@ -298,6 +348,11 @@ impl ReadRecord<'_> {
             m.insert("arguments_hash".into(), h.into());
         }
         m.insert("outcome".into(), outcome.name().into());
+        if let ReadOutcome::Scanned(d) = &outcome
+            && let Some(why) = d.reason()
+        {
+            m.insert("reason".into(), why.into());
+        }
         m.insert("findings".into(), findings_value(findings));
         Ok(engine.record(self.kind.event().as_str(), m).await?.index)
     }

@@ -19,10 +19,11 @@ use serde_json::value::RawValue;
 use super::assess::{Assessment, arguments_digest, assess};
 use super::held;
 use super::leaf::{
-    Basis, CallLeaf, Disposition, Outcome, ReadOutcome, ReadRecord, ResponseScan, Verdict,
+    Basis, CallLeaf, Disposition, NotificationRecord, Outcome, ReadOutcome, ReadRecord,
+    ResponseScan, Verdict,
 };
 use super::progress::{Progress, next_progress_token, set_progress_token};
-use super::scan::{categories, response_policy, scan_content, scan_result};
+use super::scan::{Scan, Scanned, response_policy, scan_content, scan_error, scan_result};
 use super::standing;
 use crate::gateway::Gateway;
 use crate::governance;
@@ -317,9 +318,11 @@ pub(crate) async fn tools_call(
         "name".into(),
         serde_json::value::to_raw_value(&exposed.upstream_name).expect("a string serializes"),
     );
+    let rules = Arc::new(response_policy(gw.config()));
     // A call that takes progress gets a progress token of the gateway's own
-    // upstream (agents' tokens may collide), relayed back as the agent's.
-    let _relay = progress.map(|p| {
+    // upstream (agents' tokens may collide), relayed back as the agent's,
+    // its notifications scanned like its result.
+    let relay = progress.map(|p| {
         let token = next_progress_token();
         let agent_token = match &p.token {
             Some(t) => {
@@ -329,7 +332,13 @@ pub(crate) async fn tools_call(
             // Log messages only: the token is never sent upstream.
             None => RawValue::from_string("null".into()).expect("valid JSON"),
         };
-        up.relay(token, agent_token, p.tx.clone(), p.log_level)
+        up.relay(
+            token,
+            agent_token,
+            p.tx.clone(),
+            p.log_level,
+            Arc::clone(&rules),
+        )
     });
     let forwarded = serde_json::value::to_raw_value(&request.members).expect("raw JSON serializes");
     let started = Instant::now();
@@ -341,41 +350,95 @@ pub(crate) async fn tools_call(
         )
         .await;
     let elapsed = started.elapsed();
+    let notifications = relay.map(|r| r.record()).unwrap_or_default();
     match outcome {
         Ok(result) => {
-            let (replacement, findings, blocked) =
-                scan_result(result.get(), &response_policy(gw.config()));
-            let disposition = Disposition::of(
-                !findings.is_empty(),
-                blocked,
-                replacement.is_some(),
-                agent.shadow,
-            );
-            let answer = match replacement {
-                Some(v) if !agent.shadow => jsonrpc::result_value(id, &v),
+            let scan = scan_result(result.get(), &rules);
+            let disposition = Disposition::of(&scan, agent.shadow);
+            let answer = match (&disposition, &scan.scanned) {
+                (Disposition::Blocked(_), _) => {
+                    let text = scan.withheld_message("result").expect("withheld");
+                    let data = json!({"blocked": true, "reason": text});
+                    jsonrpc::result_value(id, &jsonrpc::tool_error(&text, Some(data)))
+                }
+                (Disposition::Redacted, Scanned::Redacted(v)) => jsonrpc::result_value(id, v),
                 _ => jsonrpc::result(id, &result),
             };
-            let scan = ResponseScan {
-                disposition,
-                findings,
-            };
+            let scan = response_scan(disposition, scan, notifications);
             call.settle(&verdict, Outcome::Answered { elapsed }, Some(&scan), answer)
                 .await
         }
         Err(UpstreamError::Rpc(err)) => {
-            let answer = jsonrpc::error_raw(id, &err);
-            let outcome = Outcome::UpstreamError {
-                error: err.get().to_owned(),
-            };
-            call.settle(&verdict, outcome, None, answer).await
+            let (answer, error, scan) = inspect_error(id, err.get(), &rules, agent.shadow);
+            let scan = response_scan(scan.0, scan.1, notifications);
+            let outcome = Outcome::UpstreamError { error };
+            call.settle(&verdict, outcome, Some(&scan), answer).await
         }
         Err(e) => {
             let message = format!("upstream `{server}`: {e}");
             let answer = jsonrpc::error(Some(id), code::UPSTREAM_UNAVAILABLE, &message);
-            call.settle(&verdict, Outcome::Unavailable { message }, None, answer)
-                .await
+            // No answer to scan; the leaf says only what its notifications carried.
+            let scan = (notifications != NotificationRecord::default())
+                .then(|| response_scan(Disposition::Forwarded, Scan::default(), notifications));
+            call.settle(
+                &verdict,
+                Outcome::Unavailable { message },
+                scan.as_ref(),
+                answer,
+            )
+            .await
         }
     }
+}
+
+fn response_scan(
+    disposition: Disposition,
+    scan: Scan,
+    notifications: NotificationRecord,
+) -> ResponseScan {
+    ResponseScan {
+        disposition,
+        findings: scan.findings,
+        notifications,
+    }
+}
+
+/// An upstream's JSON-RPC error, scanned like a result: the answer to send
+/// (its bytes, redacted, or a gateway error saying it was withheld), the
+/// text to keep in the leaf (never the unredacted error), and the scan.
+fn inspect_error(
+    id: &RawValue,
+    err: &str,
+    rules: &super::scan::ScanPolicy,
+    shadow: bool,
+) -> (Vec<u8>, String, (Disposition, Scan)) {
+    let scan = scan_error(err, rules);
+    let disposition = Disposition::of(&scan, shadow);
+    let (answer, kept) = match (&disposition, &scan.scanned) {
+        (Disposition::Blocked(_), _) => {
+            let text = scan.withheld_message("error").expect("withheld");
+            (jsonrpc::error(Some(id), code::FORBIDDEN, &text), text)
+        }
+        (Disposition::Redacted, Scanned::Redacted(v)) => {
+            let raw = serde_json::value::to_raw_value(v).expect("JSON");
+            (jsonrpc::error_raw(id, &raw), raw.get().to_owned())
+        }
+        (Disposition::Forwarded, _) => {
+            let raw = RawValue::from_string(err.to_owned()).expect("the upstream's JSON");
+            (jsonrpc::error_raw(id, &raw), err.to_owned())
+        }
+        // Flagged (a shadow key, an `allow` policy): forwarded as sent, but
+        // the leaf keeps only what was found, not the text.
+        _ => {
+            let raw = RawValue::from_string(err.to_owned()).expect("the upstream's JSON");
+            let kept = format!(
+                "an error with findings: {}",
+                super::scan::categories(&scan.findings)
+            );
+            (jsonrpc::error_raw(id, &raw), kept)
+        }
+    };
+    (answer, kept, (disposition, scan))
 }
 
 /// What a content read sends back once the upstream answered: the result as
@@ -390,54 +453,59 @@ pub(crate) async fn deliver_read(
     let result = match outcome {
         Ok(r) => r,
         Err(e) => {
-            let outcome = match e {
-                UpstreamError::Rpc(_) => ReadOutcome::UpstreamError,
-                _ => ReadOutcome::Unavailable,
+            let (outcome, findings) = match &e {
+                UpstreamError::Rpc(err) => {
+                    let scan = scan_error(err.get(), &response_policy(gw.config()));
+                    (ReadOutcome::UpstreamError, scan.findings)
+                }
+                _ => (ReadOutcome::Unavailable, Vec::new()),
             };
             // The read failed upstream; its leaf is evidence only, and the
-            // agent gets the upstream's failure either way.
-            if let Err(log) = record.append(gw.engine(), outcome, &[]).await {
+            // agent gets the upstream's failure (inspected) either way.
+            if let Err(log) = record.append(gw.engine(), outcome, &findings).await {
                 tracing::warn!(error = %log, server = record.server, "a failed read was not logged");
             }
-            return upstream_failure(id, record.server, e);
+            return upstream_failure(gw, id, record.server, e);
         }
     };
-    let (replacement, findings, blocked) =
-        scan_content(result.get(), &response_policy(gw.config()));
-    let disposition = Disposition::of(
-        !findings.is_empty(),
-        blocked,
-        replacement.is_some(),
-        record.agent.shadow,
-    );
+    let scan = scan_content(result.get(), &response_policy(gw.config()));
+    let disposition = Disposition::of(&scan, record.agent.shadow);
     if let Err(e) = record
-        .append(gw.engine(), ReadOutcome::Scanned(disposition), &findings)
+        .append(
+            gw.engine(),
+            ReadOutcome::Scanned(disposition.clone()),
+            &scan.findings,
+        )
         .await
     {
         return jsonrpc::unlogged(id, "read", &e);
     }
     let member = record.kind.member();
-    match (disposition, replacement) {
-        (Disposition::Blocked, _) => jsonrpc::error_with_data(
+    match (&disposition, &scan.scanned) {
+        (Disposition::Blocked(_), _) => jsonrpc::error_with_data(
             Some(id),
             code::FORBIDDEN,
-            &format!(
-                "the gateway withheld this {}: it contained {} (blocked by policy)",
-                member,
-                categories(&findings)
-            ),
+            &scan.withheld_message(record.kind.noun()).expect("withheld"),
             Some(&json!({"server": record.server, member: record.what})),
         ),
-        (Disposition::Redacted, Some(v)) => jsonrpc::result_value(id, &v),
+        (Disposition::Redacted, Scanned::Redacted(v)) => jsonrpc::result_value(id, v),
         _ => jsonrpc::result(id, &result),
     }
 }
 
-/// The answer to a request an upstream failed: its own JSON-RPC error as it
-/// sent it, or -32001 saying why it could not be reached.
-pub(crate) fn upstream_failure(id: &RawValue, server: &str, e: UpstreamError) -> Vec<u8> {
+/// The answer to a request an upstream failed: its own JSON-RPC error as
+/// inspected (redacted, or withheld by the response policy), or -32001
+/// saying why it could not be reached.
+pub(crate) fn upstream_failure(
+    gw: &Gateway,
+    id: &RawValue,
+    server: &str,
+    e: UpstreamError,
+) -> Vec<u8> {
     match e {
-        UpstreamError::Rpc(err) => jsonrpc::error_raw(id, &err),
+        UpstreamError::Rpc(err) => {
+            inspect_error(id, err.get(), &response_policy(gw.config()), false).0
+        }
         e => jsonrpc::error(
             Some(id),
             code::UPSTREAM_UNAVAILABLE,

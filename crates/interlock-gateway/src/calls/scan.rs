@@ -1,19 +1,141 @@
 //! After a call ran, or content was read: the upstream's answer scanned
 //! text by text (PII, secrets, injection), redacted in place or withheld by
 //! the response policy. Pure: no I/O.
+//!
+//! The scan fails closed: what it cannot parse or walk (nested deeper than
+//! the JSON parser's limit, larger than the scan cap) is [`Scanned::Unscannable`],
+//! and the caller withholds it with an error saying why — it is never
+//! forwarded unscanned.
+//!
+//! Every text an upstream sends toward the agent goes through here: a tool
+//! result ([`scan_result`]), a prompt or resource ([`scan_content`]), a
+//! JSON-RPC error ([`scan_error`]), and a call's progress and log
+//! notifications ([`scan_notification`]).
 
+use base64::Engine as _;
+use indexmap::IndexMap;
 use interlock_inspect::{Finding, ResponsePolicy};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::config::GatewayConfig;
 
+/// How deep a JSON document may nest and still be scanned: `serde_json`'s
+/// recursion limit, which the scan's parse enforces.
+pub const MAX_SCAN_DEPTH: usize = 128;
+
+/// The response policy and the scan's own bound.
+#[derive(Clone, Debug)]
+pub struct ScanPolicy {
+    pub policy: ResponsePolicy,
+    /// The largest answer scanned, in bytes; a larger one is withheld.
+    pub max_bytes: usize,
+}
+
 /// The response policy from the config (checked at load).
-pub fn response_policy(config: &GatewayConfig) -> ResponsePolicy {
+pub fn response_policy(config: &GatewayConfig) -> ScanPolicy {
     let parse = |s: &str| s.parse().unwrap_or(interlock_inspect::Action::Redact);
-    ResponsePolicy {
-        pii: parse(&config.calls.response_pii),
-        secrets: parse(&config.calls.response_secrets),
-        injection: parse(&config.calls.response_injection),
-        scanner: None,
+    ScanPolicy {
+        policy: ResponsePolicy {
+            pii: parse(&config.calls.response_pii),
+            secrets: parse(&config.calls.response_secrets),
+            injection: parse(&config.calls.response_injection),
+            scanner: None,
+        },
+        max_bytes: config.calls.response_max_bytes,
+    }
+}
+
+/// Which part of an upstream's message could not be scanned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The whole answer.
+    Result,
+    /// A top-level member of a result (`content`, `structuredContent`, …).
+    Member(String),
+    /// A JSON-RPC error object.
+    Error,
+    /// A notification's params.
+    Notification,
+}
+
+impl std::fmt::Display for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Part::Result => f.write_str("the result"),
+            Part::Member(m) => f.write_str(m),
+            Part::Error => f.write_str("the error"),
+            Part::Notification => f.write_str("the notification"),
+        }
+    }
+}
+
+/// Why an answer could not be scanned (it is withheld).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unscannable {
+    #[error("{part} nests deeper than {limit} levels", limit = MAX_SCAN_DEPTH)]
+    TooDeep { part: Part },
+    #[error("{part} is {bytes} bytes, over the scan cap of {cap} bytes")]
+    TooLarge {
+        part: Part,
+        bytes: usize,
+        cap: usize,
+    },
+    #[error("{part} is not a JSON object")]
+    NotAnObject { part: Part },
+}
+
+/// What the scan makes of an answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scanned {
+    /// Nothing to change: forward the upstream's bytes.
+    Unchanged,
+    /// Some text was redacted: send this document instead.
+    Redacted(Value),
+    /// A finding's category is set to `block`: withhold it.
+    Blocked,
+    /// It could not be scanned: withhold it.
+    Unscannable(Unscannable),
+}
+
+/// A scan's verdict and everything it found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scan {
+    pub scanned: Scanned,
+    pub findings: Vec<Finding>,
+}
+
+impl Default for Scan {
+    /// Nothing found, nothing changed.
+    fn default() -> Scan {
+        Scan {
+            scanned: Scanned::Unchanged,
+            findings: Vec::new(),
+        }
+    }
+}
+
+impl Scan {
+    fn unscannable(why: Unscannable) -> Scan {
+        Scan {
+            scanned: Scanned::Unscannable(why),
+            findings: Vec::new(),
+        }
+    }
+
+    /// The text an agent gets in place of a withheld answer, saying why;
+    /// `None` if it is not withheld. `what` names the answer ("tool result").
+    pub fn withheld_message(&self, what: &str) -> Option<String> {
+        match &self.scanned {
+            Scanned::Blocked => Some(format!(
+                "the gateway withheld this {what}: it contained {} (blocked by policy)",
+                categories(&self.findings)
+            )),
+            Scanned::Unscannable(why) => Some(format!(
+                "the gateway blocked the upstream's {what}: {why}, so it could not be scanned"
+            )),
+            _ => None,
+        }
     }
 }
 
@@ -36,7 +158,8 @@ impl<'a> TextScan<'a> {
         }
     }
 
-    fn text(&mut self, text: &mut String) {
+    /// Scans one text; `path` names where it is (only computed on a finding).
+    fn text(&mut self, text: &mut String, path: &dyn Fn() -> String) {
         let s = interlock_inspect::scan_response(text, self.policy);
         if s.findings.is_empty() {
             return;
@@ -46,8 +169,140 @@ impl<'a> TextScan<'a> {
             *text = s.redacted;
             self.changed = true;
         }
-        self.findings.extend(s.findings);
+        let path = path();
+        self.findings.extend(s.findings.into_iter().map(|mut f| {
+            f.path.clone_from(&path);
+            f
+        }));
     }
+
+    /// Scans a JSON value as its serialized text (keys and values alike),
+    /// keeping it JSON if the redacted text still parses.
+    fn json(&mut self, v: &mut Value, path: &dyn Fn() -> String) {
+        if let Value::String(s) = v {
+            return self.text(s, path);
+        }
+        let mut text = v.to_string();
+        let changed = self.changed;
+        self.changed = false;
+        self.text(&mut text, path);
+        if self.changed {
+            *v = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        }
+        self.changed |= changed;
+    }
+
+    /// Every `text`, `description` and `title` string at any depth (prompts
+    /// nest their text in messages, results in embedded resources), and a
+    /// `blob` whose sibling `mimeType` says it is text.
+    fn content(&mut self, v: &mut Value, path: &str) {
+        match v {
+            Value::Object(m) => {
+                let texty_blob = m
+                    .get("mimeType")
+                    .and_then(Value::as_str)
+                    .is_some_and(is_text_mime);
+                for (k, item) in m.iter_mut() {
+                    let here = || format!("{path}.{k}");
+                    match item {
+                        Value::String(t)
+                            if matches!(k.as_str(), "text" | "description" | "title") =>
+                        {
+                            self.text(t, &here)
+                        }
+                        Value::String(b) if k == "blob" && texty_blob => self.blob(b, &here),
+                        _ => self.content(item, &here()),
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    self.content(item, &format!("{path}[{i}]"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A base64 blob of text: decoded, scanned, re-encoded if redacted. One
+    /// that is not base64 of UTF-8 is not text and passes.
+    fn blob(&mut self, blob: &mut String, path: &dyn Fn() -> String) {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let Some(mut text) = b64
+            .decode(blob.as_bytes())
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+        else {
+            return;
+        };
+        let changed = self.changed;
+        self.changed = false;
+        self.text(&mut text, path);
+        if self.changed {
+            *blob = b64.encode(text);
+        }
+        self.changed |= changed;
+    }
+
+    fn finish(self, v: impl FnOnce() -> Value) -> Scan {
+        let scanned = if self.blocked {
+            Scanned::Blocked
+        } else if self.changed {
+            Scanned::Redacted(v())
+        } else {
+            Scanned::Unchanged
+        };
+        Scan {
+            scanned,
+            findings: self.findings,
+        }
+    }
+}
+
+/// Whether a MIME type names text (so a `blob` of it is scanned).
+fn is_text_mime(mime: &str) -> bool {
+    let essence = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence.starts_with("text/")
+        || essence.ends_with("+json")
+        || essence.ends_with("+xml")
+        || matches!(
+            essence.as_str(),
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/toml"
+        )
+}
+
+/// Parses an upstream's JSON for scanning: a document nested past
+/// [`MAX_SCAN_DEPTH`] is unscannable, not skipped.
+fn parse<T: serde::de::DeserializeOwned>(text: &str, part: Part) -> Result<T, Unscannable> {
+    serde_json::from_str(text).map_err(|e| {
+        // The transport checked it is JSON; what remains is depth or shape.
+        if e.to_string().starts_with("recursion limit exceeded") {
+            Unscannable::TooDeep { part }
+        } else {
+            Unscannable::NotAnObject { part }
+        }
+    })
+}
+
+fn check_size(text: &str, rules: &ScanPolicy, part: Part) -> Result<(), Unscannable> {
+    if text.len() > rules.max_bytes {
+        return Err(Unscannable::TooLarge {
+            part,
+            bytes: text.len(),
+            cap: rules.max_bytes,
+        });
+    }
+    Ok(())
 }
 
 /// The findings' categories, `a, b` (for a message that says what was withheld).
@@ -57,123 +312,177 @@ pub fn categories(findings: &[Finding]) -> String {
     cats.into_iter().collect::<Vec<_>>().join(", ")
 }
 
-/// Scans every text item of a tool result; returns the result to send (`None`:
-/// unchanged, forward the upstream's bytes), the findings and whether it is
-/// blocked. Non-text content passes; a blocked result is replaced by an error
-/// result that says why, never silently dropped.
-pub fn scan_result(
-    result: &str,
-    policy: &ResponsePolicy,
-) -> (Option<serde_json::Value>, Vec<Finding>, bool) {
-    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(result) else {
-        return (None, Vec::new(), false);
+/// Scans a tool result: the texts of `content` (and embedded resources),
+/// `structuredContent` and every other member, which all reach the agent.
+pub fn scan_result(result: &str, rules: &ScanPolicy) -> Scan {
+    if let Err(why) = check_size(result, rules, Part::Result) {
+        return Scan::unscannable(why);
+    }
+    let members: IndexMap<String, Box<RawValue>> = match parse(result, Part::Result) {
+        Ok(m) => m,
+        Err(why) => return Scan::unscannable(why),
     };
-    let mut scan = TextScan::new(policy);
-    let mut scan_text = |text: &mut String| scan.text(text);
-    if let Some(items) = v.get_mut("content").and_then(|c| c.as_array_mut()) {
-        for item in items {
-            if let Some(serde_json::Value::String(t)) = item.get_mut("text") {
-                scan_text(t);
-            }
+    let mut scan = TextScan::new(&rules.policy);
+    let mut doc = serde_json::Map::with_capacity(members.len());
+    for (k, raw) in members {
+        let mut v: Value = match parse(raw.get(), Part::Member(k.clone())) {
+            Ok(v) => v,
+            Err(why) => return Scan::unscannable(why),
+        };
+        // Flags and numbers carry no text.
+        let texty = !matches!(v, Value::Bool(_) | Value::Number(_) | Value::Null);
+        if k == "content" {
+            scan.content(&mut v, "$.content");
+        } else if texty {
+            scan.json(&mut v, &|| format!("$.{k}"));
         }
+        doc.insert(k, v);
     }
-    if let Some(sc) = v.get_mut("structuredContent") {
-        let mut text = sc.to_string();
-        let before = text.clone();
-        scan_text(&mut text);
-        if text != before {
-            // Redacted inside a JSON document: keep it JSON if it still parses.
-            *sc = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
-        }
-    }
-    let TextScan {
-        findings,
-        blocked,
-        changed,
-        ..
-    } = scan;
-    if blocked {
-        let message = format!(
-            "the gateway withheld this tool result: it contained {} (blocked by policy)",
-            categories(&findings)
-        );
-        return (
-            Some(
-                serde_json::json!({"content": [{"type": "text", "text": message}], "isError": true}),
-            ),
-            findings,
-            true,
-        );
-    }
-    (changed.then_some(v), findings, false)
+    scan.finish(|| Value::Object(doc))
 }
 
-/// Scans read-only content an upstream returns outside a tool call (a prompt, a
-/// resource, a listing of them): every `text` and `description` string, at any
-/// depth, since prompts nest their text in messages and embedded resources.
-/// Returns the redacted document if anything changed, the findings, and whether
-/// policy blocks it (the caller answers with an error; nothing is dropped
-/// silently). Base64 `blob`s are not text and pass.
-pub fn scan_content(
-    result: &str,
-    policy: &ResponsePolicy,
-) -> (Option<serde_json::Value>, Vec<Finding>, bool) {
-    fn walk(v: &mut serde_json::Value, scan: &mut dyn FnMut(&mut String), depth: usize) {
-        // Upstream messages are bounded in size; this bounds the recursion too.
-        if depth > 64 {
-            return;
-        }
-        match v {
-            serde_json::Value::Object(m) => {
-                for (k, item) in m.iter_mut() {
-                    match item {
-                        serde_json::Value::String(t) if k == "text" || k == "description" => {
-                            scan(t)
-                        }
-                        _ => walk(item, scan, depth + 1),
-                    }
-                }
-            }
-            serde_json::Value::Array(items) => {
-                for item in items {
-                    walk(item, scan, depth + 1);
-                }
-            }
-            _ => {}
+/// Scans read-only content an upstream returns outside a tool call (a prompt,
+/// a resource, a listed item): every `text`, `description` and `title` at any
+/// depth, and text blobs. Other base64 `blob`s are not text and pass.
+pub fn scan_content(result: &str, rules: &ScanPolicy) -> Scan {
+    if let Err(why) = check_size(result, rules, Part::Result) {
+        return Scan::unscannable(why);
+    }
+    let mut v: Value = match parse(result, Part::Result) {
+        Ok(v) => v,
+        Err(why) => return Scan::unscannable(why),
+    };
+    let mut scan = TextScan::new(&rules.policy);
+    scan.content(&mut v, "$");
+    scan.finish(|| v)
+}
+
+/// Scans an upstream's JSON-RPC error object: its `message` and `data`
+/// reach the agent like a result does.
+pub fn scan_error(error: &str, rules: &ScanPolicy) -> Scan {
+    if let Err(why) = check_size(error, rules, Part::Error) {
+        return Scan::unscannable(why);
+    }
+    let mut v: serde_json::Map<String, Value> = match parse(error, Part::Error) {
+        Ok(v) => v,
+        Err(why) => return Scan::unscannable(why),
+    };
+    let mut scan = TextScan::new(&rules.policy);
+    for (k, item) in v.iter_mut() {
+        if k != "code" {
+            scan.json(item, &|| format!("error.{k}"));
         }
     }
-    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(result) else {
-        return (None, Vec::new(), false);
+    scan.finish(|| Value::Object(v))
+}
+
+/// Scans the params of a notification relayed to the agent: the members in
+/// `texts` (a progress `message`, a log message's `data` and `logger`).
+pub fn scan_notification(params: &str, texts: &[&str], rules: &ScanPolicy, method: &str) -> Scan {
+    if let Err(why) = check_size(params, rules, Part::Notification) {
+        return Scan::unscannable(why);
+    }
+    let mut v: serde_json::Map<String, Value> = match parse(params, Part::Notification) {
+        Ok(v) => v,
+        Err(why) => return Scan::unscannable(why),
     };
-    let mut scan = TextScan::new(policy);
-    walk(&mut v, &mut |text: &mut String| scan.text(text), 0);
-    (scan.changed.then_some(v), scan.findings, scan.blocked)
+    let mut scan = TextScan::new(&rules.policy);
+    for (k, item) in v.iter_mut() {
+        if texts.contains(&k.as_str()) {
+            scan.json(item, &|| format!("{method}.{k}"));
+        }
+    }
+    scan.finish(|| Value::Object(v))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn rules() -> ScanPolicy {
+        response_policy(&GatewayConfig::default())
+    }
+
     #[test]
     fn results_are_redacted_not_dropped() {
-        let policy = ResponsePolicy::default();
-        let (out, findings, blocked) = scan_result(
+        let s = scan_result(
             r#"{"content":[{"type":"text","text":"contact jane.doe@example.com, order 12345"}]}"#,
-            &policy,
+            &rules(),
         );
-        assert!(!blocked && !findings.is_empty());
-        let text = out.unwrap()["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        assert!(!s.findings.is_empty());
+        let Scanned::Redacted(out) = s.scanned else {
+            panic!("{s:?}")
+        };
+        let text = out["content"][0]["text"].as_str().unwrap().to_owned();
         assert!(
             text.contains("[REDACTED:") && text.contains("order 12345"),
             "{text}"
         );
-        let (out, _, _) = scan_result(
+        assert_eq!(s.findings[0].path, "$.content[0].text");
+        let s = scan_result(
             r#"{"content":[{"type":"text","text":"order 12345 shipped"}]}"#,
-            &policy,
+            &rules(),
         );
-        assert!(out.is_none(), "benign results pass untouched");
+        assert_eq!(
+            s.scanned,
+            Scanned::Unchanged,
+            "benign results pass untouched"
+        );
+    }
+
+    #[test]
+    fn regression_scan_fails_closed_on_deep_structured_content() {
+        let deep = format!(
+            r#"{{"content":[],"structuredContent":{}"AKIAIOSFODNN7EXAMPLE"{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let s = scan_result(&deep, &rules());
+        assert_eq!(
+            s.scanned,
+            Scanned::Unscannable(Unscannable::TooDeep {
+                part: Part::Member("structuredContent".into())
+            })
+        );
+        assert_eq!(
+            s.withheld_message("result").unwrap(),
+            "the gateway blocked the upstream's result: structuredContent nests deeper than \
+             128 levels, so it could not be scanned"
+        );
+    }
+
+    #[test]
+    fn regression_scan_fails_closed_on_oversized_result() {
+        let mut r = rules();
+        r.max_bytes = 64;
+        let big = format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
+            "a".repeat(100)
+        );
+        assert!(matches!(
+            scan_result(&big, &r).scanned,
+            Scanned::Unscannable(Unscannable::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn text_blobs_and_embedded_resources_are_scanned() {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let blob = b64.encode("key AKIAIOSFODNN7EXAMPLE here");
+        let doc = format!(
+            r#"{{"content":[{{"type":"resource","resource":{{"uri":"x://a","mimeType":"text/plain","blob":"{blob}"}}}},
+                {{"type":"resource","resource":{{"uri":"x://b","text":"AKIAIOSFODNN7EXAMPLE"}}}}]}}"#
+        );
+        let s = scan_result(&doc, &rules());
+        let Scanned::Redacted(out) = s.scanned else {
+            panic!("{s:?}")
+        };
+        let text = String::from_utf8(
+            b64.decode(out["content"][0]["resource"]["blob"].as_str().unwrap())
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(text, "key [REDACTED:secret] here");
+        assert_eq!(out["content"][1]["resource"]["text"], "[REDACTED:secret]");
     }
 }

@@ -83,7 +83,15 @@ impl Signals {
 }
 
 /// One live connection.
-pub enum Connection {
+pub struct Connection {
+    link: Link,
+    /// The upstream's relays: every request counts as in flight there, so a
+    /// log message is attributed only when one request could have sent it.
+    relays: Arc<relay::Relays>,
+}
+
+/// The transport of a connection.
+enum Link {
     Stdio(stdio::StdioConnection),
     Http(http::HttpConnection),
 }
@@ -96,13 +104,14 @@ impl Connection {
         limits: &Limits,
         signals: Signals,
     ) -> Result<(Connection, ServerHello), UpstreamError> {
-        let conn = match transport {
+        let relays = Arc::clone(&signals.relays);
+        let link = match transport {
             Transport::Stdio {
                 command,
                 args,
                 env,
                 cwd,
-            } => Connection::Stdio(stdio::StdioConnection::spawn(
+            } => Link::Stdio(stdio::StdioConnection::spawn(
                 name,
                 command,
                 args,
@@ -111,13 +120,14 @@ impl Connection {
                 limits.max_upstream_message_bytes,
                 signals.clone(),
             )?),
-            Transport::Http { url, headers } => Connection::Http(http::HttpConnection::new(
+            Transport::Http { url, headers } => Link::Http(http::HttpConnection::new(
                 url,
                 headers,
                 limits.max_upstream_message_bytes,
                 signals.clone(),
             )?),
         };
+        let conn = Connection { link, relays };
         let timeout = limits.upstream_timeout().min(Duration::from_secs(60));
         let params = RawValue::from_string(format!(
             r#"{{"protocolVersion":"{UPSTREAM_PROTOCOL_VERSION}","capabilities":{{}},"clientInfo":{{"name":"interlock-gateway","version":"{}"}}}}"#,
@@ -141,11 +151,11 @@ impl Connection {
         let init: InitResult = serde_json::from_str(result.get()).map_err(|e| {
             UpstreamError::Unavailable(format!("initialize returned a malformed result: {e}"))
         })?;
-        if let Connection::Http(h) = &conn {
+        if let Link::Http(h) = &conn.link {
             h.set_protocol_version(&init.protocol_version);
         }
         conn.notify("notifications/initialized", None).await?;
-        if let Connection::Http(h) = &conn {
+        if let Link::Http(h) = &conn.link {
             h.open_listen_stream();
         }
         Ok((
@@ -179,9 +189,10 @@ impl Connection {
         timeout: Duration,
         initializing: bool,
     ) -> Result<Box<RawValue>, UpstreamError> {
-        match self {
-            Connection::Stdio(s) => s.request(method, params, timeout).await,
-            Connection::Http(h) => h.request(method, params, timeout, initializing).await,
+        let _in_flight = self.relays.in_flight();
+        match &self.link {
+            Link::Stdio(s) => s.request(method, params, timeout).await,
+            Link::Http(h) => h.request(method, params, timeout, initializing).await,
         }
     }
 
@@ -191,9 +202,9 @@ impl Connection {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<(), UpstreamError> {
-        match self {
-            Connection::Stdio(s) => s.notify(method, params).await,
-            Connection::Http(h) => h.notify(method, params).await,
+        match &self.link {
+            Link::Stdio(s) => s.notify(method, params).await,
+            Link::Http(h) => h.notify(method, params).await,
         }
     }
 
@@ -232,9 +243,9 @@ impl Connection {
 
     /// Ends the connection (kills a child process, deletes an HTTP session).
     pub async fn close(&self) {
-        match self {
-            Connection::Stdio(s) => s.close(),
-            Connection::Http(h) => h.close().await,
+        match &self.link {
+            Link::Stdio(s) => s.close(),
+            Link::Http(h) => h.close().await,
         }
     }
 }

@@ -1,17 +1,23 @@
 //! What an upstream sends about a call in flight — `notifications/progress`
-//! and log messages — relayed to the agent that made the call.
+//! and log messages — relayed to the agent that made the call, scanned like
+//! the call's result (a progress `message`, a log message's `data` and
+//! `logger`): redacted, or withheld by policy or when it cannot be scanned.
+//! What the scan found is kept for the call's `tool.call` leaf.
 //!
 //! Why synchronous, in the connection's reader: an upstream sends a call's
 //! progress before its response, on the same stream; routing it as it is read
 //! keeps that order, so the agent never gets progress after the result.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
+use crate::calls::leaf::NotificationRecord;
+use crate::calls::scan::{ScanPolicy, Scanned, scan_notification};
 use crate::jsonrpc;
 
 /// Where one call's notifications go: the agent's SSE stream, with the
@@ -21,6 +27,32 @@ struct CallRelay {
     tx: mpsc::Sender<Vec<u8>>,
     /// The least severe log level the agent's session asked for.
     log_level: Option<LogLevel>,
+    /// The response policy the call's result is scanned with.
+    rules: Arc<ScanPolicy>,
+    /// What the scans of this call's notifications found.
+    record: Arc<Mutex<NotificationRecord>>,
+}
+
+impl CallRelay {
+    /// Scans `params`' text members and sends the notification, redacted;
+    /// one that policy blocks or that cannot be scanned is withheld. Never
+    /// blocks: a slow agent loses notifications, the reader goes on.
+    fn send(&self, method: &str, params: &str, texts: &[&str]) {
+        let scan = scan_notification(params, texts, &self.rules, method);
+        let mut record = self.record.lock().expect("record lock");
+        record.findings.extend(scan.findings);
+        let raw = match scan.scanned {
+            Scanned::Unchanged => RawValue::from_string(params.to_owned()).ok(),
+            Scanned::Redacted(v) => serde_json::value::to_raw_value(&v).ok(),
+            Scanned::Blocked | Scanned::Unscannable(_) => None,
+        };
+        let Some(raw) = raw else {
+            record.withheld += 1;
+            return;
+        };
+        drop(record);
+        let _ = self.tx.try_send(jsonrpc::notification(method, Some(&raw)));
+    }
 }
 
 /// MCP's log levels (RFC 5424 severities), least severe first.
@@ -53,52 +85,88 @@ impl LogLevel {
 }
 
 /// The calls in flight on one upstream that take progress, by the gateway's
-/// progress token (unique per call: agents' own tokens may collide).
+/// progress token (unique per call: agents' own tokens may collide), and how
+/// many requests of any kind are in flight on it.
 #[derive(Default)]
-pub struct Relays(Mutex<HashMap<String, CallRelay>>);
+pub struct Relays {
+    calls: Mutex<HashMap<String, CallRelay>>,
+    /// Every request the gateway has sent the upstream and not yet seen
+    /// answered, relayed or not (another agent's call, a listing).
+    in_flight: AtomicUsize,
+}
 
 /// Removes a call's relay when the call ends, however it ends.
 pub struct RelayGuard {
     relays: Arc<Relays>,
     token: String,
+    record: Arc<Mutex<NotificationRecord>>,
+}
+
+impl RelayGuard {
+    /// What the scans of the call's notifications found so far.
+    pub fn record(&self) -> NotificationRecord {
+        self.record.lock().expect("record lock").clone()
+    }
 }
 
 impl Drop for RelayGuard {
     fn drop(&mut self) {
         self.relays
-            .0
+            .calls
             .lock()
             .expect("relays lock")
             .remove(&self.token);
     }
 }
 
+/// Counts one request in flight until it drops.
+pub struct InFlight<'a>(&'a Relays);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 impl Relays {
     /// Registers a call: the upstream's progress for `token` reaches `tx`
-    /// with `agent_token` in its place, until the guard drops.
+    /// with `agent_token` in its place, scanned by `rules`, until the guard
+    /// drops.
     pub fn register(
         self: &Arc<Self>,
         token: String,
         agent_token: Box<RawValue>,
         tx: mpsc::Sender<Vec<u8>>,
         log_level: Option<LogLevel>,
+        rules: Arc<ScanPolicy>,
     ) -> RelayGuard {
-        self.0.lock().expect("relays lock").insert(
+        let record = Arc::new(Mutex::new(NotificationRecord::default()));
+        self.calls.lock().expect("relays lock").insert(
             token.clone(),
             CallRelay {
                 agent_token,
                 tx,
                 log_level,
+                rules,
+                record: Arc::clone(&record),
             },
         );
         RelayGuard {
             relays: Arc::clone(self),
             token,
+            record,
         }
     }
 
+    /// Counts a request as in flight (sent, not yet answered) while the
+    /// returned guard lives. Taken before the request is written, so a log
+    /// message of it can never be attributed to another call.
+    pub fn in_flight(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        InFlight(self)
+    }
+
     /// `notifications/progress`: to the call whose token it carries.
-    /// Never blocks: a slow agent loses notifications, the reader goes on.
     pub fn progress(&self, params: &RawValue) {
         let Ok(mut p) = serde_json::from_str::<IndexMap<String, Box<RawValue>>>(params.get())
         else {
@@ -110,21 +178,20 @@ impl Relays {
         else {
             return;
         };
-        let relays = self.0.lock().expect("relays lock");
+        let relays = self.calls.lock().expect("relays lock");
         let Some(relay) = relays.get(&token) else {
             return;
         };
         p.insert("progressToken".into(), relay.agent_token.clone());
         let raw = serde_json::value::to_raw_value(&p).expect("raw JSON serializes");
-        let _ = relay
-            .tx
-            .try_send(jsonrpc::notification("notifications/progress", Some(&raw)));
+        relay.send("notifications/progress", raw.get(), &["message"]);
     }
 
-    /// `notifications/message` (a log message): relayed only when exactly one
-    /// relayed call is in flight — stdio carries no request id on it, and
-    /// another agent's call must never see it.
-    /// Messages below the level the agent's session set are dropped.
+    /// `notifications/message` (a log message): stdio carries no request id
+    /// on it, so it is attributed to a call only when exactly one request is
+    /// in flight on the upstream and that request is a relayed call; otherwise
+    /// it is dropped — another agent's call must never see it. Messages below
+    /// the level the agent's session set are dropped.
     pub fn log(&self, params: &RawValue) {
         #[derive(serde::Deserialize)]
         struct P {
@@ -133,16 +200,15 @@ impl Relays {
         let level = serde_json::from_str::<P>(params.get())
             .ok()
             .and_then(|p| LogLevel::parse(&p.level));
-        let relays = self.0.lock().expect("relays lock");
-        if relays.len() == 1
+        let relays = self.calls.lock().expect("relays lock");
+        if self.in_flight.load(Ordering::SeqCst) == 1
+            && relays.len() == 1
             && let Some(relay) = relays.values().next()
             && relay
                 .log_level
                 .is_none_or(|min| level.is_some_and(|l| l >= min))
         {
-            let _ = relay
-                .tx
-                .try_send(jsonrpc::notification("notifications/message", Some(params)));
+            relay.send("notifications/message", params.get(), &["data", "logger"]);
         }
     }
 }
@@ -160,12 +226,18 @@ mod tests {
         let relays = Arc::new(Relays::default());
         let (tx_a, mut rx_a) = mpsc::channel(8);
         let (tx_b, mut rx_b) = mpsc::channel(8);
-        let a = relays.register("interlock-1".into(), raw("7"), tx_a, None);
+        let rules = Arc::new(crate::calls::scan::response_policy(
+            &crate::config::GatewayConfig::default(),
+        ));
+        let a_busy = relays.in_flight();
+        let a = relays.register("interlock-1".into(), raw("7"), tx_a, None, rules.clone());
+        let b_busy = relays.in_flight();
         let _b = relays.register(
             "interlock-2".into(),
             raw(r#""b-token""#),
             tx_b,
             Some(LogLevel::Warning),
+            rules,
         );
         relays.progress(&raw(
             r#"{"progressToken":"interlock-1","progress":1,"total":3}"#,
@@ -181,6 +253,7 @@ mod tests {
         relays.log(&raw(r#"{"level":"info","data":"x"}"#));
         assert!(rx_a.try_recv().is_err() && rx_b.try_recv().is_err());
         drop(a);
+        drop(a_busy);
         relays.progress(&raw(r#"{"progressToken":"interlock-1","progress":2}"#));
         assert!(rx_a.try_recv().is_err());
         // One call in flight: its log messages reach it, from the level its
@@ -190,5 +263,12 @@ mod tests {
         relays.log(&raw(r#"{"level":"error","data":"x"}"#));
         let got = String::from_utf8(rx_b.try_recv().unwrap()).unwrap();
         assert!(got.contains("notifications/message"), "{got}");
+        // Another request in flight (unrelayed: another agent's call, a
+        // listing): the message cannot be attributed.
+        let other = relays.in_flight();
+        relays.log(&raw(r#"{"level":"error","data":"x"}"#));
+        assert!(rx_b.try_recv().is_err(), "another request is in flight");
+        drop(other);
+        drop(b_busy);
     }
 }
