@@ -86,9 +86,14 @@ impl Store {
             return Err(open_err("empty path".into()));
         }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|e| open_err(Box::new(e)))?;
+            // Owner-only: the database holds what the gateway enforces, and other
+            // users of the machine have no business reading or editing it
+            // (docs/THREAT-MODEL.md). An existing directory is left as it is.
+            let mut dir = tokio::fs::DirBuilder::new();
+            dir.recursive(true);
+            #[cfg(unix)]
+            dir.mode(0o700);
+            dir.create(parent).await.map_err(|e| open_err(Box::new(e)))?;
         }
         let options = connect_options(path);
         let pool = SqlitePoolOptions::new()

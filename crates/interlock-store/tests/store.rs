@@ -695,3 +695,63 @@ async fn appends_are_durable_and_stop_when_closed() {
     assert!(matches!(err, StoreError::Database(_)), "{err:?}");
     assert_eq!(other.log_size().await.unwrap(), 1);
 }
+
+/// Issue 15 (THREAT-MODEL.md): the data directory the store creates is the
+/// owner's alone; other users of the machine cannot read the database.
+#[cfg(unix)]
+#[tokio::test]
+async fn regression_the_data_directory_is_created_owner_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").join("nested");
+    let store = Store::open(&data.join("interlock.sqlite")).await.unwrap();
+    store.close().await;
+    for d in [dir.path().join("data"), data] {
+        let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{} is {mode:o}", d.display());
+    }
+}
+
+/// Issue 15, item 1: the decision ledger records a statement once, and refuses one
+/// issued before the subject's latest decision; ties are allowed.
+#[tokio::test]
+async fn regression_decision_ledger_is_one_shot_and_ordered() {
+    use interlock_store::{ApprovalDecision, ClaimOutcome, DecisionClaim};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("x.sqlite")).await.unwrap();
+    let claim = |nonce: &str, issued_at: i64| DecisionClaim {
+        approver_key_id: key_id(1),
+        nonce: nonce.into(),
+        subject: "server:fs".into(),
+        decision: ApprovalDecision::Approve,
+        issued_at,
+    };
+    assert_eq!(
+        store.claim_decision(&claim("aa", 100)).await.unwrap(),
+        ClaimOutcome::Recorded
+    );
+    assert_eq!(
+        store.claim_decision(&claim("aa", 100)).await.unwrap(),
+        ClaimOutcome::Replayed
+    );
+    assert_eq!(
+        store.claim_decision(&claim("bb", 100)).await.unwrap(),
+        ClaimOutcome::Recorded,
+        "the same second is not older"
+    );
+    assert_eq!(
+        store.claim_decision(&claim("cc", 99)).await.unwrap(),
+        ClaimOutcome::Stale {
+            latest_issued_at: 100
+        }
+    );
+    let other = DecisionClaim {
+        subject: "server:other".into(),
+        ..claim("dd", 1)
+    };
+    assert_eq!(
+        store.claim_decision(&other).await.unwrap(),
+        ClaimOutcome::Recorded,
+        "ordering is per subject"
+    );
+}
