@@ -622,7 +622,16 @@ fn main() {
                 .then_some(())
         },
     );
-    cli(&env, &["servers", "approve", "fast", "--reason", "bench"]);
+    let shown = cli(&env, &["servers", "show", "fast"]);
+    let hash = shown
+        .lines()
+        .find_map(|l| l.strip_prefix("observed").map(str::trim))
+        .expect("`servers show` prints the observed hash")
+        .to_owned();
+    cli(
+        &env,
+        &["servers", "approve", "fast", "--reason", "bench", "--hash", &hash],
+    );
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

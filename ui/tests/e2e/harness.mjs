@@ -82,6 +82,14 @@ export class Gateway {
     }
   }
 
+  /** `interlock servers approve NAME --hash H`, H being the hash `servers show` prints. */
+  async approveServer(name) {
+    const shown = await this.cli('servers', 'show', name);
+    const hash = shown.split('\n').find((l) => l.startsWith('observed'))?.split(/\s+/)[1];
+    if (!hash?.startsWith('sha256:')) throw new Error(`servers show ${name} printed no hash: ${shown}`);
+    await this.cli('servers', 'approve', name, '--reason', 'reviewed every tool', '--hash', hash);
+  }
+
   server(name) {
     const file = path.join(this.dir, `${name}-greet.txt`);
     this.drift[name] = file;
@@ -179,8 +187,8 @@ export class Gateway {
     await this.waitServer('fresh', (s) => s.status === 'PENDING', 'PENDING');
     await this.waitServer('drifty', (s) => s.status === 'PENDING', 'PENDING');
     await this.waitServer('calm', (s) => s.status === 'PENDING', 'PENDING');
-    await this.cli('servers', 'approve', 'drifty', '--reason', 'reviewed every tool');
-    await this.cli('servers', 'approve', 'calm', '--reason', 'reviewed every tool');
+    await this.approveServer('drifty');
+    await this.approveServer('calm');
     await this.waitServer('drifty', (s) => s.status === 'TRUSTED', 'TRUSTED');
     await this.waitServer('calm', (s) => s.status === 'TRUSTED', 'TRUSTED');
 
