@@ -51,7 +51,7 @@ fn canon_rejects_bad_input_with_one_line_and_nothing_on_stdout() {
     let cases: &[(&str, &[u8], &str)] = &[
         ("json", br#"{"a":1,"a":2}"#, "duplicate"),
         ("json", br#"{"a":NaN}"#, ""),
-        ("json", b"[9007199254740992]", "9007199254740992"),
+        ("json", b"[9007199254740993]", "9007199254740993"),
         ("json", br#"["\ud800"]"#, "surrogate"),
         ("json", b"[\"\xff\"]", "UTF-8"),
         ("yaml", b"a: 1\na: 2\n", "line 2"),

@@ -937,3 +937,50 @@ fn a_full_disk_fails_calls_clearly_and_the_gateway_recovers() {
     assert_eq!(again["result"]["content"][0]["text"], "3", "{again}");
     gw.assert_audit_clean();
 }
+
+/// Issue 15 item 17: a stdio upstream is third-party code and starts with a
+/// cleared environment — `PATH`, `HOME`, `LANG` and its own `env` table only.
+/// Today it inherited everything, `INTERLOCK_*` included. server-everything's
+/// `get-env` tool prints the environment the upstream process really has.
+#[test]
+fn regression_stdio_upstream_does_not_inherit_the_gateway_environment() {
+    let gw = Gateway::start_wrapped(
+        &format!(
+            "[servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n\
+             env = {{ UPSTREAM_CONFIGURED = \"from-gateway-toml\" }}\n",
+            node_module(EVERYTHING)
+        ),
+        &["env", "INTERLOCK_SECRET_X=gateway-only-secret"],
+    );
+    gw.wait_for_server("everything", "PENDING");
+    gw.approve_server("everything");
+    gw.wait_for_tool("everything__get-env", true);
+
+    let r = gw.client("mjs", &["call", "everything__get-env", "{}"]);
+    let text = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("get-env answered {r}"));
+    let env: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let leaked: Vec<&String> = env.keys().filter(|k| k.starts_with("INTERLOCK_")).collect();
+    assert!(leaked.is_empty(), "the upstream sees {leaked:?}");
+    assert!(
+        !text.contains("gateway-only-secret"),
+        "the secret reached the upstream"
+    );
+    assert_eq!(
+        env.get("UPSTREAM_CONFIGURED").map(String::as_str),
+        Some("from-gateway-toml"),
+        "{env:?}"
+    );
+    assert_eq!(env.get("PATH"), std::env::var("PATH").ok().as_ref());
+    // Nothing else of the test's own environment (e.g. CARGO_*, RUST_*).
+    for k in env.keys() {
+        assert!(
+            ["PATH", "HOME", "LANG", "UPSTREAM_CONFIGURED"].contains(&k.as_str())
+                // Node adds none of its own; the SDK's stdio transport none either.
+                || !std::env::vars().any(|(name, _)| &name == k),
+            "{k} was inherited from the gateway"
+        );
+    }
+}

@@ -9,6 +9,7 @@ mod content;
 mod gateway;
 mod gateway_util;
 mod governance;
+mod mcp_bridge;
 mod receipts;
 mod team;
 mod trust;

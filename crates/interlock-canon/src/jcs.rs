@@ -1,7 +1,8 @@
 //! RFC 8785 (JCS) canonical bytes and their SHA-256 digest.
 //!
-//! Non-integral numbers are formatted by `serde_json_canonicalizer`
-//! (ECMAScript number formatting via `ryu-js`) and strings are escaped by
+//! Numbers beyond the safe-integer range or with a fraction are formatted by
+//! `ryu-js` (ECMAScript `Number.prototype.toString`, which RFC 8785 §3.2.2.3
+//! prescribes; `serde_json_canonicalizer` uses the same crate) and strings are escaped by
 //! `serde_json` (whose compact escaping is RFC 8785's, and which
 //! `serde_json_canonicalizer` itself uses), so those rules come from tested
 //! implementations rather than being re-derived here.
@@ -111,7 +112,7 @@ fn write_number<W: Write + ?Sized>(n: Number, w: &mut W) -> io::Result<()> {
         // ECMAScript prints integers below 1e21 as plain decimal digits;
         // within ±(2^53 − 1) that is exactly their integer formatting.
         Some(i) => CompactFormatter.write_i64(&mut WriteRef(w), i),
-        None => delegate(&n.as_f64(), w),
+        None => w.write_all(ryu_js::Buffer::new().format_finite(n.as_f64()).as_bytes()),
     }
 }
 
@@ -123,10 +124,6 @@ fn write_string<W: Write + ?Sized>(s: &str, w: &mut W) -> io::Result<()> {
     use serde::Serializer as _;
     let mut ser = serde_json::Serializer::new(WriteRef(w));
     ser.serialize_str(s).map_err(io::Error::other)
-}
-
-fn delegate<T: serde::Serialize, W: Write + ?Sized>(x: &T, w: &mut W) -> io::Result<()> {
-    serde_json_canonicalizer::to_writer(x, &mut WriteRef(w)).map_err(io::Error::other)
 }
 
 /// Lets an unsized writer be passed where a sized one is needed.

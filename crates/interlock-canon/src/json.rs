@@ -106,7 +106,7 @@ fn number_from_literal(literal: &str) -> Result<crate::Number, IntakeErrorKind> 
         let f: f64 = literal
             .parse()
             .map_err(|_| IntakeErrorKind::Syntax(format!("malformed number {literal}")))?;
-        number_from_f64(f, literal)
+        number_from_f64(f)
     } else {
         let (negative, digits) = match literal.strip_prefix('-') {
             Some(d) => (true, d),

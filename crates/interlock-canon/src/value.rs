@@ -35,22 +35,17 @@ pub enum Value {
 ///
 /// Why a double and not an integer/float split: RFC 8785 serializes every
 /// number as ECMAScript does, so `1`, `1.0` and `1e0` are the same value and
-/// must hash the same.
-///
-/// Integral values with magnitude in (2^53 − 1, 10^21) are also unrepresentable:
-/// RFC 8785 writes them as plain integer literals (`1e16` → `10000000000000000`),
-/// which strict intake rejects as out-of-range integers. Excluding them keeps
-/// the model closed: the canonical bytes of any [`Value`] parse back to it.
+/// must hash the same. Every finite double is a `Number`, whatever its
+/// magnitude (`1e16`, `-4.25e+20`, `1.5e300`): another JCS implementation
+/// accepts and hashes them, so refusing them would make our hashes
+/// unreproducible (issue 15 item 20). Only *integer literals* are range-checked
+/// at intake, see [`number_from_int_literal`].
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 pub struct Number(f64);
-
-/// Above this magnitude RFC 8785 switches to exponent notation.
-const EXPONENT_THRESHOLD: f64 = 1e21;
 
 /// Why a finite double is not a [`Number`].
 pub(crate) enum NumberRejection {
     NonFinite,
-    UnsafeInteger,
 }
 
 impl Number {
@@ -58,16 +53,11 @@ impl Number {
         if !f.is_finite() {
             return Err(NumberRejection::NonFinite);
         }
-        let a = f.abs();
-        if a > MAX_SAFE_INTEGER as f64 && a < EXPONENT_THRESHOLD {
-            return Err(NumberRejection::UnsafeInteger);
-        }
         // `+ 0.0` turns -0.0 into 0.0 and leaves everything else alone.
         Ok(Number(f + 0.0))
     }
 
-    /// `None` for NaN and infinities, and for integral values beyond
-    /// ±(2^53 − 1) below 10^21 (see the type docs); -0.0 becomes 0.0.
+    /// `None` for NaN and infinities; -0.0 becomes 0.0.
     pub fn from_f64(f: f64) -> Option<Number> {
         Number::check_f64(f).ok()
     }
@@ -286,16 +276,19 @@ fn convert<'a>(v: &'a serde_json::Value, path: &mut Vec<Seg<'a>>) -> Result<Valu
         serde_json::Value::Bool(b) => Value::Bool(*b),
         serde_json::Value::String(s) => Value::String(s.clone()),
         serde_json::Value::Number(n) => {
-            let num = if let Some(i) = n.as_i64() {
-                Number::from_i64(i)
-                    .ok_or_else(|| err(path, IntakeErrorKind::IntegerOutOfRange(n.to_string())))?
-            } else if n.is_u64() {
-                return Err(err(path, IntakeErrorKind::IntegerOutOfRange(n.to_string())));
+            let num = if n.is_i64() || n.is_u64() {
+                // An integer literal: the same rule as the parsers'.
+                let literal = n.to_string();
+                let (negative, digits) = match literal.strip_prefix('-') {
+                    Some(d) => (true, d),
+                    None => (false, literal.as_str()),
+                };
+                number_from_int_literal(negative, digits, 10, &literal).map_err(|k| err(path, k))?
             } else {
                 let f = n
                     .as_f64()
                     .ok_or_else(|| err(path, IntakeErrorKind::NonFinite))?;
-                number_from_f64(f, &n.to_string()).map_err(|k| err(path, k))?
+                number_from_f64(f).map_err(|k| err(path, k))?
             };
             Value::Number(num)
         }
@@ -349,16 +342,25 @@ pub fn to_serde_json(v: &Value) -> serde_json::Value {
 // ---- number literals, shared by the JSON and YAML readers ----
 
 /// A double from a fraction/exponent literal (already parsed to `f`).
-pub(crate) fn number_from_f64(f: f64, literal: &str) -> Result<Number, IntakeErrorKind> {
+pub(crate) fn number_from_f64(f: f64) -> Result<Number, IntakeErrorKind> {
     Number::check_f64(f).map_err(|r| match r {
         NumberRejection::NonFinite => IntakeErrorKind::NonFinite,
-        NumberRejection::UnsafeInteger => IntakeErrorKind::IntegerOutOfRange(literal.to_owned()),
     })
 }
 
 /// An integer literal: optional sign, then digits in `radix`. Checked on the
 /// literal itself (not after conversion to a double, which would round
 /// `9007199254740993` down into range).
+///
+/// Beyond ±(2^53 − 1) an integer literal is refused — parsers that read it
+/// as an integer and those that read it as a double would disagree on its
+/// value and on its canonical form — with one exception: a decimal literal
+/// that is byte for byte the RFC 8785 (ECMAScript) rendering of the double it
+/// denotes, such as `10000000000000000` (what JCS writes for `1e16`). Both
+/// kinds of parser canonicalize such a literal to itself, so hashes agree, and
+/// accepting it keeps the model closed: the canonical bytes of every
+/// [`Value`] (plans, statements and log leaves are stored as canonical bytes
+/// and read back with [`crate::parse_json`]) parse back to it.
 pub(crate) fn number_from_int_literal(
     negative: bool,
     digits: &str,
@@ -366,6 +368,9 @@ pub(crate) fn number_from_int_literal(
     literal: &str,
 ) -> Result<Number, IntakeErrorKind> {
     let out_of_range = || IntakeErrorKind::IntegerOutOfRange(literal.to_owned());
+    if let Some(n) = canonical_big_integer(negative, digits, radix, literal) {
+        return Ok(n);
+    }
     let digits = digits.trim_start_matches('0');
     // 30 digits of any radix ≤ 16 fit in a u128, and anything longer is far
     // beyond 2^53 anyway; the cap keeps the parse from overflowing.
@@ -382,4 +387,30 @@ pub(crate) fn number_from_int_literal(
     }
     let i = magnitude as i64;
     Number::from_i64(if negative { -i } else { i }).ok_or_else(out_of_range)
+}
+
+/// The double a decimal integer literal beyond ±(2^53 − 1) denotes, if the
+/// literal is exactly its ECMAScript rendering (see [`number_from_int_literal`]).
+fn canonical_big_integer(
+    negative: bool,
+    digits: &str,
+    radix: u32,
+    literal: &str,
+) -> Option<Number> {
+    // ECMAScript writes integral doubles from 10^21 on with an exponent, so a
+    // canonical integer literal has at most 21 digits; shorter ones are safe.
+    if radix != 10 || digits.len() < 16 || digits.len() > 21 {
+        return None;
+    }
+    let text = if negative {
+        format!("-{digits}")
+    } else {
+        digits.to_owned()
+    };
+    let f: f64 = text.parse().ok()?;
+    if f.abs() <= MAX_SAFE_INTEGER as f64 {
+        return None;
+    }
+    let mut buf = ryu_js::Buffer::new();
+    (buf.format_finite(f) == literal).then_some(Number(f))
 }

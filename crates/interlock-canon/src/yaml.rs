@@ -210,7 +210,7 @@ fn resolve_plain(s: &str) -> Result<Value, IntakeErrorKind> {
         let f: f64 = s
             .parse()
             .map_err(|_| IntakeErrorKind::Syntax(format!("malformed number {s}")))?;
-        return number_from_f64(f, s).map(Value::Number);
+        return number_from_f64(f).map(Value::Number);
     }
     Ok(Value::String(s.to_owned()))
 }

@@ -194,14 +194,21 @@ fn non_finite_json() {
 
 #[test]
 fn integers_out_of_range_json() {
+    // Not the canonical text of the double it rounds to (…996).
     json_rejects(
-        "{\"n\": 9007199254740992}",
-        K::IntegerOutOfRange("9007199254740992".into()),
+        "{\"n\": 9007199254740995}",
+        K::IntegerOutOfRange("9007199254740995".into()),
         "$.n",
     );
     json_rejects(
-        "[-9007199254740992]",
-        K::IntegerOutOfRange("-9007199254740992".into()),
+        "[-10000000000000001]",
+        K::IntegerOutOfRange("-10000000000000001".into()),
+        "$[0]",
+    );
+    // 2^60 written exactly: JCS writes that double as 1152921504606847000.
+    json_rejects(
+        "[1152921504606846976]",
+        K::IntegerOutOfRange("1152921504606846976".into()),
         "$[0]",
     );
     // Would round *into* range as a double; the literal is what counts.
@@ -213,17 +220,26 @@ fn integers_out_of_range_json() {
     let long = format!("[{}]", "9".repeat(500));
     let err = parse_json(long.as_bytes()).unwrap_err();
     assert!(matches!(err.kind, K::IntegerOutOfRange(_)), "{err}");
-    // Integral doubles that would canonicalize to such a literal.
-    json_rejects("{\"n\": 1e16}", K::IntegerOutOfRange("1e16".into()), "$.n");
-    // The edges are fine.
+    // Twenty-two digits: JCS writes such doubles with an exponent.
+    json_rejects(
+        "[1000000000000000000000]",
+        K::IntegerOutOfRange("1000000000000000000000".into()),
+        "$[0]",
+    );
+    // The edges are fine, and so is an integer literal that is exactly the
+    // canonical text of a double (what JCS writes for 2^53, 1e16, 2^60).
     assert!(parse_json(b"[9007199254740991, -9007199254740991, -0, 1e21, 1e300, 1e-300]").is_ok());
+    assert_eq!(
+        parse_json(b"[9007199254740992, -10000000000000000, 1152921504606847000]").unwrap(),
+        parse_json(b"[9007199254740992.0, -1e16, 1152921504606846976.0]").unwrap()
+    );
 }
 
 #[test]
 fn integers_out_of_range_yaml() {
     yaml_rejects(
-        "a: 1\nn: 9007199254740992\n",
-        K::IntegerOutOfRange("9007199254740992".into()),
+        "a: 1\nn: 9007199254740993\n",
+        K::IntegerOutOfRange("9007199254740993".into()),
         "line 2",
     );
     yaml_rejects(
@@ -242,10 +258,12 @@ fn integers_out_of_range_yaml() {
         "line 2",
     );
     yaml_rejects(
-        "a: 1\nn: 1.0e16\n",
-        K::IntegerOutOfRange("1.0e16".into()),
+        "a: 1\nn: +10000000000000000\n",
+        K::IntegerOutOfRange("+10000000000000000".into()),
         "line 2",
     );
+    // A fraction or exponent makes a double, whatever its magnitude.
+    assert!(parse_yaml(b"[1.0e16, -4.25e+20, 1.5e300]").is_ok());
     assert!(parse_yaml(b"[9007199254740991, -9007199254740991, 0x1FFFFFFFFFFFFF, 000000000000000000000000000001]").is_ok());
 }
 
@@ -256,7 +274,7 @@ fn from_serde_json_applies_the_same_rules() {
     assert!(matches!(err.kind, K::IntegerOutOfRange(_)), "{err}");
     assert_eq!(err.location, Location::Path("$.a.b[1]".into()));
     assert!(err.to_string().starts_with("at $.a.b[1]: "), "{err}");
-    let v = serde_json::json!({"x": [9_007_199_254_740_992i64]});
+    let v = serde_json::json!({"x": [9_007_199_254_740_993i64]});
     assert!(matches!(
         from_serde_json(&v).unwrap_err().kind,
         K::IntegerOutOfRange(_)

@@ -55,6 +55,11 @@ impl HttpConnection {
         let parsed = reqwest::Url::parse(url)
             .map_err(|e| UpstreamError::Unavailable(format!("upstream URL {url:?}: {e}")))?;
         let client = reqwest::Client::builder()
+            // A redirect would resend the configured headers (upstream
+            // credentials) to whatever host the upstream names; an MCP endpoint
+            // has one URL, so a redirect is answered as an error instead
+            // (issue 15 item 17).
+            .redirect(reqwest::redirect::Policy::none())
             .pool_max_idle_per_host(64)
             .tcp_nodelay(true)
             .build()
@@ -332,6 +337,70 @@ impl SseReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 15 item 17: an upstream answering 307 towards another host/port
+    /// must not make the gateway resend the request, with the configured
+    /// credentials, there. Two real listeners: the redirecting upstream, and
+    /// the place it points at, which records every request it gets.
+    #[tokio::test]
+    async fn regression_upstream_redirect_is_not_followed() {
+        use axum::http::{HeaderMap as AxumHeaders, StatusCode, header::LOCATION};
+
+        let hits: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
+        let seen = Arc::clone(&hits);
+        let elsewhere = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let elsewhere_url = format!("http://{}/mcp", elsewhere.local_addr().unwrap());
+        let record = axum::Router::new().fallback(move |headers: AxumHeaders| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let auth = headers
+                    .get("authorization")
+                    .map(|v| v.to_str().unwrap_or_default().to_owned());
+                seen.lock().unwrap().push(auth);
+                axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}}))
+            }
+        });
+        tokio::spawn(async move { axum::serve(elsewhere, record).await });
+
+        let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let upstream_url = format!("http://{}/mcp", upstream.local_addr().unwrap());
+        let redirect = axum::Router::new().fallback(move || {
+            let to = elsewhere_url.clone();
+            async move { (StatusCode::TEMPORARY_REDIRECT, [(LOCATION, to)]) }
+        });
+        tokio::spawn(async move { axum::serve(upstream, redirect).await });
+
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let headers = BTreeMap::from([(
+            "Authorization".to_owned(),
+            "Bearer upstream-secret".to_owned(),
+        )]);
+        let conn = HttpConnection::new(
+            &upstream_url,
+            &headers,
+            1 << 20,
+            Signals::new(tx, Arc::default()),
+        )
+        .unwrap();
+        let params = RawValue::from_string(
+            r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}"#
+                .to_owned(),
+        )
+        .unwrap();
+        let err = conn
+            .request("initialize", Some(&params), Duration::from_secs(10), true)
+            .await
+            .expect_err("a redirect is an error, not followed");
+        assert!(
+            err.to_string().contains("307"),
+            "the error names the redirect: {err}"
+        );
+        assert_eq!(
+            *hits.lock().unwrap(),
+            Vec::<Option<String>>::new(),
+            "the redirect target was reached (with these Authorization headers)"
+        );
+    }
 
     #[test]
     fn sse_events_split_across_chunks() {

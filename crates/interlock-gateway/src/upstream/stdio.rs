@@ -123,6 +123,11 @@ pub(super) fn handle_unsolicited(
     }
 }
 
+/// The only variables a stdio upstream inherits from the gateway (if set):
+/// enough to find programs (`npx`, `uvx`), a home for their caches, and a
+/// locale. Anything else it needs is named in its `env` table.
+pub const INHERITED_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
+
 pub struct StdioConnection {
     next_id: AtomicU64,
     pending: Arc<Pending>,
@@ -142,6 +147,15 @@ impl StdioConnection {
         signals: Signals,
     ) -> Result<StdioConnection, UpstreamError> {
         let mut cmd = Command::new(command);
+        // A cleared environment plus an allow-list: the gateway's own
+        // environment holds its secrets (`INTERLOCK_*`, upstream tokens), and
+        // an upstream is third-party code (issue 15 item 17).
+        cmd.env_clear();
+        for key in INHERITED_ENV {
+            if let Some(value) = std::env::var_os(key) {
+                cmd.env(key, value);
+            }
+        }
         cmd.args(args)
             .envs(env)
             .stdin(Stdio::piped())
