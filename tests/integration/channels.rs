@@ -28,7 +28,11 @@ fn gateway(calls: &str, servers: &[(&str, &str)]) -> Gateway {
         gw.wait_for_server(name, "PENDING");
         gw.approve_server(name);
     }
-    gw.wait_for_tool(&format!("{}__leak", servers[0].0), true);
+    // Every server's approval reaches the gateway (the CLI wrote it to the store;
+    // the gateway picks it up), not only the first one's.
+    for (name, _) in servers {
+        gw.wait_for_tool(&format!("{name}__leak"), true);
+    }
     gw
 }
 
