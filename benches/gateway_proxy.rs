@@ -630,7 +630,9 @@ fn main() {
         .to_owned();
     cli(
         &env,
-        &["servers", "approve", "fast", "--reason", "bench", "--hash", &hash],
+        &[
+            "servers", "approve", "fast", "--reason", "bench", "--hash", &hash,
+        ],
     );
 
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -290,3 +290,51 @@ fn regression_agent_cannot_supersede_read_list_or_run_another_agents_plan() {
     assert!(gw.data().join("workspace/owned.txt").exists());
     assert!(!gw.data().join("workspace/evil.txt").exists());
 }
+
+/// Runs SQL on the database file with Python's sqlite3 (another program, as a
+/// failing disk or an operator would act on the file).
+fn on_database(gw: &Gateway, sql: &str) {
+    let db = gw.data().join("interlock.sqlite");
+    let status = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1], timeout=30); c.executescript(sys.argv[2]); c.commit()",
+            db.to_str().unwrap(),
+            sql,
+        ])
+        .status()
+        .expect("python3 runs");
+    assert!(status.success(), "{sql}");
+}
+
+/// Issue 15, item 13: the server row flipped to TRUSTED before its
+/// `server.approved` leaf was written, so a leaf that could not be written left a
+/// trusted server with no evidence. Now the row and the leaf are one transaction:
+/// with the leaf refused, the server stays PENDING and nothing is served.
+#[test]
+fn regression_server_is_not_trusted_when_its_approval_leaf_cannot_be_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = Gateway::start(&drifting_config(dir.path()));
+    gw.wait_for_server("drifty", "PENDING");
+    // Every log leaf insert now fails, as on a full or failing disk.
+    on_database(
+        &gw,
+        "CREATE TRIGGER refuse_leaves BEFORE INSERT ON log_leaves \
+         BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
+    );
+    let out = gw.approve("servers", "drifty", "reviewed every tool");
+    assert!(!out.status.success(), "{}", stdout(&out));
+    on_database(&gw, "DROP TRIGGER refuse_leaves;");
+    let listed = stdout(&gw.cli(&["servers", "list"]));
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.split_whitespace().take(2).eq(["drifty", "PENDING"])),
+        "the row must not change without its leaf: {listed}"
+    );
+    // With the disk back, the same review approves it, and the log audits clean.
+    gw.approve_server("drifty");
+    gw.wait_for_server("drifty", "TRUSTED");
+    gw.wait_for_tool("drifty__greet", true);
+    gw.assert_audit_clean();
+}

@@ -173,6 +173,28 @@ impl Engine {
         Ok(self.log.append(Value::Object(m)).await?)
     }
 
+    /// [`record`](Self::record), with the state change the event records applied in
+    /// the same transaction as its leaf: both durable, or neither
+    /// (`LogError::ChangeRefused` if the change's compare-and-swap lost).
+    pub async fn record_with_change(
+        &self,
+        kind: &str,
+        fields: Map,
+        change: interlock_store::StateChange,
+    ) -> Result<Appended, EngineError> {
+        let mut m = Map::new();
+        m.insert("type".into(), kind.into());
+        m.insert(
+            "time".into(),
+            Value::Number(canon::Number::from_i64(self.now()).expect("time fits in 2^53")),
+        );
+        m.extend(fields);
+        Ok(self
+            .log
+            .append_with_change(Value::Object(m), change)
+            .await?)
+    }
+
     /// Appends one event to the log: `{"type": kind, "time": now, ...fields}`.
     pub(crate) async fn append<const N: usize>(
         &self,

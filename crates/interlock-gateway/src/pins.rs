@@ -22,7 +22,7 @@ use indexmap::IndexMap;
 use interlock_canon::{self as canon, Digest, Map, Value};
 use interlock_core::{Decision, DsseEnvelope};
 use interlock_engine::{Engine, EngineError};
-use interlock_store::{ServerRecord, ServerStatus, ServerUpdate, StoreError};
+use interlock_store::{ServerRecord, ServerStatus, ServerUpdate, StateChange, StoreError};
 use interlock_surface::{Action, Drift, DriftKind, DriftPolicy, Scope, Surface, surface_hash};
 use serde_json::value::RawValue;
 
@@ -566,14 +566,6 @@ pub async fn decide_server(
             blocked_tools: record.blocked_tools.clone(),
         },
     };
-    let new = store
-        .update_server(&name, record.version, &update)
-        .await?
-        .ok_or_else(|| PinError::SurfaceChanged {
-            name: name.clone(),
-            signed: observed_hash.clone(),
-            current: "(changed while deciding)".into(),
-        })?;
     let kind = match verified.statement.decision {
         Decision::Approve => EventType::ServerApproved,
         Decision::Reject => EventType::ServerRejected,
@@ -592,7 +584,28 @@ pub async fn decide_server(
     );
     m.insert("reason".into(), verified.statement.reason.as_str().into());
     m.insert("envelope".into(), to_canon(&envelope.to_json()));
-    let index = engine.record(kind.as_str(), m).await?.index;
+    // The row flips in the same transaction as the leaf that records why: a
+    // server is never trusted on a change whose evidence a crash could lose.
+    let change = StateChange::Server {
+        name: name.clone(),
+        expected_version: record.version,
+        update,
+    };
+    let index = match engine.record_with_change(kind.as_str(), m, change).await {
+        Ok(appended) => appended.index,
+        Err(EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => {
+            return Err(PinError::SurfaceChanged {
+                name: name.clone(),
+                signed: observed_hash.clone(),
+                current: "(changed while deciding)".into(),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let new = store
+        .server(&name)
+        .await?
+        .ok_or_else(|| PinError::NoSuchServer(name.clone()))?;
     events.send(GatewayEvent::server(
         kind,
         &name,

@@ -21,6 +21,10 @@ pub enum LogError {
     /// it is in the log (every waiter of the batch gets this error).
     #[error("append failed; no entry of its batch was stored: {0}")]
     WriteFailed(Arc<StoreError>),
+    /// The state change meant to commit with the entry lost its
+    /// compare-and-swap: neither the change nor the entry was stored.
+    #[error("{0}; nothing was logged")]
+    ChangeRefused(String),
     /// Signing the batch's checkpoint failed: nothing was stored.
     #[error("signing the checkpoint failed; no entry of its batch was stored: {0}")]
     Signing(NoteError),

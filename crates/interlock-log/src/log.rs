@@ -9,7 +9,7 @@ use interlock_merkle::{
     sign_checkpoint_with,
 };
 use interlock_receipts::CanonicalPredicate;
-use interlock_store::{CheckpointRow, LeafRow, Store, StoreError};
+use interlock_store::{CheckpointRow, LeafRow, StateChange, Store, StoreError};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::LogError;
@@ -49,6 +49,12 @@ pub struct Appended {
 enum Request {
     Append {
         entries: Vec<Value>,
+        reply: oneshot::Sender<Result<Vec<Appended>, LogError>>,
+    },
+    /// One entry and the state change it records, committed together.
+    AppendWithChange {
+        entry: Value,
+        change: StateChange,
         reply: oneshot::Sender<Result<Vec<Appended>, LogError>>,
     },
     Close {
@@ -216,6 +222,30 @@ impl Log {
             .await
             .map_err(|_| LogError::Closed)?;
         rx.await.map_err(|_| LogError::Closed)?
+    }
+
+    /// Appends one entry together with the state change it records, in one
+    /// transaction: when this returns `Ok`, both are durable; on any error,
+    /// neither is — [`LogError::ChangeRefused`] if the change's
+    /// compare-and-swap found its row moved. For decisions whose effect must
+    /// never exist without its evidence (a server trusted, a plan approved).
+    pub async fn append_with_change(
+        &self,
+        entry: Value,
+        change: StateChange,
+    ) -> Result<Appended, LogError> {
+        check_entry(&entry)?;
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Request::AppendWithChange {
+                entry,
+                change,
+                reply,
+            })
+            .await
+            .map_err(|_| LogError::Closed)?;
+        let mut v = rx.await.map_err(|_| LogError::Closed)??;
+        v.pop().ok_or(LogError::Closed)
     }
 
     /// Stops the writer after the appends already queued; later appends fail
@@ -528,6 +558,9 @@ async fn writer(
     let mut closing: Option<oneshot::Sender<()>> = None;
     // A request that did not fit the previous batch.
     let mut carry: Option<Request> = None;
+    // An entry with its state change: committed on its own, after the batch
+    // gathered before it (order of arrival is kept).
+    let mut with_change: Option<(Value, StateChange, Reply)> = None;
     // Waiters answered by the previous commit, and gather yields so far.
     let mut last_waiters = 0usize;
     let mut yields = 0u32;
@@ -544,6 +577,14 @@ async fn writer(
             match req {
                 Request::Close { reply } => {
                     closing = Some(reply);
+                    break;
+                }
+                Request::AppendWithChange {
+                    entry,
+                    change,
+                    reply,
+                } => {
+                    with_change = Some((entry, change, reply));
                     break;
                 }
                 Request::Append { entries: es, reply } => {
@@ -576,12 +617,15 @@ async fn writer(
             commit(&shared, &*signer, &notes, std::mem::take(&mut batch)).await;
             queued = 0;
         }
+        if let Some((entry, change, reply)) = with_change.take() {
+            commit_with_change(&shared, &*signer, &notes, entry, change, reply).await;
+        }
         if let Some(reply) = closing.take() {
             rx.close();
             // Fail whatever was queued behind the close.
             while let Ok(req) = rx.try_recv() {
                 match req {
-                    Request::Append { reply, .. } => {
+                    Request::Append { reply, .. } | Request::AppendWithChange { reply, .. } => {
                         let _ = reply.send(Err(LogError::Closed));
                     }
                     Request::Close { reply } => {
@@ -589,7 +633,9 @@ async fn writer(
                     }
                 }
             }
-            if let Some(Request::Append { reply, .. }) = carry.take() {
+            if let Some(Request::Append { reply, .. } | Request::AppendWithChange { reply, .. }) =
+                carry.take()
+            {
                 let _ = reply.send(Err(LogError::Closed));
             }
             let _ = reply.send(());
@@ -606,6 +652,8 @@ enum BatchError {
     Sign(interlock_merkle::NoteError),
     /// An entry could not be sealed into a signed receipt.
     Seal(String),
+    /// The state change committed with the batch lost its compare-and-swap.
+    ChangeRefused(String),
     /// Another writer changed the log, and the change does not verify.
     Foreign {
         size: u64,
@@ -619,6 +667,7 @@ impl BatchError {
             BatchError::Store(e) => LogError::WriteFailed(Arc::clone(e)),
             BatchError::Sign(e) => LogError::Signing(e.clone()),
             BatchError::Seal(e) => LogError::Sealing(e.clone()),
+            BatchError::ChangeRefused(e) => LogError::ChangeRefused(e.clone()),
             BatchError::Foreign { size, source } => LogError::ForeignAppend {
                 size: *size,
                 source: Arc::clone(source),
@@ -858,13 +907,14 @@ async fn write_batch_locked(
     leaves: Vec<LeafRow>,
     waiters: &mut Vec<Pending>,
     now: i64,
+    change: Option<&StateChange>,
 ) -> Result<Written, BatchError> {
     let size = shared.read().tree.len();
     // Verified foreign leaves are adopted even if the batch itself then fails.
     let mut verified: Option<(Vec<Hash>, Option<Arc<str>>)> = None;
     let built = shared
         .store
-        .append_batch_locked(size, |tail, latest| {
+        .append_batch_locked(size, change, |tail, latest| {
             let mut frontier = Frontier::of(&shared.read().tree);
             for h in &tail {
                 frontier.push(*h);
@@ -908,6 +958,7 @@ async fn write_batch_locked(
             adopt(shared, foreign, foreign_note);
             return Err(e);
         }
+        Err(StoreError::ChangeRefused { what }) => return Err(BatchError::ChangeRefused(what)),
         // A hole after our entries, or an unreadable hash: not an extension.
         Err(e @ StoreError::Malformed(_)) => {
             return Err(BatchError::Foreign {
@@ -990,14 +1041,57 @@ async fn commit(
         Err(BatchError::Store(e)) => match *e {
             StoreError::LeafIndexMismatch { expected, .. } if expected > start => {
                 tracing::debug!(start, "another writer appended first; re-sealing the batch");
-                write_batch_locked(shared, signer, notes, leaves, &mut waiters, now).await
+                write_batch_locked(shared, signer, notes, leaves, &mut waiters, now, None).await
             }
             StoreError::LeafIndexMismatch { expected, .. } => Err(removed(expected, start)),
             _ => Err(BatchError::Store(e)),
         },
         Err(err) => Err(err),
     };
+    publish(shared, result, waiters).await;
+}
 
+/// Commits one entry with its state change (see [`Log::append_with_change`]):
+/// always under the write lock, the change applied in the same transaction.
+async fn commit_with_change(
+    shared: &Shared,
+    signer: &dyn crate::LogSigner,
+    notes: &Notes<'_>,
+    entry: Value,
+    change: StateChange,
+    reply: Reply,
+) {
+    let _extend = shared.extend.lock().await;
+    let now = now_secs();
+    let start = shared.read().tree.len();
+    let (leaves, mut waiters) = match encode(vec![(vec![entry], reply)], start, now, signer) {
+        (Ok(leaves), waiters) => (leaves, waiters),
+        (Err(err), waiters) => {
+            for w in waiters {
+                let _ = w.reply.send(Err(err.to_log_error()));
+            }
+            return;
+        }
+    };
+    if leaves.is_empty() {
+        return;
+    }
+    let result = write_batch_locked(
+        shared,
+        signer,
+        notes,
+        leaves,
+        &mut waiters,
+        now,
+        Some(&change),
+    )
+    .await;
+    publish(shared, result, waiters).await;
+}
+
+/// Publishes a written batch to the tree and answers its waiters (or answers
+/// them with the batch's error).
+async fn publish(shared: &Shared, result: Result<Written, BatchError>, mut waiters: Vec<Pending>) {
     match result {
         Ok(Written {
             foreign,

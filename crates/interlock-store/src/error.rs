@@ -64,6 +64,13 @@ pub enum StoreError {
         /// Who offered this revision.
         proposer: String,
     },
+    /// A state change meant to commit with its log leaf found its row moved
+    /// (compare-and-swap lost): neither the change nor the leaf was written.
+    #[error("the change was not applied: {what}")]
+    ChangeRefused {
+        /// What moved, for humans.
+        what: String,
+    },
     /// A status change that the plan lifecycle does not allow.
     #[error("invalid plan transition {from} -> {to}")]
     InvalidTransition {

@@ -307,6 +307,25 @@ impl Store {
         expected_version: i64,
         row: &ServerUpdate,
     ) -> Result<Option<ServerRecord>, StoreError> {
+        if !update_server_in(self.pool(), name, expected_version, row).await? {
+            return Ok(None);
+        }
+        self.server(name).await
+    }
+}
+
+/// The compare-and-swap of one server row, on any executor (the pool, or the
+/// transaction that also appends the change's log leaf); whether it changed a row.
+pub(crate) async fn update_server_in<'c, E>(
+    ex: E,
+    name: &str,
+    expected_version: i64,
+    row: &ServerUpdate,
+) -> Result<bool, StoreError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+{
+    {
         let done = sqlx::query(
             "UPDATE servers SET status = ?, baseline_hash = ?, baseline = ?, observed_hash = ?, \
              observed = ?, drift = ?, blocked_tools = ?, version = version + 1, updated_at = ? \
@@ -322,13 +341,10 @@ impl Store {
         .bind(now_secs())
         .bind(name)
         .bind(expected_version)
-        .execute(self.pool())
+        .execute(ex)
         .await
         .ctx("server")?;
-        if done.rows_affected() == 0 {
-            return Ok(None);
-        }
-        self.server(name).await
+        Ok(done.rows_affected() == 1)
     }
 }
 

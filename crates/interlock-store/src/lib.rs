@@ -23,6 +23,7 @@
 
 mod appender;
 mod approvals;
+mod change;
 mod decisions;
 mod error;
 mod gateway;
@@ -38,6 +39,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};
+pub use change::StateChange;
 pub use decisions::{ClaimOutcome, DecisionClaim};
 pub use error::{DriverError, StoreError};
 pub use gateway::{
@@ -93,7 +95,9 @@ impl Store {
             dir.recursive(true);
             #[cfg(unix)]
             dir.mode(0o700);
-            dir.create(parent).await.map_err(|e| open_err(Box::new(e)))?;
+            dir.create(parent)
+                .await
+                .map_err(|e| open_err(Box::new(e)))?;
         }
         let options = connect_options(path);
         let pool = SqlitePoolOptions::new()

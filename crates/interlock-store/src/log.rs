@@ -396,15 +396,24 @@ impl Store {
     /// write. `build` is synchronous and runs with the lock held, so other
     /// writers wait for it (within [`BUSY_TIMEOUT`](crate::BUSY_TIMEOUT)):
     /// keep it to computing and signing.
+    ///
+    /// With a `change`, it is applied first, in the same transaction: if its
+    /// compare-and-swap fails the whole transaction rolls back
+    /// ([`StoreError::ChangeRefused`]) and nothing is appended; otherwise the
+    /// change and the leaves commit together (see [`StateChange`]).
     pub async fn append_batch_locked<E>(
         &self,
         from: u64,
+        change: Option<&crate::StateChange>,
         build: impl FnOnce(
             Vec<[u8; 32]>,
             Option<CheckpointRow>,
         ) -> Result<(Vec<LeafRow>, Option<CheckpointRow>), E>,
     ) -> Result<Result<(Vec<LeafRow>, Option<CheckpointRow>), E>, StoreError> {
         let mut tx = self.begin_write().await?;
+        if let Some(change) = change {
+            change.apply(&mut tx).await?;
+        }
         let next = next_index(&mut tx).await?;
         let latest = latest_checkpoint(&mut *tx).await?;
         let hashes = leaf_hashes_from(&mut *tx, from).await?;
@@ -746,7 +755,7 @@ mod tests {
             .await
             .unwrap();
         let built = s
-            .append_batch_locked(2, |tail, latest| {
+            .append_batch_locked(2, None, |tail, latest| {
                 assert_eq!(tail, vec![[2; 32], [3; 32]]);
                 assert_eq!(latest, Some(cp(4)));
                 Ok::<_, ()>((vec![leaf(4)], Some(cp(5))))
@@ -757,13 +766,13 @@ mod tests {
         assert_eq!(s.log_size().await.unwrap(), 5);
         // The builder's own refusal rolls back and is handed back.
         let refused = s
-            .append_batch_locked(5, |_, _| Err::<(Vec<LeafRow>, _), _>("no"))
+            .append_batch_locked(5, None, |_, _| Err::<(Vec<LeafRow>, _), _>("no"))
             .await
             .unwrap();
         assert_eq!(refused, Err("no"));
         // A batch that does not continue the log is refused like any other.
         let err = s
-            .append_batch_locked(5, |_, _| Ok::<_, ()>((vec![leaf(7)], Some(cp(8)))))
+            .append_batch_locked(5, None, |_, _| Ok::<_, ()>((vec![leaf(7)], Some(cp(8)))))
             .await
             .unwrap_err();
         assert!(

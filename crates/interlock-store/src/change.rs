@@ -1,0 +1,56 @@
+//! State changes that commit in the same transaction as their log leaf.
+//!
+//! Why: evidence before effect, and no effect without its evidence. A server that
+//! flips to TRUSTED must not be served on a row change whose `server.approved` leaf
+//! (with the approver's envelope, stored nowhere else) a crash could lose — nor may
+//! the leaf claim a change that did not happen. The log appends the leaf and the
+//! store applies the change under one write lock, in one transaction
+//! ([`Store::append_batch_locked`]): both are durable, or neither is.
+
+use crate::gateway::update_server_in;
+use crate::{ServerUpdate, StoreError};
+
+/// One state change, applied by compare-and-swap.
+#[derive(Clone, Debug)]
+pub enum StateChange {
+    /// Replace a server row if it is still at `expected_version`.
+    Server {
+        name: String,
+        expected_version: i64,
+        update: ServerUpdate,
+    },
+}
+
+impl StateChange {
+    /// Applies the change inside `tx`; `Err(ChangeRefused)` if its
+    /// compare-and-swap finds the row moved (nothing is written then).
+    pub(crate) async fn apply(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    ) -> Result<(), StoreError> {
+        let applied = match self {
+            StateChange::Server {
+                name,
+                expected_version,
+                update,
+            } => update_server_in(&mut **tx, name, *expected_version, update).await?,
+        };
+        if applied {
+            Ok(())
+        } else {
+            Err(StoreError::ChangeRefused {
+                what: self.describe(),
+            })
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            StateChange::Server {
+                name,
+                expected_version,
+                ..
+            } => format!("server {name:?} is no longer at version {expected_version}"),
+        }
+    }
+}
