@@ -381,7 +381,9 @@ pub async fn checkpoint(State(gw): State<Gateway>, headers: HeaderMap) -> ApiRes
     reviewer(&gw, &headers).await?;
     let log = gw.engine().log();
     // Entries other processes appended count too.
-    let _ = log.refresh().await;
+    log.refresh()
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string()))?;
     Ok(Json(json!({
         "size": log.size(),
         "root": hex::encode(log.root()),
@@ -405,7 +407,9 @@ pub async fn log_proof(
     let storage = |e: interlock_log::LogError| {
         ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string())
     };
-    let _ = log.refresh().await;
+    log.refresh()
+        .await
+        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string()))?;
     // The size and root come from the note itself, so the proof is against
     // exactly what was signed (a later append cannot slip in between).
     let note = log.latest_checkpoint().ok_or_else(|| {
