@@ -338,3 +338,57 @@ fn regression_server_is_not_trusted_when_its_approval_leaf_cannot_be_written() {
     gw.wait_for_tool("drifty__greet", true);
     gw.assert_audit_clean();
 }
+
+/// Issue 15, item 13: a tool call was forwarded first and logged after, so a call
+/// whose leaf could not be written had already run. Now its intent leaf is written
+/// before it is sent: with the log refusing writes, the call is refused and never
+/// reaches the upstream (here `die`, which would end the upstream process).
+#[test]
+fn regression_a_call_whose_intent_cannot_be_logged_never_reaches_the_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = Gateway::start(&drifting_config(dir.path()));
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__die", true);
+    let downs = |gw: &Gateway| gw.log().matches("upstream down").count();
+    on_database(
+        &gw,
+        "CREATE TRIGGER refuse_leaves BEFORE INSERT ON log_leaves \
+         BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
+    );
+    let (_, _, refused) = gw.rpc(
+        "tools/call",
+        serde_json::json!({"name": "drifty__die", "arguments": {}}),
+    );
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("log append failed"),
+        "{refused}"
+    );
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(downs(&gw), 0, "the upstream ran the call: {}", gw.log());
+    on_database(&gw, "DROP TRIGGER refuse_leaves;");
+    // With the log writable again the same call is forwarded (and the upstream
+    // exits, as `die` does): the check above would have seen it.
+    let _ = gw.rpc(
+        "tools/call",
+        serde_json::json!({"name": "drifty__die", "arguments": {}}),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while downs(&gw) == 0 {
+        assert!(std::time::Instant::now() < deadline, "{}", gw.log());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let entries = log_entries(&gw, &gw.reviewer_key());
+    let intent = entries
+        .iter()
+        .find(|e| e["type"] == "tool.call.intent")
+        .expect("an intent leaf");
+    let outcome = entries
+        .iter()
+        .find(|e| e["type"] == "tool.call" && e["tool"] == "die")
+        .expect("an outcome leaf");
+    assert_eq!(outcome["intent_index"], intent["seq"], "{outcome}");
+}

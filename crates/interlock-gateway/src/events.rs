@@ -53,6 +53,10 @@ event_types! {
     StandingRevoked = "standing.revoked",
     /// A log leaf only: one per tool-call verdict.
     ToolCall = "tool.call",
+    /// A log leaf only: a call about to be forwarded upstream, written (durable)
+    /// before it is sent — evidence before effect. Its `tool.call` outcome leaf
+    /// names it (`intent_index`).
+    ToolCallIntent = "tool.call.intent",
     /// A log leaf only: a prompt read.
     PromptGet = "prompt.get",
     /// A log leaf only: a resource read.

@@ -232,9 +232,30 @@ pub struct CallLeaf<'a> {
     pub arguments_hash: &'a str,
     /// `None` when the call was refused before inspection (not served).
     pub assessment: Option<&'a Assessment>,
+    /// The index of the call's `tool.call.intent` leaf, once written.
+    pub intent: Option<u64>,
 }
 
 impl CallLeaf<'_> {
+    /// Appends the intent leaf of a call about to be forwarded (who, which
+    /// tool, which arguments, on which basis); the log index.
+    pub async fn append_intent(
+        &self,
+        engine: &Engine,
+        verdict: &Verdict,
+    ) -> Result<u64, EngineError> {
+        let mut v = Map::new();
+        verdict.write(&mut v);
+        let mut m = who(self.agent, self.server);
+        m.insert("tool".into(), self.tool.into());
+        m.insert("arguments_hash".into(), self.arguments_hash.into());
+        m.insert("verdict".into(), Value::Object(v));
+        Ok(engine
+            .record(EventType::ToolCallIntent.as_str(), m)
+            .await?
+            .index)
+    }
+
     /// Appends the leaf of one verdict and its outcome; the log index.
     pub async fn append(
         &self,
@@ -270,6 +291,9 @@ impl CallLeaf<'_> {
         m.insert("outcome".into(), outcome.name().into());
         m.insert("detail".into(), outcome.detail().into());
         m.insert("verdict".into(), Value::Object(v));
+        if let Some(intent) = self.intent {
+            m.insert("intent_index".into(), int(intent as i64));
+        }
         Ok(engine.record(EventType::ToolCall.as_str(), m).await?.index)
     }
 }

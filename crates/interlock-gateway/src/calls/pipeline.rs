@@ -7,7 +7,7 @@
 //! Content reads (`prompts/get`, `resources/read`) share the inspect-and-record
 //! step: [`deliver_read`].
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use indexmap::IndexMap;
@@ -68,6 +68,8 @@ pub(crate) struct Call<'a> {
     pub args: &'a Value,
     pub args_digest: &'a str,
     pub assessment: &'a Assessment,
+    /// The call's `tool.call.intent` leaf, once written (forwarded calls only).
+    pub intent: OnceLock<u64>,
 }
 
 impl Call<'_> {
@@ -78,6 +80,24 @@ impl Call<'_> {
             tool: self.tool,
             arguments_hash: self.args_digest,
             assessment: Some(self.assessment),
+            intent: self.intent.get().copied(),
+        }
+    }
+
+    /// Writes the intent leaf of a call about to be forwarded, before it is
+    /// sent: a call whose intent cannot be logged is refused and never reaches
+    /// the upstream (evidence before effect).
+    pub(crate) async fn log_intent(&self, verdict: &Verdict) -> Result<(), Vec<u8>> {
+        match self.leaf().append_intent(self.gw.engine(), verdict).await {
+            Ok(index) => {
+                let _ = self.intent.set(index);
+                Ok(())
+            }
+            Err(e) => Err(jsonrpc::error(
+                Some(self.id),
+                code::INTERNAL_ERROR,
+                &format!("the gateway refused the call: the log append failed: {e}"),
+            )),
         }
     }
 
@@ -203,6 +223,7 @@ pub(crate) async fn tools_call(
                 tool: &tool,
                 arguments_hash: &arguments_hash,
                 assessment: None,
+                intent: None,
             };
             let answer = jsonrpc::error_with_data(
                 Some(id),
@@ -244,6 +265,7 @@ pub(crate) async fn tools_call(
         args: &args,
         args_digest: &args_digest,
         assessment: &assessment,
+        intent: OnceLock::new(),
     };
 
     let basis = if assessment.blocked() {
@@ -341,6 +363,9 @@ pub(crate) async fn tools_call(
         )
     });
     let forwarded = serde_json::value::to_raw_value(&request.members).expect("raw JSON serializes");
+    if let Err(refusal) = call.log_intent(&verdict).await {
+        return refusal;
+    }
     let started = Instant::now();
     let outcome = conn
         .request(
