@@ -626,7 +626,7 @@ fn the_reviewer_api_takes_only_signed_decisions() {
                 not_before: now - 5,
                 expires_at: now + 600,
                 nonce: [nonce; 16],
-                policy_digest: policy_digest,
+                policy_digest,
             },
         )
         .unwrap()

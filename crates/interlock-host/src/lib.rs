@@ -115,6 +115,12 @@ impl Host {
     }
 
     /// The approver key in the keychain, if there is one.
+    /// The public half of this machine's log key, from the keychain (never
+    /// created here): the key an audit trusts, pinned outside the database.
+    pub fn log_public_key(&self) -> Result<Option<ed25519_dalek::VerifyingKey>, HostError> {
+        Ok(self.keychain()?.load_key(LOG_KEY)?.map(|k| k.public_key()))
+    }
+
     pub fn approver_key(&self) -> Result<Option<KeychainKey>, HostError> {
         Ok(self.keychain()?.load_key(APPROVER_KEY)?)
     }

@@ -4,7 +4,9 @@ use std::fmt;
 
 use ed25519_dalek::VerifyingKey;
 use interlock_merkle::{Checkpoint, NoteVerifier, SignedNote, Tree, leaf_hash};
-use interlock_store::Store;
+use std::collections::BTreeSet;
+
+use interlock_store::{Snapshot, Store};
 
 use crate::error::LogError;
 use crate::log::{META_ORIGIN, META_VKEY};
@@ -105,6 +107,15 @@ pub enum AuditProblem {
         /// One past the last.
         to: u64,
     },
+    /// A key in the approver registry that no `approver.registered` leaf
+    /// records for that identity: it was added (or its identity changed)
+    /// outside the log, and the engine does not trust it.
+    UnregisteredApprover {
+        /// The key's id.
+        key_id: String,
+        /// The identity its row names.
+        identity: String,
+    },
 }
 
 impl fmt::Display for AuditProblem {
@@ -166,6 +177,10 @@ impl fmt::Display for AuditProblem {
                 "the checkpoint signed at size {size} covers {} that {} not stored (dropped)",
                 range(*entries, *size),
                 if size - entries == 1 { "is" } else { "are" }
+            ),
+            AuditProblem::UnregisteredApprover { key_id, identity } => write!(
+                f,
+                "approver key {key_id} ({identity}) has no approver.registered entry in the log: it was added or changed outside it"
             ),
             AuditProblem::UnsignedEntries { from, to } => write!(
                 f,
@@ -229,10 +244,16 @@ impl fmt::Display for AuditReport {
     }
 }
 
-/// Recomputes the log in `store` from its rows and checks every entry and
-/// every checkpoint. Checkpoint signatures are checked with
-/// `trusted_log_key` if given (an auditor's own copy of the key), else with
-/// the key recorded in the database (which only proves self-consistency).
+/// Recomputes the log in `store` from its rows and checks every entry, every
+/// checkpoint and the approver registry (each key must be backed by an
+/// `approver.registered` entry for its identity). Checkpoint signatures are
+/// checked with `trusted_log_key` if given (an auditor's own copy of the key,
+/// pinned outside the database), else with the key recorded in the database
+/// (which only proves self-consistency).
+///
+/// Everything is read from one [`Snapshot`](interlock_store::Snapshot) of the
+/// database, so appends by a running gateway meanwhile are simply not seen
+/// (never reported as dropped or unsigned entries).
 ///
 /// Errors only if the database cannot be read; everything wrong *in* it is
 /// an [`AuditProblem`] in the report.
@@ -241,17 +262,19 @@ pub async fn audit(
     trusted_log_key: Option<VerifyingKey>,
 ) -> Result<AuditReport, LogError> {
     let mut problems = Vec::new();
-    let verifier = log_verifier(store, trusted_log_key, &mut problems).await?;
+    let mut snap = store.snapshot().await?;
+    let verifier = log_verifier(&mut snap, trusted_log_key, &mut problems).await?;
+    let mut registered = BTreeSet::<(String, String)>::new();
 
     // Entries: recompute each leaf hash from its data; check seq and contiguity.
     let mut tree = Tree::new();
     let mut entries = 0u64;
     let mut expected = 0u64;
-    let end = store.log_size().await?;
+    let end = snap.log_size().await?;
     let mut lo = 0u64;
     while lo < end {
         let hi = lo.saturating_add(PAGE).min(end);
-        for row in store.leaves(lo..hi).await? {
+        for row in snap.leaves(lo..hi).await? {
             if row.idx != expected {
                 problems.push(AuditProblem::MissingEntries {
                     from: expected,
@@ -269,6 +292,7 @@ pub async fn audit(
                 &row.data,
                 verifier.as_ref().map(|v| &v.key),
                 &mut problems,
+                &mut registered,
             );
             // The tree is built from what the data hashes to, so an edit of
             // data and leaf hash together still fails the checkpoints.
@@ -278,7 +302,7 @@ pub async fn audit(
     }
 
     // Checkpoints.
-    let rows = store.checkpoints().await?;
+    let rows = snap.checkpoints().await?;
     let checkpoints = rows.len() as u64;
     // (size, matches the recomputed tree) for every checkpoint whose signature verified.
     let mut verified: Vec<(u64, bool)> = Vec::new();
@@ -340,6 +364,14 @@ pub async fn audit(
             to: end,
         });
     }
+    for key in snap.approver_keys().await? {
+        if !registered.contains(&(key.key_id.clone(), key.identity.clone())) {
+            problems.push(AuditProblem::UnregisteredApprover {
+                key_id: key.key_id,
+                identity: key.identity,
+            });
+        }
+    }
     Ok(AuditReport {
         entries,
         checkpoints,
@@ -349,7 +381,7 @@ pub async fn audit(
 
 /// The verifier to check checkpoints with, recording identity problems.
 async fn log_verifier(
-    store: &Store,
+    store: &mut Snapshot,
     trusted: Option<VerifyingKey>,
     problems: &mut Vec<AuditProblem>,
 ) -> Result<Option<NoteVerifier>, LogError> {
@@ -422,6 +454,7 @@ fn check_entry(
     data: &[u8],
     log_key: Option<&VerifyingKey>,
     problems: &mut Vec<AuditProblem>,
+    registered: &mut BTreeSet<(String, String)>,
 ) {
     let opened = match interlock_receipts::open_leaf_unverified(data) {
         Ok(o) => o,
@@ -446,6 +479,19 @@ fn check_entry(
             index,
             reason: format!("its receipt signature does not verify with the log key: {e}"),
         });
+        return;
+    }
+    if opened.kind == "approver.registered" {
+        let field = |k: &str| {
+            opened
+                .predicate
+                .get(k)
+                .and_then(|v| v.as_str())
+                .map(str::to_owned)
+        };
+        if let (Some(key_id), Some(identity)) = (field("key_id"), field("identity")) {
+            registered.insert((key_id, identity));
+        }
     }
 }
 

@@ -353,3 +353,57 @@ async fn inserted_entry_without_checkpoint_is_named() {
     );
     assert!(reopen(dir.path()).await.is_err());
 }
+
+/// Issue 15, item 15: the audit read the log size, then the entries, then the
+/// checkpoints, each at its own moment: an append by a running writer between
+/// two reads was reported as dropped or unsigned entries. It now reads one
+/// snapshot, so a log appended to during every audit still audits clean.
+#[tokio::test]
+async fn regression_audit_during_concurrent_appends_reports_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    let store = Store::open(&db(dir.path())).await.unwrap();
+    let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
+    let writer = {
+        let log = log.clone();
+        tokio::spawn(async move {
+            for n in 0..400u64 {
+                log.append(event(1000 + n)).await.unwrap();
+            }
+        })
+    };
+    let auditor = Store::open(&db(dir.path())).await.unwrap();
+    let mut audits = 0;
+    while !writer.is_finished() {
+        let r = audit(&auditor, Some(key().verifying_key())).await.unwrap();
+        assert!(r.is_ok(), "audit {audits} during appends: {r}");
+        audits += 1;
+    }
+    writer.await.unwrap();
+    assert!(audits > 0);
+    log.close().await;
+}
+
+/// Issue 15, item 8: a key added to the approver registry outside the log (no
+/// `approver.registered` entry) is named by the audit.
+#[tokio::test]
+async fn regression_approver_key_without_its_log_entry_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    forty(dir.path()).await;
+    let store = Store::open(&db(dir.path())).await.unwrap();
+    store
+        .add_approver_key(&interlock_store::NewApproverKey {
+            key_id: format!("ed25519:{}", "ab".repeat(32)),
+            public_key: [7u8; 32],
+            identity: "human:mallory".into(),
+            label: "inserted".into(),
+        })
+        .await
+        .unwrap();
+    let r = audit(&store, Some(key().verifying_key())).await.unwrap();
+    assert!(
+        r.problems.iter().any(|p| matches!(p,
+            AuditProblem::UnregisteredApprover { identity, .. } if identity == "human:mallory")),
+        "{r}"
+    );
+}

@@ -114,18 +114,7 @@ impl Store {
         &self,
         include_revoked: bool,
     ) -> Result<Vec<ApproverKey>, StoreError> {
-        let sql = if include_revoked {
-            "SELECT * FROM approver_keys ORDER BY added_at, key_id"
-        } else {
-            "SELECT * FROM approver_keys WHERE revoked_at IS NULL ORDER BY added_at, key_id"
-        };
-        sqlx::query(sql)
-            .fetch_all(self.pool())
-            .await
-            .ctx("approver key")?
-            .iter()
-            .map(key_from_row)
-            .collect()
+        approver_keys_in(self.pool(), include_revoked).await
     }
 
     /// One key, revoked or not.
@@ -173,4 +162,26 @@ impl Store {
         }
         Ok(revoked)
     }
+}
+
+/// [`Store::approver_keys`] on any executor (the pool, or an audit's snapshot).
+pub(crate) async fn approver_keys_in<'c, E>(
+    ex: E,
+    include_revoked: bool,
+) -> Result<Vec<ApproverKey>, StoreError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+{
+    let sql = if include_revoked {
+        "SELECT * FROM approver_keys ORDER BY added_at, key_id"
+    } else {
+        "SELECT * FROM approver_keys WHERE revoked_at IS NULL ORDER BY added_at, key_id"
+    };
+    sqlx::query(sql)
+        .fetch_all(ex)
+        .await
+        .ctx("approver key")?
+        .iter()
+        .map(key_from_row)
+        .collect()
 }

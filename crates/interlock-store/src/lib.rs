@@ -30,6 +30,7 @@ mod gateway;
 mod keys;
 mod log;
 mod plans;
+mod snapshot;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -48,6 +49,7 @@ pub use gateway::{
 pub use keys::{ApproverKey, NewApproverKey};
 pub use log::{CheckpointRow, LeafRow};
 pub use plans::{NewPlan, PlanRecord, PlanStatus};
+pub use snapshot::Snapshot;
 
 use error::SqlxResultExt as _;
 

@@ -209,6 +209,44 @@ async fn insert_batch(
 
 /// The checkpoint with the largest size, read through `ex` (the pool, or a
 /// transaction for a consistent snapshot).
+/// [`Store::log_size`] on any executor.
+pub(crate) async fn log_size_in<'c, E>(ex: E) -> Result<u64, StoreError>
+where
+    E: sqlx::Executor<'c, Database = Sqlite>,
+{
+    let next: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves")
+        .fetch_one(ex)
+        .await
+        .ctx("log leaf")?;
+    to_u64(next, "log size")
+}
+
+/// [`Store::checkpoints`] on any executor.
+pub(crate) async fn checkpoints_in<'c, E>(ex: E) -> Result<Vec<CheckpointRow>, StoreError>
+where
+    E: sqlx::Executor<'c, Database = Sqlite>,
+{
+    sqlx::query("SELECT size, root, note, created_at FROM log_checkpoints ORDER BY size")
+        .fetch_all(ex)
+        .await
+        .ctx("checkpoint")?
+        .iter()
+        .map(checkpoint_from_row)
+        .collect()
+}
+
+/// [`Store::get_meta`] on any executor.
+pub(crate) async fn get_meta_in<'c, E>(ex: E, key: &str) -> Result<Option<String>, StoreError>
+where
+    E: sqlx::Executor<'c, Database = Sqlite>,
+{
+    sqlx::query_scalar("SELECT value FROM meta WHERE key = ?")
+        .bind(key)
+        .fetch_optional(ex)
+        .await
+        .ctx("meta")
+}
+
 async fn latest_checkpoint<'c, E>(ex: E) -> Result<Option<CheckpointRow>, StoreError>
 where
     E: sqlx::Executor<'c, Database = Sqlite>,
@@ -466,6 +504,16 @@ impl Store {
     /// The stored leaves whose indices fall in `range`, in index order (with
     /// whatever gaps the table has: the audit reads through this).
     pub async fn leaves(&self, range: Range<u64>) -> Result<Vec<LeafRow>, StoreError> {
+        leaves_in(self.pool(), range).await
+    }
+}
+
+/// [`Store::leaves`] on any executor (the pool, or an audit's snapshot).
+pub(crate) async fn leaves_in<'c, E>(ex: E, range: Range<u64>) -> Result<Vec<LeafRow>, StoreError>
+where
+    E: sqlx::Executor<'c, Database = Sqlite>,
+{
+    {
         if range.is_empty() {
             return Ok(Vec::new());
         }
@@ -477,7 +525,7 @@ impl Store {
         )
         .bind(lo)
         .bind(hi)
-        .fetch_all(self.pool())
+        .fetch_all(ex)
         .await
         .ctx("log leaf")?;
         rows.into_iter()
@@ -491,7 +539,9 @@ impl Store {
             })
             .collect()
     }
+}
 
+impl Store {
     /// One leaf.
     pub async fn leaf(&self, idx: u64) -> Result<Option<LeafRow>, StoreError> {
         Ok(self.leaves(idx..idx.saturating_add(1)).await?.pop())
@@ -500,11 +550,7 @@ impl Store {
     /// The index the next leaf must take: highest stored index + 1 (0 when
     /// empty). Equals the number of leaves unless rows were deleted.
     pub async fn log_size(&self) -> Result<u64, StoreError> {
-        let next: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves")
-            .fetch_one(self.pool())
-            .await
-            .ctx("log leaf")?;
-        to_u64(next, "log size")
+        log_size_in(self.pool()).await
     }
 
     /// The number of stored leaf rows (a full count; the audit compares it
@@ -519,13 +565,7 @@ impl Store {
 
     /// Every checkpoint, by increasing size.
     pub async fn checkpoints(&self) -> Result<Vec<CheckpointRow>, StoreError> {
-        sqlx::query("SELECT size, root, note, created_at FROM log_checkpoints ORDER BY size")
-            .fetch_all(self.pool())
-            .await
-            .ctx("checkpoint")?
-            .iter()
-            .map(checkpoint_from_row)
-            .collect()
+        checkpoints_in(self.pool()).await
     }
 
     /// The checkpoint with the largest size.
@@ -535,11 +575,7 @@ impl Store {
 
     /// A metadata value.
     pub async fn get_meta(&self, key: &str) -> Result<Option<String>, StoreError> {
-        sqlx::query_scalar("SELECT value FROM meta WHERE key = ?")
-            .bind(key)
-            .fetch_optional(self.pool())
-            .await
-            .ctx("meta")
+        get_meta_in(self.pool(), key).await
     }
 
     /// Sets a metadata value (insert or replace).
