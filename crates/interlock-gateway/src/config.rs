@@ -243,6 +243,11 @@ pub struct UpstreamConfig {
     /// them is flagged as traversal. Empty: only well-known sensitive paths are.
     #[serde(default)]
     pub roots: Vec<String>,
+    /// The protocol era to reach it in: `"auto"` (default: 2026-07-28 when
+    /// its `server/discover` lists it, else the 2025-11-25 handshake),
+    /// `"2025-11-25"` or `"2026-07-28"` (see `upstream::era`).
+    #[serde(default)]
+    pub protocol: crate::upstream::era::EraChoice,
 }
 
 impl UpstreamConfig {
