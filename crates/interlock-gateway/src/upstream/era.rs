@@ -82,39 +82,106 @@ pub fn client_info() -> serde_json::Value {
     serde_json::json!({"name": "interlock-gateway", "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// `params` as `era` expects them: the agent's envelope keys stripped from
-/// `_meta`, and for [`Era::Stateless`] the gateway's envelope added (which
-/// makes params of a request that had none). Borrowed when nothing changes,
-/// which is every handshake-era request whose text cannot hold an envelope key.
-pub fn outgoing(era: Era, params: Option<&RawValue>) -> Option<Cow<'_, RawValue>> {
+/// A request as its connection's era sends it.
+pub struct Outgoing<'a> {
+    pub params: Option<Cow<'a, RawValue>>,
+    /// The HTTP headers that go with it beside the configured ones (the
+    /// stateless era's routing headers; none in the handshake era). A stdio
+    /// link has no headers and ignores them.
+    pub http_headers: Vec<(&'static str, String)>,
+}
+
+/// `method`'s `params` as `era` expects them: the agent's envelope keys
+/// stripped from `_meta`, and for [`Era::Stateless`] the gateway's envelope
+/// added (which makes params of a request that had none) and the routing
+/// headers named. Borrowed when nothing changes, which is every
+/// handshake-era request whose text cannot spell an envelope key.
+pub fn outgoing<'a>(era: Era, method: &str, params: Option<&'a RawValue>) -> Outgoing<'a> {
     match era {
         Era::Handshake => {
-            let p = params?;
-            if !may_hold_envelope(p.get()) {
-                return Some(Cow::Borrowed(p));
+            let params = params.map(|p| {
+                if !may_hold_envelope(p.get()) {
+                    return Cow::Borrowed(p);
+                }
+                match parse(p) {
+                    Some(mut members) => {
+                        if strip(&mut members) {
+                            Cow::Owned(to_raw(&members))
+                        } else {
+                            Cow::Borrowed(p)
+                        }
+                    }
+                    None => Cow::Borrowed(p),
+                }
+            });
+            Outgoing {
+                params,
+                http_headers: Vec::new(),
             }
-            Some(match rewrite(p, None) {
-                Some(owned) => Cow::Owned(owned),
-                None => Cow::Borrowed(p),
-            })
         }
         Era::Stateless => {
-            let envelope = stateless_envelope();
             let empty = RawValue::from_string("{}".into()).expect("valid JSON");
             let p = params.unwrap_or(&empty);
-            // Params that are not an object are not MCP's; the upstream says so.
-            Some(match rewrite(p, Some(&envelope)) {
-                Some(owned) => Cow::Owned(owned),
-                None => Cow::Owned(p.to_owned()),
-            })
+            let Some(mut members) = parse(p) else {
+                // Params that are not an object are not MCP's; the upstream says so.
+                return Outgoing {
+                    params: Some(Cow::Owned(p.to_owned())),
+                    http_headers: http_headers(method, None),
+                };
+            };
+            let headers = http_headers(method, Some(&members));
+            strip(&mut members);
+            let mut meta = members
+                .get("_meta")
+                .and_then(|m| serde_json::from_str::<IndexMap<String, Box<RawValue>>>(m.get()).ok())
+                .unwrap_or_default();
+            for (k, v) in stateless_envelope() {
+                meta.insert(k.to_owned(), v);
+            }
+            members.insert("_meta".into(), to_raw(&meta));
+            Outgoing {
+                params: Some(Cow::Owned(to_raw(&members))),
+                http_headers: headers,
+            }
         }
     }
 }
 
-/// Whether the JSON text could name an envelope key: it spells one out, or
-/// has an escape (`\/`, `\u…`) that could hide one from a plain search.
+/// Whether the JSON text could spell an envelope key: it has one literally,
+/// or an escape that can stand for its characters (`\/`, `\u…`; the
+/// common `\n`, `\"`, `\\` cannot, since no envelope key holds them).
 fn may_hold_envelope(text: &str) -> bool {
-    text.contains('\\') || text.contains("io.modelcontextprotocol/")
+    text.contains("io.modelcontextprotocol/") || text.contains("\\/") || text.contains("\\u")
+}
+
+type Members = IndexMap<String, Box<RawValue>>;
+
+/// The top-level members of `params`; `None` if it is not an object.
+fn parse(params: &RawValue) -> Option<Members> {
+    serde_json::from_str(params.get()).ok()
+}
+
+/// Removes the envelope keys from `members["_meta"]` (and `_meta` itself if
+/// nothing else is left in it); whether anything was removed. A `_meta` that
+/// is not an object holds no envelope.
+fn strip(members: &mut Members) -> bool {
+    let Some(mut meta) = members
+        .get("_meta")
+        .and_then(|m| serde_json::from_str::<Members>(m.get()).ok())
+    else {
+        return false;
+    };
+    let before = meta.len();
+    meta.retain(|k, _| !ENVELOPE_KEYS.contains(&k.as_str()));
+    if meta.len() == before {
+        return false;
+    }
+    if meta.is_empty() {
+        members.shift_remove("_meta");
+    } else {
+        members.insert("_meta".into(), to_raw(&meta));
+    }
+    true
 }
 
 /// The gateway's own envelope members, raw.
@@ -127,41 +194,7 @@ fn stateless_envelope() -> [(&'static str, Box<RawValue>); 3] {
     ]
 }
 
-/// Strips the envelope keys from `params._meta` and adds `envelope`'s.
-/// `None`: `params` is not an object, or (without `envelope`) had nothing to
-/// strip, so the caller forwards what it has.
-fn rewrite(
-    params: &RawValue,
-    envelope: Option<&[(&'static str, Box<RawValue>)]>,
-) -> Option<Box<RawValue>> {
-    let mut members: IndexMap<String, Box<RawValue>> = serde_json::from_str(params.get()).ok()?;
-    // A `_meta` that is not an object carries no envelope; the stateless era
-    // needs one, so it is replaced.
-    let mut meta: IndexMap<String, Box<RawValue>> = members
-        .get("_meta")
-        .and_then(|m| serde_json::from_str(m.get()).ok())
-        .unwrap_or_default();
-    let before = meta.len();
-    meta.retain(|k, _| !ENVELOPE_KEYS.contains(&k.as_str()));
-    match envelope {
-        None if meta.len() == before => return None,
-        None if meta.is_empty() => {
-            members.shift_remove("_meta");
-        }
-        None => {
-            members.insert("_meta".into(), to_raw(&meta));
-        }
-        Some(envelope) => {
-            for (k, v) in envelope {
-                meta.insert((*k).to_owned(), v.clone());
-            }
-            members.insert("_meta".into(), to_raw(&meta));
-        }
-    }
-    Some(to_raw(&members))
-}
-
-fn to_raw(map: &IndexMap<String, Box<RawValue>>) -> Box<RawValue> {
+fn to_raw(map: &Members) -> Box<RawValue> {
     serde_json::value::to_raw_value(map).expect("raw JSON serializes")
 }
 
@@ -169,7 +202,7 @@ fn to_raw(map: &IndexMap<String, Box<RawValue>>) -> Box<RawValue> {
 /// version, the method, and for `tools/call`, `prompts/get` and
 /// `resources/read` the name (or URI) they address, which servers check
 /// against the body.
-pub fn http_headers(method: &str, params: Option<&RawValue>) -> Vec<(&'static str, String)> {
+fn http_headers(method: &str, members: Option<&Members>) -> Vec<(&'static str, String)> {
     let mut headers = vec![
         ("mcp-protocol-version", STATELESS_VERSION.to_owned()),
         ("mcp-method", method.to_owned()),
@@ -179,12 +212,9 @@ pub fn http_headers(method: &str, params: Option<&RawValue>) -> Vec<(&'static st
         "resources/read" => "uri",
         _ => return headers,
     };
-    if let Some(name) = params
-        .and_then(|p| serde_json::from_str::<IndexMap<String, Box<RawValue>>>(p.get()).ok())
-        .and_then(|m| {
-            m.get(name_key)
-                .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
-        })
+    if let Some(name) = members
+        .and_then(|m| m.get(name_key))
+        .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
     {
         headers.push(("mcp-name", header_value(&name)));
     }
@@ -259,7 +289,14 @@ mod tests {
 
     fn out(era: Era, params: Option<&str>) -> Option<String> {
         let p = params.map(raw);
-        outgoing(era, p.as_deref()).map(|c| c.get().to_owned())
+        outgoing(era, "tools/call", p.as_deref())
+            .params
+            .map(|c| c.get().to_owned())
+    }
+
+    fn headers(method: &str, params: Option<&str>) -> Vec<(&'static str, String)> {
+        let p = params.map(raw);
+        outgoing(Era::Stateless, method, p.as_deref()).http_headers
     }
 
     #[test]
@@ -272,8 +309,10 @@ mod tests {
         // Only envelope keys: `_meta` goes entirely.
         let p = r#"{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
         assert_eq!(out(Era::Handshake, Some(p)).unwrap(), r#"{"name":"t"}"#);
-        // An escaped slash spells the same key to every JSON reader.
+        // Escapes spell the same key to every JSON reader.
         let p = r#"{"name":"t","_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}"#;
+        assert_eq!(out(Era::Handshake, Some(p)).unwrap(), r#"{"name":"t"}"#);
+        let p = r#"{"name":"t","_meta":{"io.modelcontextprotocol\u002fprotocolVersion":"x"}}"#;
         assert_eq!(out(Era::Handshake, Some(p)).unwrap(), r#"{"name":"t"}"#);
     }
 
@@ -311,24 +350,27 @@ mod tests {
 
     #[test]
     fn stateless_http_headers_name_the_method_and_its_target() {
-        let p = raw(r#"{"name":"read_file","arguments":{}}"#);
         assert_eq!(
-            http_headers("tools/call", Some(&p)),
+            headers("tools/call", Some(r#"{"name":"read_file","arguments":{}}"#)),
             vec![
                 ("mcp-protocol-version", "2026-07-28".to_owned()),
                 ("mcp-method", "tools/call".to_owned()),
                 ("mcp-name", "read_file".to_owned()),
             ]
         );
-        let p = raw(r#"{"uri":"file:///tmp/é"}"#);
         assert_eq!(
-            http_headers("resources/read", Some(&p))[2].1,
+            headers("resources/read", Some(r#"{"uri":"file:///tmp/é"}"#))[2].1,
             format!(
                 "=?base64?{}?=",
                 base64::engine::general_purpose::STANDARD.encode("file:///tmp/é")
             )
         );
-        assert_eq!(http_headers("tools/list", None).len(), 2);
+        assert_eq!(headers("tools/list", None).len(), 2);
+        assert!(
+            outgoing(Era::Handshake, "tools/call", None)
+                .http_headers
+                .is_empty()
+        );
     }
 
     #[test]

@@ -248,20 +248,19 @@ impl Connection {
     ) -> Result<Box<RawValue>, UpstreamError> {
         let _in_flight = self.relays.in_flight();
         // The one place a request is put into the connection's era.
-        let params = if method == "initialize" {
-            params.map(std::borrow::Cow::Borrowed)
+        let out = if method == "initialize" {
+            era::Outgoing {
+                params: params.map(std::borrow::Cow::Borrowed),
+                http_headers: Vec::new(),
+            }
         } else {
-            era::outgoing(self.era, params)
+            era::outgoing(self.era, method, params)
         };
-        let params = params.as_deref();
+        let params = out.params.as_deref();
         match &self.link {
             Link::Stdio(s) => s.request(method, params, timeout).await,
             Link::Http(h) => {
-                let headers = match self.era {
-                    Era::Stateless => era::http_headers(method, params),
-                    Era::Handshake => Vec::new(),
-                };
-                h.request(method, params, timeout, initializing, &headers)
+                h.request(method, params, timeout, initializing, &out.http_headers)
                     .await
             }
         }
