@@ -505,6 +505,28 @@ quarantine_at = "critical"
         assert!(err("listen = 'nowhere'").contains("listen"));
     }
 
+    /// Issue 15 item 21: which era an upstream is reached in, by version name.
+    #[test]
+    fn an_upstreams_protocol_era_is_chosen_by_version() {
+        use crate::upstream::era::EraChoice;
+        let era = |line: &str| {
+            GatewayConfig::parse(&format!("[servers.x]\ncommand = 'x'\n{line}"))
+                .map(|c| c.servers["x"].protocol)
+        };
+        assert_eq!(era("").unwrap(), EraChoice::Auto);
+        assert_eq!(era("protocol = 'auto'").unwrap(), EraChoice::Auto);
+        assert_eq!(
+            era("protocol = '2025-11-25'").unwrap(),
+            EraChoice::Handshake
+        );
+        assert_eq!(
+            era("protocol = '2026-07-28'").unwrap(),
+            EraChoice::Stateless
+        );
+        let e = era("protocol = '2025-06-18'").unwrap_err().to_string();
+        assert!(e.contains("2025-11-25") && e.contains("2026-07-28"), "{e}");
+    }
+
     #[test]
     fn the_default_binds_loopback() {
         assert!(GatewayConfig::default().listen.ip().is_loopback());
