@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs the third-party MCP peers that the integration tests drive (see
 # tests/peers/README.md): the npm packages pinned by tests/peers/package-lock.json
-# (`npm ci`) and a Python venv with tests/peers/requirements.txt.
+# (`npm ci`), a Python venv with tests/peers/requirements.txt (the mcp 1.x client)
+# and one with tests/peers/requirements-py2.txt (the mcp 2.x server).
 #
 # Safe to run again: each half is skipped when a stamp (hash of its lockfile, the
 # runtime's version and this script) says it is already installed. FORCE=1 reinstalls.
 #
 # Environment:
 #   INTERLOCK_PEERS_VENV  where the venv goes (default $HOME/.cache/interlock/peers-venv)
+#   INTERLOCK_PEERS_VENV_PY2  where the venv with the mcp 2.x server goes
+#                         (default $HOME/.cache/interlock/peers-venv-py2)
 #   PYTHON                the python3 to build the venv from (default: python3 on PATH)
 #
 # Progress goes to stderr; stdout is only KEY=VALUE lines (shell-quoted) naming what was
@@ -17,6 +20,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 peers="$root/tests/peers"
 venv="${INTERLOCK_PEERS_VENV:-$HOME/.cache/interlock/peers-venv}"
+venv_py2="${INTERLOCK_PEERS_VENV_PY2:-$HOME/.cache/interlock/peers-venv-py2}"
 python="${PYTHON:-python3}"
 force="${FORCE:-0}"
 
@@ -54,17 +58,24 @@ else
 fi
 
 # --- Python half ----------------------------------------------------------------
-venv_python="$venv/bin/python"
-py_stamp_file="$venv/.interlock-peers-stamp"
 py_version="$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null)" ||
   die "$python not found (Python >= 3.10 is needed)"
 "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
   die "Python $py_version is too old: mcp needs >= 3.10"
-py_stamp="$(hash_of "$peers/requirements.txt" "${BASH_SOURCE[0]}")-$py_version"
-if [ "$force" != 1 ] && [ -x "$venv_python" ] && [ -f "$py_stamp_file" ] &&
-  [ "$(cat "$py_stamp_file")" = "$py_stamp" ]; then
-  log "python peers up to date ($venv)"
-else
+
+# python_venv VENV REQUIREMENTS IMPORT_CHECK: builds VENV from REQUIREMENTS unless its
+# stamp says it is current, then checks that IMPORT_CHECK (Python code) runs in it.
+python_venv() {
+  local venv="$1" requirements="$2" check="$3"
+  local venv_python="$venv/bin/python"
+  local py_stamp_file="$venv/.interlock-peers-stamp"
+  local py_stamp
+  py_stamp="$(hash_of "$requirements" "${BASH_SOURCE[0]}")-$py_version"
+  if [ "$force" != 1 ] && [ -x "$venv_python" ] && [ -f "$py_stamp_file" ] &&
+    [ "$(cat "$py_stamp_file")" = "$py_stamp" ]; then
+    log "python peers up to date ($venv)"
+    return
+  fi
   log "creating venv $venv (python $py_version)"
   rm -rf "$venv"
   if ! "$python" -m venv "$venv" >&2; then
@@ -80,16 +91,21 @@ else
       rm -rf "$venv"
       /usr/bin/python3 -m venv "$venv" >&2
       py_version="$(/usr/bin/python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')"
-      py_stamp="$(hash_of "$peers/requirements.txt" "${BASH_SOURCE[0]}")-$py_version"
+      py_stamp="$(hash_of "$requirements" "${BASH_SOURCE[0]}")-$py_version"
     }
   fi
-  log "pip install -r tests/peers/requirements.txt"
+  log "pip install -r ${requirements#"$root"/}"
   "$venv_python" -m pip install --disable-pip-version-check --no-input -q \
-    -r "$peers/requirements.txt" >&2
-  "$venv_python" -c 'import mcp.client.streamable_http, mcp.client.session' ||
-    die "the venv cannot import mcp"
+    -r "$requirements" >&2
+  "$venv_python" -c "$check" || die "the venv $venv cannot import mcp"
   printf '%s\n' "$py_stamp" >"$py_stamp_file"
-fi
+}
+
+# The 1.x client (2025-11-25 sessions) and the 2.x server (both protocol eras) are
+# the same distribution, `mcp`: one venv each.
+python_venv "$venv" "$peers/requirements.txt" 'import mcp.client.streamable_http, mcp.client.session'
+python_venv "$venv_py2" "$peers/requirements-py2.txt" 'import mcp.server.mcpserver, mcp.server.runner'
+venv_python="$venv/bin/python"
 
 # --- What was set up --------------------------------------------------------------
 nm="$peers/node_modules"
@@ -100,6 +116,8 @@ out INTERLOCK_PEERS_NODE_MODULES "$nm"
 out INTERLOCK_PEERS_VENV "$venv"
 out INTERLOCK_PEERS_PYTHON "$venv_python"
 out INTERLOCK_PEERS_CLIENT_PY "$peers/client.py"
+out INTERLOCK_PEERS_PY2_PYTHON "$venv_py2/bin/python"
+out INTERLOCK_PEERS_PY2_SERVER "$peers/py2-server.py"
 out INTERLOCK_PEERS_CLIENT_MJS "$peers/client.mjs"
 out INTERLOCK_PEERS_CONFORMANCE_SH "$peers/conformance.sh"
 out INTERLOCK_PEERS_CONFORMANCE_SERVER "$peers/conformance-server.mjs"

@@ -6,6 +6,7 @@ mod callpath;
 mod canon;
 mod channels;
 mod content;
+mod eras;
 mod gateway;
 mod gateway_util;
 mod governance;

@@ -243,6 +243,11 @@ pub struct UpstreamConfig {
     /// them is flagged as traversal. Empty: only well-known sensitive paths are.
     #[serde(default)]
     pub roots: Vec<String>,
+    /// The protocol era to reach it in: `"auto"` (default: 2026-07-28 when
+    /// its `server/discover` lists it, else the 2025-11-25 handshake),
+    /// `"2025-11-25"` or `"2026-07-28"` (see `upstream::era`).
+    #[serde(default)]
+    pub protocol: crate::upstream::era::EraChoice,
 }
 
 impl UpstreamConfig {
@@ -498,6 +503,28 @@ quarantine_at = "critical"
         assert!(err("[servers.x]\nurl='ftp://a'").contains("http://"));
         assert!(err("[drift]\nquarantine_at='severe'").contains("unknown severity"));
         assert!(err("listen = 'nowhere'").contains("listen"));
+    }
+
+    /// Issue 15 item 21: which era an upstream is reached in, by version name.
+    #[test]
+    fn an_upstreams_protocol_era_is_chosen_by_version() {
+        use crate::upstream::era::EraChoice;
+        let era = |line: &str| {
+            GatewayConfig::parse(&format!("[servers.x]\ncommand = 'x'\n{line}"))
+                .map(|c| c.servers["x"].protocol)
+        };
+        assert_eq!(era("").unwrap(), EraChoice::Auto);
+        assert_eq!(era("protocol = 'auto'").unwrap(), EraChoice::Auto);
+        assert_eq!(
+            era("protocol = '2025-11-25'").unwrap(),
+            EraChoice::Handshake
+        );
+        assert_eq!(
+            era("protocol = '2026-07-28'").unwrap(),
+            EraChoice::Stateless
+        );
+        let e = era("protocol = '2025-06-18'").unwrap_err().to_string();
+        assert!(e.contains("2025-11-25") && e.contains("2026-07-28"), "{e}");
     }
 
     #[test]

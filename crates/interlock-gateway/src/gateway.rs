@@ -15,6 +15,7 @@ use crate::executor::McpAdapter;
 use crate::keys;
 use crate::pins::{Pins, ServedSurfaces};
 use crate::roles::Roles;
+use crate::upstream::era::EraChoice;
 use crate::upstream::relay::{RelayGuard, Relays};
 use crate::upstream::{Connection, LinkState, ServerHello, Signals, UpstreamSignal, backoff};
 
@@ -29,6 +30,8 @@ const RELOAD_EVERY: Duration = Duration::from_millis(500);
 pub struct Upstream {
     pub name: String,
     pub transport: Transport,
+    /// The protocol era the gateway may reach it in.
+    pub protocol: EraChoice,
     conn: RwLock<Option<Arc<Connection>>>,
     hello: RwLock<Option<ServerHello>>,
     link: watch::Sender<LinkState>,
@@ -88,6 +91,7 @@ impl Upstreams {
                 Arc::new(Upstream {
                     name: name.clone(),
                     transport,
+                    protocol: up.protocol,
                     conn: RwLock::new(None),
                     hello: RwLock::new(None),
                     link: watch::channel(LinkState::Connecting).0,
@@ -407,6 +411,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
         let error = match Connection::open(
             &up.name,
             &up.transport,
+            up.protocol,
             &limits,
             Signals::new(tx, Arc::clone(&up.relays)),
         )

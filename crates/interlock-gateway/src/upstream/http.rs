@@ -86,17 +86,23 @@ impl HttpConnection {
         }
     }
 
+    /// Sends a request; `headers` are the era's own (stateless-era routing
+    /// headers, see `era::http_headers`), added to the configured ones.
     pub async fn request(
         &self,
         method: &str,
         params: Option<&RawValue>,
         timeout: Duration,
         initializing: bool,
+        headers: &[(&'static str, String)],
     ) -> Result<Box<RawValue>, UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = jsonrpc::request(id, method, params);
-        match tokio::time::timeout(timeout, self.shared.exchange(body, Some(id), initializing))
-            .await
+        match tokio::time::timeout(
+            timeout,
+            self.shared.exchange(body, Some(id), initializing, headers),
+        )
+        .await
         {
             Ok(outcome) => outcome.and_then(|r| {
                 r.ok_or_else(|| UpstreamError::Unavailable("no response to a request".into()))
@@ -111,7 +117,7 @@ impl HttpConnection {
         params: Option<&RawValue>,
     ) -> Result<(), UpstreamError> {
         self.shared
-            .exchange(jsonrpc::notification(method, params), None, false)
+            .exchange(jsonrpc::notification(method, params), None, false, &[])
             .await
             .map(|_| ())
     }
@@ -189,14 +195,18 @@ impl Shared {
         body: Vec<u8>,
         id: Option<u64>,
         initializing: bool,
+        era_headers: &[(&'static str, String)],
     ) -> Result<Option<Box<RawValue>>, UpstreamError> {
-        let req = self
+        let mut req = self
             .client
             .post(self.url.clone())
             .headers(self.headers.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
             .body(body);
+        for (name, value) in era_headers {
+            req = req.header(*name, value);
+        }
         let resp =
             self.with_session(req).send().await.map_err(|e| {
                 UpstreamError::Unavailable(format!("cannot reach the upstream: {e}"))
@@ -388,7 +398,13 @@ mod tests {
         )
         .unwrap();
         let err = conn
-            .request("initialize", Some(&params), Duration::from_secs(10), true)
+            .request(
+                "initialize",
+                Some(&params),
+                Duration::from_secs(10),
+                true,
+                &[],
+            )
             .await
             .expect_err("a redirect is an error, not followed");
         assert!(

@@ -1,11 +1,14 @@
 //! Connections to upstream MCP servers, and the supervisor that keeps each one
 //! connected (reconnecting with backoff) and re-reads its surface.
 //!
-//! The gateway is an MCP *client* here. It speaks the 2025-11-25 handshake
-//! (`initialize`, `notifications/initialized`) over stdio or Streamable HTTP,
-//! then forwards requests as raw JSON: what the upstream answers reaches the
+//! The gateway is an MCP *client* here, over stdio or Streamable HTTP, in the
+//! protocol era each upstream serves ([`era`]): 2026-07-28 stateless where
+//! `server/discover` offers it, else the 2025-11-25 handshake (`initialize`,
+//! `notifications/initialized`). It forwards requests as raw JSON, put into
+//! the connection's era on the way out; what the upstream answers reaches the
 //! agent byte for byte.
 
+pub mod era;
 mod http;
 pub mod relay;
 mod stdio;
@@ -18,9 +21,15 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::{Limits, Transport};
+use era::{Era, EraChoice};
 
-/// The protocol version the gateway asks upstreams for.
-pub const UPSTREAM_PROTOCOL_VERSION: &str = "2025-11-25";
+/// The protocol version the gateway asks handshake-era upstreams for.
+pub const UPSTREAM_PROTOCOL_VERSION: &str = era::HANDSHAKE_VERSION;
+
+/// How long a `server/discover` probe may take before the gateway tries the
+/// handshake instead (a handshake-only server may ignore it); the official
+/// SDKs' clients wait as long.
+const DISCOVER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why a forwarded request got no result.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -35,7 +44,7 @@ pub enum UpstreamError {
     Timeout(Duration),
 }
 
-/// What the upstream said about itself in `initialize`.
+/// What the upstream said about itself in `initialize` (or `server/discover`).
 #[derive(Clone, Debug)]
 pub struct ServerHello {
     pub protocol_version: String,
@@ -88,6 +97,8 @@ pub struct Connection {
     /// The upstream's relays: every request counts as in flight there, so a
     /// log message is attributed only when one request could have sent it.
     relays: Arc<relay::Relays>,
+    /// The era this connection speaks; every request is put into it.
+    era: Era,
 }
 
 /// The transport of a connection.
@@ -97,10 +108,12 @@ enum Link {
 }
 
 impl Connection {
-    /// Connects and completes the initialize handshake.
+    /// Connects in the era `choice` allows: discovers a stateless-era server,
+    /// or completes the initialize handshake.
     pub async fn open(
         name: &str,
         transport: &Transport,
+        choice: EraChoice,
         limits: &Limits,
         signals: Signals,
     ) -> Result<(Connection, ServerHello), UpstreamError> {
@@ -127,13 +140,29 @@ impl Connection {
                 signals.clone(),
             )?),
         };
-        let conn = Connection { link, relays };
+        let mut conn = Connection {
+            link,
+            relays,
+            era: Era::Stateless,
+        };
         let timeout = limits.upstream_timeout().min(Duration::from_secs(60));
-        let params = RawValue::from_string(format!(
-            r#"{{"protocolVersion":"{UPSTREAM_PROTOCOL_VERSION}","capabilities":{{}},"clientInfo":{{"name":"interlock-gateway","version":"{}"}}}}"#,
-            env!("CARGO_PKG_VERSION")
-        ))
-        .expect("valid JSON");
+        if choice != EraChoice::Handshake {
+            match conn.discover(timeout.min(DISCOVER_TIMEOUT)).await {
+                Ok(hello) => return Ok((conn, hello)),
+                Err(e) if choice == EraChoice::Stateless => return Err(e),
+                // Anything but a server listing 2026-07-28 is a handshake-era
+                // server (an unknown method, an HTTP 400 for a request
+                // without a session, silence): the handshake decides.
+                Err(e) => tracing::debug!(server = name, error = %e, "no stateless era; handshake"),
+            }
+        }
+        conn.era = Era::Handshake;
+        let params = serde_json::value::to_raw_value(&serde_json::json!({
+            "protocolVersion": UPSTREAM_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": era::client_info(),
+        }))
+        .expect("JSON serializes");
         let result = conn
             .request_inner("initialize", Some(&params), timeout, true)
             .await?;
@@ -172,6 +201,34 @@ impl Connection {
         ))
     }
 
+    /// `server/discover` in the stateless era: the server's hello if it
+    /// serves 2026-07-28, else an error.
+    async fn discover(&self, timeout: Duration) -> Result<ServerHello, UpstreamError> {
+        let result = self
+            .request_inner("server/discover", None, timeout, true)
+            .await?;
+        let found = era::discovered(&result).map_err(|e| {
+            UpstreamError::Unavailable(format!("server/discover returned a malformed result: {e}"))
+        })?;
+        if !found.stateless {
+            return Err(UpstreamError::Unavailable(format!(
+                "server/discover does not list protocol version {}",
+                era::STATELESS_VERSION
+            )));
+        }
+        Ok(ServerHello {
+            protocol_version: era::STATELESS_VERSION.to_owned(),
+            server_info: found.server_info,
+            instructions: found.instructions,
+            capabilities: found.capabilities,
+        })
+    }
+
+    /// The era this connection speaks.
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
     /// Sends a request and waits (at most `timeout`) for its result.
     pub async fn request(
         &self,
@@ -190,9 +247,22 @@ impl Connection {
         initializing: bool,
     ) -> Result<Box<RawValue>, UpstreamError> {
         let _in_flight = self.relays.in_flight();
+        // The one place a request is put into the connection's era.
+        let out = if method == "initialize" {
+            era::Outgoing {
+                params: params.map(std::borrow::Cow::Borrowed),
+                http_headers: Vec::new(),
+            }
+        } else {
+            era::outgoing(self.era, method, params)
+        };
+        let params = out.params.as_deref();
         match &self.link {
             Link::Stdio(s) => s.request(method, params, timeout).await,
-            Link::Http(h) => h.request(method, params, timeout, initializing).await,
+            Link::Http(h) => {
+                h.request(method, params, timeout, initializing, &out.http_headers)
+                    .await
+            }
         }
     }
 
