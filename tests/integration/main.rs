@@ -10,6 +10,7 @@ mod gateway;
 mod gateway_util;
 mod governance;
 mod receipts;
+mod standing;
 mod team;
 mod trust;
 mod util;
