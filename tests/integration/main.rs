@@ -9,6 +9,7 @@ mod content;
 mod gateway;
 mod gateway_util;
 mod governance;
+mod limits;
 mod receipts;
 mod standing;
 mod team;

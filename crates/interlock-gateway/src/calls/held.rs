@@ -42,6 +42,12 @@ pub(crate) async fn hold(
     note: Option<&str>,
 ) -> Vec<u8> {
     let (gw, id, assessment) = (call.gw, call.id, call.assessment);
+    // Each waiting call holds a task and polls the store: one key may have
+    // only so many at once.
+    let _slot = match gw.held_slot(&call.agent.key_hash) {
+        Ok(slot) => slot,
+        Err(cap) => return jsonrpc::error(Some(id), jsonrpc::code::LIMIT, &cap.to_string()),
+    };
     let mut rnd = [0u8; 4];
     getrandom::fill(&mut rnd).expect("OS randomness");
     let digest_hex = call.args_digest.trim_start_matches("sha256:");

@@ -1,0 +1,192 @@
+//! Issue 15 item 16: bounded resources, through a real `interlock serve` —
+//! sessions capped per agent key (one key cannot evict another's), the header
+//! block bounded in size (431) and in time (slowloris), one `tools/list`
+//! bounded in all across pages. Each test is named after the hole it closes.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use crate::gateway_util::{Gateway, http};
+use crate::util::{stderr, stdout};
+
+const INIT: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"limits-test","version":"1"}}}"#;
+
+/// `initialize` with `key`: the status and the session id (if one was opened).
+fn open_session(gw: &Gateway, key: &str) -> (u16, Option<String>, String) {
+    let (status, headers, body) = http(
+        &gw.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &format!("Bearer {key}")),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        INIT,
+    );
+    let sid = headers
+        .iter()
+        .find(|(k, _)| k == "mcp-session-id")
+        .map(|(_, v)| v.clone());
+    (status, sid, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// A `ping` in session `sid`: its HTTP status.
+fn ping(gw: &Gateway, key: &str, sid: &str) -> u16 {
+    http(
+        &gw.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &format!("Bearer {key}")),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", sid),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+    )
+    .0
+}
+
+fn agent(gw: &Gateway, name: &str) -> String {
+    let out = gw.cli(&["agents", "add", name]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out).trim().to_owned()
+}
+
+/// Today one global FIFO: a key that opens sessions pushes out everyone
+/// else's. Now a key over its own cap loses only its own oldest session, and a
+/// full gateway refuses new sessions instead of evicting.
+#[test]
+fn regression_one_key_cannot_evict_another_keys_sessions() {
+    let gw = Gateway::start("[limits]\nsessions_per_key = 2\nmax_sessions = 4\n");
+    let victim = gw.agent_key.clone();
+    let (status, sid, body) = open_session(&gw, &victim);
+    assert_eq!(status, 200, "{body}");
+    let victim_sid = sid.unwrap();
+    let flood = agent(&gw, "flood");
+    let mut flood_sids = Vec::new();
+    for _ in 0..20 {
+        let (status, sid, body) = open_session(&gw, &flood);
+        assert_eq!(status, 200, "{body}");
+        flood_sids.push(sid.unwrap());
+    }
+    assert_eq!(
+        ping(&gw, &victim, &victim_sid),
+        200,
+        "the victim's session was evicted"
+    );
+    // The flooding key kept only its own newest two.
+    assert_eq!(ping(&gw, &flood, &flood_sids[0]), 404);
+    assert_eq!(ping(&gw, &flood, &flood_sids[19]), 200);
+    assert_eq!(ping(&gw, &flood, &flood_sids[18]), 200);
+    // A full gateway (1 + 2 + 1 = 4) refuses a new session with a clear error.
+    let third = agent(&gw, "third");
+    assert_eq!(open_session(&gw, &third).0, 200);
+    let (status, sid, body) = open_session(&gw, &third);
+    assert_eq!(status, 503, "{body}");
+    assert!(sid.is_none());
+    assert!(body.contains("limits.max_sessions"), "{body}");
+    assert_eq!(ping(&gw, &victim, &victim_sid), 200);
+}
+
+/// A 200 KB header block: answered 431, not a silently closed connection.
+#[test]
+fn regression_oversized_header_block_gets_431() {
+    let gw = Gateway::start("");
+    let big = "a".repeat(200 * 1024);
+    let (status, _, _) = http(&gw.addr, "GET", "/healthz", &[("X-Padding", &big)], b"");
+    assert_eq!(status, 431);
+    // Within the limit, the same request is served.
+    let (status, _, body) = http(&gw.addr, "GET", "/healthz", &[("X-Padding", "a")], b"");
+    assert_eq!((status, body.as_slice()), (200, &b"ok"[..]));
+}
+
+/// A client that sends its header block a byte at a time (slowloris) is cut
+/// off after `header_read_timeout_secs`, however it trickles.
+#[test]
+fn regression_slow_header_is_timed_out() {
+    let gw = Gateway::start("[limits]\nheader_read_timeout_secs = 1\n");
+    let mut s = TcpStream::connect(&gw.addr).unwrap();
+    s.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n", gw.addr).as_bytes())
+        .unwrap();
+    let mut writer = s.try_clone().unwrap();
+    let trickle = std::thread::spawn(move || {
+        // One header byte every 200 ms, for at most 30 s.
+        for _ in 0..150 {
+            if writer.write_all(b"X").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let ended = match s.read_to_end(&mut answer) {
+        Ok(_) => true,
+        Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+    };
+    assert!(
+        ended,
+        "the connection stayed open for {:?}",
+        started.elapsed()
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    drop(s);
+    trickle.join().unwrap();
+    // The gateway still serves others.
+    assert_eq!(http(&gw.addr, "GET", "/healthz", &[], b"").0, 200);
+}
+
+/// An upstream that paginates `tools/list` without end: the gateway stops
+/// gathering at its cumulative cap, logs why, and does not serve the server.
+#[test]
+fn regression_endless_tools_list_pagination_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    // A hostile upstream (raw JSON-RPC over stdio): every page has ten tools
+    // and a next cursor.
+    let script = dir.path().join("endless.mjs");
+    std::fs::write(
+        &script,
+        r#"
+import readline from 'node:readline';
+const rl = readline.createInterface({ input: process.stdin });
+let page = 0;
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+rl.on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  if (m.method === 'initialize') {
+    send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-11-25',
+      capabilities: { tools: {} }, serverInfo: { name: 'endless', version: '1' } } });
+  } else if (m.method === 'tools/list') {
+    page += 1;
+    const tools = Array.from({ length: 10 }, (_, i) => ({ name: `t${page}_${i}`,
+      description: 'x'.repeat(100), inputSchema: { type: 'object' } }));
+    send({ jsonrpc: '2.0', id: m.id, result: { tools, nextCursor: `c${page}` } });
+  } else {
+    send({ jsonrpc: '2.0', id: m.id, result: {} });
+  }
+});
+"#,
+    )
+    .unwrap();
+    let gw = Gateway::start(&format!(
+        "[limits]\nmax_tools = 50\n[servers.endless]\ncommand = \"node\"\nargs = [{:?}]\n",
+        script.to_str().unwrap()
+    ));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !gw
+        .log()
+        .contains("tools/list is larger than the gateway accepts")
+    {
+        assert!(Instant::now() < deadline, "no bound was hit: {}", gw.log());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(gw.log().contains("limits.max_tools = 50"), "{}", gw.log());
+    let listed = stdout(&gw.cli(&["servers", "list"]));
+    assert!(!listed.contains("TRUSTED"), "{listed}");
+}
