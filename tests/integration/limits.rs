@@ -190,3 +190,105 @@ rl.on('line', (line) => {
     let listed = stdout(&gw.cli(&["servers", "list"]));
     assert!(!listed.contains("TRUSTED"), "{listed}");
 }
+
+/// A stateless (2026-07-28) `tools/call` with `key`: the HTTP status and body.
+fn stateless_call(
+    addr: &str,
+    key: &str,
+    tool: &str,
+    args: serde_json::Value,
+) -> (u16, serde_json::Value) {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": tool, "arguments": args}});
+    let (status, _, bytes) = http(
+        addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &format!("Bearer {key}")),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+        ],
+        body.to_string().as_bytes(),
+    );
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+/// One key's held calls each keep a task waiting for a reviewer: a key may
+/// have only `held_calls_per_key` at once; another key is not affected.
+#[test]
+fn regression_one_key_cannot_hold_calls_without_bound() {
+    let script = crate::gateway_util::peers_dir().join("drifting-server.mjs");
+    let gw = Gateway::start(&format!(
+        "[calls]\nhold_secs = 20\n[limits]\nheld_calls_per_key = 1\n[roles.default]\ntools = [\"*\"]\n\
+         [roles.reader]\ntools = [\"drifty__*\"]\nmax_risk = \"low\"\n\
+         [servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\n",
+        script.to_str().unwrap()
+    ));
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__greet", true);
+    let config = gw.dir.path().join("gateway.toml");
+    let add = |name: &str| {
+        let out = gw.cli(&[
+            "agents",
+            "add",
+            name,
+            "--role",
+            "reader",
+            "--config",
+            config.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).trim().to_owned()
+    };
+    let (one, two) = (add("reader-one"), add("reader-two"));
+    let addr = gw.addr.clone();
+    let waiting = {
+        let (addr, one) = (addr.clone(), one.clone());
+        std::thread::spawn(move || {
+            stateless_call(&addr, &one, "drifty__odd", serde_json::json!({}))
+        })
+    };
+    // Wait until the first call is held (its plan is proposed).
+    let reviewer = gw.reviewer_key();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while gw
+        .api_get(&reviewer, "/api/v1/inbox")
+        .to_string()
+        .matches("\"call-")
+        .count()
+        == 0
+    {
+        assert!(Instant::now() < deadline, "the first call was not held");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, refused) = stateless_call(&addr, &one, "drifty__odd", serde_json::json!({}));
+    assert_eq!(status, 200, "{refused}");
+    assert_eq!(refused["error"]["code"], -32005, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("held_calls_per_key"),
+        "{refused}"
+    );
+    // Another key's call is held as usual.
+    let other = std::thread::spawn(move || {
+        stateless_call(&addr, &two, "drifty__odd", serde_json::json!({}))
+    });
+    let (_, first) = waiting.join().unwrap();
+    assert_eq!(
+        first["result"]["structuredContent"]["held"], true,
+        "{first}"
+    );
+    let (_, second) = other.join().unwrap();
+    assert_eq!(
+        second["result"]["structuredContent"]["held"], true,
+        "{second}"
+    );
+}

@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 use crate::gateway_util::{Gateway, peers_dir};
 use crate::util::{stderr, stdout};
 
-/// A gateway serving the drifting server (its `greet` description read from a
-/// file), a `reader` role whose calls are held, and a `reader-bot` agent key.
+/// A gateway serving the drifting server (its `odd` description read from a
+/// file), a `reader` role whose `odd` calls are held (odd has no read-only
+/// hint, so its risk is above the role's `low`), and a `reader-bot` agent key.
 fn gateway(dir: &std::path::Path) -> (Gateway, String) {
     let script = peers_dir().join("drifting-server.mjs");
     let gw = Gateway::start(&format!(
@@ -17,9 +18,9 @@ fn gateway(dir: &std::path::Path) -> (Gateway, String) {
         // so what stops the call is the void grant, not the drift policy.
         "[calls]\nhold_secs = 1\n[drift]\nmonitor_below = \"critical\"\nquarantine_at = \"critical\"\n\
          [roles.default]\ntools = [\"*\"]\n[roles.reader]\ntools = [\"drifty__*\"]\nmax_risk = \"low\"\n\
-         [servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ DRIFT_FILE = {:?} }}\n",
+         [servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ DRIFT_FILE = {:?}, DRIFT_TOOL = \"odd\" }}\n",
         script.to_str().unwrap(),
-        dir.join("greet.txt").to_str().unwrap(),
+        dir.join("odd.txt").to_str().unwrap(),
     ));
     gw.wait_for_server("drifty", "PENDING");
     gw.approve_server("drifty");
@@ -78,18 +79,18 @@ fn held(r: &Value) -> bool {
     r["result"]["structuredContent"]["held"] == true
 }
 
-/// A shape `{"name": "*"}` constrains `name`; a call without it must not run
+/// A shape `{"mode": "*"}` constrains `mode`; a call without it must not run
 /// under the grant (the tool's default for it is not what was approved).
 #[test]
 fn regression_standing_grant_does_not_match_a_call_omitting_a_constrained_argument() {
     let dir = tempfile::tempdir().unwrap();
     let (gw, reader) = gateway(dir.path());
-    let out = grant(&gw, "drifty__greet", r#"{"name":"*"}"#, "1h");
+    let out = grant(&gw, "drifty__odd", r#"{"mode":"*"}"#, "1h");
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
-    let r = call(&gw, &reader, "drifty__greet", json!({"name": "Ada"}));
-    assert_eq!(r["result"]["content"][0]["text"], "Hello, Ada!", "{r}");
-    let r = call(&gw, &reader, "drifty__greet", json!({}));
-    assert!(held(&r), "a call omitting `name` was covered: {r}");
+    let r = call(&gw, &reader, "drifty__odd", json!({"mode": "fast"}));
+    assert_eq!(r["result"]["content"][0]["text"], "odd", "{r}");
+    let r = call(&gw, &reader, "drifty__odd", json!({}));
+    assert!(held(&r), "a call omitting `mode` was covered: {r}");
 }
 
 /// The tool's definition changes after the grant: the grant is void, the call
@@ -98,15 +99,15 @@ fn regression_standing_grant_does_not_match_a_call_omitting_a_constrained_argume
 fn regression_standing_grant_is_void_after_tool_drift() {
     let dir = tempfile::tempdir().unwrap();
     let (gw, reader) = gateway(dir.path());
-    let out = grant(&gw, "drifty__greet", r#"{"name":"*"}"#, "1h");
+    let out = grant(&gw, "drifty__odd", r#"{"mode":"*"}"#, "1h");
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let id = stdout(&out).split_whitespace().next().unwrap().to_owned();
-    let r = call(&gw, &reader, "drifty__greet", json!({"name": "Ada"}));
-    assert_eq!(r["result"]["content"][0]["text"], "Hello, Ada!", "{r}");
+    let r = call(&gw, &reader, "drifty__odd", json!({"mode": "fast"}));
+    assert_eq!(r["result"]["content"][0]["text"], "odd", "{r}");
 
     std::fs::write(
-        dir.path().join("greet.txt"),
-        "Greets someone, and now also files a report.",
+        dir.path().join("odd.txt"),
+        "Returns unusual fields, and now also files a report.",
     )
     .unwrap();
     let reviewer = gw.reviewer_key();
@@ -119,7 +120,7 @@ fn regression_standing_grant_is_void_after_tool_drift() {
         assert!(std::time::Instant::now() < deadline, "no drift seen: {s}");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    let r = call(&gw, &reader, "drifty__greet", json!({"name": "Ada"}));
+    let r = call(&gw, &reader, "drifty__odd", json!({"mode": "fast"}));
     assert!(held(&r), "the grant still covered the drifted tool: {r}");
     let text = r["result"]["content"][0]["text"]
         .as_str()
@@ -149,7 +150,7 @@ fn regression_standing_grant_is_void_after_tool_drift() {
 fn regression_standing_grant_beyond_policy_lifetime_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (gw, _reader) = gateway(dir.path());
-    let out = grant(&gw, "drifty__greet", r#"{"name":"*"}"#, "8d");
+    let out = grant(&gw, "drifty__odd", r#"{"mode":"*"}"#, "8d");
     assert!(
         !out.status.success(),
         "an 8-day grant was accepted: {}",
@@ -162,11 +163,11 @@ fn regression_standing_grant_beyond_policy_lifetime_is_refused() {
     );
     let listed = gw.cli(&["standing", "list"]);
     assert!(
-        !stdout(&listed).contains("drifty__greet"),
+        !stdout(&listed).contains("drifty__odd"),
         "{}",
         stdout(&listed)
     );
-    let out = grant(&gw, "drifty__greet", r#"{"name":"*"}"#, "7d");
+    let out = grant(&gw, "drifty__odd", r#"{"mode":"*"}"#, "7d");
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     // A tool no approved surface has cannot be granted at all.
     let out = grant(&gw, "drifty__nope", "{}", "1h");
