@@ -292,3 +292,24 @@ fn regression_one_key_cannot_hold_calls_without_bound() {
         "{second}"
     );
 }
+
+/// Connections beyond `max_connections` wait (in the listen backlog) until one
+/// closes, instead of each taking a task and buffers.
+#[test]
+fn regression_connections_beyond_the_cap_wait() {
+    let gw = Gateway::start("[limits]\nmax_connections = 1\nheader_read_timeout_secs = 60\n");
+    let idle = TcpStream::connect(&gw.addr).unwrap();
+    // Give the gateway time to take the idle connection (and its one permit).
+    std::thread::sleep(Duration::from_millis(500));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let addr = gw.addr.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(http(&addr, "GET", "/healthz", &[], b"").0);
+    });
+    assert!(
+        rx.recv_timeout(Duration::from_secs(2)).is_err(),
+        "a second connection was served while the only one allowed was open"
+    );
+    drop(idle);
+    assert_eq!(rx.recv_timeout(Duration::from_secs(30)), Ok(200));
+}
