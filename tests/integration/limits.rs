@@ -313,3 +313,66 @@ fn regression_connections_beyond_the_cap_wait() {
     drop(idle);
     assert_eq!(rx.recv_timeout(Duration::from_secs(30)), Ok(200));
 }
+
+/// A request in session `sid` of `key`: the JSON-RPC answer.
+fn in_session(gw: &Gateway, key: &str, sid: &str, body: serde_json::Value) -> serde_json::Value {
+    let (_, _, bytes) = http(
+        &gw.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &format!("Bearer {key}")),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", sid),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        body.to_string().as_bytes(),
+    );
+    serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null)
+}
+
+/// One key's resource subscriptions, across all its sessions, are capped at
+/// `subscriptions_per_key`; another key is not affected.
+#[test]
+fn regression_one_key_cannot_hold_subscriptions_without_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = crate::gateway_util::peers_dir().join("drifting-server.mjs");
+    let gw = Gateway::start(&format!(
+        "[limits]\nsubscriptions_per_key = 1\n[servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\n\
+         env = {{ NOTE_FILE = {:?} }}\n",
+        script.to_str().unwrap(),
+        dir.path().join("note.txt").to_str().unwrap()
+    ));
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__greet", true);
+    let key = gw.agent_key.clone();
+    let subscribe = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe",
+        "params": {"uri": "notes://today"}});
+    let (_, one, _) = open_session(&gw, &key);
+    let (_, two, _) = open_session(&gw, &key);
+    let (one, two) = (one.unwrap(), two.unwrap());
+    let ok = in_session(&gw, &key, &one, subscribe.clone());
+    assert_eq!(ok["result"], serde_json::json!({}), "{ok}");
+    let refused = in_session(&gw, &key, &two, subscribe.clone());
+    assert_eq!(refused["error"]["code"], -32005, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("subscriptions_per_key"),
+        "{refused}"
+    );
+    // Another key has its own allowance.
+    let other = agent(&gw, "other");
+    let (_, theirs, _) = open_session(&gw, &other);
+    let ok = in_session(&gw, &other, &theirs.unwrap(), subscribe.clone());
+    assert_eq!(ok["result"], serde_json::json!({}), "{ok}");
+    // Unsubscribing frees the key's place.
+    let unsubscribe = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "resources/unsubscribe",
+        "params": {"uri": "notes://today"}});
+    in_session(&gw, &key, &one, unsubscribe);
+    let ok = in_session(&gw, &key, &two, subscribe);
+    assert_eq!(ok["result"], serde_json::json!({}), "{ok}");
+}
