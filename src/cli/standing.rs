@@ -24,11 +24,17 @@ pub enum StandingCommand {
         /// JSON object: argument → literal value, or "*" for any value.
         #[arg(long)]
         shape: String,
-        /// How long it stands: 30m, 8h, 7d (at most 30 days).
+        /// How long it stands: 30m, 8h, 7d (at most the policy's
+        /// `standing_max_lifetime_secs`, 7 days by default).
         #[arg(long, default_value = "8h")]
         r#for: String,
         #[arg(long)]
         reason: String,
+        /// The gateway config that names the tool's server (default
+        /// `<data dir>/gateway.toml`): the grant binds to the tool's approved
+        /// definition hash, so a changed tool is not covered.
+        #[arg(long)]
+        config: Option<std::path::PathBuf>,
     },
     /// Active and past standing approvals.
     List,
@@ -49,7 +55,9 @@ pub async fn run(ctx: &Context, cmd: StandingCommand) -> anyhow::Result<ExitCode
             shape,
             r#for,
             reason,
+            config,
         } => {
+            let config = super::serve::load_config(ctx, config.as_ref())?;
             let shape =
                 canon::parse_json(shape.as_bytes()).map_err(|e| anyhow::anyhow!("--shape: {e}"))?;
             if shape.as_object().is_none() {
@@ -60,12 +68,25 @@ pub async fn run(ctx: &Context, cmd: StandingCommand) -> anyhow::Result<ExitCode
             };
             let engine = ctx.engine().await?;
             let until = engine.now() + parse_duration(&r#for)?;
+            let tool_hash = match interlock_gateway::calls::standing::approved_tool_hash(
+                &engine, &config, &tool,
+            )
+            .await
+            {
+                Ok(h) => h,
+                Err(e) => {
+                    engine.log().close().await;
+                    eprintln!("interlock: {e}");
+                    return Ok(ExitCode::from(EXIT_REJECTED));
+                }
+            };
             let granted = interlock_host::grant_standing(
                 &engine,
                 &EventBus::new(),
                 &key,
                 &role,
                 &tool,
+                &tool_hash,
                 &shape,
                 until,
                 &reason,

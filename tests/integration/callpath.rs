@@ -247,6 +247,8 @@ fn standing_approvals_cover_a_class_of_calls_until_revoked() {
         "1h",
         "--reason",
         "odd only reads",
+        "--config",
+        gw.dir.path().join("gateway.toml").to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let id = stdout(&out).split_whitespace().next().unwrap().to_owned();
@@ -269,6 +271,8 @@ fn standing_approvals_cover_a_class_of_calls_until_revoked() {
         r#"{"name":"*"}"#,
         "--reason",
         "greetings are harmless",
+        "--config",
+        gw.dir.path().join("gateway.toml").to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let attack = call("drifty__greet", json!({"name": "1' OR '1'='1"}));

@@ -21,6 +21,15 @@ use crate::secrets::{EntropyRule, SecretPattern, SecretScanner};
 
 pub const POLICY_SCHEMA_VERSION: &str = "interlock.policy/v1";
 
+/// The most a policy may set `standing_max_lifetime_secs` to: one year.
+pub const MAX_STANDING_LIFETIME_SECS: i64 = 366 * 24 * 3600;
+
+/// The longest a standing approval may stand unless the policy says otherwise
+/// (`standing_max_lifetime_secs`): seven days. A standing approval skips review
+/// for a whole class of calls, so it must lapse and be granted again by a
+/// person rather than stand forever.
+pub const DEFAULT_STANDING_MAX_LIFETIME_SECS: i64 = 7 * 24 * 3600;
+
 /// A deployment's own typed field in the plan body (e.g. a change ticket).
 #[derive(Clone, Debug)]
 pub struct SchemaExtension {
@@ -125,6 +134,9 @@ pub struct Policy {
     pub extensions: Vec<SchemaExtension>,
     /// Distinct approvers required per risk level (index = `RiskLevel as usize`).
     pub quorum: [u32; 4],
+    /// The longest a standing approval may stand, in seconds from its grant
+    /// (a grant whose `expires_at` is later is refused).
+    pub standing_max_lifetime_secs: i64,
     pub custom_invariants: Vec<Arc<dyn CustomInvariant>>,
 }
 
@@ -145,6 +157,7 @@ impl Default for Policy {
             secrets: SecretScanner::builtin(),
             extensions: Vec::new(),
             quorum: [1; 4],
+            standing_max_lifetime_secs: DEFAULT_STANDING_MAX_LIFETIME_SECS,
             custom_invariants: Vec::new(),
         }
     }
@@ -266,7 +279,7 @@ impl Policy {
             ("high", number(f64::from(self.quorum[2]))),
             ("critical", number(f64::from(self.quorum[3]))),
         ]);
-        obj([
+        let mut value = obj([
             ("policy_version", POLICY_SCHEMA_VERSION.into()),
             ("actions", Value::Array(actions)),
             ("probes", Value::Array(probes)),
@@ -289,7 +302,19 @@ impl Policy {
                         .collect(),
                 ),
             ),
-        ])
+        ]);
+        // Written only when it differs from the default, so the digest of
+        // every policy that does not set it stays what it was before the
+        // field existed (approvals made under it remain valid).
+        if self.standing_max_lifetime_secs != DEFAULT_STANDING_MAX_LIFETIME_SECS
+            && let Value::Object(m) = &mut value
+        {
+            m.insert(
+                "standing_max_lifetime_secs".into(),
+                number(self.standing_max_lifetime_secs as f64),
+            );
+        }
+        value
     }
 
     /// The digest bound into approvals: SHA-256 over the JCS of [`Policy::to_value`].
@@ -375,6 +400,17 @@ fn read_policy(doc: &Value, errors: &mut Vec<SchemaError>) -> Option<Policy> {
             }
         }
         q.finish(errors, |_| false);
+    }
+    if let Some(v) = r.get("standing_max_lifetime_secs") {
+        match v.as_number().and_then(|n| n.as_i64()) {
+            Some(n @ 60..=MAX_STANDING_LIFETIME_SECS) => policy.standing_max_lifetime_secs = n,
+            _ => errors.push(r.error(
+                "standing_max_lifetime_secs",
+                format!(
+                    "`standing_max_lifetime_secs` must be an integer from 60 to {MAX_STANDING_LIFETIME_SECS} (seconds)"
+                ),
+            )),
+        }
     }
     r.finish(errors, |_| false);
     Some(policy)

@@ -150,8 +150,34 @@ pub struct Limits {
     pub max_upstream_message_bytes: usize,
     /// How long a forwarded request may take before the agent gets an error.
     pub upstream_timeout_secs: u64,
-    /// Live agent sessions kept (oldest evicted first).
+    /// Live agent sessions kept in all. When full, a new session is refused
+    /// (503): a key cannot push out other keys' sessions.
     pub max_sessions: usize,
+    /// Live sessions one agent key may hold; its next one evicts its own
+    /// oldest (never another key's).
+    pub sessions_per_key: usize,
+    /// TCP connections served at once; further ones wait in the listen
+    /// backlog until one closes.
+    pub max_connections: usize,
+    /// How long a client has to send a request's whole header block, and how
+    /// long an idle keep-alive connection waits for its next request, before
+    /// the connection is closed (slowloris).
+    pub header_read_timeout_secs: u64,
+    /// Largest request header block (request line and headers), in bytes;
+    /// a larger one is answered 431.
+    pub max_header_bytes: usize,
+    /// How long a request body may go without sending data before the
+    /// request is answered 408.
+    pub body_timeout_secs: u64,
+    /// Most bytes of tool definitions gathered for one `tools/list`: from one
+    /// upstream across all its pages, and in the listing an agent gets.
+    pub max_tools_list_bytes: usize,
+    /// Most tools gathered for one `tools/list` (as for the bytes).
+    pub max_tools: usize,
+    /// Resource subscriptions one agent key may hold at once (all its sessions).
+    pub subscriptions_per_key: usize,
+    /// Held calls of one agent key waiting for a reviewer at once.
+    pub held_calls_per_key: usize,
 }
 
 impl Default for Limits {
@@ -161,6 +187,15 @@ impl Default for Limits {
             max_upstream_message_bytes: 16 << 20,
             upstream_timeout_secs: 120,
             max_sessions: 4096,
+            sessions_per_key: 64,
+            max_connections: 1024,
+            header_read_timeout_secs: 10,
+            max_header_bytes: 64 << 10,
+            body_timeout_secs: 30,
+            max_tools_list_bytes: 16 << 20,
+            max_tools: 10_000,
+            subscriptions_per_key: 256,
+            held_calls_per_key: 16,
         }
     }
 }
@@ -169,6 +204,23 @@ impl Limits {
     pub fn upstream_timeout(&self) -> Duration {
         Duration::from_secs(self.upstream_timeout_secs)
     }
+
+    /// The cumulative bounds on one `tools/list`.
+    pub fn tools_list_caps(&self) -> ListCaps {
+        ListCaps {
+            max_bytes: self.max_tools_list_bytes,
+            max_items: self.max_tools,
+        }
+    }
+}
+
+/// Bounds on everything one listing gathers (every page, every upstream), so
+/// an upstream paginating forever or listing a huge surface cannot exhaust the
+/// gateway's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListCaps {
+    pub max_bytes: usize,
+    pub max_items: usize,
 }
 
 /// Severity thresholds for drift (see `interlock_surface::DriftPolicy`).

@@ -502,7 +502,17 @@ pub(crate) async fn subscription(
         }
         return jsonrpc::result_value(id, &serde_json::json!({}));
     }
-    if subs.subscribe(resource.clone(), session) {
+    let key_sessions = gw.sessions_of(&agent.key_hash);
+    let first = match subs.subscribe(
+        resource.clone(),
+        session,
+        &key_sessions,
+        gw.config().limits.subscriptions_per_key,
+    ) {
+        Ok(first) => first,
+        Err(cap) => return jsonrpc::error(Some(id), code::LIMIT, &cap.to_string()),
+    };
+    if first {
         // The first subscriber: the upstream must agree before anyone is
         // told they will get updates.
         if let Err(e) = source.conn.request(method, params, timeout(gw)).await {

@@ -168,6 +168,7 @@ impl Prepared {
             sessions: Mutex::new(Sessions::default()),
             subscriptions: Default::default(),
             key_cache: Mutex::new(HashMap::new()),
+            held: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.iter() {
@@ -193,7 +194,17 @@ pub struct Session {
 #[derive(Default)]
 pub(crate) struct Sessions {
     by_id: HashMap<String, Session>,
-    order: VecDeque<String>,
+    /// Each agent key's sessions (by key hash), oldest first.
+    by_key: HashMap<String, VecDeque<String>>,
+}
+
+/// The gateway holds `limits.max_sessions` sessions already.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the gateway holds its maximum of {max} sessions (limits.max_sessions); end one (DELETE /mcp) or try later"
+)]
+pub struct SessionRefused {
+    pub max: usize,
 }
 
 pub(crate) struct Inner {
@@ -207,7 +218,37 @@ pub(crate) struct Inner {
     /// Sessions' resource subscriptions and standalone streams.
     pub(crate) subscriptions: crate::subscriptions::Subscriptions,
     key_cache: Mutex<HashMap<String, (ApiKeyRecord, Instant)>>,
+    /// Held calls waiting for a reviewer, per agent key hash.
+    held: Arc<Mutex<HashMap<String, usize>>>,
     shutdown: watch::Sender<bool>,
+}
+
+/// A held call's place among its key's `limits.held_calls_per_key`; freed
+/// when the call stops waiting (however it ends).
+pub(crate) struct HeldSlot {
+    counts: Arc<Mutex<HashMap<String, usize>>>,
+    key: String,
+}
+
+impl Drop for HeldSlot {
+    fn drop(&mut self) {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = counts.get_mut(&self.key) {
+            *n -= 1;
+            if *n == 0 {
+                counts.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// An agent key has `limits.held_calls_per_key` calls waiting already.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "this agent key has its maximum of {max} held calls waiting for a reviewer (limits.held_calls_per_key); wait for a decision before making more"
+)]
+pub(crate) struct HeldCapReached {
+    pub max: usize,
 }
 
 /// A cheap-to-clone handle on the running gateway.
@@ -307,25 +348,69 @@ impl Gateway {
         Ok(found)
     }
 
-    pub(crate) fn new_session(&self, session: Session) -> String {
+    /// Opens a session. A key at `limits.sessions_per_key` loses its own
+    /// oldest session (a client that re-initializes without `DELETE` keeps
+    /// working); a gateway at `limits.max_sessions` refuses the new one. No
+    /// key's sessions are ever evicted by another key's.
+    pub(crate) fn new_session(&self, session: Session) -> Result<String, SessionRefused> {
+        let limits = &self.0.config.limits;
         let id = keys::generate_key()[keys::KEY_PREFIX.len()..].to_owned();
         let mut evicted = Vec::new();
         {
             let mut s = self.0.sessions.lock().expect("sessions lock");
-            while s.by_id.len() >= self.0.config.limits.max_sessions.max(1) {
-                let Some(old) = s.order.pop_front() else {
+            let key = session.key_hash.clone();
+            let per_key = limits.sessions_per_key.max(1);
+            loop {
+                let own = s.by_key.get(&key).map_or(0, VecDeque::len);
+                if own < per_key {
+                    break;
+                }
+                let Some(old) = s.by_key.get_mut(&key).and_then(VecDeque::pop_front) else {
                     break;
                 };
                 s.by_id.remove(&old);
                 evicted.push(old);
             }
+            if s.by_id.len() >= limits.max_sessions.max(1) {
+                return Err(SessionRefused {
+                    max: limits.max_sessions,
+                });
+            }
             s.by_id.insert(id.clone(), session);
-            s.order.push_back(id.clone());
+            s.by_key.entry(key).or_default().push_back(id.clone());
         }
         for old in evicted {
             self.forget_subscriptions(&old);
         }
-        id
+        Ok(id)
+    }
+
+    /// A place for one more held call of the agent key with this hash, unless
+    /// it has `limits.held_calls_per_key` waiting already.
+    pub(crate) fn held_slot(&self, key_hash: &str) -> Result<HeldSlot, HeldCapReached> {
+        let max = self.0.config.limits.held_calls_per_key;
+        let mut counts = self.0.held.lock().unwrap_or_else(|e| e.into_inner());
+        let n = counts.entry(key_hash.to_owned()).or_default();
+        if *n >= max {
+            return Err(HeldCapReached { max });
+        }
+        *n += 1;
+        Ok(HeldSlot {
+            counts: Arc::clone(&self.0.held),
+            key: key_hash.to_owned(),
+        })
+    }
+
+    /// The ids of the live sessions of the agent key with this hash.
+    pub(crate) fn sessions_of(&self, key_hash: &str) -> std::collections::BTreeSet<String> {
+        self.0
+            .sessions
+            .lock()
+            .expect("sessions lock")
+            .by_key
+            .get(key_hash)
+            .map(|ids| ids.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     pub(crate) fn session(&self, id: &str) -> Option<Session> {
@@ -353,8 +438,18 @@ impl Gateway {
     pub(crate) fn end_session(&self, id: &str) -> bool {
         let ended = {
             let mut s = self.0.sessions.lock().expect("sessions lock");
-            s.order.retain(|x| x != id);
-            s.by_id.remove(id).is_some()
+            match s.by_id.remove(id) {
+                Some(session) => {
+                    if let Some(ids) = s.by_key.get_mut(&session.key_hash) {
+                        ids.retain(|x| x != id);
+                        if ids.is_empty() {
+                            s.by_key.remove(&session.key_hash);
+                        }
+                    }
+                    true
+                }
+                None => false,
+            }
         };
         self.forget_subscriptions(id);
         ended
@@ -423,7 +518,9 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                 let instructions = hello.instructions.clone();
                 *up.hello.write().expect("hello lock") = Some(hello);
                 let relist = || async {
-                    let tools = conn.list_tools(list_timeout).await?;
+                    let tools = conn
+                        .list_tools(list_timeout, limits.tools_list_caps())
+                        .await?;
                     gw.0.pins
                         .observe(&up.name, instructions.as_deref(), tools)
                         .await

@@ -3,6 +3,8 @@
 //! cross-site requests).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -76,8 +78,14 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
                 .service(ServeDir::new(dir).fallback(ServeFile::new(index))),
         );
     }
+    let body_timeout = Duration::from_secs(gw.config().limits.body_timeout_secs.max(1));
     router
         .layer(DefaultBodyLimit::max(limit))
+        // A body that stops arriving is answered 408 instead of holding its
+        // connection (the header timeout covers only the header block).
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            body_timeout,
+        ))
         .layer(middleware::from_fn_with_state(
             GuardState {
                 gw: gw.clone(),
@@ -172,16 +180,62 @@ pub fn origin_allowed(origin: &str, listen: SocketAddr, allowed: &[String]) -> b
     port.and_then(|p| p.parse::<u16>().ok()) == Some(listen.port()) && is_loopback_name(h)
 }
 
-/// Serves on `listener` until `shutdown` resolves.
+/// Serves on `listener` until `shutdown` resolves, within the connection
+/// limits (`[limits]`): at most `max_connections` at once (more wait in the
+/// listen backlog), `header_read_timeout_secs` to send a header block (and to
+/// send the next request on an idle keep-alive connection), a header block of
+/// at most `max_header_bytes` (a larger one is answered 431). Served with
+/// hyper's HTTP/1 connection builder directly: `axum::serve` sets none of these
+/// (it has no timer, so hyper's header timeout never runs).
 pub async fn serve(
     gw: Gateway,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+
     let bound = listener.local_addr()?;
-    axum::serve(listener, router(gw, bound))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = gw.config().limits.clone();
+    let app = router(gw, bound);
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(limits.header_read_timeout_secs.max(1)))
+        .max_header_size(limits.max_header_bytes.max(1024));
+    let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = Arc::clone(&permits).acquire_owned() => p.expect("the semaphore is never closed"),
+            () = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait, not spin.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let conn =
+            http1.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
 }
 
 #[cfg(test)]

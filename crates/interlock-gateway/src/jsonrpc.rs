@@ -21,6 +21,9 @@ pub mod code {
     pub const FORBIDDEN: i64 = -32003;
     /// No session, or an unknown one.
     pub const SESSION: i64 = -32004;
+    /// A bound on what one agent key (or the gateway) holds at once is
+    /// reached: sessions, subscriptions, held calls.
+    pub const LIMIT: i64 = -32005;
 }
 
 /// One incoming message, envelope parsed, payload raw.

@@ -424,12 +424,22 @@ fn initialize(
     } else {
         SESSION_VERSIONS[0].to_owned()
     };
-    let sid = gw.new_session(Session {
+    let sid = match gw.new_session(Session {
         agent: agent.name.clone(),
         key_hash: agent.key_hash.clone(),
         protocol_version: version.clone(),
         log_level: None,
-    });
+    }) {
+        Ok(sid) => sid,
+        Err(refused) => {
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(id),
+                code::LIMIT,
+                &refused.to_string(),
+            );
+        }
+    };
     let body = jsonrpc::result_value(
         id,
         &json!({

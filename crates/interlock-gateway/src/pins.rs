@@ -661,7 +661,10 @@ fn parse_surface(
     Surface::from_tools_list(&Value::Array(tools), instructions).map_err(|e| bad(e.to_string()))
 }
 
-fn decode_surface(name: &str, bytes: Option<&[u8]>) -> Result<Option<Surface>, PinError> {
+pub(crate) fn decode_surface(
+    name: &str,
+    bytes: Option<&[u8]>,
+) -> Result<Option<Surface>, PinError> {
     let Some(bytes) = bytes else { return Ok(None) };
     let v = canon::parse_json(bytes)
         .map_err(|e| StoreError::Malformed(format!("server {name}: stored surface: {e}")))?;

@@ -18,6 +18,15 @@ use tokio::sync::mpsc;
 /// (a client that does not read its stream must not grow the gateway).
 const STREAM_DEPTH: usize = 64;
 
+/// An agent key holds `limits.subscriptions_per_key` subscriptions already.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "this agent key holds its maximum of {max} resource subscriptions (limits.subscriptions_per_key); unsubscribe from one first"
+)]
+pub(crate) struct CapReached {
+    pub max: usize,
+}
+
 /// An upstream resource: the server that owns it and its URI.
 pub(crate) type Resource = (String, String);
 
@@ -57,13 +66,37 @@ impl Subscriptions {
     }
 
     /// Subscribes `session` to `resource`; true if it is the resource's
-    /// first subscriber (so the gateway must subscribe upstream).
-    pub(crate) fn subscribe(&self, resource: Resource, session: &str) -> bool {
+    /// first subscriber (so the gateway must subscribe upstream). Refused when
+    /// the sessions of the same agent key (`key_sessions`, `session` among
+    /// them) hold `max` subscriptions already, so one key cannot grow the
+    /// gateway's subscription table without bound. Checked and inserted under
+    /// one lock: concurrent subscribes cannot pass the cap together.
+    pub(crate) fn subscribe(
+        &self,
+        resource: Resource,
+        session: &str,
+        key_sessions: &BTreeSet<String>,
+        max: usize,
+    ) -> Result<bool, CapReached> {
         let mut st = self.state();
+        let already = st
+            .subscribers
+            .get(&resource)
+            .is_some_and(|s| s.contains(session));
+        if !already {
+            let held: usize = st
+                .subscribers
+                .values()
+                .map(|s| s.intersection(key_sessions).count())
+                .sum();
+            if held >= max {
+                return Err(CapReached { max });
+            }
+        }
         let sessions = st.subscribers.entry(resource).or_default();
         let first = sessions.is_empty();
         sessions.insert(session.to_owned());
-        first
+        Ok(first)
     }
 
     /// Unsubscribes `session` from `resource`; true if that left the
@@ -145,12 +178,41 @@ mod tests {
         ("s".to_owned(), uri.to_owned())
     }
 
+    /// Subscribes a session that is its key's only one, well within the cap.
+    fn sub(subs: &Subscriptions, resource: Resource, session: &str) -> bool {
+        subs.subscribe(
+            resource,
+            session,
+            &BTreeSet::from([session.to_owned()]),
+            100,
+        )
+        .expect("within the cap")
+    }
+
+    #[test]
+    fn regression_one_key_cannot_hold_subscriptions_without_bound() {
+        let subs = Subscriptions::default();
+        let key: BTreeSet<String> = ["k1".to_owned(), "k2".to_owned()].into();
+        assert!(subs.subscribe(res("a"), "k1", &key, 2).unwrap());
+        assert!(subs.subscribe(res("b"), "k2", &key, 2).unwrap());
+        // The key's sessions together hold two: a third is refused, on any session.
+        assert_eq!(subs.subscribe(res("c"), "k1", &key, 2).unwrap_err().max, 2);
+        assert!(subs.subscribe(res("c"), "k2", &key, 2).is_err());
+        // Subscribing again to one it holds is not a new one.
+        assert!(subs.subscribe(res("a"), "k1", &key, 2).is_ok());
+        // Another key is not affected.
+        let other: BTreeSet<String> = ["o".to_owned()].into();
+        assert!(subs.subscribe(res("c"), "o", &other, 2).unwrap());
+        assert!(subs.unsubscribe(&res("b"), "k2"));
+        assert!(subs.subscribe(res("d"), "k1", &key, 2).is_ok());
+    }
+
     #[test]
     fn upstream_is_subscribed_for_the_first_and_unsubscribed_after_the_last() {
         let subs = Subscriptions::default();
-        assert!(subs.subscribe(res("a"), "one"));
-        assert!(!subs.subscribe(res("a"), "two"));
-        assert!(!subs.subscribe(res("a"), "two"), "twice is once");
+        assert!(sub(&subs, res("a"), "one"));
+        assert!(!sub(&subs, res("a"), "two"));
+        assert!(!sub(&subs, res("a"), "two"), "twice is once");
         assert!(!subs.unsubscribe(&res("a"), "one"));
         assert!(!subs.unsubscribe(&res("a"), "stranger"));
         assert!(subs.unsubscribe(&res("a"), "two"));
@@ -160,9 +222,9 @@ mod tests {
     #[test]
     fn an_ended_session_leaves_the_resources_only_it_watched() {
         let subs = Subscriptions::default();
-        subs.subscribe(res("a"), "one");
-        subs.subscribe(res("b"), "one");
-        subs.subscribe(res("b"), "two");
+        sub(&subs, res("a"), "one");
+        sub(&subs, res("b"), "one");
+        sub(&subs, res("b"), "two");
         assert_eq!(subs.watched("s").len(), 2);
         assert!(subs.watched("other server").is_empty());
         assert_eq!(subs.end_session("one"), vec![res("a")]);
@@ -174,11 +236,11 @@ mod tests {
         let subs = Subscriptions::default();
         let mut one = subs.open_stream("one");
         let two = subs.open_stream("two");
-        subs.subscribe(res("a"), "one");
-        subs.subscribe(res("a"), "two");
-        subs.subscribe(res("a"), "no-stream");
+        sub(&subs, res("a"), "one");
+        sub(&subs, res("a"), "two");
+        sub(&subs, res("a"), "no-stream");
         let _other = subs.open_stream("other");
-        subs.subscribe(res("b"), "other");
+        sub(&subs, res("b"), "other");
         drop(two);
         assert_eq!(subs.updated(&res("a"), b"m"), 1);
         assert_eq!(one.recv().await.as_deref(), Some(&b"m"[..]));

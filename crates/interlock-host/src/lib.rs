@@ -402,12 +402,13 @@ pub async fn grant_standing(
     key: &KeychainKey,
     role: &str,
     tool: &str,
+    tool_hash: &canon::Digest,
     shape: &canon::Value,
     expires_at: i64,
     reason: &str,
 ) -> Result<interlock_store::StandingRecord, HostError> {
     use interlock_gateway::calls::standing;
-    let doc = standing::document(role, tool, shape, expires_at);
+    let doc = standing::document(role, tool, tool_hash, shape, expires_at);
     let hash = canon::digest(&doc);
     let id = standing::id_of(&hash);
     let now = engine.now();

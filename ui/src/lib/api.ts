@@ -212,7 +212,7 @@ export interface StandingApproval {
   id: string;
   role: string;
   tool: string;
-  document: { role?: string; tool?: string; shape?: Record<string, unknown>; expires_at?: number } | null;
+  document: { role?: string; tool?: string; tool_hash?: string; shape?: Record<string, unknown>; expires_at?: number } | null;
   expires_at: number;
   approver_key_id: string;
   active: boolean;

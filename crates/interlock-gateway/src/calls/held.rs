@@ -33,13 +33,21 @@ const REPORT_EVERY: Duration = Duration::from_secs(2);
 
 /// Holds a call: proposes it as a plan, logs the verdict, waits (at most
 /// `calls.hold_secs`) for a reviewer, then runs it if approved, or answers
-/// with the plan to retry.
+/// with the plan to retry. `note` is one more reason the verdict records (a
+/// standing approval that would have covered the call but no longer applies).
 pub(crate) async fn hold(
     call: &Call<'_>,
     progress: Option<&Progress>,
     tool_hash: &Digest,
+    note: Option<&str>,
 ) -> Vec<u8> {
     let (gw, id, assessment) = (call.gw, call.id, call.assessment);
+    // Each waiting call holds a task and polls the store: one key may have
+    // only so many at once.
+    let _slot = match gw.held_slot(&call.agent.key_hash) {
+        Ok(slot) => slot,
+        Err(cap) => return jsonrpc::error(Some(id), jsonrpc::code::LIMIT, &cap.to_string()),
+    };
     let mut rnd = [0u8; 4];
     getrandom::fill(&mut rnd).expect("OS randomness");
     let digest_hex = call.args_digest.trim_start_matches("sha256:");
@@ -55,10 +63,13 @@ pub(crate) async fn hold(
             );
         }
     };
-    let reasons = assessment.hold_reasons.join("; ");
+    let mut reasons = assessment.hold_reasons.join("; ");
+    if let Some(note) = note {
+        reasons = format!("{reasons}; {note}");
+    }
     let verdict = Verdict::Held {
         plan_id: plan_id.clone(),
-        reasons,
+        reasons: reasons.clone(),
     };
     let outcome = Outcome::Held {
         plan_id: plan_id.clone(),
@@ -105,10 +116,9 @@ pub(crate) async fn hold(
         tokio::time::sleep(POLL_EVERY).await;
     }
     let text = format!(
-        "This call was held for human review as plan `{plan_id}` ({}). It has not run. \
+        "This call was held for human review as plan `{plan_id}` ({reasons}). It has not run. \
          Call get_plan with plan_id `{plan_id}`; once it is APPROVED, repeat this exact call \
          and it runs once.",
-        assessment.hold_reasons.join("; ")
     );
     jsonrpc::result_value(
         id,

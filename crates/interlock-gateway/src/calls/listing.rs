@@ -37,5 +37,26 @@ pub(crate) fn tools_list(
             }
         }
     }
+    // The listing is bounded in all, not only per upstream: many servers
+    // each within the limit must not add up to an answer without bound.
+    let caps = gw.config().limits.tools_list_caps();
+    let bytes: usize = defs.iter().map(|d| d.len()).sum();
+    if bytes > caps.max_bytes || defs.len() > caps.max_items {
+        tracing::warn!(
+            tools = defs.len(),
+            bytes,
+            "tools/list refused: larger than limits.max_tools / limits.max_tools_list_bytes"
+        );
+        return jsonrpc::error(
+            Some(id),
+            jsonrpc::code::INTERNAL_ERROR,
+            &format!(
+                "the tool listing is larger than the gateway serves ({} tools, {bytes} bytes; limits.max_tools = {}, limits.max_tools_list_bytes = {})",
+                defs.len(),
+                caps.max_items,
+                caps.max_bytes
+            ),
+        );
+    }
     jsonrpc::listing(id, "tools", defs, stateless)
 }

@@ -290,16 +290,32 @@ pub(crate) async fn tools_call(
         Basis::ShadowWouldStop { reasons }
     } else if assessment.held() {
         let hold_reasons = assessment.hold_reasons.join("; ");
-        let standing = if assessment.inspection_hold {
+        let lookup = if assessment.inspection_hold {
             // A standing approval never covers a call that looks like an attack.
-            None
+            standing::Lookup::None
         } else {
-            standing::find(gw.engine(), &agent.role, &name, &args)
-                .await
-                .ok()
-                .flatten()
+            let approved = view
+                .baseline
+                .as_ref()
+                .and_then(|s| s.tool(&tool))
+                .map(|t| t.hash());
+            let observed = tool_def.map(|t| t.hash());
+            standing::find(
+                gw.engine(),
+                &agent.role,
+                &name,
+                &args,
+                approved.as_ref(),
+                observed.as_ref(),
+            )
+            .await
+            .unwrap_or(standing::Lookup::None)
         };
-        if let Some(standing) = standing {
+        let void_note = match &lookup {
+            standing::Lookup::Void { why, .. } => Some(why.clone()),
+            _ => None,
+        };
+        if let standing::Lookup::Covered(standing) = lookup {
             // A reviewer approved this class of call in advance: run it, and say so.
             Basis::Standing {
                 id: standing.id,
@@ -319,7 +335,7 @@ pub(crate) async fn tools_call(
                 .map(|t| t.hash())
                 .unwrap_or_else(|| canon::digest(&Value::Null));
             let progress = progress.filter(|p| p.takes_progress());
-            return held::hold(&call, progress, &tool_hash).await;
+            return held::hold(&call, progress, &tool_hash, void_note.as_deref()).await;
         }
     } else {
         Basis::Allowed

@@ -4,8 +4,16 @@
 //! covers a call whose arguments inspection flags as an attack.
 //!
 //! The shape is a JSON object from argument name to either a literal (the
-//! argument must equal it) or `"*"` (any value). An argument not named in the
-//! shape does not match.
+//! argument must equal it) or `"*"` (any value, but the argument must be
+//! present). A call matches only if it carries exactly the shape's arguments:
+//! one the shape does not name is not covered, and neither is one that omits an
+//! argument the shape names — a tool's defaults for an omitted argument are not
+//! what the reviewer approved.
+//!
+//! The grant names the tool's approved definition hash (`tool_hash`): if the
+//! tool's definition changes (drift, or a re-approved server surface), the
+//! grant no longer applies and the call is held as usual, saying why. A grant
+//! may stand at most the policy's `standing_max_lifetime_secs`.
 
 use interlock_canon::{self as canon, Digest, Map, Value};
 use interlock_core::{Decision, DsseEnvelope};
@@ -18,11 +26,22 @@ use crate::pins::{PinError, to_canon};
 /// Statements about a standing approval name `standing:<id>`.
 pub const STANDING_SUBJECT_PREFIX: &str = "standing:";
 
+/// The members of a standing approval document, all required.
+const DOCUMENT_FIELDS: [&str; 5] = ["role", "tool", "tool_hash", "shape", "expires_at"];
+
 /// The document a reviewer signs (its hash is the statement's `plan_hash`).
-pub fn document(role: &str, tool: &str, shape: &Value, expires_at: i64) -> Value {
+/// `tool_hash` is the tool's approved definition hash at grant time.
+pub fn document(
+    role: &str,
+    tool: &str,
+    tool_hash: &Digest,
+    shape: &Value,
+    expires_at: i64,
+) -> Value {
     let mut m = Map::new();
     m.insert("role".into(), role.into());
     m.insert("tool".into(), tool.into());
+    m.insert("tool_hash".into(), tool_hash.to_string().into());
     m.insert("shape".into(), shape.clone());
     m.insert(
         "expires_at".into(),
@@ -43,16 +62,21 @@ pub fn subject(id: &str) -> String {
     format!("{STANDING_SUBJECT_PREFIX}{id}")
 }
 
-/// Whether `args` fit `shape`.
+/// Whether `args` fit `shape`: the same argument names, each equal to its
+/// literal (or anything, for `"*"`).
 pub fn matches(shape: &Value, args: &Value) -> bool {
     let (Some(shape), Some(args)) = (shape.as_object(), args.as_object()) else {
         return false;
     };
-    args.iter().all(|(k, v)| match shape.get(k) {
-        None => false,
-        Some(Value::String(s)) if s == "*" => true,
-        Some(expected) => canon::canonical_bytes(expected) == canon::canonical_bytes(v),
-    })
+    // Every argument the shape names must be present (a `"*"` one too): an
+    // omitted argument takes whatever default the tool applies, which is not
+    // what the reviewer approved.
+    shape.len() == args.len()
+        && args.iter().all(|(k, v)| match shape.get(k) {
+            None => false,
+            Some(Value::String(s)) if s == "*" => true,
+            Some(expected) => canon::canonical_bytes(expected) == canon::canonical_bytes(v),
+        })
 }
 
 fn field<'a>(doc: &'a Value, key: &str) -> Option<&'a Value> {
@@ -76,6 +100,12 @@ pub async fn grant(
     let tool = field(doc, "tool")
         .and_then(Value::as_str)
         .ok_or_else(|| bad("`tool` (a string) is required"))?;
+    field(doc, "tool_hash")
+        .and_then(Value::as_str)
+        .and_then(|h| h.parse::<Digest>().ok())
+        .ok_or_else(|| {
+            bad("`tool_hash` (the tool's approved definition hash, sha256:…) is required")
+        })?;
     field(doc, "shape")
         .filter(|s| s.as_object().is_some())
         .ok_or_else(|| bad("`shape` (an object) is required"))?;
@@ -83,11 +113,22 @@ pub async fn grant(
         .and_then(Value::as_number)
         .and_then(|n| n.as_i64())
         .ok_or_else(|| bad("`expires_at` (unix seconds) is required"))?;
-    if doc.as_object().map_or(0, |m| m.len()) != 4 {
-        return Err(bad("only role, tool, shape and expires_at"));
+    if doc
+        .as_object()
+        .is_none_or(|m| m.keys().any(|k| !DOCUMENT_FIELDS.contains(&k.as_str())))
+    {
+        return Err(bad("only role, tool, tool_hash, shape and expires_at"));
     }
-    if expires_at <= engine.now() {
+    let now = engine.now();
+    if expires_at <= now {
         return Err(bad("it has already expired"));
+    }
+    let max = engine.policy().standing_max_lifetime_secs;
+    if expires_at - now > max {
+        return Err(bad(&format!(
+            "it would stand {}s, longer than the policy allows (standing_max_lifetime_secs = {max}); grant a shorter one",
+            expires_at - now
+        )));
     }
     let hash = canon::digest(doc);
     let id = id_of(&hash);
@@ -170,25 +211,95 @@ pub async fn revoke(
     Ok(done)
 }
 
-/// The active standing approval covering this call, if any.
+/// What the standing approvals say about one call.
+#[derive(Debug)]
+pub enum Lookup {
+    /// This active grant covers it.
+    Covered(StandingRecord),
+    /// A grant fits the call's role, tool and arguments but was made for
+    /// another definition of the tool (it drifted, or a reviewer approved a
+    /// new surface since): it does not apply, and the hold says so.
+    Void { id: String, why: String },
+    /// No active grant fits.
+    None,
+}
+
+/// The standing approval covering this call. `approved` and `observed` are the
+/// tool's definition hashes now — the reviewer-approved one and the one the
+/// upstream lists — and a grant applies only when both are the hash it names.
 pub async fn find(
     engine: &Engine,
     role: &str,
     tool: &str,
     args: &Value,
-) -> Result<Option<StandingRecord>, StoreError> {
-    Ok(engine
-        .store()
-        .standing(Some(engine.now()))
-        .await?
-        .into_iter()
-        .filter(|s| s.role == role && s.tool == tool)
-        .find(|s| {
-            canon::parse_json(&s.document)
-                .ok()
-                .and_then(|d| field(&d, "shape").cloned())
-                .is_some_and(|shape| matches(&shape, args))
-        }))
+    approved: Option<&Digest>,
+    observed: Option<&Digest>,
+) -> Result<Lookup, StoreError> {
+    let mut void = Lookup::None;
+    for s in engine.store().standing(Some(engine.now())).await? {
+        if s.role != role || s.tool != tool {
+            continue;
+        }
+        let Ok(doc) = canon::parse_json(&s.document) else {
+            continue;
+        };
+        if !field(&doc, "shape").is_some_and(|shape| matches(shape, args)) {
+            continue;
+        }
+        let granted = field(&doc, "tool_hash")
+            .and_then(Value::as_str)
+            .and_then(|h| h.parse::<Digest>().ok());
+        match granted {
+            Some(h) if Some(&h) == approved && Some(&h) == observed => {
+                return Ok(Lookup::Covered(s));
+            }
+            _ => {
+                let now = |d: Option<&Digest>| d.map_or("none".to_owned(), Digest::to_string);
+                void = Lookup::Void {
+                    why: format!(
+                        "standing approval {} does not apply: it was granted for definition {} of `{tool}`, which is now approved at {} and listed at {}",
+                        s.id,
+                        granted.map_or("(none)".to_owned(), |h| h.to_string()),
+                        now(approved),
+                        now(observed),
+                    ),
+                    id: s.id,
+                };
+            }
+        }
+    }
+    Ok(void)
+}
+
+/// The approved definition hash of the exposed tool `exposed` (`server__tool`)
+/// in `config`: what a new grant binds to. An error says why there is none.
+pub async fn approved_tool_hash(
+    engine: &Engine,
+    config: &crate::config::GatewayConfig,
+    exposed: &str,
+) -> Result<Digest, PinError> {
+    let unknown = |m: String| PinError::BadSurface {
+        name: "standing approval".into(),
+        message: m,
+    };
+    for (name, server) in &config.servers {
+        let Some(tool) = exposed.strip_prefix(&server.tool_prefix(name)) else {
+            continue;
+        };
+        let record = engine.store().server(name).await?.ok_or_else(|| {
+            unknown(format!(
+                "server `{name}` has never been listed; nothing is approved"
+            ))
+        })?;
+        let baseline = crate::pins::decode_surface(name, record.baseline.as_deref())?
+            .ok_or_else(|| unknown(format!("server `{name}` has no approved surface")))?;
+        if let Some(t) = baseline.tool(tool) {
+            return Ok(t.hash());
+        }
+    }
+    Err(unknown(format!(
+        "`{exposed}` is not a tool of any approved server surface in the config"
+    )))
 }
 
 #[cfg(test)]
@@ -203,11 +314,25 @@ mod tests {
             &shape,
             &v(r#"{"path":"/srv/report.txt","lines":10}"#)
         ));
-        assert!(matches(&shape, &v(r#"{"path":"/srv/report.txt"}"#)));
+        assert!(!matches(&shape, &v(r#"{"path":"/srv/report.txt"}"#)));
         assert!(!matches(&shape, &v(r#"{"path":"/etc/passwd"}"#)));
         assert!(!matches(
             &shape,
             &v(r#"{"path":"/srv/report.txt","mode":"w"}"#)
         ));
+    }
+
+    #[test]
+    fn regression_standing_shape_requires_every_constrained_argument() {
+        let v = |s: &str| canon::parse_json(s.as_bytes()).unwrap();
+        let shape = v(r#"{"path":"/srv/report.txt","dry_run":true}"#);
+        assert!(matches(
+            &shape,
+            &v(r#"{"path":"/srv/report.txt","dry_run":true}"#)
+        ));
+        // Omitting `dry_run` would let the tool's default (perhaps false) run.
+        assert!(!matches(&shape, &v(r#"{"path":"/srv/report.txt"}"#)));
+        assert!(!matches(&shape, &v("{}")));
+        assert!(matches(&v("{}"), &v("{}")));
     }
 }

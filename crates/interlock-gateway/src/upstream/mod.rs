@@ -278,8 +278,14 @@ impl Connection {
         }
     }
 
-    /// Every tool the upstream lists (following `nextCursor`), raw.
-    pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Box<RawValue>>, UpstreamError> {
+    /// Every tool the upstream lists (following `nextCursor`), raw — within
+    /// `caps` in all: a listing that outgrows them (pages without end, a huge
+    /// surface) is refused whole, and the server is not served.
+    pub async fn list_tools(
+        &self,
+        timeout: Duration,
+        caps: crate::config::ListCaps,
+    ) -> Result<Vec<Box<RawValue>>, UpstreamError> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Page {
@@ -288,6 +294,7 @@ impl Connection {
             next_cursor: Option<String>,
         }
         let mut tools = Vec::new();
+        let mut bytes = 0usize;
         let mut cursor: Option<String> = None;
         for _ in 0..1000 {
             let params = cursor.as_ref().map(|c| {
@@ -300,7 +307,16 @@ impl Connection {
             let page: Page = serde_json::from_str(result.get()).map_err(|e| {
                 UpstreamError::Unavailable(format!("tools/list returned a malformed result: {e}"))
             })?;
+            bytes = bytes.saturating_add(page.tools.iter().map(|t| t.get().len()).sum::<usize>());
             tools.extend(page.tools);
+            if bytes > caps.max_bytes || tools.len() > caps.max_items {
+                return Err(UpstreamError::Unavailable(format!(
+                    "tools/list is larger than the gateway accepts ({} tools, {bytes} bytes so far; limits.max_tools = {}, limits.max_tools_list_bytes = {})",
+                    tools.len(),
+                    caps.max_items,
+                    caps.max_bytes
+                )));
+            }
             match page.next_cursor {
                 Some(c) if !c.is_empty() => cursor = Some(c),
                 _ => return Ok(tools),

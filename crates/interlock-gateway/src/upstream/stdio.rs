@@ -206,12 +206,9 @@ impl StdioConnection {
         });
 
         let server = name.to_owned();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::info!(target: "interlock::upstream", server, "{line}");
-            }
-        });
+        tokio::spawn(copy_stderr(stderr, move |line| {
+            tracing::info!(target: "interlock::upstream", server, "{line}");
+        }));
 
         Ok(StdioConnection {
             next_id: AtomicU64::new(1),
@@ -340,5 +337,79 @@ pub(super) async fn read_messages<R: AsyncRead + Unpin>(
                 tracing::warn!(server, error = %e, "an upstream wrote a line that is not JSON-RPC");
             }
         }
+    }
+}
+
+/// The longest stderr line of an upstream copied to the log, in bytes; the rest
+/// of a longer line is dropped (and the line marked as cut).
+pub(crate) const MAX_STDERR_LINE: usize = 4096;
+
+/// Copies a child's stderr to `emit` line by line, each line cut at
+/// [`MAX_STDERR_LINE`] bytes: a child that writes without newlines cannot grow
+/// the gateway's memory (`lines()` would buffer the whole "line").
+pub(crate) async fn copy_stderr<R>(stderr: R, mut emit: impl FnMut(&str))
+where
+    R: AsyncRead + Unpin,
+{
+    let mut r = BufReader::new(stderr);
+    let mut line: Vec<u8> = Vec::with_capacity(256);
+    let mut cut = false;
+    let mut flush = |line: &mut Vec<u8>, cut: &mut bool| {
+        let text = String::from_utf8_lossy(line);
+        if *cut {
+            emit(&format!("{text} … (line cut at {MAX_STDERR_LINE} bytes)"));
+        } else {
+            emit(&text);
+        }
+        line.clear();
+        *cut = false;
+    };
+    loop {
+        let buf = match r.fill_buf().await {
+            Ok(b) if !b.is_empty() => b,
+            _ => break,
+        };
+        let newline = buf.iter().position(|&b| b == b'\n');
+        let chunk = &buf[..newline.unwrap_or(buf.len())];
+        let room = MAX_STDERR_LINE - line.len();
+        if chunk.len() > room {
+            line.extend_from_slice(&chunk[..room]);
+            cut = true;
+        } else {
+            line.extend_from_slice(chunk);
+        }
+        let used = newline.map_or(buf.len(), |i| i + 1);
+        r.consume(used);
+        if newline.is_some() {
+            flush(&mut line, &mut cut);
+        }
+    }
+    if !line.is_empty() {
+        flush(&mut line, &mut cut);
+    }
+}
+
+#[cfg(test)]
+mod stderr_tests {
+    #[tokio::test]
+    async fn regression_stdio_stderr_capture_is_bounded() {
+        // 4 MB without a newline, then a short line.
+        let mut input = vec![b'x'; 4 << 20];
+        input.extend_from_slice(b"\nafter\n");
+        let mut lines = Vec::new();
+        super::copy_stderr(&input[..], |l| lines.push(l.to_owned())).await;
+        assert_eq!(
+            lines.len(),
+            2,
+            "{:?}",
+            lines.iter().map(String::len).collect::<Vec<_>>()
+        );
+        assert!(
+            lines[0].len() < super::MAX_STDERR_LINE + 64,
+            "{}",
+            lines[0].len()
+        );
+        assert!(lines[0].ends_with("(line cut at 4096 bytes)"));
+        assert_eq!(lines[1], "after");
     }
 }
