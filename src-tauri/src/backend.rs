@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use interlock_core::RiskLevel;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
 use interlock_gateway::{EventBus, EventType, GatewayEvent, SubjectKind};
 use interlock_host::{
@@ -153,7 +154,11 @@ pub async fn start(settings: Settings) -> Result<Started, String> {
         None => team_url_from_file(&data_dir)?,
     };
     match team_url {
-        Some(url) => start_team(settings, data_dir, keychain, key, created_key, &url).await,
+        Some(url) => {
+            // https://, or http:// to this machine only (issue 15, item 7).
+            let url = crate::team::check_team_url(&url).map_err(|e| e.to_string())?;
+            start_team(settings, data_dir, keychain, key, created_key, url.as_str()).await
+        }
         None => start_local(settings, host, data_dir, key, created_key).await,
     }
 }
@@ -342,6 +347,67 @@ impl Backend {
     /// Whether the app connects to a team gateway (else it hosts one).
     pub fn is_team(&self) -> bool {
         matches!(self.link, Link::Team { .. })
+    }
+
+    /// The origin of the review UI this app serves itself (the in-process
+    /// gateway's), the only page whose `decide` signs without a native
+    /// confirmation; `None` in team mode, where every page is the team
+    /// gateway's.
+    pub fn own_ui_origin(&self) -> Option<&str> {
+        match self.link {
+            Link::Local(_) => Some(&self.origin),
+            Link::Team { .. } => None,
+        }
+    }
+
+    /// A plan's risk as the gateway's store has it now, for the revision at
+    /// exactly `hash` (a notification's Approve re-checks it here rather than
+    /// trusting what the event said). `changed` if the plan is no longer at
+    /// `hash`; `refused` if its risk label is not one this app knows.
+    pub async fn plan_risk_now(&self, plan_id: &str, hash: &str) -> Result<RiskLevel, DecideError> {
+        let (current, risk) = match &self.link {
+            Link::Local(running) => {
+                let r = running
+                    .gateway()
+                    .engine()
+                    .plan(plan_id)
+                    .await
+                    .map_err(|e| DecideError {
+                        code: "refused",
+                        message: e.to_string(),
+                    })?;
+                (r.plan_hash, r.risk)
+            }
+            Link::Team { client, .. } => {
+                let shown = client
+                    .subject(Subject::Plan, plan_id)
+                    .await
+                    .map_err(|e| DecideError::from(HostError::Remote(e)))?;
+                let text = |k: &str| shown["plan"][k].as_str().unwrap_or_default().to_owned();
+                (text("plan_hash"), text("risk"))
+            }
+        };
+        if current != hash {
+            return Err(DecideError {
+                code: "changed",
+                message: format!(
+                    "`{plan_id}` changed since it was shown ({hash} → {current}); review it again"
+                ),
+            });
+        }
+        RiskLevel::from_name(&risk).ok_or_else(|| DecideError {
+            code: "refused",
+            message: format!("`{plan_id}` has an unknown risk label {risk:?}"),
+        })
+    }
+
+    /// The in-process gateway, for tests that set up what a reviewer meets.
+    #[cfg(test)]
+    pub fn local_gateway(&self) -> Option<&interlock_gateway::Gateway> {
+        match &self.link {
+            Link::Local(running) => Some(running.gateway()),
+            Link::Team { .. } => None,
+        }
     }
 
     /// The item a notification should be raised for, if `e` puts one on hold.
