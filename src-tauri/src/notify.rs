@@ -820,14 +820,16 @@ mod tests {
         let backend = started.backend;
         let engine = backend.local_gateway().unwrap().engine();
         let doc = |id: &str, stage: serde_json::Value| {
-            serde_json::json!({
+            let doc = serde_json::json!({
                 "schema_version": "interlock.plan/v1",
                 "plan_id": id,
                 "title": format!("Routine cleanup {id}"),
                 "created_at": "2026-11-30T10:00:00Z",
                 "description": "notification test",
+                "proposer": "agent:notify-test",
                 "body": {"stages": [stage]},
-            })
+            });
+            interlock_core::canon::from_serde_json(&doc).unwrap()
         };
         let target = dir.join("workspace").join("notes.txt");
         let target = target.to_str().unwrap();
@@ -837,6 +839,7 @@ mod tests {
                 "high-1",
                 serde_json::json!({
                     "id": "rm", "action": "fs.ensure_absent", "target": target,
+                    "preconditions": [{"probe": "fs.path_exists"}],
                     "verify": [{"probe": "fs.path_absent"}], "rollback": "Restore it from backup.",
                 }),
             ))
@@ -848,6 +851,7 @@ mod tests {
                 serde_json::json!({
                     "id": "write", "action": "fs.write_file", "target": target,
                     "params": {"content": "v1"},
+                    "preconditions": [{"probe": "fs.path_absent"}],
                     "verify": [{"probe": "fs.file_contains", "params": {"text": "v1"}}],
                     "rollback": "Delete it.",
                 }),
