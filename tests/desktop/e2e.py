@@ -730,7 +730,11 @@ def main():
             stop(proc)
             calls.shutdown(wait=True, cancel_futures=True)
 
-    check("a call held by the bundled gateway, approved from its notification, runs once and returns its result", held_call)
+    check(
+        "a call held by the bundled gateway (high risk: its notification offers Review, not Approve),"
+        " approved by its hash, runs once and returns its result",
+        held_call,
+    )
 
     def team_gateway():
         # Team mode: the app hosts nothing and connects to a gateway running
