@@ -36,8 +36,9 @@ the tray's menu over dbusmenu) on a real X server (``x11.py``):
    its public half; a proposal's notification *Approve* decides on that gateway;
    a restart reads the reviewer API key from the keychain. A plain ``http://``
    team gateway on another host is refused at start; a ``decide`` from the team
-   gateway's page (under WebDriver) raises a native confirmation and, the
-   dialog closed, signs nothing (``cancelled``).
+   gateway's page (under WebDriver) raises a native confirmation naming the
+   plan and its hash: closed, nothing is signed (``cancelled``); confirmed
+   (clicked through XTest), exactly that hash is signed.
 6. A burst of 100 is grouped (a few notifications, one summary); memory with
    the window open; the tray menu pauses notifications; *Approve* on a stale
    notification (the plan changed while paused) signs nothing and opens the
@@ -882,6 +883,25 @@ def main():
                 "GET", f"{team.origin}/api/v1/plans/team-ui-1", None, {"Authorization": f"Bearer {reviewer_key}"}
             )
             assert status == 200 and detail["decisions"] == [], detail
+            # Asked again and confirmed (its first button): exactly that hash is signed.
+            remote.js(
+                "window.__decided = null;"
+                " window.__INTERLOCK__.decide({subjectKind: 'plan', subject: 'team-ui-1',"
+                " hash: arguments[0], decision: 'approve', reason: 'confirmed'})"
+                ".then(r => { window.__decided = {ok: r}; }, e => { window.__decided = {thrown: e}; });"
+                " return true;",
+                shown["plan_hash"],
+            )
+            (dialog,) = wait(
+                lambda: [w for w in x11.windows_of(pid) if w != main_window], 15, "the dialog again"
+            )
+            time.sleep(1)  # drawn and ready for input
+            width, _ = x11.size(dialog)
+            x11.click(dialog, width // 4, -18)  # "Sign the approval", bottom left
+            got = wait(lambda: remote.js("return window.__decided"), 15, "the confirmed decide's answer")
+            assert got.get("ok", {}).get("status") == "APPROVED", got
+            now = team.plans()["team-ui-1"]
+            assert (now["status"], now["plan_hash"]) == ("APPROVED", shown["plan_hash"]), now
         finally:
             if remote is not None:
                 remote.close()
