@@ -145,20 +145,21 @@ fn identity() -> String {
 pub async fn start(settings: Settings) -> Result<Started, String> {
     let host = Host::new(settings.data_dir.clone());
     let data_dir = host.data_dir().map_err(|e| e.to_string())?;
-    let keychain = host.keychain().map_err(|e| e.to_string())?;
-    let (key, created_key) = keychain
-        .load_or_create(APPROVER_KEY)
-        .map_err(|e| e.to_string())?;
     let team_url = match settings.team_url.clone() {
         Some(u) => Some(u),
         None => team_url_from_file(&data_dir)?,
     };
+    // https://, or http:// to this machine only (issue 15, item 7): checked
+    // before anything is read from or made in the keychain.
+    let team_url = team_url
+        .map(|u| crate::team::check_team_url(&u).map_err(|e| e.to_string()))
+        .transpose()?;
+    let keychain = host.keychain().map_err(|e| e.to_string())?;
+    let (key, created_key) = keychain
+        .load_or_create(APPROVER_KEY)
+        .map_err(|e| e.to_string())?;
     match team_url {
-        Some(url) => {
-            // https://, or http:// to this machine only (issue 15, item 7).
-            let url = crate::team::check_team_url(&url).map_err(|e| e.to_string())?;
-            start_team(settings, data_dir, keychain, key, created_key, url.as_str()).await
-        }
+        Some(url) => start_team(settings, data_dir, keychain, key, created_key, url.as_str()).await,
         None => start_local(settings, host, data_dir, key, created_key).await,
     }
 }
@@ -596,6 +597,35 @@ impl std::fmt::Display for DecideError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The address from `[team] url` in `desktop.toml` is checked as the
+    /// environment's is, and the app does not start (nor touch the keychain).
+    #[tokio::test]
+    async fn regression_team_mode_refuses_a_plain_http_gateway_at_start() {
+        let dir = std::env::temp_dir().join(format!("interlock-team-url-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("desktop.toml"),
+            "[team]\nurl = \"http://gateway.example:8717\"\n",
+        )
+        .unwrap();
+        let settings = |team_url: Option<&str>| Settings {
+            data_dir: Some(dir.clone()),
+            listen: None,
+            ui_dir: None,
+            team_url: team_url.map(str::to_owned),
+            team_token: Some("ilk_never_sent".to_owned()),
+        };
+        for from_env in [Some("http://10.1.2.3:8717"), None] {
+            let err = start(settings(from_env)).await.err().expect("refused");
+            assert!(err.contains("use https://"), "{err}");
+            assert!(
+                err.contains(from_env.unwrap_or("http://gateway.example:8717")),
+                "{err}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn origins_are_what_a_browser_uses() {
