@@ -103,8 +103,10 @@ test_() {
   CARGO_TARGET_DIR="$desktop_target" cargo clippy --manifest-path src-tauri/Cargo.toml --locked \
     --all-targets ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"} -- -D warnings
   log "unit tests (src-tauri)"
-  CARGO_TARGET_DIR="$desktop_target" cargo test --manifest-path src-tauri/Cargo.toml --locked \
-    ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}
+  # Under a throwaway keyring: the notification tests start a real backend,
+  # whose approver key lives in the keychain.
+  CARGO_TARGET_DIR="$desktop_target" scripts/with-keyring cargo test \
+    --manifest-path src-tauri/Cargo.toml --locked ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}
   log "building the CLI (the test's agent and reviewer tools)"
   cargo build --locked --bin interlock ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}
   log "end-to-end test under Xvfb"

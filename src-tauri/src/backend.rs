@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use interlock_core::RiskLevel;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
 use interlock_gateway::{EventBus, EventType, GatewayEvent, SubjectKind};
 use interlock_host::{
@@ -144,16 +145,21 @@ fn identity() -> String {
 pub async fn start(settings: Settings) -> Result<Started, String> {
     let host = Host::new(settings.data_dir.clone());
     let data_dir = host.data_dir().map_err(|e| e.to_string())?;
-    let keychain = host.keychain().map_err(|e| e.to_string())?;
-    let (key, created_key) = keychain
-        .load_or_create(APPROVER_KEY)
-        .map_err(|e| e.to_string())?;
     let team_url = match settings.team_url.clone() {
         Some(u) => Some(u),
         None => team_url_from_file(&data_dir)?,
     };
+    // https://, or http:// to this machine only (issue 15, item 7): checked
+    // before anything is read from or made in the keychain.
+    let team_url = team_url
+        .map(|u| crate::team::check_team_url(&u).map_err(|e| e.to_string()))
+        .transpose()?;
+    let keychain = host.keychain().map_err(|e| e.to_string())?;
+    let (key, created_key) = keychain
+        .load_or_create(APPROVER_KEY)
+        .map_err(|e| e.to_string())?;
     match team_url {
-        Some(url) => start_team(settings, data_dir, keychain, key, created_key, &url).await,
+        Some(url) => start_team(settings, data_dir, keychain, key, created_key, url.as_str()).await,
         None => start_local(settings, host, data_dir, key, created_key).await,
     }
 }
@@ -344,6 +350,67 @@ impl Backend {
         matches!(self.link, Link::Team { .. })
     }
 
+    /// The origin of the review UI this app serves itself (the in-process
+    /// gateway's), the only page whose `decide` signs without a native
+    /// confirmation; `None` in team mode, where every page is the team
+    /// gateway's.
+    pub fn own_ui_origin(&self) -> Option<&str> {
+        match self.link {
+            Link::Local(_) => Some(&self.origin),
+            Link::Team { .. } => None,
+        }
+    }
+
+    /// A plan's risk as the gateway's store has it now, for the revision at
+    /// exactly `hash` (a notification's Approve re-checks it here rather than
+    /// trusting what the event said). `changed` if the plan is no longer at
+    /// `hash`; `refused` if its risk label is not one this app knows.
+    pub async fn plan_risk_now(&self, plan_id: &str, hash: &str) -> Result<RiskLevel, DecideError> {
+        let (current, risk) = match &self.link {
+            Link::Local(running) => {
+                let r = running
+                    .gateway()
+                    .engine()
+                    .plan(plan_id)
+                    .await
+                    .map_err(|e| DecideError {
+                        code: "refused",
+                        message: e.to_string(),
+                    })?;
+                (r.plan_hash, r.risk)
+            }
+            Link::Team { client, .. } => {
+                let shown = client
+                    .subject(Subject::Plan, plan_id)
+                    .await
+                    .map_err(|e| DecideError::from(HostError::Remote(e)))?;
+                let text = |k: &str| shown["plan"][k].as_str().unwrap_or_default().to_owned();
+                (text("plan_hash"), text("risk"))
+            }
+        };
+        if current != hash {
+            return Err(DecideError {
+                code: "changed",
+                message: format!(
+                    "`{plan_id}` changed since it was shown ({hash} → {current}); review it again"
+                ),
+            });
+        }
+        RiskLevel::from_name(&risk).ok_or_else(|| DecideError {
+            code: "refused",
+            message: format!("`{plan_id}` has an unknown risk label {risk:?}"),
+        })
+    }
+
+    /// The in-process gateway, for tests that set up what a reviewer meets.
+    #[cfg(test)]
+    pub fn local_gateway(&self) -> Option<&interlock_gateway::Gateway> {
+        match &self.link {
+            Link::Local(running) => Some(running.gateway()),
+            Link::Team { .. } => None,
+        }
+    }
+
     /// The item a notification should be raised for, if `e` puts one on hold.
     pub async fn held_by(&self, e: &GatewayEvent) -> Option<Held> {
         if !e.kind.holds_for_review() {
@@ -530,6 +597,35 @@ impl std::fmt::Display for DecideError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The address from `[team] url` in `desktop.toml` is checked as the
+    /// environment's is, and the app does not start (nor touch the keychain).
+    #[tokio::test]
+    async fn regression_team_mode_refuses_a_plain_http_gateway_at_start() {
+        let dir = std::env::temp_dir().join(format!("interlock-team-url-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("desktop.toml"),
+            "[team]\nurl = \"http://gateway.example:8717\"\n",
+        )
+        .unwrap();
+        let settings = |team_url: Option<&str>| Settings {
+            data_dir: Some(dir.clone()),
+            listen: None,
+            ui_dir: None,
+            team_url: team_url.map(str::to_owned),
+            team_token: Some("ilk_never_sent".to_owned()),
+        };
+        for from_env in [Some("http://10.1.2.3:8717"), None] {
+            let err = start(settings(from_env)).await.err().expect("refused");
+            assert!(err.contains("use https://"), "{err}");
+            assert!(
+                err.contains(from_env.unwrap_or("http://gateway.example:8717")),
+                "{err}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn origins_are_what_a_browser_uses() {

@@ -11,6 +11,7 @@
 
 mod backend;
 mod notify;
+mod team;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,9 +35,19 @@ const APP_ICON: &[u8] = include_bytes!("../../icons/128x128.png");
 
 /// `decide({subjectKind, subject, hash, decision, reason})`: signs exactly
 /// `hash` with the approver key in the OS keychain. Errors are `{code, message}`
-/// with `code` = `changed` when the item is no longer what was shown.
+/// with `code` = `changed` when the item is no longer what was shown, and
+/// `cancelled` when the reviewer declined the native confirmation.
+///
+/// Only the app's own review UI (the in-process gateway's origin) signs
+/// without asking: a page of any other origin — in team mode, the team
+/// gateway's, whose code the team gateway serves — first gets a native dialog
+/// naming the subject and the exact hash ([`team::needs_confirmation`]), so a
+/// remote page cannot make the app sign silently (issue 15, item 7).
 #[tauri::command]
+#[allow(clippy::too_many_arguments)] // the command's JSON arguments, one each
 async fn decide(
+    app: AppHandle,
+    webview: tauri::Webview,
     backend: tauri::State<'_, Arc<Backend>>,
     subject_kind: String,
     subject: String,
@@ -60,6 +71,35 @@ async fn decide(
             message: format!("subjectKind must be `plan` or `server`, not {subject_kind:?}"),
         });
     };
+    let page = webview.url().map_err(|e| DecideError {
+        code: "internal",
+        message: format!("cannot tell which page asked: {e}"),
+    })?;
+    if team::needs_confirmation(backend.own_ui_origin(), &page) {
+        let page_origin = page.origin().ascii_serialization();
+        let fingerprint = backend.key.fingerprint();
+        let confirmation = team::Confirmation {
+            page_origin: &page_origin,
+            decision: decision.name(),
+            subject_kind: subject_kind.as_str(),
+            subject: &subject,
+            hash: &hash,
+            key_fingerprint: &fingerprint,
+        };
+        if !confirm(&app, &webview, &confirmation).await {
+            eprintln!(
+                "interlock-desktop: {} {subject_kind} {subject} at {hash} asked by {page_origin}: \
+                 not confirmed, nothing signed",
+                decision.name()
+            );
+            return Err(DecideError {
+                code: "cancelled",
+                message: format!(
+                    "not confirmed in the app's dialog: nothing was signed for {subject:?}"
+                ),
+            });
+        }
+    }
     let reason = reason
         .map(|r| r.trim().to_owned())
         .filter(|r| !r.is_empty())
@@ -67,6 +107,30 @@ async fn decide(
     backend
         .decide(subject_kind, &subject, &hash, decision, &reason)
         .await
+}
+
+/// Shows the native confirmation (modal to the asking window) and waits for
+/// the reviewer's answer: `true` only for the confirming button; closing the
+/// dialog, *Cancel*, or a dialog that could not be shown is `false`.
+async fn confirm(app: &AppHandle, webview: &tauri::Webview, what: &team::Confirmation<'_>) -> bool {
+    use tauri_plugin_dialog::{DialogExt as _, MessageDialogButtons, MessageDialogKind};
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let mut dialog = app
+        .dialog()
+        .message(what.message())
+        .title(what.title())
+        .kind(MessageDialogKind::Warning)
+        .buttons(MessageDialogButtons::OkCancelCustom(
+            what.ok_label().to_owned(),
+            "Cancel".to_owned(),
+        ));
+    if let Some(window) = app.get_webview_window(webview.label()) {
+        dialog = dialog.parent(&window);
+    }
+    dialog.show(move |ok| {
+        let _ = tx.send(ok);
+    });
+    rx.await.unwrap_or(false)
 }
 
 /// `approver_info()`: the approver key's id, fingerprint and public key (hex),
@@ -373,6 +437,8 @@ fn main() {
         .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
             open_window(app, None);
         }))
+        // Used from Rust only (`decide`'s confirmation); no page is granted its commands.
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![decide, approver_info])
         .setup(move |app| {
             setup(app, started_at).map_err(|e| {

@@ -7,6 +7,12 @@
 //! gateway's events, shows notifications with `notify-rust`, and acts on the
 //! actions that the notification server reports over D-Bus.
 //!
+//! *Approve* is offered only for a plan of low or medium risk: a notification's
+//! text is the proposer's (its title), not what the reviewer sees hashed, so a
+//! high or critical plan and every server surface offer *Review* (and *Reject*)
+//! instead, and are approved only in their review. An `approve` action that
+//! arrives anyway is checked again against the store's risk of the plan at
+//! action time ([`approve_from_notification`]), never against the notification.
 //! *Approve* signs exactly the hash the notification was raised for; if the item
 //! changed since, nothing is signed and the review opens instead. Actions are
 //! accepted only from the bus name that owns `org.freedesktop.Notifications`
@@ -17,12 +23,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use interlock_core::RiskLevel;
 use interlock_gateway::{EventType, SubjectKind};
 use interlock_host::Decision;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
-use crate::backend::{Backend, Held};
+use crate::backend::{Backend, DecideError, Held};
 
 /// Bursts: more than `BURST` new notifications within `WINDOW` are grouped.
 pub const BURST: usize = 3;
@@ -308,6 +315,65 @@ fn summary_text(items: &[Held], total: usize) -> (String, String) {
     (title, lines.join("\n"))
 }
 
+/// Whether a notification may approve: only a plan, and only of low or medium
+/// risk. A server's surface (tool descriptions an upstream wrote) and a high or
+/// critical plan are approved in their review, where what is signed is shown;
+/// an unknown label is treated as the highest.
+pub fn may_approve_from_notification(kind: SubjectKind, risk: Option<RiskLevel>) -> bool {
+    kind == SubjectKind::Plan && matches!(risk, Some(RiskLevel::Low | RiskLevel::Medium))
+}
+
+/// The actions (id, label) a held item's notification offers.
+pub fn item_actions(h: &Held) -> Vec<(&'static str, &'static str)> {
+    let mut actions = Vec::with_capacity(4);
+    if may_approve_from_notification(h.kind, RiskLevel::from_name(&h.risk)) {
+        actions.push(("approve", "Approve"));
+    }
+    actions.extend([
+        ("reject", "Reject"),
+        ("review", "Review"),
+        ("default", "Review"),
+    ]);
+    actions
+}
+
+/// A notification's *Approve*: signs `item.hash` only if the plan's risk, read
+/// from the store now (not the notification's, which an event carried), still
+/// allows approving from a notification. Otherwise nothing is signed and the
+/// error (`review_only`) says to approve it in its review.
+pub async fn approve_from_notification(
+    backend: &Backend,
+    item: &Held,
+) -> Result<serde_json::Value, DecideError> {
+    let risk = match item.kind {
+        SubjectKind::Plan => Some(backend.plan_risk_now(&item.subject, &item.hash).await?),
+        _ => None,
+    };
+    if !may_approve_from_notification(item.kind, risk) {
+        let what = match (item.kind, risk) {
+            (SubjectKind::Plan, Some(r)) => format!("`{}` is a {r}-risk plan", item.subject),
+            (SubjectKind::Plan, None) => format!("`{}` has no known risk", item.subject),
+            _ => format!("`{}` is an MCP server", item.subject),
+        };
+        return Err(DecideError {
+            code: "review_only",
+            message: format!(
+                "{what}: approve it in its review, where what is signed is shown \
+                 (a notification approves only low and medium plans); nothing was signed"
+            ),
+        });
+    }
+    backend
+        .decide(
+            item.kind,
+            &item.subject,
+            &item.hash,
+            Decision::Approve,
+            "approved from a desktop notification",
+        )
+        .await
+}
+
 /// Notification settings fixed at start.
 pub struct Options {
     /// A PNG path for the notifications' icon.
@@ -393,10 +459,9 @@ async fn show(options: &Options, what: &Show) -> Result<u32, String> {
         Show::Item { item, replaces } => {
             let (title, body) = text(item);
             n.summary(&title).body(&body);
-            n.action("approve", "Approve")
-                .action("reject", "Reject")
-                .action("review", "Review")
-                .action("default", "Review");
+            for (id, label) in item_actions(item) {
+                n.action(id, label);
+            }
             n.hint(notify_rust::Hint::Category("x-interlock.held".to_owned()));
             if matches!(item.risk.as_str(), "high" | "critical") {
                 n.urgency(notify_rust::Urgency::Critical);
@@ -543,10 +608,15 @@ fn act(
             Decision::Reject => "rejected from a desktop notification",
         };
         let what = one_line(&item.title, 120);
-        match backend
-            .decide(item.kind, &item.subject, &item.hash, decision, reason)
-            .await
-        {
+        let outcome = match decision {
+            Decision::Approve => approve_from_notification(&backend, &item).await,
+            Decision::Reject => {
+                backend
+                    .decide(item.kind, &item.subject, &item.hash, decision, reason)
+                    .await
+            }
+        };
+        match outcome {
             Ok(outcome) => {
                 let status = outcome["status"].as_str().unwrap_or("").to_owned();
                 eprintln!(
@@ -571,10 +641,10 @@ fn act(
                 );
                 // Nothing was signed: show the item as it is now.
                 shell.open(&route(item.kind, &item.subject));
-                let title = if e.code == "changed" {
-                    "Changed since the notification — review it again"
-                } else {
-                    "Not recorded"
+                let title = match e.code {
+                    "changed" => "Changed since the notification — review it again",
+                    "review_only" => "Approve it in its review",
+                    _ => "Not recorded",
                 };
                 notice(&options, title, &one_line(&e.message, 200)).await;
             }
@@ -691,6 +761,149 @@ mod tests {
         assert_eq!(f.target(3), None);
         let (_, r) = shown_item(f.offer(t + WINDOW, plan("a", "h")));
         assert_eq!(r, None, "a closed notification is not replaced");
+    }
+
+    fn held(kind: SubjectKind, risk: &str) -> Held {
+        Held {
+            kind,
+            risk: risk.to_owned(),
+            ..plan("a", "h")
+        }
+    }
+
+    fn ids(h: &Held) -> Vec<&'static str> {
+        item_actions(h).into_iter().map(|(id, _)| id).collect()
+    }
+
+    #[test]
+    fn regression_notification_offers_approve_only_for_low_and_medium_plans() {
+        for risk in ["low", "medium"] {
+            let h = held(SubjectKind::Plan, risk);
+            assert_eq!(
+                ids(&h),
+                ["approve", "reject", "review", "default"],
+                "{risk}"
+            );
+            assert_eq!(item_actions(&h)[0], ("approve", "Approve"));
+        }
+        // High and critical plans, every server surface, and a label this app
+        // does not know: Review (and Reject), no Approve.
+        for h in [
+            held(SubjectKind::Plan, "high"),
+            held(SubjectKind::Plan, "critical"),
+            held(SubjectKind::Plan, "unheard-of"),
+            held(SubjectKind::Server, "low"),
+            held(SubjectKind::Server, "high"),
+        ] {
+            assert_eq!(ids(&h), ["reject", "review", "default"], "{h:?}");
+        }
+    }
+
+    /// A real backend (the in-process gateway on a fresh data directory, the
+    /// approver key in the keychain: run under `scripts/with-keyring`), real
+    /// plans proposed to its engine, and an `approve` action arriving for
+    /// items whose notification never offered it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn regression_notification_approve_is_refused_for_a_high_risk_plan_or_a_server() {
+        let dir =
+            std::env::temp_dir().join(format!("interlock-notify-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let started = crate::backend::start(crate::backend::Settings {
+            data_dir: Some(dir.clone()),
+            listen: Some("127.0.0.1:0".parse().unwrap()),
+            ui_dir: None,
+            team_url: None,
+            team_token: None,
+        })
+        .await
+        .expect("a keychain (scripts/with-keyring)");
+        let backend = started.backend;
+        let engine = backend.local_gateway().unwrap().engine();
+        let doc = |id: &str, stage: serde_json::Value| {
+            let doc = serde_json::json!({
+                "schema_version": "interlock.plan/v1",
+                "plan_id": id,
+                "title": format!("Routine cleanup {id}"),
+                "created_at": "2026-11-30T10:00:00Z",
+                "description": "notification test",
+                "proposer": "agent:notify-test",
+                "body": {"stages": [stage]},
+            });
+            interlock_core::canon::from_serde_json(&doc).unwrap()
+        };
+        let target = dir.join("workspace").join("notes.txt");
+        let target = target.to_str().unwrap();
+        // `fs.ensure_absent` is a high-risk action; `fs.write_file` a medium one.
+        let high = engine
+            .propose(&doc(
+                "high-1",
+                serde_json::json!({
+                    "id": "rm", "action": "fs.ensure_absent", "target": target,
+                    "preconditions": [{"probe": "fs.path_exists"}],
+                    "verify": [{"probe": "fs.path_absent"}], "rollback": "Restore it from backup.",
+                }),
+            ))
+            .await
+            .unwrap();
+        let medium = engine
+            .propose(&doc(
+                "medium-1",
+                serde_json::json!({
+                    "id": "write", "action": "fs.write_file", "target": target,
+                    "params": {"content": "v1"},
+                    "preconditions": [{"probe": "fs.path_absent"}],
+                    "verify": [{"probe": "fs.file_contains", "params": {"text": "v1"}}],
+                    "rollback": "Delete it.",
+                }),
+            ))
+            .await
+            .unwrap();
+        let status = async |id: &str| engine.plan(id).await.unwrap().status.as_str().to_owned();
+
+        // The event (and so the notification) claims `low`: the store says high.
+        let mut lying = held(SubjectKind::Plan, "low");
+        lying.subject = "high-1".to_owned();
+        lying.hash = high.plan_hash.to_string();
+        let err = approve_from_notification(&backend, &lying)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, "review_only", "{err}");
+        assert!(err.message.contains("high-risk plan"), "{err}");
+        assert_eq!(status("high-1").await, "PROPOSED");
+        assert!(
+            engine
+                .store()
+                .approvals_for("high-1", 1)
+                .await
+                .unwrap()
+                .is_empty(),
+            "nothing signed"
+        );
+
+        // A server, whatever its notification said: refused before any lookup.
+        let mut server = held(SubjectKind::Server, "low");
+        server.subject = "files".to_owned();
+        let err = approve_from_notification(&backend, &server)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, "review_only", "{err}");
+        assert!(err.message.contains("MCP server"), "{err}");
+
+        // A medium plan at its hash is approved from its notification.
+        let mut fine = held(SubjectKind::Plan, "medium");
+        fine.subject = "medium-1".to_owned();
+        fine.hash = medium.plan_hash.to_string();
+        let ok = approve_from_notification(&backend, &fine).await.unwrap();
+        assert_eq!(ok["status"], "APPROVED", "{ok}");
+        // At a stale hash it is not.
+        fine.hash = format!("sha256:{}", "0".repeat(64));
+        let err = approve_from_notification(&backend, &fine)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, "changed", "{err}");
+
+        backend.shutdown().await;
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -13,13 +13,17 @@ the tray's menu over dbusmenu) on a real X server (``x11.py``):
    created in the keychain), then a second start.
 2. In the tray (``--hidden``): 100 proposals, the tray shows 100, the memory of
    all the app's processes idle; a second launch only opens the first's window.
-3. A new upstream MCP server: its notification's *Approve* trusts exactly the
-   observed surface; a drift quarantines it and *Review* opens it in the window.
+3. A new upstream MCP server: its notification offers *Review* and *Reject*,
+   not *Approve* (an ``approve`` action sent anyway signs nothing and opens the
+   review); ``interlock servers approve --hash`` trusts exactly the observed
+   surface; a drift quarantines it and *Review* opens it in the window.
    A call the bundled gateway holds (its tool's risk is above the agent's
-   role's ``max_risk``) waits as a one-stage ``mcp.call_tool`` plan; *Approve*
-   on its notification runs it, once, and the waiting call returns the
-   upstream tool's own result; the same call again is held as a new plan
-   (rejected here, and not run); the log records one dispatch and audits clean.
+   role's ``max_risk``) waits as a one-stage ``mcp.call_tool`` plan of high
+   risk: its notification offers no *Approve* (one sent anyway is refused);
+   ``interlock plans approve --hash`` runs it, once, and the waiting call
+   returns the upstream tool's own result; the same call again is held as a
+   new plan (rejected from its notification, and not run); the log records one
+   dispatch and audits clean.
 4. Under WebDriver: a proposal's notification (Approve / Reject / Review; the
    latency from the HTTP response to ``Notify`` is measured); *Approve* makes
    the plan APPROVED at the notified hash (``interlock plans list --json``) and
@@ -30,7 +34,11 @@ the tray's menu over dbusmenu) on a real X server (``x11.py``):
 5. Team mode: the app connects to a separate ``interlock serve`` (its own data
    and keychain service) instead of hosting one; its key is registered there by
    its public half; a proposal's notification *Approve* decides on that gateway;
-   a restart reads the reviewer API key from the keychain.
+   a restart reads the reviewer API key from the keychain. A plain ``http://``
+   team gateway on another host is refused at start; a ``decide`` from the team
+   gateway's page (under WebDriver) raises a native confirmation naming the
+   plan and its hash: closed, nothing is signed (``cancelled``); confirmed
+   (clicked through XTest), exactly that hash is signed.
 6. A burst of 100 is grouped (a few notifications, one summary); memory with
    the window open; the tray menu pauses notifications; *Approve* on a stale
    notification (the plan changed while paused) signs nothing and opens the
@@ -308,6 +316,23 @@ def launch_to_tray(env, watcher, bus, label, *args):
     return (t - t0) * 1000, proc, (sender, path)
 
 
+def app_pid(data_dir):
+    """The running app whose data directory is `data_dir` (started by tauri-driver)."""
+    want = f"INTERLOCK_DATA_DIR={data_dir}".encode()
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            if os.path.realpath(f"/proc/{d}/exe") != os.path.realpath(APP):
+                continue
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if want in f.read().split(b"\0"):
+                    return int(d)
+        except OSError:
+            continue
+    return None
+
+
 def stop(proc):
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -511,10 +536,25 @@ def main():
                 lambda c: c["summary"] == "New MCP server: drifty", 30, "the new server", since=seen
             )
             assert "waits for review" in n["body"] and "Risk:" in n["body"], n
-            assert {"approve", "reject", "review"} <= set(n["actions"]), n
+            # A server's surface is approved in its review, never from a
+            # notification (the text is the upstream's): Review and Reject only.
+            assert {"reject", "review"} <= set(n["actions"]) and "approve" not in n["actions"], n
             wait(lambda: label() == "1", 10, "tray 1")
             observed = show()["observed"]
+            # An `approve` the notification never offered is refused all the
+            # same: nothing is signed, and the review opens instead.
+            seen = len(notifications.snapshot())
             notifications.click(n["id"], "approve")
+            notifications.wait_for(
+                lambda c: c["summary"] == "Approve it in its review" and "MCP server" in c["body"],
+                10,
+                "the refusal",
+                since=seen,
+            )
+            wait(lambda: x11.windows_of(proc.pid), 15, "the review window")
+            assert show()["status"] == "PENDING", show()
+            # The reviewer approves exactly the surface shown, by its hash.
+            env.cli("servers", "approve", "drifty", "--hash", observed, "--reason", "reviewed the tools")
             wait(lambda: show()["status"] == "TRUSTED", 15, "TRUSTED")
             assert show()["baseline"] == observed
             wait(lambda: label() == "", 10, "tray 0")
@@ -584,7 +624,8 @@ def main():
             n = notifications.wait_for(
                 lambda c: c["summary"] == "New MCP server: drifty", 30, "the new server", since=seen
             )
-            notifications.click(n["id"], "approve")
+            observed = re.search(r"^observed\s+(\S+)", env.cli("servers", "show", "drifty"), re.M).group(1)
+            env.cli("servers", "approve", "drifty", "--hash", observed, "--reason", "reviewed the tools")
             wait(lambda: "drifty__odd" in agent.tool_names(), 15, "drifty's tools served")
             wait(lambda: label() == "", 10, "tray 0")
 
@@ -598,26 +639,37 @@ def main():
                 "for the held call",
                 since=seen,
             )
-            assert "Risk:" in n["body"] and {"approve", "reject", "review"} <= set(n["actions"]), n
+            assert "Risk: high" in n["body"], n
+            # A high-risk plan is approved in its review, not from a
+            # notification: Review and Reject only.
+            assert {"reject", "review"} <= set(n["actions"]) and "approve" not in n["actions"], n
             (plan_id, held), = held_plans().items()
             assert held["status"] == "PROPOSED" and held["proposer"] == "agent:held-agent", held
+            assert held["risk"] == "high", held
             wait(lambda: label() == "1", 10, "tray 1")
             assert not first.done(), f"answered before a reviewer decided: {first.result()}"
-            t_click = time.monotonic()
+            # An `approve` arriving anyway signs nothing: the review opens.
             notifications.click(n["id"], "approve")
+            notifications.wait_for(
+                lambda c: c["summary"] == "Approve it in its review" and "high-risk plan" in c["body"],
+                10,
+                "the refusal",
+                since=seen,
+            )
+            wait(lambda: x11.windows_of(proc.pid), 15, "the review window")
+            assert env.plans()[plan_id]["status"] == "PROPOSED", env.plans()[plan_id]
+            assert not first.done(), f"answered before a reviewer decided: {first.result()}"
+            # The reviewer approves exactly the hash reviewed (another process:
+            # the waiting call sees it through the store).
+            t_click = time.monotonic()
+            env.cli("plans", "approve", plan_id, "--hash", held["plan_hash"], "--reason", "reviewed")
             result = first.result(timeout=60)
-            FIGURES["held call: Approve on the notification to the agent's result (ms)"] = round(
+            FIGURES["held call: `plans approve --hash` to the agent's result (ms)"] = round(
                 (time.monotonic() - t_click) * 1000
             )
             assert result == odd_result, f"not the tool's result: {result}"
             now = env.plans()[plan_id]
             assert (now["status"], now["plan_hash"]) == ("SUCCEEDED", held["plan_hash"]), now
-            notifications.wait_for(
-                lambda c: c["summary"] == "Approved" and "Held tool call: drifty__odd" in c["body"],
-                10,
-                "confirming the approval",
-                since=seen,
-            )
             wait(lambda: label() == "", 10, "tray 0")
 
             # The exact call again: a new held plan, not a second run of the first.
@@ -679,7 +731,11 @@ def main():
             stop(proc)
             calls.shutdown(wait=True, cancel_futures=True)
 
-    check("a call held by the bundled gateway, approved from its notification, runs once and returns its result", held_call)
+    check(
+        "a call held by the bundled gateway (high risk: its notification offers Review, not Approve),"
+        " approved by its hash, runs once and returns its result",
+        held_call,
+    )
 
     def team_gateway():
         # Team mode: the app hosts nothing and connects to a gateway running
@@ -752,6 +808,106 @@ def main():
             stop(serve)
 
     check("team mode: a notification's Approve decides on a team's gateway", team_gateway)
+
+    def team_origin():
+        # Team mode's trust rules (issue 15, item 7). A plain http:// team
+        # gateway on another host is refused at start: the reviewer API key
+        # and the review page would cross the network unencrypted.
+        plain = Env(root, "team-plain")
+        plain.vars["INTERLOCK_TEAM_GATEWAY"] = "http://192.0.2.7:8717"
+        plain.vars["INTERLOCK_TEAM_REVIEWER_KEY"] = "ilk_never_sent"
+        out = subprocess.run(
+            [APP, "--hidden"], env=plain.environ(), capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode != 0 and "use https://" in out.stderr, (out.returncode, out.stderr)
+        # The team gateway's page is the team gateway's code: its `decide`
+        # does not sign until the reviewer confirms a native dialog naming the
+        # subject and hash. Here the dialog is closed: nothing is signed.
+        ui_dist = os.path.join(os.path.dirname(os.path.dirname(HERE)), "ui", "dist")
+        assert os.path.isfile(os.path.join(ui_dist, "index.html")), "build the UI (scripts/ui.sh)"
+        team = Env(root, "team-ui")
+        agent_key = team.cli("agents", "add", "team-ui-agent").strip().splitlines()[-1].strip()
+        reviewer_key = team.cli("reviewers", "add", "team-ui-desktop").strip().splitlines()[-1].strip()
+        serve = subprocess.Popen(
+            [CLI, "serve", "--listen", f"127.0.0.1:{team.port}", "--ui", ui_dist],
+            env=team.environ(),
+            stdout=subprocess.PIPE,
+            stderr=open(os.path.join(root, "team-ui-gw.log"), "w"),
+            text=True,
+            start_new_session=True,
+        )
+        remote = None
+        try:
+            first = serve.stdout.readline()
+            assert first.startswith("interlock gateway listening on"), first
+            app_env = Env(root, "team-ui-app")
+            app_env.vars["INTERLOCK_TEAM_GATEWAY"] = team.origin
+            app_env.vars["INTERLOCK_TEAM_REVIEWER_KEY"] = reviewer_key
+            remote = WebDriver(app_env)
+            wait(lambda: remote.get("url").startswith(team.origin), 30, "the window on the team gateway")
+            wait(lambda: remote.js("return !!window.__INTERLOCK__"), 15, "the desktop bridge")
+            info = remote.js_async("return await window.__INTERLOCK__.approverInfo();")
+            assert info["team"] is True, info
+            team.cli("keys", "register", "--public-key", info["public_key"], "--identity", "human:team-ui")
+            Agent(team.origin, agent_key).call("propose_plan", {"plan": plan(team, "team-ui-1", "Team UI plan")})
+            shown = team.plans()["team-ui-1"]
+            pid = wait(lambda: app_pid(app_env.data), 15, "the app's process")
+            (main_window,) = wait(lambda: x11.windows_of(pid), 15, "the app's window")
+            # A page cannot raise (or answer) the dialog itself.
+            got = remote.js_async(
+                "return await window.__TAURI_INTERNALS__.invoke('plugin:dialog|message', {message: 'x'});"
+            )
+            assert "thrown" in got, f"the dialog plugin's command was allowed: {got}"
+            remote.js(
+                "window.__decided = null;"
+                " window.__INTERLOCK__.decide({subjectKind: 'plan', subject: 'team-ui-1',"
+                " hash: arguments[0], decision: 'approve', reason: 'from the page'})"
+                ".then(r => { window.__decided = {ok: r}; }, e => { window.__decided = {thrown: e}; });"
+                " return true;",
+                shown["plan_hash"],
+            )
+            dialogs = wait(
+                lambda: [w for w in x11.windows_of(pid) if w != main_window], 15, "the confirmation dialog"
+            )
+            time.sleep(1)
+            assert remote.js("return window.__decided") is None, "decided without the reviewer"
+            assert team.plans()["team-ui-1"]["status"] == "PROPOSED"
+            os.makedirs(SHOTS, exist_ok=True)
+            x11.screenshot(dialogs[0], os.path.join(SHOTS, "team-confirm.png"))
+            log("  screenshot: tests/desktop/screenshots/team-confirm.png")
+            x11.close(dialogs[0])  # the reviewer closes it: no
+            got = wait(lambda: remote.js("return window.__decided"), 15, "the decide's answer")
+            assert got.get("thrown", {}).get("code") == "cancelled", got
+            assert team.plans()["team-ui-1"]["status"] == "PROPOSED"
+            status, detail = http(
+                "GET", f"{team.origin}/api/v1/plans/team-ui-1", None, {"Authorization": f"Bearer {reviewer_key}"}
+            )
+            assert status == 200 and detail["decisions"] == [], detail
+            # Asked again and confirmed (its first button): exactly that hash is signed.
+            remote.js(
+                "window.__decided = null;"
+                " window.__INTERLOCK__.decide({subjectKind: 'plan', subject: 'team-ui-1',"
+                " hash: arguments[0], decision: 'approve', reason: 'confirmed'})"
+                ".then(r => { window.__decided = {ok: r}; }, e => { window.__decided = {thrown: e}; });"
+                " return true;",
+                shown["plan_hash"],
+            )
+            (dialog,) = wait(
+                lambda: [w for w in x11.windows_of(pid) if w != main_window], 15, "the dialog again"
+            )
+            time.sleep(1)  # drawn and ready for input
+            width, _ = x11.size(dialog)
+            x11.click(dialog, width // 4, -18)  # "Sign the approval", bottom left
+            got = wait(lambda: remote.js("return window.__decided"), 15, "the confirmed decide's answer")
+            assert got.get("ok", {}).get("status") == "APPROVED", got
+            now = team.plans()["team-ui-1"]
+            assert (now["status"], now["plan_hash"]) == ("APPROVED", shown["plan_hash"]), now
+        finally:
+            if remote is not None:
+                remote.close()
+            stop(serve)
+
+    check("team mode: no plain http:// gateway; its page does not sign without a native confirmation", team_origin)
 
     # The checks under WebDriver share one app and what the earlier ones left
     # in it: they run together, or not at all.

@@ -64,3 +64,30 @@ def screenshot(window_id, path):
         f.write(chunk(b"IHDR", struct.pack(">IIBBBBB", g.width, g.height, 8, 2, 0, 0, 0)))
         f.write(chunk(b"IDAT", zlib.compress(b"".join(rows), 6)))
         f.write(chunk(b"IEND", b""))
+
+
+def click(window_id, x, y):
+    """A left click at (x, y) in the window's coordinates (negative: from the
+    right or bottom edge), sent through XTest as the pointer would."""
+    from Xlib.ext import xtest
+
+    d = display.Display()
+    w = d.create_resource_object("window", window_id)
+    g = w.get_geometry()
+    x = x if x >= 0 else g.width + x
+    y = y if y >= 0 else g.height + y
+    at = d.screen().root.translate_coords(w, x, y)
+    xtest.fake_input(d, X.MotionNotify, x=at.x, y=at.y)
+    d.sync()
+    xtest.fake_input(d, X.ButtonPress, 1)
+    d.sync()
+    xtest.fake_input(d, X.ButtonRelease, 1)
+    d.sync()
+    d.close()
+
+
+def size(window_id):
+    d = display.Display()
+    g = d.create_resource_object("window", window_id).get_geometry()
+    d.close()
+    return g.width, g.height
