@@ -51,6 +51,9 @@ pub struct Engine {
     pub(crate) policy: Arc<Policy>,
     pub(crate) adapters: Arc<Adapters>,
     pub(crate) clock: Arc<dyn Clock>,
+    /// This engine's id as an executor: it names the leases it takes, so a
+    /// lease renewed by nobody is known to be another, dead process's.
+    pub(crate) executor_id: Arc<str>,
     events: broadcast::Sender<EngineEvent>,
 }
 
@@ -64,12 +67,17 @@ impl Engine {
         let store = Store::open(&config.data_dir.join(DATABASE_FILE)).await?;
         let log = Log::open(store.clone(), log_signer, &config.origin).await?;
         let (events, _) = broadcast::channel(1024);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let executor_id: Arc<str> = format!("pid-{}-{nanos:x}", std::process::id()).into();
         Ok(Engine {
             store,
             log,
             policy: Arc::new(config.policy),
             adapters: Arc::new(config.adapters),
             clock: config.clock,
+            executor_id,
             events,
         })
     }

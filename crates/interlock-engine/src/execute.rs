@@ -149,14 +149,20 @@ impl Engine {
                 "plan `{plan_id}` has {approvals} valid approval(s) of its current body; {required} needed"
             )));
         }
-        // The one-shot gate: exactly one caller wins this compare-and-swap.
+        // The one-shot gate: exactly one caller wins this compare-and-swap,
+        // and takes the execution's lease in the same transaction.
         if !self
             .store
-            .start_execution(&plan.plan_id, plan.revision)
+            .start_execution_leased(
+                &plan.plan_id,
+                plan.revision,
+                Some((&self.executor_id, self.now())),
+            )
             .await?
         {
             return Err(EngineError::AlreadyStarted(plan.plan_id));
         }
+        let _heartbeat = self.keep_lease(&plan);
         let started = self
             .append(
                 "plan.transition",
@@ -186,6 +192,17 @@ impl Engine {
             }
             let report = self.run_stage(&plan, stage).await?;
             halted = report.result != StageResult::Committed;
+            if !halted {
+                self.store
+                    .lease_committed(
+                        &plan.plan_id,
+                        plan.revision,
+                        &self.executor_id,
+                        &stage.id,
+                        self.now(),
+                    )
+                    .await?;
+            }
             reports.push(report);
         }
         let (to, reason) = if halted {
@@ -390,5 +407,103 @@ fn not_met(outcome: &ProbeOutcome) -> Option<String> {
         ProbeOutcome::Met { .. } => None,
         ProbeOutcome::Unmet { observed } => Some(format!("unmet ({observed})")),
         ProbeOutcome::Unprobeable { reason } => Some(format!("could not be probed ({reason})")),
+    }
+}
+
+/// How often a running execution renews its lease.
+pub const LEASE_HEARTBEAT_SECS: u64 = 5;
+/// How long a lease may go unrenewed before its execution counts as lost
+/// (its process died): several heartbeats, so a busy machine is not mistaken
+/// for a dead one.
+pub const LEASE_TIMEOUT_SECS: i64 = 30;
+
+/// Renews a lease until dropped (the execution ended, or its task was dropped).
+pub(crate) struct Heartbeat(tokio::task::JoinHandle<()>);
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Engine {
+    fn keep_lease(&self, plan: &PlanRecord) -> Heartbeat {
+        let engine = self.clone();
+        let (plan_id, revision) = (plan.plan_id.clone(), plan.revision);
+        Heartbeat(tokio::spawn(async move {
+            let mut tick =
+                tokio::time::interval(std::time::Duration::from_secs(LEASE_HEARTBEAT_SECS));
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                match engine
+                    .store
+                    .renew_lease(&plan_id, revision, &engine.executor_id, engine.now())
+                    .await
+                {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        tracing::error!(%plan_id, revision, "the execution's lease was taken over");
+                        return;
+                    }
+                    Err(e) => {
+                        tracing::warn!(%plan_id, revision, error = %e, "renewing an execution lease failed")
+                    }
+                }
+            }
+        }))
+    }
+
+    /// Finds executions whose process died (a plan EXECUTING whose lease went
+    /// unrenewed for [`LEASE_TIMEOUT_SECS`]) and halts each — never re-runs it —
+    /// with an `executor.lost` leaf naming the stages that committed, the halt and
+    /// its leaf in one transaction. Returns the plan ids halted.
+    pub async fn recover_lost_executions(&self) -> Result<Vec<String>, EngineError> {
+        let mut halted = Vec::new();
+        for lost in self
+            .store
+            .lost_executions(self.now() - LEASE_TIMEOUT_SECS)
+            .await?
+        {
+            let Some(plan) = self
+                .store
+                .plan_revision(&lost.plan_id, lost.revision)
+                .await?
+            else {
+                continue;
+            };
+            let mut m = Map::new();
+            m.insert("plan_id".into(), plan.plan_id.as_str().into());
+            m.insert("revision".into(), int(plan.revision));
+            m.insert("plan_hash".into(), plan.plan_hash.as_str().into());
+            m.insert("from".into(), PlanStatus::Executing.as_str().into());
+            m.insert("to".into(), PlanStatus::Halted.as_str().into());
+            m.insert("executor".into(), lost.owner.as_str().into());
+            m.insert("last_heartbeat".into(), int(lost.heartbeat_at));
+            m.insert(
+                "committed".into(),
+                Value::Array(lost.committed.iter().map(|s| s.as_str().into()).collect()),
+            );
+            m.insert(
+                "reason".into(),
+                "executor lost: its process stopped renewing the lease; not re-run".into(),
+            );
+            let change = interlock_store::StateChange::PlanStatus {
+                plan_id: plan.plan_id.clone(),
+                revision: plan.revision,
+                from: PlanStatus::Executing,
+                to: PlanStatus::Halted,
+            };
+            match self.record_with_change("executor.lost", m, change).await {
+                Ok(appended) => {
+                    self.announce(crate::events::EventKind::Halted, &plan, appended.index);
+                    halted.push(plan.plan_id);
+                }
+                // Finished (or recovered by another process) meanwhile.
+                Err(EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(halted)
     }
 }

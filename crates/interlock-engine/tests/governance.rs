@@ -629,3 +629,79 @@ async fn regression_execute_exactly_refuses_another_revision() {
         .unwrap();
     assert_eq!(ran.status, PlanStatus::Succeeded);
 }
+
+/// Issue 15, item 14: an execution whose process died (its lease no longer
+/// renewed) was left EXECUTING forever. It is now found, halted with an
+/// `executor.lost` leaf naming what committed, and never re-run.
+#[tokio::test]
+async fn regression_an_execution_left_by_a_dead_process_is_halted_not_rerun() {
+    let w = world().await;
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    w.engine
+        .decide(&approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1))
+        .await
+        .unwrap();
+    // Another process took the plan and its lease, then died (nobody renews it).
+    assert!(
+        w.engine
+            .store()
+            .start_execution_leased("p1", 1, Some(("pid-dead", T0)))
+            .await
+            .unwrap()
+    );
+    // Within the lease's lifetime, it is not touched.
+    w.clock.advance(10);
+    assert!(w.engine.recover_lost_executions().await.unwrap().is_empty());
+    w.clock.advance(60);
+    assert_eq!(
+        w.engine.recover_lost_executions().await.unwrap(),
+        vec!["p1".to_owned()]
+    );
+    assert_eq!(
+        w.engine.plan("p1").await.unwrap().status,
+        PlanStatus::Halted
+    );
+    let size = w.engine.log().size();
+    let lost = w.engine.log().entry(size - 1).await.unwrap();
+    assert_eq!(
+        lost.get("type").and_then(Value::as_str),
+        Some("executor.lost")
+    );
+    assert_eq!(
+        lost.get("executor").and_then(Value::as_str),
+        Some("pid-dead")
+    );
+    assert!(matches!(
+        w.engine.execute("p1").await,
+        Err(EngineError::AlreadyStarted(_))
+    ));
+    assert!(!w.work.join("a.txt").exists(), "never re-run");
+    // Recovering again finds nothing.
+    assert!(w.engine.recover_lost_executions().await.unwrap().is_empty());
+}
+
+/// Issue 15, item 14: a running execution records each committed stage in its
+/// lease, and a finished one is not reported lost.
+#[tokio::test]
+async fn a_finished_execution_is_never_reported_lost() {
+    let w = world().await;
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    w.engine
+        .decide(&approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        w.engine.execute("p1").await.unwrap().status,
+        PlanStatus::Succeeded
+    );
+    w.clock.advance(3600);
+    assert!(w.engine.recover_lost_executions().await.unwrap().is_empty());
+}

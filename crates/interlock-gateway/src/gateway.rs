@@ -608,6 +608,16 @@ async fn reload_loop(gw: Gateway) {
         if let Err(e) = gw.0.engine.log().refresh().await {
             tracing::warn!(error = %e, "catching up with the log failed");
         }
+        // An execution whose process died (this one's before a restart, or a
+        // CLI's) is halted, with its evidence, and never re-run.
+        match gw.0.engine.recover_lost_executions().await {
+            Ok(halted) => {
+                for plan in halted {
+                    tracing::warn!(%plan, "execution lost with its process; halted");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "looking for lost executions failed"),
+        }
         tokio::select! {
             _ = tokio::time::sleep(RELOAD_EVERY) => {}
             _ = shutdown.changed() => return,

@@ -211,6 +211,17 @@ impl Store {
     /// however many race (tasks, or processes sharing the database file):
     /// the write lock serializes them and only the first finds APPROVED.
     pub async fn start_execution(&self, plan_id: &str, revision: i64) -> Result<bool, StoreError> {
+        self.start_execution_leased(plan_id, revision, None).await
+    }
+
+    /// [`start_execution`](Self::start_execution), taking the execution's lease
+    /// for `(owner, now)` in the same transaction (see `lease.rs`).
+    pub async fn start_execution_leased(
+        &self,
+        plan_id: &str,
+        revision: i64,
+        lease: Option<(&str, i64)>,
+    ) -> Result<bool, StoreError> {
         let now = now_secs();
         let mut tx = self.begin_write().await?;
         let won = sqlx::query(
@@ -241,6 +252,19 @@ impl Store {
         .await
         .ctx("approval")?
         .rows_affected();
+        if let Some((owner, at)) = lease {
+            sqlx::query(
+                "INSERT OR REPLACE INTO execution_leases                  (plan_id, revision, owner, started_at, heartbeat_at, committed)                  VALUES (?, ?, ?, ?, ?, '')",
+            )
+            .bind(plan_id)
+            .bind(revision)
+            .bind(owner)
+            .bind(at)
+            .bind(at)
+            .execute(&mut *tx)
+            .await
+            .ctx("execution lease")?;
+        }
         tx.commit().await.ctx("plan")?;
         tracing::info!(
             plan_id,

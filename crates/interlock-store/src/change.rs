@@ -19,6 +19,13 @@ pub enum StateChange {
         expected_version: i64,
         update: ServerUpdate,
     },
+    /// Move one plan revision from `from` to `to`.
+    PlanStatus {
+        plan_id: String,
+        revision: i64,
+        from: crate::PlanStatus,
+        to: crate::PlanStatus,
+    },
 }
 
 impl StateChange {
@@ -34,6 +41,12 @@ impl StateChange {
                 expected_version,
                 update,
             } => update_server_in(&mut **tx, name, *expected_version, update).await?,
+            StateChange::PlanStatus {
+                plan_id,
+                revision,
+                from,
+                to,
+            } => crate::plans::transition_in(&mut **tx, plan_id, *revision, *from, *to).await?,
         };
         if applied {
             Ok(())
@@ -51,6 +64,12 @@ impl StateChange {
                 expected_version,
                 ..
             } => format!("server {name:?} is no longer at version {expected_version}"),
+            StateChange::PlanStatus {
+                plan_id,
+                revision,
+                from,
+                ..
+            } => format!("plan {plan_id:?} revision {revision} is no longer {from}"),
         }
     }
 }

@@ -28,6 +28,7 @@ mod decisions;
 mod error;
 mod gateway;
 mod keys;
+mod lease;
 mod log;
 mod plans;
 mod snapshot;
@@ -47,6 +48,7 @@ pub use gateway::{
     ApiKeyKind, ApiKeyRecord, ServerRecord, ServerStatus, ServerUpdate, StandingRecord,
 };
 pub use keys::{ApproverKey, NewApproverKey};
+pub use lease::ExecutionLease;
 pub use log::{CheckpointRow, LeafRow};
 pub use plans::{NewPlan, PlanRecord, PlanStatus};
 pub use snapshot::Snapshot;

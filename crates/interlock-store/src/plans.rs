@@ -369,24 +369,39 @@ impl Store {
         from: PlanStatus,
         to: PlanStatus,
     ) -> Result<bool, StoreError> {
-        if !from.can_transition_to(to) {
-            return Err(StoreError::InvalidTransition { from, to });
-        }
-        let done = sqlx::query(
-            "UPDATE plans SET status = ?, updated_at = ? \
-             WHERE plan_id = ? AND revision = ? AND status = ?",
-        )
-        .bind(to.as_str())
-        .bind(now_secs())
-        .bind(plan_id)
-        .bind(revision)
-        .bind(from.as_str())
-        .execute(self.pool())
-        .await
-        .ctx("plan")?
-        .rows_affected()
-            == 1;
-        tracing::debug!(plan_id, revision, %from, %to, done, "plan transition");
-        Ok(done)
+        transition_in(self.pool(), plan_id, revision, from, to).await
     }
+}
+
+/// [`Store::transition`] on any executor (the pool, or the transaction that
+/// also appends the transition's log leaf).
+pub(crate) async fn transition_in<'c, E>(
+    ex: E,
+    plan_id: &str,
+    revision: i64,
+    from: PlanStatus,
+    to: PlanStatus,
+) -> Result<bool, StoreError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+{
+    if !from.can_transition_to(to) {
+        return Err(StoreError::InvalidTransition { from, to });
+    }
+    let done = sqlx::query(
+        "UPDATE plans SET status = ?, updated_at = ? \
+         WHERE plan_id = ? AND revision = ? AND status = ?",
+    )
+    .bind(to.as_str())
+    .bind(now_secs())
+    .bind(plan_id)
+    .bind(revision)
+    .bind(from.as_str())
+    .execute(ex)
+    .await
+    .ctx("plan")?
+    .rows_affected()
+        == 1;
+    tracing::debug!(plan_id, revision, %from, %to, done, "plan transition");
+    Ok(done)
 }

@@ -1,0 +1,116 @@
+//! Execution leases: which process runs an EXECUTING plan, and whether it is
+//! still alive (see `migrations/0007_execution_lease.sql`).
+
+use sqlx::Row;
+
+use crate::error::SqlxResultExt as _;
+use crate::{Store, StoreError};
+
+/// The lease of one execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutionLease {
+    pub plan_id: String,
+    pub revision: i64,
+    /// Who runs it (an id the engine picks per process).
+    pub owner: String,
+    pub started_at: i64,
+    pub heartbeat_at: i64,
+    /// The stages that committed so far, in order.
+    pub committed: Vec<String>,
+}
+
+impl Store {
+    /// Renews the lease (`now` from the engine's clock); false if it is no
+    /// longer `owner`'s (it was taken over after going stale).
+    pub async fn renew_lease(
+        &self,
+        plan_id: &str,
+        revision: i64,
+        owner: &str,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE execution_leases SET heartbeat_at = ? \
+             WHERE plan_id = ? AND revision = ? AND owner = ?",
+        )
+        .bind(now)
+        .bind(plan_id)
+        .bind(revision)
+        .bind(owner)
+        .execute(self.pool())
+        .await
+        .ctx("execution lease")?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Records that `stage` committed (and renews the lease).
+    pub async fn lease_committed(
+        &self,
+        plan_id: &str,
+        revision: i64,
+        owner: &str,
+        stage: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE execution_leases SET committed = committed || ? || char(10), \
+             heartbeat_at = ? WHERE plan_id = ? AND revision = ? AND owner = ?",
+        )
+        .bind(stage)
+        .bind(now)
+        .bind(plan_id)
+        .bind(revision)
+        .bind(owner)
+        .execute(self.pool())
+        .await
+        .ctx("execution lease")?;
+        Ok(())
+    }
+
+    /// Plans still EXECUTING whose lease was last renewed before
+    /// `stale_before` — or that have no lease at all (started before leases
+    /// existed, or by a process that died between the two writes).
+    pub async fn lost_executions(
+        &self,
+        stale_before: i64,
+    ) -> Result<Vec<ExecutionLease>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT p.plan_id, p.revision, l.owner, l.started_at, l.heartbeat_at, l.committed \
+             FROM plans p LEFT JOIN execution_leases l \
+               ON l.plan_id = p.plan_id AND l.revision = p.revision \
+             WHERE p.status = 'EXECUTING' AND (l.heartbeat_at IS NULL OR l.heartbeat_at < ?) \
+             ORDER BY p.plan_id",
+        )
+        .bind(stale_before)
+        .fetch_all(self.pool())
+        .await
+        .ctx("execution lease")?;
+        rows.iter()
+            .map(|r| {
+                let committed: Option<String> = r.try_get("committed").ctx("execution lease")?;
+                let committed: Vec<String> = committed
+                    .unwrap_or_default()
+                    .lines()
+                    .map(str::to_owned)
+                    .collect();
+                Ok(ExecutionLease {
+                    plan_id: r.try_get("plan_id").ctx("execution lease")?,
+                    revision: r.try_get("revision").ctx("execution lease")?,
+                    owner: r
+                        .try_get::<Option<String>, _>("owner")
+                        .ctx("execution lease")?
+                        .unwrap_or_default(),
+                    started_at: r
+                        .try_get::<Option<i64>, _>("started_at")
+                        .ctx("execution lease")?
+                        .unwrap_or_default(),
+                    heartbeat_at: r
+                        .try_get::<Option<i64>, _>("heartbeat_at")
+                        .ctx("execution lease")?
+                        .unwrap_or_default(),
+                    committed,
+                })
+            })
+            .collect()
+    }
+}
