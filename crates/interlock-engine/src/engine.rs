@@ -54,6 +54,8 @@ pub struct Engine {
     /// This engine's id as an executor: it names the leases it takes, so a
     /// lease renewed by nobody is known to be another, dead process's.
     pub(crate) executor_id: Arc<str>,
+    /// Approver registrations already checked against the log.
+    verified_keys: Arc<std::sync::Mutex<std::collections::HashSet<(String, String, u64)>>>,
     events: broadcast::Sender<EngineEvent>,
 }
 
@@ -71,15 +73,24 @@ impl Engine {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let executor_id: Arc<str> = format!("pid-{}-{nanos:x}", std::process::id()).into();
-        Ok(Engine {
+        let engine = Engine {
             store,
             log,
             policy: Arc::new(config.policy),
             adapters: Arc::new(config.adapters),
             clock: config.clock,
             executor_id,
+            verified_keys: Arc::default(),
             events,
-        })
+        };
+        engine.linked().await
+    }
+
+    /// Links old approver rows to their registration leaves (see
+    /// [`link_registrations`](Self::link_registrations)).
+    async fn linked(self) -> Result<Engine, EngineError> {
+        self.link_registrations().await?;
+        Ok(self)
     }
 
     pub fn store(&self) -> &Store {
@@ -114,37 +125,112 @@ impl Engine {
         let key_id = KeyId::of(key);
         let existing = self.store.approver_key(&key_id.to_string()).await?;
         if existing.is_none() {
-            self.store
-                .add_approver_key(&NewApproverKey {
-                    key_id: key_id.to_string(),
-                    public_key: key.to_bytes(),
-                    identity: identity.to_owned(),
-                    label: label.to_owned(),
-                })
+            // The row and its `approver.registered` leaf commit together; the
+            // row names the leaf, which is what makes the key trusted.
+            let mut m = Map::new();
+            m.insert("key_id".into(), key_id.to_string().into());
+            m.insert("identity".into(), identity.into());
+            m.insert("label".into(), label.into());
+            let change = interlock_store::StateChange::AddApproverKey(NewApproverKey {
+                key_id: key_id.to_string(),
+                public_key: key.to_bytes(),
+                identity: identity.to_owned(),
+                label: label.to_owned(),
+            });
+            self.record_with_change("approver.registered", m, change)
                 .await?;
-            self.append(
-                "approver.registered",
-                [
-                    ("key_id", key_id.to_string().into()),
-                    ("identity", identity.into()),
-                    ("label", label.into()),
-                ],
-            )
-            .await?;
         }
         Ok(key_id)
+    }
+
+    /// Whether the log backs `record`: its `registered_leaf` is an
+    /// `approver.registered` leaf of the verified log for this key id and
+    /// identity. A row added or edited in the database outside the log is not.
+    /// Verified once per key and identity, then remembered.
+    async fn registration_holds(&self, record: &ApproverKey) -> Result<bool, EngineError> {
+        let Some(index) = record.registered_leaf else {
+            return Ok(false);
+        };
+        let cache_key = (record.key_id.clone(), record.identity.clone(), index);
+        if self
+            .verified_keys
+            .lock()
+            .expect("lock")
+            .contains(&cache_key)
+        {
+            return Ok(true);
+        }
+        let entry = match self.log.verified_entry(index).await {
+            Ok(e) => e,
+            Err(
+                interlock_log::LogError::MalformedEntry { .. }
+                | interlock_log::LogError::OutOfRange { .. },
+            ) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
+        let field = |k: &str| entry.get(k).and_then(Value::as_str);
+        let holds = field("type") == Some("approver.registered")
+            && field("key_id") == Some(record.key_id.as_str())
+            && field("identity") == Some(record.identity.as_str());
+        if holds {
+            self.verified_keys.lock().expect("lock").insert(cache_key);
+        }
+        Ok(holds)
+    }
+
+    /// Matches key rows from before registrations were linked to their leaves
+    /// (`registered_leaf` empty) with their `approver.registered` leaves, once
+    /// per database (a row added outside the log later stays unlinked and
+    /// untrusted; it does not make every open scan the log again).
+    async fn link_registrations(&self) -> Result<(), EngineError> {
+        const LINKED: &str = "approver_keys.linked_to_log";
+        if self.store.get_meta(LINKED).await?.is_some() {
+            return Ok(());
+        }
+        let unlinked: Vec<ApproverKey> = self
+            .store
+            .approver_keys(true)
+            .await?
+            .into_iter()
+            .filter(|k| k.registered_leaf.is_none())
+            .collect();
+        if unlinked.is_empty() {
+            self.store.set_meta(LINKED, "1").await?;
+            return Ok(());
+        }
+        for index in 0..self.log.size() {
+            let entry = self.log.verified_entry(index).await?;
+            if entry.get("type").and_then(Value::as_str) != Some("approver.registered") {
+                continue;
+            }
+            let field = |k: &str| entry.get(k).and_then(Value::as_str);
+            if let Some(k) = unlinked.iter().find(|k| {
+                field("key_id") == Some(k.key_id.as_str())
+                    && field("identity") == Some(k.identity.as_str())
+            }) {
+                self.store.set_registered_leaf(&k.key_id, index).await?;
+            }
+        }
+        self.store.set_meta(LINKED, "1").await?;
+        Ok(())
     }
 
     /// The approver keys currently trusted, with their identities.
     pub(crate) async fn trusted_approvers(
         &self,
     ) -> Result<(TrustedKeys, Vec<ApproverKey>), EngineError> {
-        let records = self.store.approver_keys(false).await?;
+        let mut records = Vec::new();
         let mut trusted = TrustedKeys::new();
-        for r in &records {
+        for r in self.store.approver_keys(false).await? {
+            // A row the log does not back is not trusted (docs/THREAT-MODEL.md).
+            if !self.registration_holds(&r).await? {
+                tracing::warn!(key_id = %r.key_id, identity = %r.identity, "approver key without its approver.registered leaf: not trusted");
+                continue;
+            }
             // A stored key that is not a valid point is simply not trusted.
             if let Ok(key) = VerifyingKey::from_bytes(&r.public_key) {
                 trusted.add(key);
+                records.push(r);
             }
         }
         Ok((trusted, records))

@@ -705,3 +705,38 @@ async fn a_finished_execution_is_never_reported_lost() {
     w.clock.advance(3600);
     assert!(w.engine.recover_lost_executions().await.unwrap().is_empty());
 }
+
+/// Issue 15, item 8: a key in the approver registry without its
+/// `approver.registered` leaf (added in the database, outside the log) is not
+/// trusted: its signature decides nothing.
+#[tokio::test]
+async fn regression_an_approver_key_added_outside_the_log_is_not_trusted() {
+    let w = world().await;
+    let mallory = SigningKey::from_bytes(&[66; 32]);
+    w.engine
+        .store()
+        .add_approver_key(&interlock_store::NewApproverKey {
+            key_id: interlock_core::KeyId::of(&mallory.verifying_key()).to_string(),
+            public_key: mallory.verifying_key().to_bytes(),
+            identity: "human:mallory".into(),
+            label: "inserted in the database".into(),
+        })
+        .await
+        .unwrap();
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        w.engine
+            .decide(&approve(&w, &mallory, "p1", p.plan_hash, 3600, 1))
+            .await,
+        Err(EngineError::Decision(DecisionError::UnknownKey(_)))
+    ));
+    // Keys registered through the engine (and so the log) are trusted.
+    w.engine
+        .decide(&approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 2))
+        .await
+        .unwrap();
+}

@@ -19,6 +19,8 @@ pub enum StateChange {
         expected_version: i64,
         update: ServerUpdate,
     },
+    /// Register an approver key: the row names the leaf committed with it.
+    AddApproverKey(crate::NewApproverKey),
     /// Move one plan revision from `from` to `to`.
     PlanStatus {
         plan_id: String,
@@ -47,6 +49,10 @@ impl StateChange {
                 from,
                 to,
             } => crate::plans::transition_in(&mut **tx, plan_id, *revision, *from, *to).await?,
+            StateChange::AddApproverKey(key) => {
+                crate::keys::add_approver_key_in(tx, key).await?;
+                true
+            }
         };
         if applied {
             Ok(())
@@ -70,6 +76,7 @@ impl StateChange {
                 from,
                 ..
             } => format!("plan {plan_id:?} revision {revision} is no longer {from}"),
+            StateChange::AddApproverKey(key) => format!("approver key {}", key.key_id),
         }
     }
 }

@@ -34,6 +34,9 @@ pub struct ApproverKey {
     pub added_at: i64,
     /// Unix seconds when revoked; `None` while trusted.
     pub revoked_at: Option<i64>,
+    /// The index of the key's `approver.registered` log leaf; `None` for a row
+    /// the log does not back (added outside it), which is not trusted.
+    pub registered_leaf: Option<u64>,
 }
 
 impl ApproverKey {
@@ -52,6 +55,10 @@ fn key_from_row(row: &SqliteRow) -> Result<ApproverKey, StoreError> {
         label: row.try_get("label").ctx("approver key")?,
         added_at: row.try_get("added_at").ctx("approver key")?,
         revoked_at: row.try_get("revoked_at").ctx("approver key")?,
+        registered_leaf: row
+            .try_get::<Option<i64>, _>("registered_leaf")
+            .ctx("approver key")?
+            .and_then(|i| u64::try_from(i).ok()),
     })
 }
 
@@ -106,6 +113,7 @@ impl Store {
             label: key.label.clone(),
             added_at: now,
             revoked_at: None,
+            registered_leaf: None,
         })
     }
 
@@ -184,4 +192,52 @@ where
         .iter()
         .map(key_from_row)
         .collect()
+}
+
+impl Store {
+    /// Records which log leaf registers `key_id` (for rows from before
+    /// `0008_approver_registration.sql`, matched to their leaves once).
+    pub async fn set_registered_leaf(&self, key_id: &str, leaf: u64) -> Result<(), StoreError> {
+        sqlx::query("UPDATE approver_keys SET registered_leaf = ? WHERE key_id = ? AND registered_leaf IS NULL")
+            .bind(i64::try_from(leaf).unwrap_or(i64::MAX))
+            .bind(key_id)
+            .execute(self.pool())
+            .await
+            .ctx("approver key")?;
+        Ok(())
+    }
+}
+
+/// Inserts a key row whose `registered_leaf` is the index the log's next leaf
+/// takes: run inside the write transaction that appends exactly that leaf
+/// (a [`StateChange::AddApproverKey`](crate::StateChange)).
+pub(crate) async fn add_approver_key_in(
+    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    key: &NewApproverKey,
+) -> Result<(), StoreError> {
+    check_key_id(&key.key_id)?;
+    if key.identity.trim().is_empty() {
+        return Err(StoreError::InvalidInput(
+            "approver identity is empty".into(),
+        ));
+    }
+    sqlx::query(
+        "INSERT INTO approver_keys \
+         (key_id, public_key, identity, label, added_at, revoked_at, registered_leaf) \
+         VALUES (?, ?, ?, ?, ?, NULL, (SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves))",
+    )
+    .bind(&key.key_id)
+    .bind(key.public_key.as_slice())
+    .bind(&key.identity)
+    .bind(&key.label)
+    .bind(now_secs())
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| match StoreError::from_sqlx(e, "approver key") {
+        StoreError::Duplicate { .. } => StoreError::Duplicate {
+            what: format!("approver key {}", key.key_id),
+        },
+        other => other,
+    })?;
+    Ok(())
 }
