@@ -2,11 +2,12 @@
 
 use std::collections::BTreeSet;
 
-use interlock_core::canon::{self, Digest};
+use interlock_core::canon::{self, Digest, Map};
 use interlock_core::decision::{ApprovalStatement, Expectation, verify_decision};
 use interlock_core::{Decision, DecisionError, DsseEnvelope, RiskLevel};
 use interlock_store::{
-    ApprovalDecision, ClaimOutcome, DecisionClaim, NewApproval, PlanRecord, PlanStatus, StoreError,
+    ApprovalDecision, ClaimOutcome, DecisionClaim, NewApproval, PlanRecord, PlanStatus,
+    StateChange, StoreError,
 };
 
 use crate::engine::{Engine, int};
@@ -68,48 +69,46 @@ impl Engine {
         }
         self.claim(&statement).await?;
         let envelope_json = serde_json::to_vec(&envelope.to_json()).expect("JSON serializes");
-        match self
-            .store
-            .insert_approval(&NewApproval {
-                plan_id: plan.plan_id.clone(),
-                revision: plan.revision,
-                plan_hash: plan.plan_hash.clone(),
-                decision: match statement.decision {
-                    Decision::Approve => ApprovalDecision::Approve,
-                    Decision::Reject => ApprovalDecision::Reject,
-                },
-                reason: statement.reason.clone(),
-                approver_key_id: statement.approver_key_id.to_string(),
-                nonce: hex::encode(statement.nonce),
-                not_before: statement.not_before,
-                expires_at: statement.expires_at,
-                envelope: envelope_json,
-            })
-            .await
-        {
-            Err(StoreError::Duplicate { .. }) => return Err(EngineError::Replay),
-            other => other?,
-        }
         let statement_value = canon::from_serde_json(&envelope.to_json())
             .map_err(|e| DecisionError::Malformed(e.to_string()))?;
-        let appended = self
-            .append(
-                "plan.decision",
-                [
-                    ("plan_id", plan.plan_id.as_str().into()),
-                    ("revision", int(plan.revision)),
-                    ("plan_hash", plan.plan_hash.as_str().into()),
-                    ("decision", statement.decision.name().into()),
-                    (
-                        "approver_key_id",
-                        statement.approver_key_id.to_string().into(),
-                    ),
-                    ("approver", identity.as_str().into()),
-                    ("reason", statement.reason.as_str().into()),
-                    ("statement", statement_value),
-                ],
-            )
-            .await?;
+        let mut m = Map::new();
+        m.insert("plan_id".into(), plan.plan_id.as_str().into());
+        m.insert("revision".into(), int(plan.revision));
+        m.insert("plan_hash".into(), plan.plan_hash.as_str().into());
+        m.insert("decision".into(), statement.decision.name().into());
+        m.insert(
+            "approver_key_id".into(),
+            statement.approver_key_id.to_string().into(),
+        );
+        m.insert("approver".into(), identity.as_str().into());
+        m.insert("reason".into(), statement.reason.as_str().into());
+        m.insert("statement".into(), statement_value);
+        // The statement is stored in the same transaction as the leaf that
+        // records it.
+        let change = StateChange::InsertApproval(NewApproval {
+            plan_id: plan.plan_id.clone(),
+            revision: plan.revision,
+            plan_hash: plan.plan_hash.clone(),
+            decision: match statement.decision {
+                Decision::Approve => ApprovalDecision::Approve,
+                Decision::Reject => ApprovalDecision::Reject,
+            },
+            reason: statement.reason.clone(),
+            approver_key_id: statement.approver_key_id.to_string(),
+            nonce: hex::encode(statement.nonce),
+            not_before: statement.not_before,
+            expires_at: statement.expires_at,
+            envelope: envelope_json,
+        });
+        let appended = match self.record_with_change("plan.decision", m, change).await {
+            Ok(a) => a,
+            Err(EngineError::Log(interlock_log::LogError::WriteFailed(e)))
+                if matches!(*e, StoreError::Duplicate { .. }) =>
+            {
+                return Err(EngineError::Replay);
+            }
+            Err(e) => return Err(e),
+        };
         let risk = RiskLevel::from_name(&plan.risk).unwrap_or(RiskLevel::Critical);
         let required = self.policy.approvals_required(risk);
         let (approvals, _) = self.valid_approvals(&plan).await?;

@@ -307,8 +307,9 @@ impl Engine {
         Ok(self.log.append(Value::Object(m)).await?)
     }
 
-    /// Moves a plan from one state to another (compare-and-swap), logs the
-    /// transition and announces it. Returns false if another caller moved it first.
+    /// Moves a plan from one state to another (compare-and-swap) in the same
+    /// transaction as the `plan.transition` leaf that records it, and announces
+    /// it. Returns false if another caller moved it first (nothing is logged).
     pub(crate) async fn transition(
         &self,
         plan: &PlanRecord,
@@ -316,26 +317,41 @@ impl Engine {
         to: PlanStatus,
         reason: &str,
     ) -> Result<bool, EngineError> {
-        if !self
-            .store
-            .transition(&plan.plan_id, plan.revision, from, to)
-            .await?
-        {
-            return Ok(false);
+        self.transition_with(plan, from, to, reason, Map::new())
+            .await
+    }
+
+    /// [`transition`](Self::transition), with more facts in its leaf.
+    pub(crate) async fn transition_with(
+        &self,
+        plan: &PlanRecord,
+        from: PlanStatus,
+        to: PlanStatus,
+        reason: &str,
+        extra: Map,
+    ) -> Result<bool, EngineError> {
+        if !from.can_transition_to(to) {
+            return Err(interlock_store::StoreError::InvalidTransition { from, to }.into());
         }
-        let appended = self
-            .append(
-                "plan.transition",
-                [
-                    ("plan_id", plan.plan_id.as_str().into()),
-                    ("revision", int(plan.revision)),
-                    ("plan_hash", plan.plan_hash.as_str().into()),
-                    ("from", from.as_str().into()),
-                    ("to", to.as_str().into()),
-                    ("reason", reason.into()),
-                ],
-            )
-            .await?;
+        let mut m = Map::new();
+        m.insert("plan_id".into(), plan.plan_id.as_str().into());
+        m.insert("revision".into(), int(plan.revision));
+        m.insert("plan_hash".into(), plan.plan_hash.as_str().into());
+        m.insert("from".into(), from.as_str().into());
+        m.insert("to".into(), to.as_str().into());
+        m.insert("reason".into(), reason.into());
+        m.extend(extra);
+        let change = interlock_store::StateChange::PlanStatus {
+            plan_id: plan.plan_id.clone(),
+            revision: plan.revision,
+            from,
+            to,
+        };
+        let appended = match self.record_with_change("plan.transition", m, change).await {
+            Ok(a) => a,
+            Err(EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => return Ok(false),
+            Err(e) => return Err(e),
+        };
         if let Some(kind) = event_kind(to) {
             self.announce(kind, plan, appended.index);
         }

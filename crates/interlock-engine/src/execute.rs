@@ -150,32 +150,29 @@ impl Engine {
             )));
         }
         // The one-shot gate: exactly one caller wins this compare-and-swap,
-        // and takes the execution's lease in the same transaction.
-        if !self
-            .store
-            .start_execution_leased(
-                &plan.plan_id,
-                plan.revision,
-                Some((&self.executor_id, self.now())),
-            )
-            .await?
-        {
-            return Err(EngineError::AlreadyStarted(plan.plan_id));
-        }
+        // which consumes the approvals and takes the execution's lease in the
+        // same transaction as the leaf that records it.
+        let mut m = Map::new();
+        m.insert("plan_id".into(), plan.plan_id.as_str().into());
+        m.insert("revision".into(), int(plan.revision));
+        m.insert("plan_hash".into(), plan.plan_hash.as_str().into());
+        m.insert("from".into(), PlanStatus::Approved.as_str().into());
+        m.insert("to".into(), PlanStatus::Executing.as_str().into());
+        m.insert("reason".into(), "approval consumed".into());
+        let change = interlock_store::StateChange::StartExecution {
+            plan_id: plan.plan_id.clone(),
+            revision: plan.revision,
+            owner: self.executor_id.to_string(),
+            now: self.now(),
+        };
+        let started = match self.record_with_change("plan.transition", m, change).await {
+            Ok(a) => a,
+            Err(EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => {
+                return Err(EngineError::AlreadyStarted(plan.plan_id));
+            }
+            Err(e) => return Err(e),
+        };
         let _heartbeat = self.keep_lease(&plan);
-        let started = self
-            .append(
-                "plan.transition",
-                [
-                    ("plan_id", plan.plan_id.as_str().into()),
-                    ("revision", int(plan.revision)),
-                    ("plan_hash", plan.plan_hash.as_str().into()),
-                    ("from", PlanStatus::Approved.as_str().into()),
-                    ("to", PlanStatus::Executing.as_str().into()),
-                    ("reason", "approval consumed".into()),
-                ],
-            )
-            .await?;
         self.announce(crate::events::EventKind::Executing, &plan, started.index);
         let stages = &valid.plan.body.stages;
         let mut reports = Vec::with_capacity(stages.len());
@@ -223,35 +220,38 @@ impl Engine {
             .filter(|r| r.result == StageResult::Committed)
             .map(|r| r.stage_id.as_str().into())
             .collect();
-        if !self
-            .store
-            .transition(&plan.plan_id, plan.revision, PlanStatus::Executing, to)
-            .await?
-        {
-            // Only this execution may move its plan out of EXECUTING; if something
-            // else did, say so rather than log an end state that is not stored.
-            let now = self.plan(&plan.plan_id).await?.status;
-            return Err(EngineError::WrongState {
-                plan_id: plan.plan_id,
-                status: now.as_str().to_owned(),
-                action: "finishing an execution",
-                needed: "EXECUTING",
-            });
-        }
-        let appended = self
-            .append(
-                "plan.transition",
-                [
-                    ("plan_id", plan.plan_id.as_str().into()),
-                    ("revision", int(plan.revision)),
-                    ("plan_hash", plan.plan_hash.as_str().into()),
-                    ("from", PlanStatus::Executing.as_str().into()),
-                    ("to", to.as_str().into()),
-                    ("reason", reason.as_str().into()),
-                    ("committed", Value::Array(committed)),
-                ],
-            )
-            .await?;
+        let mut extra = Map::new();
+        extra.insert("committed".into(), Value::Array(committed));
+        let mut m = Map::new();
+        m.insert("plan_id".into(), plan.plan_id.as_str().into());
+        m.insert("revision".into(), int(plan.revision));
+        m.insert("plan_hash".into(), plan.plan_hash.as_str().into());
+        m.insert("from".into(), PlanStatus::Executing.as_str().into());
+        m.insert("to".into(), to.as_str().into());
+        m.insert("reason".into(), reason.as_str().into());
+        m.extend(extra);
+        let change = interlock_store::StateChange::PlanStatus {
+            plan_id: plan.plan_id.clone(),
+            revision: plan.revision,
+            from: PlanStatus::Executing,
+            to,
+        };
+        let appended = match self.record_with_change("plan.transition", m, change).await {
+            Ok(a) => a,
+            Err(EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => {
+                // Only this execution may move its plan out of EXECUTING; if
+                // something else did (it was found lost and halted), say so
+                // rather than log an end state that is not stored.
+                let now = self.plan(&plan.plan_id).await?.status;
+                return Err(EngineError::WrongState {
+                    plan_id: plan.plan_id,
+                    status: now.as_str().to_owned(),
+                    action: "finishing an execution",
+                    needed: "EXECUTING",
+                });
+            }
+            Err(e) => return Err(e),
+        };
         let kind = if halted {
             crate::events::EventKind::Halted
         } else {

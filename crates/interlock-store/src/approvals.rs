@@ -149,6 +149,17 @@ impl Store {
     /// [`StoreError::Duplicate`]; an unknown plan revision with
     /// [`StoreError::NotFound`].
     pub async fn insert_approval(&self, a: &NewApproval) -> Result<(), StoreError> {
+        insert_approval_in(self.pool(), a).await
+    }
+}
+
+/// [`Store::insert_approval`] on any executor (the pool, or the transaction
+/// that also appends the decision's log leaf).
+pub(crate) async fn insert_approval_in<'c, E>(ex: E, a: &NewApproval) -> Result<(), StoreError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+{
+    {
         check_new_approval(a)?;
         sqlx::query(
             "INSERT INTO approvals (approver_key_id, nonce, plan_id, revision, plan_hash, \
@@ -166,7 +177,7 @@ impl Store {
         .bind(a.expires_at)
         .bind(&a.envelope)
         .bind(now_secs())
-        .execute(self.pool())
+        .execute(ex)
         .await
         .map_err(|e| match StoreError::from_sqlx(e, "approval") {
             StoreError::Duplicate { .. } => StoreError::Duplicate {
@@ -182,7 +193,9 @@ impl Store {
         })?;
         Ok(())
     }
+}
 
+impl Store {
     /// Every statement about one plan revision, oldest first.
     pub async fn approvals_for(
         &self,
@@ -222,8 +235,27 @@ impl Store {
         revision: i64,
         lease: Option<(&str, i64)>,
     ) -> Result<bool, StoreError> {
-        let now = now_secs();
         let mut tx = self.begin_write().await?;
+        if !start_execution_in(&mut tx, plan_id, revision, lease).await? {
+            tx.rollback().await.ctx("plan")?;
+            tracing::debug!(plan_id, revision, "start_execution lost (not APPROVED)");
+            return Ok(false);
+        }
+        tx.commit().await.ctx("plan")?;
+        Ok(true)
+    }
+}
+
+/// The body of [`Store::start_execution_leased`], inside `tx`: false (nothing
+/// written) if the revision is not APPROVED.
+pub(crate) async fn start_execution_in(
+    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    plan_id: &str,
+    revision: i64,
+    lease: Option<(&str, i64)>,
+) -> Result<bool, StoreError> {
+    {
+        let now = now_secs();
         let won = sqlx::query(
             "UPDATE plans SET status = 'EXECUTING', updated_at = ? \
              WHERE plan_id = ? AND revision = ? AND status = 'APPROVED'",
@@ -231,14 +263,12 @@ impl Store {
         .bind(now)
         .bind(plan_id)
         .bind(revision)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await
         .ctx("plan")?
         .rows_affected()
             == 1;
         if !won {
-            tx.rollback().await.ctx("plan")?;
-            tracing::debug!(plan_id, revision, "start_execution lost (not APPROVED)");
             return Ok(false);
         }
         let consumed = sqlx::query(
@@ -248,7 +278,7 @@ impl Store {
         .bind(now)
         .bind(plan_id)
         .bind(revision)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await
         .ctx("approval")?
         .rows_affected();
@@ -261,11 +291,10 @@ impl Store {
             .bind(owner)
             .bind(at)
             .bind(at)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await
             .ctx("execution lease")?;
         }
-        tx.commit().await.ctx("plan")?;
         tracing::info!(
             plan_id,
             revision,

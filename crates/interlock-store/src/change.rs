@@ -19,6 +19,16 @@ pub enum StateChange {
         expected_version: i64,
         update: ServerUpdate,
     },
+    /// Store a decision statement about a plan revision.
+    InsertApproval(crate::NewApproval),
+    /// Start executing an APPROVED plan revision: consume its approvals and take
+    /// its lease `(owner, now)`.
+    StartExecution {
+        plan_id: String,
+        revision: i64,
+        owner: String,
+        now: i64,
+    },
     /// Register an approver key: the row names the leaf committed with it.
     AddApproverKey(crate::NewApproverKey),
     /// Move one plan revision from `from` to `to`.
@@ -49,6 +59,19 @@ impl StateChange {
                 from,
                 to,
             } => crate::plans::transition_in(&mut **tx, plan_id, *revision, *from, *to).await?,
+            StateChange::InsertApproval(a) => {
+                crate::approvals::insert_approval_in(&mut **tx, a).await?;
+                true
+            }
+            StateChange::StartExecution {
+                plan_id,
+                revision,
+                owner,
+                now,
+            } => {
+                crate::approvals::start_execution_in(tx, plan_id, *revision, Some((owner, *now)))
+                    .await?
+            }
             StateChange::AddApproverKey(key) => {
                 crate::keys::add_approver_key_in(tx, key).await?;
                 true
@@ -77,6 +100,12 @@ impl StateChange {
                 ..
             } => format!("plan {plan_id:?} revision {revision} is no longer {from}"),
             StateChange::AddApproverKey(key) => format!("approver key {}", key.key_id),
+            StateChange::InsertApproval(a) => {
+                format!("plan {:?} revision {}", a.plan_id, a.revision)
+            }
+            StateChange::StartExecution {
+                plan_id, revision, ..
+            } => format!("plan {plan_id:?} revision {revision} is no longer APPROVED"),
         }
     }
 }
