@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::gateway_util::{Gateway, http, peers_dir};
+use crate::gateway_util::{Gateway, peers_dir, post_mcp};
 
 /// The secret the fixture builds (`'AKIA' + 'IOSFODNN7' + 'EXAMPLE'`).
 const SECRET: &str = "AKIAIOSFODNN7EXAMPLE";
@@ -43,16 +43,10 @@ fn one(calls: &str) -> Gateway {
 /// A POST to `/mcp` with the agent key `key`; returns the JSON-RPC messages
 /// of the answer (one, or an SSE stream's events in order).
 fn post(gw: &Gateway, key: &str, body: &Value) -> Vec<Value> {
-    let (status, _, raw) = http(
+    let (status, _, raw) = post_mcp(
         &gw.addr,
-        "POST",
-        "/mcp",
-        &[
-            ("Authorization", &format!("Bearer {key}")),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("MCP-Protocol-Version", "2026-07-28"),
-        ],
+        key,
+        &[("MCP-Protocol-Version", "2026-07-28")],
         &serde_json::to_vec(body).unwrap(),
     );
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&raw));
@@ -265,16 +259,10 @@ fn regression_log_message_never_reaches_another_agents_call() {
             let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
                 "name": "drifty__slow", "arguments": {"ms": 2500},
                 "_meta": {"progressToken": "a"}}});
-            let (_, _, raw) = http(
+            let (_, _, raw) = post_mcp(
                 &addr,
-                "POST",
-                "/mcp",
-                &[
-                    ("Authorization", &format!("Bearer {key}")),
-                    ("Content-Type", "application/json"),
-                    ("Accept", "application/json, text/event-stream"),
-                    ("MCP-Protocol-Version", "2026-07-28"),
-                ],
+                &key,
+                &[("MCP-Protocol-Version", "2026-07-28")],
                 &serde_json::to_vec(&body).unwrap(),
             );
             String::from_utf8_lossy(&raw).into_owned()

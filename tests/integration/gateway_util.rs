@@ -299,6 +299,24 @@ pub fn tool_names(list: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// `POST /mcp` with the agent key `key`, JSON in, JSON or SSE accepted, and
+/// `extra` headers (a session id, a protocol version).
+pub fn post_mcp(
+    addr: &str,
+    key: &str,
+    extra: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let auth = format!("Bearer {key}");
+    let mut headers = vec![
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    headers.extend_from_slice(extra);
+    http(addr, "POST", "/mcp", &headers, body)
+}
+
 /// Runs `tests/peers/client.{py,mjs} --url URL [--key K] ARGS`.
 pub fn client(which: &str, url: &str, key: Option<&str>, args: &[&str]) -> Value {
     let mut cmd = match which {

@@ -7,24 +7,14 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::gateway_util::{Gateway, http};
+use crate::gateway_util::{Gateway, http, post_mcp};
 use crate::util::{stderr, stdout};
 
 const INIT: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"limits-test","version":"1"}}}"#;
 
 /// `initialize` with `key`: the status and the session id (if one was opened).
 fn open_session(gw: &Gateway, key: &str) -> (u16, Option<String>, String) {
-    let (status, headers, body) = http(
-        &gw.addr,
-        "POST",
-        "/mcp",
-        &[
-            ("Authorization", &format!("Bearer {key}")),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-        ],
-        INIT,
-    );
+    let (status, headers, body) = post_mcp(&gw.addr, key, &[], INIT);
     let sid = headers
         .iter()
         .find(|(k, _)| k == "mcp-session-id")
@@ -34,14 +24,10 @@ fn open_session(gw: &Gateway, key: &str) -> (u16, Option<String>, String) {
 
 /// A `ping` in session `sid`: its HTTP status.
 fn ping(gw: &Gateway, key: &str, sid: &str) -> u16 {
-    http(
+    post_mcp(
         &gw.addr,
-        "POST",
-        "/mcp",
+        key,
         &[
-            ("Authorization", &format!("Bearer {key}")),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
             ("Mcp-Session-Id", sid),
             ("MCP-Protocol-Version", "2025-11-25"),
         ],
@@ -200,16 +186,10 @@ fn stateless_call(
 ) -> (u16, serde_json::Value) {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {"name": tool, "arguments": args}});
-    let (status, _, bytes) = http(
+    let (status, _, bytes) = post_mcp(
         addr,
-        "POST",
-        "/mcp",
-        &[
-            ("Authorization", &format!("Bearer {key}")),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("MCP-Protocol-Version", "2026-07-28"),
-        ],
+        key,
+        &[("MCP-Protocol-Version", "2026-07-28")],
         body.to_string().as_bytes(),
     );
     (
@@ -316,14 +296,10 @@ fn regression_connections_beyond_the_cap_wait() {
 
 /// A request in session `sid` of `key`: the JSON-RPC answer.
 fn in_session(gw: &Gateway, key: &str, sid: &str, body: serde_json::Value) -> serde_json::Value {
-    let (_, _, bytes) = http(
+    let (_, _, bytes) = post_mcp(
         &gw.addr,
-        "POST",
-        "/mcp",
+        key,
         &[
-            ("Authorization", &format!("Bearer {key}")),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
             ("Mcp-Session-Id", sid),
             ("MCP-Protocol-Version", "2025-11-25"),
         ],
