@@ -11,17 +11,9 @@
 
 use interlock_gateway::jsonrpc::{self, Incoming, Kind, code};
 use interlock_gateway::mcp::MAX_NESTING;
+use interlock_fuzz::json_depth;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-
-/// Nesting depth of arrays and objects (a scalar is 0).
-fn depth(v: &Value) -> usize {
-    match v {
-        Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
-        Value::Object(m) => 1 + m.values().map(depth).max().unwrap_or(0),
-        _ => 0,
-    }
-}
 
 fn reparse(bytes: &[u8]) -> Incoming<'_> {
     let msg: Incoming = serde_json::from_slice(bytes)
@@ -32,8 +24,7 @@ fn reparse(bytes: &[u8]) -> Incoming<'_> {
 fuzz_target!(|data: &[u8]| {
     // The nesting bound against the depth of what serde_json builds (its own
     // recursion limit keeps these under 128).
-    if let Ok(v) = serde_json::from_slice::<Value>(data) {
-        let d = depth(&v);
+    if let Some(d) = json_depth(data) {
         assert!(!jsonrpc::nesting_exceeds(data, d), "depth {d} reported deeper");
         if d > 0 {
             assert!(jsonrpc::nesting_exceeds(data, d - 1), "depth {d} missed");

@@ -15,6 +15,7 @@ use interlock_gateway::calls::scan::{
     MAX_SCAN_DEPTH, ScanPolicy, Scanned, response_policy, scan_content, scan_error,
     scan_notification, scan_result,
 };
+use interlock_fuzz::json_depth;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -22,14 +23,6 @@ use std::sync::OnceLock;
 fn rules() -> &'static ScanPolicy {
     static RULES: OnceLock<ScanPolicy> = OnceLock::new();
     RULES.get_or_init(|| response_policy(&GatewayConfig::default()))
-}
-
-fn depth(v: &Value) -> usize {
-    match v {
-        Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
-        Value::Object(m) => 1 + m.values().map(depth).max().unwrap_or(0),
-        _ => 0,
-    }
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -62,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
             if text.len() <= rules.max_bytes
                 && let Ok(v) = serde_json::from_str::<Value>(text)
                 && (v.is_object() || !wants_object)
-                && depth(&v) < MAX_SCAN_DEPTH
+                && json_depth(text.as_bytes()).is_some_and(|d| d < MAX_SCAN_DEPTH)
             {
                 panic!("a scannable document was withheld: {why}");
             }
