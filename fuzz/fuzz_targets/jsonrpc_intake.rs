@@ -9,15 +9,19 @@
 //! right kind, carrying the agent's `id`, `method` and `params` byte for byte.
 #![no_main]
 
+use interlock_fuzz::json_depth;
 use interlock_gateway::jsonrpc::{self, Incoming, Kind, code};
 use interlock_gateway::mcp::MAX_NESTING;
-use interlock_fuzz::json_depth;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
 fn reparse(bytes: &[u8]) -> Incoming<'_> {
-    let msg: Incoming = serde_json::from_slice(bytes)
-        .unwrap_or_else(|e| panic!("the gateway wrote invalid JSON-RPC ({e}): {}", String::from_utf8_lossy(bytes)));
+    let msg: Incoming = serde_json::from_slice(bytes).unwrap_or_else(|e| {
+        panic!(
+            "the gateway wrote invalid JSON-RPC ({e}): {}",
+            String::from_utf8_lossy(bytes)
+        )
+    });
     msg
 }
 
@@ -25,7 +29,10 @@ fuzz_target!(|data: &[u8]| {
     // The nesting bound against the depth of what serde_json builds (its own
     // recursion limit keeps these under 128).
     if let Some(d) = json_depth(data) {
-        assert!(!jsonrpc::nesting_exceeds(data, d), "depth {d} reported deeper");
+        assert!(
+            !jsonrpc::nesting_exceeds(data, d),
+            "depth {d} reported deeper"
+        );
         if d > 0 {
             assert!(jsonrpc::nesting_exceeds(data, d - 1), "depth {d} missed");
         }
@@ -42,7 +49,10 @@ fuzz_target!(|data: &[u8]| {
     let err = jsonrpc::error(msg.id, code::INVALID_REQUEST, "refused \"here\"");
     let back = reparse(&err);
     assert!(matches!(back.kind(), Ok(Kind::Response)) || msg.id.is_some_and(|i| i.get() == "null"));
-    assert_eq!(back.id.map(|i| i.get()), Some(msg.id.map_or("null", |i| i.get())));
+    assert_eq!(
+        back.id.map(|i| i.get()),
+        Some(msg.id.map_or("null", |i| i.get()))
+    );
 
     let Ok(kind) = kind else { return };
     match kind {

@@ -10,12 +10,12 @@
 //! the size cap and the depth bound is never `Unscannable`.
 #![no_main]
 
+use interlock_fuzz::json_depth;
 use interlock_gateway::GatewayConfig;
 use interlock_gateway::calls::scan::{
     MAX_SCAN_DEPTH, ScanPolicy, Scanned, response_policy, scan_content, scan_error,
     scan_notification, scan_result,
 };
-use interlock_fuzz::json_depth;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -39,7 +39,12 @@ fuzz_target!(|data: &[u8]| {
         0 => scan_result(text, rules),
         1 => scan_content(text, rules),
         2 => scan_error(text, rules),
-        _ => scan_notification(text, &["message", "data", "logger"], rules, "notifications/message"),
+        _ => scan_notification(
+            text,
+            &["message", "data", "logger"],
+            rules,
+            "notifications/message",
+        ),
     };
     let wants_object = which % 4 != 1;
     match &scan.scanned {

@@ -41,8 +41,15 @@ fuzz_target!(|data: &[u8]| {
     // one byte: never more than it took on the wire.
     for e in whole.into_iter().flatten() {
         let name = e.event.as_deref().map_or(0, |n| {
-            n.len() - 2 * n.chars().filter(|&c| c == char::REPLACEMENT_CHARACTER).count()
+            n.len()
+                - 2 * n
+                    .chars()
+                    .filter(|&c| c == char::REPLACEMENT_CHARACTER)
+                    .count()
         });
-        assert!(e.data.len() + name <= max, "an event over the bound of {max}");
+        assert!(
+            e.data.len() + name <= max,
+            "an event over the bound of {max}"
+        );
     }
 });
