@@ -192,9 +192,12 @@ impl<'a> TextScan<'a> {
         self.changed |= changed;
     }
 
-    /// Every `text`, `description` and `title` string at any depth (prompts
-    /// nest their text in messages, results in embedded resources), and a
-    /// `blob` whose sibling `mimeType` says it is text.
+    /// Every string at any depth (prompts nest their text in messages, results
+    /// in embedded resources; a `resource_link`'s `uri` and `name`, `_meta` and
+    /// `annotations` reach the agent too), a `blob` or `data` (base64 bytes)
+    /// only when its sibling `mimeType` says it is text, and `_meta` / `annotations` objects keys and
+    /// values alike. Only `type` and `mimeType`, which name formats, are not
+    /// scanned.
     fn content(&mut self, v: &mut Value, path: &str) {
         match v {
             Value::Object(m) => {
@@ -205,12 +208,18 @@ impl<'a> TextScan<'a> {
                 for (k, item) in m.iter_mut() {
                     let here = || format!("{path}.{k}");
                     match item {
-                        Value::String(t)
-                            if matches!(k.as_str(), "text" | "description" | "title") =>
-                        {
-                            self.text(t, &here)
+                        // Base64 bytes: a resource's `blob`, an image's or an
+                        // audio clip's `data`. Text only when `mimeType` says so.
+                        Value::String(b) if matches!(k.as_str(), "blob" | "data") => {
+                            if texty_blob {
+                                self.blob(b, &here);
+                            }
                         }
-                        Value::String(b) if k == "blob" && texty_blob => self.blob(b, &here),
+                        Value::String(_) if matches!(k.as_str(), "type" | "mimeType") => {}
+                        Value::String(t) => self.text(t, &here),
+                        Value::Object(_) if matches!(k.as_str(), "_meta" | "annotations") => {
+                            self.json(item, &here)
+                        }
                         _ => self.content(item, &here()),
                     }
                 }
@@ -484,5 +493,22 @@ mod tests {
         .unwrap();
         assert_eq!(text, "key [REDACTED:secret] here");
         assert_eq!(out["content"][1]["resource"]["text"], "[REDACTED:secret]");
+    }
+
+    /// Issue 15, item 12 (found by the `response_scan` fuzz target's author): a
+    /// `resource_link`'s `uri` and `name`, and `_meta` on a content item, reached
+    /// the agent unscanned — only `text`, `description` and `title` were read.
+    #[test]
+    fn regression_resource_link_uri_name_and_meta_are_scanned() {
+        let doc = r#"{"content":[{"type":"resource_link","uri":"https://api.example/x?k=AKIAIOSFODNN7EXAMPLE",
+            "name":"AKIAIOSFODNN7EXAMPLE","_meta":{"note":"key AKIAIOSFODNN7EXAMPLE"}}]}"#;
+        let s = scan_result(doc, &rules());
+        let Scanned::Redacted(out) = s.scanned else {
+            panic!("{s:?}")
+        };
+        let text = out.to_string();
+        assert!(!text.contains("AKIAIOSFODNN7EXAMPLE"), "{text}");
+        assert_eq!(out["content"][0]["type"], "resource_link");
+        assert_eq!(s.findings.len(), 3, "{:?}", s.findings);
     }
 }
