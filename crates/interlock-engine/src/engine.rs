@@ -257,6 +257,11 @@ impl Engine {
     /// Appends one event from a layer above (the gateway's drift, quarantine and
     /// tool-call records) to the log: `{"type": kind, "time": now, ...fields}`.
     pub async fn record(&self, kind: &str, fields: Map) -> Result<Appended, EngineError> {
+        Ok(self.log.append(self.event(kind, fields)).await?)
+    }
+
+    /// `{"type": kind, "time": now, ...fields}`: what every leaf of the engine says.
+    fn event(&self, kind: &str, fields: Map) -> Value {
         let mut m = Map::new();
         m.insert("type".into(), kind.into());
         m.insert(
@@ -264,7 +269,7 @@ impl Engine {
             Value::Number(canon::Number::from_i64(self.now()).expect("time fits in 2^53")),
         );
         m.extend(fields);
-        Ok(self.log.append(Value::Object(m)).await?)
+        Value::Object(m)
     }
 
     /// [`record`](Self::record), with the state change the event records applied in
@@ -276,16 +281,9 @@ impl Engine {
         fields: Map,
         change: interlock_store::StateChange,
     ) -> Result<Appended, EngineError> {
-        let mut m = Map::new();
-        m.insert("type".into(), kind.into());
-        m.insert(
-            "time".into(),
-            Value::Number(canon::Number::from_i64(self.now()).expect("time fits in 2^53")),
-        );
-        m.extend(fields);
         Ok(self
             .log
-            .append_with_change(Value::Object(m), change)
+            .append_with_change(self.event(kind, fields), change)
             .await?)
     }
 
@@ -295,16 +293,8 @@ impl Engine {
         kind: &str,
         fields: [(&str, Value); N],
     ) -> Result<Appended, EngineError> {
-        let mut m = Map::new();
-        m.insert("type".into(), kind.into());
-        m.insert(
-            "time".into(),
-            Value::Number(canon::Number::from_i64(self.now()).expect("time fits in 2^53")),
-        );
-        for (k, v) in fields {
-            m.insert(k.to_owned(), v);
-        }
-        Ok(self.log.append(Value::Object(m)).await?)
+        let fields = fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        Ok(self.log.append(self.event(kind, fields)).await?)
     }
 
     /// Moves a plan from one state to another (compare-and-swap) in the same
@@ -317,19 +307,6 @@ impl Engine {
         to: PlanStatus,
         reason: &str,
     ) -> Result<bool, EngineError> {
-        self.transition_with(plan, from, to, reason, Map::new())
-            .await
-    }
-
-    /// [`transition`](Self::transition), with more facts in its leaf.
-    pub(crate) async fn transition_with(
-        &self,
-        plan: &PlanRecord,
-        from: PlanStatus,
-        to: PlanStatus,
-        reason: &str,
-        extra: Map,
-    ) -> Result<bool, EngineError> {
         if !from.can_transition_to(to) {
             return Err(interlock_store::StoreError::InvalidTransition { from, to }.into());
         }
@@ -340,7 +317,6 @@ impl Engine {
         m.insert("from".into(), from.as_str().into());
         m.insert("to".into(), to.as_str().into());
         m.insert("reason".into(), reason.into());
-        m.extend(extra);
         let change = interlock_store::StateChange::PlanStatus {
             plan_id: plan.plan_id.clone(),
             revision: plan.revision,
