@@ -63,6 +63,9 @@ pub async fn run(keep_in: Option<PathBuf>, _: DemoArgs) -> anyhow::Result<ExitCo
     let mut config = EngineConfig::new(&data_dir);
     config.policy = Policy::default();
     config.origin = "interlock.local/demo".into();
+    // A short-lived process: every commit signs its checkpoint, so nothing is
+    // left unsigned when it exits.
+    config.log.checkpoint_interval = std::time::Duration::ZERO;
     config.adapters = Adapters::builtin(&AdapterConfig {
         fs_roots: vec![workspace.clone()],
         ..AdapterConfig::default()

@@ -792,10 +792,15 @@ fn every_log_entry_comes_with_an_inclusion_proof_against_the_signed_checkpoint()
             .collect();
         verify_inclusion_bytes(index, signed.size, &leaf_hash(&leaf), &proof, &signed.root)
             .unwrap_or_else(|e| panic!("entry {index}: {e}"));
-        // The leaf is the entry's signed receipt (a DSSE envelope).
+        // The leaf is the entry's statement; the signed checkpoint vouches for it.
         let receipt: Value = serde_json::from_slice(&leaf).unwrap();
-        assert!(
-            receipt["payloadType"].is_string() && receipt["signatures"].is_array(),
+        assert_eq!(
+            receipt["_type"], "https://in-toto.io/Statement/v1",
+            "{receipt}"
+        );
+        assert_eq!(
+            receipt["predicate"]["seq"].as_u64(),
+            Some(index),
             "{receipt}"
         );
         // A tampered proof does not verify.

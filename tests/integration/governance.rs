@@ -64,8 +64,8 @@ fn tamper(db: &Path, sql: &str) {
 fn audit_verify_names_edited_dropped_and_reordered_entries_in_the_database_file() {
     let cases = [
         (
-            // One character of the signed statement (inside its base64 payload).
-            r#"UPDATE log_leaves SET data = CAST(REPLACE(CAST(data AS TEXT), 'payload":"ey', 'payload":"ez') AS BLOB) WHERE idx = 3;"#,
+            // One character of the statement (its predicate's type).
+            r#"UPDATE log_leaves SET data = CAST(REPLACE(CAST(data AS TEXT), '"type":"', '"type":"x') AS BLOB) WHERE idx = 3;"#,
             "3",
         ),
         ("DELETE FROM log_leaves WHERE idx = 5;", "5"),

@@ -352,3 +352,50 @@ fn regression_one_key_cannot_hold_subscriptions_without_bound() {
     let ok = in_session(&gw, &key, &two, subscribe);
     assert_eq!(ok["result"], serde_json::json!({}), "{ok}");
 }
+
+/// A body timeout counted between frames let a client that sends one byte of
+/// its body just inside each deadline hold its connection (and a request slot)
+/// for as long as it liked. The whole body must now arrive within
+/// `body_timeout_secs`: a trickled body is answered 408.
+#[test]
+fn regression_trickled_body_is_timed_out_in_all() {
+    let gw = Gateway::start("[limits]\nbody_timeout_secs = 2\n");
+    let mut s = TcpStream::connect(&gw.addr).unwrap();
+    let body_len = 400;
+    s.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {body_len}\r\n\r\n",
+            gw.addr, gw.agent_key
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut writer = s.try_clone().unwrap();
+    let trickle = std::thread::spawn(move || {
+        // One body byte every 500 ms: well inside any per-frame timeout, and
+        // 200 s for the whole body.
+        for _ in 0..body_len {
+            if writer.write_all(b" ").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    assert!(
+        answer.starts_with("HTTP/1.1 408"),
+        "after {:?}: {answer}",
+        started.elapsed()
+    );
+    assert!(answer.contains("limits.body_timeout_secs"), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    drop(s);
+    trickle.join().unwrap();
+    // A body that arrives in time is served as before.
+    let (status, _, body) = post_mcp(&gw.addr, &gw.agent_key, &[], INIT);
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+}

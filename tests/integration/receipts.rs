@@ -24,7 +24,7 @@ fn demo_and_export(dir: &Path) -> String {
     );
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("exported 16 receipts"), "{text}");
+    assert!(text.contains("exported 18 receipts"), "{text}");
     text.lines()
         .find_map(|l| l.strip_prefix("log key (pin it when verifying): "))
         .expect("the export prints the log key")
@@ -40,7 +40,7 @@ fn a_real_run_round_trips_through_export_and_offline_verification() {
         assert!(out_dir.join(file).is_file(), "{file}");
     }
     let csv = std::fs::read_to_string(out_dir.join("summary.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 17, "{csv}");
+    assert_eq!(csv.lines().count(), 19, "{csv}");
     assert!(csv.lines().skip(1).all(|l| l.contains(",true,")), "{csv}");
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("every receipt verified"));
@@ -63,7 +63,7 @@ fn a_real_run_round_trips_through_export_and_offline_verification() {
         "{text}"
     );
     assert!(
-        text.contains("16 receipts, 0 failed, 0 bundle problems: OK"),
+        text.contains("18 receipts, 0 failed, 0 bundle problems: OK"),
         "{text}"
     );
 
@@ -88,17 +88,13 @@ fn one_tampered_byte_in_the_bundle_fails_verification_and_is_named() {
     demo_and_export(dir.path());
     let path = dir.path().join("out/bundle.json");
     let original = std::fs::read_to_string(&path).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&original).unwrap();
-    let payload = v["receipts"][3]["leaf"]["payload"].as_str().unwrap();
-    // Change one base64 character of receipt 3's signed statement.
-    let mut tampered = payload.to_owned();
-    let c = if tampered.as_bytes()[20] == b'A' {
-        "B"
-    } else {
-        "A"
-    };
-    tampered.replace_range(20..21, c);
-    std::fs::write(&path, original.replace(payload, &tampered)).unwrap();
+    // Change one digit of receipt 3's statement (its `time`): still a
+    // well-formed, canonical statement, but not the leaf the log signed.
+    let leaf = original.find("\"index\":3,\"leaf\":").unwrap();
+    let at = leaf + original[leaf..].find("\"time\":").unwrap() + "\"time\":".len() + 5;
+    let mut tampered = original.clone().into_bytes();
+    tampered[at] = if tampered[at] == b'1' { b'2' } else { b'1' };
+    std::fs::write(&path, tampered).unwrap();
     let out = interlock(&["receipts", "verify", path.to_str().unwrap()], None);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
@@ -131,11 +127,23 @@ fn receipts_verify_with_independent_tools() {
             child.wait_with_output()
         })
         .expect("python3 runs");
-    assert!(py.status.success());
-    assert!(String::from_utf8_lossy(&py.stdout).contains("https://in-toto.io/Statement/v1"));
+    let printed = String::from_utf8_lossy(&py.stdout);
+    assert!(
+        py.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    assert!(
+        printed.contains("inclusion proof of receipt 0 reaches the root"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("https://in-toto.io/Statement/v1"),
+        "{printed}"
+    );
     let ossl = Command::new("openssl")
         .args([
-            "pkeyutl", "-verify", "-pubin", "-inkey", "log.pem", "-rawin", "-in", "pae.bin",
+            "pkeyutl", "-verify", "-pubin", "-inkey", "log.pem", "-rawin", "-in", "note.bin",
             "-sigfile", "sig.bin",
         ])
         .current_dir(work)
@@ -153,7 +161,7 @@ fn receipts_verify_with_independent_tools() {
     std::fs::write(work.join("sig.bin"), sig).unwrap();
     let ossl = Command::new("openssl")
         .args([
-            "pkeyutl", "-verify", "-pubin", "-inkey", "log.pem", "-rawin", "-in", "pae.bin",
+            "pkeyutl", "-verify", "-pubin", "-inkey", "log.pem", "-rawin", "-in", "note.bin",
             "-sigfile", "sig.bin",
         ])
         .current_dir(work)

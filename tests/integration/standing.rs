@@ -174,3 +174,57 @@ fn regression_standing_grant_beyond_policy_lifetime_is_refused() {
     assert!(!out.status.success(), "{}", stdout(&out));
     assert!(stderr(&out).contains("drifty__nope"), "{}", stderr(&out));
 }
+
+/// A grant posted to the reviewer API for a definition other than the tool's
+/// approved one was accepted, and then silently never applied. Now it is refused
+/// with 409, naming the approved definition; the approved one gets past that
+/// check (and is then judged on its signature).
+#[test]
+fn regression_standing_grant_for_a_definition_that_is_not_approved_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, _reader) = gateway(dir.path());
+    let out = grant(&gw, "drifty__odd", r#"{"mode":"*"}"#, "1h");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let reviewer = gw.reviewer_key();
+    let listed = gw.api_get(&reviewer, "/api/v1/standing");
+    let approved = listed["standing"][0]["document"].clone();
+    let approved_hash = approved["tool_hash"].as_str().unwrap().to_owned();
+    assert!(approved_hash.starts_with("sha256:"), "{listed}");
+    // A well-formed envelope whose signature is not valid for anything.
+    let envelope = json!({
+        "payloadType": "application/vnd.in-toto+json",
+        "payload": "e30=",
+        "signatures": [{"keyid": format!("ed25519:{}", "0".repeat(64)), "sig": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="}],
+    });
+    let post = |document: &Value| {
+        let body = json!({"document": document, "envelope": envelope}).to_string();
+        let (status, _, body) = crate::gateway_util::http(
+            &gw.addr,
+            "POST",
+            "/api/v1/standing",
+            &[
+                ("Authorization", &format!("Bearer {reviewer}")),
+                ("Content-Type", "application/json"),
+            ],
+            body.as_bytes(),
+        );
+        (status, String::from_utf8_lossy(&body).into_owned())
+    };
+    let mut stale = approved.clone();
+    stale["tool_hash"] = json!(format!("sha256:{}", "0".repeat(64)));
+    let (status, body) = post(&stale);
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body.contains(&approved_hash),
+        "names the approved definition: {body}"
+    );
+    let (status, body) = post(&approved);
+    assert_ne!(
+        status, 409,
+        "the approved definition passes the check: {body}"
+    );
+    assert_ne!(
+        status, 200,
+        "and the bogus signature is still refused: {body}"
+    );
+}

@@ -62,32 +62,41 @@ impl Default for SecretScanner {
 pub const BUILTIN_PATTERNS: &[(&str, &str)] = &[
     (
         "aws-access-key-id",
-        r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+        r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?-u:\b)",
     ),
     (
         "aws-secret-access-key",
-        r#"(?i)aws.{0,20}(?:secret|key).{0,20}['"=:\s]\s*[A-Za-z0-9/+=]{40}\b"#,
+        r#"(?i)aws.{0,20}(?:secret|key).{0,20}['"=:\s]\s*[A-Za-z0-9/+=]{40}(?-u:\b)"#,
     ),
-    ("gcp-api-key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    ("gcp-api-key", r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}(?-u:\b)"),
     (
         "private-key",
         r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----",
     ),
     (
         "github-token",
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b",
+        r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})(?-u:\b)",
     ),
-    ("gitlab-token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
-    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
-    ("stripe-secret-key", r"\b(?:sk|rk)_live_[A-Za-z0-9]{20,}\b"),
+    ("gitlab-token", r"(?-u:\b)glpat-[A-Za-z0-9_-]{20,}"),
+    (
+        "slack-token",
+        r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10,}(?-u:\b)",
+    ),
+    (
+        "stripe-secret-key",
+        r"(?-u:\b)(?:sk|rk)_live_[A-Za-z0-9]{20,}(?-u:\b)",
+    ),
     (
         "jwt",
-        r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     ),
-    ("bearer-token", r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{20,}=*"),
+    (
+        "bearer-token",
+        r"(?i)(?-u:\b)bearer\s+[A-Za-z0-9\-._~+/]{20,}=*",
+    ),
     (
         "basic-auth-in-url",
-        r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]{3,}@",
+        r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]{3,}@",
     ),
 ];
 
@@ -135,6 +144,15 @@ impl SecretScanner {
             .filter(|t| t.len() >= rule.min_length)
             .find(|t| looks_random(t, rule))
             .map(|_| "high-entropy-string".to_owned())
+    }
+
+    /// Whether `token` (one run of token characters) trips the entropy rule —
+    /// the rule alone, for a caller that has already matched the patterns
+    /// against the whole text (running every pattern again per token was most
+    /// of a response scan's time).
+    pub fn looks_random(&self, token: &str) -> bool {
+        self.entropy
+            .is_some_and(|rule| token.len() >= rule.min_length && looks_random(token, rule))
     }
 
     /// Every string (and object key) in `value` that holds a secret.

@@ -8,7 +8,7 @@ use ed25519_dalek::VerifyingKey;
 use interlock_adapters::Adapters;
 use interlock_core::canon::{self, Map, Value};
 use interlock_core::{KeyId, Policy, TrustedKeys};
-use interlock_log::{Appended, Log, LogSigner};
+use interlock_log::{Appended, Durability, Log, LogOptions, LogSigner};
 use interlock_store::{ApproverKey, NewApproverKey, PlanRecord, PlanStatus, Store};
 use tokio::sync::broadcast;
 
@@ -25,6 +25,12 @@ pub struct EngineConfig {
     /// The log's origin line in its checkpoints (C2SP tlog-checkpoint).
     pub origin: String,
     pub clock: Arc<dyn Clock>,
+    /// How the log signs checkpoints and defers `fsync`s.
+    pub log: LogOptions,
+    /// How an outcome leaf written with [`Engine::record_outcome`] is
+    /// acknowledged: [`Durability::Committed`] by default (its intent leaf was
+    /// durable before the effect), [`Durability::Durable`] for `strict`.
+    pub outcome_durability: Durability,
 }
 
 impl EngineConfig {
@@ -36,6 +42,8 @@ impl EngineConfig {
             adapters: Adapters::new(),
             origin: "interlock.local/log".to_owned(),
             clock: Arc::new(SystemClock),
+            log: LogOptions::default(),
+            outcome_durability: Durability::Committed,
         }
     }
 }
@@ -51,6 +59,7 @@ pub struct Engine {
     pub(crate) policy: Arc<Policy>,
     pub(crate) adapters: Arc<Adapters>,
     pub(crate) clock: Arc<dyn Clock>,
+    outcome_durability: Durability,
     /// This engine's id as an executor: it names the leases it takes, so a
     /// lease renewed by nobody is known to be another, dead process's.
     pub(crate) executor_id: Arc<str>,
@@ -67,7 +76,7 @@ impl Engine {
         log_signer: Arc<dyn LogSigner + Send + Sync>,
     ) -> Result<Engine, EngineError> {
         let store = Store::open(&config.data_dir.join(DATABASE_FILE)).await?;
-        let log = Log::open(store.clone(), log_signer, &config.origin).await?;
+        let log = Log::open_with(store.clone(), log_signer, &config.origin, config.log).await?;
         let (events, _) = broadcast::channel(1024);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -79,6 +88,7 @@ impl Engine {
             policy: Arc::new(config.policy),
             adapters: Arc::new(config.adapters),
             clock: config.clock,
+            outcome_durability: config.outcome_durability,
             executor_id,
             verified_keys: Arc::default(),
             events,
@@ -258,6 +268,20 @@ impl Engine {
     /// tool-call records) to the log: `{"type": kind, "time": now, ...fields}`.
     pub async fn record(&self, kind: &str, fields: Map) -> Result<Appended, EngineError> {
         Ok(self.log.append(self.event(kind, fields)).await?)
+    }
+
+    /// Records the outcome of an effect whose intent is already durable on the
+    /// log (a forwarded tool call): committed before this returns, so a killed
+    /// process loses nothing acknowledged, and `fsync`ed within the log's flush
+    /// window — or before this returns, with `strict` durability
+    /// (`EngineConfig::outcome_durability`). docs/ARCHITECTURE.md states the
+    /// contract.
+    pub async fn record_outcome(&self, kind: &str, fields: Map) -> Result<Appended, EngineError> {
+        let entry = self.event(kind, fields);
+        Ok(match self.outcome_durability {
+            Durability::Committed => self.log.append_committed(entry).await?,
+            Durability::Durable => self.log.append(entry).await?,
+        })
     }
 
     /// `{"type": kind, "time": now, ...fields}`: what every leaf of the engine says.

@@ -297,6 +297,10 @@ impl Engine {
             self.log_dispatch(plan, stage, Err(&why), None).await?;
             return Ok(report(StageResult::DispatchFailed(why), None));
         };
+        // Evidence before effect: the dispatch is on the log before the adapter
+        // acts, so a process that dies mid-stage leaves a `stage.started` with no
+        // `stage.dispatch` after it — the stage an auditor must treat as in doubt.
+        self.log_stage_started(plan, stage).await?;
         let outcome = match executor.execute(stage).await {
             Ok(outcome) => outcome,
             Err(e) => {
@@ -365,6 +369,22 @@ impl Engine {
                 ("target", check.target_or(stage).into()),
                 ("result", result.into()),
                 ("observed", observed.as_str().into()),
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn log_stage_started(&self, plan: &PlanRecord, stage: &Stage) -> Result<(), EngineError> {
+        self.append(
+            "stage.started",
+            [
+                ("plan_id", plan.plan_id.as_str().into()),
+                ("revision", int(plan.revision)),
+                ("plan_hash", plan.plan_hash.as_str().into()),
+                ("stage", stage.id.as_str().into()),
+                ("action", stage.action.as_str().into()),
+                ("target", stage.target.as_str().into()),
             ],
         )
         .await?;

@@ -740,3 +740,108 @@ async fn regression_an_approver_key_added_outside_the_log_is_not_trusted() {
         .await
         .unwrap();
 }
+
+/// An executor that looks at the log at the moment it is asked to act, and
+/// records the last leaf it saw there (then writes nothing).
+struct LogWitness {
+    engine: std::sync::OnceLock<Engine>,
+    saw: std::sync::Mutex<Option<Value>>,
+}
+
+#[async_trait::async_trait]
+impl interlock_adapters::Executor for LogWitness {
+    fn actions(&self) -> Vec<&'static str> {
+        vec!["fs.write_file"]
+    }
+    async fn execute(
+        &self,
+        _stage: &interlock_core::Stage,
+    ) -> Result<interlock_adapters::ExecOutcome, interlock_adapters::ExecError> {
+        let engine = self.engine.get().expect("engine set before execution");
+        let last = engine.log().entry(engine.log().size() - 1).await.unwrap();
+        *self.saw.lock().unwrap() = Some(last);
+        Ok(interlock_adapters::ExecOutcome {
+            summary: "witnessed".into(),
+            detail: Value::Object(Default::default()),
+            output: None,
+        })
+    }
+}
+
+/// Issue 15, item 13 (evidence before effect): a stage's dispatch was logged only
+/// after its adapter had acted, so a process killed mid-stage left no trace that
+/// the stage had started.
+#[tokio::test]
+async fn regression_a_stage_is_on_the_log_before_its_adapter_acts() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    let witness = Arc::new(LogWitness {
+        engine: std::sync::OnceLock::new(),
+        saw: std::sync::Mutex::new(None),
+    });
+    let mut config = EngineConfig::new(work.join("data"));
+    config.clock = Arc::new(ManualClock::new(T0));
+    config.adapters = Adapters::builtin(&AdapterConfig {
+        fs_roots: vec![work.clone()],
+        ..AdapterConfig::default()
+    })
+    .unwrap()
+    .with_executor(witness.clone());
+    let engine = Engine::open(config, Arc::new(SigningKey::from_bytes(&[9; 32])))
+        .await
+        .unwrap();
+    let _ = witness.engine.set(engine.clone());
+    let reviewer = SigningKey::from_bytes(&[1; 32]);
+    engine
+        .register_approver(&reviewer.verifying_key(), "human:alice", "test")
+        .await
+        .unwrap();
+    let mut plan = write_plan("p1", &work, "a.txt", "hello\n");
+    // No verify check: the witness writes nothing.
+    if let Value::Object(doc) = &mut plan {
+        let stages = doc.get_mut("body").and_then(|b| match b {
+            Value::Object(b) => b.get_mut("stages"),
+            _ => None,
+        });
+        if let Some(Value::Array(stages)) = stages
+            && let Some(Value::Object(stage)) = stages.first_mut()
+        {
+            stage.insert("verify".into(), Value::Array(vec![]));
+        }
+    }
+    let p = engine.propose(&plan).await.unwrap();
+    let now = engine.now();
+    let (_, envelope) = sign_decision(
+        &reviewer,
+        &Terms {
+            audience: engine.log().origin(),
+            subject: "p1",
+            subject_hash: p.plan_hash,
+            decision: Decision::Approve,
+            reason: "reviewed",
+            issued_at: now,
+            not_before: now,
+            expires_at: now + 3600,
+            nonce: [1; 16],
+            policy_digest: engine.policy().digest(),
+        },
+    )
+    .unwrap();
+    engine.decide(&envelope).await.unwrap();
+    let report = engine.execute("p1").await.unwrap();
+    assert_eq!(report.status, PlanStatus::Succeeded, "{report:?}");
+
+    let saw = witness
+        .saw
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the adapter ran");
+    let field = |k: &str| saw.get(k).and_then(Value::as_str).map(str::to_owned);
+    assert_eq!(field("type").as_deref(), Some("stage.started"), "{saw:?}");
+    assert_eq!(field("plan_id").as_deref(), Some("p1"));
+    assert_eq!(field("stage").as_deref(), Some("write"));
+    assert_eq!(field("plan_hash"), Some(p.plan_hash.to_string()));
+    let audit = interlock_log::audit(engine.store(), None).await.unwrap();
+    assert!(audit.is_ok(), "{audit}");
+}

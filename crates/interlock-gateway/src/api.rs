@@ -376,24 +376,28 @@ pub async fn log(
     ))
 }
 
-/// `GET /api/v1/log/checkpoint`: the latest signed checkpoint (C2SP note).
+/// `GET /api/v1/log/checkpoint`: the latest signed checkpoint (C2SP note),
+/// signed now if the newest entries had none yet (checkpoints are signed at
+/// most once per interval while the log grows).
 pub async fn checkpoint(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult {
     reviewer(&gw, &headers).await?;
     let log = gw.engine().log();
+    let storage = |e: interlock_log::LogError| {
+        ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string())
+    };
     // Entries other processes appended count too.
-    log.refresh()
-        .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string()))?;
+    log.refresh().await.map_err(storage)?;
+    let note = log.seal().await.map_err(storage)?;
     Ok(Json(json!({
         "size": log.size(),
         "root": hex::encode(log.root()),
-        "note": log.latest_checkpoint().map(|n| n.to_string()),
+        "note": note.map(|n| n.to_string()),
         "verifier_key": log.verifier_key(),
     })))
 }
 
-/// `GET /api/v1/log/{index}/proof`: entry `index`'s stored leaf (its signed
-/// receipt) and its RFC 6962 inclusion proof against the latest signed
+/// `GET /api/v1/log/{index}/proof`: entry `index`'s stored leaf (its
+/// statement, or an older log's signed envelope) and its RFC 6962 inclusion proof against the latest signed
 /// checkpoint, with that checkpoint's note — so a reviewer's browser checks
 /// that the entry is in the log the log key signed, without trusting this
 /// gateway.
@@ -410,9 +414,16 @@ pub async fn log_proof(
     log.refresh()
         .await
         .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string()))?;
+    // A checkpoint covering the entry: signed now if it is newer than the
+    // latest one.
+    let latest = if index >= log.sealed_size() {
+        log.seal().await.map_err(storage)?
+    } else {
+        log.latest_checkpoint()
+    };
     // The size and root come from the note itself, so the proof is against
     // exactly what was signed (a later append cannot slip in between).
-    let note = log.latest_checkpoint().ok_or_else(|| {
+    let note = latest.ok_or_else(|| {
         ApiError(
             StatusCode::NOT_FOUND,
             "not_found",
@@ -510,6 +521,24 @@ pub async fn grant_standing(
     let env = envelope(&body.envelope)?;
     let doc = canon::from_serde_json(&body.document)
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "invalid", format!("document: {e}")))?;
+    // A grant binds to the definition the reviewer approved; one made for an older
+    // (or a never approved) definition would never apply, so say so now.
+    if let (Some(tool), Some(granted)) = (
+        doc.get("tool").and_then(canon::Value::as_str),
+        doc.get("tool_hash").and_then(canon::Value::as_str),
+    ) {
+        let approved =
+            crate::calls::standing::approved_tool_hash(gw.engine(), gw.config(), tool).await?;
+        if granted != approved.to_string() {
+            return Err(ApiError(
+                StatusCode::CONFLICT,
+                "changed",
+                format!(
+                    "the grant names definition {granted} of `{tool}`, but the approved definition is {approved}; review the tool again and grant that one"
+                ),
+            ));
+        }
+    }
     let s = crate::calls::standing::grant(gw.engine(), gw.events(), &doc, &env).await?;
     Ok(Json(
         json!({"id": s.id, "role": s.role, "tool": s.tool, "expires_at": s.expires_at}),

@@ -84,6 +84,64 @@ pub struct GatewayConfig {
     pub roles: BTreeMap<String, RoleConfig>,
     #[serde(default)]
     pub calls: CallsConfig,
+    #[serde(default)]
+    pub log: LogConfig,
+}
+
+/// `[log]`: when checkpoints are signed and when a tool call's outcome leaf
+/// reaches the disk (the durability contract in docs/ARCHITECTURE.md).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// At most one checkpoint is signed per this many milliseconds while the
+    /// log grows (0: one per commit); one is signed at once when a proof or a
+    /// checkpoint is asked for, and at shutdown.
+    pub checkpoint_interval_ms: u64,
+    /// An outcome leaf is `fsync`ed within this many milliseconds.
+    pub flush_window_ms: u64,
+    /// `"group"` (the default): a tool call's intent leaf is `fsync`ed before
+    /// the call is forwarded, its outcome leaf committed before the agent sees
+    /// the answer and `fsync`ed within `flush_window_ms`. `"strict"`: the
+    /// outcome leaf is `fsync`ed before the answer as well.
+    pub durability: DurabilityMode,
+}
+
+/// See [`LogConfig::durability`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DurabilityMode {
+    #[default]
+    Group,
+    Strict,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        let d = interlock_log::LogOptions::default();
+        LogConfig {
+            checkpoint_interval_ms: d.checkpoint_interval.as_millis() as u64,
+            flush_window_ms: d.flush_window.as_millis() as u64,
+            durability: DurabilityMode::Group,
+        }
+    }
+}
+
+impl LogConfig {
+    /// The log writer's options.
+    pub fn options(&self) -> interlock_log::LogOptions {
+        interlock_log::LogOptions {
+            checkpoint_interval: std::time::Duration::from_millis(self.checkpoint_interval_ms),
+            flush_window: std::time::Duration::from_millis(self.flush_window_ms.max(1)),
+        }
+    }
+
+    /// How an outcome leaf is acknowledged.
+    pub fn outcome_durability(&self) -> interlock_log::Durability {
+        match self.durability {
+            DurabilityMode::Group => interlock_log::Durability::Committed,
+            DurabilityMode::Strict => interlock_log::Durability::Durable,
+        }
+    }
 }
 
 /// The tool-call path: held calls and response scanning.
@@ -136,6 +194,7 @@ impl Default for GatewayConfig {
             servers: BTreeMap::new(),
             roles: BTreeMap::new(),
             calls: CallsConfig::default(),
+            log: LogConfig::default(),
         }
     }
 }
@@ -166,8 +225,8 @@ pub struct Limits {
     /// Largest request header block (request line and headers), in bytes;
     /// a larger one is answered 431.
     pub max_header_bytes: usize,
-    /// How long a request body may go without sending data before the
-    /// request is answered 408.
+    /// How long a request's whole body may take to arrive (in all, not
+    /// between frames) before the request is answered 408.
     pub body_timeout_secs: u64,
     /// Most bytes of tool definitions gathered for one `tools/list`: from one
     /// upstream across all its pages, and in the listing an agent gets.

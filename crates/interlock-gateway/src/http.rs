@@ -81,10 +81,12 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
     let body_timeout = Duration::from_secs(gw.config().limits.body_timeout_secs.max(1));
     router
         .layer(DefaultBodyLimit::max(limit))
-        // A body that stops arriving is answered 408 instead of holding its
-        // connection (the header timeout covers only the header block).
-        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
-            body_timeout,
+        .layer(middleware::from_fn_with_state(
+            BodyBounds {
+                deadline: body_timeout,
+                max_bytes: limit,
+            },
+            whole_body_in_time,
         ))
         .layer(middleware::from_fn_with_state(
             GuardState {
@@ -94,6 +96,64 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             guard,
         ))
         .with_state(gw)
+}
+
+/// How much of a request body the gateway waits for, and for how long.
+#[derive(Clone, Copy)]
+struct BodyBounds {
+    deadline: Duration,
+    max_bytes: usize,
+}
+
+/// Reads the whole request body before any handler sees it: it must arrive
+/// within `body_timeout_secs` *in all* (a timeout between frames would let a
+/// client that sends a byte just before each deadline hold its connection for
+/// as long as it likes), and be at most `max_body_bytes`. Every handler buffers
+/// its body anyway, so this costs no streaming.
+async fn whole_body_in_time(State(b): State<BodyBounds>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    match tokio::time::timeout(b.deadline, axum::body::to_bytes(body, b.max_bytes)).await {
+        Ok(Ok(bytes)) => next.run(Request::from_parts(parts, bytes.into())).await,
+        Ok(Err(e)) => {
+            if over_length_limit(&e) {
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!(
+                        "the request body is larger than limits.max_body_bytes ({} bytes)",
+                        b.max_bytes
+                    ),
+                )
+                    .into_response()
+            } else {
+                (
+                    StatusCode::BAD_REQUEST,
+                    format!("the request body could not be read: {e}"),
+                )
+                    .into_response()
+            }
+        }
+        Err(_) => (
+            StatusCode::REQUEST_TIMEOUT,
+            [(header::CONNECTION, "close")],
+            format!(
+                "the request body did not arrive within limits.body_timeout_secs ({} s)",
+                b.deadline.as_secs()
+            ),
+        )
+            .into_response(),
+    }
+}
+
+/// Whether `to_bytes` stopped at its limit (the error is nested in boxes).
+fn over_length_limit(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if c.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// Refuses requests whose `Host` is not the gateway's own (loopback names, the

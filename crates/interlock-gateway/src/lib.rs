@@ -52,6 +52,6 @@ mod subscriptions;
 pub mod upstream;
 pub mod views;
 
-pub use config::GatewayConfig;
+pub use config::{DurabilityMode, GatewayConfig, LogConfig};
 pub use events::{EventBus, EventType, GatewayEvent, SubjectKind};
 pub use gateway::Gateway;

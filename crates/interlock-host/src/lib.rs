@@ -157,15 +157,25 @@ impl Host {
     /// Opens the engine on the data directory, signing the log with the log key
     /// from the keychain (created on first use). Filesystem actions are
     /// confined to `<data dir>/workspace`.
+    ///
+    /// For short-lived processes (CLI commands): every commit signs its
+    /// checkpoint, so a process that exits without closing the log leaves no
+    /// unsigned entries behind for the next writer to wait on and adopt.
     pub async fn engine(&self) -> Result<Engine, HostError> {
-        self.engine_with(|a| a).await
+        let log = interlock_gateway::LogConfig {
+            checkpoint_interval_ms: 0,
+            durability: interlock_gateway::DurabilityMode::Strict,
+            ..interlock_gateway::LogConfig::default()
+        };
+        self.engine_with(|a| a, &log).await
     }
 
     /// [`Host::engine`] with extra adapters (the gateway's MCP adapter:
-    /// [`Host::start_gateway`]).
+    /// [`Host::start_gateway`]) and the gateway's `[log]` settings.
     pub async fn engine_with(
         &self,
         extra: impl FnOnce(Adapters) -> Adapters,
+        log: &interlock_gateway::LogConfig,
     ) -> Result<Engine, HostError> {
         let data_dir = self.data_dir()?;
         let (log_key, _) = self.keychain()?.load_or_create(LOG_KEY)?;
@@ -174,6 +184,8 @@ impl Host {
         let log_key = log_key.load_service_key()?;
         let mut config = EngineConfig::new(&data_dir);
         config.policy = self.policy()?;
+        config.log = log.options();
+        config.outcome_durability = log.outcome_durability();
         let workspace = data_dir.join("workspace");
         std::fs::create_dir_all(&workspace).map_err(|e| HostError::File {
             path: workspace.clone(),

@@ -72,11 +72,14 @@ impl Host {
         let prepared = Gateway::prepare(config.clone())?;
         let adapter = Arc::new(prepared.mcp_adapter());
         let engine = self
-            .engine_with(move |adapters| {
-                adapters
-                    .with_executor(Arc::clone(&adapter) as _)
-                    .with_prober(adapter)
-            })
+            .engine_with(
+                move |adapters| {
+                    adapters
+                        .with_executor(Arc::clone(&adapter) as _)
+                        .with_prober(adapter)
+                },
+                &config.log,
+            )
             .await?;
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await

@@ -68,7 +68,7 @@ fn build_rules() -> Rules {
             sql: c(&[
                 (
                     "sql-tautology",
-                    r#"(?i)(?:['")]|\b\d+)\s*(?:or|and|\|\||&&)\s+\(?\s*(?:'[^']*'|"[^"]*"|\d+|true|[a-z_]+\(\))\s*(?:=|<>|!=|>|<|like|is)\s*(?:'[^']*'?|"[^"]*"?|\d+|true|null)"#,
+                    r#"(?i)(?:['")]|(?-u:\b)\d+)\s*(?:or|and|\|\||&&)\s+\(?\s*(?:'[^']*'|"[^"]*"|\d+|true|[a-z_]+\(\))\s*(?:=|<>|!=|>|<|like|is)\s*(?:'[^']*'?|"[^"]*"?|\d+|true|null)"#,
                 ),
                 (
                     "sql-tautology",
@@ -80,46 +80,46 @@ fn build_rules() -> Rules {
                 ),
                 (
                     "sql-stacked-query",
-                    r"(?i);\s*(?:drop\s+(?:table|database|schema|user|index|view)|delete\s+from|insert\s+into|update\s+\S+\s+set|truncate\s+(?:table\s+)?\S|alter\s+(?:table|user|database)|create\s+(?:table|user|login|function)|exec(?:ute)?\s*\(?\s*(?:xp_|sp_|master\.)|shutdown\b|grant\s+\w+|select\s+\S.*\bfrom\b|copy\s+\S+\s+(?:from|to)\s+program|load_file\s*\()",
+                    r"(?i);\s*(?:drop\s+(?:table|database|schema|user|index|view)|delete\s+from|insert\s+into|update\s+\S+\s+set|truncate\s+(?:table\s+)?\S|alter\s+(?:table|user|database)|create\s+(?:table|user|login|function)|exec(?:ute)?\s*\(?\s*(?:xp_|sp_|master\.)|shutdown(?-u:\b)|grant\s+\w+|select\s+\S.*(?-u:\b)from(?-u:\b)|copy\s+\S+\s+(?:from|to)\s+program|load_file\s*\()",
                 ),
                 (
                     "sql-union-select",
-                    r#"(?i)(?:['")]|\b\d+|\bnull|/\*\*/)\s*(?:/\*.*?\*/)?\s*union(?:\s+|/\*.*?\*/)+(?:all(?:\s+|/\*.*?\*/)+)?select\b"#,
+                    r#"(?i)(?:['")]|(?-u:\b)\d+|(?-u:\b)null|/\*\*/)\s*(?:/\*.*?\*/)?\s*union(?:\s+|/\*.*?\*/)+(?:all(?:\s+|/\*.*?\*/)+)?select(?-u:\b)"#,
                 ),
                 (
                     "sql-union-select",
-                    r"(?i)\bunion\s+(?:all\s+)?select\s+(?:null|\d+|@@version|version\(\)|user\(\)|.*\bfrom\s+(?:information_schema|mysql\.user|pg_shadow|sys\.|sqlite_master))",
+                    r"(?i)(?-u:\b)union\s+(?:all\s+)?select\s+(?:null|\d+|@@version|version\(\)|user\(\)|.*(?-u:\b)from\s+(?:information_schema|mysql\.user|pg_shadow|sys\.|sqlite_master))",
                 ),
                 (
                     "sql-time-based",
-                    r"(?i)(?:\band\b|\bor\b|\bselect\b|;|\|\||\bif\s*\(|\bthen\b|['(,])\s*\(?\s*(?:sleep|pg_sleep|benchmark|dbms_lock\.sleep)\s*\(\s*\d",
+                    r"(?i)(?:(?-u:\b)and(?-u:\b)|(?-u:\b)or(?-u:\b)|(?-u:\b)select(?-u:\b)|;|\|\||(?-u:\b)if\s*\(|(?-u:\b)then(?-u:\b)|['(,])\s*\(?\s*(?:sleep|pg_sleep|benchmark|dbms_lock\.sleep)\s*\(\s*\d",
                 ),
-                ("sql-time-based", r"(?i)\bwaitfor\s+delay\s+'"),
+                ("sql-time-based", r"(?i)(?-u:\b)waitfor\s+delay\s+'"),
                 (
                     "sql-comment-truncation",
-                    r#"(?i)(?:['"]\s*\)?\s*(?:--|#|/\*)\s*$|['"]\s*\)?\s*;\s*--|\b(?:admin|root|user)['"]\s*(?:--|#))"#,
+                    r#"(?i)(?:['"]\s*\)?\s*(?:--|#|/\*)\s*$|['"]\s*\)?\s*;\s*--|(?-u:\b)(?:admin|root|user)['"]\s*(?:--|#))"#,
                 ),
                 (
                     "sql-inline-comment",
-                    r"(?i)(?:\b(?:union|select|or|and|from|where)/\*[^*]*\*/|/\*!?\d*[^*]*\*/(?:union|select|or|and|from|where)\b)",
+                    r"(?i)(?:(?-u:\b)(?:union|select|or|and|from|where)/\*[^*]*\*/|/\*!?\d*[^*]*\*/(?:union|select|or|and|from|where)(?-u:\b))",
                 ),
                 (
                     "sql-file-or-exec",
-                    r#"(?i)['")]\s*(?:;|\bor\b|\band\b|union).{0,40}(?:load_file\s*\(|into\s+(?:out|dump)file|xp_cmdshell|sys_exec\s*\()"#,
+                    r#"(?i)['")]\s*(?:;|(?-u:\b)or(?-u:\b)|(?-u:\b)and(?-u:\b)|union).{0,40}(?:load_file\s*\(|into\s+(?:out|dump)file|xp_cmdshell|sys_exec\s*\()"#,
                 ),
             ]),
             shell: c(&[
                 (
                     "shell-chained-command",
-                    r"(?i)(?:;|&&|\|\||\||\n|&)\s*(?:sudo\s+)?(?:cat|rm|curl|wget|nc|ncat|netcat|bash|sh|zsh|dash|ksh|python[0-9.]*|perl|ruby|php|id|whoami|uname|chmod|chown|mkfifo|ls|ping|nslookup|dig|sleep|kill|killall|shutdown|reboot|base64|xargs|dd|tee|scp|ssh|telnet|powershell|cmd|env|printenv|crontab|useradd|passwd|tftp|socat|echo)(?:\s+(?:-|/|~|\.|\$|\x60|'|\x22|https?://|[\w.-]+\.(?:sh|py|pl|txt|conf))|\s*$|\s*[;|&>]|\s+[a-z0-9.]+\s*[;|&>]|\s+[0-9]+\b|\s+[\w.-]+\.[a-z]{2,}\b|\s+[\w.-]+\s+\d+\b)",
+                    r"(?i)(?:;|&&|\|\||\||\n|&)\s*(?:sudo\s+)?(?:cat|rm|curl|wget|nc|ncat|netcat|bash|sh|zsh|dash|ksh|python[0-9.]*|perl|ruby|php|id|whoami|uname|chmod|chown|mkfifo|ls|ping|nslookup|dig|sleep|kill|killall|shutdown|reboot|base64|xargs|dd|tee|scp|ssh|telnet|powershell|cmd|env|printenv|crontab|useradd|passwd|tftp|socat|echo)(?:\s+(?:-|/|~|\.|\$|\x60|'|\x22|https?://|[\w.-]+\.(?:sh|py|pl|txt|conf))|\s*$|\s*[;|&>]|\s+[a-z0-9.]+\s*[;|&>]|\s+[0-9]+(?-u:\b)|\s+[\w.-]+\.[a-z]{2,}(?-u:\b)|\s+[\w.-]+\s+\d+(?-u:\b))",
                 ),
                 (
                     "shell-command-substitution",
-                    r"(?i)\$\(\s*(?:sudo\s+)?(?:cat|rm|curl|wget|nc|bash|sh|id|whoami|uname|ls|echo|python[0-9.]*|perl|sleep|base64|env|printenv|hostname|pwd|nslookup|dig|ping)\b",
+                    r"(?i)\$\(\s*(?:sudo\s+)?(?:cat|rm|curl|wget|nc|bash|sh|id|whoami|uname|ls|echo|python[0-9.]*|perl|sleep|base64|env|printenv|hostname|pwd|nslookup|dig|ping)(?-u:\b)",
                 ),
                 (
                     "shell-backtick",
-                    r"(?i)(?:^\s*|[^\s\x60]|[;|&=]\s+)\x60\s*(?:cat|rm|curl|wget|nc|bash|sh|id|whoami|uname|ls|python[0-9.]*|perl|sleep|base64|env|hostname|nslookup|ping|reboot)\b[^\x60]*\x60",
+                    r"(?i)(?:^\s*|[^\s\x60]|[;|&=]\s+)\x60\s*(?:cat|rm|curl|wget|nc|bash|sh|id|whoami|uname|ls|python[0-9.]*|perl|sleep|base64|env|hostname|nslookup|ping|reboot)(?-u:\b)[^\x60]*\x60",
                 ),
                 (
                     "shell-dangerous-rm",
@@ -127,11 +127,11 @@ fn build_rules() -> Rules {
                 ),
                 (
                     "shell-download-exec",
-                    r"(?i)\b(?:curl|wget|fetch)\b[^|;\n]*(?:https?://|\s-)[^|;\n]*\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b|\b(?:curl|wget)\b[^;\n]*(?:;|&&)\s*(?:sudo\s+)?(?:ba|z)?sh\s+\S|\b(?:curl|wget)\b[^;\n]*(?:;|&&)\s*chmod\s+\+x",
+                    r"(?i)(?-u:\b)(?:curl|wget|fetch)(?-u:\b)[^|;\n]*(?:https?://|\s-)[^|;\n]*\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh(?-u:\b)|(?-u:\b)(?:curl|wget)(?-u:\b)[^;\n]*(?:;|&&)\s*(?:sudo\s+)?(?:ba|z)?sh\s+\S|(?-u:\b)(?:curl|wget)(?-u:\b)[^;\n]*(?:;|&&)\s*chmod\s+\+x",
                 ),
                 (
                     "shell-reverse-shell",
-                    r"(?i)\b(?:nc|ncat|netcat)\b[^;|\n]*\s-[a-z]*[ec]\s*\S|/dev/(?:tcp|udp)/|\bmkfifo\s+(?:-\S+\s+)*/|\bsocat\b[^\n]*\bexec:|\bbash\s+-i\s*>&|python[0-9.]*\s+-c\s*['\x22]import\s+(?:socket|os|pty)",
+                    r"(?i)(?-u:\b)(?:nc|ncat|netcat)(?-u:\b)[^;|\n]*\s-[a-z]*[ec]\s*\S|/dev/(?:tcp|udp)/|(?-u:\b)mkfifo\s+(?:-\S+\s+)*/|(?-u:\b)socat(?-u:\b)[^\n]*(?-u:\b)exec:|(?-u:\b)bash\s+-i\s*>&|python[0-9.]*\s+-c\s*['\x22]import\s+(?:socket|os|pty)",
                 ),
                 (
                     "shell-sensitive-redirect",
@@ -142,7 +142,7 @@ fn build_rules() -> Rules {
                     r"(?i)(?:^\s*|[;&|]\s*)(?::\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|dd\s+if=\S+\s+of=/dev/[sh]d|mkfs(?:\.\w+)?\s+/dev/|chmod\s+(?:-R\s+)?777\s+/(?:\s|$|etc|usr|bin))",
                 ),
             ]),
-            url: Regex::new(r"(?i)\b([a-z][a-z0-9+.-]{1,15})://([^\s/?#]*)([^\s]*)")
+            url: Regex::new(r"(?i)(?-u:\b)([a-z][a-z0-9+.-]{1,15})://([^\s/?#]*)([^\s]*)")
                 .expect("url regex"),
             set: regex::RegexSet::empty(),
             secret_set: regex::RegexSet::empty(),
@@ -197,9 +197,10 @@ fn has_secret(s: &str, ctx: &ArgContext) -> bool {
     let Some(rule) = r.secrets.entropy() else {
         return false;
     };
+    // No pattern matched the whole string, so only the entropy rule is left.
     s.len() >= rule.min_length
         && s.split(|c: char| !(c.is_ascii_alphanumeric() || "+/=_-".contains(c)))
-            .any(|t| t.len() >= rule.min_length && r.secrets.scan_str(t).is_some())
+            .any(|t| r.secrets.looks_random(t))
 }
 
 fn push(
@@ -601,6 +602,14 @@ fn ssrf_rule(s: &str, key: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn regression_non_ascii_text_keeps_argument_inspection_on_the_fast_engine() {
+        let r = super::rules();
+        crate::assert_no_unicode_word_boundary(r.set.patterns());
+        crate::assert_no_unicode_word_boundary(r.secret_set.patterns());
+        crate::assert_no_unicode_word_boundary(&[r.url.as_str().to_owned()]);
+    }
+
     use super::*;
     use crate::ssrf::HostClass;
 

@@ -83,3 +83,26 @@ pub struct Finding {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("unknown response action {0:?} (expected allow, redact or block)")]
 pub struct ParseActionError(pub String);
+
+/// Test support: every pattern keeps the regex crate on its fast engines.
+///
+/// A Unicode word boundary (`\b` in a Unicode regex) is something the lazy DFA
+/// cannot decide on non-ASCII text, so the whole set falls back to the PikeVM
+/// there: a 4 KB response with one accented letter took 112x as long to scan
+/// (30 ms instead of 0.27 ms; `benches/inspect.rs`), an easy slow-down for an
+/// upstream to cause. The patterns use ASCII word boundaries (`(?-u:\b)`), which
+/// the DFA handles on any text.
+#[cfg(test)]
+pub(crate) fn assert_no_unicode_word_boundary(patterns: &[String]) {
+    assert!(!patterns.is_empty());
+    // The check itself sees what it looks for.
+    let unicode = regex_syntax::parse(r"\bword\b").expect("parses");
+    assert!(unicode.properties().look_set().contains_word_unicode());
+    for p in patterns {
+        let hir = regex_syntax::parse(p).expect("the pattern parses");
+        assert!(
+            !hir.properties().look_set().contains_word_unicode(),
+            "a Unicode word boundary sends non-ASCII text to the slow engine: {p}"
+        );
+    }
+}

@@ -119,42 +119,42 @@ fn build_rules() -> Rules {
             private_key: re(
                 r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----|$)",
             ),
-            email: re(r"\b[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]+\.)+([A-Za-z]{2,24})\b"),
+            email: re(r"(?-u:\b)[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]+\.)+([A-Za-z]{2,24})(?-u:\b)"),
             phone: re(
-                r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s?|\b\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}\b|\+\d{1,3}(?:[\s.-]\d{1,6}){1,5}\b",
+                r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s?|(?-u:\b)\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}(?-u:\b)|\+\d{1,3}(?:[\s.-]\d{1,6}){1,5}(?-u:\b)",
             ),
-            card: re(r"\b\d(?:[ -]?\d){12,18}\b"),
-            ssn: re(r"\b(\d{3})-(\d{2})-(\d{4})\b"),
+            card: re(r"(?-u:\b)\d(?:[ -]?\d){12,18}(?-u:\b)"),
+            ssn: re(r"(?-u:\b)(\d{3})-(\d{2})-(\d{4})(?-u:\b)"),
             token: re(r"[A-Za-z0-9+/=_-]{24,}"),
             extra_secrets: vec![
                 // Password in a URL with an empty user (`redis://:pw@host`).
-                re(r"(?i)\b[a-z][a-z0-9+.-]*://:[^\s/@]{3,}@"),
+                re(r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://:[^\s/@]{3,}@"),
                 // `PASSWORD=…` / `api_key: …` assignments with a concrete value.
                 re(
-                    r#"(?i)\b[a-z_]*(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)[a-z_]*\s*[=:]\s*['"]?[^\s'"<>{}$*\[\]]*[0-9][^\s'"<>{}$*\[\]]*"#,
+                    r#"(?i)(?-u:\b)[a-z_]*(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)[a-z_]*\s*[=:]\s*['"]?[^\s'"<>{}$*\[\]]*[0-9][^\s'"<>{}$*\[\]]*"#,
                 ),
             ],
             injection: [
                 (
                     "injection-ignore-instructions",
-                    r"(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|existing|original|system)\s+(?:instructions?|prompts?|directions|rules|guidelines|directives|context)",
+                    r"(?i)(?-u:\b)(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|existing|original|system)\s+(?:instructions?|prompts?|directions|rules|guidelines|directives|context)",
                 ),
                 (
                     "injection-role-change",
-                    r"(?i)\byou\s+are\s+now\s+(?:(?:a|an|the|my)\s+(?:\w+\s+){0,3}(?:ai|assistant|model|bot|agent|chatbot|hacker|character|persona|llm)\b|(?:in\s+)?(?:developer|dan|god|jailbreak|unrestricted|admin|debug)\s+mode|dan\b|free\s+(?:of|from)\b|unrestricted|jailbroken|no\s+longer\s+bound)",
+                    r"(?i)(?-u:\b)you\s+are\s+now\s+(?:(?:a|an|the|my)\s+(?:\w+\s+){0,3}(?:ai|assistant|model|bot|agent|chatbot|hacker|character|persona|llm)(?-u:\b)|(?:in\s+)?(?:developer|dan|god|jailbreak|unrestricted|admin|debug)\s+mode|dan(?-u:\b)|free\s+(?:of|from)(?-u:\b)|unrestricted|jailbroken|no\s+longer\s+bound)",
                 ),
                 (
                     "injection-system-prompt",
-                    r"(?i)\b(?:reveal|print|show|output|repeat|leak|disclose|send|dump|ignore|override|replace|exfiltrate)\b[^.\n]{0,30}\bsystem\s+prompt|\bsystem\s+prompt\s+(?:override|update)\s*:|^\s*(?:new\s+)?system\s+prompt\s*:",
+                    r"(?i)(?-u:\b)(?:reveal|print|show|output|repeat|leak|disclose|send|dump|ignore|override|replace|exfiltrate)(?-u:\b)[^.\n]{0,30}(?-u:\b)system\s+prompt|(?-u:\b)system\s+prompt\s+(?:override|update)\s*:|^\s*(?:new\s+)?system\s+prompt\s*:",
                 ),
                 ("injection-tag", r"(?i)</?\s*(?:important|system|instructions?|admin)\s*>|\[\[?\s*system\s*\]\]?\s*:|<\|im_start\|>"),
                 (
                     "injection-conceal",
-                    r"(?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to|show|alert|notify|let)\s+(?:this\s+to\s+)?the\s+user\b",
+                    r"(?i)(?-u:\b)(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to|show|alert|notify|let)\s+(?:this\s+to\s+)?the\s+user(?-u:\b)",
                 ),
                 (
                     "injection-new-instructions",
-                    r"(?i)\b(?:new|updated|real|actual)\s+instructions\s*:|\bassistant\s*,?\s+(?:you\s+must|immediately)\s+(?:now\s+)?(?:call|run|send|execute|read)\b",
+                    r"(?i)(?-u:\b)(?:new|updated|real|actual)\s+instructions\s*:|(?-u:\b)assistant\s*,?\s+(?:you\s+must|immediately)\s+(?:now\s+)?(?:call|run|send|execute|read)(?-u:\b)",
                 ),
             ]
             .iter()
@@ -216,7 +216,10 @@ pub fn scan_response(text: &str, policy: &ResponsePolicy) -> ResponseScan {
             let t = m
                 .as_str()
                 .trim_matches(|c| c == '=' || c == '-' || c == '_');
-            if t.len() >= rule.min_length && scanner.scan_str(t).is_some() {
+            // The patterns already ran on the whole text (above): a token
+            // one of them matches is recorded as that pattern, so only the
+            // entropy rule is left to try here.
+            if t.len() >= rule.min_length && scanner.looks_random(t) {
                 hits.push((m.start(), m.end(), Category::Secret, "high-entropy-string"));
             }
         }
@@ -405,6 +408,13 @@ fn is_card(d: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// Issue 15 (Measure, found by the `response_scan` fuzz target running at a
+    /// twentieth of the intake's rate): non-ASCII text made every scan slow.
+    #[test]
+    fn regression_non_ascii_text_keeps_the_response_scan_on_the_fast_engine() {
+        crate::assert_no_unicode_word_boundary(super::rules().set.patterns());
+    }
+
     use super::*;
 
     #[test]

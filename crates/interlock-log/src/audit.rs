@@ -98,9 +98,10 @@ pub enum AuditProblem {
         /// Entries stored.
         entries: u64,
     },
-    /// Entries `from..to` are covered by no signed checkpoint: the log
-    /// always commits a checkpoint with its entries, so they were added
-    /// outside it.
+    /// Entries `from..to` are covered by no signed checkpoint although they
+    /// were appended more than [`PENDING_SECS`] ago (a writer signs one within
+    /// its `checkpoint_interval`, and on reopening adopts and records what a
+    /// stopped writer left), so they were added outside the log.
     UnsignedEntries {
         /// First unsigned index.
         from: u64,
@@ -203,6 +204,11 @@ fn range(from: u64, to: u64) -> String {
     }
 }
 
+/// Entries appended within this many seconds of the audit may lack a
+/// checkpoint without that being a problem: a running writer signs one at
+/// most `checkpoint_interval` (100 ms by default) after it appends.
+pub const PENDING_SECS: i64 = 5;
+
 /// What [`audit`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuditReport {
@@ -210,6 +216,11 @@ pub struct AuditReport {
     pub entries: u64,
     /// Checkpoints read.
     pub checkpoints: u64,
+    /// Entries `from..to` at the end of the log that no checkpoint signs yet,
+    /// all appended in the last [`PENDING_SECS`]: a running writer's newest
+    /// entries, not a problem. (Older unsigned entries are
+    /// [`AuditProblem::UnsignedEntries`].)
+    pub pending: Option<(u64, u64)>,
     /// Everything wrong, in the order found (entries, then checkpoints).
     pub problems: Vec<AuditProblem>,
 }
@@ -224,11 +235,19 @@ impl AuditReport {
 impl fmt::Display for AuditReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_ok() {
-            return writeln!(
+            writeln!(
                 f,
                 "log OK: {} entries, {} checkpoints verified",
                 self.entries, self.checkpoints
-            );
+            )?;
+            if let Some((from, to)) = self.pending {
+                writeln!(
+                    f,
+                    "  ({} appended in the last {PENDING_SECS} s, not yet signed by a checkpoint)",
+                    range(from, to)
+                )?;
+            }
+            return Ok(());
         }
         writeln!(
             f,
@@ -268,6 +287,9 @@ pub async fn audit(
 
     // Entries: recompute each leaf hash from its data; check seq and contiguity.
     let mut tree = Tree::new();
+    // When each entry was appended, by position, to tell a running writer's
+    // unsigned newest entries from old unsigned ones.
+    let mut appended_at: Vec<i64> = Vec::new();
     let mut entries = 0u64;
     let mut expected = 0u64;
     let end = snap.log_size().await?;
@@ -283,6 +305,7 @@ pub async fn audit(
             }
             expected = row.idx + 1;
             entries += 1;
+            appended_at.push(row.appended_at);
             let computed = leaf_hash(&row.data);
             if computed != row.leaf_hash {
                 problems.push(AuditProblem::EditedEntry { index: row.idx });
@@ -358,11 +381,24 @@ pub async fn audit(
         .max()
         .unwrap_or(0);
     let signed_max = verified.iter().map(|(s, _)| *s).max().unwrap_or(0);
+    let mut pending = None;
     if verifier.is_some() && signed_max < end && covered == signed_max {
-        problems.push(AuditProblem::UnsignedEntries {
-            from: signed_max,
-            to: end,
-        });
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        let skip = usize::try_from(signed_max).unwrap_or(usize::MAX);
+        let recent = appended_at
+            .iter()
+            .skip(skip)
+            .all(|&t| t >= now - PENDING_SECS);
+        if recent && signed_max > 0 {
+            pending = Some((signed_max, end));
+        } else {
+            problems.push(AuditProblem::UnsignedEntries {
+                from: signed_max,
+                to: end,
+            });
+        }
     }
     for key in snap.approver_keys().await? {
         if !registered.contains(&(key.key_id.clone(), key.identity.clone())) {
@@ -375,6 +411,7 @@ pub async fn audit(
     Ok(AuditReport {
         entries,
         checkpoints,
+        pending,
         problems,
     })
 }

@@ -32,8 +32,10 @@ mod export;
 mod log;
 mod signer;
 
-pub use audit::{AuditProblem, AuditReport, audit};
+pub use audit::{AuditProblem, AuditReport, PENDING_SECS, audit};
 pub use error::LogError;
 pub use export::{ExportFilter, META_LAST_EXPORT, export};
-pub use log::{Appended, Log, MAX_BATCH, MAX_ENTRY_BYTES, META_ORIGIN, META_VKEY};
+pub use log::{
+    Appended, Durability, Log, LogOptions, MAX_BATCH, MAX_ENTRY_BYTES, META_ORIGIN, META_VKEY,
+};
 pub use signer::{CheckpointSigner, LogSigner};

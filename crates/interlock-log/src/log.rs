@@ -1,7 +1,8 @@
-//! [`Log`]: group-committed appends with a signed checkpoint per commit.
+//! [`Log`]: group-committed appends of statement leaves, with checkpoints
+//! signed at most once per [`LogOptions::checkpoint_interval`].
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use interlock_canon::{Number, Value};
 use interlock_merkle::{
@@ -9,7 +10,7 @@ use interlock_merkle::{
     sign_checkpoint_with,
 };
 use interlock_receipts::CanonicalPredicate;
-use interlock_store::{CheckpointRow, LeafRow, StateChange, Store, StoreError};
+use interlock_store::{CheckpointRow, Flush, LeafRow, StateChange, Store, StoreError};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::LogError;
@@ -32,24 +33,111 @@ pub const META_VKEY: &str = "log.vkey";
 /// instead of growing memory without limit.
 const QUEUE_DEPTH: usize = 16 * 1024;
 
-/// What an acknowledged append returns. By the time it exists, the entry and
-/// a checkpoint covering it are durable.
+/// `meta` key where a writer waiting for another writer's checkpoint says so
+/// (milliseconds since the epoch); every writer signs each of its commits for
+/// [`SEAL_WANTED_FOR`] after it, so the waiting writer gets its turn however
+/// busy the other one is.
+pub const META_SEAL_WANTED: &str = "log.seal_wanted_ms";
+
+/// How long after a [`META_SEAL_WANTED`] request writers sign every commit.
+const SEAL_WANTED_FOR: Duration = Duration::from_secs(2);
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Whether another writer asked (recently) for every commit to be signed.
+async fn seal_wanted(store: &Store) -> bool {
+    match store.log_meta(META_SEAL_WANTED).await {
+        Ok(Some(v)) => v
+            .parse::<i64>()
+            .is_ok_and(|t| now_ms().saturating_sub(t) < SEAL_WANTED_FOR.as_millis() as i64),
+        Ok(None) => false,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read whether another writer waits for a checkpoint");
+            false
+        }
+    }
+}
+
+/// Asks the other writers to sign their commits (see [`META_SEAL_WANTED`]).
+async fn want_seal(store: &Store) {
+    if let Err(e) = store
+        .set_meta(META_SEAL_WANTED, &now_ms().to_string())
+        .await
+    {
+        tracing::warn!(error = %e, "cannot ask the other writer for a checkpoint");
+    }
+}
+
+/// How long a writer waits for another writer to sign the checkpoint over
+/// leaves it appended before giving up (it signs within its own
+/// `checkpoint_interval`; only a writer that died leaves them unsigned).
+const FOREIGN_SEAL_WAIT: Duration = Duration::from_secs(3);
+
+/// How the log commits: issue 17's durability contract (docs/ARCHITECTURE.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogOptions {
+    /// At most one checkpoint is signed per interval while the log grows; one
+    /// is signed at once when someone needs it ([`Log::seal`], shutdown).
+    /// `Duration::ZERO` signs one with every commit.
+    pub checkpoint_interval: Duration,
+    /// A [`Durability::Committed`] append is `fsync`ed within this window
+    /// (by the next durable commit, or by the writer when the window ends).
+    pub flush_window: Duration,
+}
+
+impl Default for LogOptions {
+    fn default() -> Self {
+        LogOptions {
+            checkpoint_interval: Duration::from_millis(100),
+            flush_window: Duration::from_millis(10),
+        }
+    }
+}
+
+/// When an append is acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// `fsync`ed before the append returns (shared with the other appends of
+    /// its group commit). What every entry gets unless it asks otherwise.
+    Durable,
+    /// Committed before the append returns — a killed process loses nothing
+    /// acknowledged — and `fsync`ed within [`LogOptions::flush_window`]: a
+    /// power loss can lose the last window of such entries, never an entry
+    /// before a durable one. For a tool call's outcome leaf, whose intent
+    /// leaf was durable before the call was forwarded.
+    Committed,
+}
+
+/// What an acknowledged append returns. By the time it exists, the entry is
+/// committed (durable, unless it was appended [`Durability::Committed`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Appended {
     /// The entry's index (its `seq`).
     pub index: u64,
     /// RFC 6962 leaf hash of the stored entry bytes.
     pub leaf_hash: Hash,
-    /// The tree size of the checkpoint committed with it.
+    /// The tree size after the entry's batch.
     pub tree_size: u64,
-    /// That checkpoint: a C2SP signed note, shared by the whole batch.
-    pub checkpoint: Arc<str>,
+    /// The checkpoint signed with the batch (a C2SP signed note, shared by the
+    /// whole batch), if one was: checkpoints are signed at most once per
+    /// interval, so most batches under load have none; [`Log::seal`] signs one
+    /// covering everything at once.
+    pub checkpoint: Option<Arc<str>>,
 }
 
 enum Request {
     Append {
         entries: Vec<Value>,
+        durability: Durability,
         reply: oneshot::Sender<Result<Vec<Appended>, LogError>>,
+    },
+    /// Sign a checkpoint over everything now, unless one already covers it.
+    Seal {
+        reply: oneshot::Sender<Result<Option<Arc<str>>, LogError>>,
     },
     /// One entry and the state change it records, committed together.
     AppendWithChange {
@@ -70,16 +158,20 @@ enum Request {
 /// the race for its indices to another process, leaves nothing to undo, and
 /// leaves written by another process can be adopted at the tree's end.
 struct State {
-    /// Every durable leaf hash; its length is the durable size.
+    /// Every committed leaf hash; its length is the committed size.
     tree: Tree,
-    /// The latest durable checkpoint note.
+    /// The latest signed checkpoint note (it may not cover the whole tree).
     checkpoint: Option<Arc<str>>,
+    /// The size that checkpoint signs: leaves from here on are not yet
+    /// covered by a signature.
+    sealed: u64,
 }
 
 struct Shared {
     store: Store,
     origin: String,
     verifier: NoteVerifier,
+    options: LogOptions,
     state: RwLock<State>,
     /// Held by whatever extends the tree — the writer for a whole commit
     /// (index assignment to publication), [`Log::refresh`] for a catch-up —
@@ -144,6 +236,16 @@ fn now_secs() -> i64 {
 
 impl Log {
     /// Opens the log kept in `store`, signing checkpoints with `signer` under
+    /// the key name `origin`, with the default [`LogOptions`].
+    pub async fn open(
+        store: Store,
+        signer: CheckpointSigner,
+        origin: &str,
+    ) -> Result<Log, LogError> {
+        Log::open_with(store, signer, origin, LogOptions::default()).await
+    }
+
+    /// Opens the log kept in `store`, signing checkpoints with `signer` under
     /// the key name `origin`.
     ///
     /// Refuses to start if `signer` does not sign with the key it reports
@@ -151,10 +253,17 @@ impl Log {
     /// key, if a leaf is missing, or if the stored leaves do not reproduce the latest
     /// checkpoint and its signature: a log that no longer matches what it
     /// signed must be audited, not extended.
-    pub async fn open(
+    ///
+    /// Leaves after the latest checkpoint — what a writer killed before its
+    /// next checkpoint left — are adopted: they were acknowledged, so they
+    /// stay. Nothing signed them, so the log records that it adopted them (a
+    /// `log.tail_adopted` entry naming the range) and signs a checkpoint over
+    /// them before this returns.
+    pub async fn open_with(
         store: Store,
         signer: CheckpointSigner,
         origin: &str,
+        options: LogOptions,
     ) -> Result<Log, LogError> {
         let verifier = NoteVerifier::new(origin, signer.public_key()).map_err(|source| {
             LogError::InvalidOrigin {
@@ -180,14 +289,19 @@ impl Log {
                 ours,
             });
         }
-        let (tree, checkpoint) = load_verified(&store, &verifier, origin).await?;
+        let (tree, checkpoint, sealed) = load_adopting(&store, &verifier, origin).await?;
         let size = tree.len();
         tracing::info!(origin, size, "log opened");
         let shared = Arc::new(Shared {
             store,
             origin: origin.to_owned(),
             verifier,
-            state: RwLock::new(State { tree, checkpoint }),
+            options,
+            state: RwLock::new(State {
+                tree,
+                checkpoint,
+                sealed,
+            }),
             extend: tokio::sync::Mutex::new(()),
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
@@ -195,11 +309,31 @@ impl Log {
         // key once) and says whether it could before taking requests.
         let (ready, is_ready) = oneshot::channel();
         tokio::spawn(writer(Arc::clone(&shared), signer, rx, ready));
-        match is_ready.await {
-            Ok(Ok(())) => Ok(Log { shared, tx }),
-            Ok(Err(e)) => Err(LogError::Signer(e)),
-            Err(_) => Err(LogError::Closed),
+        let log = match is_ready.await {
+            Ok(Ok(())) => Log { shared, tx },
+            Ok(Err(e)) => return Err(LogError::Signer(e)),
+            Err(_) => return Err(LogError::Closed),
+        };
+        if sealed < size {
+            tracing::warn!(
+                origin,
+                from = sealed,
+                to = size,
+                "adopting log entries no checkpoint signed (a writer stopped before signing one)"
+            );
+            let mut m = interlock_canon::Map::new();
+            m.insert("type".into(), "log.tail_adopted".into());
+            m.insert("from".into(), Value::Number(safe(sealed)));
+            m.insert("to".into(), Value::Number(safe(size)));
+            m.insert(
+                "reason".into(),
+                "these entries were committed but no checkpoint signed them before their writer stopped; they were adopted as stored"
+                    .into(),
+            );
+            log.append(Value::Object(m)).await?;
+            log.seal().await?;
         }
+        Ok(log)
     }
 
     /// Appends one entry (a JSON object without `seq`); returns once it is durable.
@@ -208,8 +342,26 @@ impl Log {
         v.pop().ok_or(LogError::Closed)
     }
 
+    /// Appends one entry; returns once it is committed, its `fsync` left to
+    /// the next durable commit or the end of the flush window (see
+    /// [`Durability::Committed`]).
+    pub async fn append_committed(&self, entry: Value) -> Result<Appended, LogError> {
+        let mut v = self
+            .append_many_with(vec![entry], Durability::Committed)
+            .await?;
+        v.pop().ok_or(LogError::Closed)
+    }
+
     /// Appends entries in order (contiguous indices); returns once all are durable.
     pub async fn append_many(&self, entries: Vec<Value>) -> Result<Vec<Appended>, LogError> {
+        self.append_many_with(entries, Durability::Durable).await
+    }
+
+    async fn append_many_with(
+        &self,
+        entries: Vec<Value>,
+        durability: Durability,
+    ) -> Result<Vec<Appended>, LogError> {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
@@ -218,10 +370,32 @@ impl Log {
         }
         let (reply, rx) = oneshot::channel();
         self.tx
-            .send(Request::Append { entries, reply })
+            .send(Request::Append {
+                entries,
+                durability,
+                reply,
+            })
             .await
             .map_err(|_| LogError::Closed)?;
         rx.await.map_err(|_| LogError::Closed)?
+    }
+
+    /// Signs a checkpoint over every entry this log has committed, unless the
+    /// latest one already covers them, and returns the latest checkpoint
+    /// (`None` for an empty log). For whoever needs one now: an inclusion
+    /// proof, an export, a receipt.
+    pub async fn seal(&self) -> Result<Option<Arc<str>>, LogError> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Request::Seal { reply })
+            .await
+            .map_err(|_| LogError::Closed)?;
+        rx.await.map_err(|_| LogError::Closed)?
+    }
+
+    /// The size the latest signed checkpoint covers (at most [`size`](Self::size)).
+    pub fn sealed_size(&self) -> u64 {
+        self.shared.read().sealed
     }
 
     /// Appends one entry together with the state change it records, in one
@@ -318,7 +492,9 @@ impl Log {
         catch_up(&self.shared).await
     }
 
-    /// The latest durable signed checkpoint (a C2SP note), if anything was appended.
+    /// The latest signed checkpoint (a C2SP note), if anything was appended. It
+    /// may not cover the newest entries yet ([`sealed_size`](Self::sealed_size));
+    /// [`seal`](Self::seal) signs one that does.
     pub fn latest_checkpoint(&self) -> Option<Arc<str>> {
         self.shared.read().checkpoint.clone()
     }
@@ -402,18 +578,95 @@ fn check_entry(e: &Value) -> Result<(), LogError> {
     Ok(())
 }
 
-/// Loads the leaf hashes, rebuilds the tree and checks it against the latest
-/// signed checkpoint. Leaves and checkpoint come from one snapshot, so a log
-/// another process is appending to opens cleanly.
+/// A number for a log entry (indices stay far below 2^53).
+fn safe(n: u64) -> Number {
+    i64::try_from(n)
+        .ok()
+        .and_then(Number::from_i64)
+        .unwrap_or_else(|| Number::from_i64(interlock_canon::MAX_SAFE_INTEGER).expect("safe"))
+}
+
+/// [`load_verified`], deciding what to do with leaves no checkpoint signs.
+///
+/// A live writer (another process) signs its newest leaves within its
+/// `checkpoint_interval`: if the latest checkpoint moves on within
+/// [`FOREIGN_SEAL_WAIT`], the log opens on what is signed and leaves the rest
+/// to that writer. If nothing is signed meanwhile, their writer is dead (this
+/// process, before a crash, most often): they were acknowledged, so they are
+/// kept — each must be a well-formed leaf carrying its own index — and the
+/// caller records their adoption. Returns the tree, the checkpoint and the size
+/// it signs.
+async fn load_adopting(
+    store: &Store,
+    verifier: &NoteVerifier,
+    origin: &str,
+) -> Result<(Tree, Option<Arc<str>>, u64), LogError> {
+    let (mut hashes, mut checkpoint, first_sealed) = load_verified(store, verifier, origin).await?;
+    if first_sealed == hashes.len() as u64 {
+        return Ok((Tree::from_leaves(&hashes), checkpoint, first_sealed));
+    }
+    let deadline = Instant::now() + FOREIGN_SEAL_WAIT;
+    let mut sealed = first_sealed;
+    want_seal(store).await;
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        (hashes, checkpoint, sealed) = load_verified(store, verifier, origin).await?;
+        if sealed > first_sealed || sealed == hashes.len() as u64 {
+            // A live writer signs: open on what is signed.
+            hashes.truncate(usize::try_from(sealed).unwrap_or(usize::MAX));
+            return Ok((Tree::from_leaves(&hashes), checkpoint, sealed));
+        }
+    }
+    let end = hashes.len() as u64;
+    for row in store.leaves(sealed..end).await? {
+        let opened = interlock_receipts::open_leaf_unverified(&row.data).map_err(|e| {
+            LogError::MalformedEntry {
+                index: row.idx,
+                reason: format!("an unsigned entry cannot be adopted: {e}"),
+            }
+        })?;
+        if opened.seq != row.idx || leaf_hash(&row.data) != row.leaf_hash {
+            return Err(LogError::MalformedEntry {
+                index: row.idx,
+                reason: "an unsigned entry cannot be adopted: it is not stored under its own index and hash".into(),
+            });
+        }
+    }
+    Ok((Tree::from_leaves(&hashes), checkpoint, sealed))
+}
+
+/// Loads the leaf hashes and checks them against the latest signed
+/// checkpoint, which must sign a prefix of them (the leaves after it are
+/// committed but not yet signed). Leaves and checkpoint come from one
+/// snapshot, so a log another process is appending to opens cleanly.
+/// Returns the hashes, the checkpoint and the size it signs.
 async fn load_verified(
     store: &Store,
     verifier: &NoteVerifier,
     origin: &str,
-) -> Result<(Tree, Option<Arc<str>>), LogError> {
+) -> Result<(Vec<Hash>, Option<Arc<str>>, u64), LogError> {
     let (hashes, row) = store.log_tail(0).await?;
     let tree = Tree::from_leaves(&hashes);
-    let checkpoint = verify_checkpoint(verifier, origin, row, tree.len(), || tree.root())?;
-    Ok((tree, checkpoint))
+    let signed = row.as_ref().map_or(0, |r| r.size);
+    if signed > tree.len() {
+        return Err(LogError::CheckpointMismatch(format!(
+            "the latest checkpoint signs {signed} entries but {} are stored",
+            tree.len()
+        )));
+    }
+    let root = tree
+        .root_at(signed)
+        .map_err(|e| LogError::CheckpointMismatch(e.to_string()))?;
+    let checkpoint = verify_checkpoint(verifier, origin, row, signed, || root)?;
+    if checkpoint.is_none() && !tree.is_empty() {
+        // A writer's first commit always signs one, so leaves with no
+        // checkpoint at all were not written by a writer of this log.
+        return Err(LogError::CheckpointMismatch(format!(
+            "{} entries are stored but no checkpoint signs them",
+            tree.len()
+        )));
+    }
+    Ok((hashes, checkpoint, signed))
 }
 
 /// Checks the latest stored checkpoint `row` against a tree of `size`
@@ -481,21 +734,35 @@ fn verify_checkpoint(
 /// error is [`LogError::ForeignAppend`] (or [`LogError::Store`] when the
 /// store could not be read).
 async fn catch_up(shared: &Shared) -> Result<u64, LogError> {
-    let size = shared.read().tree.len();
+    let (size, sealed) = {
+        let st = shared.read();
+        (st.tree.len(), st.sealed)
+    };
     let foreign = |source: LogError| LogError::ForeignAppend {
         size,
         source: Arc::new(source),
     };
-    let (tail, row) = match shared.store.log_tail(size).await {
+    let (mut tail, row) = match shared.store.log_tail(size).await {
         Ok(read) => read,
         // A hole after our entries, or an unreadable hash: not an extension.
         Err(e @ StoreError::Malformed(_)) => return Err(foreign(LogError::Store(e))),
         Err(e) => return Err(e.into()),
     };
     let signed = row.as_ref().map_or(0, |r| r.size);
-    if tail.is_empty() && signed == size {
+    if signed <= sealed {
+        // Nothing newer is signed: leaves another writer appended after ours
+        // are adopted once its checkpoint over them verifies.
         return Ok(size);
     }
+    if signed < size {
+        // A checkpoint over part of our own tail, signed by another writer:
+        // only possible if it adopted our leaves, which a writer never does.
+        return Err(foreign(LogError::CheckpointMismatch(format!(
+            "another writer signed size {signed}, inside this log's unsigned tail ({sealed}..{size})"
+        ))));
+    }
+    // Adopt only what the new checkpoint signs; later leaves wait for theirs.
+    tail.truncate(usize::try_from(signed - size).unwrap_or(usize::MAX));
     let mut frontier = Frontier::of(&shared.read().tree);
     for h in &tail {
         frontier.push(*h);
@@ -512,6 +779,7 @@ async fn catch_up(shared: &Shared) -> Result<u64, LogError> {
         let mut st = shared.write();
         st.tree.extend(tail);
         st.checkpoint = note;
+        st.sealed = st.tree.len();
         st.tree.len()
     };
     tracing::debug!(
@@ -540,15 +808,21 @@ type Notes<'a> = NoteSigner<'a, AsSigner<'a>>;
 
 /// The single writer: drains, commits, acknowledges; repeat.
 ///
-/// A commit runs inline on this task, start to end: sealing and signing, and
+/// A commit runs inline on this task, start to end: encoding the leaves, and
 /// the store's append, which is synchronous SQLite with its `fsync` (see
 /// `interlock-store`'s `appender.rs`). So it holds the tokio worker it runs
-/// on for the commit's duration (about 0.1 ms for one entry; more for large
-/// batches, whose sealing is spread over scoped threads) while the other
-/// workers keep serving. That is deliberate: an appender woken on this
-/// task's worker (tokio's LIFO slot) and answered there costs no thread
-/// switch, where handing the commit to another thread and back cost two per
-/// commit, a large share of a proxied call's CPU (`docs/BENCHMARKS.md`).
+/// on for the commit's duration while the other workers keep serving. That is
+/// deliberate: an appender woken on this task's worker (tokio's LIFO slot) and
+/// answered there costs no thread switch, where handing the commit to another
+/// thread and back cost two per commit, a large share of a proxied call's CPU
+/// (`docs/BENCHMARKS.md`).
+///
+/// Checkpoints: a commit signs one if none was signed for `checkpoint_interval`;
+/// otherwise the writer signs one when the interval ends (a checkpoint-only
+/// write), or at once on [`Log::seal`] and on close. `fsync`: a batch of
+/// [`Durability::Committed`] entries only is committed without one, and the
+/// writer `fsync`s the WAL when `flush_window` ends unless a durable commit
+/// did so first.
 ///
 /// First it builds the checkpoint signer it keeps for its life — which
 /// checks, with one signature, that the signer's key is the log's — and
@@ -570,9 +844,13 @@ async fn writer(
     if ready.send(Ok(())).is_err() {
         return;
     }
+    let options = shared.options;
     let mut batch: Vec<(Vec<Value>, Reply)> = Vec::new();
     let mut queued = 0usize;
+    // Whether every entry of `batch` may skip the commit's fsync.
+    let mut deferrable = true;
     let mut closing: Option<oneshot::Sender<()>> = None;
+    let mut seal_requests: Vec<oneshot::Sender<Result<Option<Arc<str>>, LogError>>> = Vec::new();
     // A request that did not fit the previous batch.
     let mut carry: Option<Request> = None;
     // An entry with its state change: committed on its own, after the batch
@@ -581,13 +859,47 @@ async fn writer(
     // Waiters answered by the previous commit, and gather yields so far.
     let mut last_waiters = 0usize;
     let mut yields = 0u32;
+    // When this writer last signed a checkpoint (`None`: never), and when the
+    // unsigned tail, if any, must be signed / the deferred fsync done.
+    let mut signed_at: Option<Instant> = None;
+    let mut seal_due: Option<Instant> = None;
+    let mut flush_due: Option<Instant> = None;
     loop {
         let first = match carry.take() {
             Some(r) => r,
-            None => match rx.recv().await {
-                Some(r) => r,
-                None => break,
-            },
+            None => {
+                let due = match (seal_due, flush_due) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                let next = match due {
+                    None => rx.recv().await,
+                    Some(due) => tokio::select! {
+                        biased;
+                        r = rx.recv() => r,
+                        () = tokio::time::sleep_until(due.into()) => {
+                            let now = Instant::now();
+                            if flush_due.is_some_and(|d| d <= now) {
+                                flush_due = None;
+                                if let Err(e) = shared.store.flush_log().await {
+                                    tracing::error!(error = %e, "flushing the log's committed entries failed");
+                                }
+                            }
+                            if seal_due.is_some_and(|d| d <= now) {
+                                seal_due = None;
+                                if seal_now(&shared, &notes).await.is_ok() {
+                                    signed_at = Some(Instant::now());
+                                }
+                            }
+                            continue;
+                        }
+                    },
+                };
+                match next {
+                    Some(r) => r,
+                    None => break,
+                }
+            }
         };
         let mut next = Some(first);
         while let Some(req) = next.take() {
@@ -596,6 +908,7 @@ async fn writer(
                     closing = Some(reply);
                     break;
                 }
+                Request::Seal { reply } => seal_requests.push(reply),
                 Request::AppendWithChange {
                     entry,
                     change,
@@ -604,12 +917,21 @@ async fn writer(
                     with_change = Some((entry, change, reply));
                     break;
                 }
-                Request::Append { entries: es, reply } => {
+                Request::Append {
+                    entries: es,
+                    durability,
+                    reply,
+                } => {
                     if queued > 0 && queued + es.len() > MAX_BATCH {
-                        carry = Some(Request::Append { entries: es, reply });
+                        carry = Some(Request::Append {
+                            entries: es,
+                            durability,
+                            reply,
+                        });
                         break;
                     }
                     queued += es.len();
+                    deferrable &= durability == Durability::Committed;
                     batch.push((es, reply));
                 }
             }
@@ -631,18 +953,67 @@ async fn writer(
         yields = 0;
         if !batch.is_empty() {
             last_waiters = batch.len();
-            commit(&shared, &*signer, &notes, std::mem::take(&mut batch)).await;
+            let sign = options.checkpoint_interval.is_zero()
+                || signed_at.is_none_or(|t| t.elapsed() >= options.checkpoint_interval)
+                || seal_wanted(&shared.store).await;
+            let flush = if deferrable {
+                Flush::Deferred
+            } else {
+                Flush::Now
+            };
+            let signed = commit(&shared, &notes, std::mem::take(&mut batch), sign, flush).await;
+            if signed {
+                signed_at = Some(Instant::now());
+            }
+            match flush {
+                Flush::Now => flush_due = None,
+                Flush::Deferred => {
+                    flush_due.get_or_insert_with(|| Instant::now() + options.flush_window);
+                }
+            }
             queued = 0;
+            deferrable = true;
         }
         if let Some((entry, change, reply)) = with_change.take() {
-            commit_with_change(&shared, &*signer, &notes, entry, change, reply).await;
+            commit_with_change(&shared, &notes, entry, change, reply).await;
+            signed_at = Some(Instant::now());
+            flush_due = None;
+        }
+        let unsealed = {
+            let st = shared.read();
+            st.sealed < st.tree.len()
+        };
+        if !seal_requests.is_empty() || closing.is_some() {
+            let sealed = seal_now(&shared, &notes).await.map_err(|e| e.to_string());
+            if unsealed && sealed.is_ok() {
+                signed_at = Some(Instant::now());
+            }
+            for reply in seal_requests.drain(..) {
+                let _ = reply.send(sealed.clone().map_err(LogError::Sealing));
+            }
+            seal_due = None;
+        } else if unsealed {
+            if seal_due.is_none() {
+                let from = signed_at.unwrap_or_else(Instant::now);
+                seal_due = Some(from + options.checkpoint_interval);
+            }
+        } else {
+            seal_due = None;
         }
         if let Some(reply) = closing.take() {
+            if flush_due.take().is_some()
+                && let Err(e) = shared.store.flush_log().await
+            {
+                tracing::error!(error = %e, "flushing the log's committed entries failed");
+            }
             rx.close();
             // Fail whatever was queued behind the close.
             while let Ok(req) = rx.try_recv() {
                 match req {
                     Request::Append { reply, .. } | Request::AppendWithChange { reply, .. } => {
+                        let _ = reply.send(Err(LogError::Closed));
+                    }
+                    Request::Seal { reply } => {
                         let _ = reply.send(Err(LogError::Closed));
                     }
                     Request::Close { reply } => {
@@ -662,13 +1033,35 @@ async fn writer(
     tracing::debug!(origin = %shared.origin, "log writer stopped");
 }
 
+/// Signs a checkpoint over the whole tree and writes it alone, unless the
+/// latest one already covers the tree. Returns the latest checkpoint.
+async fn seal_now(shared: &Shared, notes: &Notes<'_>) -> Result<Option<Arc<str>>, LogError> {
+    let _extend = shared.extend.lock().await;
+    let (size, sealed, latest) = {
+        let st = shared.read();
+        (st.tree.len(), st.sealed, st.checkpoint.clone())
+    };
+    if sealed == size {
+        return Ok(latest);
+    }
+    let frontier = Frontier::of(&shared.read().tree);
+    let row = sign_row(shared, notes, &frontier, now_secs()).map_err(|e| e.to_log_error())?;
+    if let Err(e) = shared.store.append_batch(&[], Some(&row)).await {
+        tracing::error!(error = %e, size, "signing the log's checkpoint failed");
+        return Err(LogError::WriteFailed(Arc::new(e)));
+    }
+    let note: Arc<str> = Arc::from(row.note);
+    let mut st = shared.write();
+    st.checkpoint = Some(Arc::clone(&note));
+    st.sealed = size;
+    Ok(Some(note))
+}
+
 /// Why a batch failed, shared by every waiter of the batch.
 #[derive(Clone)]
 enum BatchError {
     Store(Arc<StoreError>),
     Sign(interlock_merkle::NoteError),
-    /// An entry could not be sealed into a signed receipt.
-    Seal(String),
     /// The state change committed with the batch lost its compare-and-swap.
     ChangeRefused(String),
     /// Another writer changed the log, and the change does not verify.
@@ -683,7 +1076,6 @@ impl BatchError {
         match self {
             BatchError::Store(e) => LogError::WriteFailed(Arc::clone(e)),
             BatchError::Sign(e) => LogError::Signing(e.clone()),
-            BatchError::Seal(e) => LogError::Sealing(e.clone()),
             BatchError::ChangeRefused(e) => LogError::ChangeRefused(e.clone()),
             BatchError::Foreign { size, source } => LogError::ForeignAppend {
                 size: *size,
@@ -693,30 +1085,35 @@ impl BatchError {
     }
 }
 
-/// Assigns indices and seals each waiter's entries into signed receipts (the
-/// leaf is the DSSE envelope of an in-toto statement whose predicate is the
-/// entry plus its `seq`). A waiter whose entry cannot be stored (too large,
-/// index beyond 2^53) is answered with its error here and takes no index, so
-/// it does not fail the rest of the batch. Signing is spread over the cores:
-/// it is the one expensive step per entry.
+/// Assigns indices and encodes each waiter's entries as statement leaves (the
+/// in-toto statement whose predicate is the entry plus its `seq`). A waiter
+/// whose entry cannot be stored (too large, index beyond 2^53) is answered
+/// with its error here and takes no index, so it does not fail the rest of
+/// the batch.
 fn encode(
     batch: Vec<(Vec<Value>, Reply)>,
     start: u64,
     now: i64,
-    signer: &dyn crate::LogSigner,
 ) -> (Result<Vec<LeafRow>, BatchError>, Vec<Pending>) {
-    let mut predicates: Vec<(u64, CanonicalPredicate)> =
-        Vec::with_capacity(batch.iter().map(|(e, _)| e.len()).sum());
+    let mut leaves: Vec<LeafRow> = Vec::with_capacity(batch.iter().map(|(e, _)| e.len()).sum());
     let mut waiters = Vec::with_capacity(batch.len());
     'waiter: for (entries, reply) in batch {
-        let mark = predicates.len();
+        let mark = leaves.len();
         let count = entries.len();
         for entry in entries {
-            let index = start + predicates.len() as u64;
-            match predicate(entry, index, now) {
-                Ok(p) => predicates.push((index, p)),
+            let index = start + leaves.len() as u64;
+            let data = predicate(entry, index, now).and_then(|p| {
+                interlock_receipts::seal_statement(&p).map_err(|e| LogError::Sealing(e.to_string()))
+            });
+            match data {
+                Ok(data) => leaves.push(LeafRow {
+                    idx: index,
+                    leaf_hash: leaf_hash(&data),
+                    data,
+                    appended_at: now,
+                }),
                 Err(e) => {
-                    predicates.truncate(mark);
+                    leaves.truncate(mark);
                     let _ = reply.send(Err(e));
                     continue 'waiter;
                 }
@@ -724,60 +1121,7 @@ fn encode(
         }
         waiters.push(Pending { count, reply });
     }
-    let key_id = interlock_core::KeyId::of(&signer.public_key());
-    let seal = |chunk: Vec<(u64, CanonicalPredicate)>| -> Result<Vec<LeafRow>, BatchError> {
-        chunk
-            .into_iter()
-            .map(|(index, p)| {
-                let data = interlock_receipts::seal_canonical(&p, &key_id, |pae| {
-                    signer
-                        .try_sign(pae)
-                        .map_err(|e| interlock_receipts::ReceiptError::Signing(e.to_string()))
-                })
-                .map_err(|e| BatchError::Seal(e.to_string()))?;
-                Ok(LeafRow {
-                    idx: index,
-                    leaf_hash: leaf_hash(&data),
-                    data,
-                    appended_at: now,
-                })
-            })
-            .collect()
-    };
-    let threads = if predicates.len() >= 32 {
-        std::thread::available_parallelism().map_or(1, usize::from)
-    } else {
-        1
-    };
-    let leaves = if threads <= 1 {
-        seal(predicates)
-    } else {
-        let per = predicates.len().div_ceil(threads);
-        let mut chunks = Vec::new();
-        let mut rest = predicates;
-        while rest.len() > per {
-            let tail = rest.split_off(per);
-            chunks.push(rest);
-            rest = tail;
-        }
-        chunks.push(rest);
-        let sealed: Vec<Result<Vec<LeafRow>, BatchError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = chunks.into_iter().map(|c| s.spawn(|| seal(c))).collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(BatchError::Seal("a signing thread panicked".into()))
-                    })
-                })
-                .collect()
-        });
-        sealed.into_iter().try_fold(Vec::new(), |mut all, part| {
-            all.extend(part?);
-            Ok(all)
-        })
-    };
-    (leaves, waiters)
+    (Ok(leaves), waiters)
 }
 
 /// The receipt predicate of `entry` at `index`: the entry's facts plus `seq`,
@@ -811,20 +1155,19 @@ fn predicate(entry: Value, index: u64, now: i64) -> Result<CanonicalPredicate, L
     Ok(predicate)
 }
 
-/// Re-seals a batch that lost the race for its indices, at `start`.
+/// Re-encodes a batch that lost the race for its indices, at `start`.
 ///
-/// The receipts already sealed carry their old `seq` (and are signed over
-/// it), so they cannot be reused; their predicates are read back from the
-/// leaves — only on this path, so the common path keeps no copy of the
-/// entries — and go through [`encode`] again, keeping the `time` they were
-/// first given. A waiter whose entries no longer fit (a longer `seq` pushing
-/// an entry over the size limit) is answered with its error, as at first.
+/// The leaves already encoded carry their old `seq`, so they cannot be
+/// reused; their predicates are read back from the leaves — only on this
+/// path, so the common path keeps no copy of the entries — and go through
+/// [`encode`] again, keeping the `time` they were first given. A waiter whose
+/// entries no longer fit (a longer `seq` pushing an entry over the size
+/// limit) is answered with its error, as at first.
 fn reseal(
     leaves: Vec<LeafRow>,
     waiters: Vec<Pending>,
     start: u64,
     now: i64,
-    signer: &dyn crate::LogSigner,
 ) -> (Result<Vec<LeafRow>, BatchError>, Vec<Pending>) {
     let mut it = leaves.into_iter();
     let mut batch = Vec::with_capacity(waiters.len());
@@ -846,7 +1189,7 @@ fn reseal(
             }
         }
     }
-    encode(batch, start, now, signer)
+    encode(batch, start, now)
 }
 
 /// The checkpoint for `frontier` (the tree with a batch's leaves), signed.
@@ -874,25 +1217,31 @@ fn sign_row(
     })
 }
 
-/// The first, optimistic write of a batch sealed for indices from the tree's
-/// size: computes the extended tree's root beside the tree, signs its
-/// checkpoint and appends leaves and checkpoint in one transaction. Sealing
-/// and signing happen outside the database lock, so other processes' writers
-/// are not held up by them.
+/// The first, optimistic write of a batch encoded for indices from the tree's
+/// size: with `sign`, computes the extended tree's root beside the tree and
+/// signs its checkpoint; appends leaves (and checkpoint) in one transaction.
+/// Signing happens outside the database lock, so other processes' writers are
+/// not held up by it.
 async fn write_batch(
     shared: &Shared,
     notes: &Notes<'_>,
     leaves: &[LeafRow],
     now: i64,
-) -> Result<CheckpointRow, BatchError> {
-    let mut frontier = Frontier::of(&shared.read().tree);
-    for l in leaves {
-        frontier.push(l.leaf_hash);
-    }
-    let row = sign_row(shared, notes, &frontier, now)?;
+    sign: bool,
+    flush: Flush,
+) -> Result<Option<CheckpointRow>, BatchError> {
+    let row = if sign {
+        let mut frontier = Frontier::of(&shared.read().tree);
+        for l in leaves {
+            frontier.push(l.leaf_hash);
+        }
+        Some(sign_row(shared, notes, &frontier, now)?)
+    } else {
+        None
+    };
     shared
         .store
-        .append_batch(leaves, Some(&row))
+        .append_batch_flushed(leaves, row.as_ref(), flush)
         .await
         .map_err(|e| BatchError::Store(Arc::new(e)))?;
     Ok(row)
@@ -905,21 +1254,28 @@ struct Written {
     foreign: Vec<Hash>,
     /// The store's latest checkpoint over them (before the batch).
     foreign_note: Option<Arc<str>>,
-    /// The re-sealed batch and its checkpoint (`None` if every waiter of
-    /// the batch was answered with its own error while re-sealing).
-    written: Option<(Vec<LeafRow>, CheckpointRow)>,
+    /// The re-encoded batch and its checkpoint, if one was signed (`None`
+    /// if every waiter of the batch was answered with its own error while
+    /// re-encoding).
+    written: Option<(Vec<LeafRow>, Option<CheckpointRow>)>,
 }
 
 /// The retry of a batch that lost the race for its indices: under the
 /// database write lock ([`Store::append_batch_locked`]), reads what other
 /// writers appended since the tree's size, checks that the latest
 /// checkpoint signs this tree extended by exactly that (as [`catch_up`]
-/// does), re-seals the batch after it, signs and writes. Nobody can append
+/// does), re-encodes the batch after it, signs and writes. Nobody can append
 /// in between, so it cannot lose the race again. `waiters` is updated in
-/// place (re-sealing can answer a waiter on its own).
+/// place (re-encoding can answer a waiter on its own).
+///
+/// If the other writer's leaves are not signed yet (it signs within its
+/// `checkpoint_interval`), the transaction is rolled back — so that writer
+/// can take the lock to sign — and tried again shortly, for at most
+/// [`FOREIGN_SEAL_WAIT`]; then the batch fails with
+/// [`LogError::ForeignAppend`] (leaves nobody signs are adopted only when
+/// the log is reopened, and recorded as adopted).
 async fn write_batch_locked(
     shared: &Shared,
-    signer: &dyn crate::LogSigner,
     notes: &Notes<'_>,
     leaves: Vec<LeafRow>,
     waiters: &mut Vec<Pending>,
@@ -927,72 +1283,104 @@ async fn write_batch_locked(
     change: Option<&StateChange>,
 ) -> Result<Written, BatchError> {
     let size = shared.read().tree.len();
-    // Verified foreign leaves are adopted even if the batch itself then fails.
-    let mut verified: Option<(Vec<Hash>, Option<Arc<str>>)> = None;
-    let built = shared
-        .store
-        .append_batch_locked(size, change, |tail, latest| {
-            let mut frontier = Frontier::of(&shared.read().tree);
-            for h in &tail {
-                frontier.push(*h);
-            }
-            let note = verify_checkpoint(
-                &shared.verifier,
-                &shared.origin,
-                latest,
-                frontier.size(),
-                || frontier.root(),
-            )
-            .map_err(|e| BatchError::Foreign {
-                size,
-                source: Arc::new(e),
-            })?;
-            verified = Some((tail, note));
-            let (leaves, rest) = reseal(
-                leaves,
-                std::mem::take(waiters),
-                frontier.size(),
-                now,
-                signer,
-            );
-            *waiters = rest;
-            let leaves = leaves?;
-            if leaves.is_empty() {
-                return Ok((leaves, None));
-            }
-            for l in &leaves {
-                frontier.push(l.leaf_hash);
-            }
-            let row = sign_row(shared, notes, &frontier, now)?;
-            Ok((leaves, Some(row)))
-        })
-        .await;
-    let (foreign, foreign_note) = verified.unwrap_or_default();
-    let written = match built {
-        Ok(Ok((leaves, Some(row)))) => Some((leaves, row)),
-        Ok(Ok((_, None))) => None,
-        Ok(Err(e)) => {
-            adopt(shared, foreign, foreign_note);
-            return Err(e);
+    let deadline = Instant::now() + FOREIGN_SEAL_WAIT;
+    let mut leaves = Some(leaves);
+    loop {
+        // Verified foreign leaves are adopted even if the batch itself then fails.
+        let mut verified: Option<(Vec<Hash>, Option<Arc<str>>)> = None;
+        let mut unsigned: Option<(u64, u64)> = None;
+        let built = shared
+            .store
+            .append_batch_locked(size, change, |tail, latest| {
+                let signed = latest.as_ref().map_or(0, |r| r.size);
+                let end = size + tail.len() as u64;
+                if !tail.is_empty() && signed < end {
+                    unsigned = Some((signed.max(size), end));
+                    return Err(BatchError::Foreign {
+                        size,
+                        source: Arc::new(LogError::CheckpointMismatch(format!(
+                            "entries {}..{end} of another writer are not signed yet",
+                            signed.max(size)
+                        ))),
+                    });
+                }
+                let mut frontier = Frontier::of(&shared.read().tree);
+                for h in &tail {
+                    frontier.push(*h);
+                }
+                let note = if tail.is_empty() {
+                    // Nothing foreign: the latest checkpoint is ours (or one
+                    // another writer signed over a prefix of our tree).
+                    shared.read().checkpoint.clone()
+                } else {
+                    verify_checkpoint(
+                        &shared.verifier,
+                        &shared.origin,
+                        latest,
+                        frontier.size(),
+                        || frontier.root(),
+                    )
+                    .map_err(|e| BatchError::Foreign {
+                        size,
+                        source: Arc::new(e),
+                    })?
+                };
+                verified = Some((tail, note));
+                let (encoded, rest) = reseal(
+                    leaves.take().unwrap_or_default(),
+                    std::mem::take(waiters),
+                    frontier.size(),
+                    now,
+                );
+                *waiters = rest;
+                let encoded = encoded?;
+                if encoded.is_empty() {
+                    return Ok((encoded, None));
+                }
+                for l in &encoded {
+                    frontier.push(l.leaf_hash);
+                }
+                let row = sign_row(shared, notes, &frontier, now)?;
+                Ok((encoded, Some(row)))
+            })
+            .await;
+        if unsigned.is_some() && Instant::now() < deadline {
+            // Rolled back with nothing consumed: ask the other writer to sign,
+            // wait for its checkpoint outside the lock, then try again.
+            want_seal(&shared.store).await;
+            // Short: the other writer signs its very next commit now.
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            continue;
         }
-        Err(StoreError::ChangeRefused { what }) => return Err(BatchError::ChangeRefused(what)),
-        // A hole after our entries, or an unreadable hash: not an extension.
-        Err(e @ StoreError::Malformed(_)) => {
-            return Err(BatchError::Foreign {
-                size,
-                source: Arc::new(LogError::Store(e)),
-            });
-        }
-        Err(StoreError::LeafIndexMismatch { expected, .. }) if expected < size => {
-            return Err(removed(expected, size));
-        }
-        Err(e) => return Err(BatchError::Store(Arc::new(e))),
-    };
-    Ok(Written {
-        foreign,
-        foreign_note,
-        written,
-    })
+        let (foreign, foreign_note) = verified.unwrap_or_default();
+        let written = match built {
+            Ok(Ok((leaves, row))) if !leaves.is_empty() => Some((leaves, row)),
+            Ok(Ok(_)) => None,
+            Ok(Err(e)) => {
+                adopt(shared, foreign, foreign_note);
+                return Err(e);
+            }
+            Err(StoreError::ChangeRefused { what }) => {
+                return Err(BatchError::ChangeRefused(what));
+            }
+            // A hole after our entries, or an unreadable hash: not an extension.
+            Err(e @ StoreError::Malformed(_)) => {
+                return Err(BatchError::Foreign {
+                    size,
+                    source: Arc::new(LogError::Store(e)),
+                });
+            }
+            Err(StoreError::LeafIndexMismatch { expected, .. }) if expected < size => {
+                return Err(removed(expected, size));
+            }
+            Err(e) => return Err(BatchError::Store(Arc::new(e))),
+        };
+        return Ok(Written {
+            foreign,
+            foreign_note,
+            written,
+        });
+    }
 }
 
 /// The store's next index is below what this log verified.
@@ -1014,42 +1402,45 @@ fn adopt(shared: &Shared, foreign: Vec<Hash>, note: Option<Arc<str>>) {
     let mut st = shared.write();
     st.tree.extend(foreign);
     st.checkpoint = note;
+    st.sealed = st.tree.len();
 }
 
-/// Commits one batch and answers its waiters.
+/// Commits one batch and answers its waiters; returns whether a checkpoint
+/// was signed with it.
 ///
-/// The first write is optimistic: sealed for the tree's size, signed and
-/// appended without a prior read. If another writer took that index
-/// ([`StoreError::LeafIndexMismatch`] with a larger next index — detected
-/// inside the write transaction, so the common path pays no extra query),
-/// the batch is re-sealed and written once more under the write lock
-/// ([`write_batch_locked`]), which adopts the other writer's verified
+/// The first write is optimistic: encoded for the tree's size, signed (with
+/// `sign`) and appended without a prior read. If another writer took that
+/// index ([`StoreError::LeafIndexMismatch`] with a larger next index —
+/// detected inside the write transaction, so the common path pays no extra
+/// query), the batch is re-encoded and written once more under the write
+/// lock ([`write_batch_locked`]), which adopts the other writer's verified
 /// entries and cannot be overtaken: at most two writes per batch.
 async fn commit(
     shared: &Shared,
-    signer: &dyn crate::LogSigner,
     notes: &Notes<'_>,
     batch: Vec<(Vec<Value>, Reply)>,
-) {
+    sign: bool,
+    flush: Flush,
+) -> bool {
     // Nothing else extends the tree until this batch is published or failed.
     let _extend = shared.extend.lock().await;
     let now = now_secs();
     let start = shared.read().tree.len();
-    let (leaves, mut waiters) = match encode(batch, start, now, signer) {
+    let (leaves, mut waiters) = match encode(batch, start, now) {
         (Ok(leaves), waiters) => (leaves, waiters),
         (Err(err), waiters) => {
             // Nothing was written; every waiter of the batch hears why.
-            tracing::error!(error = %err.to_log_error(), "sealing a log batch failed");
+            tracing::error!(error = %err.to_log_error(), "encoding a log batch failed");
             for w in waiters {
                 let _ = w.reply.send(Err(err.to_log_error()));
             }
-            return;
+            return false;
         }
     };
     if leaves.is_empty() {
-        return;
+        return false;
     }
-    let result = match write_batch(shared, notes, &leaves, now).await {
+    let result = match write_batch(shared, notes, &leaves, now, sign, flush).await {
         Ok(row) => Ok(Written {
             foreign: Vec::new(),
             foreign_note: None,
@@ -1057,22 +1448,25 @@ async fn commit(
         }),
         Err(BatchError::Store(e)) => match *e {
             StoreError::LeafIndexMismatch { expected, .. } if expected > start => {
-                tracing::debug!(start, "another writer appended first; re-sealing the batch");
-                write_batch_locked(shared, signer, notes, leaves, &mut waiters, now, None).await
+                tracing::debug!(
+                    start,
+                    "another writer appended first; re-encoding the batch"
+                );
+                write_batch_locked(shared, notes, leaves, &mut waiters, now, None).await
             }
             StoreError::LeafIndexMismatch { expected, .. } => Err(removed(expected, start)),
             _ => Err(BatchError::Store(e)),
         },
         Err(err) => Err(err),
     };
-    publish(shared, result, waiters).await;
+    publish(shared, result, waiters).await
 }
 
 /// Commits one entry with its state change (see [`Log::append_with_change`]):
-/// always under the write lock, the change applied in the same transaction.
+/// always under the write lock, the change applied in the same transaction,
+/// durable and with a checkpoint.
 async fn commit_with_change(
     shared: &Shared,
-    signer: &dyn crate::LogSigner,
     notes: &Notes<'_>,
     entry: Value,
     change: StateChange,
@@ -1081,7 +1475,7 @@ async fn commit_with_change(
     let _extend = shared.extend.lock().await;
     let now = now_secs();
     let start = shared.read().tree.len();
-    let (leaves, mut waiters) = match encode(vec![(vec![entry], reply)], start, now, signer) {
+    let (leaves, mut waiters) = match encode(vec![(vec![entry], reply)], start, now) {
         (Ok(leaves), waiters) => (leaves, waiters),
         (Err(err), waiters) => {
             for w in waiters {
@@ -1093,22 +1487,17 @@ async fn commit_with_change(
     if leaves.is_empty() {
         return;
     }
-    let result = write_batch_locked(
-        shared,
-        signer,
-        notes,
-        leaves,
-        &mut waiters,
-        now,
-        Some(&change),
-    )
-    .await;
+    let result = write_batch_locked(shared, notes, leaves, &mut waiters, now, Some(&change)).await;
     publish(shared, result, waiters).await;
 }
 
 /// Publishes a written batch to the tree and answers its waiters (or answers
-/// them with the batch's error).
-async fn publish(shared: &Shared, result: Result<Written, BatchError>, mut waiters: Vec<Pending>) {
+/// them with the batch's error). Returns whether a checkpoint was signed.
+async fn publish(
+    shared: &Shared,
+    result: Result<Written, BatchError>,
+    mut waiters: Vec<Pending>,
+) -> bool {
     match result {
         Ok(Written {
             foreign,
@@ -1117,16 +1506,24 @@ async fn publish(shared: &Shared, result: Result<Written, BatchError>, mut waite
         }) => {
             let Some((leaves, row)) = written else {
                 adopt(shared, foreign, foreign_note);
-                return;
+                return false;
             };
-            let note: Arc<str> = Arc::from(row.note);
-            {
+            let signed = row.is_some();
+            let note: Option<Arc<str>> = row.map(|r| Arc::from(r.note));
+            let size = {
                 let mut st = shared.write();
-                st.tree.extend(foreign);
-                debug_assert_eq!(st.tree.len() + leaves.len() as u64, row.size);
+                if !foreign.is_empty() {
+                    st.tree.extend(foreign);
+                    st.checkpoint = foreign_note;
+                    st.sealed = st.tree.len();
+                }
                 st.tree.extend(leaves.iter().map(|l| l.leaf_hash));
-                st.checkpoint = Some(Arc::clone(&note));
-            }
+                if let Some(note) = &note {
+                    st.checkpoint = Some(Arc::clone(note));
+                    st.sealed = st.tree.len();
+                }
+                st.tree.len()
+            };
             let mut it = leaves.into_iter();
             for w in waiters.drain(..) {
                 let acks = it
@@ -1135,13 +1532,14 @@ async fn publish(shared: &Shared, result: Result<Written, BatchError>, mut waite
                     .map(|l| Appended {
                         index: l.idx,
                         leaf_hash: l.leaf_hash,
-                        tree_size: row.size,
-                        checkpoint: Arc::clone(&note),
+                        tree_size: size,
+                        checkpoint: note.clone(),
                     })
                     .collect();
                 let _ = w.reply.send(Ok(acks));
             }
-            tracing::trace!(size = row.size, "log batch committed");
+            tracing::trace!(size, signed, "log batch committed");
+            signed
         }
         Err(err) => {
             tracing::error!(error = %err.to_log_error(), "log batch failed");
@@ -1151,6 +1549,7 @@ async fn publish(shared: &Shared, result: Result<Written, BatchError>, mut waite
             for w in waiters.drain(..) {
                 let _ = w.reply.send(Err(err.to_log_error()));
             }
+            false
         }
     }
 }

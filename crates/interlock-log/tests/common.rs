@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ed25519_dalek::SigningKey;
 use interlock_canon::{Map, Value};
-use interlock_log::{CheckpointSigner, Log};
+use interlock_log::{CheckpointSigner, Log, LogOptions};
 use interlock_store::Store;
 use sqlx::{Connection as _, SqliteConnection};
 
@@ -31,10 +31,22 @@ pub fn event(n: u64) -> Value {
     Value::Object(m)
 }
 
-/// A log of 40 entries written as four batches: checkpoints at 10, 20, 30, 40.
+/// Options that sign a checkpoint with every commit, for tests that place
+/// checkpoints exactly.
+pub fn every_commit() -> LogOptions {
+    LogOptions {
+        checkpoint_interval: std::time::Duration::ZERO,
+        ..LogOptions::default()
+    }
+}
+
+/// A log of 40 entries written as four batches: checkpoints at 10, 20, 30, 40
+/// (one per commit: the tamper matrix places checkpoints exactly).
 pub async fn forty(dir: &Path) {
     let store = Store::open(&db(dir)).await.unwrap();
-    let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
+    let log = Log::open_with(store.clone(), signer(), ORIGIN, every_commit())
+        .await
+        .unwrap();
     for b in 0..4 {
         let batch = (0..10).map(|i| event(b * 10 + i)).collect();
         log.append_many(batch).await.unwrap();

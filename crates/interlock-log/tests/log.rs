@@ -40,9 +40,20 @@ async fn append_assigns_seq_and_proves_inclusion() {
     );
     assert_eq!(e.get("n").and_then(Value::as_str), Some("event-3"));
 
-    // The acknowledged checkpoint verifies and proves the leaf.
+    // The first commit signed a checkpoint; the next ones, within the
+    // checkpoint interval, did not: `seal` signs one over everything now.
     let verifier = NoteVerifier::new(ORIGIN, key().verifying_key()).unwrap();
-    let cp: Checkpoint = open_checkpoint(&many[2].checkpoint, &[verifier]).unwrap();
+    let first: Checkpoint = open_checkpoint(
+        a.checkpoint.as_deref().unwrap(),
+        std::slice::from_ref(&verifier),
+    )
+    .unwrap();
+    assert_eq!(first.size, 1);
+    assert!(many[2].checkpoint.is_none());
+    assert_eq!(log.sealed_size(), 1);
+    let note = log.seal().await.unwrap().unwrap();
+    assert_eq!(log.sealed_size(), 5);
+    let cp: Checkpoint = open_checkpoint(&note, &[verifier]).unwrap();
     assert_eq!(cp.size, 5);
     assert_eq!(cp.root, log.root());
     let proof = log.inclusion_proof(3, 5).unwrap();

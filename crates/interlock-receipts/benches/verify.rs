@@ -44,11 +44,15 @@ fn main() {
     let mut sigs: Vec<(VerifyingKey, Vec<u8>, Signature)> = Vec::new();
     for leaf in &log.leaves {
         let o = open_leaf_unverified(leaf).unwrap();
-        sigs.push((
-            log_key,
-            pae(PAYLOAD_TYPE, &o.payload),
-            Signature::from_bytes(&o.signature),
-        ));
+        // A statement leaf has no signature of its own (an older log's
+        // signed leaf has the log key's).
+        if let interlock_receipts::LeafSeal::Signed { signature, .. } = &o.seal {
+            sigs.push((
+                log_key,
+                pae(PAYLOAD_TYPE, &o.payload),
+                Signature::from_bytes(signature),
+            ));
+        }
         if let Some(st) = o.predicate.get("statement") {
             let env = Envelope::from_json(&to_serde_json(st)).unwrap();
             sigs.push((

@@ -5,7 +5,7 @@
 //!  "trust":{"log_key":<vkey>,"approver_keys":[{"key_id","public_key","identity"}]},
 //!  "checkpoint":<signed note>, "earlier_checkpoints":[{"note","consistency_proof":[b64…]}],
 //!  "range":{"from","to"} (optional),
-//!  "receipts":[{"index","leaf":<DSSE envelope object>,"inclusion_proof":[b64…]}]}
+//!  "receipts":[{"index","leaf":<statement object (or an older log's DSSE envelope)>,"inclusion_proof":[b64…]}]}
 //! ```
 //!
 //! Intake is strict: unknown or duplicate fields, integers beyond 2^53 − 1, lone
@@ -60,7 +60,8 @@ pub struct IndexRange {
     pub to: u64,
 }
 
-/// One receipt: the leaf's bytes (its JCS DSSE envelope) and its inclusion proof.
+/// One receipt: the leaf's bytes (its JCS statement, or an older log's JCS DSSE
+/// envelope) and its inclusion proof.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BundleReceipt {
     pub index: u64,
@@ -223,7 +224,7 @@ impl Bundle {
             .iter()
             .map(|r| {
                 let leaf = r.leaf.get().as_bytes();
-                leaf::read_leaf(leaf)?;
+                leaf::check_form(leaf)?;
                 Ok(BundleReceipt {
                     index: r.index,
                     leaf: leaf.to_vec(),
@@ -383,8 +384,9 @@ impl BundleBuilder {
         self
     }
 
-    /// Sorts the receipts by index and checks every leaf is a well-formed,
-    /// canonical envelope and every index a safe integer.
+    /// Sorts the receipts by index and checks every leaf is well-formed and
+    /// canonical (a statement, or an older log's envelope) and every index a
+    /// safe integer.
     pub fn build(mut self) -> Result<Bundle, ReceiptError> {
         self.bundle.receipts.sort_by_key(|r| r.index);
         for r in &self.bundle.receipts {
@@ -394,7 +396,7 @@ impl BundleBuilder {
                     r.index
                 )));
             }
-            leaf::read_leaf(&r.leaf)?;
+            leaf::check_form(&r.leaf)?;
         }
         Ok(self.bundle)
     }

@@ -1,5 +1,14 @@
-//! The leaf format: a DSSE envelope, signed by the log key, of an in-toto
-//! Statement v1 whose predicate is the decision's facts.
+//! The leaf formats. Both carry an in-toto Statement v1 whose predicate is the
+//! decision's facts, in canonical JCS bytes:
+//!
+//! * **statement leaves** (written since issue 17): the leaf *is* the statement.
+//!   It carries no signature of its own: its integrity is its inclusion in the
+//!   tree that a signed checkpoint commits to (the Certificate Transparency
+//!   model), so a receipt is the leaf, its inclusion proof and a checkpoint.
+//!   A human decision keeps its approver's own DSSE envelope inside the
+//!   predicate, so an approval still carries its approver's signature.
+//! * **signed leaves** (older logs): a DSSE envelope of the statement, signed
+//!   by the log key. They stay verifiable; nothing writes them any more.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -16,19 +25,45 @@ pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 /// Interlock's receipt predicate type.
 pub const PREDICATE_TYPE: &str = "https://interlock.dev/receipt/v1";
 
-/// A leaf, opened: the signer's key id, the statement and its predicate's main facts.
+/// How a leaf is protected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LeafSeal {
+    /// A signed leaf: the log key's signature over the PAE of the payload.
+    Signed { key_id: KeyId, signature: [u8; 64] },
+    /// A statement leaf: only its inclusion in a signed checkpoint vouches for it.
+    Tree,
+}
+
+/// A leaf, opened: the statement, its predicate's main facts and its seal.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpenedLeaf {
-    pub key_id: KeyId,
+    pub seal: LeafSeal,
     pub statement: Value,
     pub predicate: Map,
     pub seq: u64,
     pub kind: String,
     pub time: i64,
-    /// The statement's JCS bytes (the DSSE payload).
+    /// The statement's JCS bytes (a signed leaf's DSSE payload; a statement
+    /// leaf's whole bytes).
     pub payload: Vec<u8>,
-    /// The log key's signature over the PAE of the payload.
-    pub signature: [u8; 64],
+}
+
+/// The two leaf formats, told apart by their first member (JCS orders a
+/// statement's `_type` first and an envelope's `payload` first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeafFormat {
+    Signed,
+    Statement,
+}
+
+impl LeafFormat {
+    pub fn of(leaf: &[u8]) -> LeafFormat {
+        if leaf.starts_with(b"{\"_type\":") {
+            LeafFormat::Statement
+        } else {
+            LeafFormat::Signed
+        }
+    }
 }
 
 fn subject(name: String, hex: String) -> Value {
@@ -140,6 +175,14 @@ pub fn seal(
     sign: impl FnOnce(&[u8]) -> Result<Signature, ReceiptError>,
 ) -> Result<Vec<u8>, ReceiptError> {
     seal_canonical(&CanonicalPredicate::new(predicate), key_id, sign)
+}
+
+/// The statement leaf for `predicate` (subjects from [`derive_subjects`]): the
+/// JCS bytes of the in-toto statement, unsigned — what the log writes.
+pub fn seal_statement(predicate: &CanonicalPredicate) -> Result<Vec<u8>, ReceiptError> {
+    predicate_facts(&predicate.map).map_err(ReceiptError::InvalidPredicate)?;
+    let subjects = derive_from(&predicate.map, || canon::Digest::of_bytes(&predicate.jcs));
+    Ok(statement_bytes(&predicate.jcs, subjects))
 }
 
 /// [`seal`] for a predicate whose JCS bytes are already computed.
@@ -330,6 +373,14 @@ pub(crate) fn check_signature(
         .map_err(|_| ReceiptError::BadLogSignature)
 }
 
+/// Checks that `leaf` is a well-formed leaf of either format, in canonical form.
+pub(crate) fn check_form(leaf: &[u8]) -> Result<(), ReceiptError> {
+    match LeafFormat::of(leaf) {
+        LeafFormat::Statement => read_statement(leaf).map(drop),
+        LeafFormat::Signed => read_leaf(leaf).map(drop),
+    }
+}
+
 /// A parsed, well-formed statement.
 pub(crate) struct Statement {
     pub value: Value,
@@ -408,28 +459,40 @@ pub(crate) fn read_statement(payload: &[u8]) -> Result<Statement, ReceiptError> 
 }
 
 fn open(leaf: &[u8], log_key: Option<&VerifyingKey>) -> Result<OpenedLeaf, ReceiptError> {
-    let parts = read_leaf(leaf)?;
-    if let Some(k) = log_key {
-        check_signature(&parts, k, &KeyId::of(k))?;
-    }
-    let st = read_statement(&parts.payload)?;
+    let (payload, seal) = match LeafFormat::of(leaf) {
+        LeafFormat::Statement => (leaf.to_vec(), LeafSeal::Tree),
+        LeafFormat::Signed => {
+            let parts = read_leaf(leaf)?;
+            if let Some(k) = log_key {
+                check_signature(&parts, k, &KeyId::of(k))?;
+            }
+            let seal = LeafSeal::Signed {
+                key_id: parts.key_id,
+                signature: parts.signature,
+            };
+            (parts.payload, seal)
+        }
+    };
+    let st = read_statement(&payload)?;
     st.check_subjects()?;
     let predicate = st.predicate().clone();
     Ok(OpenedLeaf {
-        key_id: parts.key_id,
+        seal,
         statement: st.value,
         predicate,
         seq: st.seq,
         kind: st.kind,
         time: st.time,
-        payload: parts.payload,
-        signature: parts.signature,
+        payload,
     })
 }
 
-/// Parses leaf bytes (which must be exactly canonical JCS), checks the envelope's
-/// signature with the log key (`verify_strict`), and checks the statement is
-/// well-formed with the subjects derived from its predicate.
+/// Parses leaf bytes (which must be exactly canonical JCS) and checks the
+/// statement is well-formed with the subjects derived from its predicate; for a
+/// signed leaf, also the envelope's signature with the log key (`verify_strict`).
+///
+/// A statement leaf has no signature to check here: the caller vouches for it
+/// by its inclusion in a signed checkpoint (the log's tree, a bundle's proof).
 pub fn open_leaf(leaf: &[u8], log_key: &VerifyingKey) -> Result<OpenedLeaf, ReceiptError> {
     open(leaf, Some(log_key))
 }

@@ -1,6 +1,7 @@
-//! Receipts: every log leaf is a DSSE envelope (signed by the gateway's log key)
-//! of an in-toto Statement v1 whose subjects are the digests the decision is
-//! about; export bundles carry the leaves with their inclusion proofs, the signed
+//! Receipts: every log leaf is an in-toto Statement v1 whose subjects are the
+//! digests the decision is about, vouched for by its inclusion in a checkpoint
+//! the gateway's log key signed (older logs' leaves are DSSE envelopes signed
+//! by that key, and still verify); export bundles carry the leaves with their inclusion proofs, the signed
 //! checkpoints with consistency proofs and the trust policy, and
 //! [`verify_bundle`] checks one offline. Pure: no I/O, no async.
 //!
@@ -21,7 +22,8 @@ pub use bundle::{
 };
 pub use error::ReceiptError;
 pub use leaf::{
-    CanonicalPredicate, OpenedLeaf, PAYLOAD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE, derive_subjects,
-    open_leaf, open_leaf_unverified, seal, seal_canonical,
+    CanonicalPredicate, LeafFormat, LeafSeal, OpenedLeaf, PAYLOAD_TYPE, PREDICATE_TYPE,
+    STATEMENT_TYPE, derive_subjects, open_leaf, open_leaf_unverified, seal, seal_canonical,
+    seal_statement,
 };
 pub use verify::{ReceiptLine, VerifyOptions, VerifyReport, verify_bundle};

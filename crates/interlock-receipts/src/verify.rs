@@ -370,9 +370,16 @@ fn check_receipt(
     let mut registered = None;
     line.result = (|| {
         let leaf_bytes = r.leaf.get().as_bytes();
-        let parts = leaf::read_leaf(leaf_bytes)?;
-        leaf::check_signature(&parts, &ctx.log_key, &ctx.log_id)?;
-        let st = leaf::read_statement(&parts.payload)?;
+        // A signed leaf's own signature is checked; a statement leaf is vouched
+        // for by the inclusion proof below alone.
+        let st = match leaf::LeafFormat::of(leaf_bytes) {
+            leaf::LeafFormat::Statement => leaf::read_statement(leaf_bytes)?,
+            leaf::LeafFormat::Signed => {
+                let parts = leaf::read_leaf(leaf_bytes)?;
+                leaf::check_signature(&parts, &ctx.log_key, &ctx.log_id)?;
+                leaf::read_statement(&parts.payload)?
+            }
+        };
         line.kind.clone_from(&st.kind);
         line.subjects = st.subject_summary();
         st.check_subjects()?;

@@ -1,20 +1,28 @@
-//! Real bundles, and the tampering matrix: every case fails with a named reason.
+//! Real bundles, and the tampering matrix: every case fails with a named reason,
+//! for statement leaves (what the log writes) and for the signed leaves of
+//! older logs, which must keep verifying.
 mod common;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
-use common::{IDENTITY, Log, approver_entry, key, vkey};
+use common::{IDENTITY, Log, approver_entry, key, statement_leaf, vkey};
 use interlock_canon::{Map, Value, canonical_bytes, parse_json};
 use interlock_core::decision::{KeyId, pae};
 use interlock_receipts::{
-    Bundle, PAYLOAD_TYPE, ReceiptError, VerifyOptions, VerifyReport, derive_subjects, open_leaf,
-    open_leaf_unverified, verify_bundle,
+    Bundle, LeafSeal, PAYLOAD_TYPE, ReceiptError, VerifyOptions, VerifyReport, derive_subjects,
+    open_leaf, open_leaf_unverified, verify_bundle,
 };
 use std::sync::OnceLock;
 
 fn log() -> &'static Log {
     static LOG: OnceLock<Log> = OnceLock::new();
     LOG.get_or_init(|| Log::new(50, 7))
+}
+
+/// The same log written as an older log was: signed leaves.
+fn signed_log() -> &'static Log {
+    static LOG: OnceLock<Log> = OnceLock::new();
+    LOG.get_or_init(|| Log::signed(50, 7))
 }
 
 fn verify(b: &Bundle) -> VerifyReport {
@@ -44,7 +52,34 @@ fn flip_in_leaf(leaf: &mut [u8], marker: &str, offset: usize) {
 
 #[test]
 fn a_real_bundle_verifies_and_round_trips() {
-    let log = log();
+    for log in [log(), signed_log()] {
+        a_real_bundle_of(log);
+    }
+}
+
+/// A log written in both formats (an older log that was upgraded: signed
+/// leaves, then statement leaves) verifies as one.
+#[test]
+fn a_log_upgraded_mid_way_verifies() {
+    let (old, new) = (signed_log(), log());
+    let mut mixed = Log::new(0, 7);
+    mixed.leaves = old.leaves[..20]
+        .iter()
+        .chain(&new.leaves[20..])
+        .cloned()
+        .collect();
+    let hashes: Vec<_> = mixed
+        .leaves
+        .iter()
+        .map(|l| interlock_merkle::leaf_hash(l))
+        .collect();
+    mixed.tree = interlock_merkle::Tree::from_leaves(&hashes);
+    let report = verify(&mixed.full_bundle());
+    assert!(report.is_ok(), "{report}");
+    assert_eq!(report.receipts.len(), 50);
+}
+
+fn a_real_bundle_of(log: &Log) {
     let b = log.full_bundle();
     let bytes = b.to_bytes();
     // Written as canonical JCS.
@@ -93,13 +128,36 @@ fn a_real_bundle_verifies_and_round_trips() {
 }
 
 #[test]
-fn open_leaf_reads_and_checks() {
+fn open_leaf_reads_and_checks_a_statement_leaf() {
     let log = log();
     let leaf = &log.leaves[7];
     let opened = open_leaf(leaf, &log.key.verifying_key()).unwrap();
     assert_eq!(opened.seq, 7);
     assert_eq!(opened.kind, "plan.decision");
-    assert_eq!(opened.key_id, KeyId::of(&log.key.verifying_key()));
+    // No signature of its own: the tree vouches for it, whatever the key.
+    assert_eq!(opened.seal, LeafSeal::Tree);
+    assert_eq!(open_leaf(leaf, &key(9).verifying_key()).unwrap(), opened);
+    assert_eq!(opened.payload, *leaf);
+    // Not canonical: one space added.
+    let mut spaced = leaf.clone();
+    spaced.insert(1, b' ');
+    assert!(open_leaf_unverified(&spaced).is_err());
+    // A statement whose subjects are not its facts.
+    let mut st = opened.statement.as_object().unwrap().clone();
+    st.insert("subject".into(), Value::Array(vec![]));
+    assert!(open_leaf_unverified(&canonical_bytes(&Value::Object(st))).is_err());
+}
+
+#[test]
+fn open_leaf_reads_and_checks_a_signed_leaf() {
+    let log = signed_log();
+    let leaf = &log.leaves[7];
+    let opened = open_leaf(leaf, &log.key.verifying_key()).unwrap();
+    assert_eq!(opened.seq, 7);
+    assert_eq!(opened.kind, "plan.decision");
+    assert!(
+        matches!(opened.seal, LeafSeal::Signed { key_id, .. } if key_id == KeyId::of(&log.key.verifying_key()))
+    );
     assert_eq!(opened.time, 1_760_000_007);
     assert!(opened.predicate.contains_key("statement"));
     assert_eq!(
@@ -126,7 +184,7 @@ fn open_leaf_reads_and_checks() {
 
 #[test]
 fn one_byte_of_a_statement_payload() {
-    let mut b = log().full_bundle();
+    let mut b = signed_log().full_bundle();
     flip_in_leaf(&mut b.receipts[10].leaf, "\"payload\":\"", 40);
     let r = verify(&b);
     expect_fail(&r, |e| *e == ReceiptError::BadLogSignature);
@@ -134,9 +192,38 @@ fn one_byte_of_a_statement_payload() {
     assert_eq!(r.failed().next().unwrap().index, 10);
 }
 
+/// A statement leaf edited the careful way — a fact changed and the statement
+/// rebuilt, subjects and all, so it is well-formed and canonical — is not the
+/// leaf the tree commits to.
+#[test]
+fn an_edited_statement_leaf_with_its_subjects_rebuilt() {
+    let log = log();
+    let mut b = log.full_bundle();
+    let mut p = open_leaf_unverified(&b.receipts[10].leaf)
+        .unwrap()
+        .predicate;
+    p.insert("stage".into(), Value::String("drop-tables".into()));
+    b.receipts[10].leaf = statement_leaf(p);
+    assert!(open_leaf_unverified(&b.receipts[10].leaf).is_ok());
+    let r = verify(&b);
+    expect_fail(&r, |e| {
+        matches!(e, ReceiptError::BadInclusion { index: 10, .. })
+    });
+    assert_eq!(r.failed().count(), 1);
+    // One digit changed inside it is caught too.
+    let mut b = log.full_bundle();
+    let leaf = &mut b.receipts[12].leaf;
+    let at = leaf.windows(7).position(|w| w == b"\"time\":").unwrap() + 10;
+    leaf[at] = if leaf[at] == b'1' { b'2' } else { b'1' };
+    let r = verify(&b);
+    assert!(!r.is_ok());
+    assert_eq!(r.failed().count(), 1, "{r}");
+    assert_eq!(r.failed().next().unwrap().index, 12);
+}
+
 #[test]
 fn one_byte_of_a_signature() {
-    let mut b = log().full_bundle();
+    let mut b = signed_log().full_bundle();
     flip_in_leaf(&mut b.receipts[11].leaf, "\"sig\":\"", 10);
     expect_fail(&verify(&b), |e| *e == ReceiptError::BadLogSignature);
 }
@@ -237,6 +324,17 @@ fn a_swapped_log_key() {
     b.trust.log_key = vkey(&log.origin, &key(9).verifying_key());
     let r = verify(&b);
     expect_fail(&r, |e| matches!(e, ReceiptError::BadCheckpoint(_)));
+    // Statement leaves: nothing vouches for any receipt without the checkpoint.
+    assert_eq!(r.failed().count(), 50, "every receipt fails");
+    assert!(
+        r.failed()
+            .all(|l| matches!(l.result, Err(ReceiptError::NoCheckpoint)))
+    );
+    // Signed leaves: every signature fails as well.
+    let mut b = signed_log().full_bundle();
+    b.trust.log_key = vkey(&log.origin, &key(9).verifying_key());
+    let r = verify(&b);
+    expect_fail(&r, |e| matches!(e, ReceiptError::BadCheckpoint(_)));
     assert_eq!(r.failed().count(), 50, "every signature fails");
     assert!(
         r.failed()
@@ -301,8 +399,23 @@ fn a_wrong_inclusion_proof() {
 
 #[test]
 fn a_receipt_from_a_different_log() {
-    let other = Log::with_keys(50, 7, key(7), key(2), "other.test/log");
+    // Another log's decision 14 (another approver signed it).
+    let other = Log::with_keys(50, 7, key(7), key(3), "other.test/log");
     let mut b = log().full_bundle();
+    assert_ne!(b.receipts[14].leaf, other.leaves[14]);
+    b.receipts[14].leaf = other.leaves[14].clone();
+    expect_fail(&verify(&b), |e| {
+        matches!(e, ReceiptError::BadInclusion { index: 14, .. })
+    });
+    let other = Log::with_format(
+        50,
+        7,
+        key(7),
+        key(2),
+        "other.test/log",
+        common::Format::Signed,
+    );
+    let mut b = signed_log().full_bundle();
     b.receipts[12].leaf = other.leaves[12].clone();
     expect_fail(&verify(&b), |e| {
         matches!(e, ReceiptError::WrongLogKey { .. })
@@ -312,8 +425,11 @@ fn a_receipt_from_a_different_log() {
 #[test]
 fn a_subject_swapped_under_the_log_key() {
     // Even a statement the log key signed is refused if its subjects are not its facts.
-    let log = log();
+    let log = signed_log();
     let opened = open_leaf_unverified(&log.leaves[4]).unwrap();
+    let LeafSeal::Signed { key_id, .. } = opened.seal else {
+        panic!("a signed leaf")
+    };
     let mut st = opened.statement.as_object().unwrap().clone();
     let mut subjects = st["subject"].as_array().unwrap().to_vec();
     let mut first = subjects[0].as_object().unwrap().clone();
@@ -323,7 +439,7 @@ fn a_subject_swapped_under_the_log_key() {
     let payload = canonical_bytes(&Value::Object(st));
     let sig = ed25519_dalek::Signer::sign(&log.key, &pae(PAYLOAD_TYPE, &payload));
     let mut s = Map::new();
-    s.insert("keyid".into(), Value::String(opened.key_id.to_string()));
+    s.insert("keyid".into(), Value::String(key_id.to_string()));
     s.insert("sig".into(), Value::String(B64.encode(sig.to_bytes())));
     let mut e = Map::new();
     e.insert("payloadType".into(), Value::String(PAYLOAD_TYPE.into()));

@@ -35,6 +35,21 @@ use crate::{BUSY_TIMEOUT, CheckpointRow, LeafRow, StoreError, to_i64};
 /// has created and migrated.
 pub(crate) struct Appender {
     conn: Connection,
+    /// Whether the connection is at `synchronous=FULL` now (it switches to
+    /// NORMAL for [`Flush::Deferred`] commits, and back).
+    full: bool,
+}
+
+/// When a log commit reaches the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flush {
+    /// `fsync`ed before the commit returns (`synchronous=FULL`).
+    Now,
+    /// Committed — in the WAL, in the OS's page cache, so a killed process
+    /// loses nothing — but not `fsync`ed (`synchronous=NORMAL`): the next
+    /// [`Flush::Now`] commit, or [`Store::flush_log`](crate::Store::flush_log),
+    /// makes it durable, since an `fsync` of the WAL covers every frame in it.
+    Deferred,
 }
 
 impl std::fmt::Debug for Appender {
@@ -66,7 +81,7 @@ impl Appender {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(ctx)?;
         // One cached statement per small batch size (see CACHED_STATEMENT_ROWS).
         conn.set_prepared_statement_cache_capacity(2 * CACHED_STATEMENT_ROWS);
-        Ok(Appender { conn })
+        Ok(Appender { conn, full: true })
     }
 
     /// How long a statement waits for another writer's lock.
@@ -93,12 +108,26 @@ impl Appender {
 
     /// Runs the one `INSERT INTO log_append …` statement for `leaves` and
     /// `checkpoint` (its own transaction, committed with `fsync` before it
-    /// returns). The caller has checked the batch's shape.
+    /// returns unless `flush` defers it). The caller has checked the batch's
+    /// shape.
     pub(crate) fn append(
         &mut self,
         leaves: &[LeafRow],
         checkpoint: Option<&CheckpointRow>,
+        flush: Flush,
     ) -> Result<(), AppendError> {
+        let full = flush == Flush::Now;
+        if full != self.full {
+            let pragma = if full {
+                "PRAGMA synchronous = FULL"
+            } else {
+                "PRAGMA synchronous = NORMAL"
+            };
+            self.conn
+                .execute_batch(pragma)
+                .map_err(AppendError::Sqlite)?;
+            self.full = full;
+        }
         let rows = leaves.len() + usize::from(checkpoint.is_some());
         let sql = append_sql(leaves.len(), checkpoint.is_some());
         if rows <= CACHED_STATEMENT_ROWS {
@@ -111,6 +140,28 @@ impl Appender {
             // Rare large batches: prepared for the occasion, not cached.
             let mut stmt = self.conn.prepare(&sql).map_err(AppendError::Sqlite)?;
             execute(&mut stmt, leaves, checkpoint)
+        }
+    }
+
+    /// A `meta` value, read on this connection (no pool hand-off: the log's
+    /// writer asks on its hot path).
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT value FROM meta WHERE key = ?")
+            .map_err(|e| StoreError::from_rusqlite(e, "meta"))?;
+        let mut rows = stmt
+            .query([key])
+            .map_err(|e| StoreError::from_rusqlite(e, "meta"))?;
+        match rows
+            .next()
+            .map_err(|e| StoreError::from_rusqlite(e, "meta"))?
+        {
+            Some(row) => row
+                .get(0)
+                .map(Some)
+                .map_err(|e| StoreError::from_rusqlite(e, "meta")),
+            None => Ok(None),
         }
     }
 

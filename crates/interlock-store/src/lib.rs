@@ -40,6 +40,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
+pub use appender::Flush;
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};
 pub use change::StateChange;
 pub use decisions::{ClaimOutcome, DecisionClaim};

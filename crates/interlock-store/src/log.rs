@@ -11,7 +11,7 @@ use std::time::Duration;
 use sqlx::Row as _;
 use sqlx::{Sqlite, Transaction};
 
-use crate::appender::AppendError;
+use crate::appender::{AppendError, Flush};
 use crate::error::SqlxResultExt as _;
 use crate::{BUSY_TIMEOUT, Store, StoreError, to_hash, to_i64, to_u64};
 
@@ -310,6 +310,19 @@ impl Store {
         leaves: &[LeafRow],
         checkpoint: Option<&CheckpointRow>,
     ) -> Result<(), StoreError> {
+        self.append_batch_flushed(leaves, checkpoint, Flush::Now)
+            .await
+    }
+
+    /// [`append_batch`](Self::append_batch), committed but with its `fsync`
+    /// left to a later commit or [`flush_log`](Self::flush_log) when `flush`
+    /// is [`Flush::Deferred`].
+    pub async fn append_batch_flushed(
+        &self,
+        leaves: &[LeafRow],
+        checkpoint: Option<&CheckpointRow>,
+        flush: Flush,
+    ) -> Result<(), StoreError> {
         if leaves.is_empty() && checkpoint.is_none() {
             return Ok(());
         }
@@ -341,14 +354,14 @@ impl Store {
         // waits for a lock; a batch that finds another writer holding it
         // waits on the blocking pool, with the full busy timeout.
         appender.set_busy_timeout(Duration::ZERO)?;
-        let mut result = appender.append(leaves, checkpoint);
+        let mut result = appender.append(leaves, checkpoint, flush);
         if result.as_ref().is_err_and(AppendError::is_busy) {
             let (leaves, checkpoint) = (leaves.to_vec(), checkpoint.cloned());
             let waited = tokio::task::spawn_blocking(move || {
                 let r = appender
                     .set_busy_timeout(BUSY_TIMEOUT)
                     .map_err(AppendError::Input)
-                    .and_then(|()| appender.append(&leaves, checkpoint.as_ref()));
+                    .and_then(|()| appender.append(&leaves, checkpoint.as_ref(), flush));
                 (appender, r)
             })
             .await
@@ -413,6 +426,35 @@ impl Store {
             // (nothing needs undoing: the failed statement was its own
             // transaction). Dropping this one closes it.
             (err, _) => Err(err),
+        }
+    }
+
+    /// A `meta` value read on the log's append connection: for the log
+    /// writer's hot path, which must not wait for a pool connection's thread.
+    pub async fn log_meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let mut slot = self.appender.lock().await;
+        let appender = match slot.take() {
+            Some(a) => a,
+            None => self.connect_appender()?,
+        };
+        let value = appender.meta(key);
+        *slot = Some(appender);
+        value
+    }
+
+    /// Makes every commit so far durable: `fsync`s the database's WAL file,
+    /// which holds every frame committed since the last checkpoint of it (an
+    /// `fsync` covers what any connection wrote to the file). For the log's
+    /// [`Flush::Deferred`] commits, when no durable commit followed them.
+    pub async fn flush_log(&self) -> Result<(), StoreError> {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        match std::fs::File::open(&wal) {
+            Ok(f) => f.sync_data().map_err(|e| StoreError::Io(Box::new(e))),
+            // No WAL (nothing written since the last connection closed,
+            // which checkpointed it into the database file): nothing to do.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(StoreError::Io(Box::new(e))),
         }
     }
 

@@ -75,8 +75,17 @@ async function checkInclusion(index: number, verifierKey: string): Promise<Inclu
   const ok = await verifyInclusion(index, p.size, lh, p.proof.map((h) => fromHexBytes(h)), fromHexBytes(p.root));
   let receipt: string | undefined;
   try {
-    const env = JSON.parse(new TextDecoder().decode(leaf)) as { payloadType?: string; signatures?: unknown[] };
-    receipt = `${env.payloadType ?? '?'} · ${env.signatures?.length ?? 0} signature(s)`;
+    // A statement leaf has no signature of its own: the checkpoint vouches for
+    // it. An older log's leaf is a DSSE envelope signed by the log key.
+    const doc = JSON.parse(new TextDecoder().decode(leaf)) as {
+      _type?: string;
+      payloadType?: string;
+      signatures?: unknown[];
+    };
+    receipt =
+      doc._type !== undefined
+        ? `${doc._type} · vouched for by the signed checkpoint`
+        : `${doc.payloadType ?? '?'} · ${doc.signatures?.length ?? 0} signature(s)`;
   } catch {
     receipt = undefined;
   }

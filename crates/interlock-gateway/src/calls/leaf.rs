@@ -291,10 +291,18 @@ impl CallLeaf<'_> {
         m.insert("outcome".into(), outcome.name().into());
         m.insert("detail".into(), outcome.detail().into());
         m.insert("verdict".into(), Value::Object(v));
-        if let Some(intent) = self.intent {
-            m.insert("intent_index".into(), int(intent as i64));
-        }
-        Ok(engine.record(EventType::ToolCall.as_str(), m).await?.index)
+        let Some(intent) = self.intent else {
+            // Nothing was forwarded: this leaf is the only evidence, durable.
+            return Ok(engine.record(EventType::ToolCall.as_str(), m).await?.index);
+        };
+        m.insert("intent_index".into(), int(intent as i64));
+        // The intent leaf was durable before the call was forwarded; the
+        // outcome is committed before the agent sees the answer (the log's
+        // durability contract, docs/ARCHITECTURE.md).
+        Ok(engine
+            .record_outcome(EventType::ToolCall.as_str(), m)
+            .await?
+            .index)
     }
 }
 

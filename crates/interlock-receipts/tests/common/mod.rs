@@ -5,7 +5,9 @@ use ed25519_dalek::{SigningKey, VerifyingKey};
 use interlock_canon::{Digest, Map, Number, Value, from_serde_json};
 use interlock_core::decision::{Decision, KeyId, Terms, sign_decision};
 use interlock_merkle::{Checkpoint, NoteVerifier, Tree, leaf_hash, sign_checkpoint};
-use interlock_receipts::{ApproverKey, Bundle, BundleBuilder, seal};
+use interlock_receipts::{
+    ApproverKey, Bundle, BundleBuilder, CanonicalPredicate, seal, seal_statement,
+};
 
 pub const ORIGIN: &str = "interlock.test/log";
 pub const IDENTITY: &str = "alice@example.com";
@@ -102,11 +104,24 @@ pub fn predicate(seq: u64, approver: &SigningKey, decision_every: u64) -> Map {
     p
 }
 
+/// A signed leaf (the format of logs written before statement leaves).
 pub fn seal_with(p: Map, k: &SigningKey) -> Vec<u8> {
     seal(p, &KeyId::of(&k.verifying_key()), |m| {
         Ok(ed25519_dalek::Signer::sign(k, m))
     })
     .unwrap()
+}
+
+/// A statement leaf, as the log writes them.
+pub fn statement_leaf(p: Map) -> Vec<u8> {
+    seal_statement(&CanonicalPredicate::new(p)).unwrap()
+}
+
+/// Which leaf format a test log is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Statement,
+    Signed,
 }
 
 /// A log of `n` sealed leaves and its tree.
@@ -123,6 +138,11 @@ impl Log {
         Log::with_keys(n, decision_every, key(1), key(2), ORIGIN)
     }
 
+    /// A log of an older format: every leaf a signed DSSE envelope.
+    pub fn signed(n: u64, decision_every: u64) -> Log {
+        Log::with_format(n, decision_every, key(1), key(2), ORIGIN, Format::Signed)
+    }
+
     pub fn with_keys(
         n: u64,
         decision_every: u64,
@@ -130,8 +150,25 @@ impl Log {
         approver: SigningKey,
         origin: &str,
     ) -> Log {
+        Log::with_format(n, decision_every, key, approver, origin, Format::Statement)
+    }
+
+    pub fn with_format(
+        n: u64,
+        decision_every: u64,
+        key: SigningKey,
+        approver: SigningKey,
+        origin: &str,
+        format: Format,
+    ) -> Log {
         let leaves: Vec<Vec<u8>> = (0..n)
-            .map(|i| seal_with(predicate(i, &approver, decision_every), &key))
+            .map(|i| {
+                let p = predicate(i, &approver, decision_every);
+                match format {
+                    Format::Statement => statement_leaf(p),
+                    Format::Signed => seal_with(p, &key),
+                }
+            })
             .collect();
         let hashes: Vec<_> = leaves.iter().map(|l| leaf_hash(l)).collect();
         Log {
