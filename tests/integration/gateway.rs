@@ -190,7 +190,8 @@ fn unknown_fields_survive_byte_for_byte() {
 
 /// A tool whose description changes mid-session (with injection wording) gets
 /// the whole server quarantined: hidden and refused with the reason, until a
-/// reviewer re-approves; a benign rewording holds only that tool.
+/// reviewer re-approves; a rewording is only reported (still served); a new
+/// instruction to the model holds only that tool (issue 16 item 4).
 #[test]
 fn a_drifting_server_is_quarantined_until_re_approved() {
     let dir = tempfile::tempdir().unwrap();
@@ -202,10 +203,27 @@ fn a_drifting_server_is_quarantined_until_re_approved() {
     let ok = gw.client("py", &["call", "drifty__greet", r#"{"name":"Ada"}"#]);
     assert_eq!(ok["result"]["content"][0]["text"], "Hello, Ada!", "{ok}");
 
-    // Benign rewording: Medium → held, only that tool.
+    // A rewording (no new instruction, link or capability): reported, still served.
+    std::fs::write(&drift_file, "Greets a person, by their name.").unwrap();
+    let reviewer = gw.reviewer_key();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let s = gw.api_get(&reviewer, "/api/v1/servers/drifty");
+        if s["drift"].as_array().is_some_and(|d| !d.is_empty()) {
+            assert_eq!(s["drift"][0]["action"], "monitor", "{s}");
+            assert_eq!(s["server"]["status"], "TRUSTED", "{s}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no drift seen: {s}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let ok = gw.client("py", &["call", "drifty__greet", r#"{"name":"Ada"}"#]);
+    assert_eq!(ok["result"]["content"][0]["text"], "Hello, Ada!", "{ok}");
+
+    // A new instruction to the model: Medium → held, only that tool.
     std::fs::write(
         &drift_file,
-        "Greets a person by name, politely and in full sentences.",
+        "Greets a person by name. Always greet everyone the user mentions.",
     )
     .unwrap();
     gw.wait_for_tool("drifty__greet", false);
@@ -249,7 +267,6 @@ fn a_drifting_server_is_quarantined_until_re_approved() {
 
     // Each step is a log leaf.
     gw.assert_audit_clean();
-    let reviewer = gw.reviewer_key();
     let log = gw.api_get(&reviewer, "/api/v1/log?from=0&limit=1000");
     let kinds: Vec<&str> = log["entries"]
         .as_array()

@@ -72,7 +72,7 @@ pub fn drift_record(d: &Drift, policy: &DriftPolicy) -> serde_json::Value {
 /// A stable machine name for each kind of drift.
 pub fn drift_kind_name(k: &DriftKind) -> &'static str {
     match k {
-        DriftKind::ToolAdded => "tool_added",
+        DriftKind::ToolAdded { .. } => "tool_added",
         DriftKind::ToolRemoved => "tool_removed",
         DriftKind::ToolRenamed { .. } => "tool_renamed",
         DriftKind::DescriptionChanged { .. } => "description_changed",
@@ -86,6 +86,7 @@ pub fn drift_kind_name(k: &DriftKind) -> &'static str {
         DriftKind::MetaChanged => "meta_changed",
         DriftKind::OtherFieldChanged { .. } => "other_field_changed",
         DriftKind::InstructionsChanged { .. } => "instructions_changed",
+        DriftKind::SuspiciousText { .. } => "suspicious_text",
     }
 }
 
