@@ -16,6 +16,8 @@
 //!   capabilities) or drops (safety language).
 //! - [`schema`]: JSON Schema comparison (widened / narrowed / changed).
 //! - [`drift`]: [`diff`] and the [`Drift`] it returns.
+//! - [`first`]: [`first_contact`], a new server's whole surface scanned
+//!   before anyone approves it.
 //! - [`policy`]: [`Severity`] → [`Action`] by [`DriftPolicy`], and [`Scope`].
 //!
 //! ```
@@ -37,6 +39,7 @@
 
 pub mod cues;
 pub mod drift;
+pub mod first;
 pub mod hash;
 pub mod policy;
 pub mod scan;
@@ -45,6 +48,7 @@ pub mod surface;
 
 pub use cues::TextCues;
 pub use drift::{Drift, DriftKind, Hint, diff, diff_with};
+pub use first::{FirstContact, Located, first_contact};
 pub use hash::{collapse_whitespace, normalize_tool, surface_hash, tool_hash};
 pub use policy::{Action, DriftPolicy, Scope, Severity};
 pub use scan::{Finding, FindingKind, Scanner};
