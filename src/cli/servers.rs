@@ -97,6 +97,7 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                         });
                 println!("  {:<40} {}", t, mark.to_ascii_lowercase());
             }
+            print_first_contact(&s);
             print_drift(&s);
             Ok(ExitCode::SUCCESS)
         }
@@ -189,6 +190,30 @@ fn blocked(s: &ServerRecord) -> Vec<String> {
     m.iter()
         .map(|(t, a)| format!("{t} ({})", a.as_str().unwrap_or("?")))
         .collect()
+}
+
+/// A pending server's whole surface, scanned before anyone approves it.
+fn print_first_contact(s: &ServerRecord) {
+    let Some(fc) = interlock_gateway::pins::first_contact_of(s) else {
+        return;
+    };
+    let findings = fc["findings"].as_array().cloned().unwrap_or_default();
+    println!(
+        "first contact: risk {} ({} finding(s))",
+        fc["risk"].as_str().unwrap_or("?"),
+        findings.len()
+    );
+    for f in findings {
+        println!(
+            "  [{}] {} {}: {:?}",
+            f["kind"].as_str().unwrap_or("?"),
+            f["tool"]
+                .as_str()
+                .map_or_else(|| "server".to_owned(), |t| format!("tool {t:?}")),
+            f["field"].as_str().unwrap_or("?"),
+            f["excerpt"].as_str().unwrap_or("")
+        );
+    }
 }
 
 fn print_drift(s: &ServerRecord) {

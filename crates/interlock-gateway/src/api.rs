@@ -101,6 +101,8 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
         "blocked_tools": v.blocked.iter().map(|(t, (a, why))| json!({"tool": t, "action": a.name(), "why": why})).collect::<Vec<_>>(),
         "drift_count": drift.as_array().map_or(0, Vec::len),
         "worst_severity": worst,
+        // A pending server's first-contact risk (its whole surface scanned).
+        "risk": crate::pins::first_contact_of(&v.record).map(|f| f["risk"].clone()),
         "version": v.record.version,
         "updated_at": v.record.updated_at,
     })
@@ -312,6 +314,7 @@ pub async fn server(
         "baseline": surface(&v.baseline),
         "observed": surface(&v.observed),
         "drift": drift,
+        "first_contact": crate::pins::first_contact_of(&v.record),
     })))
 }
 

@@ -296,7 +296,7 @@ impl Default for DriftConfig {
     fn default() -> Self {
         DriftConfig {
             monitor_below: "medium".into(),
-            quarantine_at: "high".into(),
+            quarantine_at: "critical".into(),
         }
     }
 }
@@ -603,6 +603,23 @@ quarantine_at = "critical"
             Transport::Stdio { .. }
         ));
         assert_eq!(c.drift.policy().unwrap().quarantine_at, Severity::Critical);
+    }
+
+    /// Issue 16 item 4: by default, annotation flips toward more power and
+    /// risky new tools (high) are held, and only injection wording (critical)
+    /// quarantines; the gateway's defaults are the surface crate's.
+    #[test]
+    fn regression_default_drift_thresholds_hold_high_and_quarantine_critical() {
+        let p = DriftConfig::default().policy().unwrap();
+        assert_eq!(p, DriftPolicy::default());
+        assert_eq!(
+            p.action_for(Severity::High),
+            interlock_surface::Action::Hold
+        );
+        assert_eq!(
+            p.action_for(Severity::Critical),
+            interlock_surface::Action::Quarantine
+        );
     }
 
     #[test]

@@ -69,10 +69,38 @@ pub fn drift_record(d: &Drift, policy: &DriftPolicy) -> serde_json::Value {
     })
 }
 
+/// What the first look at a surface found (issue 16 item 3), as shown to a
+/// reviewer and logged with `server.pending`: `{"risk": "critical",
+/// "findings": [{"tool", "field", "kind", "excerpt"}, …]}`.
+pub fn first_contact_record(surface: &Surface) -> serde_json::Value {
+    let fc = interlock_surface::first_contact(surface, &interlock_surface::Scanner::default());
+    serde_json::json!({
+        "risk": fc.risk.name(),
+        "findings": fc.findings.iter().map(|l| serde_json::json!({
+            "tool": l.tool,
+            "field": l.field,
+            "kind": l.finding.kind.name(),
+            "excerpt": l.finding.excerpt,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// [`first_contact_record`] of a stored server's observed surface, while it
+/// is PENDING (after approval, drift says what changed instead).
+pub fn first_contact_of(record: &ServerRecord) -> Option<serde_json::Value> {
+    if record.status != ServerStatus::Pending {
+        return None;
+    }
+    decode_surface(&record.name, record.observed.as_deref())
+        .ok()
+        .flatten()
+        .map(|s| first_contact_record(&s))
+}
+
 /// A stable machine name for each kind of drift.
 pub fn drift_kind_name(k: &DriftKind) -> &'static str {
     match k {
-        DriftKind::ToolAdded => "tool_added",
+        DriftKind::ToolAdded { .. } => "tool_added",
         DriftKind::ToolRemoved => "tool_removed",
         DriftKind::ToolRenamed { .. } => "tool_renamed",
         DriftKind::DescriptionChanged { .. } => "description_changed",
@@ -86,6 +114,7 @@ pub fn drift_kind_name(k: &DriftKind) -> &'static str {
         DriftKind::MetaChanged => "meta_changed",
         DriftKind::OtherFieldChanged { .. } => "other_field_changed",
         DriftKind::InstructionsChanged { .. } => "instructions_changed",
+        DriftKind::SuspiciousText { .. } => "suspicious_text",
     }
 }
 
@@ -306,6 +335,11 @@ impl Pins {
                     Err(StoreError::Duplicate { .. }) => continue,
                     Err(e) => return Err(e.into()),
                 };
+                // First contact is scanned too: the findings and the risk are
+                // evidence in the leaf and shown in the pending review.
+                let first = first_contact_record(&observed);
+                let risk = first["risk"].as_str().unwrap_or("low").to_owned();
+                let found = first["findings"].as_array().map_or(0, Vec::len);
                 let index = self
                     .log(
                         EventType::ServerPending,
@@ -313,17 +347,30 @@ impl Pins {
                         [
                             ("surface_hash", observed_hash.as_str().into()),
                             ("tools", int(observed.tools().len())),
+                            ("first_contact", to_canon(&first)),
                         ],
                     )
                     .await?;
                 self.events.send(GatewayEvent::server(
                     EventType::ServerPending,
                     name,
-                    format!(
-                        "New MCP server `{name}` ({} tools) waits for review",
-                        observed.tools().len()
-                    ),
-                    "medium",
+                    if found == 0 {
+                        format!(
+                            "New MCP server `{name}` ({} tools) waits for review",
+                            observed.tools().len()
+                        )
+                    } else {
+                        format!(
+                            "New MCP server `{name}` ({} tools) waits for review: {found} finding(s), {risk} risk",
+                            observed.tools().len()
+                        )
+                    },
+                    // Never below medium: a new server always waits for a reviewer.
+                    if matches!(risk.as_str(), "high" | "critical") {
+                        risk.as_str()
+                    } else {
+                        "medium"
+                    },
                     &observed_hash,
                     Some(index),
                 ));

@@ -6,9 +6,10 @@ use std::fmt;
 
 use interlock_canon::{Digest, Map, Value};
 
+use crate::cues::TextCues;
 use crate::policy::Severity;
 use crate::scan::{self, Finding, Scanner};
-use crate::schema::{self, Direction, SchemaChange};
+use crate::schema::{self, ChangeKind, Direction, SchemaChange};
 use crate::surface::{Surface, Tool};
 
 /// One of the four MCP tool-annotation hints.
@@ -62,15 +63,28 @@ impl Hint {
 #[derive(Clone, Debug, PartialEq)]
 pub enum DriftKind {
     /// A tool not in the baseline.
-    ToolAdded,
+    ToolAdded {
+        /// It may destroy (not read-only, `destructiveHint` true or absent).
+        destructive: bool,
+        /// It may reach the outside world (`openWorldHint` true or absent).
+        open_world: bool,
+        /// Injection / exfiltration findings anywhere in its definition.
+        suspicious: Vec<Finding>,
+    },
     /// A baseline tool no longer listed.
     ToolRemoved,
-    /// A tool listed under a new name, all else but `name`/`title` identical.
+    /// A tool listed under a new name, all else but `name`/`title` identical:
+    /// the old name is gone and the new one is a new tool to agents (rated
+    /// like [`DriftKind::ToolAdded`]).
     ToolRenamed {
         /// Baseline name.
         from: String,
         /// Observed name.
         to: String,
+        /// As for [`DriftKind::ToolAdded`].
+        destructive: bool,
+        /// As for [`DriftKind::ToolAdded`].
+        open_world: bool,
     },
     /// `description` changed.
     DescriptionChanged {
@@ -78,6 +92,8 @@ pub enum DriftKind {
         added_text: String,
         /// Injection / exfiltration findings new to the description.
         suspicious: Vec<Finding>,
+        /// Instructions, links, capabilities gained; safety language lost.
+        cues: TextCues,
     },
     /// The input schema accepts more.
     InputSchemaWidened {
@@ -96,6 +112,8 @@ pub enum DriftKind {
         /// Findings new to the schema's strings (parameter descriptions are
         /// read by the model as much as the tool's description is).
         suspicious: Vec<Finding>,
+        /// Cues of the schema's descriptions and titles (see [`TextCues`]).
+        cues: TextCues,
     },
     /// An annotation hint's effective value (spec defaults for absent) changed.
     AnnotationFlipped {
@@ -141,6 +159,17 @@ pub enum DriftKind {
         added_text: String,
         /// Injection / exfiltration findings new to the instructions.
         suspicious: Vec<Finding>,
+        /// Instructions, links, capabilities gained; safety language lost.
+        cues: TextCues,
+    },
+    /// A field other than `description` and `inputSchema` (output schema,
+    /// title, annotations, `_meta`, an unknown field) gained injection,
+    /// exfiltration or concealment wording: the model may read any of it.
+    SuspiciousText {
+        /// The field.
+        field: String,
+        /// The findings new to it.
+        suspicious: Vec<Finding>,
     },
 }
 
@@ -162,48 +191,90 @@ impl Drift {
         }
     }
 
-    /// How much it matters (see [`Severity`]).
+    /// How much it matters (see [`Severity`]): what the change lets the
+    /// tool do, not how much text moved. Low is reported and still served;
+    /// Medium and High are held; Critical quarantines (by the default
+    /// [`crate::DriftPolicy`]).
     pub fn severity(&self) -> Severity {
         use DriftKind::*;
         match &self.kind {
-            ToolAdded | ToolRenamed { .. } => Severity::Medium,
-            ToolRemoved => Severity::Low,
-            DescriptionChanged {
-                added_text,
-                suspicious,
-            }
-            | InstructionsChanged {
-                added_text,
+            ToolAdded {
+                destructive,
+                open_world,
                 suspicious,
             } => {
-                if !suspicious.is_empty() {
+                if suspicious.iter().any(|f| f.kind.quarantines()) {
                     Severity::Critical
-                } else if added_text.is_empty() {
+                } else {
+                    new_tool(*destructive, *open_world)
+                }
+            }
+            ToolRenamed {
+                destructive,
+                open_world,
+                ..
+            } => new_tool(*destructive, *open_world),
+            ToolRemoved => Severity::Low,
+            DescriptionChanged {
+                suspicious, cues, ..
+            }
+            | InstructionsChanged {
+                suspicious, cues, ..
+            } => text_severity(suspicious, cues),
+            InputSchemaWidened { changes } => {
+                if changes.iter().all(harmless_widening) {
                     Severity::Low
                 } else {
                     Severity::Medium
                 }
             }
-            InputSchemaWidened { .. } => Severity::Medium,
             InputSchemaNarrowed { .. } => Severity::Low,
-            InputSchemaChanged { suspicious, .. } => {
-                if suspicious.is_empty() {
-                    Severity::Low
+            InputSchemaChanged {
+                changes,
+                suspicious,
+                cues,
+            } => {
+                let meaning = changes.iter().any(|c| {
+                    matches!(
+                        c.kind,
+                        ChangeKind::Default | ChangeKind::Type { related: false }
+                    )
+                });
+                text_severity(suspicious, cues).max(if meaning {
+                    Severity::Medium
                 } else {
-                    Severity::Critical
-                }
+                    Severity::Low
+                })
             }
             AnnotationFlipped { hint, from, to } => match (hint, from, to) {
-                // Safety claims dropped.
-                (Hint::ReadOnly, true, false) | (Hint::Destructive, false, true) => Severity::High,
-                // Safety claims gained: clients may now skip confirmation.
-                (Hint::ReadOnly, false, true) | (Hint::Destructive, true, false) => {
-                    Severity::Medium
-                }
-                (Hint::OpenWorld, false, true) => Severity::Medium,
+                // Toward more power: a safety claim dropped, a reach claimed.
+                (Hint::ReadOnly, true, false)
+                | (Hint::Destructive, false, true)
+                | (Hint::OpenWorld, false, true) => Severity::High,
+                // Safety claims gained: the gateway's risk and clients'
+                // confirmations trust them, so a reviewer sees them first.
+                (Hint::ReadOnly, false, true)
+                | (Hint::Destructive, true, false)
+                | (Hint::OpenWorld, true, false) => Severity::Medium,
                 _ => Severity::Low,
             },
-            OutputSchemaChanged { .. } | OtherFieldChanged { .. } => Severity::Low,
+            OutputSchemaChanged { changes } => {
+                if changes.iter().any(|c| {
+                    matches!(
+                        c.kind,
+                        ChangeKind::PropertyAdded {
+                            sensitive: true,
+                            ..
+                        }
+                    )
+                }) {
+                    Severity::Medium
+                } else {
+                    Severity::Low
+                }
+            }
+            SuspiciousText { .. } => Severity::Critical,
+            OtherFieldChanged { .. } => Severity::Low,
             AnnotationChanged { .. } | TitleChanged { .. } | MetaChanged => Severity::Info,
         }
     }
@@ -213,10 +284,49 @@ impl Drift {
         match &self.kind {
             DriftKind::DescriptionChanged { suspicious, .. }
             | DriftKind::InstructionsChanged { suspicious, .. }
-            | DriftKind::InputSchemaChanged { suspicious, .. } => suspicious,
+            | DriftKind::InputSchemaChanged { suspicious, .. }
+            | DriftKind::ToolAdded { suspicious, .. }
+            | DriftKind::SuspiciousText { suspicious, .. } => suspicious,
             _ => &[],
         }
     }
+}
+
+/// A new tool is held; one that may destroy or reach the open world is the
+/// riskiest thing a reviewer holds.
+fn new_tool(destructive: bool, open_world: bool) -> Severity {
+    if destructive || open_world {
+        Severity::High
+    } else {
+        Severity::Medium
+    }
+}
+
+/// Text the model reads: injection wording quarantines; a new instruction,
+/// link or capability, or safety language dropped, is held; a rewording is
+/// only reported.
+fn text_severity(suspicious: &[Finding], cues: &TextCues) -> Severity {
+    if suspicious.iter().any(|f| f.kind.quarantines()) {
+        Severity::Critical
+    } else if !suspicious.is_empty() || !cues.is_empty() {
+        Severity::Medium
+    } else {
+        Severity::Low
+    }
+}
+
+/// A widening a reviewer need not hold: a new parameter that carries no
+/// secret and steers no path, URL or command, or a type that means the same
+/// (`integer` → `number`, `null` allowed).
+fn harmless_widening(c: &SchemaChange) -> bool {
+    matches!(
+        c.kind,
+        ChangeKind::PropertyAdded {
+            sensitive: false,
+            capability: false,
+            ..
+        } | ChangeKind::Type { related: true }
+    )
 }
 
 fn show(v: Option<&Value>) -> String {
@@ -264,10 +374,17 @@ impl fmt::Display for Drift {
             Some(t) => write!(f, "tool {t:?}: ")?,
             None => f.write_str("server: ")?,
         }
-        let text_change = |f: &mut fmt::Formatter<'_>, what: &str, added: &str, sus: &[Finding]| {
+        let text_change = |f: &mut fmt::Formatter<'_>,
+                           what: &str,
+                           added: &str,
+                           sus: &[Finding],
+                           cues: &TextCues| {
             write!(f, "{what} changed")?;
             if !added.is_empty() {
                 write!(f, ", added {:?}", short(added, 80))?;
+            }
+            if !cues.is_empty() {
+                write!(f, "; {}", visible(&cues.to_string()))?;
             }
             if !sus.is_empty() {
                 write!(f, "; SUSPICIOUS: {}", list(sus))?;
@@ -275,17 +392,41 @@ impl fmt::Display for Drift {
             Ok(())
         };
         match &self.kind {
-            ToolAdded => f.write_str("tool added"),
+            ToolAdded {
+                destructive,
+                open_world,
+                suspicious,
+            } => {
+                f.write_str("tool added")?;
+                power(f, *destructive, *open_world)?;
+                if !suspicious.is_empty() {
+                    write!(f, "; SUSPICIOUS: {}", list(suspicious))?;
+                }
+                Ok(())
+            }
             ToolRemoved => f.write_str("tool removed"),
-            ToolRenamed { from, to } => write!(f, "renamed from {from:?} to {to:?}"),
+            ToolRenamed {
+                from,
+                to,
+                destructive,
+                open_world,
+            } => {
+                write!(f, "renamed from {from:?} to {to:?} (a new tool to agents)")?;
+                power(f, *destructive, *open_world)
+            }
             DescriptionChanged {
                 added_text,
                 suspicious,
-            } => text_change(f, "description", added_text, suspicious),
+                cues,
+            } => text_change(f, "description", added_text, suspicious, cues),
             InstructionsChanged {
                 added_text,
                 suspicious,
-            } => text_change(f, "instructions", added_text, suspicious),
+                cues,
+            } => text_change(f, "instructions", added_text, suspicious, cues),
+            SuspiciousText { field, suspicious } => {
+                write!(f, "{field} changed; SUSPICIOUS: {}", list(suspicious))
+            }
             InputSchemaWidened { changes } => write!(f, "input schema widened: {}", list(changes)),
             InputSchemaNarrowed { changes } => {
                 write!(f, "input schema narrowed: {}", list(changes))
@@ -293,8 +434,12 @@ impl fmt::Display for Drift {
             InputSchemaChanged {
                 changes,
                 suspicious,
+                cues,
             } => {
                 write!(f, "input schema changed: {}", list(changes))?;
+                if !cues.is_empty() {
+                    write!(f, "; {}", visible(&cues.to_string()))?;
+                }
                 if !suspicious.is_empty() {
                     write!(f, "; SUSPICIOUS: {}", list(suspicious))?;
                 }
@@ -323,6 +468,26 @@ impl fmt::Display for Drift {
     }
 }
 
+fn power(f: &mut fmt::Formatter<'_>, destructive: bool, open_world: bool) -> fmt::Result {
+    match (destructive, open_world) {
+        (true, true) => f.write_str(" (destructive, open-world)"),
+        (true, false) => f.write_str(" (destructive)"),
+        (false, true) => f.write_str(" (open-world)"),
+        (false, false) => Ok(()),
+    }
+}
+
+/// Whether a tool may destroy, and whether it may reach the open world, by
+/// its annotations with the spec's defaults (destructive only matters when
+/// it is not read-only).
+fn power_of(t: &Tool) -> (bool, bool) {
+    let a = t.field("annotations");
+    (
+        !Hint::ReadOnly.effective(a) && Hint::Destructive.effective(a),
+        Hint::OpenWorld.effective(a),
+    )
+}
+
 /// [`diff_with`] and the default [`Scanner`] (no known hosts beyond those
 /// already in the baseline text).
 pub fn diff(baseline: &Surface, observed: &Surface) -> Vec<Drift> {
@@ -333,14 +498,25 @@ pub fn diff(baseline: &Surface, observed: &Surface) -> Vec<Drift> {
 /// by name. Empty exactly when the two surfaces hash the same.
 pub fn diff_with(baseline: &Surface, observed: &Surface, scanner: &Scanner) -> Vec<Drift> {
     let mut out = Vec::new();
-    if baseline.instructions != observed.instructions {
-        let old = baseline.instructions.as_deref().unwrap_or("");
-        let new = observed.instructions.as_deref().unwrap_or("");
+    let (old, new) = (
+        baseline
+            .instructions
+            .as_deref()
+            .map(crate::hash::collapse_whitespace),
+        observed
+            .instructions
+            .as_deref()
+            .map(crate::hash::collapse_whitespace),
+    );
+    if old != new {
+        let old = old.as_deref().unwrap_or("");
+        let new = new.as_deref().unwrap_or("");
         out.push(Drift {
             tool: None,
             kind: DriftKind::InstructionsChanged {
                 added_text: scan::added_text(old, new),
                 suspicious: scanner.new_findings(old, new),
+                cues: TextCues::between(old, new),
             },
         });
     }
@@ -386,6 +562,7 @@ pub fn diff_with(baseline: &Surface, observed: &Surface, scanner: &Scanner) -> V
             .get_mut(&key(t))
             .and_then(|v| (!v.is_empty()).then(|| v.remove(0)));
         let drifts = per_tool.entry(t.name()).or_default();
+        let (destructive, open_world) = power_of(t);
         match from {
             Some(old) => {
                 renamed_from.push(old.name());
@@ -394,6 +571,8 @@ pub fn diff_with(baseline: &Surface, observed: &Surface, scanner: &Scanner) -> V
                     DriftKind::ToolRenamed {
                         from: old.name().into(),
                         to: t.name().into(),
+                        destructive,
+                        open_world,
                     },
                 ));
                 if old.field("title") != t.field("title") {
@@ -406,7 +585,18 @@ pub fn diff_with(baseline: &Surface, observed: &Surface, scanner: &Scanner) -> V
                     ));
                 }
             }
-            None => drifts.push(Drift::on(t.name(), DriftKind::ToolAdded)),
+            None => {
+                let mut text = String::new();
+                strings(Some(&Value::Object(t.normalized().clone())), &mut text);
+                drifts.push(Drift::on(
+                    t.name(),
+                    DriftKind::ToolAdded {
+                        destructive,
+                        open_world,
+                        suspicious: scanner.scan(&text),
+                    },
+                ))
+            }
         }
     }
     for t in &removed {
@@ -447,6 +637,23 @@ fn strings(v: Option<&Value>, out: &mut String) {
     }
 }
 
+/// The prose of a schema a model reads as guidance: `description`, `title`
+/// and `$comment` strings at any depth, outside data keywords.
+fn prose(v: Option<&Value>, out: &mut String) {
+    match v {
+        Some(Value::Array(a)) => a.iter().for_each(|x| prose(Some(x), out)),
+        Some(Value::Object(m)) => m.iter().for_each(|(k, x)| match (k.as_str(), x) {
+            ("description" | "title" | "$comment", Value::String(s)) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            ("const" | "default" | "enum" | "examples", _) => {}
+            _ => prose(Some(x), out),
+        }),
+        _ => {}
+    }
+}
+
 fn as_text(v: Option<&Value>) -> String {
     match v {
         None => String::new(),
@@ -460,6 +667,11 @@ fn diff_tool(old: &Tool, new: &Tool, scanner: &Scanner) -> Vec<Drift> {
     let name = new.name();
     let mut out = Vec::new();
     let (o, n) = (old.normalized(), new.normalized());
+    // The tool's approved prose: what it was approved as able to do.
+    let mut approved = as_text(o.get("description"));
+    approved.push('\n');
+    prose(o.get("inputSchema"), &mut approved);
+    prose(o.get("outputSchema"), &mut approved);
     let mut keys: Vec<&String> = o.keys().chain(n.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -467,6 +679,26 @@ fn diff_tool(old: &Tool, new: &Tool, scanner: &Scanner) -> Vec<Drift> {
         let (a, b) = (o.get(k), n.get(k));
         if a == b {
             continue;
+        }
+        if !matches!(k.as_str(), "description" | "inputSchema") {
+            // Injection wording anywhere in the surface quarantines.
+            let (mut sa, mut sb) = (String::new(), String::new());
+            strings(a, &mut sa);
+            strings(b, &mut sb);
+            let suspicious: Vec<Finding> = scanner
+                .new_findings(&sa, &sb)
+                .into_iter()
+                .filter(|f| f.kind.quarantines())
+                .collect();
+            if !suspicious.is_empty() {
+                out.push(Drift::on(
+                    name,
+                    DriftKind::SuspiciousText {
+                        field: k.clone(),
+                        suspicious,
+                    },
+                ));
+            }
         }
         match k.as_str() {
             "description" => {
@@ -476,6 +708,7 @@ fn diff_tool(old: &Tool, new: &Tool, scanner: &Scanner) -> Vec<Drift> {
                     DriftKind::DescriptionChanged {
                         added_text: scan::added_text(&ta, &tb),
                         suspicious: scanner.new_findings(&ta, &tb),
+                        cues: TextCues::between_with(&ta, &tb, &approved),
                     },
                 ));
             }
@@ -511,6 +744,10 @@ fn diff_tool(old: &Tool, new: &Tool, scanner: &Scanner) -> Vec<Drift> {
                 strings(a, &mut sa);
                 strings(b, &mut sb);
                 let suspicious = scanner.new_findings(&sa, &sb);
+                let (mut pa, mut pb) = (String::new(), String::new());
+                prose(a, &mut pa);
+                prose(b, &mut pb);
+                let cues = TextCues::between_with(&pa, &pb, &approved);
                 if !widened.is_empty() {
                     out.push(Drift::on(
                         name,
@@ -523,12 +760,13 @@ fn diff_tool(old: &Tool, new: &Tool, scanner: &Scanner) -> Vec<Drift> {
                         DriftKind::InputSchemaNarrowed { changes: narrowed },
                     ));
                 }
-                if !other.is_empty() || !suspicious.is_empty() {
+                if !other.is_empty() || !suspicious.is_empty() || !cues.is_empty() {
                     out.push(Drift::on(
                         name,
                         DriftKind::InputSchemaChanged {
                             changes: other,
                             suspicious,
+                            cues,
                         },
                     ));
                 }

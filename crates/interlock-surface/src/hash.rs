@@ -2,11 +2,20 @@
 //!
 //! A tool is hashed over all of its fields as listed (unknown ones included),
 //! as RFC 8785 canonical JSON, so reordered object keys never change a hash.
-//! One normalization is applied first: inside `inputSchema` and `outputSchema`,
-//! every JSON Schema `required` array of strings is sorted and deduplicated, at
-//! any depth, because its order and repetitions carry no meaning and servers
-//! re-emit it in varying order. Schema *data* keywords (`const`, `default`,
-//! `enum`, `examples`) are not descended into: a `required` key there is data.
+//! Normalizations applied first, each for a difference that changes nothing a
+//! tool can do (so it is no drift at all, and never asks for re-approval):
+//! - inside `inputSchema` and `outputSchema`, every JSON Schema `required`
+//!   array of strings is sorted and deduplicated, at any depth (servers
+//!   re-emit it in varying order); so are `enum` values and `type` lists, and
+//!   `anyOf` / `oneOf` / `allOf` branches are sorted (their order carries no
+//!   meaning to a validator);
+//! - white space in prose (the tool's `description` and `title`, the
+//!   annotations' `title`, schema `description` / `title` strings, and the
+//!   server's instructions) is collapsed: runs of white space become one
+//!   space, ends are trimmed.
+//!
+//! Schema *data* keywords (`const`, `default`, `enum`, `examples`) are not
+//! descended into: a `required` key or a string there is data.
 
 use interlock_canon::{Digest, Map, Value};
 
@@ -31,7 +40,7 @@ pub fn surface_hash(surface: &Surface) -> Digest {
         surface
             .instructions
             .as_deref()
-            .map_or(Value::Null, Value::from),
+            .map_or(Value::Null, |s| Value::from(collapse_whitespace(s))),
     );
     m.insert("tools".into(), Value::Object(tools));
     interlock_canon::digest(&Value::Object(m))
@@ -46,7 +55,31 @@ pub fn normalize_tool(raw: &Map) -> Map {
             normalize_schema(s);
         }
     }
+    for key in ["description", "title"] {
+        collapse_in(m.get_mut(key));
+    }
+    if let Some(Value::Object(a)) = m.get_mut("annotations") {
+        collapse_in(a.get_mut("title"));
+    }
     m
+}
+
+/// Runs of white space as one space, ends trimmed: how prose is compared.
+pub fn collapse_whitespace(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn collapse_in(v: Option<&mut Value>) {
+    if let Some(Value::String(s)) = v {
+        let c = collapse_whitespace(s);
+        if c != *s {
+            *s = c;
+        }
+    }
+}
+
+fn sort_canonically(items: &mut [Value]) {
+    items.sort_by_cached_key(interlock_canon::canonical_string);
 }
 
 const DATA_KEYWORDS: [&str; 4] = ["const", "default", "enum", "examples"];
@@ -62,7 +95,31 @@ fn normalize_schema(v: &mut Value) {
     match v {
         Value::Object(m) => {
             for (k, child) in m.iter_mut() {
+                if k == "enum"
+                    && let Value::Array(items) = child
+                {
+                    // The values are data, but the set's order is not.
+                    sort_canonically(items);
+                    continue;
+                }
                 if DATA_KEYWORDS.contains(&k.as_str()) {
+                    continue;
+                }
+                if matches!(k.as_str(), "description" | "title") && child.as_str().is_some() {
+                    collapse_in(Some(child));
+                    continue;
+                }
+                if k == "type"
+                    && let Value::Array(items) = child
+                {
+                    sort_canonically(items);
+                    continue;
+                }
+                if matches!(k.as_str(), "anyOf" | "oneOf" | "allOf")
+                    && let Value::Array(items) = child
+                {
+                    items.iter_mut().for_each(normalize_schema);
+                    sort_canonically(items);
                     continue;
                 }
                 if k == "required"

@@ -12,8 +12,12 @@
 //! - [`surface`]: [`Surface`] and [`Tool`], built from a `tools/list` result.
 //! - [`hash`]: [`tool_hash`] / [`surface_hash`] and the normalization before hashing.
 //! - [`scan`]: [`Finding`]s of injection and exfiltration wording in text.
+//! - [`cues`]: [`TextCues`], what a text change adds (instructions, links,
+//!   capabilities) or drops (safety language).
 //! - [`schema`]: JSON Schema comparison (widened / narrowed / changed).
 //! - [`drift`]: [`diff`] and the [`Drift`] it returns.
+//! - [`first`]: [`first_contact`], a new server's whole surface scanned
+//!   before anyone approves it.
 //! - [`policy`]: [`Severity`] → [`Action`] by [`DriftPolicy`], and [`Scope`].
 //!
 //! ```
@@ -33,16 +37,20 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod cues;
 pub mod drift;
+pub mod first;
 pub mod hash;
 pub mod policy;
 pub mod scan;
 pub mod schema;
 pub mod surface;
 
+pub use cues::TextCues;
 pub use drift::{Drift, DriftKind, Hint, diff, diff_with};
-pub use hash::{normalize_tool, surface_hash, tool_hash};
+pub use first::{FirstContact, Located, first_contact};
+pub use hash::{collapse_whitespace, normalize_tool, surface_hash, tool_hash};
 pub use policy::{Action, DriftPolicy, Scope, Severity};
 pub use scan::{Finding, FindingKind, Scanner};
-pub use schema::{Direction, SchemaChange};
+pub use schema::{ChangeKind, Direction, SchemaChange};
 pub use surface::{Surface, SurfaceError, Tool};

@@ -10,18 +10,30 @@ use std::fmt;
 
 use crate::drift::{Drift, DriftKind};
 
-/// How much a drift matters.
+/// How much a drift matters: what the change lets the tool do, not the size
+/// of the text diff. By the default [`DriftPolicy`], Info and Low are
+/// reported and still served, Medium and High are held, Critical quarantines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
     /// Cosmetic (title, `_meta`, non-hint annotations).
     Info,
-    /// Less surface (tool removed, schema narrowed), benign-looking rewording.
+    /// Reported, still served: a rewording with no new instruction, link or
+    /// capability; a tool removed; a change that only narrows; a new optional
+    /// parameter carrying no secret and steering no path, URL or command.
     Low,
-    /// More surface (tool added or renamed, schema widened), text the model reads changed.
+    /// Held: a new instruction, link or capability in text the model reads;
+    /// safety language removed; a `default` changed; a type swapped for an
+    /// unrelated one; a widening; an output field carrying secrets or
+    /// personal data; a safety claim gained; a new tool that neither destroys
+    /// nor reaches the open world.
     Medium,
-    /// A safety claim dropped (`readOnlyHint` true→false, `destructiveHint` false→true).
+    /// Held, the riskiest: annotations flipped toward more power
+    /// (`readOnlyHint` true→false, `destructiveHint` false→true,
+    /// `openWorldHint` false→true); a new (or renamed) tool that may destroy
+    /// or reach the open world.
     High,
-    /// Injection or exfiltration wording added.
+    /// Quarantined: injection, exfiltration or concealment wording anywhere
+    /// in the surface.
     Critical,
 }
 
@@ -117,11 +129,11 @@ pub struct DriftPolicy {
 }
 
 impl Default for DriftPolicy {
-    /// Info/Low → Monitor, Medium → Hold, High/Critical → Quarantine.
+    /// Info/Low → Monitor, Medium/High → Hold, Critical → Quarantine.
     fn default() -> Self {
         DriftPolicy {
             monitor_below: Severity::Medium,
-            quarantine_at: Severity::High,
+            quarantine_at: Severity::Critical,
         }
     }
 }

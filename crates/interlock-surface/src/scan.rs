@@ -37,6 +37,13 @@ pub enum FindingKind {
 }
 
 impl FindingKind {
+    /// Whether this finding alone quarantines: injection, exfiltration or
+    /// concealment wording. A URL to an unknown host is a new link, which a
+    /// reviewer must see (held) but which is not by itself an attack.
+    pub fn quarantines(self) -> bool {
+        !matches!(self, FindingKind::UnknownUrl)
+    }
+
     /// Stable snake_case name.
     pub fn name(self) -> &'static str {
         match self {
@@ -129,6 +136,16 @@ static PATTERNS: LazyLock<Vec<(FindingKind, Regex)>> = LazyLock::new(|| {
 
 static URL: LazyLock<Regex> =
     LazyLock::new(|| re(r#"(?i)\b(?:https?|ftp|wss?)://(?:[^/\s@]*@)?([^/\s:?#'"<>)\]]+)"#));
+
+/// The URLs in `text`, lowercased and without trailing punctuation.
+pub(crate) fn urls(text: &str) -> Vec<String> {
+    URL.captures_iter(text)
+        .map(|c| {
+            c[0].trim_end_matches(['.', ',', ';', ':', '!', '?'])
+                .to_ascii_lowercase()
+        })
+        .collect()
+}
 
 pub(crate) fn is_hidden(c: char) -> bool {
     matches!(c,

@@ -25,6 +25,54 @@ pub enum Direction {
     Changed,
 }
 
+/// Which keyword a schema change is about, so that severity can follow what
+/// the change lets a call do rather than how much text moved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// `type`. `related`: the types overlap in meaning (`integer` ⊂ `number`,
+    /// or only `null` joined/left); an unrelated swap (`string` → `object`)
+    /// changes what the parameter is.
+    Type {
+        /// Whether the old and new types are related.
+        related: bool,
+    },
+    /// A property added.
+    PropertyAdded {
+        /// The property's name.
+        name: String,
+        /// Listed in `required`.
+        required: bool,
+        /// Its name or description names a secret or personal data
+        /// ([`crate::cues::is_sensitive_data`]).
+        sensitive: bool,
+        /// Its name says it steers what the tool reaches: a path, URL,
+        /// command, recipient ([`crate::cues::is_capability_input`]).
+        capability: bool,
+    },
+    /// A property removed.
+    PropertyRemoved,
+    /// A `required` entry added or removed.
+    Required,
+    /// `additionalProperties`.
+    AdditionalProperties,
+    /// `enum` values added or removed.
+    Enum,
+    /// `const`, `pattern` or `format`.
+    Constraint,
+    /// A numeric bound (`maxLength`, `minimum`, …).
+    Bound,
+    /// `items`.
+    Items,
+    /// `anyOf` / `oneOf` branches.
+    Branches,
+    /// `default`: what the tool does when the caller says nothing.
+    Default,
+    /// Text read by a model (`description`, `title`, `examples`, `$comment`).
+    Text,
+    /// Any other keyword, or a rewrite with no classified effect.
+    Other,
+}
+
 /// One schema change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaChange {
@@ -32,6 +80,8 @@ pub struct SchemaChange {
     pub path: String,
     /// Which way.
     pub direction: Direction,
+    /// Which keyword.
+    pub kind: ChangeKind,
     /// What, for a reviewer: `property "x" added`, `maxLength 100 → removed`, …
     pub what: String,
 }
@@ -52,16 +102,35 @@ pub fn compare(old: Option<&Value>, new: Option<&Value>) -> Vec<SchemaChange> {
     match (old, new) {
         (None, None) => {}
         (Some(o), Some(n)) => compare_at("", o, n, &mut out),
-        (None, Some(_)) => push(&mut out, "", Direction::Narrowed, "schema added".into()),
-        (Some(_), None) => push(&mut out, "", Direction::Widened, "schema removed".into()),
+        (None, Some(_)) => push(
+            &mut out,
+            "",
+            Direction::Narrowed,
+            ChangeKind::Other,
+            "schema added".into(),
+        ),
+        (Some(_), None) => push(
+            &mut out,
+            "",
+            Direction::Widened,
+            ChangeKind::Other,
+            "schema removed".into(),
+        ),
     }
     out
 }
 
-fn push(out: &mut Vec<SchemaChange>, path: &str, direction: Direction, what: String) {
+fn push(
+    out: &mut Vec<SchemaChange>,
+    path: &str,
+    direction: Direction,
+    kind: ChangeKind,
+    what: String,
+) {
     out.push(SchemaChange {
         path: path.to_owned(),
         direction,
+        kind,
         what,
     });
 }
@@ -133,6 +202,7 @@ fn compare_at(path: &str, old: &Value, new: &Value, out: &mut Vec<SchemaChange>)
                 out,
                 path,
                 Direction::Widened,
+                ChangeKind::Other,
                 format!("{} → {}", show(Some(old)), show(Some(new))),
             );
         }
@@ -141,6 +211,7 @@ fn compare_at(path: &str, old: &Value, new: &Value, out: &mut Vec<SchemaChange>)
                 out,
                 path,
                 Direction::Narrowed,
+                ChangeKind::Other,
                 format!("{} → {}", show(Some(old)), show(Some(new))),
             );
         }
@@ -149,6 +220,7 @@ fn compare_at(path: &str, old: &Value, new: &Value, out: &mut Vec<SchemaChange>)
                 out,
                 path,
                 Direction::Changed,
+                ChangeKind::Other,
                 format!("{} → {}", show(Some(old)), show(Some(new))),
             );
         }
@@ -183,7 +255,13 @@ fn compare_at(path: &str, old: &Value, new: &Value, out: &mut Vec<SchemaChange>)
                 (None, Some(_)) => Direction::Narrowed,
                 _ => Direction::Changed,
             };
-            push(out, path, dir, format!("items {} → {}", show(a), show(b)));
+            push(
+                out,
+                path,
+                dir,
+                ChangeKind::Items,
+                format!("items {} → {}", show(a), show(b)),
+            );
         }
         _ => {}
     }
@@ -199,10 +277,16 @@ fn compare_at(path: &str, old: &Value, new: &Value, out: &mut Vec<SchemaChange>)
         }
         let (a, b) = (o.get(k), n.get(k));
         if a != b {
+            let kind = match k.as_str() {
+                "default" => ChangeKind::Default,
+                "description" | "title" | "examples" | "$comment" => ChangeKind::Text,
+                _ => ChangeKind::Other,
+            };
             push(
                 out,
                 path,
                 Direction::Changed,
+                kind,
                 format!("{k} {} → {}", show(a), show(b)),
             );
         }
@@ -213,6 +297,7 @@ fn compare_at(path: &str, old: &Value, new: &Value, out: &mut Vec<SchemaChange>)
             out,
             path,
             Direction::Changed,
+            ChangeKind::Other,
             "rewritten without effect on accepted inputs".into(),
         );
     }
@@ -262,12 +347,37 @@ fn types(path: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec<Sch
         Direction::Narrowed => "type restricted",
         Direction::Changed => "type changed",
     };
+    let related = related_types(&a, &b);
     push(
         out,
         path,
         dir,
+        ChangeKind::Type { related },
         format!("{what}: {} → {}", show(old), show(new)),
     );
+}
+
+/// Two type sets are related when they differ only by `null` or by
+/// `integer` standing for `number`: the parameter still means the same thing.
+fn related_types(a: &Option<Vec<String>>, b: &Option<Vec<String>>) -> bool {
+    let core = |s: &Option<Vec<String>>| -> Option<Vec<String>> {
+        let mut v: Vec<String> = s
+            .as_ref()?
+            .iter()
+            .filter(|t| t.as_str() != "null")
+            .map(|t| {
+                if t == "integer" {
+                    "number".to_owned()
+                } else {
+                    t.clone()
+                }
+            })
+            .collect();
+        v.sort();
+        v.dedup();
+        Some(v)
+    };
+    core(a) == core(b)
 }
 
 fn properties(path: &str, o: &Map, n: &Map, out: &mut Vec<SchemaChange>) {
@@ -280,6 +390,7 @@ fn properties(path: &str, o: &Map, n: &Map, out: &mut Vec<SchemaChange>) {
                 out,
                 path,
                 Direction::Changed,
+                ChangeKind::Other,
                 format!(
                     "properties {} → {}",
                     show(o.get("properties")),
@@ -294,10 +405,18 @@ fn properties(path: &str, o: &Map, n: &Map, out: &mut Vec<SchemaChange>) {
         match po.get(k) {
             None => {
                 let req = is_required(n, k);
+                let sensitive = crate::cues::is_sensitive_data(k, v);
+                let capability = crate::cues::is_capability_input(k);
                 push(
                     out,
                     path,
                     Direction::Widened,
+                    ChangeKind::PropertyAdded {
+                        name: k.clone(),
+                        required: req,
+                        sensitive,
+                        capability,
+                    },
                     format!(
                         "{} property {k:?} added",
                         if req { "required" } else { "optional" }
@@ -313,6 +432,7 @@ fn properties(path: &str, o: &Map, n: &Map, out: &mut Vec<SchemaChange>) {
                 out,
                 path,
                 Direction::Narrowed,
+                ChangeKind::PropertyRemoved,
                 format!("property {k:?} removed"),
             );
         }
@@ -339,6 +459,7 @@ fn required(path: &str, o: &Map, n: &Map, out: &mut Vec<SchemaChange>) {
             out,
             path,
             Direction::Widened,
+            ChangeKind::Required,
             format!("required {} removed", show(Some(r))),
         );
     }
@@ -347,6 +468,7 @@ fn required(path: &str, o: &Map, n: &Map, out: &mut Vec<SchemaChange>) {
             out,
             path,
             Direction::Narrowed,
+            ChangeKind::Required,
             format!("required {} added", show(Some(r))),
         );
     }
@@ -362,9 +484,21 @@ fn additional(path: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Ve
     let (a, b) = (rank(old), rank(new));
     let what = || format!("additionalProperties {} → {}", show(old), show(new));
     if b > a {
-        push(out, path, Direction::Widened, what());
+        push(
+            out,
+            path,
+            Direction::Widened,
+            ChangeKind::AdditionalProperties,
+            what(),
+        );
     } else if b < a {
-        push(out, path, Direction::Narrowed, what());
+        push(
+            out,
+            path,
+            Direction::Narrowed,
+            ChangeKind::AdditionalProperties,
+            what(),
+        );
     } else if a == 1
         && let (Some(x), Some(y)) = (old, new)
     {
@@ -393,6 +527,7 @@ fn enums(path: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec<Sch
                     out,
                     path,
                     Direction::Widened,
+                    ChangeKind::Enum,
                     format!("enum values added: {}", added.join(", ")),
                 );
             }
@@ -401,6 +536,7 @@ fn enums(path: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec<Sch
                     out,
                     path,
                     Direction::Narrowed,
+                    ChangeKind::Enum,
                     format!("enum values removed: {}", removed.join(", ")),
                 );
             }
@@ -423,7 +559,18 @@ fn presence(
         (None, Some(_)) => Direction::Narrowed,
         _ => Direction::Changed,
     };
-    push(out, path, dir, format!("{k} {} → {}", show(old), show(new)));
+    let kind = match k {
+        "enum" => ChangeKind::Enum,
+        "anyOf" | "oneOf" => ChangeKind::Branches,
+        _ => ChangeKind::Constraint,
+    };
+    push(
+        out,
+        path,
+        dir,
+        kind,
+        format!("{k} {} → {}", show(old), show(new)),
+    );
 }
 
 fn bound(
@@ -450,7 +597,13 @@ fn bound(
         }
         _ => Direction::Changed,
     };
-    push(out, path, dir, format!("{k} {} → {}", show(old), show(new)));
+    push(
+        out,
+        path,
+        dir,
+        ChangeKind::Bound,
+        format!("{k} {} → {}", show(old), show(new)),
+    );
 }
 
 fn branches(
@@ -472,6 +625,7 @@ fn branches(
                     out,
                     path,
                     Direction::Widened,
+                    ChangeKind::Branches,
                     format!("{k}: {added} branch(es) added"),
                 );
             }
@@ -480,6 +634,7 @@ fn branches(
                     out,
                     path,
                     Direction::Narrowed,
+                    ChangeKind::Branches,
                     format!("{k}: {removed} branch(es) removed"),
                 );
             }
@@ -488,6 +643,7 @@ fn branches(
                     out,
                     path,
                     Direction::Changed,
+                    ChangeKind::Branches,
                     format!("{k}: branches reordered or repeated"),
                 );
             }

@@ -23,12 +23,33 @@ fn tool_added() {
     let mut ts = tools();
     ts.push(json!({ "name": "printEnv", "description": "Prints all environment variables", "inputSchema": { "type": "object" } }));
     let d = only(&baseline(), &surface_of(&ts, Some(INSTRUCTIONS)));
-    assert_eq!(d.kind, DriftKind::ToolAdded);
+    // No annotations: by the spec's defaults it may destroy and reach the
+    // open world, the riskiest thing that is held.
+    assert_eq!(
+        d.kind,
+        DriftKind::ToolAdded {
+            destructive: true,
+            open_world: true,
+            suspicious: vec![]
+        }
+    );
     assert_eq!(d.tool.as_deref(), Some("printEnv"));
-    assert_eq!(d.severity(), Severity::Medium);
+    assert_eq!(d.severity(), Severity::High);
     assert_eq!(DriftPolicy::default().action(&d), Action::Hold);
     assert_eq!(d.scope(), Scope::Tool("printEnv".into()));
-    assert_eq!(d.to_string(), "[medium] tool \"printEnv\": tool added");
+    assert_eq!(
+        d.to_string(),
+        "[high] tool \"printEnv\": tool added (destructive, open-world)"
+    );
+    // Read-only and closed-world: still held, at medium.
+    let mut ts = tools();
+    ts.push(
+        json!({ "name": "now", "description": "The time", "inputSchema": { "type": "object" },
+                    "annotations": { "readOnlyHint": true, "openWorldHint": false } }),
+    );
+    let d = only(&baseline(), &surface_of(&ts, Some(INSTRUCTIONS)));
+    assert_eq!(d.severity(), Severity::Medium);
+    assert_eq!(DriftPolicy::default().action(&d), Action::Hold);
 }
 
 #[test]
@@ -54,7 +75,9 @@ fn tool_renamed() {
         d[0].kind,
         DriftKind::ToolRenamed {
             from: "add".into(),
-            to: "add_numbers".into()
+            to: "add_numbers".into(),
+            destructive: false,
+            open_world: true
         }
     );
     assert_eq!(d[0].tool.as_deref(), Some("add_numbers"));
@@ -62,8 +85,9 @@ fn tool_renamed() {
     assert_eq!(d.len(), 2);
     assert_eq!(
         d[0].to_string(),
-        "[medium] tool \"add_numbers\": renamed from \"add\" to \"add_numbers\""
+        "[high] tool \"add_numbers\": renamed from \"add\" to \"add_numbers\" (a new tool to agents) (open-world)"
     );
+    assert_eq!(DriftPolicy::default().action(&d[0]), Action::Hold);
 }
 
 #[test]
@@ -72,17 +96,24 @@ fn rename_with_other_change_is_remove_plus_add() {
     renamed["name"] = json!("add_numbers");
     renamed["description"] = json!("Adds two numbers and more");
     let obs = surface_of(&[echo(), renamed, long_running()], Some(INSTRUCTIONS));
-    let kinds: Vec<_> = diff(&baseline(), &obs)
-        .into_iter()
-        .map(|d| (d.tool.unwrap(), d.kind))
+    let d = diff(&baseline(), &obs);
+    let kinds: Vec<_> = d
+        .iter()
+        .map(|d| (d.tool.clone().unwrap(), &d.kind))
         .collect();
-    assert_eq!(
-        kinds,
-        vec![
-            ("add".into(), DriftKind::ToolRemoved),
-            ("add_numbers".into(), DriftKind::ToolAdded)
-        ]
+    assert!(
+        matches!(
+            kinds.as_slice(),
+            [
+                (removed, DriftKind::ToolRemoved),
+                (added, DriftKind::ToolAdded { .. })
+            ] if removed == "add" && added == "add_numbers"
+        ),
+        "{kinds:?}"
     );
+    // The removal is reported, the addition held.
+    assert_eq!(DriftPolicy::default().action(&d[0]), Action::Monitor);
+    assert_eq!(DriftPolicy::default().action(&d[1]), Action::Hold);
 }
 
 #[test]
@@ -93,14 +124,17 @@ fn benign_description_edits_are_not_suspicious() {
     let DriftKind::DescriptionChanged {
         added_text,
         suspicious,
+        cues,
     } = &d.kind
     else {
         panic!("{d:?}")
     };
     assert_eq!(added_text, "Echoes back the input");
     assert!(suspicious.is_empty());
-    assert_eq!(d.severity(), Severity::Medium);
-    assert_eq!(DriftPolicy::default().action(&d), Action::Hold);
+    assert!(cues.is_empty(), "{cues}");
+    // A rewording with no new instruction, link or capability: reported, served.
+    assert_eq!(d.severity(), Severity::Low);
+    assert_eq!(DriftPolicy::default().action(&d), Action::Monitor);
     // Added example, a sentence appended.
     let obs = edited("echo", |t| {
         t["description"] = json!(
@@ -111,6 +145,7 @@ fn benign_description_edits_are_not_suspicious() {
     let DriftKind::DescriptionChanged {
         added_text,
         suspicious,
+        ..
     } = &d.kind
     else {
         panic!("{d:?}")
@@ -136,6 +171,7 @@ fn poisoned_description_is_critical_and_quarantines_the_server() {
     let DriftKind::DescriptionChanged {
         added_text,
         suspicious,
+        ..
     } = &d.kind
     else {
         panic!("{d:?}")
@@ -241,7 +277,7 @@ fn widened(obs: &interlock_surface::Surface) -> Vec<String> {
         .iter()
         .filter_map(|d| match &d.kind {
             DriftKind::InputSchemaWidened { changes } => {
-                assert_eq!(d.severity(), Severity::Medium);
+                assert!(d.severity() >= Severity::Low);
                 Some(changes.iter().map(|c| c.to_string()).collect::<Vec<_>>())
             }
             _ => None,
@@ -439,6 +475,7 @@ fn input_schema_neutral_change_and_poisoned_parameter_description() {
         DriftKind::InputSchemaChanged {
             changes,
             suspicious,
+            ..
         },
     ] = k.as_slice()
     else {
@@ -471,8 +508,9 @@ fn annotation_flips_use_spec_defaults() {
             to: false
         }
     );
+    // Toward more power: held (the riskiest held severity), that tool only.
     assert_eq!(d.severity(), Severity::High);
-    assert_eq!(DriftPolicy::default().action(&d), Action::Quarantine);
+    assert_eq!(DriftPolicy::default().action(&d), Action::Hold);
     assert_eq!(d.scope(), Scope::Tool("add".into()));
     assert_eq!(
         d.to_string(),
@@ -615,7 +653,7 @@ fn policy_thresholds() {
             Action::Monitor,
             Action::Monitor,
             Action::Hold,
-            Action::Quarantine,
+            Action::Hold,
             Action::Quarantine
         ]
     );
@@ -656,4 +694,81 @@ fn display_is_one_visible_line() {
             .any(|f| f.kind == FindingKind::HiddenCharacters && f.excerpt == "U+200B U+202E")
     );
     assert_eq!(d.severity(), Severity::Critical);
+}
+
+/// Issue 16 item 4: a widening is held when it lets a call do more (a new
+/// path, URL or command input, a new enum value, a raised bound, a type
+/// swapped for another); a new parameter that carries no secret and steers
+/// nothing, or a type that means the same, is only reported.
+#[test]
+fn regression_widening_severity_follows_what_the_call_can_do() {
+    let severity = |obs: &interlock_surface::Surface| {
+        diff(&baseline(), obs)
+            .iter()
+            .map(|d| d.severity())
+            .max()
+            .unwrap()
+    };
+    let low = [
+        edited("echo", |t| {
+            t["inputSchema"]["properties"]["loud"] = json!({ "type": "boolean" })
+        }),
+        edited("longRunningOperation", |t| {
+            t["inputSchema"]["properties"]["steps"]["type"] = json!("number")
+        }),
+    ];
+    for obs in &low {
+        assert_eq!(severity(obs), Severity::Low, "{:?}", diff(&baseline(), obs));
+    }
+    let held = [
+        edited("echo", |t| {
+            t["inputSchema"]["properties"]["path"] = json!({ "type": "string" })
+        }),
+        edited("echo", |t| {
+            t["inputSchema"]["properties"]["api_key"] = json!({ "type": "string" })
+        }),
+        edited("longRunningOperation", |t| {
+            t["inputSchema"]["properties"]["mode"]["enum"] = json!(["fast", "slow", "unsafe"])
+        }),
+        edited("echo", |t| {
+            t["inputSchema"]["properties"]["message"]["maxLength"] = json!(100000)
+        }),
+        edited("longRunningOperation", |t| {
+            t["inputSchema"]["properties"]["steps"]["default"] = json!(500)
+        }),
+        edited("add", |t| {
+            t["inputSchema"]["properties"]["a"]["type"] = json!("object")
+        }),
+    ];
+    for obs in &held {
+        let s = severity(obs);
+        assert!(
+            s >= Severity::Medium && s < Severity::Critical,
+            "{s}: {:?}",
+            diff(&baseline(), obs)
+        );
+        assert_eq!(DriftPolicy::default().action_for(s), Action::Hold);
+    }
+}
+
+/// Issue 16 item 4: cosmetic edits are no drift at all: white space in any
+/// prose, `enum` / `type` / `anyOf` order.
+#[test]
+fn regression_cosmetic_edits_are_no_drift() {
+    let cosmetic = [
+        edited("echo", |t| {
+            t["description"] = json!("  Echoes back\n the input ")
+        }),
+        edited("add", |t| {
+            t["inputSchema"]["properties"]["a"]["description"] = json!("First\tnumber")
+        }),
+        edited("longRunningOperation", |t| {
+            t["inputSchema"]["properties"]["mode"]["enum"] = json!(["slow", "fast"])
+        }),
+        surface_of(&tools(), Some(&format!("{INSTRUCTIONS}\n"))),
+    ];
+    for obs in &cosmetic {
+        assert_eq!(diff(&baseline(), obs), vec![]);
+        assert_eq!(surface_hash(&baseline()), surface_hash(obs));
+    }
 }
