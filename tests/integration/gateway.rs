@@ -345,8 +345,17 @@ fn regression_first_contact_is_scanned_before_approval() {
 
     // Once approved, first contact is over: drift says what changes.
     gw.approve_server("plain");
-    gw.wait_for_server("plain", "TRUSTED");
-    let approved = gw.api_get(&reviewer, "/api/v1/servers/plain");
+    // The CLI approved in its own process: the gateway's view follows when
+    // its reload loop reads the store.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let approved = loop {
+        let v = gw.api_get(&reviewer, "/api/v1/servers/plain");
+        if v["server"]["status"] == "TRUSTED" || std::time::Instant::now() > deadline {
+            break v;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(approved["server"]["status"], "TRUSTED", "{approved}");
     assert_eq!(approved["first_contact"], Value::Null, "{approved}");
 }
 

@@ -120,6 +120,7 @@ fn receipts_verify_with_independent_tools() {
         .current_dir(work)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .and_then(|mut child| {
             use std::io::Write;

@@ -109,7 +109,7 @@ fn key(s: &str) -> String {
 /// Modal and trigger words that direct the model, anywhere in a sentence.
 static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:always|must(?:\s+\w+)?|should(?:\s+\w+)?|shall|make\s+sure|be\s+sure|ensure\s+(?:that|you)|remember\s+to|you\s+(?:need|have)\s+to|(?:is|are)\s+required\s+to|whenever|every\s+time|each\s+time|at\s+all\s+times|(?:before|after|instead\s+of|rather\s+than)\s+(?:using|calling|invoking|running|answering|responding|replying))\b",
+        r"(?i)(?-u:\b)(?:always|must(?:\s+\w+)?|should(?:\s+\w+)?|shall|make\s+sure|be\s+sure|ensure\s+(?:that|you)|remember\s+to|you\s+(?:need|have)\s+to|(?:is|are)\s+required\s+to|whenever|every\s+time|each\s+time|at\s+all\s+times|(?:before|after|instead\s+of|rather\s+than)\s+(?:using|calling|invoking|running|answering|responding|replying))(?-u:\b)",
     )
 });
 
@@ -119,13 +119,13 @@ static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
 /// opening a parameter's description says what the parameter does.
 static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)[.!?:;][ \t]+(call|invoke|use|pass|include|send|read|set|provide|prefer|first|do\s+not|don'?t|never|avoid|tell|ask|respond|reply|answer|forward|attach|mention|remember|ignore)\b([^.!?\n]{0,24})",
+        r"(?i)[.!?:;][ \t]+(call|invoke|use|pass|include|send|read|set|provide|prefer|first|do\s+not|don'?t|never|avoid|tell|ask|respond|reply|answer|forward|attach|mention|remember|ignore)(?-u:\b)([^.!?\n]{0,24})",
     )
 });
 
 /// "Use this tool to …" describes the tool; it directs nothing.
 static USE_TO: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)^\s+(?:this|it|the)(?:\s+tool)?\s+(?:to|for)\b"));
+    LazyLock::new(|| re(r"(?i)^\s+(?:this|it|the)(?:\s+tool)?\s+(?:to|for)(?-u:\b)"));
 
 fn instructions(text: &str) -> BTreeMap<String, usize> {
     let mut out = Vec::new();
@@ -157,7 +157,7 @@ fn instructions(text: &str) -> BTreeMap<String, usize> {
 /// Verbs (and nouns) of effect: what a tool can do to the world.
 static CAPABILITY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(delet|remov|eras|wip|destroy|drop|truncat|overwrit|purg|modif|edit|creat|insert|renam|send|sent|email|e-mail|post|publish|upload|download|execut|exec|spawn|shell|command|install|deploy|transfer|pay|payment|purchas|charg|refund|grant|revok|kill|terminat|shut\s*down|reboot|format|commit|push|merg|approv|sudo|admin|root|credential|password|secret|token|browse|crawl|scrap|invit|shar|export|forward|writ|wrote|runs?|running|ran)(?:e|es|ed|ing|ion|ions|s|d|al|ies|y|ied|ment|able|t|ten)?\b",
+        r"(?i)(?-u:\b)(delet|remov|eras|wip|destroy|drop|truncat|overwrit|purg|modif|edit|creat|insert|renam|send|sent|email|e-mail|post|publish|upload|download|execut|exec|spawn|shell|command|install|deploy|transfer|pay|payment|purchas|charg|refund|grant|revok|kill|terminat|shut\s*down|reboot|format|commit|push|merg|approv|sudo|admin|root|credential|password|secret|token|browse|crawl|scrap|invit|shar|export|forward|writ|wrote|runs?|running|ran)(?:e|es|ed|ing|ion|ions|s|d|al|ies|y|ied|ment|able|t|ten)?(?-u:\b)",
     )
 });
 
@@ -180,23 +180,23 @@ static SAFETY: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
         (
             "negation (never / must not / does not)",
             re(
-                r"(?i)\b(?:never|must\s+not|mustn'?t|do\s+not|does\s+not|don'?t|doesn'?t|cannot|can'?t|will\s+not|won'?t|not\s+allowed)\b",
+                r"(?i)(?-u:\b)(?:never|must\s+not|mustn'?t|do\s+not|does\s+not|don'?t|doesn'?t|cannot|can'?t|will\s+not|won'?t|not\s+allowed)(?-u:\b)",
             ),
         ),
         (
             "restriction (only)",
-            re(r"(?i)\b(?:only|solely|exclusively|restricted\s+to|limited\s+to)\b"),
+            re(r"(?i)(?-u:\b)(?:only|solely|exclusively|restricted\s+to|limited\s+to)(?-u:\b)"),
         ),
         (
             "consent (ask first / confirm)",
             re(
-                r"(?i)\b(?:ask(?:s|ing)?\s+(?:the\s+user\s+)?(?:first|before)|ask(?:s|ing)?\s+(?:the\s+user|for\s+(?:confirmation|permission|approval))|confirm(?:s|ed|ing|ation)?|approval|permission|consent)\b",
+                r"(?i)(?-u:\b)(?:ask(?:s|ing)?\s+(?:the\s+user\s+)?(?:first|before)|ask(?:s|ing)?\s+(?:the\s+user|for\s+(?:confirmation|permission|approval))|confirm(?:s|ed|ing|ation)?|approval|permission|consent)(?-u:\b)",
             ),
         ),
         (
             "read-only (no side effects)",
             re(
-                r"(?i)\b(?:read[- ]?only|side[- ]effects?|non[- ]destructive|harmless|dry[- ]run|preview)\b",
+                r"(?i)(?-u:\b)(?:read[- ]?only|side[- ]effects?|non[- ]destructive|harmless|dry[- ]run|preview)(?-u:\b)",
             ),
         ),
     ]

@@ -95,18 +95,18 @@ static PATTERNS: LazyLock<Vec<(FindingKind, Regex)>> = LazyLock::new(|| {
         (
             FindingKind::InstructionOverride,
             re(
-                r"(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|previous|prior|above|earlier|preceding|other|your|of|these|those|system)\s+){0,4}(?:instructions|directions|rules|guidelines|prompts?|guardrails)\b",
+                r"(?i)(?-u:\b)(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|previous|prior|above|earlier|preceding|other|your|of|these|those|system)\s+){0,4}(?:instructions|directions|rules|guidelines|prompts?|guardrails)(?-u:\b)",
             ),
         ),
         (
             FindingKind::Concealment,
             re(
-                r"(?i)\b(?:(?:do\s+not|don'?t|never|must\s+not|without)\s+(?:tell|telling|inform|informing|mention|mentioning|notify|notifying|alert|alerting|show|showing|reveal|revealing|let)\b[^.\n]{0,40}?\buser\b|(?:hide|conceal|keep)\b[^.\n]{0,40}?\bfrom\s+the\s+user\b)",
+                r"(?i)(?-u:\b)(?:(?:do\s+not|don'?t|never|must\s+not|without)\s+(?:tell|telling|inform|informing|mention|mentioning|notify|notifying|alert|alerting|show|showing|reveal|revealing|let)(?-u:\b)[^.\n]{0,40}?(?-u:\b)user(?-u:\b)|(?:hide|conceal|keep)(?-u:\b)[^.\n]{0,40}?(?-u:\b)from\s+the\s+user(?-u:\b))",
             ),
         ),
         (
             FindingKind::SystemPrompt,
-            re(r"(?i)\bsystem\s+(?:prompt|message|instructions)\b"),
+            re(r"(?i)(?-u:\b)system\s+(?:prompt|message|instructions)(?-u:\b)"),
         ),
         (
             FindingKind::ImperativeTag,
@@ -115,19 +115,19 @@ static PATTERNS: LazyLock<Vec<(FindingKind, Regex)>> = LazyLock::new(|| {
         (
             FindingKind::SensitivePath,
             re(
-                r#"(?i)(?:~/\.ssh\b|\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|(?:^|[\s/'"`(~])\.env\b|/etc/(?:passwd|shadow)\b|\.aws/credentials|\.netrc\b|\.npmrc\b|\.pgpass\b|\.kube/config|\.docker/config\.json|\bmcp\.json\b|claude_desktop_config|\.gnupg\b)"#,
+                r#"(?i)(?:~/\.ssh(?-u:\b)|\.ssh/|(?-u:\b)id_(?:rsa|dsa|ecdsa|ed25519)(?-u:\b)|(?:^|[\s/'"`(~])\.env(?-u:\b)|/etc/(?:passwd|shadow)(?-u:\b)|\.aws/credentials|\.netrc(?-u:\b)|\.npmrc(?-u:\b)|\.pgpass(?-u:\b)|\.kube/config|\.docker/config\.json|(?-u:\b)mcp\.json(?-u:\b)|claude_desktop_config|\.gnupg(?-u:\b))"#,
             ),
         ),
         (
             FindingKind::Exfiltration,
             re(
-                r"(?i)\b(?:send|upload|post|forward|transmit|exfiltrate|leak)\b(?:[^.\n]|\.\S){0,160}?\bhttps?://",
+                r"(?i)(?-u:\b)(?:send|upload|post|forward|transmit|exfiltrate|leak)(?-u:\b)(?:[^.\n]|\.\S){0,160}?(?-u:\b)https?://",
             ),
         ),
         (
             FindingKind::CoercedStep,
             re(
-                r"(?i)\b(?:before|prior\s+to|after)\s+(?:using|calling|invoking|running)\s+(?:this|the|any|every)\s+tools?\b[^\n]{0,80}?\b(?:read|open|cat|load|pass|send|include|attach|upload|append)\b",
+                r"(?i)(?-u:\b)(?:before|prior\s+to|after)\s+(?:using|calling|invoking|running)\s+(?:this|the|any|every)\s+tools?(?-u:\b)[^\n]{0,80}?(?-u:\b)(?:read|open|cat|load|pass|send|include|attach|upload|append)(?-u:\b)",
             ),
         ),
         (FindingKind::Base64Blob, re(r"[A-Za-z0-9+/_-]{40,}={0,2}")),
@@ -135,7 +135,7 @@ static PATTERNS: LazyLock<Vec<(FindingKind, Regex)>> = LazyLock::new(|| {
 });
 
 static URL: LazyLock<Regex> =
-    LazyLock::new(|| re(r#"(?i)\b(?:https?|ftp|wss?)://(?:[^/\s@]*@)?([^/\s:?#'"<>)\]]+)"#));
+    LazyLock::new(|| re(r#"(?i)(?-u:\b)(?:https?|ftp|wss?)://(?:[^/\s@]*@)?([^/\s:?#'"<>)\]]+)"#));
 
 /// The URLs in `text`, lowercased and without trailing punctuation.
 pub(crate) fn urls(text: &str) -> Vec<String> {
