@@ -35,16 +35,23 @@
 #   CONTEXTFORGE_VERSION
 #
 # Environment:
-#   INTERLOCK_CONTEXTFORGE_VENV  the venv (default $HOME/.cache/interlock/contextforge-venv)
+#   INTERLOCK_CONTEXTFORGE_VENV  the venv (default ~/.cache/interlock/contextforge-venv, ~ being
+#                                the account's home even when HOME points elsewhere)
 #   INTERLOCK_CONTEXTFORGE_DIR   the state dir (default: a new mktemp dir; emptied if given)
 #   CONTEXTFORGE_PORT            listen port on 127.0.0.1 (default: a free one)
-#   PYTHON312                    the Python to build the venv from (default: pyenv's 3.12)
+#   PYTHON312                    the Python to build the venv from (default: the newest 3.12
+#                                in ${PYENV_ROOT:-~/.pyenv}/versions, else python3.12 on PATH)
 #   FORCE=1                      rebuild the venv
 set -euo pipefail
 
 version="1.1.0"
 package="mcp-contextforge-gateway==$version"
-venv="${INTERLOCK_CONTEXTFORGE_VENV:-$HOME/.cache/interlock/contextforge-venv}"
+# The account's home from the user database, not $HOME: the bench runs under
+# scripts/with-keyring, which points HOME at a throwaway dir, and a venv there would
+# be rebuilt from PyPI on every run.
+home="$(getent passwd "$(id -u)" | cut -d: -f6)"
+home="${home:-$HOME}"
+venv="${INTERLOCK_CONTEXTFORGE_VENV:-$home/.cache/interlock/contextforge-venv}"
 force="${FORCE:-0}"
 
 log() { printf 'peer-contextforge.sh: %s\n' "$*" >&2; }
@@ -67,12 +74,7 @@ find_python312() {
     printf '%s\n' "$PYTHON312"
     return
   fi
-  local root candidate
-  if command -v pyenv >/dev/null 2>&1; then
-    root="$(pyenv root)"
-  else
-    root="$HOME/.pyenv"
-  fi
+  local root="${PYENV_ROOT:-$home/.pyenv}" candidate
   # The newest installed 3.12.x.
   for candidate in $(ls -d "$root"/versions/3.12.* 2>/dev/null | sort -V -r); do
     if [ -x "$candidate/bin/python" ]; then
