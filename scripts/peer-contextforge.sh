@@ -167,32 +167,36 @@ nohup "$venv/bin/mcpgateway" --host 127.0.0.1 --port "$port" --workers 1 \
   --no-access-log --log-level warning >"$dir/mcpgateway.log" 2>&1 </dev/null &
 pid=$!
 printf '%s\n' "$pid" >"$dir/pid"
-stop_on_error() {
-  kill -TERM "$pid" 2>/dev/null || true
-  log "mcpgateway's log ($dir/mcpgateway.log), last lines:"
-  tail -n 20 "$dir/mcpgateway.log" >&2 || true
+# Until the last line is printed, any exit (a failed step under `set -e`, `die`) stops
+# the gateway again: a failed setup leaves nothing running.
+ready=0
+on_exit() {
+  if [ "$ready" != 1 ]; then
+    kill -TERM "$pid" 2>/dev/null || true
+    log "setup failed; mcpgateway stopped. Its log ($dir/mcpgateway.log), last lines:"
+    tail -n 5 "$dir/mcpgateway.log" | cut -c1-400 >&2 || true
+  fi
 }
-trap stop_on_error ERR
+trap on_exit EXIT
 
 api() { # METHOD PATH [JSON]: the admin REST API, with the token; prints the body
-  local method="$1" path="$2"
+  local method="$1" path="$2" body
   shift 2
-  curl -fsS -X "$method" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-    --max-time 30 "$base$path" "$@"
+  if ! body="$(curl -sS --fail-with-body -X "$method" -H "Authorization: Bearer $token" \
+    -H 'Content-Type: application/json' --max-time 30 "$base$path" "$@")"; then
+    log "$method $path failed: $body"
+    return 1
+  fi
+  printf '%s\n' "$body"
 }
 
 for _ in $(seq 1 300); do
   if curl -fsS --max-time 2 "$base/health" >/dev/null 2>&1; then break; fi
-  kill -0 "$pid" 2>/dev/null || {
-    stop_on_error
-    die "mcpgateway exited while starting"
-  }
+  kill -0 "$pid" 2>/dev/null || die "mcpgateway exited while starting"
   sleep 0.2
 done
-curl -fsS --max-time 2 "$base/health" >/dev/null || {
-  stop_on_error
+curl -fsS --max-time 2 "$base/health" >/dev/null ||
   die "mcpgateway did not answer /health within 60 s"
-}
 
 # --- register the upstream and a virtual server -----------------------------------------
 log "registering $upstream"
@@ -216,13 +220,9 @@ print(json.dumps(ids) if ids else "")
   if [ -n "$tool_ids" ]; then break; fi
   sleep 0.2
 done
-[ -n "$tool_ids" ] || {
-  stop_on_error
-  die "the upstream's tools never showed in GET /tools (see $dir/tools.json)"
-}
+[ -n "$tool_ids" ] || die "the upstream's tools never showed in GET /tools (see $dir/tools.json)"
 api POST /servers --data "{\"server\": {\"name\": \"bench\", \"associated_tools\": $tool_ids, \"visibility\": \"public\"}}" >"$dir/server.json"
 server_id="$("$vpy" -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' "$dir/server.json")"
-trap - ERR
 
 out() { printf '%s=%q\n' "$1" "$2"; }
 out CONTEXTFORGE_URL "$base/servers/$server_id/mcp"
@@ -231,3 +231,4 @@ out CONTEXTFORGE_TOOL_PREFIX "$slug-"
 out CONTEXTFORGE_PID "$pid"
 out CONTEXTFORGE_DIR "$dir"
 out CONTEXTFORGE_VERSION "$version"
+ready=1
