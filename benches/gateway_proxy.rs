@@ -15,8 +15,17 @@
 //! - Measured: sequential latency (p50, p99, mean over `SEQ_CALLS` calls after
 //!   a warm-up), 16-way throughput over `CONC_SECS`, and the gateway process's
 //!   CPU time (utime+stime from /proc) per proxied call.
+//! - In the same run, against a real upstream (`server-everything` over
+//!   Streamable HTTP): direct, through `interlock serve` and through the peer
+//!   gateway ContextForge, printed as ratios to direct (see `peers`).
+//!   `GATEWAY_PROXY_PEERS=none` leaves the peers out.
 //!
 //! See docs/BENCHMARKS.md for figures and how to read them.
+
+// A bench target's root sits in benches/, so its module is found by path (a
+// benches/peers.rs would be taken for a bench of its own).
+#[path = "gateway_proxy/peers.rs"]
+mod peers;
 
 use std::io::{BufRead, BufReader, Read as _};
 use std::path::Path;
@@ -285,6 +294,17 @@ fn http_client() -> reqwest::Client {
     reqwest::Client::builder()
         .tcp_nodelay(true)
         .pool_max_idle_per_host(64)
+        .no_proxy()
+        .build()
+        .unwrap()
+}
+
+/// For the peers: a stuck peer gateway fails its path instead of hanging the run.
+fn peer_http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(64)
+        .timeout(Duration::from_secs(120))
         .no_proxy()
         .build()
         .unwrap()
@@ -597,53 +617,67 @@ fn main() {
     ];
 
     let upstream = start_upstream();
+    let selection = peers::Selection::from_env().unwrap_or_else(|e| panic!("{e}"));
+    // server-everything starts before the gateway so it can be one of its
+    // upstreams; without it there is nothing for the peers to stand in front of.
+    let everything: Result<peers::Everything, String> = if selection.everything {
+        peers::Everything::start(&tmp.path().join("everything.log"))
+    } else {
+        Err("left out (GATEWAY_PROXY_PEERS)".to_owned())
+    };
     let t = Instant::now();
     cli(&env, &["keys", "init", "--identity", "human:bench"]);
     let agent_key = cli(&env, &["agents", "add", "bench"]).trim().to_owned();
     assert!(!agent_key.is_empty() && !agent_key.contains('\n'));
     let config = tmp.path().join("gateway.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "listen = \"127.0.0.1:{}\"\n\n[servers.fast]\nurl = \"http://{upstream}/mcp\"\n",
-            free_port()
-        ),
-    )
-    .unwrap();
+    let mut toml = format!(
+        "listen = \"127.0.0.1:{}\"\n\n[servers.fast]\nurl = \"http://{upstream}/mcp\"\n",
+        free_port()
+    );
+    if let Ok(ev) = &everything {
+        toml.push_str(&format!("\n[servers.everything]\nurl = \"{}\"\n", ev.url()));
+    }
+    std::fs::write(&config, toml).unwrap();
+    let mut servers = vec!["fast"];
+    if everything.is_ok() {
+        servers.push("everything");
+    }
     let gateway = start_gateway(&env, &config, &tmp.path().join("serve.log"));
     let pid = gateway.child.id().to_string();
-    poll(
-        "`fast` in `interlock servers list`",
-        Duration::from_secs(30),
-        || {
-            cli(&env, &["servers", "list"])
-                .lines()
-                .any(|l| l.starts_with("fast "))
-                .then_some(())
-        },
-    );
-    let shown = cli(&env, &["servers", "show", "fast"]);
-    let hash = shown
-        .lines()
-        .find_map(|l| l.strip_prefix("observed").map(str::trim))
-        .expect("`servers show` prints the observed hash")
-        .to_owned();
-    // A build from before `--hash` existed (an older binary measured through
-    // GATEWAY_PROXY_BIN) approves what is current.
-    let approve = Command::new(bin())
-        .args([
-            "servers", "approve", "fast", "--reason", "bench", "--hash", &hash,
-        ])
-        .envs(env.iter().map(|(k, v)| (k, v.as_str())))
-        .output()
-        .expect("run interlock");
-    if !approve.status.success() {
-        assert!(
-            String::from_utf8_lossy(&approve.stderr).contains("--hash"),
-            "approve: {}",
-            String::from_utf8_lossy(&approve.stderr)
+    for server in &servers {
+        poll(
+            &format!("`{server}` in `interlock servers list`"),
+            Duration::from_secs(30),
+            || {
+                cli(&env, &["servers", "list"])
+                    .lines()
+                    .any(|l| l.starts_with(&format!("{server} ")))
+                    .then_some(())
+            },
         );
-        cli(&env, &["servers", "approve", "fast", "--reason", "bench"]);
+        let shown = cli(&env, &["servers", "show", server]);
+        let hash = shown
+            .lines()
+            .find_map(|l| l.strip_prefix("observed").map(str::trim))
+            .expect("`servers show` prints the observed hash")
+            .to_owned();
+        // A build from before `--hash` existed (an older binary measured
+        // through GATEWAY_PROXY_BIN) approves what is current.
+        let approve = Command::new(bin())
+            .args([
+                "servers", "approve", server, "--reason", "bench", "--hash", &hash,
+            ])
+            .envs(env.iter().map(|(k, v)| (k, v.as_str())))
+            .output()
+            .expect("run interlock");
+        if !approve.status.success() {
+            assert!(
+                String::from_utf8_lossy(&approve.stderr).contains("--hash"),
+                "approve: {}",
+                String::from_utf8_lossy(&approve.stderr)
+            );
+            cli(&env, &["servers", "approve", server, "--reason", "bench"]);
+        }
     }
 
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -666,11 +700,14 @@ fn main() {
     });
     // The gateway applies the approval within ~0.5 s.
     poll(
-        "`fast__echo` in the gateway's tools/list",
+        "`fast__echo` (and `everything__echo`) in the gateway's tools/list",
         Duration::from_secs(30),
         || {
             let list = rt.block_on(proxied.request("tools/list", "{}")).ok()?;
-            contains(&list, b"\"fast__echo\"").then_some(())
+            servers
+                .iter()
+                .all(|s| contains(&list, format!("\"{s}__echo\"").as_bytes()))
+                .then_some(())
         },
     );
     let setup_secs = t.elapsed().as_secs_f64();
@@ -705,6 +742,65 @@ fn main() {
     let gw_conc_cpu = gw_cpu.ms_per_call(conc_calls, clk_tck);
     let me_p_cpu = me_cpu.ms_per_call(conc_calls, clk_tck);
     perf.stop();
+
+    // The peers, after the fast upstream's phases. ContextForge is started
+    // only for its own phases and stopped after them, so its background work
+    // touches no other figure.
+    let peer_rows = everything.as_ref().ok().map(|ev| {
+        let http = peer_http_client();
+        let expect = format!("Echo: {msg}");
+        let run = |client: McpClient, tool: &str, gateway: Option<u32>, counts| {
+            rt.block_on(async {
+                let mut t = peers::Target {
+                    client,
+                    params: call_params(tool, &msg),
+                    gateway,
+                    counts,
+                };
+                t.client.initialize().await?;
+                peers::measure(&mut t, &expect, ev, clk_tck).await
+            })
+        };
+        let d = run(
+            McpClient::new(http.clone(), ev.url(), None),
+            "echo",
+            None,
+            peers::FULL,
+        );
+        let il = run(
+            McpClient::new(
+                http.clone(),
+                format!("http://{}/mcp", gateway.addr),
+                Some(format!("Bearer {agent_key}")),
+            ),
+            "everything__echo",
+            Some(gateway.child.id()),
+            peers::FULL,
+        );
+        let contextforge: Result<peers::ContextForge, String> = if selection.contextforge {
+            eprintln!("gateway_proxy: setting up ContextForge (scripts/peer-contextforge.sh)");
+            peers::ContextForge::start(&ev.url(), &tmp.path().join("contextforge-setup.log"))
+        } else {
+            Err("left out (GATEWAY_PROXY_PEERS)".to_owned())
+        };
+        let cf = contextforge.and_then(|cf| {
+            let tool = format!("{}echo", cf.tool_prefix);
+            let r = run(
+                McpClient::new(
+                    http.clone(),
+                    cf.url.clone(),
+                    Some(format!("Bearer {}", cf.token)),
+                ),
+                &tool,
+                Some(cf.pid()),
+                peers::SLOW,
+            );
+            r.map(|row| (row, cf.version.clone()))
+        });
+        (ev.version.clone(), d, il, cf)
+    });
+    let everything_skip = everything.as_ref().err().cloned();
+    drop(everything);
 
     drop(direct);
     drop(proxied);
@@ -764,6 +860,26 @@ fn main() {
         "  bench process (client + upstream) CPU per call, 16-way: {:.3} ms direct, {:.3} ms proxied",
         me_d_cpu, me_p_cpu
     );
+    match peer_rows {
+        Some((version, d, il, cf)) => {
+            let cf_name = match &cf {
+                Ok((_, v)) => format!("ContextForge {v}"),
+                Err(_) => "ContextForge".to_owned(),
+            };
+            let cf: peers::Outcome = cf.map(|(row, _)| row);
+            peers::print(
+                &version,
+                &[("direct", &d), ("interlock serve", &il), (&cf_name, &cf)],
+            );
+        }
+        None => {
+            println!();
+            println!(
+                "  peers: NOT MEASURED: server-everything: {}",
+                everything_skip.as_deref().unwrap_or("?")
+            );
+        }
+    }
     println!(
         "  setup {:.1} s, total {:.1} s",
         setup_secs,
