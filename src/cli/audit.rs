@@ -20,8 +20,9 @@ pub enum AuditCommand {
     Verify {
         #[arg(long)]
         json: bool,
-        /// The log's public key: 64 hex digits (the raw Ed25519 key).
-        #[arg(long, value_name = "HEX")]
+        /// The log's public key: its C2SP verifier key (`name+id+base64`, as
+        /// `receipts export` prints it) or 64 hex digits (the raw Ed25519 key).
+        #[arg(long, value_name = "KEY")]
         log_key: Option<String>,
     },
 }
@@ -31,12 +32,22 @@ fn pinned_key(
     ctx: &Context,
     given: Option<&str>,
 ) -> anyhow::Result<(Option<ed25519_dalek::VerifyingKey>, &'static str)> {
-    if let Some(hex_key) = given {
-        let mut raw = [0u8; 32];
-        hex::decode_to_slice(hex_key.trim(), &mut raw)
-            .map_err(|_| anyhow::anyhow!("--log-key must be 64 hex digits"))?;
-        let key = ed25519_dalek::VerifyingKey::from_bytes(&raw)
-            .map_err(|_| anyhow::anyhow!("--log-key is not an Ed25519 public key"))?;
+    if let Some(given) = given {
+        let given = given.trim();
+        let key = if given.contains('+') {
+            interlock_merkle::NoteVerifier::from_vkey(given)
+                .map_err(|e| anyhow::anyhow!("--log-key is not a C2SP verifier key: {e}"))?
+                .key
+        } else {
+            let mut raw = [0u8; 32];
+            hex::decode_to_slice(given, &mut raw).map_err(|_| {
+                anyhow::anyhow!(
+                    "--log-key must be the log's verifier key (name+id+base64) or 64 hex digits"
+                )
+            })?;
+            ed25519_dalek::VerifyingKey::from_bytes(&raw)
+                .map_err(|_| anyhow::anyhow!("--log-key is not an Ed25519 public key"))?
+        };
         return Ok((Some(key), "--log-key"));
     }
     match ctx.host().log_public_key() {

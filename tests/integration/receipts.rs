@@ -67,6 +67,45 @@ fn a_real_run_round_trips_through_export_and_offline_verification() {
         "{text}"
     );
 
+    // `audit verify` takes the same verifier key as `--log-key` (not only raw
+    // hex), and a wrong one says what to pass.
+    let data = dir.path().join("data");
+    let out = interlock(
+        &[
+            "audit",
+            "verify",
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--log-key",
+            &key,
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let stranger = interlock_merkle::NoteVerifier::new(
+        "interlock.local/demo",
+        ed25519_dalek::SigningKey::from_bytes(&[5; 32]).verifying_key(),
+    )
+    .unwrap()
+    .to_vkey();
+    let out = interlock(
+        &[
+            "audit",
+            "verify",
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--log-key",
+            &stranger,
+        ],
+        None,
+    );
+    let text = stdout(&out) + &stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("is not the trusted key") && text.contains("--log-key"),
+        "{text}"
+    );
+
     // Pinned to another key: refused, and said why.
     let other = key.replacen('+', "-x+", 1);
     let out = interlock(

@@ -557,6 +557,35 @@ impl GatewayConfig {
 mod tests {
     use super::*;
 
+    /// Issue 17: the durability contract's knobs: the defaults (checkpoints at
+    /// most every 100 ms, outcome leaves committed and fsynced within 10 ms),
+    /// `strict`, and an unknown mode refused rather than ignored.
+    #[test]
+    fn log_section_sets_the_durability_contract() {
+        let d = GatewayConfig::parse("").unwrap().log;
+        assert_eq!(
+            d.options(),
+            interlock_log::LogOptions {
+                checkpoint_interval: std::time::Duration::from_millis(100),
+                flush_window: std::time::Duration::from_millis(10),
+            }
+        );
+        assert_eq!(d.outcome_durability(), interlock_log::Durability::Committed);
+        let strict =
+            GatewayConfig::parse("[log]\ndurability = \"strict\"\ncheckpoint_interval_ms = 0\n")
+                .unwrap()
+                .log;
+        assert_eq!(
+            strict.outcome_durability(),
+            interlock_log::Durability::Durable
+        );
+        assert!(strict.options().checkpoint_interval.is_zero());
+        let e = GatewayConfig::parse("[log]\ndurability = \"eventually\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("eventually"), "{e}");
+    }
+
     #[test]
     fn regression_empty_prefix_is_refused_beside_another_server() {
         let two = |pa: &str, pb: &str| {

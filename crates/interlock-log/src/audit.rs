@@ -125,7 +125,7 @@ impl fmt::Display for AuditProblem {
             AuditProblem::LogIdentity(m) => write!(f, "log identity: {m}"),
             AuditProblem::UntrustedKey { stored, trusted } => write!(
                 f,
-                "the database's log key {stored} is not the trusted key {trusted}"
+                "the database's log key {stored} is not the trusted key {trusted} (pass the log's own key with --log-key if this database belongs to another machine's log)"
             ),
             AuditProblem::EditedEntry { index } => write!(
                 f,

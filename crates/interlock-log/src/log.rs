@@ -33,42 +33,45 @@ pub const META_VKEY: &str = "log.vkey";
 /// instead of growing memory without limit.
 const QUEUE_DEPTH: usize = 16 * 1024;
 
-/// `meta` key where a writer waiting for another writer's checkpoint says so
-/// (milliseconds since the epoch); every writer signs each of its commits for
-/// [`SEAL_WANTED_FOR`] after it, so the waiting writer gets its turn however
-/// busy the other one is.
-pub const META_SEAL_WANTED: &str = "log.seal_wanted_ms";
+/// The file beside the database (`<db>-seal-wanted`) whose modification time
+/// says that a writer waits for another writer's checkpoint. A file, not a row:
+/// asking must not need the database lock the busy writer keeps taking. Every
+/// writer signs each of its commits for [`SEAL_WANTED_FOR`] after it, and
+/// leaves the lock free for a moment after each, so the waiting writer gets
+/// its turn however busy the other one is.
+pub const SEAL_WANTED_SUFFIX: &str = "-seal-wanted";
 
-/// How long after a [`META_SEAL_WANTED`] request writers sign every commit.
+/// How long after a seal request writers sign every commit.
 const SEAL_WANTED_FOR: Duration = Duration::from_secs(2);
 
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+/// How long a writer that saw a seal request leaves the lock free after a commit.
+const SEAL_WANTED_GAP: Duration = Duration::from_millis(2);
+
+fn seal_request_file(store: &Store) -> std::path::PathBuf {
+    let mut p = store.path().as_os_str().to_owned();
+    p.push(SEAL_WANTED_SUFFIX);
+    p.into()
 }
 
-/// Whether another writer asked (recently) for every commit to be signed.
-async fn seal_wanted(store: &Store) -> bool {
-    match store.log_meta(META_SEAL_WANTED).await {
-        Ok(Some(v)) => v
-            .parse::<i64>()
-            .is_ok_and(|t| now_ms().saturating_sub(t) < SEAL_WANTED_FOR.as_millis() as i64),
-        Ok(None) => false,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot read whether another writer waits for a checkpoint");
-            false
-        }
-    }
+/// Whether another writer asked (recently) for every commit to be signed. One
+/// `stat`, only on a commit that would otherwise go unsigned.
+fn seal_wanted(store: &Store) -> bool {
+    std::fs::metadata(seal_request_file(store))
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|age| age < SEAL_WANTED_FOR))
 }
 
-/// Asks the other writers to sign their commits (see [`META_SEAL_WANTED`]).
-async fn want_seal(store: &Store) {
-    if let Err(e) = store
-        .set_meta(META_SEAL_WANTED, &now_ms().to_string())
-        .await
-    {
-        tracing::warn!(error = %e, "cannot ask the other writer for a checkpoint");
+/// Asks the other writers to sign their commits (see [`SEAL_WANTED_SUFFIX`]).
+fn want_seal(store: &Store) {
+    let path = seal_request_file(store);
+    let touched = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_modified(SystemTime::now()));
+    if let Err(e) = touched {
+        tracing::warn!(error = %e, path = %path.display(), "cannot ask the other writer for a checkpoint");
     }
 }
 
@@ -607,7 +610,7 @@ async fn load_adopting(
     }
     let deadline = Instant::now() + FOREIGN_SEAL_WAIT;
     let mut sealed = first_sealed;
-    want_seal(store).await;
+    want_seal(store);
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(25)).await;
         (hashes, checkpoint, sealed) = load_verified(store, verifier, origin).await?;
@@ -953,9 +956,10 @@ async fn writer(
         yields = 0;
         if !batch.is_empty() {
             last_waiters = batch.len();
-            let sign = options.checkpoint_interval.is_zero()
-                || signed_at.is_none_or(|t| t.elapsed() >= options.checkpoint_interval)
-                || seal_wanted(&shared.store).await;
+            let due = options.checkpoint_interval.is_zero()
+                || signed_at.is_none_or(|t| t.elapsed() >= options.checkpoint_interval);
+            let wanted = !due && seal_wanted(&shared.store);
+            let sign = due || wanted;
             let flush = if deferrable {
                 Flush::Deferred
             } else {
@@ -964,6 +968,10 @@ async fn writer(
             let signed = commit(&shared, &notes, std::mem::take(&mut batch), sign, flush).await;
             if signed {
                 signed_at = Some(Instant::now());
+            }
+            if wanted {
+                // Another writer waits for the lock: leave it a moment.
+                tokio::time::sleep(SEAL_WANTED_GAP).await;
             }
             match flush {
                 Flush::Now => flush_due = None,
@@ -1347,7 +1355,7 @@ async fn write_batch_locked(
         if unsigned.is_some() && Instant::now() < deadline {
             // Rolled back with nothing consumed: ask the other writer to sign,
             // wait for its checkpoint outside the lock, then try again.
-            want_seal(&shared.store).await;
+            want_seal(&shared.store);
             // Short: the other writer signs its very next commit now.
             tokio::time::sleep(Duration::from_millis(2)).await;
             continue;

@@ -143,28 +143,6 @@ impl Appender {
         }
     }
 
-    /// A `meta` value, read on this connection (no pool hand-off: the log's
-    /// writer asks on its hot path).
-    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT value FROM meta WHERE key = ?")
-            .map_err(|e| StoreError::from_rusqlite(e, "meta"))?;
-        let mut rows = stmt
-            .query([key])
-            .map_err(|e| StoreError::from_rusqlite(e, "meta"))?;
-        match rows
-            .next()
-            .map_err(|e| StoreError::from_rusqlite(e, "meta"))?
-        {
-            Some(row) => row
-                .get(0)
-                .map(Some)
-                .map_err(|e| StoreError::from_rusqlite(e, "meta")),
-            None => Ok(None),
-        }
-    }
-
     /// The index the next leaf must have.
     pub(crate) fn next_index(&self) -> Result<i64, StoreError> {
         self.conn

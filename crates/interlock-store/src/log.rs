@@ -429,19 +429,6 @@ impl Store {
         }
     }
 
-    /// A `meta` value read on the log's append connection: for the log
-    /// writer's hot path, which must not wait for a pool connection's thread.
-    pub async fn log_meta(&self, key: &str) -> Result<Option<String>, StoreError> {
-        let mut slot = self.appender.lock().await;
-        let appender = match slot.take() {
-            Some(a) => a,
-            None => self.connect_appender()?,
-        };
-        let value = appender.meta(key);
-        *slot = Some(appender);
-        value
-    }
-
     /// Makes every commit so far durable: `fsync`s the database's WAL file,
     /// which holds every frame committed since the last checkpoint of it (an
     /// `fsync` covers what any connection wrote to the file). For the log's
