@@ -376,18 +376,8 @@ impl Engine {
     }
 
     async fn log_stage_started(&self, plan: &PlanRecord, stage: &Stage) -> Result<(), EngineError> {
-        self.append(
-            "stage.started",
-            [
-                ("plan_id", plan.plan_id.as_str().into()),
-                ("revision", int(plan.revision)),
-                ("plan_hash", plan.plan_hash.as_str().into()),
-                ("stage", stage.id.as_str().into()),
-                ("action", stage.action.as_str().into()),
-                ("target", stage.target.as_str().into()),
-            ],
-        )
-        .await?;
+        self.record("stage.started", stage_facts(plan, stage))
+            .await?;
         Ok(())
     }
 
@@ -402,23 +392,26 @@ impl Engine {
             Ok(summary) => ("dispatched", summary),
             Err(why) => ("failed", why),
         };
-        self.append(
-            "stage.dispatch",
-            [
-                ("plan_id", plan.plan_id.as_str().into()),
-                ("revision", int(plan.revision)),
-                ("plan_hash", plan.plan_hash.as_str().into()),
-                ("stage", stage.id.as_str().into()),
-                ("action", stage.action.as_str().into()),
-                ("target", stage.target.as_str().into()),
-                ("result", status.into()),
-                ("summary", text.into()),
-                ("detail", detail.unwrap_or(Value::Object(Map::new()))),
-            ],
-        )
-        .await?;
+        let mut m = stage_facts(plan, stage);
+        m.insert("result".into(), status.into());
+        m.insert("summary".into(), text.into());
+        m.insert("detail".into(), detail.unwrap_or(Value::Object(Map::new())));
+        self.record("stage.dispatch", m).await?;
         Ok(())
     }
+}
+
+/// What a stage's `stage.started` and `stage.dispatch` leaves both say: which
+/// plan (id, revision, hash) and which stage (id, action, target).
+fn stage_facts(plan: &PlanRecord, stage: &Stage) -> Map {
+    let mut m = Map::new();
+    m.insert("plan_id".into(), plan.plan_id.as_str().into());
+    m.insert("revision".into(), int(plan.revision));
+    m.insert("plan_hash".into(), plan.plan_hash.as_str().into());
+    m.insert("stage".into(), stage.id.as_str().into());
+    m.insert("action".into(), stage.action.as_str().into());
+    m.insert("target".into(), stage.target.as_str().into());
+    m
 }
 
 /// `None` if the check holds; otherwise why not.

@@ -1460,6 +1460,9 @@ async fn commit(
                     start,
                     "another writer appended first; re-encoding the batch"
                 );
+                // Ask for its checkpoint now, before waiting for the lock: its
+                // newest leaves are likely unsigned yet.
+                want_seal(&shared.store);
                 write_batch_locked(shared, notes, leaves, &mut waiters, now, None).await
             }
             StoreError::LeafIndexMismatch { expected, .. } => Err(removed(expected, start)),

@@ -99,7 +99,10 @@ async fn alternating_handles_catch_up_and_reseal() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_handles_append_concurrently_to_one_file() {
     const TASKS: u64 = 8;
-    const PER_TASK: u64 = 100;
+    // Enough that one handle cannot finish before the other's first commit
+    // gets the lock (SQLite's lock is not fair, and 800 appends of one handle
+    // take well under a second).
+    const PER_TASK: u64 = 300;
     let dir = tempfile::tempdir().unwrap();
     let (store_a, a) = handle(dir.path()).await;
     let (store_b, b) = handle(dir.path()).await;
