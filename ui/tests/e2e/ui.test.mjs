@@ -449,7 +449,8 @@ describe('the review UI against a real gateway', () => {
     const inclusion = await page.textContent('[data-testid=inclusion]');
     assert.equal(await page.getAttribute('[data-testid=inclusion]', 'data-ok'), 'true', inclusion);
     assert.match(inclusion, /In the checkpoint of \d+ entries signed by interlock\.local\/log/);
-    assert.match(inclusion, /Receipt: application\/vnd\.in-toto\+json/);
+    // A statement leaf: no signature of its own, the checkpoint vouches for it.
+    assert.match(inclusion, /Receipt: https:\/\/in-toto\.io\/Statement\/v1 · vouched for by the signed checkpoint/);
     await page.keyboard.press('j');
     await until('the next entry checked too', () => {
       const el = document.querySelector('[data-testid=inclusion]');
