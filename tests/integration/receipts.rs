@@ -70,17 +70,20 @@ fn a_real_run_round_trips_through_export_and_offline_verification() {
     // `audit verify` takes the same verifier key as `--log-key` (not only raw
     // hex), and a wrong one says what to pass.
     let data = dir.path().join("data");
-    let out = interlock(
-        &[
-            "audit",
-            "verify",
-            "--data-dir",
-            data.to_str().unwrap(),
-            "--log-key",
-            &key,
-        ],
-        None,
-    );
+    let audit_with = |log_key: &str| {
+        interlock(
+            &[
+                "audit",
+                "verify",
+                "--data-dir",
+                data.to_str().unwrap(),
+                "--log-key",
+                log_key,
+            ],
+            None,
+        )
+    };
+    let out = audit_with(&key);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let stranger = interlock_merkle::NoteVerifier::new(
         "interlock.local/demo",
@@ -88,17 +91,7 @@ fn a_real_run_round_trips_through_export_and_offline_verification() {
     )
     .unwrap()
     .to_vkey();
-    let out = interlock(
-        &[
-            "audit",
-            "verify",
-            "--data-dir",
-            data.to_str().unwrap(),
-            "--log-key",
-            &stranger,
-        ],
-        None,
-    );
+    let out = audit_with(&stranger);
     let text = stdout(&out) + &stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(

@@ -127,6 +127,25 @@ impl Default for LogConfig {
 }
 
 impl LogConfig {
+    /// Bounds that keep the contract meaningful (and the writer's timers
+    /// finite): a checkpoint at least once a minute, an outcome on disk within
+    /// ten seconds.
+    fn check(&self) -> Result<(), ConfigError> {
+        if self.checkpoint_interval_ms > 60_000 {
+            return Err(ConfigError::Invalid(format!(
+                "log.checkpoint_interval_ms = {}: at most 60000 (a checkpoint at least once a minute)",
+                self.checkpoint_interval_ms
+            )));
+        }
+        if self.flush_window_ms > 10_000 {
+            return Err(ConfigError::Invalid(format!(
+                "log.flush_window_ms = {}: at most 10000",
+                self.flush_window_ms
+            )));
+        }
+        Ok(())
+    }
+
     /// The log writer's options.
     pub fn options(&self) -> interlock_log::LogOptions {
         interlock_log::LogOptions {
@@ -481,6 +500,7 @@ impl GatewayConfig {
     }
 
     fn check(&self) -> Result<(), ConfigError> {
+        self.log.check()?;
         for (name, upstream) in &self.servers {
             if !valid_server_name(name) {
                 return Err(ConfigError::Invalid(format!(
@@ -584,6 +604,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("eventually"), "{e}");
+        // An interval that would overflow the writer's timers is refused.
+        let e = GatewayConfig::parse("[log]\ncheckpoint_interval_ms = 18446744073709551615\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("log.checkpoint_interval_ms"), "{e}");
+        assert!(GatewayConfig::parse("[log]\nflush_window_ms = 60000\n").is_err());
     }
 
     #[test]

@@ -33,45 +33,19 @@ pub const META_VKEY: &str = "log.vkey";
 /// instead of growing memory without limit.
 const QUEUE_DEPTH: usize = 16 * 1024;
 
-/// The file beside the database (`<db>-seal-wanted`) whose modification time
-/// says that a writer waits for another writer's checkpoint. A file, not a row:
-/// asking must not need the database lock the busy writer keeps taking. Every
-/// writer signs each of its commits for [`SEAL_WANTED_FOR`] after it, and
-/// leaves the lock free for a moment after each, so the waiting writer gets
-/// its turn however busy the other one is.
-pub const SEAL_WANTED_SUFFIX: &str = "-seal-wanted";
-
-/// How long after a seal request writers sign every commit.
+/// How long after a seal request ([`Store::request_log_seal`]) writers sign
+/// every commit, and leave the lock free for [`SEAL_WANTED_GAP`] after each, so
+/// the waiting writer gets its turn however busy the other one is.
 const SEAL_WANTED_FOR: Duration = Duration::from_secs(2);
 
 /// How long a writer that saw a seal request leaves the lock free after a commit.
 const SEAL_WANTED_GAP: Duration = Duration::from_millis(2);
 
-fn seal_request_file(store: &Store) -> std::path::PathBuf {
-    let mut p = store.path().as_os_str().to_owned();
-    p.push(SEAL_WANTED_SUFFIX);
-    p.into()
-}
-
-/// Whether another writer asked (recently) for every commit to be signed. One
-/// `stat`, only on a commit that would otherwise go unsigned.
-fn seal_wanted(store: &Store) -> bool {
-    std::fs::metadata(seal_request_file(store))
-        .and_then(|m| m.modified())
-        .is_ok_and(|t| t.elapsed().is_ok_and(|age| age < SEAL_WANTED_FOR))
-}
-
-/// Asks the other writers to sign their commits (see [`SEAL_WANTED_SUFFIX`]).
+/// Asks the other writers to sign their commits; a failure only costs the
+/// wait, so it is logged, not returned.
 fn want_seal(store: &Store) {
-    let path = seal_request_file(store);
-    let touched = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .open(&path)
-        .and_then(|f| f.set_modified(SystemTime::now()));
-    if let Err(e) = touched {
-        tracing::warn!(error = %e, path = %path.display(), "cannot ask the other writer for a checkpoint");
+    if let Err(e) = store.request_log_seal() {
+        tracing::warn!(error = %e, "cannot ask the other writer for a checkpoint");
     }
 }
 
@@ -958,7 +932,7 @@ async fn writer(
             last_waiters = batch.len();
             let due = options.checkpoint_interval.is_zero()
                 || signed_at.is_none_or(|t| t.elapsed() >= options.checkpoint_interval);
-            let wanted = !due && seal_wanted(&shared.store);
+            let wanted = !due && shared.store.log_seal_requested_within(SEAL_WANTED_FOR);
             let sign = due || wanted;
             let flush = if deferrable {
                 Flush::Deferred
@@ -1098,11 +1072,7 @@ impl BatchError {
 /// whose entry cannot be stored (too large, index beyond 2^53) is answered
 /// with its error here and takes no index, so it does not fail the rest of
 /// the batch.
-fn encode(
-    batch: Vec<(Vec<Value>, Reply)>,
-    start: u64,
-    now: i64,
-) -> (Result<Vec<LeafRow>, BatchError>, Vec<Pending>) {
+fn encode(batch: Vec<(Vec<Value>, Reply)>, start: u64, now: i64) -> (Vec<LeafRow>, Vec<Pending>) {
     let mut leaves: Vec<LeafRow> = Vec::with_capacity(batch.iter().map(|(e, _)| e.len()).sum());
     let mut waiters = Vec::with_capacity(batch.len());
     'waiter: for (entries, reply) in batch {
@@ -1129,7 +1099,7 @@ fn encode(
         }
         waiters.push(Pending { count, reply });
     }
-    (Ok(leaves), waiters)
+    (leaves, waiters)
 }
 
 /// The receipt predicate of `entry` at `index`: the entry's facts plus `seq`,
@@ -1176,7 +1146,7 @@ fn reseal(
     waiters: Vec<Pending>,
     start: u64,
     now: i64,
-) -> (Result<Vec<LeafRow>, BatchError>, Vec<Pending>) {
+) -> (Vec<LeafRow>, Vec<Pending>) {
     let mut it = leaves.into_iter();
     let mut batch = Vec::with_capacity(waiters.len());
     for w in waiters {
@@ -1341,7 +1311,6 @@ async fn write_batch_locked(
                     now,
                 );
                 *waiters = rest;
-                let encoded = encoded?;
                 if encoded.is_empty() {
                     return Ok((encoded, None));
                 }
@@ -1434,17 +1403,7 @@ async fn commit(
     let _extend = shared.extend.lock().await;
     let now = now_secs();
     let start = shared.read().tree.len();
-    let (leaves, mut waiters) = match encode(batch, start, now) {
-        (Ok(leaves), waiters) => (leaves, waiters),
-        (Err(err), waiters) => {
-            // Nothing was written; every waiter of the batch hears why.
-            tracing::error!(error = %err.to_log_error(), "encoding a log batch failed");
-            for w in waiters {
-                let _ = w.reply.send(Err(err.to_log_error()));
-            }
-            return false;
-        }
-    };
+    let (leaves, mut waiters) = encode(batch, start, now);
     if leaves.is_empty() {
         return false;
     }
@@ -1486,15 +1445,7 @@ async fn commit_with_change(
     let _extend = shared.extend.lock().await;
     let now = now_secs();
     let start = shared.read().tree.len();
-    let (leaves, mut waiters) = match encode(vec![(vec![entry], reply)], start, now) {
-        (Ok(leaves), waiters) => (leaves, waiters),
-        (Err(err), waiters) => {
-            for w in waiters {
-                let _ = w.reply.send(Err(err.to_log_error()));
-            }
-            return;
-        }
-    };
+    let (leaves, mut waiters) = encode(vec![(vec![entry], reply)], start, now);
     if leaves.is_empty() {
         return;
     }

@@ -429,6 +429,35 @@ impl Store {
         }
     }
 
+    /// The file beside the database (`<db>-seal-wanted`) whose modification
+    /// time says that a log writer waits for another writer's checkpoint. A
+    /// file, not a row: asking must not need the database lock the busy writer
+    /// keeps taking.
+    fn seal_request_file(&self) -> std::path::PathBuf {
+        let mut p = self.path.clone().into_os_string();
+        p.push("-seal-wanted");
+        p.into()
+    }
+
+    /// Asks the other log writers on this file to sign their next commits.
+    pub fn request_log_seal(&self) -> Result<(), StoreError> {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(self.seal_request_file())
+            .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+            .map_err(|e| StoreError::Io(Box::new(e)))
+    }
+
+    /// Whether a log writer asked, within `window`, for commits to be signed:
+    /// one `stat`, for a commit that would otherwise go unsigned.
+    pub fn log_seal_requested_within(&self, window: Duration) -> bool {
+        std::fs::metadata(self.seal_request_file())
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age < window))
+    }
+
     /// Makes every commit so far durable: `fsync`s the database's WAL file,
     /// which holds every frame committed since the last checkpoint of it (an
     /// `fsync` covers what any connection wrote to the file). For the log's
