@@ -7,6 +7,7 @@ mod canon;
 mod channels;
 mod content;
 mod eras;
+mod evidence;
 mod gateway;
 mod gateway_util;
 mod governance;

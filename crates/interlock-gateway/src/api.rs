@@ -318,6 +318,53 @@ pub async fn server(
     })))
 }
 
+/// `GET /api/v1/surfaces/{hash}`: a surface a reviewer approved, by its hash
+/// (issue 16 item 7) — kept after the server's baseline moves on, so a
+/// receipt's `baseline_hash` or `definition_hash` can be shown as the exact
+/// definitions that were approved. Each tool comes with its definition hash.
+pub async fn surface(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Param(hash): Param<String>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let not_found = || {
+        ApiError(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no approved surface {hash:?}"),
+        )
+    };
+    if hash.parse::<canon::Digest>().is_err() {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("{hash:?} is not a sha256:<64 hex> digest"),
+        ));
+    }
+    let kept = gw
+        .engine()
+        .store()
+        .approved_surface(&hash)
+        .await?
+        .ok_or_else(not_found)?;
+    let surface = crate::pins::decode_surface(&kept.server, Some(&kept.surface))
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+        .ok_or_else(not_found)?;
+    let tools: Vec<Value> = surface
+        .tools()
+        .iter()
+        .map(|(name, t)| json!({"name": name, "definition_hash": t.hash().to_string()}))
+        .collect();
+    Ok(Json(json!({
+        "hash": kept.hash,
+        "server": kept.server,
+        "first_approved_at": kept.first_approved_at,
+        "tools": tools,
+        "surface": canon::to_serde_json(&surface.to_value()),
+    })))
+}
+
 /// `POST /api/v1/servers/{name}/decisions`: a DSSE envelope around a signed
 /// statement about `server:<name>` at its observed surface hash.
 pub async fn decide_server(

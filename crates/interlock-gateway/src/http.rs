@@ -49,6 +49,7 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/servers/{name}/decisions",
             axum::routing::post(api::decide_server),
         )
+        .route("/api/v1/surfaces/{hash}", get(api::surface))
         .route("/api/v1/approvers", get(api::approvers))
         .route(
             "/api/v1/standing",

@@ -52,7 +52,20 @@ impl StateChange {
                 name,
                 expected_version,
                 update,
-            } => update_server_in(&mut **tx, name, *expected_version, update).await?,
+            } => {
+                let applied = update_server_in(&mut **tx, name, *expected_version, update).await?;
+                // A decision that trusts a baseline keeps it by its hash, in
+                // the approval's own transaction (issue 16 item 7).
+                if let (true, crate::ServerStatus::Trusted, Some(hash), Some(surface)) = (
+                    applied,
+                    update.status,
+                    &update.baseline_hash,
+                    &update.baseline,
+                ) {
+                    crate::surfaces::keep_surface_in(&mut **tx, hash, surface, name).await?;
+                }
+                applied
+            }
             StateChange::PlanStatus {
                 plan_id,
                 revision,

@@ -32,6 +32,7 @@ mod lease;
 mod log;
 mod plans;
 mod snapshot;
+mod surfaces;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -53,6 +54,7 @@ pub use lease::ExecutionLease;
 pub use log::{CheckpointRow, LeafRow};
 pub use plans::{NewPlan, PlanRecord, PlanStatus};
 pub use snapshot::Snapshot;
+pub use surfaces::ApprovedSurface;
 
 use error::SqlxResultExt as _;
 

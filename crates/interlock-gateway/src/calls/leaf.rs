@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use interlock_canon::{self as canon, Map, Value};
+use interlock_canon::{self as canon, Digest, Map, Value};
 use interlock_engine::{Engine, EngineError};
 use interlock_inspect::Finding;
 use interlock_store::ApiKeyRecord;
@@ -230,13 +230,86 @@ pub struct CallLeaf<'a> {
     pub server: &'a str,
     pub tool: &'a str,
     pub arguments_hash: &'a str,
+    /// The gateway's id of this call, on its intent and outcome leaves (and
+    /// on any evidence about it), so an auditor can join them.
+    pub call_id: &'a str,
+    /// What the call ran against: the tool's approved definition and the
+    /// server's baseline (issue 16 item 8).
+    pub bound: Bound,
     /// `None` when the call was refused before inspection (not served).
     pub assessment: Option<&'a Assessment>,
     /// The index of the call's `tool.call.intent` leaf, once written.
     pub intent: Option<u64>,
 }
 
+/// The approved surface a call is bound to: the tool's definition hash in the
+/// server's baseline, the served definition's when it differs (a monitored
+/// drift is served), and the baseline's hash. `None`s mean there is no
+/// baseline (a pending server's call, refused).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bound {
+    pub definition_hash: Option<Digest>,
+    pub served_definition_hash: Option<Digest>,
+    pub baseline_hash: Option<String>,
+}
+
+impl Bound {
+    /// What `view` binds a call of `tool` to.
+    pub fn of(view: &crate::pins::ServerView, tool: &str) -> Bound {
+        let approved = view
+            .baseline
+            .as_ref()
+            .and_then(|s| s.tool(tool))
+            .map(|t| t.hash());
+        let served = view
+            .observed
+            .as_ref()
+            .and_then(|s| s.tool(tool))
+            .map(|t| t.hash());
+        Bound {
+            served_definition_hash: served.filter(|h| Some(h) != approved.as_ref()),
+            definition_hash: approved,
+            baseline_hash: view.record.baseline_hash.clone(),
+        }
+    }
+
+    fn write(&self, m: &mut Map) {
+        let hash = |d: &Option<Digest>| d.map_or(Value::Null, |d| d.to_string().into());
+        m.insert("definition_hash".into(), hash(&self.definition_hash));
+        if self.served_definition_hash.is_some() {
+            m.insert(
+                "served_definition_hash".into(),
+                hash(&self.served_definition_hash),
+            );
+        }
+        m.insert(
+            "baseline_hash".into(),
+            self.baseline_hash
+                .as_deref()
+                .map_or(Value::Null, Value::from),
+        );
+    }
+}
+
+/// A fresh call id: `call_` and 16 random bytes in hex.
+pub fn new_call_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the OS random source works");
+    format!("call_{}", hex::encode(bytes))
+}
+
 impl CallLeaf<'_> {
+    /// The members naming the call and what it ran against, shared by its
+    /// intent and outcome leaves.
+    fn subject(&self) -> Map {
+        let mut m = who(self.agent, self.server);
+        m.insert("call_id".into(), self.call_id.into());
+        m.insert("tool".into(), self.tool.into());
+        m.insert("arguments_hash".into(), self.arguments_hash.into());
+        self.bound.write(&mut m);
+        m
+    }
+
     /// Appends the intent leaf of a call about to be forwarded (who, which
     /// tool, which arguments, on which basis); the log index.
     pub async fn append_intent(
@@ -246,9 +319,7 @@ impl CallLeaf<'_> {
     ) -> Result<u64, EngineError> {
         let mut v = Map::new();
         verdict.write(&mut v);
-        let mut m = who(self.agent, self.server);
-        m.insert("tool".into(), self.tool.into());
-        m.insert("arguments_hash".into(), self.arguments_hash.into());
+        let mut m = self.subject();
         m.insert("verdict".into(), Value::Object(v));
         Ok(engine
             .record(EventType::ToolCallIntent.as_str(), m)
@@ -285,9 +356,7 @@ impl CallLeaf<'_> {
                 v.insert("notifications_withheld".into(), int(i64::from(n.withheld)));
             }
         }
-        let mut m = who(self.agent, self.server);
-        m.insert("tool".into(), self.tool.into());
-        m.insert("arguments_hash".into(), self.arguments_hash.into());
+        let mut m = self.subject();
         m.insert("outcome".into(), outcome.name().into());
         m.insert("detail".into(), outcome.detail().into());
         m.insert("verdict".into(), Value::Object(v));

@@ -19,8 +19,8 @@ use serde_json::value::RawValue;
 use super::assess::{Assessment, arguments_digest, assess};
 use super::held;
 use super::leaf::{
-    Basis, CallLeaf, Disposition, NotificationRecord, Outcome, ReadOutcome, ReadRecord,
-    ResponseScan, Verdict,
+    Basis, Bound, CallLeaf, Disposition, NotificationRecord, Outcome, ReadOutcome, ReadRecord,
+    ResponseScan, Verdict, new_call_id,
 };
 use super::progress::{Progress, next_progress_token, set_progress_token};
 use super::scan::{Scan, Scanned, response_policy, scan_content, scan_error, scan_result};
@@ -68,6 +68,10 @@ pub(crate) struct Call<'a> {
     pub args: &'a Value,
     pub args_digest: &'a str,
     pub assessment: &'a Assessment,
+    /// The gateway's id of this call (`leaf::new_call_id`).
+    pub call_id: String,
+    /// The approved definition and baseline the call is bound to.
+    pub bound: Bound,
     /// The call's `tool.call.intent` leaf, once written (forwarded calls only).
     pub intent: OnceLock<u64>,
 }
@@ -79,6 +83,8 @@ impl Call<'_> {
             server: self.server,
             tool: self.tool,
             arguments_hash: self.args_digest,
+            call_id: &self.call_id,
+            bound: self.bound.clone(),
             assessment: Some(self.assessment),
             intent: self.intent.get().copied(),
         }
@@ -217,11 +223,14 @@ pub(crate) async fn tools_call(
                 .and_then(|a| canon::parse_json(a.get().as_bytes()).ok())
                 .map(|v| arguments_digest(&v).to_string())
                 .unwrap_or_default();
+            let call_id = new_call_id();
             let leaf = CallLeaf {
                 agent,
                 server,
                 tool: &tool,
                 arguments_hash: &arguments_hash,
+                call_id: &call_id,
+                bound: Bound::of(&view, &tool),
                 assessment: None,
                 intent: None,
             };
@@ -265,6 +274,8 @@ pub(crate) async fn tools_call(
         args: &args,
         args_digest: &args_digest,
         assessment: &assessment,
+        call_id: new_call_id(),
+        bound: Bound::of(&view, &tool),
         intent: OnceLock::new(),
     };
 

@@ -1,0 +1,173 @@
+//! Issue 16, evidence: what a `tool.call` leaf binds (item 8), the approved
+//! surfaces kept by their hash (item 7), and the auditor's claims read from
+//! the log alone (item 9).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::gateway_util::{Gateway, http, peers_dir};
+
+fn drifty(dir: &std::path::Path) -> (String, std::path::PathBuf) {
+    let drift_file = dir.join("greet-description.txt");
+    let script = peers_dir().join("drifting-server.mjs");
+    let cfg = format!(
+        "[servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ DRIFT_FILE = {:?} }}\n",
+        script.to_str().unwrap(),
+        drift_file.to_str().unwrap()
+    );
+    (cfg, drift_file)
+}
+
+fn entries(gw: &Gateway, reviewer: &str) -> Vec<Value> {
+    gw.api_get(reviewer, "/api/v1/log?from=0&limit=1000")["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["entry"].clone())
+        .collect()
+}
+
+fn add(gw: &Gateway) -> Value {
+    gw.rpc(
+        "tools/call",
+        json!({"name": "drifty__add", "arguments": {"a": 2, "b": 3}}),
+    )
+    .2
+}
+
+/// The server view, polled until `done` holds of it.
+fn server_until(gw: &Gateway, reviewer: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let v = gw.api_get(reviewer, "/api/v1/servers/drifty");
+        if done(&v) {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "never: {v}\n{}", gw.log());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Item 8 and 7: a call's intent and outcome leaves share one call id and
+/// name the tool's approved definition hash and the server's baseline hash;
+/// both resolve, through `GET /api/v1/surfaces/{hash}`, to the definitions a
+/// reviewer approved — still after a later re-approval moved the baseline on.
+#[test]
+fn regression_tool_call_leaf_binds_the_approved_definition_and_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, drift_file) = drifty(dir.path());
+    let gw = Gateway::start(&cfg);
+    gw.wait_for_server("drifty", "PENDING");
+    let reviewer = gw.reviewer_key();
+    let pending = gw.api_get(&reviewer, "/api/v1/servers/drifty");
+    let observed = pending["server"]["observed_hash"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Nothing approved yet: nothing kept.
+    let (status, _, _) = http(
+        &gw.addr,
+        "GET",
+        &format!("/api/v1/surfaces/{observed}"),
+        &[("Authorization", &format!("Bearer {reviewer}"))],
+        b"",
+    );
+    assert_eq!(status, 404);
+    let (status, _, body) = http(
+        &gw.addr,
+        "GET",
+        "/api/v1/surfaces/not-a-hash",
+        &[("Authorization", &format!("Bearer {reviewer}"))],
+        b"",
+    );
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&body));
+
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__add", true);
+    assert_eq!(add(&gw)["result"]["content"][0]["text"], "5");
+
+    let log = entries(&gw, &reviewer);
+    let intent = log
+        .iter()
+        .find(|e| e["type"] == "tool.call.intent" && e["tool"] == "add")
+        .expect("an intent leaf");
+    let outcome = log
+        .iter()
+        .find(|e| e["type"] == "tool.call" && e["tool"] == "add")
+        .expect("an outcome leaf");
+    let call_id = intent["call_id"].as_str().unwrap();
+    assert!(
+        call_id.starts_with("call_") && call_id.len() == 37,
+        "{intent}"
+    );
+    assert_eq!(outcome["call_id"], call_id, "{outcome}");
+    assert_eq!(outcome["baseline_hash"], observed.as_str(), "{outcome}");
+    assert_eq!(intent["baseline_hash"], observed.as_str(), "{intent}");
+    assert!(outcome.get("served_definition_hash").is_none(), "{outcome}");
+
+    let kept = gw.api_get(&reviewer, &format!("/api/v1/surfaces/{observed}"));
+    assert_eq!(kept["server"], "drifty", "{kept}");
+    let definition_of = |kept: &Value, tool: &str| {
+        kept["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == tool)
+            .map(|t| t["definition_hash"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(
+        outcome["definition_hash"],
+        definition_of(&kept, "add"),
+        "{outcome}\n{kept}"
+    );
+    assert!(
+        kept["surface"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "greet"),
+        "{kept}"
+    );
+
+    // A reworded greet is monitored and still served: a greet call names the
+    // approved definition and the one it was served under.
+    std::fs::write(&drift_file, "Greets a person warmly by their name.").unwrap();
+    let drifted = server_until(&gw, &reviewer, |v| {
+        v["server"]["observed_hash"] != v["server"]["baseline_hash"]
+    });
+    let greeted = gw.rpc(
+        "tools/call",
+        json!({"name": "drifty__greet", "arguments": {"name": "Ada"}}),
+    );
+    assert!(greeted.2["result"].is_object(), "{}", greeted.2);
+    let greet_leaf = entries(&gw, &reviewer)
+        .into_iter()
+        .find(|e| e["type"] == "tool.call" && e["tool"] == "greet")
+        .expect("a greet leaf");
+    assert_eq!(greet_leaf["definition_hash"], definition_of(&kept, "greet"));
+    assert!(
+        greet_leaf["served_definition_hash"].is_string()
+            && greet_leaf["served_definition_hash"] != greet_leaf["definition_hash"],
+        "{greet_leaf}"
+    );
+
+    // Re-approved: the baseline moves on; the first approved surface is kept.
+    let second = drifted["server"]["observed_hash"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    gw.approve_server("drifty");
+    server_until(&gw, &reviewer, |v| {
+        v["server"]["baseline_hash"] == second.as_str()
+    });
+    let first_again = gw.api_get(&reviewer, &format!("/api/v1/surfaces/{observed}"));
+    assert_eq!(first_again["hash"], observed.as_str());
+    let now_kept = gw.api_get(&reviewer, &format!("/api/v1/surfaces/{second}"));
+    assert_ne!(
+        definition_of(&now_kept, "greet"),
+        definition_of(&first_again, "greet")
+    );
+    gw.assert_audit_clean();
+}
