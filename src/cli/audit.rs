@@ -28,7 +28,7 @@ pub enum AuditCommand {
 }
 
 /// Which key the checkpoints were checked with.
-fn pinned_key(
+pub(super) fn pinned_key(
     ctx: &Context,
     given: Option<&str>,
 ) -> anyhow::Result<(Option<ed25519_dalek::VerifyingKey>, &'static str)> {

@@ -1,4 +1,4 @@
-//! `interlock receipts show|export|verify`: receipts for auditors.
+//! `interlock receipts show|export|verify|claims`: receipts for auditors.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -10,7 +10,9 @@ use interlock_core::canon;
 use interlock_core::merkle::{self, NoteVerifier, Tree};
 use interlock_core::time::{parse_time, rfc3339};
 use interlock_log::{ExportFilter, META_VKEY};
-use interlock_receipts::{VerifyOptions, VerifyReport, open_leaf, verify_bundle};
+use interlock_receipts::{
+    VerifyOptions, VerifyReport, open_leaf, open_leaf_unverified, verify_bundle,
+};
 
 use super::EXIT_REJECTED;
 use super::context::Context;
@@ -54,6 +56,21 @@ pub enum ReceiptsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Answer, from the log alone, the auditor's question: was any tool executed
+    /// after its drift was detected and before a reviewer decided? Verifies the
+    /// log (or the bundle) first; exit 0 for "no", 1 for "yes" (each case
+    /// listed) or a log that does not verify.
+    Claims {
+        /// Read an exported bundle instead of this machine's log (it answers
+        /// only for the receipts it holds).
+        #[arg(long, value_name = "BUNDLE")]
+        bundle: Option<PathBuf>,
+        /// The log key you trust (as for `audit verify` and `receipts verify`).
+        #[arg(long, value_name = "VKEY")]
+        log_key: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode> {
@@ -79,7 +96,111 @@ pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode
             log_key,
             json,
         } => verify(&bundle, log_key, json),
+        ReceiptsCommand::Claims {
+            bundle,
+            log_key,
+            json,
+        } => claims(ctx, bundle.as_deref(), log_key, json).await,
     }
+}
+
+async fn claims(
+    ctx: &Context,
+    bundle: Option<&Path>,
+    log_key: Option<String>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let (claim, source) = match bundle {
+        Some(path) => {
+            let file = if path.is_dir() {
+                path.join("bundle.json")
+            } else {
+                path.to_path_buf()
+            };
+            let bytes =
+                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let report = verify_bundle(
+                &bytes,
+                &VerifyOptions {
+                    pinned_log_key: log_key,
+                    ..VerifyOptions::default()
+                },
+            );
+            if !report.is_ok() {
+                eprint!("{report}");
+                eprintln!("interlock: the bundle does not verify, so it answers nothing");
+                return Ok(ExitCode::from(EXIT_REJECTED));
+            }
+            let parsed = interlock_receipts::Bundle::parse(&bytes)?;
+            let opened: Vec<_> = parsed
+                .receipts
+                .iter()
+                .filter_map(|r| Some((r.index, open_leaf_unverified(&r.leaf).ok()?)))
+                .collect();
+            let claim = interlock_receipts::claims::drift_window_claim(
+                opened
+                    .iter()
+                    .map(|(i, l)| (*i, l.kind.as_str(), &l.predicate)),
+            );
+            (
+                claim,
+                format!("the {} receipts of {}", opened.len(), file.display()),
+            )
+        }
+        None => {
+            let (key, from) = super::audit::pinned_key(ctx, log_key.as_deref())?;
+            let store = ctx.store().await?;
+            let report = interlock_log::audit(&store, key).await?;
+            if !report.is_ok() {
+                eprint!("{report}");
+                eprintln!("interlock: the log does not verify, so it answers nothing");
+                return Ok(ExitCode::from(EXIT_REJECTED));
+            }
+            let claim = interlock_log::drift_window_claim_of(&store).await?;
+            (
+                claim,
+                format!("this log, verified with the log key from {from}"),
+            )
+        }
+    };
+    if json {
+        let mut v = canon::to_serde_json(&claim.to_value());
+        v["source"] = serde_json::Value::String(source);
+        println!("{v}");
+    } else {
+        println!(
+            "Was any tool executed after its drift was detected and before a reviewer decided?"
+        );
+        if claim.holds() {
+            println!(
+                "No. {} executions checked against {} drift windows in {} leaves ({source}).",
+                claim.executions_checked,
+                claim.windows.len(),
+                claim.leaves_read
+            );
+        } else {
+            println!("YES, {} times ({source}):", claim.violations.len());
+            for v in &claim.violations {
+                println!(
+                    "  leaf {}: {} `{}` ({}) ran at {}, inside the window opened at {} ({})",
+                    v.leaf_index,
+                    v.server,
+                    v.tool.as_deref().unwrap_or("a plan stage"),
+                    v.verdict,
+                    v.executed_at,
+                    v.window.opened_at,
+                    v.window
+                        .closed_at
+                        .map_or("still open".to_owned(), |c| format!("closed at {c}")),
+                );
+            }
+        }
+    }
+    Ok(if claim.holds() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_REJECTED)
+    })
 }
 
 async fn show(ctx: &Context, index: u64, json: bool) -> anyhow::Result<ExitCode> {
@@ -96,7 +217,7 @@ async fn show(ctx: &Context, index: u64, json: bool) -> anyhow::Result<ExitCode>
         Ok(_) => "valid (log key)".to_owned(),
         Err(e) => format!("INVALID: {e}"),
     };
-    let opened = interlock_receipts::open_leaf_unverified(&row.data)?;
+    let opened = open_leaf_unverified(&row.data)?;
     let latest = store
         .latest_checkpoint()
         .await?

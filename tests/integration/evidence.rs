@@ -171,3 +171,113 @@ fn regression_tool_call_leaf_binds_the_approved_definition_and_baseline() {
     );
     gw.assert_audit_clean();
 }
+
+/// Item 9: while an agent calls a tool as fast as it can, the tool drifts
+/// (held), is called on inside the window, and is re-approved; then
+/// `interlock receipts claims` — the log verified, then read alone — says no
+/// tool ran inside the window, and the reviewer API says the same. (The race
+/// the gateway closes by construction — a call inspected before the drift was
+/// installed whose intent leaf lands after the drift leaf — is too narrow to
+/// hit reliably from outside; `claims.rs`'s unit tests show such a call is
+/// reported.)
+#[test]
+fn no_tool_runs_between_its_drift_and_the_reviewers_decision() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, drift_file) = drifty(dir.path());
+    let gw = Arc::new(Gateway::start(&cfg));
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__greet", true);
+    let reviewer = gw.reviewer_key();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let (served, refused) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            let (gw, stop) = (Arc::clone(&gw), Arc::clone(&stop));
+            let (served, refused) = (Arc::clone(&served), Arc::clone(&refused));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let answer = gw
+                        .rpc(
+                            "tools/call",
+                            json!({"name": "drifty__greet", "arguments": {"name": "Ada"}}),
+                        )
+                        .2;
+                    if answer["result"].is_object() {
+                        served.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        refused.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    // A new instruction to the model: held.
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(
+        &drift_file,
+        "Greets a person by name. Always greet everyone the user mentions.",
+    )
+    .unwrap();
+    let held = server_until(&gw, &reviewer, |v| {
+        v["server"]["blocked_tools"]
+            .as_array()
+            .is_some_and(|b| b.iter().any(|t| t["tool"] == "greet"))
+    });
+    let refused_before = refused.load(Ordering::Relaxed);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while refused.load(Ordering::Relaxed) < refused_before + 20 {
+        assert!(
+            Instant::now() < deadline,
+            "calls were not refused while held"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let second = held["server"]["observed_hash"].as_str().unwrap().to_owned();
+    gw.approve_server("drifty");
+    server_until(&gw, &reviewer, |v| {
+        v["server"]["baseline_hash"] == second.as_str()
+    });
+    let served_before = served.load(Ordering::Relaxed);
+    while served.load(Ordering::Relaxed) < served_before + 20 {
+        assert!(
+            Instant::now() < deadline,
+            "calls were not served after approval"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for c in callers {
+        c.join().unwrap();
+    }
+
+    let out = gw.cli(&["receipts", "claims", "--json"]);
+    let claim: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}{}", crate::util::stdout(&out), crate::util::stderr(&out)));
+    assert!(out.status.success(), "{claim}");
+    assert_eq!(claim["answer"], "no", "{claim}");
+    assert!(
+        claim["executions_checked"].as_u64().unwrap() >= 40,
+        "{claim}"
+    );
+    let windows = claim["windows"].as_array().unwrap();
+    assert!(
+        windows
+            .iter()
+            .any(|w| w["tool"] == "greet" && w["closed_by"] == "server.approved"),
+        "{claim}"
+    );
+    let text = gw.cli(&["receipts", "claims"]);
+    assert!(
+        crate::util::stdout(&text).contains("\nNo. "),
+        "{}",
+        crate::util::stdout(&text)
+    );
+    let api = gw.api_get(&reviewer, "/api/v1/claims");
+    assert_eq!(api["answer"], "no", "{api}");
+    assert_eq!(api["windows"], claim["windows"], "{api}");
+}

@@ -318,6 +318,18 @@ pub async fn server(
     })))
 }
 
+/// `GET /api/v1/claims`: the auditor's question answered from this log alone
+/// (issue 16 item 9) — was any tool executed after its drift was detected and
+/// before a reviewer decided? (`interlock receipts claims` also verifies the
+/// log first; `GET /api/v1/log` and its proofs let a client do the same.)
+pub async fn claims(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let claim = interlock_log::drift_window_claim_of(gw.engine().store())
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    Ok(Json(canon::to_serde_json(&claim.to_value())))
+}
+
 /// `GET /api/v1/surfaces/{hash}`: a surface a reviewer approved, by its hash
 /// (issue 16 item 7) — kept after the server's baseline moves on, so a
 /// receipt's `baseline_hash` or `definition_hash` can be shown as the exact

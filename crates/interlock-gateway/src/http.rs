@@ -50,6 +50,7 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             axum::routing::post(api::decide_server),
         )
         .route("/api/v1/surfaces/{hash}", get(api::surface))
+        .route("/api/v1/claims", get(api::claims))
         .route("/api/v1/approvers", get(api::approvers))
         .route(
             "/api/v1/standing",

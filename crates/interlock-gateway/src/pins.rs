@@ -428,8 +428,23 @@ impl Pins {
             let Some(new) = store.update_server(name, record.version, &update).await? else {
                 continue;
             };
-            if !drift.is_empty() {
-                let worst = drift.iter().map(|d| d.severity()).max().expect("not empty");
+            // What is served changes before the leaf saying why is written: a
+            // call whose intent leaf comes after this drift leaf re-checks the
+            // view after writing it (calls::pipeline), so it sees the drift and
+            // is not forwarded. That is what lets `receipts claims` prove, from
+            // the log alone, that nothing ran inside a drift window.
+            let previously_blocked: BTreeMap<String, String> =
+                serde_json::from_slice(&record.blocked_tools).unwrap_or_default();
+            let unblocked = blocked != previously_blocked || status != record.status;
+            let view = self.install(new, raw_tools);
+            if !drift.is_empty() || unblocked {
+                // A drift that reverted (a held tool listed as approved again)
+                // is a leaf too: its window closes here, with `drift` empty.
+                let worst = drift
+                    .iter()
+                    .map(|d| d.severity())
+                    .max()
+                    .unwrap_or(interlock_surface::Severity::Info);
                 let kind = if status == ServerStatus::Quarantined
                     && record.status != ServerStatus::Quarantined
                 {
@@ -465,7 +480,7 @@ impl Pins {
                     .iter()
                     .max_by_key(|d| d.severity())
                     .map(|d| d.to_string())
-                    .unwrap_or_default();
+                    .unwrap_or_else(|| "the drift reverted to the approved surface".into());
                 self.events.send(GatewayEvent::server(
                     kind,
                     name,
@@ -475,7 +490,7 @@ impl Pins {
                     Some(index),
                 ));
             }
-            return Ok(self.install(new, raw_tools));
+            return Ok(view);
         }
         Err(PinError::Contended(name.to_owned()))
     }

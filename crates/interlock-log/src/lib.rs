@@ -27,12 +27,14 @@
 #![forbid(unsafe_code)]
 
 mod audit;
+mod claims;
 mod error;
 mod export;
 mod log;
 mod signer;
 
 pub use audit::{AuditProblem, AuditReport, PENDING_SECS, audit};
+pub use claims::drift_window_claim_of;
 pub use error::LogError;
 pub use export::{ExportFilter, META_LAST_EXPORT, export};
 pub use log::{

@@ -8,10 +8,12 @@
 //! * [`leaf`]: the statement and leaf format ([`seal`], [`open_leaf`], [`derive_subjects`]).
 //! * [`bundle`]: the export bundle ([`Bundle`], [`BundleBuilder`]).
 //! * [`verify`]: offline verification ([`verify_bundle`], [`VerifyReport`]).
+//! * [`claims`]: what an auditor asks of the log ([`claims::drift_window_claim`]).
 //! * [`error`]: [`ReceiptError`], one variant per thing that can be wrong.
 #![forbid(unsafe_code)]
 
 pub mod bundle;
+pub mod claims;
 pub mod error;
 pub mod leaf;
 pub mod verify;

@@ -393,6 +393,31 @@ pub(crate) async fn tools_call(
     if let Err(refusal) = call.log_intent(&verdict).await {
         return refusal;
     }
+    // A drift may have been installed while this call was inspected. Pins
+    // install the stricter view before they write the drift's leaf, so a call
+    // whose intent leaf landed after that leaf sees it now and is not
+    // forwarded: no tool runs inside a drift window (`receipts claims`).
+    if let Err(why) = gw
+        .pins()
+        .view(server)
+        .map_or(Err(NotServed::UnknownTool), |v| v.check(&tool).map(drop))
+    {
+        let message = why.message(server, &tool);
+        let answer = jsonrpc::error_with_data(
+            Some(id),
+            code::TOOL_NOT_SERVED,
+            &message,
+            Some(&json!({"server": server, "tool": tool})),
+        );
+        return call
+            .settle(
+                &Verdict::NotServed,
+                Outcome::Refused { message },
+                None,
+                answer,
+            )
+            .await;
+    }
     let started = Instant::now();
     let outcome = conn
         .request(
