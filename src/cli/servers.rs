@@ -23,24 +23,35 @@ pub enum ServersCommand {
     /// The drift between a server's approved baseline and what it lists now.
     Diff { name: String },
     /// Approve what the server lists now as its baseline (signed with the
-    /// approver key in the OS keychain).
+    /// approver key in the OS keychain); with --tool, only that tool's
+    /// definition, leaving the rest of the server as it is.
     Approve {
         name: String,
+        /// Decide only this tool (its upstream name): its observed definition
+        /// becomes its baseline, and its hold, quarantine or block is lifted.
+        #[arg(long)]
+        tool: Option<String>,
         #[arg(long)]
         reason: String,
         /// How long the signed statement stays valid for the gateway to apply.
         #[arg(long, default_value = "1h")]
         expires: String,
         /// The observed surface hash you reviewed (`interlock servers show` and
-        /// `diff` print it). Only that surface is approved; if the server now
-        /// lists another, nothing is signed. Without it, a terminal asks you to
+        /// `diff` print it; with --tool, the tool's definition hash `show`
+        /// prints). Only that surface is approved; if the server now lists
+        /// another, nothing is signed. Without it, a terminal asks you to
         /// confirm the current hash.
         #[arg(long)]
         hash: Option<String>,
     },
-    /// Reject the server: none of its tools are served.
+    /// Reject the server: none of its tools are served. With --tool, block only
+    /// that tool (also while the server is pending review): it is not served
+    /// until a reviewer approves it, across listings and server approvals.
     Reject {
         name: String,
+        /// Block only this tool (its upstream name).
+        #[arg(long)]
+        tool: Option<String>,
         #[arg(long)]
         reason: String,
     },
@@ -95,7 +106,11 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                             "TRUSTED" => "served",
                             other => other,
                         });
-                println!("  {:<40} {}", t, mark.to_ascii_lowercase());
+                // The hash `approve --tool` / `reject --tool` sign.
+                let hash = interlock_gateway::tool_decision::observed_tool_hash(&s, &t)
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+                println!("  {:<32} {:<12} {hash}", t, mark.to_ascii_lowercase());
             }
             print_first_contact(&s);
             print_drift(&s);
@@ -129,6 +144,36 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
         }
         ServersCommand::Approve {
             name,
+            tool: Some(tool),
+            reason,
+            expires,
+            hash,
+        } => {
+            if ctx.host().approver_key()?.is_none() {
+                bail!("no approver key in the keychain; run `interlock keys init`");
+            }
+            let record = server(ctx, &name).await?;
+            let current = interlock_gateway::tool_decision::observed_tool_hash(&record, &tool)?;
+            let shown = hash_to_approve(
+                &format!("the definition of tool `{tool}` of server `{name}`"),
+                &current.to_string(),
+                hash.as_deref(),
+            )?;
+            let valid_for = parse_duration(&expires)?;
+            decide_tool(
+                ctx,
+                &name,
+                &tool,
+                Some(&shown),
+                Decision::Approve,
+                &reason,
+                valid_for,
+            )
+            .await
+        }
+        ServersCommand::Approve {
+            name,
+            tool: None,
             reason,
             expires,
             hash,
@@ -156,8 +201,65 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
             )
             .await
         }
-        ServersCommand::Reject { name, reason } => {
-            decide(ctx, &name, None, Decision::Reject, &reason, 3600).await
+        ServersCommand::Reject {
+            name,
+            tool: Some(tool),
+            reason,
+        } => decide_tool(ctx, &name, &tool, None, Decision::Reject, &reason, 3600).await,
+        ServersCommand::Reject {
+            name,
+            tool: None,
+            reason,
+        } => decide(ctx, &name, None, Decision::Reject, &reason, 3600).await,
+    }
+}
+
+/// Signs and applies a decision about one tool (approve, or reject = block).
+async fn decide_tool(
+    ctx: &Context,
+    name: &str,
+    tool: &str,
+    shown_hash: Option<&str>,
+    decision: Decision,
+    reason: &str,
+    valid_for: i64,
+) -> anyhow::Result<ExitCode> {
+    let Some(key) = ctx.host().approver_key()? else {
+        bail!("no approver key in the keychain; run `interlock keys init`");
+    };
+    let config = ctx.host().gateway_config(None)?;
+    let engine = ctx.engine().await?;
+    let outcome = interlock_host::decide_tool_definition(
+        &engine,
+        &EventBus::new(),
+        &key,
+        &config,
+        name,
+        tool,
+        shown_hash,
+        decision,
+        reason,
+        valid_for,
+    )
+    .await;
+    engine.log().close().await;
+    match outcome {
+        Ok(r) => {
+            println!(
+                "{} tool `{tool}` of server `{}` — server now {}",
+                if decision == Decision::Approve {
+                    "approved"
+                } else {
+                    "blocked"
+                },
+                r.name,
+                r.status.as_str()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("interlock: {e}");
+            Ok(ExitCode::from(EXIT_REJECTED))
         }
     }
 }

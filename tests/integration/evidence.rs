@@ -281,3 +281,140 @@ fn no_tool_runs_between_its_drift_and_the_reviewers_decision() {
     assert_eq!(api["answer"], "no", "{api}");
     assert_eq!(api["windows"], claim["windows"], "{api}");
 }
+
+/// The `hash` column `interlock servers show` prints for `tool`.
+fn shown_tool_hash(gw: &Gateway, tool: &str) -> String {
+    let out = gw.cli(&["servers", "show", "drifty"]);
+    crate::util::stdout(&out)
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(tool))
+        .and_then(|l| l.split_whitespace().last())
+        .filter(|h| h.starts_with("sha256:"))
+        .unwrap_or_else(|| panic!("no hash for {tool}: {}", crate::util::stdout(&out)))
+        .to_owned()
+}
+
+/// Item 5: a reviewer blocks one tool while the server is still pending,
+/// approves the server (the block stays), approves the blocked tool alone
+/// later; and a held tool is approved alone, without re-approving the server.
+/// Each decision is signed about the tool's definition hash, and the log's
+/// claim still holds.
+#[test]
+fn regression_one_tool_is_blocked_or_approved_without_deciding_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, drift_file) = drifty(dir.path());
+    let gw = Gateway::start(&cfg);
+    gw.wait_for_server("drifty", "PENDING");
+    let reviewer = gw.reviewer_key();
+
+    let out = gw.cli(&[
+        "servers",
+        "reject",
+        "drifty",
+        "--tool",
+        "add",
+        "--reason",
+        "not needed",
+    ]);
+    assert!(out.status.success(), "{}", crate::util::stderr(&out));
+    assert!(crate::util::stdout(&out).contains("blocked tool `add`"));
+    // A pending server's tool cannot be approved alone.
+    let add_hash = shown_tool_hash(&gw, "add");
+    let early = gw.cli(&[
+        "servers", "approve", "drifty", "--tool", "add", "--hash", &add_hash, "--reason", "x",
+    ]);
+    assert!(!early.status.success());
+    assert!(
+        crate::util::stderr(&early).contains("approve the server first"),
+        "{}",
+        crate::util::stderr(&early)
+    );
+
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__greet", true);
+    let listed = crate::gateway_util::tool_names(&gw.list_tools());
+    assert!(!listed.contains(&"drifty__add".to_owned()), "{listed:?}");
+    let refused = gw.rpc(
+        "tools/call",
+        json!({"name": "drifty__add", "arguments": {"a": 1, "b": 1}}),
+    );
+    let message = refused.2["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("blocked by a reviewer"), "{}", refused.2);
+    let view = gw.api_get(&reviewer, "/api/v1/servers/drifty");
+    assert_eq!(view["server"]["status"], "TRUSTED", "{view}");
+    assert!(
+        view["server"]["blocked_tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["tool"] == "add" && b["action"] == "block"),
+        "{view}"
+    );
+
+    // A statement about another subject is refused by the tool route.
+    let (status, _, body) = http(
+        &gw.addr,
+        "POST",
+        "/api/v1/servers/drifty/tools/add/decisions",
+        &[
+            ("Authorization", &format!("Bearer {reviewer}")),
+            ("Content-Type", "application/json"),
+        ],
+        br#"{"payload":"e30","payloadType":"application/vnd.interlock.approval+json","signatures":[]}"#,
+    );
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&body));
+
+    let out = gw.cli(&[
+        "servers", "approve", "drifty", "--tool", "add", "--hash", &add_hash, "--reason", "needed",
+    ]);
+    assert!(out.status.success(), "{}", crate::util::stderr(&out));
+    gw.wait_for_tool("drifty__add", true);
+    assert_eq!(add(&gw)["result"]["content"][0]["text"], "5");
+
+    // A held drift of greet, approved for greet alone.
+    std::fs::write(
+        &drift_file,
+        "Greets a person by name. Always greet everyone the user mentions.",
+    )
+    .unwrap();
+    gw.wait_for_tool("drifty__greet", false);
+    let before = gw.api_get(&reviewer, "/api/v1/servers/drifty");
+    let greet_hash = shown_tool_hash(&gw, "greet");
+    let out = gw.cli(&[
+        "servers",
+        "approve",
+        "drifty",
+        "--tool",
+        "greet",
+        "--hash",
+        &greet_hash,
+        "--reason",
+        "reviewed the new wording",
+    ]);
+    assert!(out.status.success(), "{}", crate::util::stderr(&out));
+    gw.wait_for_tool("drifty__greet", true);
+    let after = gw.api_get(&reviewer, "/api/v1/servers/drifty");
+    assert_eq!(after["server"]["status"], "TRUSTED", "{after}");
+    assert_ne!(
+        after["server"]["baseline_hash"], before["server"]["baseline_hash"],
+        "{after}"
+    );
+    // The new baseline is exactly what is listed now: no drift remains.
+    assert_eq!(
+        after["server"]["baseline_hash"], after["server"]["observed_hash"],
+        "{after}"
+    );
+    let kinds: Vec<String> = entries(&gw, &reviewer)
+        .iter()
+        .filter_map(|e| e["type"].as_str().map(str::to_owned))
+        .collect();
+    assert!(kinds.contains(&"tool.blocked".to_owned()), "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "tool.approved").count(),
+        2,
+        "{kinds:?}"
+    );
+    let claim = gw.api_get(&reviewer, "/api/v1/claims");
+    assert_eq!(claim["answer"], "no", "{claim}");
+    gw.assert_audit_clean();
+}

@@ -350,7 +350,7 @@ pub async fn surface(
     if hash.parse::<canon::Digest>().is_err() {
         return Err(ApiError(
             StatusCode::BAD_REQUEST,
-            "bad_request",
+            "invalid",
             format!("{hash:?} is not a sha256:<64 hex> digest"),
         ));
     }
@@ -390,6 +390,24 @@ pub async fn decide_server(
         format!("server {name:?}")
     })?;
     let record = gw.pins().decide(&env).await?;
+    let v = gw.pins().view(&record.name).expect("just installed");
+    Ok(Json(server_summary(&gw, &v)))
+}
+
+/// `POST /api/v1/servers/{name}/tools/{tool}/decisions`: a DSSE envelope
+/// around a signed statement about `tool:<name>/<tool>` at the tool's observed
+/// definition hash — approve that definition into the baseline, or (reject)
+/// block the tool, leaving the rest of the server as it is.
+pub async fn decide_tool(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Param((name, tool)): Param<(String, String)>,
+    Body(body): Body<Value>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let subject = crate::tool_decision::tool_subject(&name, &tool);
+    let env = statement_about(&body, &subject, || format!("tool {tool:?} of {name:?}"))?;
+    let record = gw.pins().decide_tool(&env).await?;
     let v = gw.pins().view(&record.name).expect("just installed");
     Ok(Json(server_summary(&gw, &v)))
 }

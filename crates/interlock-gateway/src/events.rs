@@ -49,6 +49,10 @@ event_types! {
     ServerDrift = "server.drift",
     ServerApproved = "server.approved",
     ServerRejected = "server.rejected",
+    /// A reviewer approved one tool's definition into its server's baseline.
+    ToolApproved = "tool.approved",
+    /// A reviewer blocked one tool.
+    ToolBlocked = "tool.blocked",
     StandingGranted = "standing.granted",
     StandingRevoked = "standing.revoked",
     /// A log leaf only: one per tool-call verdict.

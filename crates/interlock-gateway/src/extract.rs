@@ -85,8 +85,14 @@ impl From<PinError> for ApiError {
             }
             PinError::SurfaceChanged { .. }
             | PinError::NothingObserved { .. }
+            | PinError::NoSuchTool { .. }
             | PinError::Contended(_) => ApiError(StatusCode::CONFLICT, "changed", e.to_string()),
-            PinError::NotAServerStatement(_) | PinError::BadSurface { .. } => {
+            PinError::ToolNeedsServer { .. } => {
+                ApiError(StatusCode::CONFLICT, "server_not_approved", e.to_string())
+            }
+            PinError::NotAServerStatement(_)
+            | PinError::NotAToolStatement(_)
+            | PinError::BadSurface { .. } => {
                 ApiError(StatusCode::BAD_REQUEST, "invalid", e.to_string())
             }
             PinError::Store(_) => {

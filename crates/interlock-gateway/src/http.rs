@@ -49,6 +49,10 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/servers/{name}/decisions",
             axum::routing::post(api::decide_server),
         )
+        .route(
+            "/api/v1/servers/{name}/tools/{tool}/decisions",
+            axum::routing::post(api::decide_tool),
+        )
         .route("/api/v1/surfaces/{hash}", get(api::surface))
         .route("/api/v1/claims", get(api::claims))
         .route("/api/v1/approvers", get(api::approvers))

@@ -49,6 +49,7 @@ pub mod pins;
 pub mod roles;
 pub mod sse;
 mod subscriptions;
+pub mod tool_decision;
 pub mod upstream;
 pub mod views;
 

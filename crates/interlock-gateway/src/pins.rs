@@ -46,6 +46,14 @@ pub enum PinError {
     },
     #[error("the signed statement is about {0:?}, not a server")]
     NotAServerStatement(String),
+    #[error("the signed statement is about {0:?}, not a tool (tool:<server>/<tool>)")]
+    NotAToolStatement(String),
+    #[error("server {server:?} lists no tool {tool:?}")]
+    NoSuchTool { server: String, tool: String },
+    #[error(
+        "server {name:?} is {status}: approve the server first (a tool can be blocked during review, and approved once the server is)"
+    )]
+    ToolNeedsServer { name: String, status: String },
     #[error("server {name:?} listed an unusable surface: {message}")]
     BadSurface { name: String, message: String },
     #[error("server {0:?} kept changing under concurrent writers; try again")]
@@ -137,6 +145,44 @@ pub enum NotServed {
     ServerQuarantined,
     ToolHeld(String),
     ToolQuarantined(String),
+    /// A reviewer blocked this tool (a signed decision about it alone).
+    ToolBlocked,
+}
+
+/// Why a tool of a served server is not served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocked {
+    /// Its drift is held for review (lifted if it reverts).
+    Held,
+    /// Its drift is quarantined (sticky until a reviewer decides).
+    Quarantined,
+    /// A reviewer blocked it (sticky until a reviewer approves it).
+    ByReviewer,
+}
+
+impl Blocked {
+    /// The name stored in the row's `blocked_tools` and shown.
+    pub fn name(self) -> &'static str {
+        match self {
+            Blocked::Held => "hold",
+            Blocked::Quarantined => "quarantine",
+            Blocked::ByReviewer => "block",
+        }
+    }
+
+    /// From the stored name (anything unknown is held: fail closed).
+    pub fn from_stored(name: &str) -> Blocked {
+        match name {
+            "quarantine" => Blocked::Quarantined,
+            "block" => Blocked::ByReviewer,
+            _ => Blocked::Held,
+        }
+    }
+
+    /// Kept when the tool's listing changes (only a reviewer lifts it).
+    pub fn sticky(self) -> bool {
+        self != Blocked::Held
+    }
 }
 
 impl NotServed {
@@ -156,6 +202,9 @@ impl NotServed {
             NotServed::ToolQuarantined(why) => format!(
                 "tool `{tool}` of server `{server}` is quarantined: it changed since approval ({why})"
             ),
+            NotServed::ToolBlocked => {
+                format!("tool `{tool}` of server `{server}` is blocked by a reviewer")
+            }
         }
     }
 }
@@ -169,7 +218,7 @@ pub struct ServerView {
     pub baseline: Option<Surface>,
     pub observed: Option<Surface>,
     /// Blocked tools and why (summary of their strongest drift).
-    pub blocked: BTreeMap<String, (Action, String)>,
+    pub blocked: BTreeMap<String, (Blocked, String)>,
     /// What is served, by upstream tool name.
     pub served: BTreeMap<String, Arc<ExposedTool>>,
     /// The raw listing the served tools come from (kept across reloads).
@@ -184,7 +233,10 @@ impl ServerView {
         matches!(
             self.record.status,
             ServerStatus::Pending | ServerStatus::Quarantined
-        ) || !self.blocked.is_empty()
+        ) || self
+            .blocked
+            .values()
+            .any(|(b, _)| *b != Blocked::ByReviewer)
     }
 
     /// Whether `tool` is served, and if not, why.
@@ -195,10 +247,11 @@ impl ServerView {
             ServerStatus::Quarantined => return Err(NotServed::ServerQuarantined),
             ServerStatus::Trusted => {}
         }
-        if let Some((action, why)) = self.blocked.get(tool) {
-            return Err(match action {
-                Action::Quarantine => NotServed::ToolQuarantined(why.clone()),
-                _ => NotServed::ToolHeld(why.clone()),
+        if let Some((blocked, why)) = self.blocked.get(tool) {
+            return Err(match blocked {
+                Blocked::Quarantined => NotServed::ToolQuarantined(why.clone()),
+                Blocked::ByReviewer => NotServed::ToolBlocked,
+                Blocked::Held => NotServed::ToolHeld(why.clone()),
             });
         }
         self.served.get(tool).ok_or(NotServed::UnknownTool)
@@ -395,22 +448,23 @@ impl Pins {
                         serde_json::from_slice::<BTreeMap<String, String>>(&record.blocked_tools)
                             .unwrap_or_default()
                             .into_iter()
-                            .filter(|(_, a)| a == "quarantine")
+                            .filter(|(_, a)| Blocked::from_stored(a).sticky())
                             .collect();
                     for (tool, action) in tool_actions {
                         if action != Action::Monitor {
                             let e = blocked
                                 .entry(tool)
                                 .or_insert_with(|| action.name().to_owned());
-                            if action == Action::Quarantine {
-                                *e = "quarantine".to_owned();
+                            if action == Action::Quarantine && e != Blocked::ByReviewer.name() {
+                                *e = Blocked::Quarantined.name().to_owned();
                             }
                         }
                     }
                     (status, drifts, blocked)
                 }
-                // Pending and rejected servers: just remember what they list.
-                _ => (record.status, Vec::new(), BTreeMap::new()),
+                // Pending and rejected servers: just remember what they list
+                // (and the tools a reviewer blocked during review).
+                _ => (record.status, Vec::new(), reviewer_blocks(&record)),
             };
             let drift_json: Vec<serde_json::Value> = drift
                 .iter()
@@ -524,6 +578,19 @@ impl Pins {
         Ok(changed)
     }
 
+    /// Applies a reviewer's signed decision about one tool (approve or block).
+    pub async fn decide_tool(&self, envelope: &DsseEnvelope) -> Result<ServerRecord, PinError> {
+        let record =
+            crate::tool_decision::decide_tool(&self.engine, &self.policy, envelope, &self.events)
+                .await?;
+        let raw = self
+            .view(&record.name)
+            .map(|v| Arc::clone(&v.raw_tools))
+            .unwrap_or_default();
+        self.install(record.clone(), raw);
+        Ok(record)
+    }
+
     /// Applies a reviewer's signed decision about a server's observed surface.
     pub async fn decide(&self, envelope: &DsseEnvelope) -> Result<ServerRecord, PinError> {
         let record = decide_server(&self.engine, envelope, &self.events).await?;
@@ -616,7 +683,9 @@ pub async fn decide_server(
             observed_hash: Some(observed_hash.clone()),
             observed: Some(observed.clone()),
             drift: b"[]".to_vec(),
-            blocked_tools: b"{}".to_vec(),
+            // A tool a reviewer blocked stays blocked: approving the server
+            // is not approving that tool.
+            blocked_tools: serde_json::to_vec(&reviewer_blocks(&record)).expect("JSON serializes"),
         },
         Decision::Reject => ServerUpdate {
             status: ServerStatus::Rejected,
@@ -638,6 +707,10 @@ pub async fn decide_server(
     m.insert(
         "previous_baseline_hash".into(),
         record.baseline_hash.clone().unwrap_or_default().into(),
+    );
+    m.insert(
+        "blocked_tools".into(),
+        to_canon(&serde_json::from_slice(&update.blocked_tools).unwrap_or_default()),
     );
     m.insert("approver".into(), verified.identity.as_str().into());
     m.insert(
@@ -685,6 +758,16 @@ pub async fn decide_server(
         Some(index),
     ));
     Ok(new)
+}
+
+/// The tools of `record` a reviewer blocked (kept across listings and server
+/// decisions until that tool is approved).
+pub(crate) fn reviewer_blocks(record: &ServerRecord) -> BTreeMap<String, String> {
+    serde_json::from_slice::<BTreeMap<String, String>>(&record.blocked_tools)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(_, a)| Blocked::from_stored(a) == Blocked::ByReviewer)
+        .collect()
 }
 
 /// Signed statements about a server's surface name `server:<name>` where a
@@ -762,11 +845,7 @@ fn build_view(
     let drift: Vec<serde_json::Value> = serde_json::from_slice(&record.drift).unwrap_or_default();
     let mut blocked = BTreeMap::new();
     for (tool, action) in blocked_names {
-        let action = if action == "quarantine" {
-            Action::Quarantine
-        } else {
-            Action::Hold
-        };
+        let action = Blocked::from_stored(&action);
         let why = drift
             .iter()
             .filter(|d| d["tool"].as_str() == Some(tool.as_str()))
@@ -777,7 +856,9 @@ fn build_view(
             tool,
             (
                 action,
-                if why.is_empty() {
+                if action == Blocked::ByReviewer {
+                    "blocked by a reviewer".into()
+                } else if why.is_empty() {
                     "reverted; awaiting review".into()
                 } else {
                     why

@@ -28,6 +28,7 @@ use interlock_core::{DsseEnvelope, Policy};
 use interlock_engine::{DecisionOutcome, Engine, EngineConfig, EngineError};
 use interlock_gateway::client::{ReviewerClient, Subject};
 use interlock_gateway::pins::{PinError, decide_server, server_subject};
+use interlock_gateway::tool_decision;
 use interlock_gateway::{EventBus, GatewayConfig};
 use interlock_store::ServerRecord;
 
@@ -403,6 +404,48 @@ pub async fn decide_server_surface(
         valid_for_secs,
     )?;
     Ok(decide_server(engine, &envelope, events).await?)
+}
+
+/// Decides one tool of a server with the keychain key (approve its observed
+/// definition into the baseline, or reject = block it), signing exactly
+/// `expected_hash` when given (else the tool's current definition hash).
+#[allow(clippy::too_many_arguments)]
+pub async fn decide_tool_definition(
+    engine: &Engine,
+    events: &EventBus,
+    key: &KeychainKey,
+    config: &GatewayConfig,
+    server: &str,
+    tool: &str,
+    expected_hash: Option<&str>,
+    decision: Decision,
+    reason: &str,
+    valid_for_secs: i64,
+) -> Result<ServerRecord, HostError> {
+    let record = engine
+        .store()
+        .server(server)
+        .await?
+        .ok_or_else(|| PinError::NoSuchServer(server.to_owned()))?;
+    let hash = tool_decision::observed_tool_hash(&record, tool)?;
+    if let Some(expected) = expected_hash
+        && expected != hash.to_string()
+    {
+        return Err(HostError::Changed(format!(
+            "tool `{tool}` of `{server}` changed since it was shown ({expected} → {hash}); review it again"
+        )));
+    }
+    let envelope = sign(
+        engine,
+        key,
+        &tool_decision::tool_subject(server, tool),
+        hash,
+        decision,
+        reason,
+        valid_for_secs,
+    )?;
+    let drift = config.drift.policy()?;
+    Ok(tool_decision::decide_tool(engine, &drift, &envelope, events).await?)
 }
 
 /// Grants a standing approval signed with the keychain key: role `role` may call

@@ -5,9 +5,10 @@
 //!
 //! * a **drift window** opens at a `server.*` leaf whose `blocked_tools` names
 //!   a tool (that tool's window) or whose `status` is `QUARANTINED` (the whole
-//!   server's), and closes at the leaf that says otherwise: a reviewer's
-//!   `server.approved` / `server.rejected`, or a later drift leaf no longer
-//!   naming it (the tool listed as approved again);
+//!   server's), or at a reviewer's `tool.blocked` or `server.rejected`; it
+//!   closes at the leaf that says otherwise: a reviewer's `server.approved`
+//!   (a tool a reviewer blocked stays blocked), `tool.approved`, or a later
+//!   drift leaf no longer naming it (the tool listed as approved again);
 //! * an **execution** is a `tool.call` leaf whose verdict forwarded the call
 //!   (or ran its approved held plan), placed at its `tool.call.intent` leaf
 //!   (`intent_index`) — the moment the gateway decided to forward — or, for a
@@ -178,15 +179,33 @@ where
         let text = |k: &str| p.get(k).and_then(Value::as_str);
         match kind {
             "server.approved" | "server.rejected" => {
+                // A decision about the server: every window closes, except a
+                // tool a reviewer blocked (its leaf's `blocked_tools`), which
+                // stays unservable; a rejected server is unservable whole.
                 let Some(server) = text("server") else {
                     continue;
                 };
-                let keys: Vec<_> = open.keys().filter(|k| k.0 == server).cloned().collect();
+                let kept: Vec<String> = p
+                    .get("blocked_tools")
+                    .and_then(Value::as_object)
+                    .map(|m| m.keys().cloned().collect())
+                    .unwrap_or_default();
+                let keys: Vec<_> = open
+                    .keys()
+                    .filter(|k| k.0 == server && !k.1.as_ref().is_some_and(|t| kept.contains(t)))
+                    .cloned()
+                    .collect();
                 for key in keys {
                     close(&mut open, &mut windows, &key, index, kind);
                 }
+                for tool in kept {
+                    open.entry((server.to_owned(), Some(tool))).or_insert(index);
+                }
+                if kind == "server.rejected" {
+                    open.entry((server.to_owned(), None)).or_insert(index);
+                }
             }
-            k if k.starts_with("server.")
+            k if (k.starts_with("server.") || k == "tool.approved" || k == "tool.blocked")
                 && (p.contains_key("blocked_tools") || p.contains_key("status")) =>
             {
                 let Some(server) = text("server") else {
@@ -390,8 +409,31 @@ mod tests {
                 leaf(r#"{"plan_id":"q","action":"mcp.call_tool","target":"s"}"#),
             ),
         ]);
-        assert_eq!(c.violations.len(), 2, "{c:?}");
+        // The stage after the rejection runs on a rejected server: reported too.
+        assert_eq!(c.violations.len(), 3, "{c:?}");
         assert_eq!(c.violations[1].verdict, "stage");
+        assert_eq!(c.violations[2].window.opened_at, 3);
+    }
+
+    #[test]
+    fn regression_a_reviewer_block_outlives_the_servers_approval() {
+        let blocked =
+            leaf(r#"{"server":"s","tool":"t","status":"PENDING","blocked_tools":{"t":"block"}}"#);
+        let approved = leaf(r#"{"server":"s","blocked_tools":{"t":"block"}}"#);
+        let unblocked = leaf(r#"{"server":"s","tool":"t","status":"TRUSTED","blocked_tools":{}}"#);
+        let c = claim(&[
+            (0, "tool.blocked", blocked),
+            (1, "server.approved", approved),
+            (2, "tool.call", call("s", "t", "allowed", 2)),
+            (3, "tool.approved", unblocked),
+            (4, "tool.call", call("s", "t", "allowed", 4)),
+        ]);
+        assert_eq!(c.violations.len(), 1, "{c:?}");
+        assert_eq!(c.violations[0].leaf_index, 2);
+        assert_eq!(
+            c.violations[0].window.closed_by.as_deref(),
+            Some("tool.approved")
+        );
     }
 
     #[test]

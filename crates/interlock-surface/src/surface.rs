@@ -187,6 +187,12 @@ impl Surface {
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.get(name)
     }
+    /// This surface with `tool` in it (replacing a tool of the same name): a
+    /// reviewer's approval of one tool's definition.
+    pub fn with_tool(mut self, tool: Tool) -> Surface {
+        self.tools.insert(tool.name.clone(), tool);
+        self
+    }
     /// `{"instructions": …|null, "tools": [raw tool, …]}` (tools sorted by
     /// name), for storing a baseline; [`Surface::from_tools_list`] with its
     /// `instructions` rebuilds the same surface.
