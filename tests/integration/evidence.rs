@@ -332,6 +332,17 @@ fn regression_one_tool_is_blocked_or_approved_without_deciding_the_server() {
 
     gw.approve_server("drifty");
     gw.wait_for_tool("drifty__greet", true);
+    let view = gw.api_get(&reviewer, "/api/v1/servers/drifty");
+    let add_view = view["observed_tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "add")
+        .cloned()
+        .unwrap();
+    assert_eq!(add_view["definition_hash"], add_hash.as_str(), "{view}");
+    assert_eq!(add_view["served"], false, "{view}");
+    assert_eq!(add_view["blocked"], "block", "{view}");
     let listed = crate::gateway_util::tool_names(&gw.list_tools());
     assert!(!listed.contains(&"drifty__add".to_owned()), "{listed:?}");
     let refused = gw.rpc(

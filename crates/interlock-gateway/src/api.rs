@@ -315,6 +315,14 @@ pub async fn server(
         "observed": surface(&v.observed),
         "drift": drift,
         "first_contact": crate::pins::first_contact_of(&v.record),
+        // What a decision about one tool signs (`tool:<name>/<tool>` at this
+        // hash), and whether it is served now.
+        "observed_tools": v.observed.as_ref().map(|s| s.tools().iter().map(|(t, d)| json!({
+            "name": t,
+            "definition_hash": d.hash().to_string(),
+            "served": v.check(t).is_ok(),
+            "blocked": v.blocked.get(t).map(|(b, _)| b.name()),
+        })).collect::<Vec<_>>()).unwrap_or_default(),
     })))
 }
 
