@@ -243,18 +243,28 @@ async fn decide_tool(
     )
     .await;
     engine.log().close().await;
+    report(outcome, |r| {
+        let verb = if decision == Decision::Approve {
+            "approved"
+        } else {
+            "blocked"
+        };
+        format!(
+            "{verb} tool `{tool}` of server `{}` — server now {}",
+            r.name,
+            r.status.as_str()
+        )
+    })
+}
+
+/// Prints what a decision made of the server (`done`), or why it was refused.
+fn report(
+    outcome: Result<ServerRecord, interlock_host::HostError>,
+    done: impl FnOnce(&ServerRecord) -> String,
+) -> anyhow::Result<ExitCode> {
     match outcome {
         Ok(r) => {
-            println!(
-                "{} tool `{tool}` of server `{}` — server now {}",
-                if decision == Decision::Approve {
-                    "approved"
-                } else {
-                    "blocked"
-                },
-                r.name,
-                r.status.as_str()
-            );
+            println!("{}", done(&r));
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
@@ -359,24 +369,17 @@ async fn decide(
     )
     .await;
     engine.log().close().await;
-    match outcome {
-        Ok(r) => {
-            println!(
-                "{} server `{}` at {} — now {}",
-                if decision == Decision::Approve {
-                    "approved"
-                } else {
-                    "rejected"
-                },
-                r.name,
-                r.observed_hash.as_deref().unwrap_or("?"),
-                r.status.as_str()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            eprintln!("interlock: {e}");
-            Ok(ExitCode::from(EXIT_REJECTED))
-        }
-    }
+    report(outcome, |r| {
+        let verb = if decision == Decision::Approve {
+            "approved"
+        } else {
+            "rejected"
+        };
+        format!(
+            "{verb} server `{}` at {} — now {}",
+            r.name,
+            r.observed_hash.as_deref().unwrap_or("?"),
+            r.status.as_str()
+        )
+    })
 }

@@ -583,23 +583,23 @@ impl Pins {
         let record =
             crate::tool_decision::decide_tool(&self.engine, &self.policy, envelope, &self.events)
                 .await?;
-        let raw = self
-            .view(&record.name)
-            .map(|v| Arc::clone(&v.raw_tools))
-            .unwrap_or_default();
-        self.install(record.clone(), raw);
-        Ok(record)
+        Ok(self.install_decided(record))
     }
 
     /// Applies a reviewer's signed decision about a server's observed surface.
     pub async fn decide(&self, envelope: &DsseEnvelope) -> Result<ServerRecord, PinError> {
         let record = decide_server(&self.engine, envelope, &self.events).await?;
+        Ok(self.install_decided(record))
+    }
+
+    /// Serves what a decision made of a row, from the listing already held.
+    fn install_decided(&self, record: ServerRecord) -> ServerRecord {
         let raw = self
             .view(&record.name)
             .map(|v| Arc::clone(&v.raw_tools))
             .unwrap_or_default();
         self.install(record.clone(), raw);
-        Ok(record)
+        record
     }
 
     fn install(&self, record: ServerRecord, raw_tools: Arc<Vec<Box<RawValue>>>) -> Arc<ServerView> {
@@ -708,39 +708,17 @@ pub async fn decide_server(
         "previous_baseline_hash".into(),
         record.baseline_hash.clone().unwrap_or_default().into(),
     );
-    m.insert(
-        "blocked_tools".into(),
-        to_canon(&serde_json::from_slice(&update.blocked_tools).unwrap_or_default()),
-    );
-    m.insert("approver".into(), verified.identity.as_str().into());
-    m.insert(
-        "approver_key_id".into(),
-        verified.statement.approver_key_id.to_string().into(),
-    );
-    m.insert("reason".into(), verified.statement.reason.as_str().into());
-    m.insert("envelope".into(), to_canon(&envelope.to_json()));
-    // The row flips in the same transaction as the leaf that records why: a
-    // server is never trusted on a change whose evidence a crash could lose.
-    let change = StateChange::Server {
-        name: name.clone(),
-        expected_version: record.version,
+    let (new, index) = commit_decision(
+        engine,
+        kind,
+        m,
+        &verified,
+        envelope,
+        &record,
         update,
-    };
-    let index = match engine.record_with_change(kind.as_str(), m, change).await {
-        Ok(appended) => appended.index,
-        Err(EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => {
-            return Err(PinError::SurfaceChanged {
-                name: name.clone(),
-                signed: observed_hash.clone(),
-                current: "(changed while deciding)".into(),
-            });
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let new = store
-        .server(&name)
-        .await?
-        .ok_or_else(|| PinError::NoSuchServer(name.clone()))?;
+        (name.clone(), observed_hash.clone()),
+    )
+    .await?;
     events.send(GatewayEvent::server(
         kind,
         &name,
@@ -758,6 +736,61 @@ pub async fn decide_server(
         Some(index),
     ));
     Ok(new)
+}
+
+/// Writes a reviewer's decision about a server row: its leaf — `fields`, the
+/// row's `blocked_tools` after it, who signed, why, and the envelope — and the
+/// row's compare-and-swap to `update`, in one transaction (a server is never
+/// trusted on a change whose evidence a crash could lose). `subject` is what
+/// was signed, `(name, hash)`, for the error when the row moved meanwhile.
+/// The new row and the leaf's index.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn commit_decision(
+    engine: &Engine,
+    kind: EventType,
+    mut fields: Map,
+    verified: &interlock_engine::VerifiedDecision,
+    envelope: &DsseEnvelope,
+    record: &ServerRecord,
+    update: ServerUpdate,
+    subject: (String, String),
+) -> Result<(ServerRecord, u64), PinError> {
+    fields.insert(
+        "blocked_tools".into(),
+        to_canon(&serde_json::from_slice(&update.blocked_tools).unwrap_or_default()),
+    );
+    fields.insert("approver".into(), verified.identity.as_str().into());
+    fields.insert(
+        "approver_key_id".into(),
+        verified.statement.approver_key_id.to_string().into(),
+    );
+    fields.insert("reason".into(), verified.statement.reason.as_str().into());
+    fields.insert("envelope".into(), to_canon(&envelope.to_json()));
+    let change = StateChange::Server {
+        name: record.name.clone(),
+        expected_version: record.version,
+        update,
+    };
+    let index = match engine
+        .record_with_change(kind.as_str(), fields, change)
+        .await
+    {
+        Ok(appended) => appended.index,
+        Err(EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => {
+            return Err(PinError::SurfaceChanged {
+                name: subject.0,
+                signed: subject.1,
+                current: "(changed while deciding)".into(),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let new = engine
+        .store()
+        .server(&record.name)
+        .await?
+        .ok_or_else(|| PinError::NoSuchServer(record.name.clone()))?;
+    Ok((new, index))
 }
 
 /// The tools of `record` a reviewer blocked (kept across listings and server

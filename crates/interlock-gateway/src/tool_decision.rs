@@ -22,11 +22,11 @@ use std::collections::BTreeMap;
 use interlock_canon::{self as canon, Digest, Map};
 use interlock_core::{Decision, DsseEnvelope};
 use interlock_engine::{Engine, EngineError};
-use interlock_store::{ServerRecord, ServerStatus, ServerUpdate, StateChange};
+use interlock_store::{ServerRecord, ServerStatus, ServerUpdate};
 use interlock_surface::{DriftPolicy, Surface, surface_hash};
 
 use crate::events::{EventBus, EventType, GatewayEvent};
-use crate::pins::{Blocked, PinError, decode_surface, drift_record, to_canon};
+use crate::pins::{Blocked, PinError, commit_decision, decode_surface, drift_record};
 
 /// Signed statements about one tool name `tool:<server>/<tool>`.
 pub const TOOL_SUBJECT_PREFIX: &str = "tool:";
@@ -116,37 +116,17 @@ pub async fn decide_tool(
         update.baseline_hash.clone().unwrap_or_default().into(),
     );
     m.insert("status".into(), update.status.as_str().into());
-    m.insert(
-        "blocked_tools".into(),
-        to_canon(&serde_json::from_slice(&update.blocked_tools).unwrap_or_default()),
-    );
-    m.insert("approver".into(), verified.identity.as_str().into());
-    m.insert(
-        "approver_key_id".into(),
-        verified.statement.approver_key_id.to_string().into(),
-    );
-    m.insert("reason".into(), verified.statement.reason.as_str().into());
-    m.insert("envelope".into(), to_canon(&envelope.to_json()));
-    let change = StateChange::Server {
-        name: server.clone(),
-        expected_version: record.version,
+    let (new, index) = commit_decision(
+        engine,
+        kind,
+        m,
+        &verified,
+        envelope,
+        &record,
         update,
-    };
-    let index = match engine.record_with_change(kind.as_str(), m, change).await {
-        Ok(appended) => appended.index,
-        Err(EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => {
-            return Err(PinError::SurfaceChanged {
-                name: format!("{server}/{tool}"),
-                signed: current.to_string(),
-                current: "(changed while deciding)".into(),
-            });
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let new = store
-        .server(&server)
-        .await?
-        .ok_or_else(|| PinError::NoSuchServer(server.clone()))?;
+        (format!("{server}/{tool}"), current.to_string()),
+    )
+    .await?;
     let verb = if decision == Decision::Approve {
         "Approved"
     } else {
