@@ -12,6 +12,7 @@ mod gateway_util;
 mod governance;
 mod limits;
 mod mcp_bridge;
+mod probes;
 mod receipts;
 mod standing;
 mod team;

@@ -315,6 +315,7 @@ pub async fn server(
         "observed": surface(&v.observed),
         "drift": drift,
         "first_contact": crate::pins::first_contact_of(&v.record),
+        "probes": crate::probes::probes_view(gw.engine().store(), &name).await?,
     })))
 }
 

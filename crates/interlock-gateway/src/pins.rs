@@ -480,6 +480,85 @@ impl Pins {
         Err(PinError::Contended(name.to_owned()))
     }
 
+    /// Quarantines a TRUSTED server on behavioural evidence (a probe whose
+    /// permission grew): the `kind` leaf with `fields` (plus the server and
+    /// its hashes) commits in the same transaction as the row's flip, so the
+    /// evidence is durable before the quarantine takes effect. `None` if the
+    /// server is not TRUSTED (nothing is served, or a reviewer decided in
+    /// between).
+    pub(crate) async fn quarantine(
+        &self,
+        name: &str,
+        kind: EventType,
+        fields: Map,
+        headline: String,
+    ) -> Result<Option<ServerRecord>, PinError> {
+        let lock = self.writer(name).await;
+        let _guard = lock.lock().await;
+        let store = self.engine.store();
+        for _attempt in 0..8 {
+            let record = store
+                .server(name)
+                .await?
+                .ok_or_else(|| PinError::NoSuchServer(name.to_owned()))?;
+            if record.status != ServerStatus::Trusted {
+                return Ok(None);
+            }
+            let mut m = fields.clone();
+            m.insert("server".into(), name.into());
+            m.insert("status".into(), ServerStatus::Quarantined.as_str().into());
+            m.insert(
+                "baseline_hash".into(),
+                record.baseline_hash.clone().unwrap_or_default().into(),
+            );
+            m.insert(
+                "surface_hash".into(),
+                record.observed_hash.clone().unwrap_or_default().into(),
+            );
+            let change = StateChange::Server {
+                name: name.to_owned(),
+                expected_version: record.version,
+                update: ServerUpdate {
+                    status: ServerStatus::Quarantined,
+                    baseline_hash: record.baseline_hash.clone(),
+                    baseline: record.baseline.clone(),
+                    observed_hash: record.observed_hash.clone(),
+                    observed: record.observed.clone(),
+                    drift: record.drift.clone(),
+                    blocked_tools: record.blocked_tools.clone(),
+                },
+            };
+            let index = match self
+                .engine
+                .record_with_change(kind.as_str(), m, change)
+                .await
+            {
+                Ok(appended) => appended.index,
+                Err(EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let new = store
+                .server(name)
+                .await?
+                .ok_or_else(|| PinError::NoSuchServer(name.to_owned()))?;
+            let raw = self
+                .view(name)
+                .map(|v| Arc::clone(&v.raw_tools))
+                .unwrap_or_default();
+            self.install(new.clone(), raw);
+            self.events.send(GatewayEvent::server(
+                EventType::ServerQuarantined,
+                name,
+                headline,
+                "critical",
+                record.observed_hash.as_deref().unwrap_or_default(),
+                Some(index),
+            ));
+            return Ok(Some(new));
+        }
+        Err(PinError::Contended(name.to_owned()))
+    }
+
     /// Re-reads one server's row (another process may have decided about it).
     pub async fn reload(&self, name: &str) -> Result<Option<Arc<ServerView>>, PinError> {
         let Some(record) = self.engine.store().server(name).await? else {
@@ -631,6 +710,20 @@ pub async fn decide_server(
     );
     m.insert("reason".into(), verified.statement.reason.as_str().into());
     m.insert("envelope".into(), to_canon(&envelope.to_json()));
+    // Issue 16 item 1: the probe outcomes the reviewer was shown become the
+    // probes' baseline, recorded in the approval's leaf.
+    let probe_baseline = match verified.statement.decision {
+        Decision::Approve => store.probe_state(&name).await?.map(|s| s.observed),
+        Decision::Reject => None,
+    };
+    if let Some(runs) = &probe_baseline {
+        m.insert(
+            "probe_baseline".into(),
+            canon::parse_json(runs).map_err(|e| {
+                StoreError::Malformed(format!("server {name}: stored probe runs: {e}"))
+            })?,
+        );
+    }
     // The row flips in the same transaction as the leaf that records why: a
     // server is never trusted on a change whose evidence a crash could lose.
     let change = StateChange::Server {
@@ -649,6 +742,11 @@ pub async fn decide_server(
         }
         Err(e) => return Err(e.into()),
     };
+    // After the leaf: a crash in between leaves the old probe baseline, so
+    // the next re-check holds the server to the stricter of the two.
+    if let Some(runs) = &probe_baseline {
+        store.adopt_probe_baseline(&name, runs).await?;
+    }
     let new = store
         .server(&name)
         .await?

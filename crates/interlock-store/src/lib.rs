@@ -31,6 +31,7 @@ mod keys;
 mod lease;
 mod log;
 mod plans;
+mod probes;
 mod snapshot;
 
 use std::path::{Path, PathBuf};
@@ -52,6 +53,7 @@ pub use keys::{ApproverKey, NewApproverKey};
 pub use lease::ExecutionLease;
 pub use log::{CheckpointRow, LeafRow};
 pub use plans::{NewPlan, PlanRecord, PlanStatus};
+pub use probes::ProbeState;
 pub use snapshot::Snapshot;
 
 use error::SqlxResultExt as _;

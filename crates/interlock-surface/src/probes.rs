@@ -414,7 +414,10 @@ impl ProbeRun {
         let verdict = match s("verdict").ok_or_else(|| bad("verdict"))? {
             "met" => Verdict::Met,
             "exceeded" => Verdict::Violated { grew: true, failed },
-            "narrowed" => Verdict::Violated { grew: false, failed },
+            "narrowed" => Verdict::Violated {
+                grew: false,
+                failed,
+            },
             "inconclusive" => Verdict::Inconclusive,
             _ => return Err(bad("verdict")),
         };
@@ -793,19 +796,22 @@ mod tests {
             (FindingKind::Inconclusive, ProbeAction::Report)
         );
         assert!(f.summary().contains("timed out"));
-        let f = assess(
-            &p,
-            None,
-            &ProbeRun::new(&p, &Observation::unknown_tool()),
-        )
-        .unwrap();
+        let f = assess(&p, None, &ProbeRun::new(&p, &Observation::unknown_tool())).unwrap();
         assert_eq!(f.action, ProbeAction::Report);
     }
 
     #[test]
     fn a_stored_run_reads_back_unchanged() {
-        let p = probe(Expectation::Result(vec![Predicate::ResultLacks("x".into())]));
-        for obs in [ok("x"), ok("y"), refused(), rpc_error(), Observation::unreachable("t")] {
+        let p = probe(Expectation::Result(vec![Predicate::ResultLacks(
+            "x".into(),
+        )]));
+        for obs in [
+            ok("x"),
+            ok("y"),
+            refused(),
+            rpc_error(),
+            Observation::unreachable("t"),
+        ] {
             let run = ProbeRun::new(&p, &obs);
             assert_eq!(ProbeRun::from_value(&run.to_value()).unwrap(), run);
         }
