@@ -24,6 +24,11 @@ use crate::upstream::{Connection, UpstreamError};
 /// Each probe's call waits at most this long (or the upstream timeout, if shorter).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A whole round waits at most this long: the supervisor runs it between
+/// re-lists, so a server that stalls its probes must not stall its own
+/// supervision. Probes left when it is spent are `unreachable`.
+const ROUND_BUDGET: Duration = Duration::from_secs(60);
+
 /// What one round of probes came to.
 #[derive(Debug)]
 pub struct ProbeRound {
@@ -60,10 +65,13 @@ pub(crate) async fn run(
             .observed
             .as_ref()
             .is_some_and(|s| s.tool(&probe.tool).is_some());
-        let observed = if listed {
-            call(conn, probe, timeout).await
-        } else {
+        let left = ROUND_BUDGET.saturating_sub(started.elapsed());
+        let observed = if !listed {
             Observation::unknown_tool()
+        } else if left.is_zero() {
+            Observation::unreachable("the round's time budget was spent")
+        } else {
+            call(conn, probe, timeout.min(left)).await
         };
         runs.push(ProbeRun::new(probe, &observed));
     }
