@@ -148,7 +148,9 @@ impl NotServed {
             ),
             NotServed::Rejected => format!("server `{server}` was rejected by a reviewer"),
             NotServed::ServerQuarantined => format!(
-                "server `{server}` is quarantined: its surface drifted from the approved baseline; a reviewer must re-approve it"
+                // Neutral on why (its surface, or its behaviour under a probe):
+                // agents are never told what the gateway probes.
+                "server `{server}` is quarantined: it departed from what a reviewer approved; a reviewer must re-approve it"
             ),
             NotServed::ToolHeld(why) => format!(
                 "tool `{tool}` of server `{server}` is held for review: it changed since approval ({why})"
