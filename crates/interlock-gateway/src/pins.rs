@@ -728,10 +728,19 @@ pub async fn decide_server(
     }
     // The row flips in the same transaction as the leaf that records why: a
     // server is never trusted on a change whose evidence a crash could lose.
-    let change = StateChange::Server {
-        name: name.clone(),
-        expected_version: record.version,
-        update,
+    let change = match probe_baseline {
+        // The probes' baseline is adopted in the same transaction.
+        Some(probe_baseline) => StateChange::ServerWithProbeBaseline {
+            name: name.clone(),
+            expected_version: record.version,
+            update: Box::new(update),
+            probe_baseline,
+        },
+        None => StateChange::Server {
+            name: name.clone(),
+            expected_version: record.version,
+            update,
+        },
     };
     let index = match engine.record_with_change(kind.as_str(), m, change).await {
         Ok(appended) => appended.index,
@@ -744,11 +753,6 @@ pub async fn decide_server(
         }
         Err(e) => return Err(e.into()),
     };
-    // After the leaf: a crash in between leaves the old probe baseline, so
-    // the next re-check holds the server to the stricter of the two.
-    if let Some(runs) = &probe_baseline {
-        store.adopt_probe_baseline(&name, runs).await?;
-    }
     let new = store
         .server(&name)
         .await?

@@ -19,6 +19,18 @@ pub enum StateChange {
         expected_version: i64,
         update: ServerUpdate,
     },
+    /// [`StateChange::Server`], and in the same transaction the runs that
+    /// become the server's probe baseline (issue 16 item 1): an approval
+    /// adopts the probe outcomes the reviewer was shown together with the
+    /// surface, so no re-check can see the new state with the old baseline.
+    ServerWithProbeBaseline {
+        name: String,
+        expected_version: i64,
+        /// Boxed: the change travels in the log writer's requests, which
+        /// stay small.
+        update: Box<ServerUpdate>,
+        probe_baseline: Vec<u8>,
+    },
     /// Store a decision statement about a plan revision.
     InsertApproval(crate::NewApproval),
     /// Start executing an APPROVED plan revision: consume its approvals and take
@@ -53,6 +65,16 @@ impl StateChange {
                 expected_version,
                 update,
             } => update_server_in(&mut **tx, name, *expected_version, update).await?,
+            StateChange::ServerWithProbeBaseline {
+                name,
+                expected_version,
+                update,
+                probe_baseline,
+            } => {
+                update_server_in(&mut **tx, name, *expected_version, update).await?
+                    && crate::probes::adopt_probe_baseline_in(&mut **tx, name, probe_baseline)
+                        .await?
+            }
             StateChange::PlanStatus {
                 plan_id,
                 revision,
@@ -89,6 +111,11 @@ impl StateChange {
     fn describe(&self) -> String {
         match self {
             StateChange::Server {
+                name,
+                expected_version,
+                ..
+            }
+            | StateChange::ServerWithProbeBaseline {
                 name,
                 expected_version,
                 ..

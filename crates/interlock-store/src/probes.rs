@@ -69,23 +69,37 @@ impl Store {
     /// At approval: `runs` (the last observed runs, what the reviewer was
     /// shown, recorded in the approval's leaf) become the baseline, and the
     /// findings against the old one are settled. False if the server's
-    /// probes never ran.
+    /// probes never ran. An approval applies it with its row change
+    /// ([`crate::StateChange::ServerWithProbeBaseline`]).
     pub async fn adopt_probe_baseline(
         &self,
         server: &str,
         runs: &[u8],
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(
-            "UPDATE server_probes SET baseline = ?, baseline_at = ?, findings = '[]' WHERE server = ?",
-        )
-        .bind(runs)
-        .bind(now_secs())
-        .bind(server)
-        .execute(self.pool())
-        .await
-        .ctx("server probes")?;
-        Ok(done.rows_affected() == 1)
+        adopt_probe_baseline_in(self.pool(), server, runs).await
     }
+}
+
+/// [`Store::adopt_probe_baseline`] on any executor (the pool, or the
+/// transaction of the approval's leaf).
+pub(crate) async fn adopt_probe_baseline_in<'c, E>(
+    ex: E,
+    server: &str,
+    runs: &[u8],
+) -> Result<bool, StoreError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+{
+    let done = sqlx::query(
+        "UPDATE server_probes SET baseline = ?, baseline_at = ?, findings = '[]' WHERE server = ?",
+    )
+    .bind(runs)
+    .bind(now_secs())
+    .bind(server)
+    .execute(ex)
+    .await
+    .ctx("server probes")?;
+    Ok(done.rows_affected() == 1)
 }
 
 #[cfg(test)]
