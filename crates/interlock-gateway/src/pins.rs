@@ -486,11 +486,13 @@ impl Pins {
     /// permission grew): the `kind` leaf with `fields` (plus the server and
     /// its hashes) commits in the same transaction as the row's flip, so the
     /// evidence is durable before the quarantine takes effect. `None` if the
-    /// server is not TRUSTED (nothing is served, or a reviewer decided in
-    /// between).
+    /// server is not TRUSTED at `seen_version`, the row the evidence was
+    /// gathered against (a reviewer decided meanwhile, adopting a new
+    /// baseline: the next re-check judges against that one).
     pub(crate) async fn quarantine(
         &self,
         name: &str,
+        seen_version: i64,
         kind: EventType,
         fields: Map,
         headline: String,
@@ -503,7 +505,7 @@ impl Pins {
                 .server(name)
                 .await?
                 .ok_or_else(|| PinError::NoSuchServer(name.to_owned()))?;
-            if record.status != ServerStatus::Trusted {
+            if record.status != ServerStatus::Trusted || record.version != seen_version {
                 return Ok(None);
             }
             let mut m = fields.clone();

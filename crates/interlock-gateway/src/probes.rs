@@ -106,6 +106,7 @@ pub(crate) async fn run(
             .pins()
             .quarantine(
                 server,
+                view.record.version,
                 EventType::ServerProbeDrift,
                 leaf_fields(&records),
                 headline,
