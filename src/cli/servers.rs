@@ -113,6 +113,7 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 println!("  {:<32} {:<12} {hash}", t, mark.to_ascii_lowercase());
             }
             print_first_contact(&s);
+            print_probes(&ctx.store().await?, &s.name).await?;
             print_drift(&s);
             Ok(ExitCode::SUCCESS)
         }
@@ -302,6 +303,39 @@ fn blocked(s: &ServerRecord) -> Vec<String> {
     m.iter()
         .map(|(t, a)| format!("{t} ({})", a.as_str().unwrap_or("?")))
         .collect()
+}
+
+/// Its effective-permission probes (issue 16 item 1): each one's last
+/// outcome against the baseline, and the findings.
+async fn print_probes(store: &interlock_store::Store, name: &str) -> anyhow::Result<()> {
+    let Some(p) = interlock_gateway::probes::probes_view(store, name).await? else {
+        return Ok(());
+    };
+    let runs = p["observed"].as_array().cloned().unwrap_or_default();
+    let baseline = p["baseline"].as_array().cloned().unwrap_or_default();
+    println!("probes:");
+    for r in &runs {
+        let then = baseline
+            .iter()
+            .find(|b| b["tool"] == r["tool"] && b["arguments_hash"] == r["arguments_hash"])
+            .and_then(|b| b["outcome"].as_str())
+            .unwrap_or("-");
+        println!(
+            "  {:<28} {:<12} {:<12} at approval: {}",
+            r["tool"].as_str().unwrap_or("?"),
+            r["outcome"].as_str().unwrap_or("?"),
+            r["verdict"].as_str().unwrap_or("?"),
+            then
+        );
+    }
+    for f in p["findings"].as_array().cloned().unwrap_or_default() {
+        println!(
+            "  [{}] {}",
+            f["action"].as_str().unwrap_or("?"),
+            f["summary"].as_str().unwrap_or("")
+        );
+    }
+    Ok(())
 }
 
 /// A pending server's whole surface, scanned before anyone approves it.

@@ -13,6 +13,7 @@ mod gateway_util;
 mod governance;
 mod limits;
 mod mcp_bridge;
+mod probes;
 mod receipts;
 mod standing;
 mod team;

@@ -323,6 +323,7 @@ pub async fn server(
             "served": v.check(t).is_ok(),
             "blocked": v.blocked.get(t).map(|(b, _)| b.name()),
         })).collect::<Vec<_>>()).unwrap_or_default(),
+        "probes": crate::probes::probes_view(gw.engine().store(), &name).await?,
     })))
 }
 

@@ -378,9 +378,144 @@ pub struct UpstreamConfig {
     /// `"2025-11-25"` or `"2026-07-28"` (see `upstream::era`).
     #[serde(default)]
     pub protocol: crate::upstream::era::EraChoice,
+    /// `probes = "non-production"`: this server may be probed — its declared
+    /// `probe` calls are real tool calls, made at every re-check. Absent:
+    /// never probed; any other value is refused (so is a `probe` list
+    /// without it), so probing is never switched on by a typo or a default.
+    pub probes: Option<ProbeMarking>,
+    /// `[[servers.NAME.probe]]`: effective-permission probes (see
+    /// [`UpstreamConfig::compiled_probes`] and docs/GATEWAY.md "Probes").
+    #[serde(default)]
+    pub probe: Vec<ProbeConfig>,
 }
 
+/// The one marking that lets the gateway probe a server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum ProbeMarking {
+    /// A server whose tools may be called by the gateway itself, with the
+    /// declared arguments, at every re-check: a test or staging instance.
+    #[serde(rename = "non-production")]
+    NonProduction,
+}
+
+/// One `[[servers.NAME.probe]]` as written: `tool`, `arguments` (a table),
+/// `expect` (`"denied"`, `"error"`, or a table of predicates:
+/// `{ result_contains = "…", result_lacks = "…" }`, each a string or a list
+/// of strings, all of which must hold on a successful result).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeConfig {
+    pub tool: String,
+    #[serde(default)]
+    pub arguments: toml::Table,
+    pub expect: toml::Value,
+}
+
+/// At most this many probes per server: each is a real call at every re-check.
+pub const MAX_PROBES: usize = 32;
+
 impl UpstreamConfig {
+    /// The declared probes, checked: none unless the server is marked
+    /// `probes = "non-production"`, and a `probe` list on an unmarked server
+    /// is an error (a reviewer who declared probes expects them to run).
+    /// Whether each tool exists is only known once the server lists its
+    /// tools; a probe of an unknown tool is a probe finding then.
+    pub fn compiled_probes(
+        &self,
+        name: &str,
+    ) -> Result<Vec<interlock_surface::probes::Probe>, ConfigError> {
+        use interlock_surface::probes::{Expectation, Predicate, Probe};
+        if self.probes.is_none() {
+            if !self.probe.is_empty() {
+                return Err(ConfigError::Invalid(format!(
+                    "servers.{name}: probes are declared but the server is not marked safe to probe; \
+                     probes are real tool calls, so add `probes = \"non-production\"` if this server \
+                     is a test or staging instance, or remove the `probe` entries"
+                )));
+            }
+            return Ok(Vec::new());
+        }
+        if self.probe.len() > MAX_PROBES {
+            return Err(ConfigError::Invalid(format!(
+                "servers.{name}: {} probes declared, at most {MAX_PROBES}",
+                self.probe.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(self.probe.len());
+        for (i, p) in self.probe.iter().enumerate() {
+            let at = format!("servers.{name}.probe[{i}]");
+            let bad = |m: String| ConfigError::Invalid(format!("{at}: {m}"));
+            if p.tool.trim().is_empty() || p.tool.len() > 128 {
+                return Err(bad(
+                    "`tool` is the upstream tool's name (1 to 128 bytes)".into()
+                ));
+            }
+            let mut arguments = interlock_canon::Map::new();
+            for (k, v) in &p.arguments {
+                arguments.insert(
+                    k.clone(),
+                    toml_to_canon(v).map_err(|m| bad(format!("arguments.{k}: {m}")))?,
+                );
+            }
+            let expect = match &p.expect {
+                toml::Value::String(s) if s == "denied" => Expectation::Denied,
+                toml::Value::String(s) if s == "error" => Expectation::Error,
+                toml::Value::String(s) => {
+                    return Err(bad(format!(
+                        "expect = {s:?}: give \"denied\", \"error\" or a table of predicates \
+                         ({{ result_contains = \"…\" }} / {{ result_lacks = \"…\" }})"
+                    )));
+                }
+                toml::Value::Table(t) => {
+                    if t.is_empty() {
+                        return Err(bad("expect = {}: name at least one predicate (result_contains, result_lacks)".into()));
+                    }
+                    let mut preds = Vec::new();
+                    for (k, v) in t {
+                        let make: fn(String) -> Predicate = match k.as_str() {
+                            "result_contains" => Predicate::ResultContains,
+                            "result_lacks" => Predicate::ResultLacks,
+                            other => {
+                                return Err(bad(format!(
+                                    "expect.{other}: unknown predicate; known: result_contains, result_lacks"
+                                )));
+                            }
+                        };
+                        let texts: Vec<&toml::Value> = match v {
+                            toml::Value::Array(a) => a.iter().collect(),
+                            one => vec![one],
+                        };
+                        for t in texts {
+                            match t {
+                                toml::Value::String(s) if !s.is_empty() => {
+                                    preds.push(make(s.clone()))
+                                }
+                                _ => {
+                                    return Err(bad(format!(
+                                        "expect.{k}: a non-empty string or a list of them"
+                                    )));
+                                }
+                            }
+                        }
+                    }
+                    Expectation::Result(preds)
+                }
+                other => {
+                    return Err(bad(format!(
+                        "expect: a string (\"denied\", \"error\") or a table of predicates, not a {}",
+                        other.type_str()
+                    )));
+                }
+            };
+            out.push(Probe {
+                tool: p.tool.clone(),
+                arguments,
+                expect,
+            });
+        }
+        Ok(out)
+    }
+
     /// The tool-name prefix in force.
     pub fn tool_prefix(&self, name: &str) -> String {
         self.prefix
@@ -460,6 +595,32 @@ impl UpstreamConfig {
     }
 }
 
+/// A TOML value as a canonical one: a probe's arguments are hashed and sent
+/// as JSON, so only what JSON holds is accepted (no dates, no integers beyond
+/// 2^53 − 1, no non-finite floats).
+fn toml_to_canon(v: &toml::Value) -> Result<interlock_canon::Value, String> {
+    use interlock_canon::{Number, Value};
+    Ok(match v {
+        toml::Value::String(s) => Value::String(s.clone()),
+        toml::Value::Integer(i) => {
+            Value::Number(Number::from_i64(*i).ok_or_else(|| format!("{i} is beyond ±(2^53 − 1)"))?)
+        }
+        toml::Value::Float(f) => {
+            Value::Number(Number::from_f64(*f).ok_or_else(|| format!("{f} is not finite"))?)
+        }
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Datetime(d) => return Err(format!("{d}: dates are not JSON; write a string")),
+        toml::Value::Array(a) => {
+            Value::Array(a.iter().map(toml_to_canon).collect::<Result<_, _>>()?)
+        }
+        toml::Value::Table(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| Ok((k.clone(), toml_to_canon(v)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+    })
+}
+
 /// Whether `name` may name an upstream server: lower-case ASCII letters,
 /// digits, `-` and single `_`, at most 64 bytes (it becomes a tool-name prefix).
 pub fn valid_server_name(name: &str) -> bool {
@@ -509,6 +670,7 @@ impl GatewayConfig {
                 )));
             }
             upstream.transport(name)?;
+            upstream.compiled_probes(name)?;
             if let Some(p) = &upstream.prefix
                 && !p
                     .bytes()
@@ -708,6 +870,88 @@ quarantine_at = "critical"
         );
         let e = era("protocol = '2025-06-18'").unwrap_err().to_string();
         assert!(e.contains("2025-11-25") && e.contains("2026-07-28"), "{e}");
+    }
+
+    /// Issue 16 item 1: probes are typed at load, and never switched on by
+    /// accident.
+    #[test]
+    fn probe_configs_are_checked_at_load() {
+        use interlock_surface::probes::{Expectation, Predicate};
+        let parse = |body: &str| {
+            GatewayConfig::parse(&format!("[servers.x]\ncommand = 'x'\n{body}"))
+                .map(|c| c.servers["x"].compiled_probes("x").unwrap())
+        };
+        let err = |body: &str| parse(body).unwrap_err().to_string();
+        let probes = parse(
+            r#"probes = "non-production"
+[[servers.x.probe]]
+tool = "read_secret"
+arguments = { path = "/etc/shadow", depth = 2, deep = { list = [1, true] } }
+expect = "denied"
+[[servers.x.probe]]
+tool = "stat"
+expect = "error"
+[[servers.x.probe]]
+tool = "read_file"
+arguments = { path = "/srv/readme" }
+expect = { result_contains = "readme", result_lacks = ["BEGIN PRIVATE KEY", "AKIA"] }
+"#,
+        )
+        .unwrap();
+        assert_eq!(probes.len(), 3);
+        assert_eq!(probes[0].expect, Expectation::Denied);
+        assert_eq!(probes[0].arguments["path"].as_str(), Some("/etc/shadow"));
+        assert_eq!(probes[1].expect, Expectation::Error);
+        assert!(probes[1].arguments.is_empty());
+        assert_eq!(
+            probes[2].expect,
+            Expectation::Result(vec![
+                Predicate::ResultContains("readme".into()),
+                Predicate::ResultLacks("BEGIN PRIVATE KEY".into()),
+                Predicate::ResultLacks("AKIA".into()),
+            ])
+        );
+        // No marking, no probes; a probe list without the marking is refused.
+        assert!(parse("").unwrap().is_empty());
+        let e = err("[[servers.x.probe]]\ntool = 't'\nexpect = 'denied'\n");
+        assert!(
+            e.contains("servers.x") && e.contains("non-production"),
+            "{e}"
+        );
+        // Only the one marking.
+        let e = err("probes = 'production'\n");
+        assert!(e.contains("non-production"), "{e}");
+        let e = err("probes = true\n");
+        assert!(e.contains("probes"), "{e}");
+        let marked = |p: &str| {
+            err(&format!(
+                "probes = 'non-production'\n[[servers.x.probe]]\n{p}"
+            ))
+        };
+        let e = marked("tool = 't'\nexpect = 'allowed'\n");
+        assert!(e.contains("probe[0]") && e.contains("\"allowed\""), "{e}");
+        let e = marked("tool = 't'\nexpect = { result_matches = 'x' }\n");
+        assert!(
+            e.contains("unknown predicate") && e.contains("result_matches"),
+            "{e}"
+        );
+        let e = marked("tool = 't'\nexpect = { result_lacks = 3 }\n");
+        assert!(e.contains("expect.result_lacks"), "{e}");
+        let e = marked("tool = 't'\nexpect = {}\n");
+        assert!(e.contains("at least one predicate"), "{e}");
+        let e = marked("tool = 't'\nexpect = 1\n");
+        assert!(e.contains("not a integer"), "{e}");
+        let e = marked("tool = ''\nexpect = 'denied'\n");
+        assert!(e.contains("`tool`"), "{e}");
+        let e = marked("tool = 't'\narguments = { when = 1979-05-27 }\nexpect = 'denied'\n");
+        assert!(e.contains("arguments.when") && e.contains("dates"), "{e}");
+        let e = marked("tool = 't'\nexpect = 'denied'\nargs = {}\n");
+        assert!(e.contains("unknown field"), "{e}");
+        let e = marked("tool = 't'\n");
+        assert!(e.contains("expect"), "{e}");
+        let many = "[[servers.x.probe]]\ntool = 't'\nexpect = 'denied'\n".repeat(MAX_PROBES + 1);
+        let e = err(&format!("probes = 'non-production'\n{many}"));
+        assert!(e.contains("at most"), "{e}");
     }
 
     #[test]

@@ -47,6 +47,10 @@ event_types! {
     ServerDriftHeld = "server.drift_held",
     /// Drift the policy only monitors.
     ServerDrift = "server.drift",
+    /// A log leaf only: probe findings (issue 16 item 1): a server's
+    /// effective permission grew (written with its quarantine, which the
+    /// bus announces as `server.quarantined`), or findings only reported.
+    ServerProbeDrift = "server.probe_drift",
     ServerApproved = "server.approved",
     ServerRejected = "server.rejected",
     /// A reviewer approved one tool's definition into its server's baseline.

@@ -38,6 +38,9 @@ pub struct Upstream {
     recheck: Notify,
     /// Calls in flight that take progress (their notifications are relayed).
     relays: Arc<Relays>,
+    /// Its effective-permission probes (empty unless marked
+    /// `probes = "non-production"`), run after every re-list.
+    probes: Vec<interlock_surface::probes::Probe>,
 }
 
 impl Upstream {
@@ -86,6 +89,7 @@ impl Upstreams {
         let mut upstreams = BTreeMap::new();
         for (name, up) in &config.servers {
             let transport = up.transport(name)?;
+            let probes = up.compiled_probes(name)?;
             upstreams.insert(
                 name.clone(),
                 Arc::new(Upstream {
@@ -97,6 +101,7 @@ impl Upstreams {
                     link: watch::channel(LinkState::Connecting).0,
                     recheck: Notify::new(),
                     relays: Arc::new(Relays::default()),
+                    probes,
                 }),
             );
         }
@@ -525,6 +530,12 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                         .observe(&up.name, instructions.as_deref(), tools)
                         .await
                         .map_err(|e| crate::upstream::UpstreamError::Unavailable(e.to_string()))?;
+                    // Behaviour, after the surface: the probes run on this
+                    // connection, not through the agent surface. A failure to
+                    // record them is logged, and the next re-check tries again.
+                    if let Err(e) = crate::probes::run(&gw, &up.name, &up.probes, &conn).await {
+                        tracing::warn!(server = %up.name, error = %e, "probes failed to run");
+                    }
                     Ok::<(), crate::upstream::UpstreamError>(())
                 };
                 match relist().await {

@@ -11,6 +11,8 @@
 //! - [`config`]: the TOML configuration.
 //! - [`upstream`]: connections to upstream servers (stdio, Streamable HTTP).
 //! - [`pins`]: surface pinning, drift and quarantine.
+//! - [`probes`]: effective-permission probes, run after every re-list; a
+//!   probe whose permission grew quarantines its server.
 //! - [`gateway`]: the running gateway (supervisors, sessions, keys cache).
 //! - [`mcp`]: the agent-facing MCP endpoint (transport and framing only).
 //! - [`calls`]: the tool call's room — inspection, risk, verdicts, held calls,
@@ -46,6 +48,7 @@ pub mod jsonrpc;
 pub mod keys;
 pub mod mcp;
 pub mod pins;
+pub mod probes;
 pub mod roles;
 pub mod sse;
 mod subscriptions;

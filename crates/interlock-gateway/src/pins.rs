@@ -194,7 +194,9 @@ impl NotServed {
             ),
             NotServed::Rejected => format!("server `{server}` was rejected by a reviewer"),
             NotServed::ServerQuarantined => format!(
-                "server `{server}` is quarantined: its surface drifted from the approved baseline; a reviewer must re-approve it"
+                // Neutral on why (its surface, or its behaviour under a probe):
+                // agents are never told what the gateway probes.
+                "server `{server}` is quarantined: it departed from what a reviewer approved; a reviewer must re-approve it"
             ),
             NotServed::ToolHeld(why) => format!(
                 "tool `{tool}` of server `{server}` is held for review: it changed since approval ({why})"
@@ -549,6 +551,100 @@ impl Pins {
         Err(PinError::Contended(name.to_owned()))
     }
 
+    /// Quarantines a TRUSTED server on behavioural evidence (a probe whose
+    /// permission grew): the `kind` leaf with `fields` (plus the server and
+    /// its hashes) commits in the same transaction as the row's flip, so the
+    /// evidence is durable before the quarantine takes effect. `None` if the
+    /// server is not TRUSTED at `seen_version`, the row the evidence was
+    /// gathered against (a reviewer decided meanwhile, adopting a new
+    /// baseline: the next re-check judges against that one).
+    pub(crate) async fn quarantine(
+        &self,
+        name: &str,
+        seen_version: i64,
+        kind: EventType,
+        fields: Map,
+        headline: String,
+    ) -> Result<Option<ServerRecord>, PinError> {
+        let lock = self.writer(name).await;
+        let _guard = lock.lock().await;
+        let store = self.engine.store();
+        for _attempt in 0..8 {
+            let record = store
+                .server(name)
+                .await?
+                .ok_or_else(|| PinError::NoSuchServer(name.to_owned()))?;
+            if record.status != ServerStatus::Trusted || record.version != seen_version {
+                return Ok(None);
+            }
+            let mut m = fields.clone();
+            m.insert("server".into(), name.into());
+            m.insert("status".into(), ServerStatus::Quarantined.as_str().into());
+            m.insert(
+                "baseline_hash".into(),
+                record.baseline_hash.clone().unwrap_or_default().into(),
+            );
+            m.insert(
+                "surface_hash".into(),
+                record.observed_hash.clone().unwrap_or_default().into(),
+            );
+            let change = StateChange::Server {
+                name: name.to_owned(),
+                expected_version: record.version,
+                update: ServerUpdate {
+                    status: ServerStatus::Quarantined,
+                    baseline_hash: record.baseline_hash.clone(),
+                    baseline: record.baseline.clone(),
+                    observed_hash: record.observed_hash.clone(),
+                    observed: record.observed.clone(),
+                    drift: record.drift.clone(),
+                    blocked_tools: record.blocked_tools.clone(),
+                },
+            };
+            // Stricter first, as in `observe`: the quarantine is served before
+            // its leaf is written, so a call whose intent leaf follows it sees
+            // it when it re-checks (nothing runs inside a drift window). If the
+            // leaf is not written, the row is re-read and served as it is.
+            let raw = self
+                .view(name)
+                .map(|v| Arc::clone(&v.raw_tools))
+                .unwrap_or_default();
+            let mut provisional = record.clone();
+            provisional.status = ServerStatus::Quarantined;
+            self.install(provisional, Arc::clone(&raw));
+            let index = match self
+                .engine
+                .record_with_change(kind.as_str(), m, change)
+                .await
+            {
+                Ok(appended) => appended.index,
+                Err(EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => {
+                    self.reload(name).await?;
+                    continue;
+                }
+                Err(e) => {
+                    self.reload(name).await?;
+                    return Err(e.into());
+                }
+            };
+            let new = store
+                .server(name)
+                .await?
+                .ok_or_else(|| PinError::NoSuchServer(name.to_owned()))?;
+            self.install(new.clone(), raw);
+            self.events.send(GatewayEvent::server(
+                EventType::ServerQuarantined,
+                name,
+                headline,
+                "critical",
+                record.observed_hash.as_deref().unwrap_or_default(),
+                Some(index),
+            ));
+            return Ok(Some(new));
+        }
+        Err(PinError::Contended(name.to_owned()))
+    }
+
     /// Re-reads one server's row (another process may have decided about it).
     pub async fn reload(&self, name: &str) -> Result<Option<Arc<ServerView>>, PinError> {
         let Some(record) = self.engine.store().server(name).await? else {
@@ -708,6 +804,20 @@ pub async fn decide_server(
         "previous_baseline_hash".into(),
         record.baseline_hash.clone().unwrap_or_default().into(),
     );
+    // Issue 16 item 1: the probe outcomes the reviewer was shown become the
+    // probes' baseline, recorded in the approval's leaf.
+    let probe_baseline = match verified.statement.decision {
+        Decision::Approve => store.probe_state(&name).await?.map(|s| s.observed),
+        Decision::Reject => None,
+    };
+    if let Some(runs) = &probe_baseline {
+        m.insert(
+            "probe_baseline".into(),
+            canon::parse_json(runs).map_err(|e| {
+                StoreError::Malformed(format!("server {name}: stored probe runs: {e}"))
+            })?,
+        );
+    }
     let (new, index) = commit_decision(
         engine,
         kind,
@@ -715,7 +825,7 @@ pub async fn decide_server(
         &verified,
         envelope,
         &record,
-        update,
+        (update, probe_baseline),
         (name.clone(), observed_hash.clone()),
     )
     .await?;
@@ -740,7 +850,8 @@ pub async fn decide_server(
 
 /// Writes a reviewer's decision about a server row: its leaf — `fields`, the
 /// row's `blocked_tools` after it, who signed, why, and the envelope — and the
-/// row's compare-and-swap to `update`, in one transaction (a server is never
+/// row's compare-and-swap to `update` (adopting a probe baseline with it, if
+/// given), in one transaction (a server is never
 /// trusted on a change whose evidence a crash could lose). `subject` is what
 /// was signed, `(name, hash)`, for the error when the row moved meanwhile.
 /// The new row and the leaf's index.
@@ -752,7 +863,7 @@ pub(crate) async fn commit_decision(
     verified: &interlock_engine::VerifiedDecision,
     envelope: &DsseEnvelope,
     record: &ServerRecord,
-    update: ServerUpdate,
+    (update, probe_baseline): (ServerUpdate, Option<Vec<u8>>),
     subject: (String, String),
 ) -> Result<(ServerRecord, u64), PinError> {
     fields.insert(
@@ -766,10 +877,19 @@ pub(crate) async fn commit_decision(
     );
     fields.insert("reason".into(), verified.statement.reason.as_str().into());
     fields.insert("envelope".into(), to_canon(&envelope.to_json()));
-    let change = StateChange::Server {
-        name: record.name.clone(),
-        expected_version: record.version,
-        update,
+    let change = match probe_baseline {
+        // The probes' baseline is adopted in the same transaction.
+        Some(probe_baseline) => StateChange::ServerWithProbeBaseline {
+            name: record.name.clone(),
+            expected_version: record.version,
+            update: Box::new(update),
+            probe_baseline,
+        },
+        None => StateChange::Server {
+            name: record.name.clone(),
+            expected_version: record.version,
+            update,
+        },
     };
     let index = match engine
         .record_with_change(kind.as_str(), fields, change)

@@ -123,7 +123,7 @@ pub async fn decide_tool(
         &verified,
         envelope,
         &record,
-        update,
+        (update, None),
         (format!("{server}/{tool}"), current.to_string()),
     )
     .await?;

@@ -19,6 +19,18 @@ pub enum StateChange {
         expected_version: i64,
         update: ServerUpdate,
     },
+    /// [`StateChange::Server`], and in the same transaction the runs that
+    /// become the server's probe baseline (issue 16 item 1): an approval
+    /// adopts the probe outcomes the reviewer was shown together with the
+    /// surface, so no re-check can see the new state with the old baseline.
+    ServerWithProbeBaseline {
+        name: String,
+        expected_version: i64,
+        /// Boxed: the change travels in the log writer's requests, which
+        /// stay small.
+        update: Box<ServerUpdate>,
+        probe_baseline: Vec<u8>,
+    },
     /// Store a decision statement about a plan revision.
     InsertApproval(crate::NewApproval),
     /// Start executing an APPROVED plan revision: consume its approvals and take
@@ -40,6 +52,26 @@ pub enum StateChange {
     },
 }
 
+/// A server row's compare-and-swap inside a decision's transaction; a
+/// decision that trusts a baseline also keeps it by its hash (issue 16 item 7).
+async fn server_update_in(
+    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    name: &str,
+    expected_version: i64,
+    update: &crate::ServerUpdate,
+) -> Result<bool, StoreError> {
+    let applied = update_server_in(&mut **tx, name, expected_version, update).await?;
+    if let (true, crate::ServerStatus::Trusted, Some(hash), Some(surface)) = (
+        applied,
+        update.status,
+        &update.baseline_hash,
+        &update.baseline,
+    ) {
+        crate::surfaces::keep_surface_in(&mut **tx, hash, surface, name).await?;
+    }
+    Ok(applied)
+}
+
 impl StateChange {
     /// Applies the change inside `tx`; `Err(ChangeRefused)` if its
     /// compare-and-swap finds the row moved (nothing is written then).
@@ -52,19 +84,16 @@ impl StateChange {
                 name,
                 expected_version,
                 update,
+            } => server_update_in(tx, name, *expected_version, update).await?,
+            StateChange::ServerWithProbeBaseline {
+                name,
+                expected_version,
+                update,
+                probe_baseline,
             } => {
-                let applied = update_server_in(&mut **tx, name, *expected_version, update).await?;
-                // A decision that trusts a baseline keeps it by its hash, in
-                // the approval's own transaction (issue 16 item 7).
-                if let (true, crate::ServerStatus::Trusted, Some(hash), Some(surface)) = (
-                    applied,
-                    update.status,
-                    &update.baseline_hash,
-                    &update.baseline,
-                ) {
-                    crate::surfaces::keep_surface_in(&mut **tx, hash, surface, name).await?;
-                }
-                applied
+                server_update_in(tx, name, *expected_version, update).await?
+                    && crate::probes::adopt_probe_baseline_in(&mut **tx, name, probe_baseline)
+                        .await?
             }
             StateChange::PlanStatus {
                 plan_id,
@@ -102,6 +131,11 @@ impl StateChange {
     fn describe(&self) -> String {
         match self {
             StateChange::Server {
+                name,
+                expected_version,
+                ..
+            }
+            | StateChange::ServerWithProbeBaseline {
                 name,
                 expected_version,
                 ..

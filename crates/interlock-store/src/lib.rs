@@ -31,6 +31,7 @@ mod keys;
 mod lease;
 mod log;
 mod plans;
+mod probes;
 mod snapshot;
 mod surfaces;
 
@@ -53,6 +54,7 @@ pub use keys::{ApproverKey, NewApproverKey};
 pub use lease::ExecutionLease;
 pub use log::{CheckpointRow, LeafRow};
 pub use plans::{NewPlan, PlanRecord, PlanStatus};
+pub use probes::ProbeState;
 pub use snapshot::Snapshot;
 pub use surfaces::ApprovedSurface;
 

@@ -19,6 +19,8 @@
 //! - [`first`]: [`first_contact`], a new server's whole surface scanned
 //!   before anyone approves it.
 //! - [`policy`]: [`Severity`] → [`Action`] by [`DriftPolicy`], and [`Scope`].
+//! - [`probes`]: effective-permission probes: an outcome against its
+//!   expectation and its baseline, and whether that is behavioural drift.
 //!
 //! ```
 //! use interlock_canon::parse_json;
@@ -42,6 +44,7 @@ pub mod drift;
 pub mod first;
 pub mod hash;
 pub mod policy;
+pub mod probes;
 pub mod scan;
 pub mod schema;
 pub mod surface;
