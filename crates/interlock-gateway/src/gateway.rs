@@ -169,6 +169,7 @@ impl Prepared {
             subscriptions: Default::default(),
             key_cache: Mutex::new(HashMap::new()),
             held: Default::default(),
+            envelopes: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.iter() {
@@ -220,6 +221,8 @@ pub(crate) struct Inner {
     key_cache: Mutex<HashMap<String, (ApiKeyRecord, Instant)>>,
     /// Held calls waiting for a reviewer, per agent key hash.
     held: Arc<Mutex<HashMap<String, usize>>>,
+    /// Tools' behavioural envelopes (issue 16 item 2).
+    envelopes: crate::calls::envelope::Envelopes,
     shutdown: watch::Sender<bool>,
 }
 
@@ -277,6 +280,11 @@ impl Gateway {
 
     pub fn pins(&self) -> &Pins {
         &self.0.pins
+    }
+
+    /// Tools' behavioural envelopes.
+    pub fn envelopes(&self) -> &crate::calls::envelope::Envelopes {
+        &self.0.envelopes
     }
 
     /// How many items wait for a reviewer, by the inbox's rule: proposed

@@ -17,9 +17,10 @@ use serde_json::json;
 use serde_json::value::RawValue;
 
 use super::assess::{Assessment, arguments_digest, assess};
+use super::envelope::{self, Answer, Recorded};
 use super::held;
 use super::leaf::{
-    Basis, CallLeaf, Disposition, NotificationRecord, Outcome, ReadOutcome, ReadRecord,
+    Basis, BlockCause, CallLeaf, Disposition, NotificationRecord, Outcome, ReadOutcome, ReadRecord,
     ResponseScan, Verdict,
 };
 use super::progress::{Progress, next_progress_token, set_progress_token};
@@ -68,6 +69,8 @@ pub(crate) struct Call<'a> {
     pub args: &'a Value,
     pub args_digest: &'a str,
     pub assessment: &'a Assessment,
+    /// What of the arguments is outside the tool's behavioural envelope.
+    pub envelope: &'a [Recorded],
     /// The call's `tool.call.intent` leaf, once written (forwarded calls only).
     pub intent: OnceLock<u64>,
 }
@@ -81,6 +84,7 @@ impl Call<'_> {
             arguments_hash: self.args_digest,
             assessment: Some(self.assessment),
             intent: self.intent.get().copied(),
+            envelope: self.envelope,
         }
     }
 
@@ -224,6 +228,7 @@ pub(crate) async fn tools_call(
                 arguments_hash: &arguments_hash,
                 assessment: None,
                 intent: None,
+                envelope: &[],
             };
             let answer = jsonrpc::error_with_data(
                 Some(id),
@@ -254,7 +259,16 @@ pub(crate) async fn tools_call(
     };
     let args_digest = arguments_digest(&args).to_string();
     let tool_def = view.observed.as_ref().and_then(|s| s.tool(&tool));
-    let assessment = assess(gw.config(), server, &agent.role, tool_def, &args);
+    let mut assessment = assess(gw.config(), server, &agent.role, tool_def, &args);
+    // The arguments against the tool's envelope: a host or path root outside
+    // it holds the call, and no standing approval covers that.
+    let before = envelope::before(gw, server, &tool, &args, agent.shadow).await;
+    let envelope_holds = before.hold_reasons();
+    if !envelope_holds.is_empty() {
+        assessment.hold_reasons.extend(envelope_holds);
+        assessment.inspection_hold = true;
+    }
+    let approved_def = view.baseline.as_ref().and_then(|s| s.tool(&tool));
     let call = Call {
         gw,
         agent,
@@ -265,6 +279,7 @@ pub(crate) async fn tools_call(
         args: &args,
         args_digest: &args_digest,
         assessment: &assessment,
+        envelope: &before.findings,
         intent: OnceLock::new(),
     };
 
@@ -395,23 +410,52 @@ pub(crate) async fn tools_call(
     match outcome {
         Ok(result) => {
             let scan = scan_result(result.get(), &rules);
-            let disposition = Disposition::of(&scan, agent.shadow);
-            let answer = match (&disposition, &scan.scanned) {
-                (Disposition::Blocked(_), _) => {
+            let mut disposition = Disposition::of(&scan, agent.shadow);
+            let outside = envelope::after(
+                gw,
+                server,
+                approved_def,
+                &tool,
+                &before,
+                Answer::Result(result.get(), &scan.findings),
+                agent.shadow,
+            )
+            .await;
+            let withheld = envelope::withheld_text(&outside);
+            let answer = match (&disposition, &scan.scanned, &withheld) {
+                (Disposition::Blocked(_), _, _) => {
                     let text = scan.withheld_message("result").expect("withheld");
                     let data = json!({"blocked": true, "reason": text});
                     jsonrpc::result_value(id, &jsonrpc::tool_error(&text, Some(data)))
                 }
-                (Disposition::Redacted, Scanned::Redacted(v)) => jsonrpc::result_value(id, v),
+                (_, _, Some(text)) => {
+                    disposition = Disposition::Blocked(BlockCause::Envelope);
+                    let data = json!({"blocked": true, "reason": text, "envelope": outside
+                        .iter()
+                        .map(|r| canon::to_serde_json(&r.to_value()))
+                        .collect::<Vec<_>>()});
+                    jsonrpc::result_value(id, &jsonrpc::tool_error(text, Some(data)))
+                }
+                (Disposition::Redacted, Scanned::Redacted(v), _) => jsonrpc::result_value(id, v),
                 _ => jsonrpc::result(id, &result),
             };
-            let scan = response_scan(disposition, scan, notifications);
+            let scan = response_scan(disposition, scan, notifications, outside);
             call.settle(&verdict, Outcome::Answered { elapsed }, Some(&scan), answer)
                 .await
         }
         Err(UpstreamError::Rpc(err)) => {
             let (answer, error, scan) = inspect_error(id, err.get(), &rules, agent.shadow);
-            let scan = response_scan(scan.0, scan.1, notifications);
+            let outside = envelope::after(
+                gw,
+                server,
+                approved_def,
+                &tool,
+                &before,
+                Answer::Error(err.get(), &scan.1.findings),
+                agent.shadow,
+            )
+            .await;
+            let scan = response_scan(scan.0, scan.1, notifications, outside);
             let outcome = Outcome::UpstreamError { error };
             call.settle(&verdict, outcome, Some(&scan), answer).await
         }
@@ -420,7 +464,14 @@ pub(crate) async fn tools_call(
             let answer = jsonrpc::error(Some(id), code::UPSTREAM_UNAVAILABLE, &message);
             // No answer to scan; the leaf says only what its notifications carried.
             let scan = (notifications != NotificationRecord::default())
-                .then(|| response_scan(Disposition::Forwarded, Scan::default(), notifications));
+                .then(|| {
+                response_scan(
+                    Disposition::Forwarded,
+                    Scan::default(),
+                    notifications,
+                    Vec::new(),
+                )
+            });
             call.settle(
                 &verdict,
                 Outcome::Unavailable { message },
@@ -436,11 +487,13 @@ fn response_scan(
     disposition: Disposition,
     scan: Scan,
     notifications: NotificationRecord,
+    envelope: Vec<Recorded>,
 ) -> ResponseScan {
     ResponseScan {
         disposition,
         findings: scan.findings,
         notifications,
+        envelope,
     }
 }
 
