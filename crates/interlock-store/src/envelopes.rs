@@ -57,7 +57,11 @@ fn envelope_from_row(row: &SqliteRow) -> Result<EnvelopeRow, StoreError> {
 
 impl Store {
     /// One tool's envelope, if any was stored.
-    pub async fn envelope(&self, server: &str, tool: &str) -> Result<Option<EnvelopeRow>, StoreError> {
+    pub async fn envelope(
+        &self,
+        server: &str,
+        tool: &str,
+    ) -> Result<Option<EnvelopeRow>, StoreError> {
         sqlx::query("SELECT * FROM tool_envelopes WHERE server = ? AND tool = ?")
             .bind(server)
             .bind(tool)

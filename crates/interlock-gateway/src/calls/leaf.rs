@@ -290,10 +290,7 @@ impl CallLeaf<'_> {
             .cloned()
             .collect();
         if !envelope.is_empty() {
-            v.insert(
-                "envelope".into(),
-                super::envelope::records_value(&envelope),
-            );
+            v.insert("envelope".into(), super::envelope::records_value(&envelope));
         }
         if let Some(r) = response {
             v.insert("response".into(), r.disposition.name().into());

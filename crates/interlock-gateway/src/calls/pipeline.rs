@@ -463,8 +463,7 @@ pub(crate) async fn tools_call(
             let message = format!("upstream `{server}`: {e}");
             let answer = jsonrpc::error(Some(id), code::UPSTREAM_UNAVAILABLE, &message);
             // No answer to scan; the leaf says only what its notifications carried.
-            let scan = (notifications != NotificationRecord::default())
-                .then(|| {
+            let scan = (notifications != NotificationRecord::default()).then(|| {
                 response_scan(
                     Disposition::Forwarded,
                     Scan::default(),
