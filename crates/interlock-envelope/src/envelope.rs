@@ -53,6 +53,15 @@ impl Default for Bounds {
     }
 }
 
+/// A widening that cannot be made.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WidenError {
+    #[error("nothing to widen: none of the findings is something an envelope can take in")]
+    NothingToWiden,
+    #[error("a {kind} finding does not read back: {subject:?}")]
+    Malformed { kind: &'static str, subject: String },
+}
+
 /// An envelope's stored form that does not read back.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("not an envelope: {0}")]
@@ -113,7 +122,10 @@ impl Envelope {
         }
         for (k, t) in result.structured.iter().flatten() {
             match self.structured.get(k) {
-                None => out.push(EnvelopeFinding::new(FindingKind::NewStructuredKey, k)),
+                None => out.push(EnvelopeFinding::new(
+                    FindingKind::NewStructuredKey,
+                    &format!("{k}: {}", t.as_str()),
+                )),
                 Some(seen) if !seen.contains(t) => out.push(EnvelopeFinding::new(
                     FindingKind::StructuredTypeChanged,
                     &format!("{k}: {}", t.as_str()),
@@ -148,6 +160,61 @@ impl Envelope {
             e.observe_result(r);
         }
         e
+    }
+
+    /// A reviewer's widening by the findings of a held call or withheld
+    /// result (as its leaf records them): this envelope ∪ what they found (an
+    /// argument host or root is taken in for results as well).
+    /// An `outputSchema` violation is not taken in (the schema is part of the
+    /// approved surface, changed only by re-approving it), nor an error rate.
+    pub fn widened_by(&self, findings: &[EnvelopeFinding]) -> Result<Envelope, WidenError> {
+        let mut e = self.clone();
+        let mut took = false;
+        for f in findings {
+            let bad = || WidenError::Malformed {
+                kind: f.kind.as_str(),
+                subject: f.subject.clone(),
+            };
+            let s = f.subject.clone();
+            match f.kind {
+                // A host (root) the reviewer lets the tool reach may show up
+                // in what it answers: the call never ran, so its result could
+                // not be observed, and a second hold for it would be noise.
+                FindingKind::NewArgumentHost => {
+                    e.result_hosts.insert(s.clone());
+                    e.arg_hosts.insert(s)
+                }
+                FindingKind::NewArgumentRoot => {
+                    e.result_roots.insert(s.clone());
+                    e.arg_roots.insert(s)
+                }
+                FindingKind::NewResultHost => e.result_hosts.insert(s),
+                FindingKind::NewResultRoot => e.result_roots.insert(s),
+                FindingKind::NewDataClass => {
+                    e.classes.insert(DataClass::parse(&s).ok_or_else(bad)?)
+                }
+                FindingKind::ResultTooLarge => {
+                    let bytes: u64 = s
+                        .split_once(' ')
+                        .and_then(|(n, _)| n.parse().ok())
+                        .ok_or_else(bad)?;
+                    e.max_result_bytes = e.max_result_bytes.max(bytes);
+                    true
+                }
+                FindingKind::NewStructuredKey | FindingKind::StructuredTypeChanged => {
+                    let (k, t) = s.rsplit_once(": ").ok_or_else(bad)?;
+                    let t = JsonType::parse(t).ok_or_else(bad)?;
+                    e.structured.entry(k.to_owned()).or_default().insert(t)
+                }
+                FindingKind::OutputSchemaViolation | FindingKind::ErrorRateRose => continue,
+            };
+            took = true;
+        }
+        if took {
+            Ok(e)
+        } else {
+            Err(WidenError::NothingToWiden)
+        }
     }
 
     /// The canonical form: what is hashed, stored and shown to a reviewer.

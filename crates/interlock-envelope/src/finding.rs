@@ -67,6 +67,11 @@ impl FindingKind {
         }
     }
 
+    /// The kind named `s` (the inverse of [`FindingKind::as_str`]).
+    pub fn parse(s: &str) -> Option<FindingKind> {
+        FindingKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
     pub fn stage(self) -> Stage {
         match self {
             FindingKind::NewArgumentHost | FindingKind::NewArgumentRoot => Stage::Call,

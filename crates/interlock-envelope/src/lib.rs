@@ -21,7 +21,7 @@ pub mod facts;
 mod finding;
 mod schema;
 
-pub use envelope::{Bounds, Envelope, EnvelopeError, FORMAT, SIZE_SLACK_BYTES};
+pub use envelope::{Bounds, Envelope, EnvelopeError, FORMAT, SIZE_SLACK_BYTES, WidenError};
 pub use facts::{ArgFacts, JsonType, ResultFacts};
 pub use finding::{EnvelopeFinding, FindingKind, RecentErrors, Stage};
 pub use schema::{OutputSchema, SchemaError};

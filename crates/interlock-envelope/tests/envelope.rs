@@ -229,6 +229,29 @@ fn arb_facts() -> impl Strategy<Value = (ArgFacts, ResultFacts)> {
 
 proptest! {
     #[test]
+    fn widening_by_the_recorded_findings_takes_in_what_they_found(
+        (a, r) in arb_facts(),
+        calls in proptest::collection::vec(arb_facts(), 1..6),
+    ) {
+        let mut e = Envelope::default();
+        for (a, r) in &calls {
+            e.observe_arguments(a);
+            e.observe_result(r);
+        }
+        let mut found = e.check_arguments(&a);
+        found.extend(e.check_result(&r, Bounds::default()));
+        match e.widened_by(&found) {
+            Ok(w) => {
+                prop_assert!(w.check_arguments(&a).is_empty());
+                prop_assert!(w.check_result(&r, Bounds::default()).is_empty());
+                prop_assert_ne!(w.hash(), e.hash());
+            }
+            Err(interlock_envelope::WidenError::NothingToWiden) => prop_assert!(found.is_empty()),
+            Err(other) => prop_assert!(false, "{other}"),
+        }
+    }
+
+    #[test]
     fn what_was_observed_is_always_inside(calls in proptest::collection::vec(arb_facts(), 1..12)) {
         let mut e = Envelope::default();
         for (a, r) in &calls {

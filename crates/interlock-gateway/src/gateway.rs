@@ -222,7 +222,7 @@ pub(crate) struct Inner {
     /// Held calls waiting for a reviewer, per agent key hash.
     held: Arc<Mutex<HashMap<String, usize>>>,
     /// Tools' behavioural envelopes (issue 16 item 2).
-    envelopes: crate::calls::envelope::Envelopes,
+    envelopes: crate::envelopes::Envelopes,
     shutdown: watch::Sender<bool>,
 }
 
@@ -283,7 +283,7 @@ impl Gateway {
     }
 
     /// Tools' behavioural envelopes.
-    pub fn envelopes(&self) -> &crate::calls::envelope::Envelopes {
+    pub fn envelopes(&self) -> &crate::envelopes::Envelopes {
         &self.0.envelopes
     }
 
@@ -611,6 +611,11 @@ async fn reload_loop(gw: Gateway) {
             Err(e) => tracing::warn!(error = %e, "reloading server state failed"),
         }
         first = false;
+        // A widening decided by another process (the CLI) replaces the
+        // cached envelope.
+        if let Err(e) = gw.0.envelopes.reload_changed(&gw.0.engine).await {
+            tracing::warn!(error = %e, "reloading envelopes failed");
+        }
         // Entries other processes appended (a CLI approval) become visible to
         // the reviewer API's log and proofs.
         if let Err(e) = gw.0.engine.log().refresh().await {

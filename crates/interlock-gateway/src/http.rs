@@ -49,6 +49,14 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/servers/{name}/decisions",
             axum::routing::post(api::decide_server),
         )
+        .route(
+            "/api/v1/servers/{name}/envelopes/{tool}/widening",
+            get(api::envelope_widening),
+        )
+        .route(
+            "/api/v1/servers/{name}/envelopes/{tool}/decisions",
+            axum::routing::post(api::decide_envelope),
+        )
         .route("/api/v1/approvers", get(api::approvers))
         .route(
             "/api/v1/standing",

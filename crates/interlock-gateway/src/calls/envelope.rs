@@ -26,18 +26,14 @@
 //! survives a restart) and kept in memory; the checks themselves are the pure
 //! `interlock-envelope` crate.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
 use interlock_canon::{self as canon, Digest, Map, Value};
-use interlock_envelope::{
-    ArgFacts, Bounds, Envelope, EnvelopeFinding, OutputSchema, RecentErrors, ResultFacts, Stage,
-};
+use interlock_envelope::{ArgFacts, Bounds, Envelope, EnvelopeFinding, ResultFacts, Stage};
 use interlock_inspect::Finding;
-use interlock_store::{EnvelopeState, StateChange};
+use interlock_store::StateChange;
 use interlock_surface::Tool;
 
 use crate::config::EnvelopeMode;
+use crate::envelopes::Phase;
 use crate::gateway::Gateway;
 
 /// What the gateway did about a finding.
@@ -91,127 +87,6 @@ impl Recorded {
             m.insert("envelope_hash".into(), h.to_string().into());
         }
         Value::Object(m)
-    }
-}
-
-/// Where one tool's envelope stands.
-#[derive(Clone, Debug)]
-enum Phase {
-    /// Calls are observed; `since` is when the first was (Unix seconds).
-    Learning { since: i64 },
-    /// Enforced, at this hash.
-    Fixed { hash: Digest },
-}
-
-struct Entry {
-    envelope: Envelope,
-    phase: Phase,
-    recent: RecentErrors,
-}
-
-/// Every tool's envelope state, and the compiled approved output schemas.
-#[derive(Default)]
-pub struct Envelopes {
-    entries: Mutex<HashMap<(String, String), Arc<Mutex<Entry>>>>,
-    /// By the approved tool definition's hash; `None`: no (usable) schema.
-    schemas: Mutex<HashMap<Digest, Option<Arc<OutputSchema>>>>,
-}
-
-/// A tool's envelope as the reviewer API shows it.
-#[derive(Clone, Debug)]
-pub struct EnvelopeView {
-    pub tool: String,
-    pub state: EnvelopeState,
-    pub hash: Digest,
-    pub envelope: Envelope,
-}
-
-impl Envelopes {
-    /// The tool's entry: from memory, else from the store (a new, learning
-    /// one when none was stored).
-    async fn entry(&self, gw: &Gateway, server: &str, tool: &str) -> Arc<Mutex<Entry>> {
-        let key = (server.to_owned(), tool.to_owned());
-        if let Some(e) = self.entries.lock().expect("envelopes lock").get(&key) {
-            return Arc::clone(e);
-        }
-        let stored = match gw.engine().store().envelope(server, tool).await {
-            Ok(row) => row,
-            Err(e) => {
-                tracing::warn!(error = %e, server, tool, "a stored envelope could not be read");
-                None
-            }
-        };
-        let entry = stored
-            .and_then(|row| {
-                let value = canon::parse_json(&row.envelope).ok()?;
-                let envelope = Envelope::from_value(&value).ok()?;
-                let phase = match row.state {
-                    EnvelopeState::Learning => Phase::Learning {
-                        since: row.learning_since,
-                    },
-                    EnvelopeState::Fixed => Phase::Fixed {
-                        hash: envelope.hash(),
-                    },
-                };
-                Some(Entry {
-                    envelope,
-                    phase,
-                    recent: RecentErrors::default(),
-                })
-            })
-            .unwrap_or_else(|| Entry {
-                envelope: Envelope::default(),
-                phase: Phase::Learning {
-                    since: gw.engine().now(),
-                },
-                recent: RecentErrors::default(),
-            });
-        let mut entries = self.entries.lock().expect("envelopes lock");
-        Arc::clone(
-            entries
-                .entry(key)
-                .or_insert_with(|| Arc::new(Mutex::new(entry))),
-        )
-    }
-
-    fn schema(&self, tool: &Tool) -> Option<Arc<OutputSchema>> {
-        let hash = tool.hash();
-        let mut schemas = self.schemas.lock().expect("schemas lock");
-        schemas
-            .entry(hash)
-            .or_insert_with(|| {
-                let schema = tool.field("outputSchema")?;
-                match OutputSchema::compile(schema) {
-                    Ok(s) => Some(Arc::new(s)),
-                    Err(e) => {
-                        tracing::warn!(tool = tool.name(), error = %e, "outputSchema not checked");
-                        None
-                    }
-                }
-            })
-            .clone()
-    }
-
-    /// Every tool of `server` with an envelope, as stored.
-    pub async fn of_server(
-        &self,
-        gw: &Gateway,
-        server: &str,
-    ) -> Result<Vec<EnvelopeView>, interlock_store::StoreError> {
-        let rows = gw.engine().store().envelopes().await?;
-        Ok(rows
-            .into_iter()
-            .filter(|r| r.server == server)
-            .filter_map(|r| {
-                let envelope = Envelope::from_value(&canon::parse_json(&r.envelope).ok()?).ok()?;
-                Some(EnvelopeView {
-                    tool: r.tool,
-                    state: r.state,
-                    hash: envelope.hash(),
-                    envelope,
-                })
-            })
-            .collect())
     }
 }
 
@@ -412,11 +287,7 @@ async fn fix(gw: &Gateway, server: &str, tool: &str, envelope: &Envelope, hash: 
     {
         tracing::warn!(error = %e, server, tool, "the fixed envelope was not recorded");
         // Whatever the store holds (another process fixed it first) is the truth.
-        gw.envelopes()
-            .entries
-            .lock()
-            .expect("envelopes lock")
-            .remove(&(server.to_owned(), tool.to_owned()));
+        gw.envelopes().forget(server, tool);
     }
 }
 
