@@ -77,10 +77,15 @@ impl ArgFacts {
     /// however deep).
     pub fn of(args: &Value) -> ArgFacts {
         let mut out = ArgFacts::default();
+        let mut reach = Reach {
+            hosts: &mut out.hosts,
+            roots: &mut out.roots,
+            seen: Vec::new(),
+        };
         let mut stack = vec![args];
         while let Some(v) = stack.pop() {
             match v {
-                Value::String(s) => reach(s, &mut out.hosts, &mut out.roots),
+                Value::String(s) => reach.string(s),
                 Value::Array(items) => stack.extend(items.iter()),
                 Value::Object(map) => stack.extend(map.values()),
                 Value::Null | Value::Bool(_) | Value::Number(_) => {}
@@ -126,10 +131,15 @@ impl ResultFacts {
                 }),
             ..ResultFacts::default()
         };
+        let mut reach = Reach {
+            hosts: &mut out.hosts,
+            roots: &mut out.roots,
+            seen: Vec::new(),
+        };
         let mut stack = vec![result];
         while let Some(v) = stack.pop() {
             match v {
-                serde_json::Value::String(s) => reach(s, &mut out.hosts, &mut out.roots),
+                serde_json::Value::String(s) => reach.string(s),
                 serde_json::Value::Array(items) => stack.extend(items.iter()),
                 serde_json::Value::Object(map) => stack.extend(
                     map.iter()
@@ -154,29 +164,88 @@ impl ResultFacts {
     }
 }
 
-/// The hosts and path roots one string names.
-fn reach(s: &str, hosts: &mut BTreeSet<String>, roots: &mut BTreeSet<String>) {
-    if s.contains("://") {
-        for token in s.split_whitespace().filter(|t| t.contains("://")) {
-            if let Some(url) = url_in(token) {
-                if url.scheme() == "file" {
-                    roots.insert(root_of(url.path()));
-                } else if let Some(host) = url.host_str() {
-                    hosts.insert(host.to_ascii_lowercase());
+/// Collects the hosts and roots of one call's strings. Cheap on purpose (it
+/// runs on every call): each distinct authority is parsed once per call, and
+/// a root already collected is not allocated again.
+struct Reach<'s, 'a> {
+    hosts: &'s mut BTreeSet<String>,
+    roots: &'s mut BTreeSet<String>,
+    /// Authorities (`user@host:port`) already parsed in this call.
+    seen: Vec<&'a str>,
+}
+
+impl<'a> Reach<'_, 'a> {
+    /// The hosts and path roots one string names.
+    fn string(&mut self, s: &'a str) {
+        if s.contains("://") {
+            // Only the tokens around each `://`, found by substring search:
+            // most of a long text is never split into words.
+            let mut done = 0;
+            for (at, _) in s.match_indices("://") {
+                if at < done {
+                    continue;
                 }
+                let start = s[..at]
+                    .rfind(char::is_whitespace)
+                    .map_or(0, |i| i + s[i..].chars().next().map_or(1, char::len_utf8));
+                let end = s[at..]
+                    .find(char::is_whitespace)
+                    .map_or(s.len(), |i| at + i);
+                self.url(&s[start..end]);
+                done = end;
+            }
+            return;
+        }
+        let t = s.trim();
+        if t.starts_with('/') && !t.starts_with("//") && !t.contains(char::is_whitespace) {
+            self.root(t);
+        }
+    }
+
+    fn url(&mut self, token: &'a str) {
+        let Some((start, at)) = scheme_at(token) else {
+            return;
+        };
+        let scheme = &token[start..at];
+        let rest = &token[at + 3..];
+        if scheme.eq_ignore_ascii_case("file") {
+            if let Some(url) = url_in(&token[start..]) {
+                self.root(url.path());
+            }
+            return;
+        }
+        // The authority ends where the path, query or fragment starts; the
+        // same authority has the same host, so it is parsed once.
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        if self.seen.contains(&authority) {
+            return;
+        }
+        self.seen.push(authority);
+        let candidate = format!("{scheme}://{authority}/");
+        if let Some(url) = url_in(&candidate)
+            && let Some(host) = url.host_str()
+            && !self.hosts.contains(host)
+        {
+            self.hosts.insert(host.to_ascii_lowercase());
+        }
+    }
+
+    fn root(&mut self, path: &str) {
+        match simple_root(path) {
+            Some(r) if self.roots.contains(r) => {}
+            Some(r) => {
+                self.roots.insert(r.to_owned());
+            }
+            None => {
+                self.roots.insert(root_of(path));
             }
         }
-        return;
-    }
-    let t = s.trim();
-    if t.starts_with('/') && !t.starts_with("//") && !t.contains(char::is_whitespace) {
-        roots.insert(root_of(t));
     }
 }
 
-/// The URL a token holds: from its scheme (the letters before `://`) to the
-/// end, without the punctuation prose puts around a link.
-fn url_in(token: &str) -> Option<url::Url> {
+/// Where a token's URL starts and where its `://` is: the scheme is the
+/// letters, digits, `+`, `.` and `-` right before it.
+fn scheme_at(token: &str) -> Option<(usize, usize)> {
     let at = token.find("://")?;
     let start = token[..at]
         .char_indices()
@@ -184,9 +253,34 @@ fn url_in(token: &str) -> Option<url::Url> {
         .take_while(|(_, c)| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
         .last()
         .map(|(i, _)| i)?;
+    Some((start, at))
+}
+
+/// The URL a token holds: from its scheme to the end, without the
+/// punctuation prose puts around a link. Parsing is the `url` crate's.
+fn url_in(token: &str) -> Option<url::Url> {
+    let (start, _) = scheme_at(token)?;
     let candidate = token[start..]
         .trim_end_matches(['.', ',', ';', ':', ')', ']', '}', '>', '"', '\'', '!', '?']);
     url::Url::parse(candidate).ok()
+}
+
+/// A path's root as a prefix of it, when normalization would change nothing
+/// (no `.`, `..` or empty segment among what counts): the common case,
+/// without an allocation.
+fn simple_root(path: &str) -> Option<&str> {
+    let body = path.strip_prefix('/')?;
+    if body.split('/').any(|seg| seg == "." || seg == "..") {
+        return None;
+    }
+    let mut segs = body.split('/');
+    let first = segs.next().filter(|f| !f.is_empty())?;
+    let end = 1 + first.len();
+    match segs.next() {
+        None => Some(&path[..end]),
+        Some("") => segs.next().is_none().then(|| &path[..end]),
+        Some(second) => Some(&path[..end + 1 + second.len()]),
+    }
 }
 
 /// A path's root: its first two components after lexical normalization
@@ -242,6 +336,15 @@ mod tests {
             args(r#"{"p": "/srv/data/../../etc/shadow"}"#).roots.len(),
             1
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_fast_root_is_the_normalized_root(p in "(/(|[a-z]{1,3}|\\.|\\.\\.)){1,5}") {
+            if let Some(r) = simple_root(&p) {
+                proptest::prop_assert_eq!(r, root_of(&p));
+            }
+        }
     }
 
     #[test]
