@@ -34,10 +34,13 @@ pub(crate) struct Entry {
     pub recent: RecentErrors,
 }
 
+/// `(server, tool)`: whose envelope.
+type ToolKey = (String, String);
+
 /// Every tool's envelope state, and the compiled approved output schemas.
 #[derive(Default)]
 pub struct Envelopes {
-    entries: Mutex<HashMap<(String, String), Arc<Mutex<Entry>>>>,
+    entries: Mutex<HashMap<ToolKey, Arc<Mutex<Entry>>>>,
     /// By the approved tool definition's hash; `None`: no (usable) schema.
     schemas: Mutex<HashMap<Digest, Option<Arc<OutputSchema>>>>,
 }
