@@ -649,6 +649,34 @@ impl GatewayConfig {
 mod tests {
     use super::*;
 
+    /// Issue 16 item 2: `[envelope]` defaults to holding after 20 calls, takes
+    /// monitor and off, and refuses what would make no sense.
+    #[test]
+    fn envelope_section_sets_learning_and_enforcement() {
+        let d = GatewayConfig::parse("").unwrap().envelope;
+        assert_eq!(
+            (d.mode, d.learn_calls, d.learn_secs),
+            (EnvelopeMode::Hold, 20, 0)
+        );
+        let c = GatewayConfig::parse(
+            "[envelope]\nmode = \"monitor\"\nlearn_calls = 5\nlearn_secs = 60\n",
+        )
+        .unwrap()
+        .envelope;
+        assert_eq!(
+            (c.mode, c.learn_calls, c.learn_secs),
+            (EnvelopeMode::Monitor, 5, 60)
+        );
+        for bad in [
+            "[envelope]\nmode = \"block\"\n",
+            "[envelope]\nlearn_calls = 0\n",
+            "[envelope]\nsize_factor = 0.5\n",
+            "[envelope]\nlearn = 3\n",
+        ] {
+            assert!(GatewayConfig::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
     /// Issue 17: the durability contract's knobs: the defaults (checkpoints at
     /// most every 100 ms, outcome leaves committed and fsynced within 10 ms),
     /// `strict`, and an unknown mode refused rather than ignored.
