@@ -44,6 +44,31 @@ pub enum ServersCommand {
         #[arg(long)]
         hash: Option<String>,
     },
+    /// A tool's behavioural envelope (what it was seen to do); with
+    /// `--leaf`, what widening it by that log entry's findings gives and the
+    /// hash to sign.
+    Envelope {
+        name: String,
+        tool: String,
+        #[arg(long)]
+        leaf: Option<u64>,
+    },
+    /// Widen a tool's envelope by the findings of log entry `--leaf` (a held
+    /// call or a withheld result), signed with the approver key.
+    Widen {
+        name: String,
+        tool: String,
+        #[arg(long)]
+        leaf: u64,
+        #[arg(long)]
+        reason: String,
+        #[arg(long, default_value = "1h")]
+        expires: String,
+        /// The widened envelope's hash you reviewed (`servers envelope --leaf`
+        /// prints it). Without it, a terminal asks you to confirm.
+        #[arg(long)]
+        hash: Option<String>,
+    },
     /// Reject the server: none of its tools are served. With --tool, block only
     /// that tool (also while the server is pending review): it is not served
     /// until a reviewer approves it, across listings and server approvals.
@@ -201,6 +226,91 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 parse_duration(&expires)?,
             )
             .await
+        }
+        ServersCommand::Envelope { name, tool, leaf } => {
+            let engine = ctx.engine().await?;
+            let shown = match leaf {
+                None => engine
+                    .store()
+                    .envelope(&name, &tool)
+                    .await?
+                    .map(|row| {
+                        format!(
+                            "{} ({})\n{}",
+                            row.hash,
+                            row.state.as_str(),
+                            String::from_utf8_lossy(&row.envelope)
+                        )
+                    })
+                    .ok_or_else(|| anyhow::anyhow!("no envelope for {name}/{tool} yet")),
+                Some(leaf) => interlock_gateway::envelopes::widening(&engine, &name, &tool, leaf)
+                    .await
+                    .map(|w| {
+                        let found: Vec<String> =
+                            w.findings.iter().map(|f| f.explanation()).collect();
+                        format!(
+                            "widening {name}/{tool} ({}) by entry {leaf}:\n  {}\nwidened: {}\n{}",
+                            w.current_hash,
+                            found.join("\n  "),
+                            w.widened_hash,
+                            canon::canonical_string(&w.widened.to_value())
+                        )
+                    })
+                    .map_err(anyhow::Error::from),
+            };
+            engine.log().close().await;
+            println!("{}", shown?);
+            Ok(ExitCode::SUCCESS)
+        }
+        ServersCommand::Widen {
+            name,
+            tool,
+            leaf,
+            reason,
+            expires,
+            hash,
+        } => {
+            let Some(key) = ctx.host().approver_key()? else {
+                bail!("no approver key in the keychain; run `interlock keys init`");
+            };
+            let engine = ctx.engine().await?;
+            let current = interlock_gateway::envelopes::widening(&engine, &name, &tool, leaf).await;
+            let outcome = match current {
+                Ok(w) => {
+                    let shown = hash_to_approve(
+                        &format!("the widened envelope of {name}/{tool}"),
+                        &w.widened_hash.to_string(),
+                        hash.as_deref(),
+                    )?;
+                    interlock_host::decide_envelope_widening(
+                        &engine,
+                        &key,
+                        &name,
+                        &tool,
+                        leaf,
+                        Some(&shown),
+                        &reason,
+                        parse_duration(&expires)?,
+                    )
+                    .await
+                    .map_err(anyhow::Error::from)
+                }
+                Err(e) => Err(e.into()),
+            };
+            engine.log().close().await;
+            match outcome {
+                Ok(w) => {
+                    println!(
+                        "widened {name}/{tool}: {} → {}",
+                        w.current_hash, w.widened_hash
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("interlock: {e}");
+                    Ok(ExitCode::from(EXIT_REJECTED))
+                }
+            }
         }
         ServersCommand::Reject {
             name,

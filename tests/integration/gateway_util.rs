@@ -78,6 +78,15 @@ impl Gateway {
         gw.agent_key = stdout(&out).trim().to_owned();
         let config_path = gw.dir.path().join("gateway.toml");
         std::fs::write(&config_path, format!("listen = \"127.0.0.1:0\"\n{config}")).unwrap();
+        gw.serve(wrapper);
+        gw
+    }
+
+    /// Starts `interlock serve` on the gateway's config and data directory
+    /// (through `wrapper`, as [`Gateway::start_wrapped`] says).
+    fn serve(&mut self, wrapper: &[&str]) {
+        let gw = self;
+        let config_path = gw.dir.path().join("gateway.toml");
         let bin = env!("CARGO_BIN_EXE_interlock");
         let mut cmd = match wrapper {
             [] => Command::new(bin),
@@ -109,7 +118,16 @@ impl Gateway {
         gw.addr = base.trim_start_matches("http://").to_owned();
         gw.url = format!("{base}/mcp");
         gw.child = Some(child);
-        gw
+    }
+
+    /// Stops `interlock serve` and starts it again on the same data
+    /// directory and config (it listens on a new port).
+    pub fn restart(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        self.serve(&[]);
     }
 
     /// The environment the gateway's CLI calls use (for other threads).

@@ -6,6 +6,7 @@ mod callpath;
 mod canon;
 mod channels;
 mod content;
+mod envelope;
 mod eras;
 mod evidence;
 mod gateway;

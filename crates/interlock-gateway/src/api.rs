@@ -306,6 +306,21 @@ pub async fn server(
         s.as_ref().map(|s| canon::to_serde_json(&s.to_value()))
     };
     let drift: Value = serde_json::from_slice(&v.record.drift).unwrap_or(json!([]));
+    let envelopes: Vec<Value> = gw
+        .envelopes()
+        .of_server(&gw, &name)
+        .await?
+        .iter()
+        .map(|e| {
+            json!({
+                "tool": e.tool,
+                "state": e.state.as_str(),
+                "hash": e.hash.to_string(),
+                "subject": crate::envelopes::envelope_subject(&name, &e.tool),
+                "envelope": canon::to_serde_json(&e.envelope.to_value()),
+            })
+        })
+        .collect();
     Ok(Json(json!({
         "server": server_summary(&gw, &v),
         "subject": crate::pins::server_subject(&name),
@@ -324,6 +339,7 @@ pub async fn server(
             "blocked": v.blocked.get(t).map(|(b, _)| b.name()),
         })).collect::<Vec<_>>()).unwrap_or_default(),
         "probes": crate::probes::probes_view(gw.engine().store(), &name).await?,
+        "envelopes": envelopes,
     })))
 }
 
@@ -384,6 +400,67 @@ pub async fn surface(
         "tools": tools,
         "surface": canon::to_serde_json(&surface.to_value()),
     })))
+}
+
+#[derive(Deserialize)]
+pub struct WideningQuery {
+    leaf: u64,
+}
+
+fn widening_json(gw: &Gateway, w: &crate::envelopes::Widening) -> Value {
+    json!({
+        "server": w.server,
+        "tool": w.tool,
+        "leaf": w.leaf,
+        "subject": w.subject(),
+        "policy_digest": gw.engine().policy().digest().to_string(),
+        "audience": gw.engine().log().origin(),
+        "findings": w.findings.iter().map(|f| json!({
+            "kind": f.kind.as_str(), "subject": f.subject, "explanation": f.explanation(),
+        })).collect::<Vec<_>>(),
+        "current_hash": w.current_hash.to_string(),
+        "widened_hash": w.widened_hash.to_string(),
+        "widened": canon::to_serde_json(&w.widened.to_value()),
+    })
+}
+
+/// `GET /api/v1/servers/{name}/envelopes/{tool}/widening?leaf=N`: what
+/// widening the tool's envelope by log entry N's findings gives, and the
+/// hash a reviewer signs to approve it.
+pub async fn envelope_widening(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Param((name, tool)): Param<(String, String)>,
+    Query(q): Query<WideningQuery>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let w = crate::envelopes::widening(gw.engine(), &name, &tool, q.leaf).await?;
+    Ok(Json(widening_json(&gw, &w)))
+}
+
+#[derive(Deserialize)]
+pub struct WideningDecision {
+    leaf: u64,
+    envelope: Value,
+}
+
+/// `POST /api/v1/servers/{name}/envelopes/{tool}/decisions`: `{leaf,
+/// envelope}`, a DSSE envelope around a signed approval of
+/// `envelope:<name>/<tool>` at the widened envelope's hash.
+pub async fn decide_envelope(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Param((name, tool)): Param<(String, String)>,
+    Body(body): Body<WideningDecision>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let subject = crate::envelopes::envelope_subject(&name, &tool);
+    let env = statement_about(&body.envelope, &subject, || {
+        format!("the envelope of {name}/{tool}")
+    })?;
+    let w = crate::envelopes::decide_widening(gw.engine(), &env, body.leaf).await?;
+    gw.envelopes().forget(&name, &tool);
+    Ok(Json(widening_json(&gw, &w)))
 }
 
 /// `POST /api/v1/servers/{name}/decisions`: a DSSE envelope around a signed

@@ -78,6 +78,9 @@ pub struct GatewayConfig {
     pub limits: Limits,
     #[serde(default)]
     pub drift: DriftConfig,
+    /// Behavioural envelopes of approved tools (issue 16 item 2).
+    #[serde(default)]
+    pub envelope: EnvelopeConfig,
     #[serde(default)]
     pub servers: BTreeMap<String, UpstreamConfig>,
     #[serde(default)]
@@ -210,6 +213,7 @@ impl Default for GatewayConfig {
             ui_dir: None,
             limits: Limits::default(),
             drift: DriftConfig::default(),
+            envelope: EnvelopeConfig::default(),
             servers: BTreeMap::new(),
             roles: BTreeMap::new(),
             calls: CallsConfig::default(),
@@ -346,6 +350,73 @@ impl DriftConfig {
             ));
         }
         Ok(policy)
+    }
+}
+
+/// What the gateway does with a call or result outside a tool's learned
+/// envelope.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EnvelopeMode {
+    /// No envelope is learned or checked.
+    Off,
+    /// Findings are recorded in the call's leaf; nothing is held or withheld.
+    Monitor,
+    /// A call whose arguments are outside is held for a reviewer; a result
+    /// outside is withheld (the default).
+    #[default]
+    Hold,
+}
+
+impl EnvelopeMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EnvelopeMode::Off => "off",
+            EnvelopeMode::Monitor => "monitor",
+            EnvelopeMode::Hold => "hold",
+        }
+    }
+}
+
+/// `[envelope]`: how a tool's behavioural envelope is learned and enforced.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EnvelopeConfig {
+    pub mode: EnvelopeMode,
+    /// Answered calls observed before the envelope is fixed.
+    pub learn_calls: u64,
+    /// And at least this long since the first observed call (0: calls only).
+    pub learn_secs: u64,
+    /// A result may be this many times the largest one learned (and at least
+    /// 4 KiB more).
+    pub size_factor: f64,
+}
+
+impl Default for EnvelopeConfig {
+    fn default() -> Self {
+        EnvelopeConfig {
+            mode: EnvelopeMode::Hold,
+            learn_calls: 20,
+            learn_secs: 0,
+            size_factor: 4.0,
+        }
+    }
+}
+
+impl EnvelopeConfig {
+    fn check(&self) -> Result<(), ConfigError> {
+        if self.learn_calls == 0 {
+            return Err(ConfigError::Invalid(
+                "envelope.learn_calls must be at least 1 (use mode = \"off\" to learn nothing)"
+                    .into(),
+            ));
+        }
+        if !(self.size_factor.is_finite() && self.size_factor >= 1.0) {
+            return Err(ConfigError::Invalid(
+                "envelope.size_factor must be a number of at least 1".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -662,6 +733,7 @@ impl GatewayConfig {
 
     fn check(&self) -> Result<(), ConfigError> {
         self.log.check()?;
+        self.envelope.check()?;
         for (name, upstream) in &self.servers {
             if !valid_server_name(name) {
                 return Err(ConfigError::Invalid(format!(
@@ -738,6 +810,34 @@ impl GatewayConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 16 item 2: `[envelope]` defaults to holding after 20 calls, takes
+    /// monitor and off, and refuses what would make no sense.
+    #[test]
+    fn envelope_section_sets_learning_and_enforcement() {
+        let d = GatewayConfig::parse("").unwrap().envelope;
+        assert_eq!(
+            (d.mode, d.learn_calls, d.learn_secs),
+            (EnvelopeMode::Hold, 20, 0)
+        );
+        let c = GatewayConfig::parse(
+            "[envelope]\nmode = \"monitor\"\nlearn_calls = 5\nlearn_secs = 60\n",
+        )
+        .unwrap()
+        .envelope;
+        assert_eq!(
+            (c.mode, c.learn_calls, c.learn_secs),
+            (EnvelopeMode::Monitor, 5, 60)
+        );
+        for bad in [
+            "[envelope]\nmode = \"block\"\n",
+            "[envelope]\nlearn_calls = 0\n",
+            "[envelope]\nsize_factor = 0.5\n",
+            "[envelope]\nlearn = 3\n",
+        ] {
+            assert!(GatewayConfig::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
 
     /// Issue 17: the durability contract's knobs: the defaults (checkpoints at
     /// most every 100 ms, outcome leaves committed and fsynced within 10 ms),

@@ -71,6 +71,11 @@ event_types! {
     ResourceRead = "resource.read",
     /// A log leaf only: an API key issued.
     ApiKeyIssued = "apikey.issued",
+    /// A log leaf only: a tool's behavioural envelope was learned and is now
+    /// enforced (the envelope and its hash).
+    ToolEnvelopeFixed = "tool.envelope_fixed",
+    /// A reviewer's signed decision widened a tool's envelope.
+    ToolEnvelopeWidened = "tool.envelope_widened",
 }
 
 impl EventType {

@@ -102,6 +102,23 @@ impl From<PinError> for ApiError {
     }
 }
 
+impl From<crate::envelopes::WideningError> for ApiError {
+    fn from(e: crate::envelopes::WideningError) -> ApiError {
+        use crate::envelopes::WideningError as W;
+        match e {
+            W::Engine(e) => e.into(),
+            W::Store(e) => e.into(),
+            W::Log(_) => ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string()),
+            W::NotFixed { .. } => ApiError(StatusCode::NOT_FOUND, "not_found", e.to_string()),
+            W::Changed { .. } => ApiError(StatusCode::CONFLICT, "changed", e.to_string()),
+            W::NotAnEnvelopeStatement(_)
+            | W::NotAnApproval { .. }
+            | W::NotAFinding { .. }
+            | W::Widen(_) => ApiError(StatusCode::BAD_REQUEST, "invalid", e.to_string()),
+        }
+    }
+}
+
 impl From<interlock_store::StoreError> for ApiError {
     fn from(e: interlock_store::StoreError) -> ApiError {
         ApiError(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string())

@@ -174,6 +174,7 @@ impl Prepared {
             subscriptions: Default::default(),
             key_cache: Mutex::new(HashMap::new()),
             held: Default::default(),
+            envelopes: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.iter() {
@@ -225,6 +226,8 @@ pub(crate) struct Inner {
     key_cache: Mutex<HashMap<String, (ApiKeyRecord, Instant)>>,
     /// Held calls waiting for a reviewer, per agent key hash.
     held: Arc<Mutex<HashMap<String, usize>>>,
+    /// Tools' behavioural envelopes (issue 16 item 2).
+    envelopes: crate::envelopes::Envelopes,
     shutdown: watch::Sender<bool>,
 }
 
@@ -282,6 +285,11 @@ impl Gateway {
 
     pub fn pins(&self) -> &Pins {
         &self.0.pins
+    }
+
+    /// Tools' behavioural envelopes.
+    pub fn envelopes(&self) -> &crate::envelopes::Envelopes {
+        &self.0.envelopes
     }
 
     /// How many items wait for a reviewer, by the inbox's rule: proposed
@@ -614,6 +622,11 @@ async fn reload_loop(gw: Gateway) {
             Err(e) => tracing::warn!(error = %e, "reloading server state failed"),
         }
         first = false;
+        // A widening decided by another process (the CLI) replaces the
+        // cached envelope.
+        if let Err(e) = gw.0.envelopes.reload_changed(&gw.0.engine).await {
+            tracing::warn!(error = %e, "reloading envelopes failed");
+        }
         // Entries other processes appended (a CLI approval) become visible to
         // the reviewer API's log and proofs.
         if let Err(e) = gw.0.engine.log().refresh().await {

@@ -55,6 +55,14 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
         )
         .route("/api/v1/surfaces/{hash}", get(api::surface))
         .route("/api/v1/claims", get(api::claims))
+        .route(
+            "/api/v1/servers/{name}/envelopes/{tool}/widening",
+            get(api::envelope_widening),
+        )
+        .route(
+            "/api/v1/servers/{name}/envelopes/{tool}/decisions",
+            axum::routing::post(api::decide_envelope),
+        )
         .route("/api/v1/approvers", get(api::approvers))
         .route(
             "/api/v1/standing",

@@ -38,6 +38,7 @@ pub mod calls;
 pub mod client;
 pub mod config;
 pub mod content;
+pub mod envelopes;
 pub mod events;
 pub mod executor;
 mod extract;

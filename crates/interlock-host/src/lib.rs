@@ -63,6 +63,8 @@ pub enum HostError {
     #[error(transparent)]
     Pin(#[from] PinError),
     #[error(transparent)]
+    Widening(#[from] interlock_gateway::envelopes::WideningError),
+    #[error(transparent)]
     Config(#[from] interlock_gateway::config::ConfigError),
     #[error(transparent)]
     Decision(#[from] interlock_core::DecisionError),
@@ -446,6 +448,43 @@ pub async fn decide_tool_definition(
     )?;
     let drift = config.drift.policy()?;
     Ok(tool_decision::decide_tool(engine, &drift, &envelope, events).await?)
+}
+
+/// Widens a tool's behavioural envelope by the findings log entry `leaf`
+/// recorded (a held call or a withheld result), signing *exactly* the widened
+/// envelope's hash the reviewer was shown (`expected_hash`; refused if
+/// widening it now gives another) with the keychain key.
+#[allow(clippy::too_many_arguments)]
+pub async fn decide_envelope_widening(
+    engine: &Engine,
+    key: &KeychainKey,
+    server: &str,
+    tool: &str,
+    leaf: u64,
+    expected_hash: Option<&str>,
+    reason: &str,
+    valid_for_secs: i64,
+) -> Result<interlock_gateway::envelopes::Widening, HostError> {
+    use interlock_gateway::envelopes;
+    let w = envelopes::widening(engine, server, tool, leaf).await?;
+    let now = w.widened_hash.to_string();
+    if let Some(expected) = expected_hash
+        && expected != now
+    {
+        return Err(HostError::Changed(format!(
+            "the envelope of {server}/{tool} changed since it was shown ({expected} → {now}); review it again"
+        )));
+    }
+    let statement = sign(
+        engine,
+        key,
+        &w.subject(),
+        w.widened_hash,
+        Decision::Approve,
+        reason,
+        valid_for_secs,
+    )?;
+    Ok(envelopes::decide_widening(engine, &statement, leaf).await?)
 }
 
 /// Grants a standing approval signed with the keychain key: role `role` may call

@@ -46,6 +46,97 @@ impl Category {
     }
 }
 
+/// The kind of data a response finding is (issue 16: the behavioural
+/// envelope learns which kinds a tool returns). Typed from the rule that
+/// fired, so a caller never matches on rule strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DataClass {
+    Email,
+    PaymentCard,
+    UsSsn,
+    Phone,
+    PrivateKey,
+    /// A known secret format (a cloud access key, a token prefix, …).
+    SecretPattern,
+    /// `password=…`-style assignments, passwords in URLs.
+    SecretAssignment,
+    /// A long random-looking token.
+    HighEntropySecret,
+}
+
+impl DataClass {
+    /// Every class, in order.
+    pub const ALL: [DataClass; 8] = [
+        DataClass::Email,
+        DataClass::PaymentCard,
+        DataClass::UsSsn,
+        DataClass::Phone,
+        DataClass::PrivateKey,
+        DataClass::SecretPattern,
+        DataClass::SecretAssignment,
+        DataClass::HighEntropySecret,
+    ];
+
+    /// Short stable name (log records, the envelope's canonical form).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataClass::Email => "email",
+            DataClass::PaymentCard => "payment_card",
+            DataClass::UsSsn => "us_ssn",
+            DataClass::Phone => "phone",
+            DataClass::PrivateKey => "private_key",
+            DataClass::SecretPattern => "secret_pattern",
+            DataClass::SecretAssignment => "secret_assignment",
+            DataClass::HighEntropySecret => "high_entropy_secret",
+        }
+    }
+
+    /// The class named `s` (the inverse of [`DataClass::as_str`]).
+    pub fn parse(s: &str) -> Option<DataClass> {
+        DataClass::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// Whether it is a secret (rather than personal data).
+    pub fn is_secret(self) -> bool {
+        !matches!(
+            self,
+            DataClass::Email | DataClass::PaymentCard | DataClass::UsSsn | DataClass::Phone
+        )
+    }
+
+    /// What a reader calls it ("email addresses", "private keys").
+    pub fn noun(self) -> &'static str {
+        match self {
+            DataClass::Email => "email addresses",
+            DataClass::PaymentCard => "payment card numbers",
+            DataClass::UsSsn => "US social security numbers",
+            DataClass::Phone => "phone numbers",
+            DataClass::PrivateKey => "private keys",
+            DataClass::SecretPattern => "credentials of a known format (access keys, tokens)",
+            DataClass::SecretAssignment => "password or key assignments",
+            DataClass::HighEntropySecret => "random-looking secret tokens",
+        }
+    }
+}
+
+impl Finding {
+    /// The data class of a response finding (`None` for injection text and
+    /// argument findings).
+    pub fn data_class(&self) -> Option<DataClass> {
+        Some(match self.rule {
+            "pii-email" => DataClass::Email,
+            "pii-payment-card" => DataClass::PaymentCard,
+            "pii-us-ssn" => DataClass::UsSsn,
+            "pii-phone" => DataClass::Phone,
+            "private-key-block" => DataClass::PrivateKey,
+            "secret-pattern" => DataClass::SecretPattern,
+            "secret-assignment" => DataClass::SecretAssignment,
+            "high-entropy-string" => DataClass::HighEntropySecret,
+            _ => return None,
+        })
+    }
+}
+
 /// How bad a finding is; [`Severity::score`] maps it to `0.0..=1.0`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {

@@ -43,6 +43,23 @@ pub enum StateChange {
     },
     /// Register an approver key: the row names the leaf committed with it.
     AddApproverKey(crate::NewApproverKey),
+    /// Fix a tool's learned envelope (issue 16): only if it is still learning.
+    FixEnvelope {
+        server: String,
+        tool: String,
+        envelope: Vec<u8>,
+        hash: String,
+        now: i64,
+    },
+    /// Widen a tool's fixed envelope still at `expected_hash` (a reviewer's
+    /// signed decision names that hash).
+    WidenEnvelope {
+        server: String,
+        tool: String,
+        expected_hash: String,
+        envelope: Vec<u8>,
+        hash: String,
+    },
     /// Move one plan revision from `from` to `to`.
     PlanStatus {
         plan_id: String,
@@ -118,6 +135,33 @@ impl StateChange {
                 crate::keys::add_approver_key_in(tx, key).await?;
                 true
             }
+            StateChange::FixEnvelope {
+                server,
+                tool,
+                envelope,
+                hash,
+                now,
+            } => {
+                crate::envelopes::fix_envelope_in(&mut **tx, server, tool, envelope, hash, *now)
+                    .await?
+            }
+            StateChange::WidenEnvelope {
+                server,
+                tool,
+                expected_hash,
+                envelope,
+                hash,
+            } => {
+                crate::envelopes::widen_envelope_in(
+                    &mut **tx,
+                    server,
+                    tool,
+                    expected_hash,
+                    envelope,
+                    hash,
+                )
+                .await?
+            }
         };
         if applied {
             Ok(())
@@ -147,6 +191,15 @@ impl StateChange {
                 ..
             } => format!("plan {plan_id:?} revision {revision} is no longer {from}"),
             StateChange::AddApproverKey(key) => format!("approver key {}", key.key_id),
+            StateChange::FixEnvelope { server, tool, .. } => {
+                format!("the envelope of {server}/{tool} is no longer learning")
+            }
+            StateChange::WidenEnvelope {
+                server,
+                tool,
+                expected_hash,
+                ..
+            } => format!("the envelope of {server}/{tool} is no longer {expected_hash}"),
             StateChange::InsertApproval(a) => {
                 format!("plan {:?} revision {}", a.plan_id, a.revision)
             }

@@ -25,6 +25,7 @@ mod appender;
 mod approvals;
 mod change;
 mod decisions;
+mod envelopes;
 mod error;
 mod gateway;
 mod keys;
@@ -46,6 +47,7 @@ pub use appender::Flush;
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};
 pub use change::StateChange;
 pub use decisions::{ClaimOutcome, DecisionClaim};
+pub use envelopes::{EnvelopeRow, EnvelopeState};
 pub use error::{DriverError, StoreError};
 pub use gateway::{
     ApiKeyKind, ApiKeyRecord, ServerRecord, ServerStatus, ServerUpdate, StandingRecord,

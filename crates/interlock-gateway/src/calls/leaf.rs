@@ -157,6 +157,8 @@ pub struct ResponseScan {
     /// Found in the progress and log notifications relayed to the agent
     /// while the call ran.
     pub notifications: NotificationRecord,
+    /// What of the answer is outside the tool's envelope.
+    pub envelope: Vec<super::envelope::Recorded>,
 }
 
 /// What the scan of a call's relayed notifications found and withheld.
@@ -187,6 +189,9 @@ pub enum BlockCause {
     Policy,
     /// The scan could not read it (the scanner fails closed).
     Unscannable(Unscannable),
+    /// It is outside the tool's behavioural envelope (the leaf's
+    /// `verdict.envelope` says what).
+    Envelope,
 }
 
 impl Disposition {
@@ -218,6 +223,9 @@ impl Disposition {
             Disposition::Blocked(BlockCause::Unscannable(why)) => {
                 Some(format!("{why}, so it could not be scanned"))
             }
+            Disposition::Blocked(BlockCause::Envelope) => {
+                Some("it is outside the tool's behavioural envelope".into())
+            }
             _ => None,
         }
     }
@@ -240,6 +248,8 @@ pub struct CallLeaf<'a> {
     pub assessment: Option<&'a Assessment>,
     /// The index of the call's `tool.call.intent` leaf, once written.
     pub intent: Option<u64>,
+    /// What of the arguments is outside the tool's envelope.
+    pub envelope: &'a [super::envelope::Recorded],
 }
 
 /// The approved surface a call is bound to: the tool's definition hash in the
@@ -344,6 +354,15 @@ impl CallLeaf<'_> {
             v.insert("shadow".into(), Value::Bool(self.agent.shadow));
         }
         verdict.write(&mut v);
+        let envelope: Vec<_> = self
+            .envelope
+            .iter()
+            .chain(response.iter().flat_map(|r| r.envelope.iter()))
+            .cloned()
+            .collect();
+        if !envelope.is_empty() {
+            v.insert("envelope".into(), super::envelope::records_value(&envelope));
+        }
         if let Some(r) = response {
             v.insert("response".into(), r.disposition.name().into());
             v.insert("response_findings".into(), findings_value(&r.findings));

@@ -7,6 +7,8 @@
 //! - [`listing`]: `tools/list`, what an agent sees (its role, pinning).
 //! - [`assess`]: argument inspection, the tool's risk, the role's limit.
 //! - [`scan`]: the response scan (redact or withhold what a result carries).
+//! - [`envelope`]: each tool's behavioural envelope, learned then enforced
+//!   (arguments before the call: hold; the result after: withhold).
 //! - [`standing`]: standing approvals by class of call.
 //! - [`held`]: the held call's lifecycle (proposed as a plan, waited on, run
 //!   once when approved).
@@ -15,10 +17,11 @@
 //! - [`progress`]: reporting to the agent's SSE stream while a call waits or runs.
 //!
 //! Architecture invariant: a check on tool calls goes in [`assess`] (before)
-//! or [`scan`] (after), and its verdict into [`leaf::Verdict`]; nothing else in
+//! or [`scan`] (after), or [`envelope`] (both), and its verdict into [`leaf::Verdict`]; nothing else in
 //! the gateway decides whether a call runs or writes a `tool.call` leaf.
 
 pub mod assess;
+pub mod envelope;
 mod held;
 pub mod leaf;
 pub(crate) mod listing;

@@ -17,10 +17,11 @@ use serde_json::json;
 use serde_json::value::RawValue;
 
 use super::assess::{Assessment, arguments_digest, assess};
+use super::envelope::{self, Answer, Recorded};
 use super::held;
 use super::leaf::{
-    Basis, Bound, CallLeaf, Disposition, NotificationRecord, Outcome, ReadOutcome, ReadRecord,
-    ResponseScan, Verdict, new_call_id,
+    Basis, BlockCause, Bound, CallLeaf, Disposition, NotificationRecord, Outcome, ReadOutcome,
+    ReadRecord, ResponseScan, Verdict, new_call_id,
 };
 use super::progress::{Progress, next_progress_token, set_progress_token};
 use super::scan::{Scan, Scanned, response_policy, scan_content, scan_error, scan_result};
@@ -72,6 +73,8 @@ pub(crate) struct Call<'a> {
     pub call_id: String,
     /// The approved definition and baseline the call is bound to.
     pub bound: Bound,
+    /// What of the arguments is outside the tool's behavioural envelope.
+    pub envelope: &'a [Recorded],
     /// The call's `tool.call.intent` leaf, once written (forwarded calls only).
     pub intent: OnceLock<u64>,
 }
@@ -87,6 +90,7 @@ impl Call<'_> {
             bound: self.bound.clone(),
             assessment: Some(self.assessment),
             intent: self.intent.get().copied(),
+            envelope: self.envelope,
         }
     }
 
@@ -233,6 +237,7 @@ pub(crate) async fn tools_call(
                 bound: Bound::of(&view, &tool),
                 assessment: None,
                 intent: None,
+                envelope: &[],
             };
             let answer = jsonrpc::error_with_data(
                 Some(id),
@@ -263,7 +268,16 @@ pub(crate) async fn tools_call(
     };
     let args_digest = arguments_digest(&args).to_string();
     let tool_def = view.observed.as_ref().and_then(|s| s.tool(&tool));
-    let assessment = assess(gw.config(), server, &agent.role, tool_def, &args);
+    let mut assessment = assess(gw.config(), server, &agent.role, tool_def, &args);
+    // The arguments against the tool's envelope: a host or path root outside
+    // it holds the call, and no standing approval covers that.
+    let before = envelope::before(gw, server, &tool, &args, agent.shadow).await;
+    let envelope_holds = before.hold_reasons();
+    if !envelope_holds.is_empty() {
+        assessment.hold_reasons.extend(envelope_holds);
+        assessment.inspection_hold = true;
+    }
+    let approved_def = view.baseline.as_ref().and_then(|s| s.tool(&tool));
     let call = Call {
         gw,
         agent,
@@ -276,6 +290,7 @@ pub(crate) async fn tools_call(
         assessment: &assessment,
         call_id: new_call_id(),
         bound: Bound::of(&view, &tool),
+        envelope: &before.findings,
         intent: OnceLock::new(),
     };
 
@@ -431,23 +446,52 @@ pub(crate) async fn tools_call(
     match outcome {
         Ok(result) => {
             let scan = scan_result(result.get(), &rules);
-            let disposition = Disposition::of(&scan, agent.shadow);
-            let answer = match (&disposition, &scan.scanned) {
-                (Disposition::Blocked(_), _) => {
+            let mut disposition = Disposition::of(&scan, agent.shadow);
+            let outside = envelope::after(
+                gw,
+                server,
+                approved_def,
+                &tool,
+                &before,
+                Answer::Result(result.get(), &scan.findings),
+                agent.shadow,
+            )
+            .await;
+            let withheld = envelope::withheld_text(&outside);
+            let answer = match (&disposition, &scan.scanned, &withheld) {
+                (Disposition::Blocked(_), _, _) => {
                     let text = scan.withheld_message("result").expect("withheld");
                     let data = json!({"blocked": true, "reason": text});
                     jsonrpc::result_value(id, &jsonrpc::tool_error(&text, Some(data)))
                 }
-                (Disposition::Redacted, Scanned::Redacted(v)) => jsonrpc::result_value(id, v),
+                (_, _, Some(text)) => {
+                    disposition = Disposition::Blocked(BlockCause::Envelope);
+                    let data = json!({"blocked": true, "reason": text, "envelope": outside
+                        .iter()
+                        .map(|r| canon::to_serde_json(&r.to_value()))
+                        .collect::<Vec<_>>()});
+                    jsonrpc::result_value(id, &jsonrpc::tool_error(text, Some(data)))
+                }
+                (Disposition::Redacted, Scanned::Redacted(v), _) => jsonrpc::result_value(id, v),
                 _ => jsonrpc::result(id, &result),
             };
-            let scan = response_scan(disposition, scan, notifications);
+            let scan = response_scan(disposition, scan, notifications, outside);
             call.settle(&verdict, Outcome::Answered { elapsed }, Some(&scan), answer)
                 .await
         }
         Err(UpstreamError::Rpc(err)) => {
             let (answer, error, scan) = inspect_error(id, err.get(), &rules, agent.shadow);
-            let scan = response_scan(scan.0, scan.1, notifications);
+            let outside = envelope::after(
+                gw,
+                server,
+                approved_def,
+                &tool,
+                &before,
+                Answer::Error(err.get(), &scan.1.findings),
+                agent.shadow,
+            )
+            .await;
+            let scan = response_scan(scan.0, scan.1, notifications, outside);
             let outcome = Outcome::UpstreamError { error };
             call.settle(&verdict, outcome, Some(&scan), answer).await
         }
@@ -455,8 +499,14 @@ pub(crate) async fn tools_call(
             let message = format!("upstream `{server}`: {e}");
             let answer = jsonrpc::error(Some(id), code::UPSTREAM_UNAVAILABLE, &message);
             // No answer to scan; the leaf says only what its notifications carried.
-            let scan = (notifications != NotificationRecord::default())
-                .then(|| response_scan(Disposition::Forwarded, Scan::default(), notifications));
+            let scan = (notifications != NotificationRecord::default()).then(|| {
+                response_scan(
+                    Disposition::Forwarded,
+                    Scan::default(),
+                    notifications,
+                    Vec::new(),
+                )
+            });
             call.settle(
                 &verdict,
                 Outcome::Unavailable { message },
@@ -472,11 +522,13 @@ fn response_scan(
     disposition: Disposition,
     scan: Scan,
     notifications: NotificationRecord,
+    envelope: Vec<Recorded>,
 ) -> ResponseScan {
     ResponseScan {
         disposition,
         findings: scan.findings,
         notifications,
+        envelope,
     }
 }
 
