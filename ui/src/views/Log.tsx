@@ -5,6 +5,7 @@ import { verifyCheckpoint, type CheckpointVerification } from '../lib/note';
 import { leafHash, verifyInclusion } from '../lib/proof';
 import { fromBase64, toHex } from '../lib/statement';
 import { ErrorBanner, Hash, pretty, SkeletonBlock, SkeletonRows, Empty } from '../components/ui';
+import { ClaimsPanel } from '../components/Claims';
 
 const PAGE = 100;
 
@@ -204,6 +205,8 @@ export function Log() {
           </div>
         )}
       </div>
+      <div class="section-title">The auditor’s claim</div>
+      <ClaimsPanel />
       <div class="section-title">
         Entries {page.data && <span class="faint">({page.data.size} in all)</span>}
       </div>
