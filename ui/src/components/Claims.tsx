@@ -1,7 +1,7 @@
 // The auditor's claim (issue 16 item 9), answered by the gateway from the log
 // alone: the answer first, then the drift windows as bars over log indexes
 // (opened → closed), any execution inside one marked in red.
-import { useMemo } from 'preact/hooks';
+import { useEffect, useMemo, useRef } from 'preact/hooks';
 import { api } from '../lib/api';
 import { claimSentence, parseClaims, timeline, windowLabel } from '../lib/claims';
 import { useLive, useResource } from '../lib/hooks';
@@ -10,9 +10,15 @@ import { ErrorBanner, SkeletonBlock } from './ui';
 /** How many windows are drawn before the rest fold away (the card keeps its height). */
 const SHOWN = 8;
 
-export function ClaimsPanel() {
+/** `logSize`: the log's size as the page knows it; when it grows, the claim is asked again. */
+export function ClaimsPanel({ logSize }: { logSize?: number }) {
   const res = useResource(() => api.claims().then(parseClaims), []);
   useLive(() => true, res.reload);
+  const seen = useRef(logSize);
+  useEffect(() => {
+    if (logSize !== undefined && seen.current !== undefined && logSize !== seen.current) res.reload();
+    seen.current = logSize;
+  }, [logSize]);
   const c = res.data;
   const tl = useMemo(() => (c ? timeline(c) : null), [c]);
   return (

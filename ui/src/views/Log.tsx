@@ -206,7 +206,7 @@ export function Log() {
         )}
       </div>
       <div class="section-title">The auditor’s claim</div>
-      <ClaimsPanel />
+      <ClaimsPanel logSize={page.data?.size} />
       <div class="section-title">
         Entries {page.data && <span class="faint">({page.data.size} in all)</span>}
       </div>

@@ -69,7 +69,7 @@ function FirstContactPanel({ d }: { d: ServerDetail }) {
           </h3>
         </div>
         {groups.map((g) => (
-          <div class="fc-group" data-testid="fc-group" data-tool={g.tool ?? ''}>
+          <div class="fc-group" data-testid="fc-group" data-fc-tool={g.tool ?? ''}>
             <div class="fc-tool">
               {g.tool === null ? (
                 'Server instructions'
