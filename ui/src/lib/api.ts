@@ -182,6 +182,10 @@ export interface FirstContact {
 export interface ObservedTool {
   name: string;
   definition_hash: string;
+  /** Whether agents are served it now. */
+  served?: boolean;
+  /** Why not: `hold`, `quarantine`, `block` (null when nothing blocks it). */
+  blocked?: string | null;
 }
 
 export interface ServerDetail {

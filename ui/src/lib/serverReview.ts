@@ -108,6 +108,23 @@ export function toolActions(d: ServerDetail | undefined, tool: string, hashes = 
   };
 }
 
+/** One line on whether agents get this tool now (always shown, so a decision moves nothing). */
+export function toolState(d: ServerDetail | undefined, tool: string): string {
+  const s = d?.server;
+  if (!s) return '';
+  const o = d?.observed_tools?.find((t) => t.name === tool);
+  if (o?.served === true) return 'served';
+  switch (s.status) {
+    case 'PENDING':
+      return 'not served until the server is approved';
+    case 'QUARANTINED':
+      return 'not served: the server is quarantined';
+    case 'REJECTED':
+      return 'not served: the server is rejected';
+  }
+  return o?.served === false ? 'not served' : 'served';
+}
+
 /** A blocked tool's label: a reviewer's block reads as such, the rest by their action. */
 export function blockedLabel(action: string): string {
   return action === 'block' ? 'blocked by reviewer' : action === 'hold' ? 'held' : action === 'quarantine' ? 'quarantined' : action;

@@ -34,6 +34,10 @@ export function subject(e: LogEntry['entry']): string {
     }
     case 'standing.revoked':
       return `${s('id')} · by ${s('by')}${q('reason')}`;
+    case 'tool.approved':
+      return `tool ${s('server')}/${s('tool')} definition approved · by ${s('approver')}${q('reason')}`;
+    case 'tool.blocked':
+      return `tool ${s('server')}/${s('tool')} blocked · by ${s('approver')}${q('reason')}`;
     case 'apikey.issued':
       return `${s('kind')} key for ${s('name')}${s('role') ? ` (${s('role')})` : ''}`;
   }

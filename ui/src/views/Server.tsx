@@ -15,6 +15,7 @@ import {
   observedToolHashes,
   serverRisk,
   toolActions,
+  toolState,
   type ToolActions,
 } from '../lib/serverReview';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
@@ -98,7 +99,17 @@ function FirstContactPanel({ d }: { d: ServerDetail }) {
   );
 }
 
-function ToolCard({ t, actions, onDecide }: { t: Tool; actions: ToolActions; onDecide?: (k: DecisionKind) => void }) {
+function ToolCard({
+  t,
+  actions,
+  state,
+  onDecide,
+}: {
+  t: Tool;
+  actions: ToolActions;
+  state: string;
+  onDecide?: (k: DecisionKind) => void;
+}) {
   const ann = t.annotations && Object.keys(t.annotations).length ? t.annotations : null;
   const blocked = actions.blocked;
   return (
@@ -110,12 +121,9 @@ function ToolCard({ t, actions, onDecide }: { t: Tool; actions: ToolActions; onD
       data-nav
     >
       <div class="name">
-        <span class="ellipsis">{t.name}</span>
-        {blocked && (
-          <span class={`chip act-${blocked}`} data-testid="tool-blocked">
-            {blockedLabel(blocked)}
-          </span>
-        )}
+        <span class="ellipsis" title={t.name}>
+          {t.name}
+        </span>
         {onDecide && (
           <span class="tool-actions">
             <button
@@ -136,6 +144,17 @@ function ToolCard({ t, actions, onDecide }: { t: Tool; actions: ToolActions; onD
             >
               Block
             </button>
+          </span>
+        )}
+      </div>
+      <div class="tool-state">
+        {blocked ? (
+          <span class={`chip act-${blocked}`} data-testid="tool-blocked">
+            {blockedLabel(blocked)}
+          </span>
+        ) : (
+          <span class="faint" data-testid="tool-state">
+            {state}
           </span>
         )}
       </div>
@@ -280,7 +299,12 @@ export function ServerView({ name }: { name: string }) {
     };
   }, [d, width]);
   const card = (t: Tool) => (
-    <ToolCard t={t} actions={toolActions(d, t.name, hashes)} onDecide={hashes ? (k) => openTool(t.name, k) : undefined} />
+    <ToolCard
+      t={t}
+      actions={toolActions(d, t.name, hashes)}
+      state={toolState(d, t.name)}
+      onDecide={hashes ? (k) => openTool(t.name, k) : undefined}
+    />
   );
   return (
     <div class="page">

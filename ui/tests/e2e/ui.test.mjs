@@ -472,6 +472,7 @@ describe('the review UI against a real gateway', () => {
     assert.deepEqual(now.server.blocked_tools.map((b) => [b.tool, b.action]), [['greet', 'block']]);
     await until('greet still blocked after approval', () => document.querySelector('[data-testid=tool][data-tool=greet]')?.dataset.blocked === 'block');
     assert.equal((await page.textContent('[data-testid=tool][data-tool=greet] [data-testid=tool-blocked]')).trim(), 'blocked by reviewer');
+    assert.equal((await page.textContent('[data-testid=tool][data-tool=add] [data-testid=tool-state]')).trim(), 'served');
     assert.match(await page.textContent('[data-testid=blocked]'), /greet\s*blocked by reviewer/);
     assert.match(await page.textContent('.banner'), /1 tool blocked by a reviewer; the rest are served/);
     assert.equal(await page.locator('[data-testid=first-contact]').count(), 0, 'first contact is for pending servers');

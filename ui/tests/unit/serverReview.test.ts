@@ -3,6 +3,7 @@
 // `observed_tools` shape the per-tool buttons are feature-detected on.
 import { describe, expect, it } from 'vitest';
 import fixture from './fixtures/first-contact-server.json';
+import held from './fixtures/held-tool-server.json';
 import type { ServerDetail } from '../../src/lib/api';
 import { decisionPath } from '../../src/lib/api';
 import {
@@ -13,6 +14,7 @@ import {
   pointerTokens,
   serverRisk,
   toolActions,
+  toolState,
 } from '../../src/lib/serverReview';
 import { splitToolSubject, subjectId, toolSubject } from '../../src/lib/statement';
 
@@ -84,7 +86,18 @@ describe('first-contact findings', () => {
 });
 
 describe('per-tool decisions', () => {
-  it('are not offered when the gateway gives no observed definition hashes (today’s server view)', () => {
+  it('are offered on a real gateway’s observed_tools: Approve for the held tool, Block for every tool', () => {
+    const d = held as unknown as ServerDetail;
+    const m = observedToolHashes(d)!;
+    expect([...m.keys()]).toEqual(d.observed!.tools.map((t) => t.name));
+    expect(toolActions(d, 'greet')).toEqual({ hash: m.get('greet'), blocked: 'hold', approve: true, block: true });
+    expect(toolActions(d, 'add')).toEqual({ hash: m.get('add'), blocked: null, approve: false, block: true });
+    expect(toolState(d, 'add')).toBe('served');
+    expect(toolState(d, 'greet')).toBe('not served');
+    expect(toolState(fixture as unknown as ServerDetail, 'greet')).toBe('not served until the server is approved');
+  });
+
+  it('are not offered when the gateway gives no observed definition hashes (an older gateway)', () => {
     const d = fixture as unknown as ServerDetail;
     expect(observedToolHashes(d)).toBeNull();
     expect(toolActions(d, 'greet')).toEqual({ hash: null, blocked: null, approve: false, block: false });
