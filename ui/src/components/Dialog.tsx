@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useKeys } from '../lib/keys';
 import { decide, markActed } from '../lib/decide';
 import { isDesktop } from '../lib/config';
-import { reasonError, type DecisionKind, type SubjectKind } from '../lib/statement';
+import { reasonError, splitToolSubject, type DecisionKind, type SubjectKind } from '../lib/statement';
 import { RiskBadge } from './ui';
 
 export function Modal({
@@ -92,8 +92,15 @@ export function DecisionDialog({
   onChanged: (message: string) => void;
 }) {
   const approve = decision === 'approve';
+  const tool = target.kind === 'tool';
   const [reason, setReason] = useState(
-    approve ? (target.kind === 'plan' ? 'Reviewed the stages and approved.' : 'Reviewed the surface and approved.') : '',
+    approve
+      ? target.kind === 'plan'
+        ? 'Reviewed the stages and approved.'
+        : tool
+          ? 'Reviewed the tool’s definition and approved.'
+          : 'Reviewed the surface and approved.'
+      : '',
   );
   const [busy, setBusy] = useState(false);
   const busyRef = useRef(false);
@@ -122,7 +129,9 @@ export function DecisionDialog({
     setBusy(true);
     setError(null);
     try {
-      markActed(target.kind, target.subject);
+      // A tool's decision comes back as an event about its server.
+      if (tool) markActed('server', splitToolSubject(target.subject).server);
+      else markActed(target.kind, target.subject);
       const r = await decide({
         kind: target.kind,
         subject: target.subject,
@@ -146,16 +155,14 @@ export function DecisionDialog({
       setBusy(false);
     }
   };
-  const what = target.kind === 'plan' ? 'plan' : 'server surface';
+  const what = target.kind === 'plan' ? 'plan' : tool ? 'tool' : 'server surface';
+  // Rejecting one tool blocks it (the rest of the server is left as it is).
+  const verb = approve ? 'Approve' : tool ? 'Block' : 'Reject';
   return (
     <Modal
-      label={`${approve ? 'Approve' : 'Reject'} ${what}`}
+      label={`${verb} ${what}`}
       onClose={() => !busy && onClose()}
-      title={
-        <>
-          {approve ? 'Approve' : 'Reject'} this {what}?
-        </>
-      }
+      title={<>{tool ? (approve ? 'Approve this tool’s definition?' : 'Block this tool?') : `${verb} this ${what}?`}</>}
     >
       <form onSubmit={submit}>
         <div class="body">
@@ -166,7 +173,7 @@ export function DecisionDialog({
             </div>
             {target.detail && <div class="muted" style={{ fontSize: '12.5px', marginBottom: '4px' }}>{target.detail}</div>}
             <div class="mono" style={{ fontSize: '11.5px', wordBreak: 'break-all' }}>
-              {target.kind === 'plan' ? 'plan_hash ' : 'observed_hash '}
+              {target.kind === 'plan' ? 'plan_hash ' : tool ? 'definition_hash ' : 'observed_hash '}
               {target.hash}
             </div>
           </div>
@@ -212,7 +219,7 @@ export function DecisionDialog({
             Cancel
           </button>
           <button type="submit" class={approve ? 'btn primary' : 'btn danger solid'} disabled={busy || stale}>
-            {busy ? 'Signing…' : approve ? 'Approve and sign' : 'Reject and sign'}
+            {busy ? 'Signing…' : `${verb} and sign`}
           </button>
         </div>
       </form>
@@ -247,6 +254,8 @@ const SHORTCUTS: [string, [string, string][]][] = [
       ['a', 'Approve (asks first)'],
       ['r', 'Reject (asks for a reason)'],
       ['j / k', 'Next / previous section'],
+      ['t', 'Approve the highlighted tool'],
+      ['b', 'Block the highlighted tool'],
       ['d', 'Side-by-side / unified diff'],
       ['u / Esc', 'Back to the list'],
     ],

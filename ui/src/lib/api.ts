@@ -1,7 +1,7 @@
 // The reviewer API (/api/v1): typed reads, and the decisions endpoint.
 
 import { apiBase, token } from './config';
-import type { DsseEnvelope } from './statement';
+import { splitToolSubject, type DsseEnvelope, type SubjectKind } from './statement';
 
 export class ApiError extends Error {
   constructor(
@@ -81,6 +81,8 @@ export interface ServerSummary {
   blocked_tools?: BlockedTool[];
   drift_count?: number;
   worst_severity?: Severity | null;
+  /** A PENDING server's first-contact risk (its whole surface scanned before approval). */
+  risk?: Risk | null;
   version?: number;
   updated_at?: number;
 }
@@ -161,6 +163,31 @@ export interface Drift {
   findings: string[];
 }
 
+/** One thing the first-contact scan found in a pending server's surface. */
+export interface FirstContactFinding {
+  /** The tool it is in; null (or absent) for the server's instructions. */
+  tool?: string | null;
+  /** Where in the tool (or instructions): a JSON Pointer, e.g. /inputSchema/properties/name/description. */
+  field: string;
+  kind: string;
+  excerpt: string;
+}
+
+export interface FirstContact {
+  risk: Risk;
+  findings: FirstContactFinding[];
+}
+
+/** A tool of the observed surface with the definition hash a per-tool decision signs. */
+export interface ObservedTool {
+  name: string;
+  definition_hash: string;
+  /** Whether agents are served it now. */
+  served?: boolean;
+  /** Why not: `hold`, `quarantine`, `block` (null when nothing blocks it). */
+  blocked?: string | null;
+}
+
 export interface ServerDetail {
   server: ServerSummary;
   subject: string;
@@ -170,6 +197,14 @@ export interface ServerDetail {
   baseline: Surface | null;
   observed: Surface | null;
   drift: Drift[];
+  /** While PENDING: the observed surface scanned before approval. */
+  first_contact?: FirstContact | null;
+  /**
+   * Each observed tool's definition hash, as the gateway computes it (what a
+   * per-tool decision must sign). Feature-detected: without it the per-tool
+   * decisions are not offered (the UI does not re-derive the normalization).
+   */
+  observed_tools?: ObservedTool[];
 }
 
 export interface LogEntry {
@@ -219,6 +254,34 @@ export interface StandingApproval {
   revoked_at: number | null;
 }
 
+/** A span of the log in which a server (tool null: all of it) or one tool was not to be served. */
+export interface DriftWindow {
+  server: string;
+  tool: string | null;
+  opened_at: number;
+  closed_at: number | null;
+  closed_by: string | null;
+}
+
+export interface ClaimViolation {
+  leaf_index: number;
+  executed_at: number;
+  server: string;
+  tool: string | null;
+  verdict: string;
+  window: DriftWindow;
+}
+
+/** `GET /api/v1/claims`: the auditor's question answered from the log alone. */
+export interface Claims {
+  question: string;
+  answer: 'no' | 'yes';
+  leaves_read: number;
+  executions_checked: number;
+  windows: DriftWindow[];
+  violations: ClaimViolation[];
+}
+
 const enc = encodeURIComponent;
 
 export const api = {
@@ -240,10 +303,22 @@ export const api = {
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(reason ? { reason } : {}),
     }),
-  decide: (kind: 'plan' | 'server', subject: string, env: DsseEnvelope) =>
-    request<Record<string, unknown>>(`/api/v1/${kind === 'plan' ? 'plans' : 'servers'}/${enc(subject)}/decisions`, {
+  claims: () => request<Claims>('/api/v1/claims'),
+  decide: (kind: SubjectKind, subject: string, env: DsseEnvelope) =>
+    request<Record<string, unknown>>(`${decisionPath(kind, subject)}`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(env),
     }),
 };
+
+/**
+ * Where a decision about a subject is posted. A tool's subject is
+ * `<server>/<tool>` (server names never hold `/`, so the first one splits).
+ */
+export function decisionPath(kind: SubjectKind, subject: string): string {
+  if (kind === 'plan') return `/api/v1/plans/${enc(subject)}/decisions`;
+  if (kind === 'server') return `/api/v1/servers/${enc(subject)}/decisions`;
+  const { server, tool } = splitToolSubject(subject);
+  return `/api/v1/servers/${enc(server)}/tools/${enc(tool)}/decisions`;
+}

@@ -13,9 +13,9 @@ import { buildStatement, envelope, signingInput, subjectId, type DecisionKind, t
 
 export interface DecideRequest {
   kind: SubjectKind;
-  /** Plan id or server name. */
+  /** Plan id, server name, or `<server>/<tool>`. */
   subject: string;
-  /** plan_hash (plans) or observed_hash (servers) as shown. */
+  /** plan_hash (plans), observed_hash (servers) or the tool's observed definition hash, as shown. */
   hash: string;
   policyDigest: string;
   /** The gateway's log origin (the statement's audience), as shown. */
@@ -37,6 +37,9 @@ export function actedRecently(kind: string, subject: string, ms = 8000): boolean
 }
 
 export async function decide(r: DecideRequest): Promise<Record<string, unknown>> {
+  if (isDesktop() && r.kind === 'tool')
+    // The desktop's signer (src-tauri) knows plans and servers only.
+    throw new ApiError(0, 'desktop', 'The desktop app cannot sign a decision about one tool yet: use `interlock servers approve|reject --tool`.');
   if (isDesktop()) {
     try {
       return await desktopDecide({

@@ -95,7 +95,8 @@ export function useListNav(keys: string[], open: (key: string) => void, extra: R
 export function useSectionNav(extra: Record<string, (e: KeyboardEvent) => void> = {}) {
   const pos = useRef(-1);
   const move = (d: number) => {
-    const els = Array.from(document.querySelectorAll<HTMLElement>('[data-nav]'));
+    // Sections inside a closed <details> are skipped (there is nothing to see).
+    const els = Array.from(document.querySelectorAll<HTMLElement>('[data-nav]')).filter((e) => e.getClientRects().length > 0);
     if (!els.length) return;
     els.forEach((e) => e.classList.remove('nav-current'));
     pos.current = Math.max(0, Math.min(els.length - 1, pos.current + d));

@@ -14,7 +14,8 @@ export const VALIDITY_SECS = 3600;
 export const MAX_REASON_BYTES = 4096;
 
 export type DecisionKind = 'approve' | 'reject';
-export type SubjectKind = 'plan' | 'server';
+/** What a statement decides: a plan, a server's surface, or one tool of a server (`<server>/<tool>`). */
+export type SubjectKind = 'plan' | 'server' | 'tool';
 
 export interface ApprovalStatement {
   schema_version: string;
@@ -45,9 +46,31 @@ export type Bytes = Uint8Array<ArrayBuffer>;
 const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 const KEY_ID_RE = /^ed25519:[0-9a-f]{64}$/;
 
-/** The statement's subject: the plan id, or `server:<name>` for a server's surface. */
+/**
+ * The statement's subject: the plan id, `server:<name>` for a server's surface,
+ * or `tool:<server>/<tool>` for one tool (its observed definition).
+ */
 export function subjectId(kind: SubjectKind, subject: string): string {
-  return kind === 'server' ? `server:${subject}` : subject;
+  if (kind === 'server') return `server:${subject}`;
+  if (kind === 'tool') {
+    const { server, tool } = splitToolSubject(subject);
+    return `tool:${server}/${tool}`;
+  }
+  return subject;
+}
+
+/** A tool decision's subject from its server and tool names. */
+export function toolSubject(server: string, tool: string): string {
+  if (server === '' || server.includes('/')) throw new Error(`not a server name: ${JSON.stringify(server)}`);
+  if (tool === '') throw new Error('a tool name is required');
+  return `${server}/${tool}`;
+}
+
+/** `<server>/<tool>` split at its first `/` (as the gateway splits `tool:<server>/<tool>`). */
+export function splitToolSubject(subject: string): { server: string; tool: string } {
+  const i = subject.indexOf('/');
+  if (i <= 0 || i === subject.length - 1) throw new Error(`not a <server>/<tool> subject: ${JSON.stringify(subject)}`);
+  return { server: subject.slice(0, i), tool: subject.slice(i + 1) };
 }
 
 export function reasonError(reason: string): string | null {

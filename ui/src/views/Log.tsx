@@ -5,6 +5,7 @@ import { verifyCheckpoint, type CheckpointVerification } from '../lib/note';
 import { leafHash, verifyInclusion } from '../lib/proof';
 import { fromBase64, toHex } from '../lib/statement';
 import { ErrorBanner, Hash, pretty, SkeletonBlock, SkeletonRows, Empty } from '../components/ui';
+import { ClaimsPanel } from '../components/Claims';
 
 const PAGE = 100;
 
@@ -33,6 +34,10 @@ export function subject(e: LogEntry['entry']): string {
     }
     case 'standing.revoked':
       return `${s('id')} · by ${s('by')}${q('reason')}`;
+    case 'tool.approved':
+      return `tool ${s('server')}/${s('tool')} definition approved · by ${s('approver')}${q('reason')}`;
+    case 'tool.blocked':
+      return `tool ${s('server')}/${s('tool')} blocked · by ${s('approver')}${q('reason')}`;
     case 'apikey.issued':
       return `${s('kind')} key for ${s('name')}${s('role') ? ` (${s('role')})` : ''}`;
   }
@@ -204,6 +209,8 @@ export function Log() {
           </div>
         )}
       </div>
+      <div class="section-title">The auditor’s claim</div>
+      <ClaimsPanel logSize={page.data?.size} />
       <div class="section-title">
         Entries {page.data && <span class="faint">({page.data.size} in all)</span>}
       </div>

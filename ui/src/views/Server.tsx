@@ -4,6 +4,20 @@ import { useLive, useResource, useTick } from '../lib/hooks';
 import { href } from '../lib/router';
 import type { SurfaceDiff } from '../lib/surfaceDiff';
 import { DecisionButtons, useDecision } from '../components/Decision';
+import { DecisionDialog, type DecisionTarget } from '../components/Dialog';
+import { toast } from '../components/Toasts';
+import { isDesktop } from '../lib/config';
+import { toolSubject, type DecisionKind } from '../lib/statement';
+import {
+  blockedLabel,
+  groupFindings,
+  kindLabel,
+  observedToolHashes,
+  serverRisk,
+  toolActions,
+  toolState,
+  type ToolActions,
+} from '../lib/serverReview';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
 import { ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
 import { plural } from '../components/ui';
@@ -30,16 +44,119 @@ function useDiffColumns(layout: string): number {
 function canApprove(d: ServerDetail | undefined): boolean {
   const s = d?.server;
   if (!s || !s.observed_hash || s.status === 'UNSEEN') return false;
-  return s.status !== 'TRUSTED' || s.observed_hash !== s.baseline_hash || (s.blocked_tools?.length ?? 0) > 0;
+  // A reviewer's block is lifted per tool (approving the server keeps it).
+  return s.status !== 'TRUSTED' || s.observed_hash !== s.baseline_hash || (s.blocked_tools ?? []).some((b) => b.action !== 'block');
 }
 
-function ToolCard({ t, blocked }: { t: Tool; blocked?: string }) {
-  const ann = t.annotations && Object.keys(t.annotations).length ? t.annotations : null;
+/**
+ * What the first-contact scan found in a pending server's surface, by tool:
+ * where (a JSON Pointer into the tool), what kind, and the words themselves.
+ */
+function FirstContactPanel({ d }: { d: ServerDetail }) {
+  const fc = d.first_contact;
+  if (!fc) return null;
+  const groups = groupFindings(fc, d.observed?.tools.map((t) => t.name) ?? []);
+  const n = groups.reduce((k, g) => k + g.findings.length, 0);
   return (
-    <div class={`tool-card${blocked ? ' blocked' : ''}`} data-testid="tool">
+    <>
+      <div class="section-title">First-contact scan</div>
+      <div class="card first-contact" data-testid="first-contact" data-risk-level={fc.risk} data-nav>
+        <div class="card-head">
+          <RiskBadge risk={fc.risk} label="First-contact risk" />
+          <h3 data-testid="first-contact-summary">
+            {n === 0
+              ? 'Nothing suspicious in its descriptions, parameters or instructions'
+              : `${plural(n, 'finding')} in ${plural(groups.length, 'place')} — read them before approving`}
+          </h3>
+        </div>
+        {groups.map((g) => (
+          <div class="fc-group" data-testid="fc-group" data-fc-tool={g.tool ?? ''}>
+            <div class="fc-tool">
+              {g.tool === null ? (
+                'Server instructions'
+              ) : (
+                <>
+                  tool <b class="mono">{g.tool}</b>
+                </>
+              )}
+              <span class="faint">{plural(g.findings.length, 'finding')}</span>
+            </div>
+            <ul class="fc-list">
+              {g.findings.map((f) => (
+                <li data-testid="fc-finding">
+                  <code class="fc-field" title="JSON Pointer into the tool">
+                    {f.field || '(whole)'}
+                  </code>
+                  <span class="chip">{kindLabel(f.kind)}</span>
+                  <span class="fc-excerpt">“{f.excerpt}”</span>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ))}
+      </div>
+    </>
+  );
+}
+
+function ToolCard({
+  t,
+  actions,
+  state,
+  onDecide,
+}: {
+  t: Tool;
+  actions: ToolActions;
+  state: string;
+  onDecide?: (k: DecisionKind) => void;
+}) {
+  const ann = t.annotations && Object.keys(t.annotations).length ? t.annotations : null;
+  const blocked = actions.blocked;
+  return (
+    <div
+      class={`tool-card${blocked ? ` blocked act-${blocked}` : ''}`}
+      data-testid="tool"
+      data-tool={t.name}
+      data-blocked={blocked ?? ''}
+      data-nav
+    >
       <div class="name">
-        {t.name}
-        {blocked && <span class={`chip act-${blocked}`}>{blocked}</span>}
+        <span class="ellipsis" title={t.name}>
+          {t.name}
+        </span>
+        {onDecide && (
+          <span class="tool-actions">
+            <button
+              class="btn small"
+              disabled={!actions.approve}
+              onClick={() => onDecide('approve')}
+              data-testid="tool-approve"
+              title="Approve this tool’s observed definition into the baseline (t)"
+            >
+              Approve tool
+            </button>
+            <button
+              class="btn small danger"
+              disabled={!actions.block}
+              onClick={() => onDecide('reject')}
+              data-testid="tool-block"
+              title="Block this tool: it is not served until a reviewer approves it (b)"
+            >
+              Block
+            </button>
+          </span>
+        )}
+      </div>
+      <div class="tool-state">
+        {blocked ? (
+          <span class={`chip act-${blocked}`} data-testid="tool-blocked">
+            {blockedLabel(blocked)}
+          </span>
+        ) : (
+          <span class="faint" data-testid="tool-state">
+            {state}
+          </span>
+        )}
       </div>
       <p>{t.description ?? <span class="none">no description</span>}</p>
       {t.inputSchema !== undefined && <pre class="block nowrap">{pretty(t.inputSchema)}</pre>}
@@ -87,18 +204,27 @@ function banner(d: ServerDetail) {
         </div>
       </div>
     );
-  if (s.blocked_tools?.length)
+  if (s.blocked_tools?.length) {
+    const byReviewer = s.blocked_tools.filter((b) => b.action === 'block').length;
+    const held = s.blocked_tools.length - byReviewer;
     return (
       <div class="banner warn">
         <Icon name="alert" />
         <div>
           <b>
-            {s.blocked_tools.length} tool{s.blocked_tools.length > 1 ? 's' : ''} held for review; the rest are served
+            {[held ? `${plural(held, 'tool')} held for review` : '', byReviewer ? `${plural(byReviewer, 'tool')} blocked by a reviewer` : '']
+              .filter(Boolean)
+              .join(', ')}
+            ; the rest are served
           </b>
-          <span>Approving the observed surface releases them.</span>
+          <span>
+            {held ? 'Approving the observed surface releases the held ones. ' : ''}
+            {byReviewer ? 'A blocked tool stays blocked until its own definition is approved.' : ''}
+          </span>
         </div>
       </div>
     );
+  }
   return null;
 }
 
@@ -109,6 +235,30 @@ export function ServerView({ name }: { name: string }) {
   const [layout, setLayout] = useDiffLayout();
   const d = res.data;
   const s = d?.server;
+  // Per-tool decisions need the gateway's own definition hashes (and a browser
+  // signer: the desktop's knows plans and servers only).
+  const hashes = isDesktop() ? null : observedToolHashes(d);
+  const [toolDialog, setToolDialog] = useState<{ tool: string; kind: DecisionKind; target: DecisionTarget } | null>(null);
+  const openTool = (tool: string | undefined, kind: DecisionKind) => {
+    if (!d || !s || !tool) return;
+    const a = toolActions(d, tool, hashes);
+    if (!a.hash || !(kind === 'approve' ? a.approve : a.block)) return;
+    setToolDialog({
+      tool,
+      kind,
+      target: {
+        kind: 'tool',
+        subject: toolSubject(s.name, tool),
+        title: `Tool ${tool} of ${s.name}`,
+        hash: a.hash,
+        policyDigest: d.policy_digest,
+        audience: d.audience,
+        detail: `tool:${s.name}/${tool} · ${a.blocked ? blockedLabel(a.blocked) : 'not blocked'} · server ${s.status}`,
+      },
+    });
+  };
+  const highlighted = () => document.querySelector<HTMLElement>('.nav-current[data-tool]')?.dataset.tool;
+  const lead = s ? serverRisk(s) : { risk: null, label: '' };
   const decision = useDecision({
     target:
       d && s?.observed_hash
@@ -119,15 +269,21 @@ export function ServerView({ name }: { name: string }) {
             hash: s.observed_hash,
             policyDigest: d.policy_digest,
             audience: d.audience,
-            risk: s.worst_severity ?? null,
-            detail: `${d.subject} · ${plural(s.tools ?? 0, 'tool')} · ${plural(d.drift.length, 'drift')} · status ${s.status}`,
+            risk: lead.risk,
+            detail: `${d.subject} · ${plural(s.tools ?? 0, 'tool')} · ${
+              d.first_contact ? `first-contact scan: ${plural(d.first_contact.findings.length, 'finding')}` : plural(d.drift.length, 'drift')
+            } · status ${s.status}`,
           }
         : null,
     currentHash: s?.observed_hash ?? undefined,
     can: { approve: canApprove(d), reject: !!s?.observed_hash && s.status !== 'REJECTED' },
     intent: href.server(name),
     data: d,
-    keys: { d: () => setLayout(layout === 'side-by-side' ? 'line-by-line' : 'side-by-side') },
+    keys: {
+      d: () => setLayout(layout === 'side-by-side' ? 'line-by-line' : 'side-by-side'),
+      t: () => openTool(highlighted(), 'approve'),
+      b: () => openTool(highlighted(), 'reject'),
+    },
     reload: res.reload,
     doneMessage: (r) => `Server ${name}: ${String(r.status ?? 'decided')}`,
   });
@@ -142,7 +298,14 @@ export function ServerView({ name }: { name: string }) {
       live = false;
     };
   }, [d, width]);
-  const blocked = new Map((s?.blocked_tools ?? []).map((b) => [b.tool, b.action]));
+  const card = (t: Tool) => (
+    <ToolCard
+      t={t}
+      actions={toolActions(d, t.name, hashes)}
+      state={toolState(d, t.name)}
+      onDecide={hashes ? (k) => openTool(t.name, k) : undefined}
+    />
+  );
   return (
     <div class="page">
       <div class="page-head">
@@ -155,7 +318,11 @@ export function ServerView({ name }: { name: string }) {
               Server <span class="mono" style={{ fontSize: '19px' }}>{name}</span>
             </h1>
             {s && <Status status={s.status} />}
-            {s?.worst_severity && <RiskBadge risk={s.worst_severity} label="Worst drift" />}
+            {lead.risk && (
+              <span data-testid="server-risk">
+                <RiskBadge risk={lead.risk} label={lead.label} />
+              </span>
+            )}
           </div>
           <div class="sub">
             {s ? (
@@ -178,6 +345,7 @@ export function ServerView({ name }: { name: string }) {
       </div>
       {res.error && <ErrorBanner error={res.error} onRetry={res.reload} />}
       {d && banner(d)}
+      {d?.first_contact && <FirstContactPanel d={d} />}
       <div class="card facts" data-testid="facts">
         <div>
           <dt>Subject (what an approval names)</dt>
@@ -277,7 +445,7 @@ export function ServerView({ name }: { name: string }) {
                   {s.blocked_tools.map((b) => (
                     <li>
                       <b class="mono">{b.tool}</b>
-                      <span class={`chip act-${b.action}`}>{b.action}</span>
+                      <span class={`chip act-${b.action}`}>{blockedLabel(b.action)}</span>
                       <span class="ellipsis muted" title={b.why}>
                         {b.why}
                       </span>
@@ -325,24 +493,35 @@ export function ServerView({ name }: { name: string }) {
                   Show all {d.observed.tools.length} tools ({diff.unchanged.length} unchanged:{' '}
                   {diff.unchanged.join(', ') || 'none'})
                 </summary>
-                <div class="card-body tools-grid">
-                  {d.observed.tools.map((t) => (
-                    <ToolCard t={t} blocked={blocked.get(t.name)} />
-                  ))}
-                </div>
+                <div class="card-body tools-grid">{d.observed.tools.map(card)}</div>
               </details>
             </div>
           ) : (
-            <div class="tools-grid" data-nav>
-              {d.observed.tools.map((t) => (
-                <ToolCard t={t} blocked={blocked.get(t.name)} />
-              ))}
-            </div>
+            <div class="tools-grid">{d.observed.tools.map(card)}</div>
           )}
         </>
       )}
       </div>
       {decision.dialog}
+      {toolDialog && (
+        <DecisionDialog
+          target={toolDialog.target}
+          currentHash={hashes?.get(toolDialog.tool)}
+          decision={toolDialog.kind}
+          onClose={() => setToolDialog(null)}
+          onChanged={(m) => {
+            setToolDialog(null);
+            toast(`Changed since you opened it; review it again. (${m})`, 'bad');
+            res.reload();
+          }}
+          onDone={(r) => {
+            const k = toolDialog.kind;
+            setToolDialog(null);
+            toast(`Tool ${toolDialog.tool}: ${k === 'approve' ? 'definition approved' : 'blocked'} (server ${String(r.status ?? '')})`, k === 'approve' ? 'ok' : 'info');
+            res.reload();
+          }}
+        />
+      )}
     </div>
   );
 }

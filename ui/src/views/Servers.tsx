@@ -2,12 +2,14 @@ import { api, type ServerSummary } from '../lib/api';
 import { useListNav, useLive, useResource, useTick } from '../lib/hooks';
 import { go, href } from '../lib/router';
 import { Empty, ErrorBanner, RiskBadge, SkeletonRows, Status, Time } from '../components/ui';
+import { serverRisk } from '../lib/serverReview';
 
 function ServerRow({ s, selected }: { s: ServerSummary; selected: boolean }) {
   const blocked = s.blocked_tools?.length ?? 0;
+  const lead = serverRisk(s);
   return (
     <a class={`row${selected ? ' selected' : ''}`} href={href.server(s.name)} data-key={s.name} data-testid="row">
-      <span class={`bar risk-${s.worst_severity ?? 'none'}`} />
+      <span class={`bar risk-${lead.risk ?? 'none'}`} />
       <span class="kind">⛁</span>
       <span class="main-col">
         <div class="t mono">{s.name}</div>
@@ -29,6 +31,13 @@ function ServerRow({ s, selected }: { s: ServerSummary; selected: boolean }) {
             <RiskBadge risk={s.worst_severity} label="Worst drift" />
             <span class="muted" style={{ fontSize: '12.5px' }}>
               {s.drift_count} drift{s.drift_count > 1 ? 's' : ''}
+            </span>
+          </>
+        ) : s.status === 'PENDING' && lead.risk ? (
+          <>
+            <RiskBadge risk={lead.risk} label={lead.label} />
+            <span class="muted" style={{ fontSize: '12.5px' }}>
+              first contact
             </span>
           </>
         ) : (

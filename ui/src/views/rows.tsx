@@ -2,6 +2,7 @@
 import type { InboxItem, PlanSummary, ServerSummary } from '../lib/api';
 import { href } from '../lib/router';
 import { RiskBadge, Status, Time } from '../components/ui';
+import { serverRisk } from '../lib/serverReview';
 
 export function itemKey(i: InboxItem): string {
   return i.kind === 'plan' ? `plan:${i.plan_id}` : `server:${i.name}`;
@@ -40,7 +41,8 @@ export function PlanRow({ p, selected, fresh }: { p: PlanSummary; selected: bool
 
 export function serverLine(s: ServerSummary): string {
   const parts: string[] = [];
-  if (s.status === 'PENDING') parts.push('new server: nothing served until approved');
+  if (s.status === 'PENDING')
+    parts.push(`new server: nothing served until approved${s.risk ? ` · first-contact scan: ${s.risk} risk` : ''}`);
   else if (s.status === 'QUARANTINED') parts.push('quarantined: nothing served');
   if (s.blocked_tools?.length) parts.push(`${s.blocked_tools.length} tool${s.blocked_tools.length > 1 ? 's' : ''} held: ${s.blocked_tools.map((b) => b.tool).join(', ')}`);
   if (s.drift_count) parts.push(`${s.drift_count} drift${s.drift_count > 1 ? 's' : ''}`);
@@ -49,7 +51,7 @@ export function serverLine(s: ServerSummary): string {
 }
 
 export function ServerInboxRow({ s, selected, fresh }: { s: ServerSummary; selected: boolean; fresh?: boolean }) {
-  const risk = s.worst_severity ?? (s.status === 'PENDING' ? null : null);
+  const { risk, label } = serverRisk(s);
   return (
     <a class={`row${selected ? ' selected' : ''}${fresh ? ' fresh' : ''}`} href={href.server(s.name)} data-key={`server:${s.name}`} data-testid="row">
       <span class={`bar risk-${risk ?? 'none'}`} />
@@ -63,7 +65,7 @@ export function ServerInboxRow({ s, selected, fresh }: { s: ServerSummary; selec
         <div class="s">{serverLine(s)}</div>
       </span>
       <span class="col w-badge">
-        {s.worst_severity ? <RiskBadge risk={s.worst_severity} label="Worst drift" /> : <span class="faint" style={{ fontSize: '12px' }}>no drift</span>}
+        {risk ? <RiskBadge risk={risk} label={label} /> : <span class="faint" style={{ fontSize: '12px' }}>no drift</span>}
       </span>
       <span class="col w-status">
         <Status status={s.status} />

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Gateway, plan, uiDir, waitFor } from './harness.mjs';
+import { FIRST_CONTACT, Gateway, plan, uiDir, waitFor } from './harness.mjs';
 import { launch } from './browser.mjs';
 
 const shots = path.join(uiDir, 'test-results/screenshots');
@@ -159,6 +159,9 @@ describe('the review UI against a real gateway', () => {
       [risks['plan:make-cache'], risks['plan:rotate-logs'], risks['plan:restart-web'], risks['plan:migrate-db'], risks['server:drifty']],
       ['low', 'medium', 'high', 'critical', 'critical'],
     );
+    // A pending server leads with its first-contact risk (its surface was scanned before approval).
+    assert.equal(risks['server:fresh'], 'critical');
+    assert.match(await page.textContent('[data-key="server:fresh"]'), /first-contact scan: critical risk/);
     const colors = await page.$$eval('[data-risk]', (bs) =>
       Object.fromEntries(bs.map((b) => [b.getAttribute('data-risk'), getComputedStyle(b).backgroundColor])),
     );
@@ -348,6 +351,40 @@ describe('the review UI against a real gateway', () => {
     await shot('server-pending');
   });
 
+  it('shows a pending server’s first-contact risk and findings, by tool, before it can be approved', async () => {
+    const api = await gw.api('/api/v1/servers/fresh');
+    assert.equal(api.first_contact.risk, 'critical');
+    await route('#/servers/fresh', '[data-testid=first-contact]');
+    assert.equal(await page.getAttribute('[data-testid=server-risk] [data-risk]', 'data-risk'), 'critical');
+    assert.equal(await page.getAttribute('[data-testid=first-contact]', 'data-risk-level'), 'critical');
+    // Grouped by tool: every finding is in greet's `name` parameter description.
+    const groups = await page.$$eval('[data-testid=fc-group]', (gs) => gs.map((g) => g.getAttribute('data-fc-tool')));
+    assert.deepEqual(groups, ['greet']);
+    const findings = await page.$$eval('[data-testid=fc-finding]', (fs) => fs.map((f) => f.textContent));
+    assert.equal(findings.length, api.first_contact.findings.length);
+    for (const f of api.first_contact.findings) {
+      assert.ok(
+        findings.some((t) => t.includes(f.field) && t.includes(f.kind.replace(/_/g, ' ')) && t.includes(f.excerpt)),
+        `${JSON.stringify(f)} in ${findings}`,
+      );
+    }
+    assert.ok(FIRST_CONTACT.fresh.includes('id_rsa') && findings.some((t) => t.includes('id_rsa')));
+    assert.match(await page.textContent('[data-testid=first-contact-summary]'), /5 findings in 1 place/);
+    // Above the tools the approval would serve.
+    const fcTop = await page.$eval('[data-testid=first-contact]', (e) => e.getBoundingClientRect().top);
+    const toolTop = await page.$eval('[data-testid=tool]', (e) => e.getBoundingClientRect().top);
+    assert.ok(fcTop < toolTop, `findings (${fcTop}) above the tools (${toolTop})`);
+    // The approval dialog names the risk it approves at.
+    await page.keyboard.press('a');
+    await page.locator('[role=dialog]').waitFor({ timeout: T });
+    assert.equal(await page.getAttribute('[role=dialog] [data-risk]', 'data-risk'), 'critical');
+    assert.match(await page.textContent('[role=dialog]'), /first-contact scan: 5 findings/);
+    await page.keyboard.press('Escape');
+    await page.locator('[role=dialog]').waitFor({ state: 'detached', timeout: T });
+    await page.$eval('[data-testid=first-contact]', (e) => e.scrollIntoView({ block: 'start' }));
+    await shot('server-first-contact');
+  });
+
   it('reviews a quarantined server’s drift side by side and approves its surface', async () => {
     const api = await gw.api('/api/v1/servers/drifty');
     assert.equal(api.server.status, 'QUARANTINED');
@@ -390,6 +427,69 @@ describe('the review UI against a real gateway', () => {
     await until('j/k/Enter in the servers list', () => location.hash === '#/servers/calm');
     await page.locator('[data-testid=blocked]').waitFor({ timeout: T });
     assert.match(await page.textContent('[data-testid=blocked]'), /greet/);
+  });
+
+  it('blocks one tool during review; after the server is approved it is shown blocked by reviewer and not served', async () => {
+    const before = await gw.api('/api/v1/servers/fresh');
+    assert.equal(before.server.status, 'PENDING');
+    await route('#/servers/fresh', '[data-testid=tool][data-tool=greet]');
+    // Per-tool decisions sign the tool's observed definition hash, which only the
+    // gateway computes: the buttons are offered when its server view lists them.
+    const perTool = Array.isArray(before.observed_tools);
+    if (perTool) {
+      // Keyboard: j through the sections to greet's card, b blocks it.
+      for (let i = 0; i < 40; i++) {
+        if (await page.$('.nav-current[data-testid=tool][data-tool=greet]')) break;
+        await page.keyboard.press('j');
+      }
+      assert.ok(await page.$('.nav-current[data-testid=tool][data-tool=greet]'), 'j reaches greet');
+      await page.keyboard.press('b');
+      const dialog = page.locator('[role=dialog]');
+      await dialog.waitFor({ timeout: T });
+      assert.match(await dialog.textContent(), /Block this tool\?/);
+      const hash = before.observed_tools.find((t) => t.name === 'greet').definition_hash;
+      assert.ok((await dialog.textContent()).includes(hash), 'the dialog shows the definition hash it signs');
+      await dialogReady();
+      await page.keyboard.type('Its name parameter asks for ~/.ssh/id_rsa.');
+      await confirmDialog();
+    } else {
+      assert.equal(await page.locator('[data-testid=tool-block]').count(), 0, 'no per-tool buttons without observed_tools');
+      console.log('# GET /api/v1/servers/{name} has no observed_tools: greet is blocked through the CLI');
+      await gw.cli('servers', 'reject', 'fresh', '--tool', 'greet', '--reason', 'Its name parameter asks for ~/.ssh/id_rsa.');
+      await gw.waitServer('fresh', (x) => (x.blocked_tools || []).some((b) => b.tool === 'greet' && b.action === 'block'), 'with greet blocked');
+      // A decision made by another process reaches this page on its next event or load.
+      await page.reload();
+      await page.locator('[data-testid=tool][data-tool=greet]').waitFor({ timeout: T });
+    }
+    await until('greet shown blocked while pending', () => document.querySelector('[data-testid=tool][data-tool=greet]')?.dataset.blocked === 'block');
+    assert.equal((await gw.api('/api/v1/servers/fresh')).server.status, 'PENDING', 'blocking a tool leaves the server pending');
+    // Approve the rest of the server.
+    await page.keyboard.press('a');
+    await confirmDialog();
+    await page.locator('.page-head [data-status=TRUSTED]').waitFor({ timeout: T });
+    const now = await gw.api('/api/v1/servers/fresh');
+    assert.equal(now.server.status, 'TRUSTED');
+    assert.deepEqual(now.server.blocked_tools.map((b) => [b.tool, b.action]), [['greet', 'block']]);
+    await until('greet still blocked after approval', () => document.querySelector('[data-testid=tool][data-tool=greet]')?.dataset.blocked === 'block');
+    assert.equal((await page.textContent('[data-testid=tool][data-tool=greet] [data-testid=tool-blocked]')).trim(), 'blocked by reviewer');
+    assert.equal((await page.textContent('[data-testid=tool][data-tool=add] [data-testid=tool-state]')).trim(), 'served');
+    assert.match(await page.textContent('[data-testid=blocked]'), /greet\s*blocked by reviewer/);
+    assert.match(await page.textContent('.banner'), /1 tool blocked by a reviewer; the rest are served/);
+    assert.equal(await page.locator('[data-testid=first-contact]').count(), 0, 'first contact is for pending servers');
+    const served = await waitFor('fresh__add served', async () => {
+      const r = await gw.rpc('tools/list', {});
+      return r.tools.some((t) => t.name === 'fresh__add') ? r : null;
+    }, T);
+    assert.ok(!served.tools.some((t) => t.name === 'fresh__greet'), 'greet is not served');
+    await page.$eval('[data-testid=tool][data-tool=greet]', (e) => e.scrollIntoView({ block: 'center' }));
+    await shot('server-tool-blocked');
+    if (perTool) {
+      // And its own definition approved serves it again.
+      await page.click('[data-testid=tool][data-tool=greet] [data-testid=tool-approve]');
+      await confirmDialog();
+      await until('greet released', () => document.querySelector('[data-testid=tool][data-tool=greet]')?.dataset.blocked === '');
+      await waitFor('fresh__greet served', async () => (await gw.rpc('tools/list', {})).tools.some((t) => t.name === 'fresh__greet'), T);
+    }
   });
 
   it('lists standing approvals and revokes one with a reason (g a)', async () => {
@@ -457,6 +557,43 @@ describe('the review UI against a real gateway', () => {
       return el?.dataset.ok === 'true' && document.querySelector('.log-row.selected');
     });
     await shot('log');
+  });
+
+  it('answers the auditor’s claim in the log view: No, with the drift windows', async () => {
+    // An execution to check: calm's add is served (only its greet is held).
+    const r = await gw.rpc('tools/call', { name: 'calm__add', arguments: { a: 1, b: 2 } });
+    assert.ok(!r.isError, JSON.stringify(r));
+    const api = await waitFor('the call in the claims', async () => {
+      const c = await gw.api('/api/v1/claims');
+      return c.executions_checked >= 1 ? c : null;
+    }, T);
+    assert.equal(api.answer, 'no');
+    await route('#/inbox', '[data-testid=row]');
+    await route('#/log', '[data-testid=claims-answer]');
+    await until('the claim answered', () => document.querySelector('[data-testid=claims]')?.dataset.answer === 'no');
+    assert.equal((await page.textContent('[data-testid=claims-answer] .word')).trim(), 'No');
+    const sentence = await page.textContent('[data-testid=claims-sentence]');
+    const m = /^No tool ran between a drift and the reviewer’s decision — (\d+) executions? checked against (\d+) drift windows?\.$/.exec(sentence);
+    assert.ok(m, sentence);
+    assert.ok(Number(m[1]) >= 1, sentence);
+    assert.equal(Number(m[2]), api.windows.length);
+    const rows = await page.$$eval('[data-testid=claims-window]', (rs) =>
+      rs.map((r) => ({ label: r.querySelector('.tl-label').textContent, open: r.dataset.open, range: r.querySelector('.tl-range').textContent })),
+    );
+    assert.equal(rows.length, Math.min(8, api.windows.length));
+    for (const w of api.windows.slice(0, 8)) {
+      const label = w.tool === null ? `${w.server} (whole server)` : `${w.server}/${w.tool}`;
+      const row = rows.find((x) => x.label === label && x.range.startsWith(`#${w.opened_at} →`));
+      assert.ok(row, `${label} at #${w.opened_at} in ${JSON.stringify(rows)}`);
+      assert.equal(row.open, String(w.closed_at === null));
+      if (w.closed_at !== null) assert.ok(row.range.includes(`#${w.closed_at}`) && row.range.includes(w.closed_by), row.range);
+    }
+    // drifty's quarantine was closed by its approval; calm's greet is still held.
+    assert.ok(api.windows.some((w) => w.server === 'drifty' && w.tool === null && w.closed_by === 'server.approved'), JSON.stringify(api.windows));
+    assert.ok(api.windows.some((w) => w.server === 'calm' && w.tool === 'greet' && w.closed_at === null), JSON.stringify(api.windows));
+    assert.equal(await page.locator('[data-testid=claims-violation]').count(), 0);
+    await page.$eval('[data-testid=claims]', (e) => e.scrollIntoView({ block: 'start' }));
+    await shot('claims');
   });
 
   it('reconnects the event stream after the gateway restarts', async () => {
