@@ -19,6 +19,8 @@
 //!   Streamable HTTP): direct, through `interlock serve` and through the peer
 //!   gateway ContextForge, printed as ratios to direct (see `peers`).
 //!   `GATEWAY_PROXY_PEERS=none` leaves the peers out.
+//! - `GATEWAY_PROXY_ENVELOPE=off|monitor|hold` sets `[envelope] mode` (the
+//!   behavioural envelope's cost per call is the difference).
 //!
 //! See docs/BENCHMARKS.md for figures and how to read them.
 
@@ -636,6 +638,11 @@ fn main() {
     );
     if let Ok(ev) = &everything {
         toml.push_str(&format!("\n[servers.everything]\nurl = \"{}\"\n", ev.url()));
+    }
+    // `GATEWAY_PROXY_ENVELOPE=off|monitor|hold` sets the behavioural envelope's
+    // mode, to measure what it costs a call (unset: the gateway's default).
+    if let Ok(mode) = std::env::var("GATEWAY_PROXY_ENVELOPE") {
+        toml.push_str(&format!("\n[envelope]\nmode = {mode:?}\n"));
     }
     std::fs::write(&config, toml).unwrap();
     let mut servers = vec!["fast"];

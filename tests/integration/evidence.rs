@@ -153,6 +153,31 @@ fn regression_tool_call_leaf_binds_the_approved_definition_and_baseline() {
         "{greet_leaf}"
     );
 
+    // Item 8: every drift record, in the log and in the server view, is one
+    // the published schema describes.
+    let schema_path = crate::util::manifest_dir().join("docs/schemas/drift-finding.schema.json");
+    let schema: Value = serde_json::from_slice(&std::fs::read(&schema_path).unwrap()).unwrap();
+    let schema = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let mut records: Vec<Value> = entries(&gw, &reviewer)
+        .into_iter()
+        .filter(|e| {
+            e["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("server.drift"))
+        })
+        .flat_map(|e| e["drift"].as_array().cloned().unwrap_or_default())
+        .collect();
+    records.extend(drifted["drift"].as_array().cloned().unwrap_or_default());
+    assert!(records.len() >= 2, "{records:?}");
+    for record in &records {
+        let errors: Vec<String> = schema.iter_errors(record).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{record} fails the schema: {errors:?}");
+    }
+    assert!(
+        !schema.is_valid(&json!({"tool": "greet", "kind": "renamed_quietly"})),
+        "the schema must refuse what it does not describe"
+    );
+
     // Re-approved: the baseline moves on; the first approved surface is kept.
     let second = drifted["server"]["observed_hash"]
         .as_str()

@@ -286,6 +286,15 @@ impl ApprovalStatement {
         })
     }
 
+    /// The statement `envelope` claims to carry, read before its signature is
+    /// checked, to route it by subject ([`verify_decision`] checks it all).
+    pub fn claimed_by(envelope: &Envelope) -> Result<ApprovalStatement, DecisionError> {
+        let v = canon::parse_json(&envelope.payload)
+            .map_err(|_| DecisionError::Malformed("not an approval statement".into()))?;
+        ApprovalStatement::from_value(&v)
+            .map_err(|_| DecisionError::Malformed("not an approval statement".into()))
+    }
+
     /// The exact bytes the signature covers: DSSE PAE over the statement's JCS bytes.
     pub fn signing_input(&self) -> Vec<u8> {
         pae(

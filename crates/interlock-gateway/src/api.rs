@@ -254,9 +254,7 @@ fn statement_about(
     what: impl FnOnce() -> String,
 ) -> Result<DsseEnvelope, ApiError> {
     let env = envelope(body)?;
-    let claimed = canon::parse_json(&env.payload)
-        .ok()
-        .and_then(|v| interlock_core::decision::ApprovalStatement::from_value(&v).ok());
+    let claimed = interlock_core::decision::ApprovalStatement::claimed_by(&env).ok();
     if claimed.as_ref().map(|s| s.plan_id.as_str()) != Some(subject) {
         return Err(ApiError(
             StatusCode::BAD_REQUEST,

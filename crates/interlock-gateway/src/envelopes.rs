@@ -313,14 +313,8 @@ pub async fn decide_widening(
     statement: &DsseEnvelope,
     leaf: u64,
 ) -> Result<Widening, WideningError> {
-    let claimed = canon::parse_json(&statement.payload)
-        .ok()
-        .and_then(|v| interlock_core::decision::ApprovalStatement::from_value(&v).ok())
-        .ok_or_else(|| {
-            EngineError::Decision(interlock_core::DecisionError::Malformed(
-                "not an approval statement".into(),
-            ))
-        })?;
+    let claimed = interlock_core::decision::ApprovalStatement::claimed_by(statement)
+        .map_err(EngineError::Decision)?;
     let (server, tool) = claimed
         .plan_id
         .strip_prefix(ENVELOPE_SUBJECT_PREFIX)

@@ -737,14 +737,8 @@ pub async fn decide_server(
     envelope: &DsseEnvelope,
     events: &EventBus,
 ) -> Result<ServerRecord, PinError> {
-    let claimed = canon::parse_json(&envelope.payload)
-        .ok()
-        .and_then(|v| interlock_core::decision::ApprovalStatement::from_value(&v).ok())
-        .ok_or_else(|| {
-            PinError::Engine(EngineError::Decision(
-                interlock_core::DecisionError::Malformed("not an approval statement".into()),
-            ))
-        })?;
+    let claimed = interlock_core::decision::ApprovalStatement::claimed_by(envelope)
+        .map_err(|e| PinError::Engine(EngineError::Decision(e)))?;
     let name = claimed
         .plan_id
         .strip_prefix(SERVER_SUBJECT_PREFIX)

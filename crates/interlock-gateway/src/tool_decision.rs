@@ -67,14 +67,8 @@ pub async fn decide_tool(
     envelope: &DsseEnvelope,
     events: &EventBus,
 ) -> Result<ServerRecord, PinError> {
-    let claimed = canon::parse_json(&envelope.payload)
-        .ok()
-        .and_then(|v| interlock_core::decision::ApprovalStatement::from_value(&v).ok())
-        .ok_or_else(|| {
-            PinError::Engine(EngineError::Decision(
-                interlock_core::DecisionError::Malformed("not an approval statement".into()),
-            ))
-        })?;
+    let claimed = interlock_core::decision::ApprovalStatement::claimed_by(envelope)
+        .map_err(|e| PinError::Engine(EngineError::Decision(e)))?;
     let (server, tool) = parse_tool_subject(&claimed.plan_id)
         .ok_or_else(|| PinError::NotAToolStatement(claimed.plan_id.clone()))?;
     let (server, tool) = (server.to_owned(), tool.to_owned());
