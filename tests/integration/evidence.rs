@@ -452,5 +452,15 @@ fn regression_one_tool_is_blocked_or_approved_without_deciding_the_server() {
     );
     let claim = gw.api_get(&reviewer, "/api/v1/claims");
     assert_eq!(claim["answer"], "no", "{claim}");
+    // The block is a window of its own: open from `tool.blocked`, through the
+    // server's approval, until the tool's approval.
+    assert!(
+        claim["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["tool"] == "add" && w["closed_by"] == "tool.approved"),
+        "{claim}"
+    );
     gw.assert_audit_clean();
 }
