@@ -6,6 +6,7 @@ mod common;
 use std::collections::{BTreeSet, HashSet};
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
@@ -99,17 +100,22 @@ async fn alternating_handles_catch_up_and_reseal() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_handles_append_concurrently_to_one_file() {
     const TASKS: u64 = 8;
-    // Enough that one handle cannot finish before the other's first commit
-    // gets the lock (SQLite's lock is not fair, and 800 appends of one handle
-    // take well under a second).
     const PER_TASK: u64 = 300;
     let dir = tempfile::tempdir().unwrap();
     let (store_a, a) = handle(dir.path()).await;
     let (store_b, b) = handle(dir.path()).await;
+    // The handles interleave by construction, not by timing (SQLite's lock is
+    // not fair: one handle's appends could all commit before the other's
+    // first, which failed this test under CI's load even at 300 per task):
+    // each handle's first task, once its first append is acknowledged, waits
+    // for the other handle's first before it appends the rest.
+    let first_done: Arc<[AtomicBool; 2]> =
+        Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
     let mut tasks = Vec::new();
     for (h, log) in [(0u64, &a), (1, &b)] {
         for t in 0..TASKS {
             let log = log.clone();
+            let first_done = Arc::clone(&first_done);
             tasks.push(tokio::spawn(async move {
                 let mut got = Vec::with_capacity(PER_TASK as usize);
                 for i in 0..PER_TASK {
@@ -118,6 +124,12 @@ async fn two_handles_append_concurrently_to_one_file() {
                         panic!("handle {h} task {t} append {i}: {e}");
                     });
                     got.push((ack.index, n));
+                    if t == 0 && i == 0 {
+                        first_done[h as usize].store(true, Ordering::SeqCst);
+                        while !first_done[1 - h as usize].load(Ordering::SeqCst) {
+                            tokio::time::sleep(Duration::from_millis(1)).await;
+                        }
+                    }
                 }
                 (h, got)
             }));
