@@ -36,12 +36,21 @@ fn add(gw: &Gateway) -> Value {
     .2
 }
 
-/// The server view, polled until `done` holds of it.
+/// The server view, polled until `done` holds of it. A 404 is "not yet":
+/// `servers list` sees a new row a moment before the gateway serves its view.
 fn server_until(gw: &Gateway, reviewer: &str, done: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let v = gw.api_get(reviewer, "/api/v1/servers/drifty");
-        if done(&v) {
+        let (status, _, body) = http(
+            &gw.addr,
+            "GET",
+            "/api/v1/servers/drifty",
+            &[("Authorization", &format!("Bearer {reviewer}"))],
+            b"",
+        );
+        assert!(status == 200 || status == 404, "{status}");
+        let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        if status == 200 && done(&v) {
             return v;
         }
         assert!(Instant::now() < deadline, "never: {v}\n{}", gw.log());
@@ -60,7 +69,7 @@ fn regression_tool_call_leaf_binds_the_approved_definition_and_baseline() {
     let gw = Gateway::start(&cfg);
     gw.wait_for_server("drifty", "PENDING");
     let reviewer = gw.reviewer_key();
-    let pending = gw.api_get(&reviewer, "/api/v1/servers/drifty");
+    let pending = server_until(&gw, &reviewer, |_| true);
     let observed = pending["server"]["observed_hash"]
         .as_str()
         .unwrap()

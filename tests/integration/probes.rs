@@ -37,12 +37,26 @@ expect = "denied"
     )
 }
 
-/// Polls the reviewer API's server view until `done` holds.
+/// Polls the reviewer API's server view until `done` holds. A 404 is "not
+/// yet": `servers list` reads the row as soon as it is inserted, a moment
+/// before the gateway serves its view (this raced in CI).
 fn wait_view(gw: &Gateway, key: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let v = gw.api_get(key, "/api/v1/servers/vault");
-        if done(&v) {
+        let (status, _, body) = crate::gateway_util::http(
+            &gw.addr,
+            "GET",
+            "/api/v1/servers/vault",
+            &[("Authorization", &format!("Bearer {key}"))],
+            b"",
+        );
+        assert!(
+            status == 200 || status == 404,
+            "GET /api/v1/servers/vault: {status} {}",
+            String::from_utf8_lossy(&body)
+        );
+        let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        if status == 200 && done(&v) {
             return v;
         }
         assert!(
