@@ -20,11 +20,11 @@ use serde_json::Value;
 
 const CLASSES: [&str; 4] = ["none", "monitor", "hold", "quarantine"];
 
+/// A case's surface: its tools and instructions, and the prompts,
+/// resources and resource templates it pins (issue 16 item 6), if any.
 fn surface(v: &Value, id: &str) -> Surface {
-    let tools = from_serde_json(&serde_json::json!({ "tools": v["tools"] }))
-        .unwrap_or_else(|e| panic!("{id}: {e:?}"));
-    Surface::from_tools_list(&tools, v["instructions"].as_str())
-        .unwrap_or_else(|e| panic!("{id}: {e}"))
+    let stored = from_serde_json(v).unwrap_or_else(|e| panic!("{id}: {e:?}"));
+    Surface::from_stored(&stored).unwrap_or_else(|e| panic!("{id}: {e}"))
 }
 
 /// The classifier's class for one case, and the drifts behind it.

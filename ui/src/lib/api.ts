@@ -54,6 +54,12 @@ export interface PlanSummary {
   updated_at: number;
 }
 
+export interface BlockedContent {
+  kind: 'prompt' | 'resource' | 'resource_template';
+  key: string;
+  why: string;
+}
+
 export interface BlockedTool {
   tool: string;
   action: string;
@@ -72,8 +78,14 @@ export interface ServerSummary {
   configured: boolean;
   transport?: string | null;
   link?: Link | null;
-  /** Prompts, resources, completions: served with the tools once approved (inspected, not pinned). */
+  /** Prompts, resources, completions: served with the tools once approved (inspected; pinned when `pinned` names them). */
   also_offers?: string[];
+  /** What of the surface is pinned (`pin = [...]` in gateway.toml). */
+  pinned?: string[];
+  /** How many prompts, resources and templates the observed surface pins. */
+  pinned_content?: { prompts: number; resources: number; resource_templates: number } | null;
+  /** Pinned prompts, resources and templates whose drift is held: not listed, not served. */
+  blocked_content?: BlockedContent[];
   baseline_hash?: string | null;
   observed_hash?: string | null;
   tools?: number;

@@ -45,7 +45,12 @@ function canApprove(d: ServerDetail | undefined): boolean {
   const s = d?.server;
   if (!s || !s.observed_hash || s.status === 'UNSEEN') return false;
   // A reviewer's block is lifted per tool (approving the server keeps it).
-  return s.status !== 'TRUSTED' || s.observed_hash !== s.baseline_hash || (s.blocked_tools ?? []).some((b) => b.action !== 'block');
+  return (
+    s.status !== 'TRUSTED' ||
+    s.observed_hash !== s.baseline_hash ||
+    (s.blocked_tools ?? []).some((b) => b.action !== 'block') ||
+    (s.blocked_content ?? []).length > 0
+  );
 }
 
 /**
@@ -384,12 +389,15 @@ export function ServerView({ name }: { name: string }) {
           </dd>
         </div>
         <div style={{ gridColumn: '1 / -1' }} data-testid="also-offers">
-          <dt>Also served once approved (inspected, not pinned)</dt>
+          <dt>Also served once approved (inspected; pinned ones are watched for drift)</dt>
           <dd>
             {s?.also_offers?.length ? (
               <span class="row-gap">
                 {s.also_offers.map((c) => (
-                  <span class="chip">{c}</span>
+                  <span class="chip" title={s.pinned?.includes(c) ? `${c}: pinned with the tools` : `${c}: listed live, not pinned`}>
+                    {c}
+                    {s.pinned?.includes(c) ? ' · pinned' : ''}
+                  </span>
                 ))}
               </span>
             ) : (
@@ -446,6 +454,24 @@ export function ServerView({ name }: { name: string }) {
                     <li>
                       <b class="mono">{b.tool}</b>
                       <span class={`chip act-${b.action}`}>{blockedLabel(b.action)}</span>
+                      <span class="ellipsis muted" title={b.why}>
+                        {b.why}
+                      </span>
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            </>
+          )}
+          {s?.blocked_content && s.blocked_content.length > 0 && (
+            <>
+              <div class="section-title">Held prompts and resources</div>
+              <div class="card">
+                <ul class="inline-list" data-testid="blocked-content">
+                  {s.blocked_content.map((b) => (
+                    <li>
+                      <b class="mono">{b.key}</b>
+                      <span class="chip act-hold">{b.kind.replace('_', ' ')} held</span>
                       <span class="ellipsis muted" title={b.why}>
                         {b.why}
                       </span>

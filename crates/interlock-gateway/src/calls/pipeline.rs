@@ -622,6 +622,23 @@ pub(crate) async fn deliver_read(
     }
 }
 
+/// A read refused before it reached the upstream (a held or unlisted pinned
+/// entry): its leaf first, as for every read, then the refusal saying why.
+pub(crate) async fn refuse_read(
+    gw: &Gateway,
+    id: &RawValue,
+    record: &ReadRecord<'_>,
+    why: String,
+) -> Vec<u8> {
+    if let Err(e) = record
+        .append(gw.engine(), ReadOutcome::NotServed(why.clone()), &[])
+        .await
+    {
+        return jsonrpc::unlogged(id, "read", &e);
+    }
+    jsonrpc::error(Some(id), code::FORBIDDEN, &why)
+}
+
 /// The answer to a request an upstream failed: its own JSON-RPC error as
 /// inspected (redacted, or withheld by the response policy), or -32001
 /// saying why it could not be reached.
