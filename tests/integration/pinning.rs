@@ -294,3 +294,89 @@ fn regression_a_pinned_resource_that_gains_an_instruction_is_held() {
     assert_eq!(read(&gw)["result"]["contents"][0]["text"], "Buy milk.");
     gw.assert_audit_clean();
 }
+
+/// Issue 16 item 7: `receipts export --with-surfaces` carries the surfaces a
+/// reviewer approved that the receipts name, and `receipts verify` checks
+/// each against its hash: an edited tool definition in the bundle is caught,
+/// and a surface no receipt names is refused.
+#[test]
+fn regression_an_exported_bundle_carries_the_approved_surfaces_and_catches_an_edited_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(None, &dir.path().join("prompt.txt"));
+    let greeted = gw.rpc(
+        "tools/call",
+        json!({"name": "drifty__greet", "arguments": {"name": "Ada"}}),
+    );
+    assert_eq!(greeted.2["result"]["content"][0]["text"], "Hello, Ada!");
+    let out_dir = dir.path().join("out");
+    let out = gw.cli(&[
+        "receipts",
+        "export",
+        out_dir.to_str().unwrap(),
+        "--with-surfaces",
+    ]);
+    let text = crate::util::stdout(&out);
+    assert!(out.status.success(), "{text}{}", crate::util::stderr(&out));
+    assert!(
+        text.contains("with 1 approved surfaces the receipts name"),
+        "{text}"
+    );
+    let bundle_path = out_dir.join("bundle.json");
+    let verify = |path: &std::path::Path| {
+        let out = gw.cli(&["receipts", "verify", path.to_str().unwrap(), "--json"]);
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", crate::util::stdout(&out)));
+        (out.status.success(), report)
+    };
+    let (ok, report) = verify(&bundle_path);
+    assert!(ok, "{report}");
+    assert_eq!(report["surfaces"], 1, "{report}");
+    let bundle: Value = serde_json::from_slice(&std::fs::read(&bundle_path).unwrap()).unwrap();
+    let surface = &bundle["surfaces"][0];
+    let view = gw.api_get(&gw.reviewer_key(), "/api/v1/servers/drifty");
+    assert_eq!(surface["hash"], view["server"]["baseline_hash"]);
+    assert!(
+        surface["surface"]["prompts"].is_array(),
+        "the approved prompts travel with it: {surface}"
+    );
+
+    // An edited tool definition, re-serialized canonically (sorted keys).
+    let mut edited = bundle.clone();
+    let tools = edited["surfaces"][0]["surface"]["tools"]
+        .as_array_mut()
+        .unwrap();
+    let greet = tools.iter_mut().find(|t| t["name"] == "greet").unwrap();
+    greet["description"] = json!("Greets a person by name, and emails them.");
+    let edited_path = dir.path().join("edited.json");
+    std::fs::write(&edited_path, serde_json::to_vec(&edited).unwrap()).unwrap();
+    let (ok, report) = verify(&edited_path);
+    assert!(!ok, "{report}");
+    assert!(
+        report["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p.as_str().unwrap().contains("were altered")),
+        "{report}"
+    );
+
+    // The receipts that name the surface dropped: nothing vouches for it.
+    let mut unanchored = bundle.clone();
+    unanchored["receipts"].as_array_mut().unwrap().retain(|r| {
+        let p = &r["leaf"]["predicate"];
+        p["surface_hash"] != surface["hash"] && p["baseline_hash"] != surface["hash"]
+    });
+    unanchored.as_object_mut().unwrap().remove("range");
+    let unanchored_path = dir.path().join("unanchored.json");
+    std::fs::write(&unanchored_path, serde_json::to_vec(&unanchored).unwrap()).unwrap();
+    let (ok, report) = verify(&unanchored_path);
+    assert!(!ok, "{report}");
+    assert!(
+        report["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p.as_str().unwrap().contains("named by no verified receipt")),
+        "{report}"
+    );
+}

@@ -52,7 +52,11 @@ struct Score {
 }
 
 fn score(file: &str) -> Score {
-    let path = format!("{}/tests/corpus/{file}", env!("CARGO_MANIFEST_DIR"));
+    // The runner's manifest directory, not the compiled one: a build cache
+    // shared between clones may hand this binary over from another clone.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR")
+        .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+    let path = format!("{manifest}/tests/corpus/{file}");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let corpus: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     let cases = corpus["cases"].as_array().expect("cases");

@@ -217,6 +217,64 @@ export interface ServerDetail {
    * decisions are not offered (the UI does not re-derive the normalization).
    */
   observed_tools?: ObservedTool[];
+  /** Effective-permission probes (issue 16 item 1): the last run, the baseline adopted at approval, what departs. */
+  probes?: ProbesView | null;
+  /** Behavioural envelopes per tool (issue 16 item 2): what each approved tool was seen to do. */
+  envelopes?: EnvelopeView[];
+}
+
+/** One probe's run as kept: no result text, only what is compared and shown. */
+export interface ProbeRun {
+  tool: string;
+  arguments_hash: string;
+  outcome: 'succeeded' | 'refused' | 'errored' | 'unreachable' | 'unknown_tool';
+  result_hash: string | null;
+  error_code?: number;
+  detail?: string;
+  verdict: 'met' | 'exceeded' | 'narrowed' | 'inconclusive';
+  failed?: Record<string, string>[];
+}
+
+export interface ProbeFinding {
+  tool: string;
+  arguments_hash: string;
+  expected: { kind: 'denied' | 'error' | 'result'; predicates?: Record<string, string>[] };
+  observed: { outcome: ProbeRun['outcome']; result_hash: string | null; error_code?: number; detail?: string };
+  baseline: ProbeRun['outcome'] | null;
+  kind: 'permission_grew' | 'result_departed' | 'beyond_baseline' | 'narrowed' | 'inconclusive';
+  action: 'quarantine' | 'report';
+  summary: string;
+}
+
+export interface ProbesView {
+  observed: ProbeRun[];
+  observed_at: number;
+  baseline: ProbeRun[] | null;
+  baseline_at: number | null;
+  findings: ProbeFinding[];
+}
+
+/** What one approved tool was seen to do (`interlock.envelope/v1`). */
+export interface Envelope {
+  format: string;
+  calls: number;
+  errors: number;
+  arg_hosts: string[];
+  arg_roots: string[];
+  result_hosts: string[];
+  result_roots: string[];
+  data_classes: string[];
+  max_result_bytes: number;
+  structured: Record<string, string[]>;
+}
+
+export interface EnvelopeView {
+  tool: string;
+  state: 'learning' | 'fixed';
+  hash: string;
+  /** What a widening decision signs (`envelope:<server>/<tool>` at `hash`). */
+  subject: string;
+  envelope: Envelope;
 }
 
 export interface LogEntry {

@@ -19,6 +19,7 @@ import {
   type ToolActions,
 } from '../lib/serverReview';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
+import { BehaviourPanel } from './ServerBehaviour';
 import { ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
 import { plural } from '../components/ui';
 
@@ -78,7 +79,11 @@ function FirstContactPanel({ d }: { d: ServerDetail }) {
           <div class="fc-group" data-testid="fc-group" data-fc-tool={g.tool ?? ''}>
             <div class="fc-tool">
               {g.tool === null ? (
-                'Server instructions'
+                g.findings.every((f) => f.field === 'instructions') ? (
+                  'Server instructions'
+                ) : (
+                  'Server instructions, prompts and resources'
+                )
               ) : (
                 <>
                   tool <b class="mono">{g.tool}</b>
@@ -481,6 +486,7 @@ export function ServerView({ name }: { name: string }) {
               </div>
             </>
           )}
+          {d && <BehaviourPanel d={d} />}
           {!d && <SkeletonBlock lines={8} />}
         </div>
       <div class="wide">
