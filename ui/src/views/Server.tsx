@@ -191,7 +191,11 @@ function banner(d: ServerDetail) {
         <Icon name="stop" />
         <div>
           <b>Quarantined: none of this server’s tools are served</b>
-          <span>Its surface drifted in a way the policy quarantines. Approving makes the observed surface the new baseline.</span>
+          <span>
+            {(d.probes?.findings ?? []).some((f) => f.action === 'quarantine') && d.server.observed_hash === d.server.baseline_hash
+              ? 'Its surface is unchanged, but a probe expected to be refused now succeeds: its behaviour reaches further than approved. Approving adopts the probes’ outcomes as the new baseline.'
+              : 'Its surface drifted in a way the policy quarantines. Approving makes the observed surface the new baseline.'}
+          </span>
         </div>
       </div>
     );

@@ -101,15 +101,18 @@ function Envelopes({ d }: { d: ServerDetail }) {
               <span class={v.state === 'fixed' ? 'chip' : 'chip act-hold'}>
                 {v.state === 'fixed' ? 'fixed' : 'learning'}
               </span>
-              <span class="faint">
+              <span class="faint ellipsis">
                 {plural(v.envelope.calls, 'call')} · {errorRate(v.envelope)}% errors · results up to{' '}
                 {bytesLabel(v.envelope.max_result_bytes)}
               </span>
-              <span class="right">
-                <Hash value={v.hash} />
-              </span>
             </div>
             <dl class="envelope-facts">
+              <div>
+                <dt>Envelope hash</dt>
+                <dd>
+                  <Hash value={v.hash} />
+                </dd>
+              </div>
               {envelopeFacts(v.envelope).map((f) => (
                 <div>
                   <dt>{f.label}</dt>

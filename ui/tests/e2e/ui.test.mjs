@@ -627,6 +627,7 @@ describe('the review UI against a real gateway', () => {
     await until('the grown probe shown', () => document.querySelector('[data-testid=probe-row][data-standing=grew]') !== null);
     assert.equal((await standings()).read_secret, 'grew');
     assert.match(await page.textContent('[data-testid=probes-grew]'), /server\.probe_drift/);
+    assert.match(await page.textContent('.banner.bad'), /surface is unchanged, but a probe expected to be refused now succeeds/);
     await page.$eval('[data-testid=probes]', (e) => e.scrollIntoView({ block: 'start' }));
     await shot('server-probe-grew');
   });
