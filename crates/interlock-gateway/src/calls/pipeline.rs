@@ -453,7 +453,7 @@ pub(crate) async fn tools_call(
                 approved_def,
                 &tool,
                 &before,
-                Answer::Result(result.get(), &scan.findings),
+                Answer::Result(result.get(), &scan.findings, scan.document.as_ref()),
                 agent.shadow,
             )
             .await;
