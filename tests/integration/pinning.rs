@@ -46,28 +46,18 @@ fn get_review(gw: &Gateway) -> Value {
     .2
 }
 
-/// Polls the server view until `done` holds (a missing view is not yet).
+/// drifty's server view once `done` holds.
 fn view_until(gw: &Gateway, key: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (status, _, body) = crate::gateway_util::http(
-            &gw.addr,
-            "GET",
-            "/api/v1/servers/drifty",
-            &[("Authorization", &format!("Bearer {key}"))],
-            b"",
-        );
-        let view: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        if status == 200 && done(&view) {
-            return view;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "server view never {what}: {view}\n{}",
-            gw.log()
-        );
-        std::thread::sleep(Duration::from_millis(150));
-    }
+    gw.server_view_until(key, "drifty", what, done)
+}
+
+/// Whether a `receipts verify --json` report names a bundle problem saying `needle`.
+fn has_problem(report: &Value, needle: &str) -> bool {
+    report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p.as_str().unwrap().contains(needle))
 }
 
 fn drift_leaves(gw: &Gateway, key: &str) -> Vec<Value> {
@@ -351,14 +341,7 @@ fn regression_an_exported_bundle_carries_the_approved_surfaces_and_catches_an_ed
     std::fs::write(&edited_path, serde_json::to_vec(&edited).unwrap()).unwrap();
     let (ok, report) = verify(&edited_path);
     assert!(!ok, "{report}");
-    assert!(
-        report["problems"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|p| p.as_str().unwrap().contains("were altered")),
-        "{report}"
-    );
+    assert!(has_problem(&report, "were altered"), "{report}");
 
     // The receipts that name the surface dropped: nothing vouches for it.
     let mut unanchored = bundle.clone();
@@ -372,11 +355,7 @@ fn regression_an_exported_bundle_carries_the_approved_surfaces_and_catches_an_ed
     let (ok, report) = verify(&unanchored_path);
     assert!(!ok, "{report}");
     assert!(
-        report["problems"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|p| p.as_str().unwrap().contains("named by no verified receipt")),
+        has_problem(&report, "named by no verified receipt"),
         "{report}"
     );
 }

@@ -60,10 +60,8 @@ impl Source {
         gw: &Gateway,
         kind: ContentKind,
     ) -> Result<Vec<Box<RawValue>>, UpstreamError> {
-        match self.view.served_content(kind) {
-            Some(pinned) => Ok(pinned.into_iter().map(ToOwned::to_owned).collect()),
-            None => list_all(gw, &self.conn, kind.list_method(), kind.list_key()).await,
-        }
+        self.pinned_or_live(gw, kind, self.view.served_content(kind))
+            .await
     }
 
     /// The entries of `kind` this server answers for, to route a get or a
@@ -74,7 +72,17 @@ impl Source {
         gw: &Gateway,
         kind: ContentKind,
     ) -> Result<Vec<Box<RawValue>>, UpstreamError> {
-        match self.view.known_content(kind) {
+        self.pinned_or_live(gw, kind, self.view.known_content(kind))
+            .await
+    }
+
+    async fn pinned_or_live(
+        &self,
+        gw: &Gateway,
+        kind: ContentKind,
+        pinned: Option<Vec<&RawValue>>,
+    ) -> Result<Vec<Box<RawValue>>, UpstreamError> {
+        match pinned {
             Some(pinned) => Ok(pinned.into_iter().map(ToOwned::to_owned).collect()),
             None => list_all(gw, &self.conn, kind.list_method(), kind.list_key()).await,
         }

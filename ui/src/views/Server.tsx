@@ -109,6 +109,37 @@ function FirstContactPanel({ d }: { d: ServerDetail }) {
   );
 }
 
+/** What is not served and why: one line per tool (or prompt, resource), nothing when empty. */
+function BlockedList({
+  title,
+  testid,
+  items,
+}: {
+  title: string;
+  testid: string;
+  items: { name: string; chipClass: string; chip: string; why: string }[];
+}) {
+  if (items.length === 0) return null;
+  return (
+    <>
+      <div class="section-title">{title}</div>
+      <div class="card">
+        <ul class="inline-list" data-testid={testid}>
+          {items.map((b) => (
+            <li>
+              <b class="mono">{b.name}</b>
+              <span class={`chip ${b.chipClass}`}>{b.chip}</span>
+              <span class="ellipsis muted" title={b.why}>
+                {b.why}
+              </span>
+            </li>
+          ))}
+        </ul>
+      </div>
+    </>
+  );
+}
+
 function ToolCard({
   t,
   actions,
@@ -454,42 +485,16 @@ export function ServerView({ name }: { name: string }) {
               </div>
             </>
           )}
-          {s?.blocked_tools && s.blocked_tools.length > 0 && (
-            <>
-              <div class="section-title">Blocked tools</div>
-              <div class="card">
-                <ul class="inline-list" data-testid="blocked">
-                  {s.blocked_tools.map((b) => (
-                    <li>
-                      <b class="mono">{b.tool}</b>
-                      <span class={`chip act-${b.action}`}>{blockedLabel(b.action)}</span>
-                      <span class="ellipsis muted" title={b.why}>
-                        {b.why}
-                      </span>
-                    </li>
-                  ))}
-                </ul>
-              </div>
-            </>
-          )}
-          {s?.blocked_content && s.blocked_content.length > 0 && (
-            <>
-              <div class="section-title">Held prompts and resources</div>
-              <div class="card">
-                <ul class="inline-list" data-testid="blocked-content">
-                  {s.blocked_content.map((b) => (
-                    <li>
-                      <b class="mono">{b.key}</b>
-                      <span class="chip act-hold">{b.kind.replace('_', ' ')} held</span>
-                      <span class="ellipsis muted" title={b.why}>
-                        {b.why}
-                      </span>
-                    </li>
-                  ))}
-                </ul>
-              </div>
-            </>
-          )}
+          <BlockedList
+            title="Blocked tools"
+            testid="blocked"
+            items={(s?.blocked_tools ?? []).map((b) => ({ name: b.tool, chipClass: `act-${b.action}`, chip: blockedLabel(b.action), why: b.why }))}
+          />
+          <BlockedList
+            title="Held prompts and resources"
+            testid="blocked-content"
+            items={(s?.blocked_content ?? []).map((b) => ({ name: b.key, chipClass: 'act-hold', chip: `${b.kind.replace('_', ' ')} held`, why: b.why }))}
+          />
           {d && <BehaviourPanel d={d} />}
           {!d && <SkeletonBlock lines={8} />}
         </div>
