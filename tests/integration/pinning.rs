@@ -172,6 +172,13 @@ fn regression_a_prompt_whose_text_changes_is_drift_like_a_tool_description() {
             .any(|i| i["name"] == "drifty"),
         "a held prompt waits for review: {inbox}"
     );
+    let shown = crate::util::stdout(&gw.cli(&["servers", "show", "drifty"]));
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.split_whitespace().eq(["prompt", "review", "held"])),
+        "{shown}"
+    );
     let held = drift_leaves(&gw, &key);
     let leaf = held
         .iter()

@@ -1096,10 +1096,9 @@ fn key_of(item: &RawValue, kind: ContentKind) -> Option<String> {
     serde_json::from_str::<String>(members.get(kind.key_field())?.get()).ok()
 }
 
-pub(crate) fn decode_surface(
-    name: &str,
-    bytes: Option<&[u8]>,
-) -> Result<Option<Surface>, PinError> {
+/// A stored surface (a row's baseline or observed bytes, a kept approved
+/// surface) as a [`Surface`]; `None` for no bytes.
+pub fn decode_surface(name: &str, bytes: Option<&[u8]>) -> Result<Option<Surface>, PinError> {
     let Some(bytes) = bytes else { return Ok(None) };
     let v = canon::parse_json(bytes)
         .map_err(|e| StoreError::Malformed(format!("server {name}: stored surface: {e}")))?;
