@@ -486,7 +486,7 @@ fn print_pinned_content(s: &ServerRecord) {
     let drift: Vec<serde_json::Value> = serde_json::from_slice(&s.drift).unwrap_or_default();
     let held = interlock_gateway::pins::blocked_content(&drift);
     println!("pinned prompts and resources:");
-    for (r, _) in surface.contents() {
+    for r in surface.contents().keys() {
         let mark = if held.contains_key(r) {
             "held"
         } else {
