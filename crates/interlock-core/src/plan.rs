@@ -46,6 +46,18 @@ pub struct PlanBody {
     pub rollback_of: Option<RollbackOf>,
 }
 
+impl std::fmt::Display for Rollback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rollback::Described(text) => f.write_str(text),
+            Rollback::Compensate(undo) => {
+                write!(f, "compensate: {} → {}", undo.action, undo.target)
+            }
+            Rollback::Irreversible { justification } => write!(f, "irreversible: {justification}"),
+        }
+    }
+}
+
 /// `body.rollback_of`: the halted plan, revision and body a rollback plan undoes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RollbackOf {
