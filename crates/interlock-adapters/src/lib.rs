@@ -310,7 +310,10 @@ impl Adapters {
     /// [`ProbeOutcome::Unprobeable`] when there is none.
     pub async fn probe(&self, check: &Check, stage: &Stage) -> ProbeOutcome {
         match self.prober(&check.probe) {
-            Some(p) => p.probe(check, check.target_or(stage)).await.judged(check),
+            Some(p) => {
+                let check = check.for_stage(stage);
+                p.probe(&check, check.target_or(stage)).await.judged(&check)
+            }
             None => ProbeOutcome::unprobeable(format!("no prober for probe `{}`", check.probe)),
         }
     }

@@ -174,6 +174,18 @@ impl Check {
     pub fn target_or<'a>(&'a self, stage: &'a Stage) -> &'a str {
         self.target.as_deref().unwrap_or(&stage.target)
     }
+
+    /// This check as it is probed for `stage`: without a target of its own it
+    /// probes the stage's — string *and* object target, so a prober that needs the
+    /// target's kind and fields (an MCP-bound probe) gets them.
+    pub fn for_stage(&self, stage: &Stage) -> Check {
+        let mut check = self.clone();
+        if check.target.is_none() {
+            check.target = Some(stage.target.clone());
+            check.target_object = stage.target_object.clone();
+        }
+        check
+    }
 }
 
 fn read_plan(doc: &Value, schema: PlanSchema<'_>, errors: &mut Vec<SchemaError>) -> Option<Plan> {

@@ -466,3 +466,22 @@ fn regression_old_plans_hash_the_same_under_new_policies() {
         assert_eq!(validate(&doc, &seed_with_builtins).unwrap().hash, before);
     }
 }
+
+/// Found by the end-to-end test: a check without a target of its own probed only
+/// the stage's target *string*, so an MCP-bound probe got no object target.
+#[test]
+fn regression_check_without_target_inherits_the_stages_object_target() {
+    let policy = seed_policy();
+    let plan = Plan::read(&yaml(&seed_plan()), PlanSchema::of(&policy)).unwrap();
+    let stage = &plan.body.stages[0];
+    let check = stage.preconditions[0].for_stage(stage);
+    assert_eq!(check.target.as_deref(), Some("checkout"));
+    assert_eq!(check.target_object, stage.target_object);
+    assert!(check.target_object.is_some());
+    // A check's own target wins.
+    let stage = &plan.body.stages[1];
+    let mut own = stage.preconditions[0].clone();
+    own.target = Some("payments".into());
+    assert_eq!(own.for_stage(stage).target.as_deref(), Some("payments"));
+    assert_eq!(own.for_stage(stage).target_object, None);
+}

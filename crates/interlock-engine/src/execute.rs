@@ -337,10 +337,13 @@ impl Engine {
         match self.adapters.prober(&check.probe) {
             // A typed value is compared with the check's `expect` here, so what is
             // logged is the judgement (met / unmet), never a bare value.
-            Some(prober) => prober
-                .probe(check, check.target_or(stage))
-                .await
-                .judged(check),
+            Some(prober) => {
+                let check = check.for_stage(stage);
+                prober
+                    .probe(&check, check.target_or(stage))
+                    .await
+                    .judged(&check)
+            }
             None => ProbeOutcome::Unprobeable {
                 reason: format!("no prober is configured for `{}`", check.probe),
             },
