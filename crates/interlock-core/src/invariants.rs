@@ -12,6 +12,7 @@ use crate::policy::Policy;
 use crate::registry::check_params;
 use crate::risk::{self, Risk};
 use crate::schema::child_path;
+use crate::target::ObjectTarget;
 
 /// The seven universal invariants of DESIGN.md §1, plus the deployment's own.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -276,8 +277,7 @@ fn check_stage(
         ("verify", &stage.verify),
     ] {
         for (j, check) in checks.iter().enumerate() {
-            let path = format!("{}[{j}]", at(list));
-            check_check(check, &path, policy, &v, out);
+            check_check(check, &|| format!("{}[{j}]", at(list)), policy, &v, out);
         }
     }
     let mutating = spec.as_ref().is_some_and(|s| s.mutating);
@@ -301,27 +301,13 @@ fn check_stage(
             ),
         ));
     }
-    let targets = std::iter::once((at("target"), stage.target.as_str(), &stage.target_object))
-        .chain(
-            [
-                ("preconditions", &stage.preconditions),
-                ("verify", &stage.verify),
-            ]
-            .into_iter()
-            .flat_map(|(list, checks)| {
-                let list_path = at(list);
-                checks.iter().enumerate().filter_map(move |(j, c)| {
-                    c.target
-                        .as_deref()
-                        .map(|t| (format!("{list_path}[{j}].target"), t, &c.target_object))
-                })
-            }),
-        );
-    for (path, target, object) in targets {
+    // Paths are formatted only for a violation: validation runs on every propose
+    // and before every execution, and most plans break nothing.
+    let mut forbidden = |path: &dyn Fn() -> String, target: &str, object: Option<&ObjectTarget>| {
         if let Some(glob) = policy.forbidden.target(target) {
             out.push(v(
                 InvariantId::NothingForbidden,
-                path.clone(),
+                path(),
                 format!("target `{target}` is forbidden by policy (`{glob}`)"),
             ));
         }
@@ -330,12 +316,31 @@ fn check_stage(
         {
             out.push(v(
                 InvariantId::NothingForbidden,
-                path,
+                path(),
                 format!(
                     "{kind} `{}` is forbidden by policy (kind `{kind}`, id `{glob}`)",
                     object.id
                 ),
             ));
+        }
+    };
+    forbidden(
+        &|| at("target"),
+        &stage.target,
+        stage.target_object.as_ref(),
+    );
+    for (list, checks) in [
+        ("preconditions", &stage.preconditions),
+        ("verify", &stage.verify),
+    ] {
+        for (j, c) in checks.iter().enumerate() {
+            if let Some(t) = c.target.as_deref() {
+                forbidden(
+                    &|| format!("{}[{j}].target", at(list)),
+                    t,
+                    c.target_object.as_ref(),
+                );
+            }
         }
     }
     mutating
@@ -345,7 +350,7 @@ fn check_stage(
 /// what the probe returns (a probe that returns a value must be given one).
 fn check_check(
     check: &Check,
-    path: &str,
+    path: &dyn Fn() -> String,
     policy: &Policy,
     v: &dyn Fn(InvariantId, String, String) -> Violation,
     out: &mut Vec<Violation>,
@@ -353,7 +358,7 @@ fn check_check(
     let Some(probe) = policy.registry.probe(&check.probe) else {
         out.push(v(
             InvariantId::StagesKnown,
-            format!("{path}.probe"),
+            format!("{}.probe", path()),
             format!("unknown probe `{}`", check.probe),
         ));
         return;
@@ -362,7 +367,7 @@ fn check_check(
         for (name, message) in check_params(params, &check.params) {
             out.push(v(
                 InvariantId::StagesKnown,
-                child_path(&format!("{path}.params"), &name),
+                child_path(&format!("{}.params", path()), &name),
                 message,
             ));
         }
@@ -370,12 +375,12 @@ fn check_check(
     match (probe.returns, &check.expect) {
         (Some(ty), Some(expect)) => {
             if let Err(message) = expect.check_against(ty) {
-                out.push(v(InvariantId::StagesKnown, format!("{path}.expect"), message));
+                out.push(v(InvariantId::StagesKnown, format!("{}.expect", path()), message));
             }
         }
         (Some(ty), None) => out.push(v(
             InvariantId::StagesKnown,
-            format!("{path}.expect"),
+            format!("{}.expect", path()),
             format!(
                 "probe `{}` returns a {ty}, so the check must say what it expects (`expect {{op, value}}`)",
                 check.probe
@@ -383,7 +388,7 @@ fn check_check(
         )),
         (None, Some(_)) => out.push(v(
             InvariantId::StagesKnown,
-            format!("{path}.expect"),
+            format!("{}.expect", path()),
             format!(
                 "probe `{}` returns no typed value, so there is nothing for `expect` to compare",
                 check.probe
