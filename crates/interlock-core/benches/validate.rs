@@ -7,7 +7,7 @@
 //! ratios of the medians are what docs/BENCHMARKS.md reports (target ≤ 1.2×).
 //! Run: `cargo bench -p interlock-core --bench validate`.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use interlock_core::canon::{self, Value};
 use interlock_core::{Plan, PlanSchema, Policy, validate};
 use serde_json::json;
@@ -181,4 +181,25 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+/// `VALIDATE_ONLY=today|today_same_load|every_new_field` runs just 20 validations of
+/// that plan, for an instruction count that a loaded machine does not distort:
+/// `VALIDATE_ONLY=every_new_field valgrind --tool=callgrind <this bench binary>`.
+fn main() {
+    if let Ok(which) = std::env::var("VALIDATE_ONLY") {
+        let (doc, policy) = match which.as_str() {
+            "today" => today(),
+            "today_same_load" => today_same_load(),
+            "every_new_field" => every_new_field(),
+            other => {
+                panic!("VALIDATE_ONLY={other}: one of today, today_same_load, every_new_field")
+            }
+        };
+        for _ in 0..20 {
+            std::hint::black_box(validate(&doc, &policy).unwrap());
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

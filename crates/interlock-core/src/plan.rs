@@ -423,19 +423,12 @@ fn read_required_target<'a>(
     schema: PlanSchema<'_>,
     errors: &mut Vec<SchemaError>,
 ) -> Option<(String, Option<ObjectTarget>)> {
-    let path = r.path_of("target");
     match r.get("target") {
-        Some(Value::Object(_)) | None => {}
-        Some(_) => return r.string("target", errors).map(|t| (t, None)),
-    }
-    match r.get("target") {
-        None => {
-            errors.push(r.error("target", "missing required field `target`".into()));
-            None
-        }
-        Some(v) => {
+        Some(v @ Value::Object(_)) => {
+            let path = || r.path_of("target");
             read_target(v, &path, schema.target_kinds, errors).map(|o| (o.id.clone(), Some(o)))
         }
+        _ => r.string("target", errors).map(|t| (t, None)),
     }
 }
 
@@ -542,18 +535,19 @@ fn read_check(
 ) -> Option<Check> {
     let mut r = ObjectReader::new(value, path, errors)?;
     let probe = r.string("probe", errors);
-    let target_path = r.path_of("target");
     let target = match r.get("target") {
-        Some(v @ Value::Object(_)) => read_target(v, &target_path, schema.target_kinds, errors)
-            .map(|o| (Some(o.id.clone()), Some(o))),
+        Some(v @ Value::Object(_)) => {
+            let path = || r.path_of("target");
+            read_target(v, &path, schema.target_kinds, errors)
+                .map(|o| (Some(o.id.clone()), Some(o)))
+        }
         _ => r.opt_string("target", errors).map(|t| (t, None)),
     };
     let params = r.opt_object("params", errors);
     let description = r.opt_string("description", errors);
-    let expect_path = r.path_of("expect");
     let expect = match r.get("expect") {
         None => Some(None),
-        Some(v) => read_expect(v, &expect_path, errors).map(Some),
+        Some(v) => read_expect(v, &|| r.path_of("expect"), errors).map(Some),
     };
     r.finish(errors, |_| false);
     let (target, target_object) = target?;
@@ -567,25 +561,66 @@ fn read_check(
     })
 }
 
-fn read_expect(value: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Option<Expectation> {
-    let mut r = ObjectReader::new(value, path, errors)?;
-    let op = r.string("op", errors).and_then(|op| match ExpectOp::from_name(&op) {
-        Some(op) => Some(op),
-        None => {
-            errors.push(r.error(
-                "op",
-                format!(
-                    "unknown `op` `{op}` (one of equals, not_equals, at_least, at_most, contains, matches)"
-                ),
-            ));
+/// `expect {op, value}`; its path is built only for an error (every check of a
+/// plan that uses typed probes has one).
+fn read_expect(
+    value: &Value,
+    path: &dyn Fn() -> String,
+    errors: &mut Vec<SchemaError>,
+) -> Option<Expectation> {
+    let err = |errors: &mut Vec<SchemaError>, key: Option<&str>, message: String| {
+        let p = path();
+        errors.push(SchemaError {
+            path: key.map_or(p.clone(), |k| child_path(&p, k)),
+            message,
+        })
+    };
+    let Value::Object(map) = value else {
+        err(
+            errors,
+            None,
+            format!("must be an object, found {}", value.kind()),
+        );
+        return None;
+    };
+    let op = match map.get("op") {
+        Some(Value::String(op)) => match ExpectOp::from_name(op) {
+            Some(op) => Some(op),
+            None => {
+                err(
+                    errors,
+                    Some("op"),
+                    format!(
+                        "unknown `op` `{op}` (one of equals, not_equals, at_least, at_most, contains, matches)"
+                    ),
+                );
+                None
+            }
+        },
+        Some(other) => {
+            err(
+                errors,
+                Some("op"),
+                format!("`op` must be a string, found {}", other.kind()),
+            );
             None
         }
-    });
-    let value = r.get("value");
+        None => {
+            err(errors, Some("op"), "missing required field `op`".into());
+            None
+        }
+    };
+    let value = map.get("value");
     if value.is_none() {
-        errors.push(r.error("value", "missing required field `value`".into()));
+        err(
+            errors,
+            Some("value"),
+            "missing required field `value`".into(),
+        );
     }
-    r.finish(errors, |_| false);
+    for key in map.keys().filter(|k| *k != "op" && *k != "value") {
+        err(errors, Some(key), format!("unknown field `{key}`"));
+    }
     Some(Expectation {
         op: op?,
         value: value?.clone(),

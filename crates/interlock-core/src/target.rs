@@ -11,7 +11,7 @@
 
 use crate::canon::{Map, Value};
 use crate::policy::SchemaExtension;
-use crate::schema::{ObjectReader, SchemaError, child_path};
+use crate::schema::{SchemaError, child_path};
 
 /// A stage's or check's object target, as read.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,69 +31,99 @@ pub struct TargetKind {
     pub fields: Vec<SchemaExtension>,
 }
 
-/// Reads an object target at `path`, checked against its declared kind.
+/// Reads an object target at `path` (built only for an error: every stage and
+/// check of a plan may have one, and validation runs on every propose), checked
+/// against its declared kind.
 pub(crate) fn read_target(
     value: &Value,
-    path: &str,
+    path: &dyn Fn() -> String,
     kinds: &[TargetKind],
     errors: &mut Vec<SchemaError>,
 ) -> Option<ObjectTarget> {
-    let mut r = ObjectReader::new(value, path, errors)?;
-    let kind = r.string("kind", errors);
-    let id = r.string("id", errors);
-    let Some(kind) = kind else {
-        r.finish(errors, |_| true);
+    let Value::Object(map) = value else {
+        errors.push(SchemaError {
+            path: path(),
+            message: format!("must be an object, found {}", value.kind()),
+        });
         return None;
     };
+    let err = |errors: &mut Vec<SchemaError>, key: &str, message: String| {
+        errors.push(SchemaError {
+            path: child_path(&path(), key),
+            message,
+        })
+    };
+    let text = |errors: &mut Vec<SchemaError>, key: &str| match map.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+        Some(Value::String(_)) => {
+            err(errors, key, format!("`{key}` must not be empty"));
+            None
+        }
+        Some(other) => {
+            err(
+                errors,
+                key,
+                format!("`{key}` must be a string, found {}", other.kind()),
+            );
+            None
+        }
+        None => {
+            err(errors, key, format!("missing required field `{key}`"));
+            None
+        }
+    };
+    let kind = text(errors, "kind");
+    let id = text(errors, "id");
+    let kind = kind?;
     let Some(spec) = kinds.iter().find(|k| k.kind == kind) else {
-        errors.push(r.error(
-            "kind",
-            if kinds.is_empty() {
-                format!(
-                    "target kind `{kind}` is not declared: this policy declares no target kinds, so targets must be strings"
-                )
-            } else {
-                format!(
-                    "target kind `{kind}` is not declared by the policy (one of {})",
-                    kinds
-                        .iter()
-                        .map(|k| format!("`{}`", k.kind))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            },
-        ));
-        r.finish(errors, |_| true);
+        let message = if kinds.is_empty() {
+            format!(
+                "target kind `{kind}` is not declared: this policy declares no target kinds, so targets must be strings"
+            )
+        } else {
+            format!(
+                "target kind `{kind}` is not declared by the policy (one of {})",
+                kinds
+                    .iter()
+                    .map(|k| format!("`{}`", k.kind))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        err(errors, "kind", message);
         return None;
     };
     let mut fields = Map::new();
     let mut ok = true;
     for field in &spec.fields {
-        match r.get(&field.name) {
+        match map.get(&field.name) {
             Some(v) => {
                 if let Err(message) = field.check(v) {
-                    errors.push(SchemaError {
-                        path: child_path(path, &field.name),
-                        message,
-                    });
+                    err(errors, &field.name, message);
                     ok = false;
                 }
                 fields.insert(field.name.clone(), v.clone());
             }
             None if field.required => {
-                errors.push(SchemaError {
-                    path: child_path(path, &field.name),
-                    message: format!(
+                err(
+                    errors,
+                    &field.name,
+                    format!(
                         "missing required field `{}` (of target kind `{kind}`)",
                         field.name
                     ),
-                });
+                );
                 ok = false;
             }
             None => {}
         }
     }
-    r.finish(errors, |_| false);
+    for key in map.keys() {
+        if key != "kind" && key != "id" && !spec.fields.iter().any(|f| &f.name == key) {
+            err(errors, key, format!("unknown field `{key}`"));
+            ok = false;
+        }
+    }
     ok.then_some(())?;
     Some(ObjectTarget {
         kind,
