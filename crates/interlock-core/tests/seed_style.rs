@@ -485,3 +485,61 @@ fn regression_check_without_target_inherits_the_stages_object_target() {
     assert_eq!(own.for_stage(stage).target.as_deref(), Some("payments"));
     assert_eq!(own.for_stage(stage).target_object, None);
 }
+
+proptest::proptest! {
+    /// Issue 23 item 6, as a property: a plan written in the old format — any mix of
+    /// stages, targets, described rollbacks, checks, valid or not — gets the same
+    /// verdict (the same hash, or the same violations) under the built-in policy and
+    /// under one that declares every new policy field, and its hash is the digest of
+    /// its body as received.
+    #[test]
+    fn old_format_plans_keep_their_verdict_and_hash_under_new_policy_fields(
+        stages in proptest::collection::vec(
+            (
+                proptest::sample::select(vec!["fs.write_file", "fs.make_dir", "fs.read_file", "http.get", "cmd.run", "k8s.apply"]),
+                proptest::sample::select(vec!["/srv/app/a.toml", "/etc/passwd", "https://example.org/x", "/bin/true", "checkout"]),
+                proptest::option::of("[A-Za-z ]{1,20}"),
+                proptest::collection::vec(proptest::sample::select(vec!["fs.path_absent", "fs.path_exists", "fs.is_dir", "svc.version"]), 0..3),
+                proptest::option::of("[a-z]{0,6}"),
+            ),
+            1..6,
+        )
+    ) {
+        let stages: Vec<serde_json::Value> = stages
+            .iter()
+            .enumerate()
+            .map(|(i, (action, target, rollback, checks, content))| {
+                let mut s = serde_json::json!({ "id": format!("s{i}"), "action": action, "target": target });
+                if let Some(r) = rollback { s["rollback"] = r.as_str().into(); }
+                if !checks.is_empty() {
+                    s["preconditions"] = checks.iter().map(|p| serde_json::json!({ "probe": p })).collect();
+                }
+                if let Some(c) = content { s["params"] = serde_json::json!({ "content": c }); }
+                s
+            })
+            .collect();
+        let doc = canon::from_serde_json(&serde_json::json!({
+            "schema_version": "interlock.plan/v1", "plan_id": "prop", "title": "t",
+            "proposer": "agent:p", "created_at": "2026-12-01T12:00:00Z",
+            "body": { "stages": stages }
+        })).unwrap();
+        let old = Policy::default();
+        let mut new = Policy::from_value(&yaml(
+            "policy_version: interlock.policy/v1\ntarget_kinds: [{ kind: service, fields: [] }]\nforbidden: { objects: [{ kind: service, id: \"*\" }] }\n",
+        )).unwrap();
+        // The seed-style policy's MCP-bound actions (its typed probes stay out, so
+        // the generator's `svc.version` is an unknown probe under both policies).
+        for a in seed_policy().registry.actions().filter(|a| a.mcp.is_some()) {
+            new.registry.add_action(a.clone());
+        }
+        let verdict = |p: &Policy| match validate(&doc, p) {
+            Ok(v) => Ok(v.hash),
+            Err(vs) => Err(vs.0.into_iter().map(|v| (v.invariant, v.path)).collect::<Vec<_>>()),
+        };
+        let before = verdict(&old);
+        proptest::prop_assert_eq!(&before, &verdict(&new));
+        if let Ok(hash) = before {
+            proptest::prop_assert_eq!(hash, canon::digest(doc.get("body").unwrap()));
+        }
+    }
+}
