@@ -326,6 +326,9 @@ export const api = {
       body: JSON.stringify(reason ? { reason } : {}),
     }),
   claims: () => request<Claims>('/api/v1/claims'),
+  /** Proposes a HALTED plan's rollback plan (held for review; nothing runs). */
+  proposeRollback: (id: string) =>
+    request<{ plan: PlanSummary }>(`/api/v1/plans/${enc(id)}/rollback`, { method: 'POST' }),
   decide: (kind: SubjectKind, subject: string, env: DsseEnvelope) =>
     request<Record<string, unknown>>(`${decisionPath(kind, subject)}`, {
       method: 'POST',

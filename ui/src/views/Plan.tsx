@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Check, type PlanDetail, type Rollback, type Stage, type Target } from '../lib/api';
 import { useLive, useResource, useTick, ago } from '../lib/hooks';
-import { href } from '../lib/router';
+import { go, href } from '../lib/router';
 import { canonicalBytes } from '../lib/jcs';
 import { toHex } from '../lib/statement';
 import { DecisionButtons, useDecision } from '../components/Decision';
@@ -141,6 +141,32 @@ function useRecomputed(d: PlanDetail | undefined): boolean | null {
   return ok;
 }
 
+/** On a halted plan: propose its rollback plan, then open it for review. */
+function RollbackButton({ id }: { id: string }) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  return (
+    <div style={{ marginTop: '6px' }}>
+      <button
+        class="btn small"
+        data-testid="propose-rollback"
+        disabled={busy}
+        onClick={() => {
+          setBusy(true);
+          api
+            .proposeRollback(id)
+            .then((r) => go(href.plan(r.plan.plan_id)))
+            .catch((e: Error) => setError(e.message))
+            .finally(() => setBusy(false));
+        }}
+      >
+        Propose its rollback plan
+      </button>
+      {error && <div class="mono">{error}</div>}
+    </div>
+  );
+}
+
 export function PlanView({ id }: { id: string }) {
   useTick();
   const res = useResource(() => api.plan(id), [id]);
@@ -224,6 +250,7 @@ export function PlanView({ id }: { id: string }) {
           <div>
             <b>Revision {d.plan.revision} is {d.plan.status}</b>
             <span>Nothing to decide here.</span>
+            {d.plan.status === 'HALTED' && <RollbackButton id={d.plan.plan_id} />}
           </div>
         </div>
       )}
