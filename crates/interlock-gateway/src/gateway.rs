@@ -41,6 +41,8 @@ pub struct Upstream {
     /// Its effective-permission probes (empty unless marked
     /// `probes = "non-production"`), run after every re-list.
     probes: Vec<interlock_surface::probes::Probe>,
+    /// What of its surface is pinned (`pin = [...]`).
+    pub pin: crate::config::PinSet,
 }
 
 impl Upstream {
@@ -102,6 +104,7 @@ impl Upstreams {
                     recheck: Notify::new(),
                     relays: Arc::new(Relays::default()),
                     probes,
+                    pin: up.pin.clone(),
                 }),
             );
         }
@@ -534,8 +537,10 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                     let tools = conn
                         .list_tools(list_timeout, limits.tools_list_caps())
                         .await?;
+                    let listing =
+                        pinned_listing(&gw, &up, &conn, instructions.as_deref(), tools).await?;
                     gw.0.pins
-                        .observe(&up.name, instructions.as_deref(), tools)
+                        .observe(&up.name, listing)
                         .await
                         .map_err(|e| crate::upstream::UpstreamError::Unavailable(e.to_string()))?;
                     // Behaviour, after the surface: the probes run on this
@@ -565,7 +570,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                         let why = loop {
                             tokio::select! {
                                 s = signals.recv() => match s {
-                                    Some(UpstreamSignal::ToolsChanged) => {
+                                    Some(UpstreamSignal::SurfaceChanged) => {
                                         if let Err(e) = relist().await { break e.to_string() }
                                     }
                                     Some(UpstreamSignal::ResourceUpdated { uri, message }) => {
@@ -605,6 +610,42 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
             _ = shutdown.changed() => return,
         }
     }
+}
+
+/// What `up` lists now of what its `pin` list pins: the instructions (when
+/// pinned), the tools already listed, and each pinned content listing the
+/// server offers (prompts; resources and their templates). A pinned listing
+/// that fails fails the re-list, as a failed `tools/list` does: the gateway
+/// does not pin half a surface.
+async fn pinned_listing(
+    gw: &Gateway,
+    up: &Upstream,
+    conn: &Connection,
+    instructions: Option<&str>,
+    tools: Vec<Box<serde_json::value::RawValue>>,
+) -> Result<crate::pins::Listing, crate::upstream::UpstreamError> {
+    use crate::config::PinPart;
+    use interlock_surface::ContentKind;
+    let offers = |capability: &str| up.hello().is_some_and(|h| h.offers(capability));
+    let mut kinds = Vec::new();
+    if up.pin.pins(PinPart::Prompts) && offers("prompts") {
+        kinds.push(ContentKind::Prompt);
+    }
+    if up.pin.pins(PinPart::Resources) && offers("resources") {
+        kinds.extend([ContentKind::Resource, ContentKind::ResourceTemplate]);
+    }
+    let mut content = BTreeMap::new();
+    for kind in kinds {
+        let items = crate::content::list_all(gw, conn, kind.list_method(), kind.list_key()).await?;
+        content.insert(kind, items);
+    }
+    Ok(crate::pins::Listing {
+        instructions: instructions
+            .filter(|_| up.pin.pins(PinPart::Instructions))
+            .map(str::to_owned),
+        tools,
+        content,
+    })
 }
 
 /// Picks up decisions made by other processes (`interlock servers approve`).
