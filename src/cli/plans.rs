@@ -52,6 +52,14 @@ pub enum PlansCommand {
         #[arg(long)]
         reason: String,
     },
+    /// Propose the rollback plan of a HALTED plan: its committed stages'
+    /// compensating stages, newest first, as a new plan (`<id>.rollback`, by the
+    /// halted plan's proposer) held for review like any other. Nothing runs.
+    Rollback {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub async fn run(ctx: &Context, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
@@ -89,6 +97,20 @@ pub async fn run(ctx: &Context, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
                 secs,
             )
             .await
+        }
+        PlansCommand::Rollback { id, json } => {
+            let engine = ctx.engine().await?;
+            let p = engine.propose_rollback(&id).await?;
+            let record = engine.plan(&p.plan_id).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&plan_json(&record))?);
+            } else {
+                println!(
+                    "proposed {} revision {} at {} ({} risk, {} approval(s) needed)\nreview it with `interlock plans show {}`",
+                    p.plan_id, p.revision, p.plan_hash, p.risk, p.approvals_required, p.plan_id
+                );
+            }
+            Ok(ExitCode::SUCCESS)
         }
         PlansCommand::Reject { id, reason } => {
             decide(
@@ -193,11 +215,27 @@ async fn show(store: &Store, policy: &Policy, id: &str, json: bool) -> anyhow::R
             println!("\nstages");
             for (i, s) in valid.plan.body.stages.iter().enumerate() {
                 println!("  {}. {}  {} → {}", i + 1, s.id, s.action, s.target);
+                let expect = |c: &interlock_core::Check| {
+                    c.expect
+                        .as_ref()
+                        .map(|e| format!("  expect {e}"))
+                        .unwrap_or_default()
+                };
                 for c in &s.preconditions {
-                    println!("       precondition  {} {}", c.probe, c.target_or(s));
+                    println!(
+                        "       precondition  {} {}{}",
+                        c.probe,
+                        c.target_or(s),
+                        expect(c)
+                    );
                 }
                 for c in &s.verify {
-                    println!("       verify        {} {}", c.probe, c.target_or(s));
+                    println!(
+                        "       verify        {} {}{}",
+                        c.probe,
+                        c.target_or(s),
+                        expect(c)
+                    );
                 }
                 if let Some(r) = &s.rollback {
                     println!("       rollback      {r}");

@@ -51,6 +51,16 @@ impl Gateway {
     /// [`Gateway::start`], with `interlock serve` run through `wrapper` (a
     /// command that ends by exec'ing its arguments, so the process id stays).
     pub fn start_wrapped(config: &str, wrapper: &[&str]) -> Gateway {
+        Gateway::start_with(config, wrapper, None)
+    }
+
+    /// [`Gateway::start`] with `policy` (YAML) as the policy in force
+    /// (`<data dir>/policy.yaml`).
+    pub fn start_with_policy(config: &str, policy: &str) -> Gateway {
+        Gateway::start_with(config, &[], Some(policy))
+    }
+
+    fn start_with(config: &str, wrapper: &[&str], policy: Option<&str>) -> Gateway {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
         let env = vec![
@@ -76,6 +86,9 @@ impl Gateway {
         let out = gw.cli(&["agents", "add", "builder"]);
         assert!(out.status.success(), "agents add: {}", stderr(&out));
         gw.agent_key = stdout(&out).trim().to_owned();
+        if let Some(policy) = policy {
+            std::fs::write(gw.data().join("policy.yaml"), policy).unwrap();
+        }
         let config_path = gw.dir.path().join("gateway.toml");
         std::fs::write(&config_path, format!("listen = \"127.0.0.1:0\"\n{config}")).unwrap();
         gw.serve(wrapper);

@@ -15,6 +15,7 @@ mod governance;
 mod limits;
 mod mcp_bridge;
 mod pinning;
+mod plan_seed;
 mod probes;
 mod receipts;
 mod standing;

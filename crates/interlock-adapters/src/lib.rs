@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use interlock_canon::Value;
-use interlock_core::{Check, Registry, Stage};
+use interlock_core::{Check, ProbeValue, Registry, Stage};
 
 pub use cmd::Commands;
 pub use config::{AdapterConfig, CommandRule, ConfigError};
@@ -43,7 +43,7 @@ pub use fs::Filesystem;
 
 /// What a probe saw. `observed` is a short human-readable account of the live state
 /// that goes into the execution log, so a reviewer can see *why* a check held.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ProbeOutcome {
     /// The live state satisfies the check.
     Met { observed: String },
@@ -53,6 +53,10 @@ pub enum ProbeOutcome {
     /// permission denied, program not allow-listed, timeout …). Halts like `Unmet`:
     /// what cannot be seen is never assumed to be fine.
     Unprobeable { reason: String },
+    /// The probe observed a typed value (a probe whose registry entry declares
+    /// `returns`); the engine compares it with the check's `expect`. A value that
+    /// cannot be compared is unmet (fail closed).
+    Value { value: ProbeValue, observed: String },
 }
 
 impl ProbeOutcome {
@@ -71,6 +75,39 @@ impl ProbeOutcome {
         }
     }
 
+    /// Judges this outcome against a check's `expect` (issue 23 item 2): a typed
+    /// value is compared; an unevaluable comparison, or a probe that returned no
+    /// value where one is expected, is unmet. Without an `expect`, a typed value
+    /// is unprobeable (nothing says what it must be). Fail closed either way.
+    pub fn judged(self, check: &Check) -> ProbeOutcome {
+        match (self, &check.expect) {
+            (ProbeOutcome::Value { value, observed }, Some(expect)) => {
+                match expect.evaluate(&value) {
+                    Ok(holds) => ProbeOutcome::from_bool(
+                        holds,
+                        format!("observed {value}, expected {expect}: {observed}"),
+                    ),
+                    Err(e) => ProbeOutcome::Unmet {
+                        observed: format!(
+                            "observed {value}, expected {expect}: could not be evaluated ({e})"
+                        ),
+                    },
+                }
+            }
+            (ProbeOutcome::Value { value, .. }, None) => ProbeOutcome::Unprobeable {
+                reason: format!("the probe returned {value} but the check has no `expect`"),
+            },
+            (ProbeOutcome::Met { observed } | ProbeOutcome::Unmet { observed }, Some(expect)) => {
+                ProbeOutcome::Unmet {
+                    observed: format!(
+                        "expected {expect}, but the probe returned no value to compare ({observed})"
+                    ),
+                }
+            }
+            (other, _) => other,
+        }
+    }
+
     pub(crate) fn unprobeable(reason: impl Into<String>) -> ProbeOutcome {
         ProbeOutcome::Unprobeable {
             reason: reason.into(),
@@ -84,6 +121,7 @@ impl fmt::Display for ProbeOutcome {
             ProbeOutcome::Met { observed } => write!(f, "met: {observed}"),
             ProbeOutcome::Unmet { observed } => write!(f, "unmet: {observed}"),
             ProbeOutcome::Unprobeable { reason } => write!(f, "unprobeable: {reason}"),
+            ProbeOutcome::Value { value, observed } => write!(f, "observed {value}: {observed}"),
         }
     }
 }
@@ -166,8 +204,8 @@ pub trait Executor: Send + Sync {
 /// halt rather than a skip.
 #[derive(Clone, Default)]
 pub struct Adapters {
-    executors: BTreeMap<&'static str, Arc<dyn Executor>>,
-    probers: BTreeMap<&'static str, Arc<dyn Prober>>,
+    executors: BTreeMap<String, Arc<dyn Executor>>,
+    probers: BTreeMap<String, Arc<dyn Prober>>,
 }
 
 impl fmt::Debug for Adapters {
@@ -200,17 +238,38 @@ impl Adapters {
 
     /// Registers `executor` for each of its actions, replacing earlier ones for the
     /// same names (so a deployment can override a built-in).
-    pub fn with_executor(mut self, executor: Arc<dyn Executor>) -> Adapters {
-        for action in executor.actions() {
-            self.executors.insert(action, executor.clone());
+    pub fn with_executor(self, executor: Arc<dyn Executor>) -> Adapters {
+        let names = executor.actions();
+        self.with_executor_for(names, executor)
+    }
+
+    /// Registers `executor` for the actions `names` (known only at run time, such
+    /// as the policy's MCP-bound actions), replacing earlier ones.
+    pub fn with_executor_for<S: Into<String>>(
+        mut self,
+        names: impl IntoIterator<Item = S>,
+        executor: Arc<dyn Executor>,
+    ) -> Adapters {
+        for action in names {
+            self.executors.insert(action.into(), executor.clone());
         }
         self
     }
 
     /// Registers `prober` for each of its probes, replacing earlier ones.
-    pub fn with_prober(mut self, prober: Arc<dyn Prober>) -> Adapters {
-        for probe in prober.probes() {
-            self.probers.insert(probe, prober.clone());
+    pub fn with_prober(self, prober: Arc<dyn Prober>) -> Adapters {
+        let names = prober.probes();
+        self.with_prober_for(names, prober)
+    }
+
+    /// Registers `prober` for the probes `names`, replacing earlier ones.
+    pub fn with_prober_for<S: Into<String>>(
+        mut self,
+        names: impl IntoIterator<Item = S>,
+        prober: Arc<dyn Prober>,
+    ) -> Adapters {
+        for probe in names {
+            self.probers.insert(probe.into(), prober.clone());
         }
         self
     }
@@ -226,13 +285,13 @@ impl Adapters {
     }
 
     /// The action names with an executor.
-    pub fn actions(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.executors.keys().copied()
+    pub fn actions(&self) -> impl Iterator<Item = &str> + '_ {
+        self.executors.keys().map(String::as_str)
     }
 
     /// The probe names with a prober.
-    pub fn probes(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.probers.keys().copied()
+    pub fn probes(&self) -> impl Iterator<Item = &str> + '_ {
+        self.probers.keys().map(String::as_str)
     }
 
     /// Executes a stage with the executor registered for its action;
@@ -251,7 +310,10 @@ impl Adapters {
     /// [`ProbeOutcome::Unprobeable`] when there is none.
     pub async fn probe(&self, check: &Check, stage: &Stage) -> ProbeOutcome {
         match self.prober(&check.probe) {
-            Some(p) => p.probe(check, check.target_or(stage)).await,
+            Some(p) => {
+                let check = check.for_stage(stage);
+                p.probe(&check, check.target_or(stage)).await.judged(&check)
+            }
             None => ProbeOutcome::unprobeable(format!("no prober for probe `{}`", check.probe)),
         }
     }

@@ -7,11 +7,12 @@
 use std::fmt;
 
 use crate::canon::{Digest, Value};
-use crate::plan::{Plan, stage_path};
+use crate::plan::{Check, Plan, PlanSchema, Rollback, Stage, stage_path};
 use crate::policy::Policy;
 use crate::registry::check_params;
 use crate::risk::{self, Risk};
 use crate::schema::child_path;
+use crate::target::ObjectTarget;
 
 /// The seven universal invariants of DESIGN.md §1, plus the deployment's own.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -146,7 +147,7 @@ pub struct ValidatedPlan {
 /// violations found (schema problems first), so one round trip shows every mistake.
 pub fn validate(doc: &Value, policy: &Policy) -> Result<ValidatedPlan, Violations> {
     let mut violations = Vec::new();
-    let plan = match Plan::from_value(doc, &policy.extensions) {
+    let plan = match Plan::read(doc, PlanSchema::of(policy)) {
         Ok(plan) => Some(plan),
         Err(errors) => {
             violations.extend(errors.into_iter().map(|e| Violation {
@@ -203,128 +204,197 @@ pub fn validate(doc: &Value, policy: &Policy) -> Result<ValidatedPlan, Violation
 }
 
 fn check_stages(plan: &Plan, policy: &Policy, out: &mut Vec<Violation>) {
-    let registry = &policy.registry;
     let mut seen = std::collections::BTreeMap::new();
     for (i, stage) in plan.body.stages.iter().enumerate() {
-        let v = |invariant: InvariantId, field: Option<&str>, message: String| Violation {
-            invariant,
-            stage: Some(stage.id.clone()),
-            path: stage_path(i, field),
-            message,
-        };
         if let Some(first) = seen.insert(stage.id.as_str(), i) {
-            out.push(v(
-                InvariantId::StagesKnown,
-                Some("id"),
-                format!("duplicate stage id (first used by stage {first})"),
-            ));
+            out.push(Violation {
+                invariant: InvariantId::StagesKnown,
+                stage: Some(stage.id.clone()),
+                path: stage_path(i, Some("id")),
+                message: format!("duplicate stage id (first used by stage {first})"),
+            });
         }
-        let spec = registry.action(&stage.action);
-        match spec {
-            None => out.push(v(
-                InvariantId::StagesKnown,
-                Some("action"),
-                format!("unknown action `{}`", stage.action),
-            )),
-            Some(spec) => {
-                if let Some(params) = &spec.params {
-                    for (name, message) in check_params(params, &stage.params) {
-                        out.push(Violation {
-                            path: child_path(&stage_path(i, Some("params")), &name),
-                            ..v(InvariantId::StagesKnown, None, message)
-                        });
-                    }
+        let base = stage_path(i, None);
+        let mutating = check_stage(stage, &stage.id, &base, policy, out);
+        match &stage.rollback {
+            None if mutating => out.push(Violation {
+                invariant: InvariantId::MutatingHasRollback,
+                stage: Some(stage.id.clone()),
+                path: stage_path(i, Some("rollback")),
+                message: format!(
+                    "`{}` changes state, so the stage must give its rollback (a compensating stage, `{{irreversible: true, justification}}` or a description)",
+                    stage.action
+                ),
+            }),
+            // A compensating stage is checked like any stage: known action, typed
+            // params, its own preconditions when it mutates, nothing forbidden.
+            Some(Rollback::Compensate(undo)) => {
+                check_stage(undo, &stage.id, &child_path(&base, "rollback"), policy, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Checks one stage (or a compensating stage at `base`) against the registry and
+/// the forbidden lists; returns whether its action mutates.
+fn check_stage(
+    stage: &Stage,
+    stage_id: &str,
+    base: &str,
+    policy: &Policy,
+    out: &mut Vec<Violation>,
+) -> bool {
+    let registry = &policy.registry;
+    let at = |field: &str| child_path(base, field);
+    let v = |invariant: InvariantId, path: String, message: String| Violation {
+        invariant,
+        stage: Some(stage_id.to_owned()),
+        path,
+        message,
+    };
+    let spec = registry.resolve(&stage.action);
+    match &spec {
+        None => out.push(v(
+            InvariantId::StagesKnown,
+            at("action"),
+            format!("unknown action `{}`", stage.action),
+        )),
+        Some(spec) => {
+            if let Some(params) = &spec.params {
+                for (name, message) in check_params(params, &stage.params) {
+                    out.push(v(
+                        InvariantId::StagesKnown,
+                        child_path(&at("params"), &name),
+                        message,
+                    ));
                 }
             }
         }
-        for (list, checks) in [
-            ("preconditions", &stage.preconditions),
-            ("verify", &stage.verify),
-        ] {
-            for (j, check) in checks.iter().enumerate() {
-                let path = format!("{}[{j}]", stage_path(i, Some(list)));
-                match registry.probe(&check.probe) {
-                    None => out.push(Violation {
-                        path: format!("{path}.probe"),
-                        ..v(
-                            InvariantId::StagesKnown,
-                            None,
-                            format!("unknown probe `{}`", check.probe),
-                        )
-                    }),
-                    Some(probe) => {
-                        for (name, message) in
-                            check_params(probe.params.as_deref().unwrap_or(&[]), &check.params)
-                                .into_iter()
-                                .filter(|_| probe.params.is_some())
-                        {
-                            out.push(Violation {
-                                path: child_path(&format!("{path}.params"), &name),
-                                ..v(InvariantId::StagesKnown, None, message)
-                            });
-                        }
-                    }
-                }
-            }
+    }
+    for (list, checks) in [
+        ("preconditions", &stage.preconditions),
+        ("verify", &stage.verify),
+    ] {
+        for (j, check) in checks.iter().enumerate() {
+            check_check(check, &|| format!("{}[{j}]", at(list)), policy, &v, out);
         }
-        let mutating = spec.is_some_and(|s| s.mutating);
-        if mutating && stage.rollback.is_none() {
-            out.push(v(
-                InvariantId::MutatingHasRollback,
-                Some("rollback"),
-                format!(
-                    "`{}` changes state, so the stage must describe its rollback",
-                    stage.action
-                ),
-            ));
-        }
-        if mutating && stage.preconditions.is_empty() {
-            out.push(v(
-                InvariantId::MutatingHasPreconditions,
-                Some("preconditions"),
-                format!(
-                    "`{}` changes state, so the stage needs at least one precondition probed against live state",
-                    stage.action
-                ),
-            ));
-        }
-        if let Some(glob) = policy.forbidden.action(&stage.action) {
+    }
+    let mutating = spec.as_ref().is_some_and(|s| s.mutating);
+    if mutating && stage.preconditions.is_empty() {
+        out.push(v(
+            InvariantId::MutatingHasPreconditions,
+            at("preconditions"),
+            format!(
+                "`{}` changes state, so the stage needs at least one precondition probed against live state",
+                stage.action
+            ),
+        ));
+    }
+    if let Some(glob) = policy.forbidden.action(&stage.action) {
+        out.push(v(
+            InvariantId::NothingForbidden,
+            at("action"),
+            format!(
+                "action `{}` is forbidden by policy (`{glob}`)",
+                stage.action
+            ),
+        ));
+    }
+    // Paths are formatted only for a violation: validation runs on every propose
+    // and before every execution, and most plans break nothing.
+    let mut forbidden = |path: &dyn Fn() -> String, target: &str, object: Option<&ObjectTarget>| {
+        if let Some(glob) = policy.forbidden.target(target) {
             out.push(v(
                 InvariantId::NothingForbidden,
-                Some("action"),
+                path(),
+                format!("target `{target}` is forbidden by policy (`{glob}`)"),
+            ));
+        }
+        if let Some(object) = object
+            && let Some((kind, glob)) = policy.forbidden.object(&object.kind, &object.id)
+        {
+            out.push(v(
+                InvariantId::NothingForbidden,
+                path(),
                 format!(
-                    "action `{}` is forbidden by policy (`{glob}`)",
-                    stage.action
+                    "{kind} `{}` is forbidden by policy (kind `{kind}`, id `{glob}`)",
+                    object.id
                 ),
             ));
         }
-        let targets = std::iter::once((stage_path(i, Some("target")), stage.target.as_str()))
-            .chain(
-                [
-                    ("preconditions", &stage.preconditions),
-                    ("verify", &stage.verify),
-                ]
-                .into_iter()
-                .flat_map(|(list, checks)| {
-                    checks.iter().enumerate().filter_map(move |(j, c)| {
-                        c.target
-                            .as_deref()
-                            .map(|t| (format!("{}[{j}].target", stage_path(i, Some(list))), t))
-                    })
-                }),
-            );
-        for (path, target) in targets {
-            if let Some(glob) = policy.forbidden.target(target) {
-                out.push(Violation {
-                    path,
-                    ..v(
-                        InvariantId::NothingForbidden,
-                        None,
-                        format!("target `{target}` is forbidden by policy (`{glob}`)"),
-                    )
-                });
+    };
+    forbidden(
+        &|| at("target"),
+        &stage.target,
+        stage.target_object.as_ref(),
+    );
+    for (list, checks) in [
+        ("preconditions", &stage.preconditions),
+        ("verify", &stage.verify),
+    ] {
+        for (j, c) in checks.iter().enumerate() {
+            if let Some(t) = c.target.as_deref() {
+                forbidden(
+                    &|| format!("{}[{j}].target", at(list)),
+                    t,
+                    c.target_object.as_ref(),
+                );
             }
         }
+    }
+    mutating
+}
+
+/// A check's probe is registered with the right params, and its `expect` suits
+/// what the probe returns (a probe that returns a value must be given one).
+fn check_check(
+    check: &Check,
+    path: &dyn Fn() -> String,
+    policy: &Policy,
+    v: &dyn Fn(InvariantId, String, String) -> Violation,
+    out: &mut Vec<Violation>,
+) {
+    let Some(probe) = policy.registry.probe(&check.probe) else {
+        out.push(v(
+            InvariantId::StagesKnown,
+            format!("{}.probe", path()),
+            format!("unknown probe `{}`", check.probe),
+        ));
+        return;
+    };
+    if let Some(params) = &probe.params {
+        for (name, message) in check_params(params, &check.params) {
+            out.push(v(
+                InvariantId::StagesKnown,
+                child_path(&format!("{}.params", path()), &name),
+                message,
+            ));
+        }
+    }
+    match (probe.returns, &check.expect) {
+        (Some(ty), Some(expect)) => {
+            if let Err(message) = expect.check_against(ty) {
+                out.push(v(InvariantId::StagesKnown, format!("{}.expect", path()), message));
+            }
+        }
+        (Some(ty), None) => out.push(v(
+            InvariantId::StagesKnown,
+            format!("{}.expect", path()),
+            format!(
+                "probe `{}` returns a {ty}, so the check must say what it expects (`expect {{op, value}}`)",
+                check.probe
+            ),
+        )),
+        (None, Some(_)) => out.push(v(
+            InvariantId::StagesKnown,
+            format!("{}.expect", path()),
+            format!(
+                "probe `{}` returns no typed value, so there is nothing for `expect` to compare",
+                check.probe
+            ),
+        )),
+        (None, None) => {}
     }
 }
 

@@ -8,13 +8,16 @@
 #![forbid(unsafe_code)]
 
 pub mod decision;
+pub mod expect;
 pub mod invariants;
 pub mod plan;
 pub mod policy;
 pub mod registry;
 pub mod risk;
+pub mod rollback;
 pub mod schema;
 pub mod secrets;
+pub mod target;
 pub mod time;
 
 pub use interlock_canon as canon;
@@ -25,10 +28,14 @@ pub use decision::{
     ApprovalStatement, Decision, DecisionError, Envelope as DsseEnvelope, Expectation, KeyId,
     Signer, Terms, TrustedKeys, sign_decision, verify_decision,
 };
+pub use expect::{ExpectOp, Expectation as CheckExpectation, ProbeValue, Unevaluable, ValueType};
 pub use invariants::{
     CustomInvariant, InvariantId, ValidatedPlan, Violation, Violations, validate,
 };
-pub use plan::{Check, Plan, PlanBody, Stage};
+pub use plan::{Check, Plan, PlanBody, PlanSchema, Rollback, RollbackOf, Stage};
 pub use policy::{Policy, SchemaExtension};
-pub use registry::{ActionSpec, ParamSpec, ParamType, ProbeSpec, Registry};
+pub use registry::{
+    ActionSpec, McpBinding, ParamSpec, ParamType, ProbeSpec, Registry, UnknownAction,
+};
 pub use risk::{Risk, RiskLevel};
+pub use target::{ObjectTarget, TargetKind};

@@ -5,8 +5,10 @@
 //! binds the `plan_id` separately. See `docs/SCHEMA.md` for every field.
 
 use crate::canon::{self, Digest, Map, Value};
-use crate::policy::SchemaExtension;
+use crate::expect::{ExpectOp, Expectation};
+use crate::policy::{Policy, SchemaExtension};
 use crate::schema::{ObjectReader, SchemaError, child_path, index_path};
+use crate::target::{ObjectTarget, TargetKind, read_target};
 
 /// The only plan schema version this core understands.
 pub const PLAN_SCHEMA_VERSION: &str = "interlock.plan/v1";
@@ -39,6 +41,42 @@ pub struct PlanBody {
     pub stages: Vec<Stage>,
     /// The deployment's own fields ([`SchemaExtension`]s), by name.
     pub extensions: Map,
+    /// The halted plan this one rolls back (issue 23 item 1): part of the hashed
+    /// body, so the reviewer approves "undo *that* execution", not just the stages.
+    pub rollback_of: Option<RollbackOf>,
+}
+
+impl std::fmt::Display for Rollback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rollback::Described(text) => f.write_str(text),
+            Rollback::Compensate(undo) => {
+                write!(f, "compensate: {} → {}", undo.action, undo.target)
+            }
+            Rollback::Irreversible { justification } => write!(f, "irreversible: {justification}"),
+        }
+    }
+}
+
+/// `body.rollback_of`: the halted plan, revision and body a rollback plan undoes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RollbackOf {
+    pub plan_id: String,
+    pub revision: i64,
+    pub plan_hash: Digest,
+}
+
+/// How a stage is undone. Never run by itself: on a halted plan the committed
+/// stages' compensations become a new plan that is reviewed like any other.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rollback {
+    /// A remedy described for a human (the original form: a string).
+    Described(String),
+    /// A compensating stage, validated like any stage (known action, typed params,
+    /// its own preconditions). Its `id` is its stage's; it has no rollback itself.
+    Compensate(Box<Stage>),
+    /// The stage cannot be undone, and the proposer says why.
+    Irreversible { justification: String },
 }
 
 /// One step of a plan.
@@ -46,24 +84,51 @@ pub struct PlanBody {
 pub struct Stage {
     pub id: String,
     pub action: String,
+    /// What the action acts on: a string target as written, or an object target's
+    /// `id` — what adapters act on either way.
     pub target: String,
+    /// An object target's kind and fields (`None` for a string target).
+    pub target_object: Option<ObjectTarget>,
     pub params: Map,
     /// Probed against live state before dispatch; unmet or unprobeable halts.
     pub preconditions: Vec<Check>,
     /// Probed after dispatch; a failure halts the plan.
     pub verify: Vec<Check>,
-    /// A described remedy for a human; never run automatically.
-    pub rollback: Option<String>,
+    /// How to undo the stage; never run automatically.
+    pub rollback: Option<Rollback>,
 }
 
 /// A typed probe of live state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
     pub probe: String,
-    /// What to probe; defaults to the stage's target.
+    /// What to probe (a string, or an object target's `id`); defaults to the
+    /// stage's target.
     pub target: Option<String>,
+    /// An object target's kind and fields, when the check names one.
+    pub target_object: Option<ObjectTarget>,
     pub params: Map,
     pub description: Option<String>,
+    /// What the probe's typed value must be (issue 23 item 2).
+    pub expect: Option<Expectation>,
+}
+
+/// What a plan document is read against: the deployment's body fields and its
+/// declared target kinds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PlanSchema<'a> {
+    pub extensions: &'a [SchemaExtension],
+    pub target_kinds: &'a [TargetKind],
+}
+
+impl<'a> PlanSchema<'a> {
+    /// What `policy` declares.
+    pub fn of(policy: &'a Policy) -> PlanSchema<'a> {
+        PlanSchema {
+            extensions: &policy.extensions,
+            target_kinds: &policy.target_kinds,
+        }
+    }
 }
 
 impl Plan {
@@ -78,8 +143,20 @@ impl Plan {
         doc: &Value,
         extensions: &[SchemaExtension],
     ) -> Result<Plan, Vec<SchemaError>> {
+        Plan::read(
+            doc,
+            PlanSchema {
+                extensions,
+                target_kinds: &[],
+            },
+        )
+    }
+
+    /// Reads a plan document against a deployment's schema (its body fields and
+    /// target kinds), collecting every schema problem.
+    pub fn read(doc: &Value, schema: PlanSchema<'_>) -> Result<Plan, Vec<SchemaError>> {
         let mut errors = Vec::new();
-        let plan = read_plan(doc, extensions, &mut errors);
+        let plan = read_plan(doc, schema, &mut errors);
         match plan {
             Some(plan) if errors.is_empty() => Ok(plan),
             _ => Err(errors),
@@ -97,13 +174,21 @@ impl Check {
     pub fn target_or<'a>(&'a self, stage: &'a Stage) -> &'a str {
         self.target.as_deref().unwrap_or(&stage.target)
     }
+
+    /// This check as it is probed for `stage`: without a target of its own it
+    /// probes the stage's — string *and* object target, so a prober that needs the
+    /// target's kind and fields (an MCP-bound probe) gets them.
+    pub fn for_stage(&self, stage: &Stage) -> Check {
+        let mut check = self.clone();
+        if check.target.is_none() {
+            check.target = Some(stage.target.clone());
+            check.target_object = stage.target_object.clone();
+        }
+        check
+    }
 }
 
-fn read_plan(
-    doc: &Value,
-    extensions: &[SchemaExtension],
-    errors: &mut Vec<SchemaError>,
-) -> Option<Plan> {
+fn read_plan(doc: &Value, schema: PlanSchema<'_>, errors: &mut Vec<SchemaError>) -> Option<Plan> {
     let mut r = ObjectReader::new(doc, "$", errors)?;
     let schema_version = r.string("schema_version", errors);
     if let Some(v) = &schema_version
@@ -164,7 +249,7 @@ fn read_plan(
         });
         return None;
     };
-    let body = read_body(body_value, extensions, errors);
+    let body = read_body(body_value, schema, errors);
     Some(Plan {
         schema_version: schema_version?,
         plan_id: plan_id?,
@@ -180,13 +265,17 @@ fn read_plan(
 
 fn read_body(
     value: &Value,
-    extensions: &[SchemaExtension],
+    schema: PlanSchema<'_>,
     errors: &mut Vec<SchemaError>,
 ) -> Option<PlanBody> {
     let mut r = ObjectReader::new(value, "$.body", errors)?;
     let stages_value = r.get("stages");
+    let rollback_of = match r.get("rollback_of") {
+        None => Some(None),
+        Some(v) => read_rollback_of(v, errors).map(Some),
+    };
     let mut ext_values = Map::new();
-    for ext in extensions {
+    for ext in schema.extensions {
         let path = r.path_of(&ext.name);
         match r.get(&ext.name) {
             Some(v) => {
@@ -242,7 +331,7 @@ fn read_body(
     let mut out = Vec::with_capacity(stages.len());
     let mut ok = true;
     for (i, s) in stages.iter().enumerate() {
-        match read_stage(s, &index_path("$.body.stages", i), errors) {
+        match read_stage(s, &index_path("$.body.stages", i), schema, errors) {
             Some(stage) => out.push(stage),
             None => ok = false,
         }
@@ -250,10 +339,50 @@ fn read_body(
     ok.then_some(PlanBody {
         stages: out,
         extensions: ext_values,
+        rollback_of: rollback_of?,
     })
 }
 
-fn read_stage(value: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Option<Stage> {
+fn read_rollback_of(value: &Value, errors: &mut Vec<SchemaError>) -> Option<RollbackOf> {
+    let mut r = ObjectReader::new(value, "$.body.rollback_of", errors)?;
+    let plan_id = r.string("plan_id", errors);
+    let revision = match r.get("revision") {
+        Some(v) => match v.as_number().and_then(|n| n.as_i64()) {
+            Some(n) if n >= 1 => Some(n),
+            _ => {
+                errors.push(r.error("revision", "`revision` must be an integer ≥ 1".into()));
+                None
+            }
+        },
+        None => {
+            errors.push(r.error("revision", "missing required field `revision`".into()));
+            None
+        }
+    };
+    let plan_hash = r.string("plan_hash", errors).and_then(|s| match s.parse() {
+        Ok(d) => Some(d),
+        Err(_) => {
+            errors.push(r.error(
+                "plan_hash",
+                "`plan_hash` must be `sha256:` followed by 64 lowercase hex digits".into(),
+            ));
+            None
+        }
+    });
+    r.finish(errors, |_| false);
+    Some(RollbackOf {
+        plan_id: plan_id?,
+        revision: revision?,
+        plan_hash: plan_hash?,
+    })
+}
+
+fn read_stage(
+    value: &Value,
+    path: &str,
+    schema: PlanSchema<'_>,
+    errors: &mut Vec<SchemaError>,
+) -> Option<Stage> {
     let mut r = ObjectReader::new(value, path, errors)?;
     let id = r.string("id", errors);
     if let Some(id) = &id
@@ -265,16 +394,22 @@ fn read_stage(value: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Optio
         ));
     }
     let action = r.string("action", errors);
-    let target = r.string("target", errors);
+    let target = read_required_target(&mut r, schema, errors);
     let params = r.opt_object("params", errors);
-    let preconditions = read_checks(&mut r, "preconditions", errors);
-    let verify = read_checks(&mut r, "verify", errors);
-    let rollback = r.opt_string("rollback", errors);
+    let preconditions = read_checks(&mut r, "preconditions", schema, errors);
+    let verify = read_checks(&mut r, "verify", schema, errors);
+    let rollback_path = r.path_of("rollback");
+    let rollback = match r.get("rollback") {
+        None => Some(None),
+        Some(v) => read_rollback(v, &rollback_path, id.as_deref(), schema, errors).map(Some),
+    };
     r.finish(errors, |_| false);
+    let (target, target_object) = target?;
     Some(Stage {
         id: id?,
         action: action?,
-        target: target?,
+        target,
+        target_object,
         params: params?,
         preconditions: preconditions?,
         verify: verify?,
@@ -282,9 +417,91 @@ fn read_stage(value: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Optio
     })
 }
 
+/// A stage's `target`: a non-empty string, or an object target of a declared kind.
+fn read_required_target<'a>(
+    r: &mut ObjectReader<'a>,
+    schema: PlanSchema<'_>,
+    errors: &mut Vec<SchemaError>,
+) -> Option<(String, Option<ObjectTarget>)> {
+    match r.get("target") {
+        Some(v @ Value::Object(_)) => {
+            let path = || r.path_of("target");
+            read_target(v, &path, schema.target_kinds, errors).map(|o| (o.id.clone(), Some(o)))
+        }
+        _ => r.string("target", errors).map(|t| (t, None)),
+    }
+}
+
+/// `rollback`: a string (described), `{irreversible: true, justification}`, or a
+/// compensating stage `{action, target, params, preconditions, verify}`.
+fn read_rollback(
+    value: &Value,
+    path: &str,
+    stage_id: Option<&str>,
+    schema: PlanSchema<'_>,
+    errors: &mut Vec<SchemaError>,
+) -> Option<Rollback> {
+    match value {
+        Value::String(s) if !s.trim().is_empty() => return Some(Rollback::Described(s.clone())),
+        Value::String(_) => {
+            errors.push(SchemaError {
+                path: path.to_owned(),
+                message: "`rollback` must not be empty".into(),
+            });
+            return None;
+        }
+        Value::Object(m) if m.contains_key("irreversible") => {
+            let mut r = ObjectReader::new(value, path, errors)?;
+            let irreversible = r.get("irreversible");
+            let justification = r.string("justification", errors);
+            r.finish(errors, |_| false);
+            if irreversible != Some(&Value::Bool(true)) {
+                errors.push(SchemaError {
+                    path: child_path(path, "irreversible"),
+                    message: "`irreversible` must be `true` (omit it and give a compensating stage otherwise)".into(),
+                });
+                return None;
+            }
+            return Some(Rollback::Irreversible {
+                justification: justification?,
+            });
+        }
+        Value::Object(_) => {}
+        other => {
+            errors.push(SchemaError {
+                path: path.to_owned(),
+                message: format!(
+                    "`rollback` must be a string, a compensating stage or `{{irreversible: true, justification}}`, found {}",
+                    other.kind()
+                ),
+            });
+            return None;
+        }
+    }
+    let mut r = ObjectReader::new(value, path, errors)?;
+    let action = r.string("action", errors);
+    let target = read_required_target(&mut r, schema, errors);
+    let params = r.opt_object("params", errors);
+    let preconditions = read_checks(&mut r, "preconditions", schema, errors);
+    let verify = read_checks(&mut r, "verify", schema, errors);
+    r.finish(errors, |_| false);
+    let (target, target_object) = target?;
+    Some(Rollback::Compensate(Box::new(Stage {
+        id: stage_id?.to_owned(),
+        action: action?,
+        target,
+        target_object,
+        params: params?,
+        preconditions: preconditions?,
+        verify: verify?,
+        rollback: None,
+    })))
+}
+
 fn read_checks<'a>(
     r: &mut ObjectReader<'a>,
     key: &'a str,
+    schema: PlanSchema<'_>,
     errors: &mut Vec<SchemaError>,
 ) -> Option<Vec<Check>> {
     let path = r.path_of(key);
@@ -302,7 +519,7 @@ fn read_checks<'a>(
     let mut out = Vec::with_capacity(items.len());
     let mut ok = true;
     for (i, item) in items.iter().enumerate() {
-        match read_check(item, &index_path(&path, i), errors) {
+        match read_check(item, &index_path(&path, i), schema, errors) {
             Some(c) => out.push(c),
             None => ok = false,
         }
@@ -310,18 +527,103 @@ fn read_checks<'a>(
     ok.then_some(out)
 }
 
-fn read_check(value: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Option<Check> {
+fn read_check(
+    value: &Value,
+    path: &str,
+    schema: PlanSchema<'_>,
+    errors: &mut Vec<SchemaError>,
+) -> Option<Check> {
     let mut r = ObjectReader::new(value, path, errors)?;
     let probe = r.string("probe", errors);
-    let target = r.opt_string("target", errors);
+    let target = match r.get("target") {
+        Some(v @ Value::Object(_)) => {
+            let path = || r.path_of("target");
+            read_target(v, &path, schema.target_kinds, errors)
+                .map(|o| (Some(o.id.clone()), Some(o)))
+        }
+        _ => r.opt_string("target", errors).map(|t| (t, None)),
+    };
     let params = r.opt_object("params", errors);
     let description = r.opt_string("description", errors);
+    let expect = match r.get("expect") {
+        None => Some(None),
+        Some(v) => read_expect(v, &|| r.path_of("expect"), errors).map(Some),
+    };
     r.finish(errors, |_| false);
+    let (target, target_object) = target?;
     Some(Check {
         probe: probe?,
-        target: target?,
+        target,
+        target_object,
         params: params?,
         description: description?,
+        expect: expect?,
+    })
+}
+
+/// `expect {op, value}`; its path is built only for an error (every check of a
+/// plan that uses typed probes has one).
+fn read_expect(
+    value: &Value,
+    path: &dyn Fn() -> String,
+    errors: &mut Vec<SchemaError>,
+) -> Option<Expectation> {
+    let err = |errors: &mut Vec<SchemaError>, key: Option<&str>, message: String| {
+        let p = path();
+        errors.push(SchemaError {
+            path: key.map_or(p.clone(), |k| child_path(&p, k)),
+            message,
+        })
+    };
+    let Value::Object(map) = value else {
+        err(
+            errors,
+            None,
+            format!("must be an object, found {}", value.kind()),
+        );
+        return None;
+    };
+    let op = match map.get("op") {
+        Some(Value::String(op)) => match ExpectOp::from_name(op) {
+            Some(op) => Some(op),
+            None => {
+                err(
+                    errors,
+                    Some("op"),
+                    format!(
+                        "unknown `op` `{op}` (one of equals, not_equals, at_least, at_most, contains, matches)"
+                    ),
+                );
+                None
+            }
+        },
+        Some(other) => {
+            err(
+                errors,
+                Some("op"),
+                format!("`op` must be a string, found {}", other.kind()),
+            );
+            None
+        }
+        None => {
+            err(errors, Some("op"), "missing required field `op`".into());
+            None
+        }
+    };
+    let value = map.get("value");
+    if value.is_none() {
+        err(
+            errors,
+            Some("value"),
+            "missing required field `value`".into(),
+        );
+    }
+    for key in map.keys().filter(|k| *k != "op" && *k != "value") {
+        err(errors, Some(key), format!("unknown field `{key}`"));
+    }
+    Some(Expectation {
+        op: op?,
+        value: value?.clone(),
     })
 }
 

@@ -13,11 +13,15 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
 
 use crate::canon::{self, Digest, Value};
+use crate::expect::ValueType;
 use crate::invariants::CustomInvariant;
-use crate::registry::{ActionSpec, ParamSpec, ParamType, ProbeSpec, Registry};
+use crate::registry::{
+    ActionSpec, McpBinding, ParamSpec, ParamType, ProbeSpec, Registry, UnknownAction,
+};
 use crate::risk::RiskLevel;
 use crate::schema::{ObjectReader, SchemaError, index_path};
 use crate::secrets::{EntropyRule, SecretPattern, SecretScanner};
+use crate::target::TargetKind;
 
 pub const POLICY_SCHEMA_VERSION: &str = "interlock.policy/v1";
 
@@ -86,6 +90,9 @@ pub struct Forbidden {
     targets: Vec<String>,
     action_set: GlobSet,
     target_set: GlobSet,
+    /// Object targets forbidden by kind and id glob (issue 23 item 3).
+    objects: Vec<(String, String)>,
+    object_sets: Vec<(String, GlobSet)>,
 }
 
 impl Forbidden {
@@ -95,7 +102,28 @@ impl Forbidden {
             target_set: glob_set(&targets, true)?,
             actions,
             targets,
+            objects: Vec::new(),
+            object_sets: Vec::new(),
         })
+    }
+
+    /// Adds forbidden object targets: `(kind, id glob)` pairs.
+    pub fn with_objects(mut self, objects: Vec<(String, String)>) -> Result<Forbidden, String> {
+        self.object_sets = objects
+            .iter()
+            .map(|(kind, id)| Ok((kind.clone(), glob_set(std::slice::from_ref(id), true)?)))
+            .collect::<Result<_, String>>()?;
+        self.objects = objects;
+        Ok(self)
+    }
+
+    /// The first `(kind, id glob)` that forbids an object target of `kind` with `id`.
+    pub fn object(&self, kind: &str, id: &str) -> Option<(&str, &str)> {
+        self.object_sets
+            .iter()
+            .zip(&self.objects)
+            .find(|((k, set), _)| k == kind && set.is_match(id))
+            .map(|(_, (k, g))| (k.as_str(), g.as_str()))
     }
 
     /// The first forbidding glob that matches `action`.
@@ -132,6 +160,8 @@ pub struct Policy {
     pub forbidden: Forbidden,
     pub secrets: SecretScanner,
     pub extensions: Vec<SchemaExtension>,
+    /// The object-target kinds plans may use, each with its schema.
+    pub target_kinds: Vec<TargetKind>,
     /// Distinct approvers required per risk level (index = `RiskLevel as usize`).
     pub quorum: [u32; 4],
     /// The longest a standing approval may stand, in seconds from its grant
@@ -156,6 +186,7 @@ impl Default for Policy {
             forbidden: Forbidden::new(Vec::new(), Vec::new()).expect("empty globs build"),
             secrets: SecretScanner::builtin(),
             extensions: Vec::new(),
+            target_kinds: Vec::new(),
             quorum: [1; 4],
             standing_max_lifetime_secs: DEFAULT_STANDING_MAX_LIFETIME_SECS,
             custom_invariants: Vec::new(),
@@ -202,28 +233,48 @@ impl Policy {
                     .collect(),
             ),
         };
+        // Issue 23's fields are written only when set, so the digest of every policy
+        // that does not use them stays what it was (approvals made under it hold).
+        let binding = |v: &mut Value, b: &Option<McpBinding>| {
+            if let (Some(b), Value::Object(m)) = (b, v) {
+                m.insert(
+                    "mcp".into(),
+                    obj([
+                        ("server", b.server.as_str().into()),
+                        ("tool", b.tool.as_str().into()),
+                    ]),
+                );
+            }
+        };
         let actions = self
             .registry
             .actions()
             .map(|a| {
-                obj([
+                let mut v = obj([
                     ("name", a.name.as_str().into()),
                     ("mutating", a.mutating.into()),
                     ("risk", a.risk.name().into()),
                     ("description", a.description.as_str().into()),
                     ("params", params(&a.params)),
-                ])
+                ]);
+                binding(&mut v, &a.mcp);
+                v
             })
             .collect();
         let probes = self
             .registry
             .probes()
             .map(|p| {
-                obj([
+                let mut v = obj([
                     ("name", p.name.as_str().into()),
                     ("description", p.description.as_str().into()),
                     ("params", params(&p.params)),
-                ])
+                ]);
+                binding(&mut v, &p.mcp);
+                if let (Some(t), Value::Object(m)) = (p.returns, &mut v) {
+                    m.insert("returns".into(), t.name().into());
+                }
+                v
             })
             .collect();
         let strings = |v: &[String]| Value::Array(v.iter().map(|s| s.as_str().into()).collect());
@@ -254,25 +305,22 @@ impl Policy {
                 },
             ),
         ]);
-        let extensions = self
-            .extensions
-            .iter()
-            .map(|e| {
-                obj([
-                    ("name", e.name.as_str().into()),
-                    ("type", e.ty.name().into()),
-                    ("required", e.required.into()),
-                    ("description", e.description.as_str().into()),
-                    (
-                        "pattern",
-                        e.pattern
-                            .as_ref()
-                            .map_or(Value::Null, |r| r.as_str().into()),
-                    ),
-                    ("enum", Value::Array(e.allowed.clone())),
-                ])
-            })
-            .collect();
+        let extension = |e: &SchemaExtension| {
+            obj([
+                ("name", e.name.as_str().into()),
+                ("type", e.ty.name().into()),
+                ("required", e.required.into()),
+                ("description", e.description.as_str().into()),
+                (
+                    "pattern",
+                    e.pattern
+                        .as_ref()
+                        .map_or(Value::Null, |r| r.as_str().into()),
+                ),
+                ("enum", Value::Array(e.allowed.clone())),
+            ])
+        };
+        let extensions = self.extensions.iter().map(extension).collect();
         let quorum = obj([
             ("low", number(f64::from(self.quorum[0]))),
             ("medium", number(f64::from(self.quorum[1]))),
@@ -313,6 +361,50 @@ impl Policy {
                 "standing_max_lifetime_secs".into(),
                 number(self.standing_max_lifetime_secs as f64),
             );
+        }
+        if let Value::Object(m) = &mut value {
+            if self.registry.unknown_action != UnknownAction::Reject {
+                m.insert(
+                    "unknown_action".into(),
+                    self.registry.unknown_action.name().into(),
+                );
+            }
+            if !self.target_kinds.is_empty() {
+                m.insert(
+                    "target_kinds".into(),
+                    Value::Array(
+                        self.target_kinds
+                            .iter()
+                            .map(|k| {
+                                obj([
+                                    ("kind", k.kind.as_str().into()),
+                                    ("description", k.description.as_str().into()),
+                                    (
+                                        "fields",
+                                        Value::Array(k.fields.iter().map(extension).collect()),
+                                    ),
+                                ])
+                            })
+                            .collect(),
+                    ),
+                );
+            }
+            if !self.forbidden.objects.is_empty()
+                && let Some(Value::Object(f)) = m.get_mut("forbidden")
+            {
+                f.insert(
+                    "objects".into(),
+                    Value::Array(
+                        self.forbidden
+                            .objects
+                            .iter()
+                            .map(|(k, id)| {
+                                obj([("kind", k.as_str().into()), ("id", id.as_str().into())])
+                            })
+                            .collect(),
+                    ),
+                );
+            }
         }
         value
     }
@@ -361,8 +453,9 @@ fn read_policy(doc: &Value, errors: &mut Vec<SchemaError>) -> Option<Policy> {
         let mut f = ObjectReader::new(v, "$.forbidden", errors)?;
         let actions = read_strings(&mut f, "actions", errors);
         let targets = read_strings(&mut f, "targets", errors);
+        let objects = read_forbidden_objects(&mut f, errors);
         f.finish(errors, |_| false);
-        match Forbidden::new(actions, targets) {
+        match Forbidden::new(actions, targets).and_then(|fb| fb.with_objects(objects)) {
             Ok(fb) => policy.forbidden = fb,
             Err(message) => errors.push(SchemaError {
                 path: "$.forbidden".into(),
@@ -375,13 +468,37 @@ fn read_policy(doc: &Value, errors: &mut Vec<SchemaError>) -> Option<Policy> {
     }
     for (i, item) in r.opt_array("extensions", errors)?.iter().enumerate() {
         if let Some(e) = read_extension(item, &index_path("$.extensions", i), errors) {
-            if e.name == "stages" || policy.extensions.iter().any(|x| x.name == e.name) {
+            if e.name == "stages"
+                || e.name == "rollback_of"
+                || policy.extensions.iter().any(|x| x.name == e.name)
+            {
                 errors.push(SchemaError {
                     path: index_path("$.extensions", i),
                     message: format!("extension field `{}` is already defined", e.name),
                 });
             }
             policy.extensions.push(e);
+        }
+    }
+    for (i, item) in r.opt_array("target_kinds", errors)?.iter().enumerate() {
+        let path = index_path("$.target_kinds", i);
+        if let Some(k) = read_target_kind(item, &path, errors) {
+            if policy.target_kinds.iter().any(|x| x.kind == k.kind) {
+                errors.push(SchemaError {
+                    path,
+                    message: format!("target kind `{}` is already declared", k.kind),
+                });
+            }
+            policy.target_kinds.push(k);
+        }
+    }
+    if let Some(s) = r.opt_string("unknown_action", errors)? {
+        match UnknownAction::from_name(&s) {
+            Some(u) => policy.registry.unknown_action = u,
+            None => errors.push(r.error(
+                "unknown_action",
+                format!("unknown `unknown_action` `{s}` (one of reject, mutating, read)"),
+            )),
         }
     }
     if let Some(v) = r.get("quorum") {
@@ -521,6 +638,7 @@ fn read_action(v: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Option<A
     };
     let description = r.opt_string("description", errors)?.unwrap_or_default();
     let params = read_params(&mut r, errors);
+    let mcp = read_binding(&mut r, path, errors);
     r.finish(errors, |_| false);
     Some(ActionSpec {
         name: name?,
@@ -528,6 +646,7 @@ fn read_action(v: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Option<A
         risk: risk?,
         description,
         params: params?,
+        mcp: mcp?,
     })
 }
 
@@ -536,11 +655,98 @@ fn read_probe(v: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Option<Pr
     let name = r.string("name", errors);
     let description = r.opt_string("description", errors)?.unwrap_or_default();
     let params = read_params(&mut r, errors);
+    let returns = match r.opt_string("returns", errors)? {
+        None => Some(None),
+        Some(t) => {
+            match ValueType::from_name(&t) {
+                Some(t) => Some(Some(t)),
+                None => {
+                    errors.push(r.error(
+                    "returns",
+                    format!("unknown `returns` `{t}` (one of number, string, boolean, version, list)"),
+                ));
+                    None
+                }
+            }
+        }
+    };
+    let mcp = read_binding(&mut r, path, errors);
     r.finish(errors, |_| false);
     Some(ProbeSpec {
         name: name?,
         description,
         params: params?,
+        returns: returns?,
+        mcp: mcp?,
+    })
+}
+
+/// `mcp: {server, tool}`: the upstream tool that serves an action or probe.
+fn read_binding(
+    r: &mut ObjectReader<'_>,
+    path: &str,
+    errors: &mut Vec<SchemaError>,
+) -> Option<Option<McpBinding>> {
+    let Some(v) = r.get("mcp") else {
+        return Some(None);
+    };
+    let mut b = ObjectReader::new(v, &crate::schema::child_path(path, "mcp"), errors)?;
+    let server = b.string("server", errors);
+    let tool = b.string("tool", errors);
+    b.finish(errors, |_| false);
+    Some(Some(McpBinding {
+        server: server?,
+        tool: tool?,
+    }))
+}
+
+fn read_forbidden_objects(
+    f: &mut ObjectReader<'_>,
+    errors: &mut Vec<SchemaError>,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (i, item) in f
+        .opt_array("objects", errors)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let path = index_path("$.forbidden.objects", i);
+        let Some(mut o) = ObjectReader::new(item, &path, errors) else {
+            continue;
+        };
+        let kind = o.string("kind", errors);
+        let id = o.string("id", errors);
+        o.finish(errors, |_| false);
+        if let (Some(kind), Some(id)) = (kind, id) {
+            out.push((kind, id));
+        }
+    }
+    out
+}
+
+fn read_target_kind(v: &Value, path: &str, errors: &mut Vec<SchemaError>) -> Option<TargetKind> {
+    let mut r = ObjectReader::new(v, path, errors)?;
+    let kind = r.string("kind", errors);
+    let description = r.opt_string("description", errors)?.unwrap_or_default();
+    let mut fields: Vec<SchemaExtension> = Vec::new();
+    for (i, item) in r.opt_array("fields", errors)?.iter().enumerate() {
+        let fpath = index_path(&crate::schema::child_path(path, "fields"), i);
+        if let Some(e) = read_extension(item, &fpath, errors) {
+            if e.name == "kind" || e.name == "id" || fields.iter().any(|x| x.name == e.name) {
+                errors.push(SchemaError {
+                    path: fpath,
+                    message: format!("target field `{}` is already defined", e.name),
+                });
+            }
+            fields.push(e);
+        }
+    }
+    r.finish(errors, |_| false);
+    Some(TargetKind {
+        kind: kind?,
+        description,
+        fields,
     })
 }
 

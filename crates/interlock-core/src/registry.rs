@@ -8,7 +8,10 @@
 
 use std::collections::BTreeMap;
 
+use std::borrow::Cow;
+
 use crate::canon::Value;
+use crate::expect::ValueType;
 use crate::risk::RiskLevel;
 
 /// The JSON type a parameter must have.
@@ -107,6 +110,10 @@ pub struct ActionSpec {
     /// `None` leaves the parameters open (a deployment's own action that does not
     /// declare them); `Some` rejects missing required and unknown parameters.
     pub params: Option<Vec<ParamSpec>>,
+    /// The upstream MCP tool that performs this action (issue 23 item 5): a
+    /// deployment's own action without Rust code. Part of the policy digest, so an
+    /// approval names which tool does the work.
+    pub mcp: Option<McpBinding>,
 }
 
 /// A registered probe: how a precondition or verify check is observed.
@@ -115,6 +122,53 @@ pub struct ProbeSpec {
     pub name: String,
     pub description: String,
     pub params: Option<Vec<ParamSpec>>,
+    /// What the probe observes, when it returns a typed value: a check of it then
+    /// needs an `expect` (issue 23 item 2).
+    pub returns: Option<ValueType>,
+    /// The upstream MCP tool (read-only) that observes this probe's state.
+    pub mcp: Option<McpBinding>,
+}
+
+/// An action or probe served by a tool of an approved upstream MCP server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpBinding {
+    /// The upstream server's name in the gateway's config.
+    pub server: String,
+    /// The upstream's own tool name.
+    pub tool: String,
+}
+
+/// What a stage whose action is not registered is (issue 23 item 4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnknownAction {
+    /// It is an error (the default): only registered actions can be reviewed.
+    #[default]
+    Reject,
+    /// It is treated as a mutating action of high risk (so it needs a rollback and
+    /// preconditions); its parameters are open.
+    Mutating,
+    /// It is treated as a non-mutating action of medium risk (unknown is never
+    /// low); its parameters are open.
+    Read,
+}
+
+impl UnknownAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            UnknownAction::Reject => "reject",
+            UnknownAction::Mutating => "mutating",
+            UnknownAction::Read => "read",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<UnknownAction> {
+        Some(match name {
+            "reject" => UnknownAction::Reject,
+            "mutating" => UnknownAction::Mutating,
+            "read" => UnknownAction::Read,
+            _ => return None,
+        })
+    }
 }
 
 /// The actions and probes a deployment knows about.
@@ -122,6 +176,8 @@ pub struct ProbeSpec {
 pub struct Registry {
     actions: BTreeMap<String, ActionSpec>,
     probes: BTreeMap<String, ProbeSpec>,
+    /// What an unregistered action is.
+    pub unknown_action: UnknownAction,
 }
 
 impl Default for Registry {
@@ -136,6 +192,7 @@ impl Registry {
         Registry {
             actions: BTreeMap::new(),
             probes: BTreeMap::new(),
+            unknown_action: UnknownAction::Reject,
         }
     }
 
@@ -151,6 +208,7 @@ impl Registry {
                 risk,
                 description: description.to_owned(),
                 params: Some(params),
+                mcp: None,
             };
         for spec in [
             action(
@@ -230,6 +288,8 @@ impl Registry {
             name: name.to_owned(),
             description: description.to_owned(),
             params: Some(params),
+            returns: None,
+            mcp: None,
         };
         for spec in [
             probe("fs.path_exists", "The target path exists.", vec![]),
@@ -299,6 +359,31 @@ impl Registry {
 
     pub fn action(&self, name: &str) -> Option<&ActionSpec> {
         self.actions.get(name)
+    }
+
+    /// The action as plans are checked against it: registered, or what the
+    /// `unknown_action` policy makes of an unregistered name (`None` under
+    /// `reject`).
+    pub fn resolve(&self, name: &str) -> Option<Cow<'_, ActionSpec>> {
+        if let Some(spec) = self.actions.get(name) {
+            return Some(Cow::Borrowed(spec));
+        }
+        let (mutating, risk) = match self.unknown_action {
+            UnknownAction::Reject => return None,
+            UnknownAction::Mutating => (true, RiskLevel::High),
+            UnknownAction::Read => (false, RiskLevel::Medium),
+        };
+        Some(Cow::Owned(ActionSpec {
+            name: name.to_owned(),
+            mutating,
+            risk,
+            description: format!(
+                "unregistered; treated as {} by the policy's `unknown_action`",
+                self.unknown_action.name()
+            ),
+            params: None,
+            mcp: None,
+        }))
     }
 
     pub fn probe(&self, name: &str) -> Option<&ProbeSpec> {

@@ -57,7 +57,7 @@ pub fn assess(plan: &Plan, registry: &Registry) -> Risk {
     let mut reasons = Vec::new();
     let mut mutating = 0usize;
     for stage in &plan.body.stages {
-        let Some(spec) = registry.action(&stage.action) else {
+        let Some(spec) = registry.resolve(&stage.action) else {
             continue;
         };
         if spec.mutating {

@@ -36,6 +36,49 @@ fn schema_md_test_vector_hashes_as_documented() {
     assert_eq!(valid.hash.to_string(), hash.trim());
 }
 
+/// Issue 23 item 6: the second vector, which uses every new field, validates under
+/// the policy printed beside it and hashes as documented.
+#[test]
+fn schema_md_second_test_vector_uses_every_new_field_and_hashes_as_documented() {
+    let md = schema_md();
+    let from = md
+        .find("## Test vector 2")
+        .expect("SCHEMA.md has the second vector");
+    let section = &md[from..];
+    let policy = block_after(section, "## Test vector 2", "yaml");
+    let plan_json = block_after(section, "## Test vector 2", "json");
+    let canonical = block_after(section, "\nCanonical body (JCS", "text");
+    let hash = block_after(section, "\nPlan hash:\n", "text");
+    let policy = Policy::from_value(&canon::parse_yaml(policy.as_bytes()).unwrap()).unwrap();
+    let doc = canon::parse_json(plan_json.as_bytes()).expect("the vector parses");
+    let valid = validate(&doc, &policy).expect("the vector is a valid plan");
+    assert_eq!(
+        String::from_utf8(canon::canonical_bytes(doc.get("body").unwrap())).unwrap(),
+        canonical.trim_end_matches('\n')
+    );
+    assert_eq!(valid.hash.to_string(), hash.trim());
+    // Every new field is there and read.
+    let body = &valid.plan.body;
+    assert!(body.rollback_of.is_some());
+    let s0 = &body.stages[0];
+    assert!(s0.target_object.is_some() && s0.preconditions[1].target_object.is_some());
+    assert!(s0.preconditions.iter().all(|c| c.expect.is_some()));
+    assert!(matches!(
+        s0.rollback,
+        Some(interlock_core::Rollback::Compensate(_))
+    ));
+    assert!(matches!(
+        body.stages[1].rollback,
+        Some(interlock_core::Rollback::Irreversible { .. })
+    ));
+    assert!(
+        policy.registry.action(&body.stages[1].action).is_none(),
+        "unknown_action: read"
+    );
+    // Under the built-in policy it is refused: the new fields need their declarations.
+    assert!(validate(&doc, &Policy::default()).is_err());
+}
+
 fn small_body() -> Value {
     canon::parse_json(
         br#"{"stages":[{"id":"a","action":"fs.write_file","target":"/x","params":{"content":"hi"},

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ed25519_dalek::VerifyingKey;
-use interlock_adapters::Adapters;
+use interlock_adapters::{Adapters, Executor, Prober};
 use interlock_core::canon::{self, Map, Value};
-use interlock_core::{KeyId, Policy, TrustedKeys};
+use interlock_core::{ActionSpec, KeyId, Policy, ProbeSpec, TrustedKeys};
 use interlock_log::{Appended, Durability, Log, LogOptions, LogSigner};
 use interlock_store::{ApproverKey, NewApproverKey, PlanRecord, PlanStatus, Store};
 use tokio::sync::broadcast;
@@ -45,6 +45,32 @@ impl EngineConfig {
             log: LogOptions::default(),
             outcome_durability: Durability::Committed,
         }
+    }
+}
+
+/// Bringing your own executor in process (issue 23 item 5, for Rust embedders):
+/// each call registers an action (or probe) in the policy's registry *and* the
+/// adapter that performs it, so a plan can name it and the engine can run it —
+/// the two never drift apart. Over a MCP server instead, no Rust is needed: see
+/// `mcp` in docs/SCHEMA.md. Runnable: `cargo run -p interlock-engine --example
+/// embedded_executor`.
+impl EngineConfig {
+    /// Registers `spec` and the executor that performs it (replacing a built-in
+    /// of the same name).
+    pub fn with_action(mut self, spec: ActionSpec, executor: Arc<dyn Executor>) -> EngineConfig {
+        let name = spec.name.clone();
+        self.policy.registry.add_action(spec);
+        self.adapters = std::mem::take(&mut self.adapters).with_executor_for([name], executor);
+        self
+    }
+
+    /// Registers `spec` and the prober that observes it. A probe whose spec
+    /// declares `returns` answers [`interlock_adapters::ProbeOutcome::Value`].
+    pub fn with_probe(mut self, spec: ProbeSpec, prober: Arc<dyn Prober>) -> EngineConfig {
+        let name = spec.name.clone();
+        self.policy.registry.add_probe(spec);
+        self.adapters = std::mem::take(&mut self.adapters).with_prober_for([name], prober);
+        self
     }
 }
 

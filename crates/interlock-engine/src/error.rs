@@ -1,5 +1,6 @@
 //! Why an engine operation was refused or failed.
 
+use interlock_core::rollback::RollbackPlanError;
 use interlock_core::{DecisionError, Violations};
 
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +43,12 @@ pub enum EngineError {
         "execution refused: plan `{0}` has already been executed or is executing (its approval is consumed; run a new plan to change anything)"
     )]
     AlreadyStarted(String),
+    /// No rollback plan can be built for this halted plan.
+    #[error("no rollback plan: {0}")]
+    Rollback(#[from] RollbackPlanError),
+    /// A plan's `body.rollback_of` does not name a halted plan of its proposer.
+    #[error("the plan was rejected: {0}")]
+    RollbackLink(String),
     #[error("the document is not a JSON object")]
     NotAnObject,
     #[error("storage: {0}")]

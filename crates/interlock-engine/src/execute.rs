@@ -335,7 +335,15 @@ impl Engine {
 
     async fn probe(&self, check: &Check, stage: &Stage) -> ProbeOutcome {
         match self.adapters.prober(&check.probe) {
-            Some(prober) => prober.probe(check, check.target_or(stage)).await,
+            // A typed value is compared with the check's `expect` here, so what is
+            // logged is the judgement (met / unmet), never a bare value.
+            Some(prober) => {
+                let check = check.for_stage(stage);
+                prober
+                    .probe(&check, check.target_or(stage))
+                    .await
+                    .judged(&check)
+            }
             None => ProbeOutcome::Unprobeable {
                 reason: format!("no prober is configured for `{}`", check.probe),
             },
@@ -355,6 +363,8 @@ impl Engine {
             ProbeOutcome::Met { observed } => ("met", observed),
             ProbeOutcome::Unmet { observed } => ("unmet", observed),
             ProbeOutcome::Unprobeable { reason } => ("unprobeable", reason),
+            // `judged` never leaves a bare value; if one arrives it is not met.
+            ProbeOutcome::Value { observed, .. } => ("unprobeable", observed),
         };
         self.append(
             "stage.probe",
@@ -420,6 +430,7 @@ fn not_met(outcome: &ProbeOutcome) -> Option<String> {
         ProbeOutcome::Met { .. } => None,
         ProbeOutcome::Unmet { observed } => Some(format!("unmet ({observed})")),
         ProbeOutcome::Unprobeable { reason } => Some(format!("could not be probed ({reason})")),
+        ProbeOutcome::Value { observed, .. } => Some(format!("not judged ({observed})")),
     }
 }
 

@@ -15,6 +15,7 @@ mod error;
 mod events;
 mod execute;
 mod propose;
+mod rollback;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use decide::{DecisionOutcome, VerifiedDecision};

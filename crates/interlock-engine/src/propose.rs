@@ -30,6 +30,9 @@ impl Engine {
         }
         let valid = validate(doc, &self.policy).map_err(EngineError::Invalid)?;
         let plan = &valid.plan;
+        if let Some(link) = &plan.body.rollback_of {
+            self.check_rollback_link(link, &plan.proposer).await?;
+        }
         let record = self
             .store
             .insert_plan_revision(&NewPlan {

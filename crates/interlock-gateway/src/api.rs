@@ -254,6 +254,22 @@ pub async fn decide_plan(
     Ok(Json(decision_outcome_json(&o)))
 }
 
+/// `POST /api/v1/plans/{id}/rollback`: proposes the rollback plan of halted plan
+/// `id` (issue 23 item 1) — its committed stages' compensating stages, newest
+/// first, as a new plan linked to it by `body.rollback_of` and proposed by the
+/// halted plan's proposer. Nothing runs: the new plan is held for review.
+pub async fn propose_rollback(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Param(id): Param<String>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let engine = gw.engine();
+    let p = engine.propose_rollback(&id).await?;
+    let record = engine.plan(&p.plan_id).await?;
+    Ok(Json(json!({ "plan": plan_summary(&record) })))
+}
+
 /// The DSSE envelope in `body`, if its statement is about `subject`: a
 /// statement about something else is refused before any signature check, so
 /// one endpoint never decides another's subject.

@@ -1,5 +1,12 @@
 //! Plans that act through MCP: the `mcp.call_tool` action and the
-//! `mcp.tool_result` probe, performed on the gateway's upstream connections.
+//! `mcp.tool_result` probe, performed on the gateway's upstream connections —
+//! and every action and probe the policy binds to an upstream tool (`mcp:
+//! {server, tool}`, issue 23 item 5), which is how a deployment brings its own
+//! executor without Rust: the tool is called with the stage's (or check's)
+//! params as its arguments plus `target` (the string, or the object target as
+//! written); a bound probe's tool must be read-only, and a probe that declares
+//! `returns` reads its value from `structuredContent.value` (else the whole
+//! `structuredContent`, else the text).
 //!
 //! A stage's target is an upstream server's name; `tool` is the upstream's own
 //! tool name. The same pinning rules as for agents apply: the server must be
@@ -7,13 +14,14 @@
 //! tool it calls). A probe may only call a tool that claims `readOnlyHint`:
 //! observing live state must not change it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use interlock_adapters::{ExecError, ExecOutcome, Executor, ProbeOutcome, Prober};
 use interlock_canon::{self as canon, Map, Value};
-use interlock_core::{Check, Stage};
+use interlock_core::{Check, McpBinding, ProbeValue, Registry, Stage, ValueType};
 use interlock_surface::Hint;
 use serde_json::value::RawValue;
 
@@ -60,6 +68,10 @@ pub struct McpAdapter {
     upstreams: Arc<Upstreams>,
     served: ServedSurfaces,
     timeout: Duration,
+    /// The policy's MCP-bound actions, by name.
+    actions: Arc<BTreeMap<String, McpBinding>>,
+    /// The policy's MCP-bound probes, by name, with what each returns.
+    probes: Arc<BTreeMap<String, (McpBinding, Option<ValueType>)>>,
 }
 
 impl McpAdapter {
@@ -72,7 +84,38 @@ impl McpAdapter {
             upstreams,
             served,
             timeout,
+            actions: Arc::default(),
+            probes: Arc::default(),
         }
+    }
+
+    /// This adapter, also serving every action and probe `registry` binds to an
+    /// upstream tool. Register it for [`McpAdapter::bound_actions`] and
+    /// [`McpAdapter::bound_probes`] as well as its built-in names.
+    pub fn bound_to(mut self, registry: &Registry) -> McpAdapter {
+        self.actions = Arc::new(
+            registry
+                .actions()
+                .filter_map(|a| a.mcp.clone().map(|b| (a.name.clone(), b)))
+                .collect(),
+        );
+        self.probes = Arc::new(
+            registry
+                .probes()
+                .filter_map(|p| p.mcp.clone().map(|b| (p.name.clone(), (b, p.returns))))
+                .collect(),
+        );
+        self
+    }
+
+    /// The names of the policy's MCP-bound actions.
+    pub fn bound_actions(&self) -> Vec<String> {
+        self.actions.keys().cloned().collect()
+    }
+
+    /// The names of the policy's MCP-bound probes.
+    pub fn bound_probes(&self) -> Vec<String> {
+        self.probes.keys().cloned().collect()
     }
 
     async fn call(
@@ -166,6 +209,42 @@ fn text_of(result: &serde_json::Value) -> String {
         .join("\n")
 }
 
+/// A bound tool's arguments: the params, plus `target` as written in the plan.
+fn bound_arguments(params: &Map, target: Value) -> Value {
+    let mut args = params.clone();
+    args.insert("target".into(), target);
+    Value::Object(args)
+}
+
+/// The target a bound tool is given: the object target as written, or the string.
+fn target_value(target: &str, object: Option<&interlock_core::ObjectTarget>) -> Value {
+    match object {
+        None => target.into(),
+        Some(o) => {
+            let mut m = o.fields.clone();
+            m.insert("kind".into(), o.kind.as_str().into());
+            m.insert("id".into(), o.id.as_str().into());
+            Value::Object(m)
+        }
+    }
+}
+
+/// A bound probe's typed value, from its tool's result.
+fn probe_value(ty: ValueType, result: &serde_json::Value) -> Result<ProbeValue, String> {
+    let structured = &result["structuredContent"];
+    let picked = match structured.get("value") {
+        Some(v) => Some(v),
+        None if !structured.is_null() => Some(structured),
+        None => None,
+    };
+    match picked {
+        Some(v) => canon::from_serde_json(v)
+            .map_err(|e| e.to_string())
+            .and_then(|v| ProbeValue::from_value(ty, &v).map_err(|e| e.to_string())),
+        None => ProbeValue::from_text(ty, &text_of(result)).map_err(|e| e.to_string()),
+    }
+}
+
 fn param_str<'a>(params: &'a Map, key: &str) -> Option<&'a str> {
     params.get(key).and_then(Value::as_str)
 }
@@ -177,10 +256,26 @@ impl Executor for McpAdapter {
     }
 
     async fn execute(&self, stage: &Stage) -> Result<ExecOutcome, ExecError> {
-        let tool = param_str(&stage.params, "tool")
-            .ok_or_else(|| ExecError::InvalidParams("`tool` (a string) is required".into()))?;
+        let bound = self.actions.get(&stage.action);
+        let (server, tool, arguments) = match bound {
+            Some(b) => (
+                b.server.as_str(),
+                b.tool.as_str(),
+                Some(bound_arguments(
+                    &stage.params,
+                    target_value(&stage.target, stage.target_object.as_ref()),
+                )),
+            ),
+            None => (
+                stage.target.as_str(),
+                param_str(&stage.params, "tool").ok_or_else(|| {
+                    ExecError::InvalidParams("`tool` (a string) is required".into())
+                })?,
+                stage.params.get("arguments").cloned(),
+            ),
+        };
         let (raw, result) = self
-            .call(&stage.target, tool, stage.params.get("arguments"), false)
+            .call(server, tool, arguments.as_ref(), false)
             .await
             .map_err(|e| ExecError::Forbidden(e.to_string()))?;
         let text = text_of(&result);
@@ -189,13 +284,12 @@ impl Executor for McpAdapter {
             .unwrap_or_default();
         if result["isError"] == serde_json::Value::Bool(true) {
             return Err(ExecError::Io(format!(
-                "`{}` tool `{tool}` reported an error: {}",
-                stage.target,
+                "`{server}` tool `{tool}` reported an error: {}",
                 text.chars().take(300).collect::<String>()
             )));
         }
         let mut detail = Map::new();
-        detail.insert("server".into(), stage.target.as_str().into());
+        detail.insert("server".into(), server.into());
         detail.insert("tool".into(), tool.into());
         detail.insert("result_sha256".into(), digest.into());
         detail.insert(
@@ -204,8 +298,7 @@ impl Executor for McpAdapter {
         );
         Ok(ExecOutcome {
             summary: format!(
-                "called `{tool}` on `{}`: {}",
-                stage.target,
+                "called `{tool}` on `{server}`: {}",
                 text.lines()
                     .next()
                     .unwrap_or("")
@@ -228,6 +321,44 @@ impl Prober for McpAdapter {
     }
 
     async fn probe(&self, check: &Check, target: &str) -> ProbeOutcome {
+        if let Some((binding, returns)) = self.probes.get(&check.probe) {
+            let args = bound_arguments(
+                &check.params,
+                target_value(target, check.target_object.as_ref()),
+            );
+            // Always read-only: observing live state must not change it.
+            return match self
+                .call(&binding.server, &binding.tool, Some(&args), true)
+                .await
+            {
+                Err(e) => ProbeOutcome::Unprobeable {
+                    reason: e.to_string(),
+                },
+                Ok((_, result)) if result["isError"] == serde_json::Value::Bool(true) => {
+                    ProbeOutcome::Unprobeable {
+                        reason: format!(
+                            "`{}` tool `{}` reported an error: {}",
+                            binding.server,
+                            binding.tool,
+                            text_of(&result).chars().take(200).collect::<String>()
+                        ),
+                    }
+                }
+                Ok((_, result)) => {
+                    let observed = format!("`{}` tool `{}`", binding.server, binding.tool);
+                    match returns {
+                        None => ProbeOutcome::Met { observed },
+                        Some(ty) => match probe_value(*ty, &result) {
+                            Ok(value) => ProbeOutcome::Value { value, observed },
+                            // Fail closed: a value that cannot be read is unmet.
+                            Err(why) => ProbeOutcome::Unmet {
+                                observed: format!("{observed} answered no {ty}: {why}"),
+                            },
+                        },
+                    }
+                }
+            };
+        }
         let Some(tool) = param_str(&check.params, "tool") else {
             return ProbeOutcome::Unprobeable {
                 reason: "`tool` (a string) is required".into(),

@@ -60,6 +60,11 @@ impl From<EngineError> for ApiError {
             EngineError::Invalid(_) | EngineError::NotAnObject => {
                 (StatusCode::BAD_REQUEST, "invalid")
             }
+            // A halted plan with nothing to compensate, or a `rollback_of` that
+            // names no halted plan of the proposer.
+            EngineError::Rollback(_) | EngineError::RollbackLink(_) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "no_rollback")
+            }
             EngineError::Store(interlock_store::StoreError::NotPlanOwner { .. }) => {
                 (StatusCode::FORBIDDEN, "not_owner")
             }

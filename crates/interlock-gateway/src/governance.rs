@@ -47,12 +47,13 @@ pub fn definitions() -> serde_json::Value {
         {
             "name": "propose_plan",
             "title": "Propose a plan for human approval",
-            "description": "Submit a plan (interlock.plan/v1) for review. It is validated against the policy in force and held until a human approves its exact hash. `proposer` is set to your agent identity if absent and must match it if present. Returns the plan id, revision, hash, risk and how many approvals it needs.",
+            "description": "Submit a plan (interlock.plan/v1) for review. It is validated against the policy in force and held until a human approves its exact hash. `proposer` is set to your agent identity if absent and must match it if present. Returns the plan id, revision, hash, risk and how many approvals it needs. With `rollback_of` instead of a plan, proposes the rollback plan of one of your HALTED plans: its committed stages' compensating stages, newest first, as a new plan that is reviewed like any other.",
             "inputSchema": {
                 "type": "object",
                 "properties": {
                     "plan": {"type": "object", "description": "The plan document as JSON."},
-                    "plan_yaml": {"type": "string", "description": "The plan document as strict YAML 1.2 (instead of `plan`)."}
+                    "plan_yaml": {"type": "string", "description": "The plan document as strict YAML 1.2 (instead of `plan`)."},
+                    "rollback_of": {"type": "string", "description": "The id of your HALTED plan whose rollback plan to propose (instead of `plan`)."}
                 },
                 "additionalProperties": false
             },
@@ -151,6 +152,19 @@ async fn propose(
     args: &serde_json::Value,
 ) -> Result<serde_json::Value, GovernanceError> {
     let bad = GovernanceError::Arguments;
+    if let Some(halted) = args.get("rollback_of") {
+        let (Some(halted), None, None) = (halted.as_str(), args.get("plan"), args.get("plan_yaml"))
+        else {
+            return Err(bad(
+                "`rollback_of` is a plan id (a string), given instead of `plan` and `plan_yaml`"
+                    .into(),
+            ));
+        };
+        // Only the agent's own halted plan; the rollback plan keeps its proposer.
+        own_plan(gw, agent, halted).await?;
+        let p = gw.engine().propose_rollback(halted).await?;
+        return Ok(proposed(&p));
+    }
     let mut doc = match (args.get("plan"), args.get("plan_yaml")) {
         (Some(plan), None) => {
             canon::from_serde_json(plan).map_err(|e| bad(format!("plan: {e}")))?
@@ -181,7 +195,11 @@ async fn propose(
         }
     }
     let p = gw.engine().propose(&doc).await?;
-    Ok(json!({
+    Ok(proposed(&p))
+}
+
+fn proposed(p: &interlock_engine::Proposal) -> serde_json::Value {
+    json!({
         "plan_id": p.plan_id,
         "revision": p.revision,
         "plan_hash": p.plan_hash.to_string(),
@@ -190,7 +208,7 @@ async fn propose(
         "status": "PROPOSED",
         "log_index": p.log_index,
         "next": "A human reviewer must approve this exact hash. Poll get_plan; when APPROVED, call execute_plan."
-    }))
+    })
 }
 
 /// The current revision of `id` if it is `agent`'s.

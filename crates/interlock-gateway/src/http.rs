@@ -43,6 +43,10 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/plans/{id}/decisions",
             axum::routing::post(api::decide_plan),
         )
+        .route(
+            "/api/v1/plans/{id}/rollback",
+            axum::routing::post(api::propose_rollback),
+        )
         .route("/api/v1/servers", get(api::servers))
         .route("/api/v1/servers/{name}", get(api::server))
         .route(

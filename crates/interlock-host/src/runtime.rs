@@ -70,13 +70,17 @@ impl Host {
             config.ui_dir = Some(ui);
         }
         let prepared = Gateway::prepare(config.clone())?;
-        let adapter = Arc::new(prepared.mcp_adapter());
+        // The policy's MCP-bound actions and probes (issue 23 item 5) are served
+        // by the same adapter, under the same pinning rules.
+        let adapter = Arc::new(prepared.mcp_adapter().bound_to(&self.policy()?.registry));
         let engine = self
             .engine_with(
                 move |adapters| {
                     adapters
                         .with_executor(Arc::clone(&adapter) as _)
-                        .with_prober(adapter)
+                        .with_prober(Arc::clone(&adapter) as _)
+                        .with_executor_for(adapter.bound_actions(), Arc::clone(&adapter) as _)
+                        .with_prober_for(adapter.bound_probes(), adapter)
                 },
                 &config.log,
             )

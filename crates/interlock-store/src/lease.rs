@@ -67,6 +67,24 @@ impl Store {
         Ok(())
     }
 
+    /// The stages that committed in the execution of `plan_id` at `revision`, in
+    /// order (the lease row outlives the execution); `None` if it never started.
+    pub async fn execution_committed(
+        &self,
+        plan_id: &str,
+        revision: i64,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        let row: Option<(String,)> = sqlx::query_as(
+            "SELECT committed FROM execution_leases WHERE plan_id = ? AND revision = ?",
+        )
+        .bind(plan_id)
+        .bind(revision)
+        .fetch_optional(self.pool())
+        .await
+        .ctx("execution lease")?;
+        Ok(row.map(|(c,)| c.lines().map(str::to_owned).collect()))
+    }
+
     /// Plans still EXECUTING whose lease was last renewed before
     /// `stale_before` — or that have no lease at all (started before leases
     /// existed, or by a process that died between the two writes).

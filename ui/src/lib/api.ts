@@ -110,21 +110,43 @@ export interface Decision {
   consumed: boolean;
 }
 
+/** An object target (issue 23): a kind the policy declares, an id, its fields. */
+export interface ObjectTarget {
+  kind: string;
+  id: string;
+  [field: string]: unknown;
+}
+
+export type Target = string | ObjectTarget;
+
+/** A typed expectation over a probe's value. */
+export interface Expect {
+  op: 'equals' | 'not_equals' | 'at_least' | 'at_most' | 'contains' | 'matches';
+  value: unknown;
+}
+
 export interface Check {
   probe: string;
-  target?: string;
+  target?: Target;
   params?: Record<string, unknown>;
   description?: string;
+  expect?: Expect;
 }
+
+/** A compensating stage: a stage without id or rollback of its own. */
+export type CompensatingStage = Omit<Stage, 'id' | 'rollback'>;
+
+/** A described remedy, a compensating stage, or an irreversible stage's justification. */
+export type Rollback = string | CompensatingStage | { irreversible: true; justification: string };
 
 export interface Stage {
   id: string;
   action: string;
-  target: string;
+  target: Target;
   params?: Record<string, unknown>;
   preconditions?: Check[];
   verify?: Check[];
-  rollback?: string;
+  rollback?: Rollback;
 }
 
 export interface PlanDocument {
@@ -374,6 +396,9 @@ export const api = {
       body: JSON.stringify(reason ? { reason } : {}),
     }),
   claims: () => request<Claims>('/api/v1/claims'),
+  /** Proposes a HALTED plan's rollback plan (held for review; nothing runs). */
+  proposeRollback: (id: string) =>
+    request<{ plan: PlanSummary }>(`/api/v1/plans/${enc(id)}/rollback`, { method: 'POST' }),
   decide: (kind: SubjectKind, subject: string, env: DsseEnvelope) =>
     request<Record<string, unknown>>(`${decisionPath(kind, subject)}`, {
       method: 'POST',

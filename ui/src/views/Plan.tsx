@@ -1,13 +1,33 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Check, type PlanDetail, type Stage } from '../lib/api';
+import { api, type Check, type PlanDetail, type Rollback, type Stage, type Target } from '../lib/api';
 import { useLive, useResource, useTick, ago } from '../lib/hooks';
-import { href } from '../lib/router';
+import { go, href } from '../lib/router';
 import { canonicalBytes } from '../lib/jcs';
 import { toHex } from '../lib/statement';
 import { DecisionButtons, useDecision } from '../components/Decision';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
 import { CopyButton, ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
 import { plural } from '../components/ui';
+
+/** A target as text: a string as it is, an object target as `kind id {fields}`. */
+function targetText(t: Target): string {
+  if (typeof t === 'string') return t;
+  const { kind, id, ...fields } = t;
+  return Object.keys(fields).length ? `${kind} ${id} ${JSON.stringify(fields)}` : `${kind} ${id}`;
+}
+
+function RollbackView({ r }: { r?: Rollback }) {
+  if (!r) return <div class="none">none</div>;
+  if (typeof r === 'string') return <div class="rollback">{r}</div>;
+  if ('irreversible' in r) return <div class="rollback">Irreversible: {r.justification}</div>;
+  return (
+    <div class="rollback">
+      Compensating stage: <span class="action">{r.action}</span> → {targetText(r.target)}
+      {r.params && Object.keys(r.params).length > 0 && <span class="mono muted"> {JSON.stringify(r.params)}</span>}
+      <Checks list={r.preconditions} empty="no preconditions" />
+    </div>
+  );
+}
 
 function Checks({ list, empty }: { list?: Check[]; empty: string }) {
   if (!list?.length) return <div class="none">{empty}</div>;
@@ -16,7 +36,10 @@ function Checks({ list, empty }: { list?: Check[]; empty: string }) {
       {list.map((c) => (
         <li>
           <span class="probe">{c.probe}</span>
-          {c.target && <span class="mono"> → {c.target}</span>}
+          {c.target && <span class="mono"> → {targetText(c.target)}</span>}
+          {c.expect && (
+            <span class="mono"> expect {c.expect.op} {JSON.stringify(c.expect.value)}</span>
+          )}
           {c.params && Object.keys(c.params).length > 0 && (
             <span class="mono muted"> {JSON.stringify(c.params)}</span>
           )}
@@ -71,7 +94,7 @@ function StageCard({ s, n }: { s: Stage; n: number }) {
         </div>
         <div class="target">
           <span class="arrow">target</span>
-          {s.target}
+          {targetText(s.target)}
         </div>
         <div class="stage-grid">
           <div class="full">
@@ -87,8 +110,8 @@ function StageCard({ s, n }: { s: Stage; n: number }) {
             <Checks list={s.verify} empty="none" />
           </div>
           <div class="full">
-            <div class="sub-h">Rollback (for a human; never run automatically)</div>
-            {s.rollback ? <div class="rollback">{s.rollback}</div> : <div class="none">none</div>}
+            <div class="sub-h">Rollback (never run automatically; a halted plan's rollback plan is reviewed like any plan)</div>
+            <RollbackView r={s.rollback} />
           </div>
         </div>
       </div>
@@ -116,6 +139,32 @@ function useRecomputed(d: PlanDetail | undefined): boolean | null {
     };
   }, [d?.canonical, d?.plan.plan_hash]);
   return ok;
+}
+
+/** On a halted plan: propose its rollback plan, then open it for review. */
+function RollbackButton({ id }: { id: string }) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  return (
+    <div style={{ marginTop: '6px' }}>
+      <button
+        class="btn small"
+        data-testid="propose-rollback"
+        disabled={busy}
+        onClick={() => {
+          setBusy(true);
+          api
+            .proposeRollback(id)
+            .then((r) => go(href.plan(r.plan.plan_id)))
+            .catch((e: Error) => setError(e.message))
+            .finally(() => setBusy(false));
+        }}
+      >
+        Propose its rollback plan
+      </button>
+      {error && <div class="mono">{error}</div>}
+    </div>
+  );
 }
 
 export function PlanView({ id }: { id: string }) {
@@ -201,6 +250,7 @@ export function PlanView({ id }: { id: string }) {
           <div>
             <b>Revision {d.plan.revision} is {d.plan.status}</b>
             <span>Nothing to decide here.</span>
+            {d.plan.status === 'HALTED' && <RollbackButton id={d.plan.plan_id} />}
           </div>
         </div>
       )}

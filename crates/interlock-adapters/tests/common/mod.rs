@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use interlock_adapters::{AdapterConfig, Adapters, CommandRule};
 use interlock_canon::{Map, Value};
-use interlock_core::{Check, Stage};
+use interlock_core::{Check, Rollback, Stage};
 
 pub fn params(json: &str) -> Map {
     match interlock_canon::parse_json(json.as_bytes()).expect("test params are JSON") {
@@ -21,10 +21,11 @@ pub fn stage(action: &str, target: impl AsRef<Path>, json: &str) -> Stage {
         id: "s1".into(),
         action: action.into(),
         target: target.as_ref().display().to_string(),
+        target_object: None,
         params: params(json),
         preconditions: Vec::new(),
         verify: Vec::new(),
-        rollback: Some("described by hand".into()),
+        rollback: Some(Rollback::Described("described by hand".into())),
     }
 }
 
@@ -32,8 +33,10 @@ pub fn check(probe: &str, json: &str) -> Check {
     Check {
         probe: probe.into(),
         target: None,
+        target_object: None,
         params: params(json),
         description: None,
+        expect: None,
     }
 }
 
