@@ -7,8 +7,11 @@ use interlock_core::schema::{child_path, index_path};
 use interlock_core::secrets::SecretScanner;
 use regex::Regex;
 
+use crate::code;
+use crate::normalize::{self as norm, base64_segments};
+use crate::sensitive::sensitive_file_rule;
 use crate::ssrf::classify_host;
-use crate::{Category, Finding, Severity};
+use crate::{Category, Finding};
 
 /// What the inspector knows about the call.
 #[derive(Clone, Debug, Default)]
@@ -32,8 +35,12 @@ impl ArgContext {
 struct Rules {
     sql: Vec<(&'static str, Regex)>,
     shell: Vec<(&'static str, Regex)>,
-    /// All SQL then all shell patterns, matched in one pass.
+    /// Every regex rule of every category, matched in one pass: each entry's
+    /// category and rule name, in the order of `set`'s patterns.
+    tagged: Vec<(Category, &'static str)>,
     set: regex::RegexSet,
+    /// `UPDATE … SET` statements, checked for a missing `WHERE`.
+    sql_update: Regex,
     /// The built-in secret patterns in one pass.
     secret_set: regex::RegexSet,
     url: Regex,
@@ -44,12 +51,25 @@ fn rules() -> &'static Rules {
     static RULES: OnceLock<Rules> = OnceLock::new();
     RULES.get_or_init(|| {
         let mut r = build_rules();
-        let pats: Vec<&str> = r
-            .sql
-            .iter()
-            .chain(r.shell.iter())
-            .map(|(_, re)| re.as_str())
-            .collect();
+        let mut pats: Vec<String> = Vec::new();
+        for (cat, list) in [(Category::Sql, &r.sql), (Category::Shell, &r.shell)] {
+            for (name, re) in list {
+                r.tagged.push((cat, name));
+                pats.push(re.as_str().to_owned());
+            }
+        }
+        for (cat, list) in [
+            (Category::SqlDestructive, code::SQL_DESTRUCTIVE),
+            (Category::CodeExecution, code::CODE),
+            (Category::Cryptomining, code::MINING),
+        ] {
+            for (name, re) in list {
+                r.tagged.push((cat, name));
+                pats.push((*re).to_owned());
+            }
+        }
+        r.tagged.push((Category::SqlDestructive, "sql-update-without-where"));
+        pats.push(code::SQL_UPDATE.to_owned());
         r.set = regex::RegexSet::new(pats).expect("rule set compiles");
         r.secret_set = regex::RegexSet::new(r.secrets.patterns().iter().map(|p| p.regex.as_str()))
             .expect("secret set compiles");
@@ -144,6 +164,8 @@ fn build_rules() -> Rules {
             ]),
             url: Regex::new(r"(?i)(?-u:\b)([a-z][a-z0-9+.-]{1,15})://([^\s/?#]*)([^\s]*)")
                 .expect("url regex"),
+            tagged: Vec::new(),
+            sql_update: Regex::new(code::SQL_UPDATE).expect("update rule compiles"),
             set: regex::RegexSet::empty(),
             secret_set: regex::RegexSet::empty(),
             secrets: SecretScanner::builtin(),
@@ -167,13 +189,7 @@ pub fn inspect_arguments(args: &Value, ctx: &ArgContext) -> Vec<Finding> {
                 for (k, item) in map.iter().rev() {
                     let child = child_path(&path, k);
                     if has_secret(k, ctx) {
-                        push(
-                            &mut out,
-                            Category::Secret,
-                            &child,
-                            "secret-in-key",
-                            Severity::High,
-                        );
+                        push(&mut out, Category::Secret, &child, "secret-in-key");
                     }
                     stack.push((item, child, k.as_str()));
                 }
@@ -203,13 +219,7 @@ fn has_secret(s: &str, ctx: &ArgContext) -> bool {
             .any(|t| r.secrets.looks_random(t))
 }
 
-fn push(
-    out: &mut Vec<Finding>,
-    category: Category,
-    path: &str,
-    rule: &'static str,
-    severity: Severity,
-) {
+fn push(out: &mut Vec<Finding>, category: Category, path: &str, rule: &'static str) {
     if out.iter().any(|f| f.category == category && f.path == path) {
         return;
     }
@@ -217,40 +227,62 @@ fn push(
         category,
         path: path.to_owned(),
         rule,
-        severity,
+        severity: category.argument_severity(),
         span: None,
     });
 }
 
+/// Inspects one string: as written, as normalised (when that differs: folded
+/// look-alikes, removed invisibles, decoded `%XX`), and each base64 run in it
+/// decoded one level (issue 24 item 3). A finding names the argument's path, so
+/// which form it was found in does not matter to the caller.
 fn inspect_string(s: &str, key: &str, path: &str, ctx: &ArgContext, out: &mut Vec<Finding>) {
-    let r = rules();
     if s.is_empty() {
         return;
     }
+    inspect_form(s, key, path, ctx, out);
+    let n = norm::normalize(s);
+    if n.changed() {
+        inspect_form(&n.text, key, path, ctx, out);
+    }
+    if n.text.len() >= 16 {
+        for (_, decoded) in base64_segments(&n.text) {
+            let d = norm::normalize(&decoded);
+            inspect_form(&d.text, key, path, ctx, out);
+        }
+    }
+}
+
+fn inspect_form(s: &str, key: &str, path: &str, ctx: &ArgContext, out: &mut Vec<Finding>) {
+    let r = rules();
     let hits = r.set.matches(s);
     if hits.matched_any() {
-        let n_sql = r.sql.len();
-        if let Some(i) = hits.iter().find(|&i| i < n_sql) {
-            push(out, Category::Sql, path, r.sql[i].0, Severity::High);
-        }
-        if let Some(i) = hits.iter().find(|&i| i >= n_sql) {
-            push(
-                out,
-                Category::Shell,
-                path,
-                r.shell[i - n_sql].0,
-                Severity::Critical,
-            );
+        let update = r.tagged.len() - 1;
+        for i in hits.iter() {
+            let (cat, rule) = r.tagged[i];
+            if i == update
+                && !r
+                    .sql_update
+                    .find_iter(s)
+                    .any(|m| code::update_without_where(m.as_str()))
+            {
+                continue;
+            }
+            push(out, cat, path, rule);
         }
     }
+    let path_key = key_is_path_like(key);
     if let Some(rule) = path_rule(s, key, ctx) {
-        push(out, Category::PathTraversal, path, rule, Severity::High);
+        push(out, Category::PathTraversal, path, rule);
+    }
+    if let Some(rule) = sensitive_file_rule(s, path_key) {
+        push(out, Category::SensitiveFile, path, rule);
     }
     if let Some(rule) = ssrf_rule(s, key) {
-        push(out, Category::Ssrf, path, rule, Severity::High);
+        push(out, Category::Ssrf, path, rule);
     }
     if has_secret(s, ctx) {
-        push(out, Category::Secret, path, "secret", Severity::High);
+        push(out, Category::Secret, path, "secret");
     }
 }
 
