@@ -68,7 +68,8 @@ fn rules() -> &'static Rules {
                 pats.push((*re).to_owned());
             }
         }
-        r.tagged.push((Category::SqlDestructive, "sql-update-without-where"));
+        r.tagged
+            .push((Category::SqlDestructive, "sql-update-without-where"));
         pats.push(code::SQL_UPDATE.to_owned());
         r.set = regex::RegexSet::new(pats).expect("rule set compiles");
         r.secret_set = regex::RegexSet::new(r.secrets.patterns().iter().map(|p| p.regex.as_str()))

@@ -38,7 +38,7 @@ pub(crate) const SQL_DESTRUCTIVE: &[(&str, &str)] = &[
     ),
     (
         "sql-file-read",
-        r#"(?i)(?-u:\b)(?:load_file\s*\(\s*['"0]|load\s+data\s+(?:local\s+)?infile\s+['"]|pg_read_(?:binary_)?file\s*\(|lo_(?:import|export)\s*\(|copy\s+\S+\s+(?:from|to)\s+(?:program\s+)?'/)"#,
+        r#"(?i)(?-u:\b)(?:load_file\s*\(\s*['"0]|load\s+data\s+(?:local\s+)?infile\s+['"]|pg_read_(?:binary_)?file\s*\(|lo_(?:import|export)\s*\(|copy\s+\S+\s+(?:from|to)\s+(?:program\s+'|'/))"#,
     ),
     (
         "sql-nosql-drop",
@@ -113,11 +113,11 @@ pub(crate) const CODE: &[(&str, &str)] = &[
 pub(crate) const MINING: &[(&str, &str)] = &[
     (
         "mining-pool-url",
-        r"(?i)stratum2?\+(?:tcp|ssl|tls|udp|ws)://|(?i)(?-u:\b)(?:[a-z0-9-]+\.)*(?:minexmr|supportxmr|nanopool|2miners|f2pool|ethermine|hashvault|moneroocean|nicehash|miningpoolhub|herominers|c3pool|unmineable|xmrpool|monerohash|viabtc|antpool|poolin|slushpool|dwarfpool|minergate|zpool|prohashing|kryptex|zergpool)\.(?:com|org|net|pro|io|eu|cc|me|to)(?-u:\b)",
+        r"(?i)stratum2?\+(?:tcp|ssl|tls|udp|ws)://|(?i)(?-u:\b)(?:[a-z0-9-]+\.)*(?:minexmr|supportxmr|nanopool|2miners|f2pool|ethermine|hashvault|moneroocean|nicehash|miningpoolhub|herominers|c3pool|unmineable|xmrpool|monerohash|viabtc|antpool|poolin|slushpool|dwarfpool|minergate|zpool|prohashing|kryptex|zergpool)\.(?:com|org|net|pro|io|eu|cc|me|to|stream|xyz|cloud|ws)(?-u:\b)",
     ),
     (
         "mining-binary",
-        r#"(?i)(?:^|[\s;|&'"=/\\])(?:xmrig|xmr-stak(?:-rx)?|cpuminer(?:-multi|-opt)?|minerd|cgminer|bfgminer|ethminer|nbminer|t-rex|phoenixminer|lolminer|gminer|teamredminer|nanominer|srbminer(?:-multi)?|ccminer|kawpowminer|nheqminer|xmr-node-proxy)(?:\.exe)?(?:\s+-{1,2}[a-z]|[-_]v?\d+(?:\.\d+)+|\.(?:tar\.gz|tgz|zip|exe)(?-u:\b))|(?i)(?:\./|/)(?:xmrig|xmr-stak|cpuminer|minerd|cgminer|bfgminer|ethminer|nbminer|t-rex|phoenixminer|lolminer|gminer|teamredminer|nanominer|srbminer|ccminer)(?:\.exe)?(?:\s|$|[;|&'"])"#,
+        r#"(?i)(?:^|[\s;|&'"=/\\])(?:xmrig|xmr-stak(?:-rx)?|cpuminer(?:-multi|-opt)?|minerd|cgminer|bfgminer|ethminer|nbminer|t-rex|phoenixminer|lolminer|gminer|teamredminer|nanominer|srbminer(?:-multi)?|ccminer|kawpowminer|nheqminer|xmr-node-proxy)(?:\.exe)?(?:\s+-{1,2}[a-z]|[-_]v?\d+(?:\.\d+)+|\.(?:tar\.gz|tgz|zip|exe)(?-u:\b))|(?i)(?:^|[\s;|&'"=])[\w.~-]*(?:/[\w.-]+)*/(?:xmrig|xmr-stak|cpuminer|minerd|cgminer|bfgminer|ethminer|nbminer|t-rex|phoenixminer|lolminer|gminer|teamredminer|nanominer|srbminer|ccminer)(?:\.exe)?(?:\s|$|[;|&'"])"#,
     ),
     (
         "mining-flags",

@@ -67,18 +67,18 @@ fn cues() -> Vec<(&'static str, f32, String)> {
         (
             "injection-role-change",
             1.0,
-            r"(?-u:\b)you\s+(?:are|'re|will\s+be|shall\s+be)\s+(?:now|no\s+longer|from\s+now\s+on)\s+(?:(?:a|an|the|my|our)\s+)?(?:[a-z-]+\s+){0,3}(?:ai|assistant|model|bot|agent|chatbot|hacker|character|persona|llm|dan|system|entity|version)(?-u:\b)|(?-u:\b)you\s+are\s+now\s+(?:in\s+)?(?:[a-z-]+\s+)?mode(?-u:\b)|(?-u:\b)you\s+are\s+now\s+(?:dan|free\s+(?:of|from)|unrestricted|unfiltered|uncensored|jailbroken|no\s+longer\s+bound|liberated|unchained|evil)(?-u:\b)|(?-u:\b)you\s+are\s+no\s+longer\s+(?:an?\s+)?(?:ai|assistant|bound|restricted|limited|required|claude|chatgpt|an\s+ai|constrained|subject)(?-u:\b)|(?-u:\b)(?:act|behave|respond|answer)\s+as\s+(?:if\s+you\s+(?:were|are)\s+)?(?:an?\s+|the\s+)?(?:[a-z-]+\s+){0,2}(?:unrestricted|unfiltered|uncensored|jailbroken|evil|malicious|rogue|dan|different\s+ai|ai\s+without|assistant\s+without|hacker|root|admin)(?-u:\b)|(?-u:\b)pretend\s+(?:to\s+be|you\s+are|that\s+you\s+are|you're)\s+(?:an?\s+|the\s+)?(?:[a-z-]+\s+){0,3}(?:ai|assistant|model|unrestricted|dan|hacker|admin|root|system|developer|without)(?-u:\b)|(?-u:\b)(?:enter|switch\s+to|activate|enable|turn\s+on|go\s+into)\s+(?:the\s+)?(?:[a-z-]+\s+){0,1}(?:developer|dan|god|jailbreak|unrestricted|debug|admin|sudo|evil|maintenance)\s+mode(?-u:\b)|(?-u:\b)(?:roleplay|role-play|role\s+play)\s+as(?-u:\b)|(?-u:\b)your\s+(?:new\s+)?(?:role|persona|identity|name)\s+is\s+(?:now\s+)?(?-u:\b)|(?-u:\b)you\s+(?:[a-z']+\s+){0,4}(?:without|free\s+(?:of|from)|with\s+no|no\s+longer\s+have)\s+(?:any\s+)?(?:restrictions|filters|limitations|ethical|content\s+polic|safety|guidelines|rules)(?-u:\b)".to_owned(),
+            r"(?-u:\b)you(?:\s+are|'re|’re|\s+will\s+be|\s+shall\s+be)\s+(?:now|no\s+longer|from\s+now\s+on)\s+(?:(?:a|an|the|my|our)\s+)?(?:[a-z-]+\s+){0,3}(?:ai|assistant|model|bot|agent|chatbot|hacker|character|persona|llm|dan|system|entity|version)(?-u:\b)|(?-u:\b)you\s+are\s+now\s+(?:in\s+)?(?:[a-z-]+\s+)?mode(?-u:\b)|(?-u:\b)you\s+are\s+now\s+(?:dan|free\s+(?:of|from)|unrestricted|unfiltered|uncensored|jailbroken|no\s+longer\s+bound|liberated|unchained|evil)(?-u:\b)|(?-u:\b)you\s+are\s+no\s+longer\s+(?:an?\s+)?(?:ai|assistant|bound|restricted|limited|required|claude|chatgpt|an\s+ai|constrained|subject)(?-u:\b)|(?-u:\b)(?:act|behave|respond|answer)\s+as\s+(?:if\s+you\s+(?:were|are)\s+)?(?:an?\s+|the\s+)?(?:[a-z-]+\s+){0,2}(?:unrestricted|unfiltered|uncensored|jailbroken|evil|malicious|rogue|dan|different\s+ai|ai\s+without|assistant\s+without|hacker|root|admin)(?-u:\b)|(?-u:\b)pretend\s+(?:to\s+be|you\s+are|that\s+you\s+are|you're)\s+(?:an?\s+|the\s+)?(?:[a-z-]+\s+){0,3}(?:ai|assistant|model|unrestricted|dan|hacker|admin|root|system|developer|without)(?-u:\b)|(?-u:\b)(?:enter|switch\s+to|activate|enable|turn\s+on|go\s+into)\s+(?:the\s+)?(?:[a-z-]+\s+){0,1}(?:developer|dan|god|jailbreak|unrestricted|debug|admin|sudo|evil|maintenance)\s+mode(?-u:\b)|(?-u:\b)(?:roleplay|role-play|role\s+play)\s+as(?-u:\b)|(?-u:\b)your\s+(?:new\s+)?(?:role|persona|identity|name)\s+is\s+(?:now\s+)?(?-u:\b)|(?-u:\b)you\s+(?:[a-z']+\s+){0,4}(?:without|free\s+(?:of|from)|with\s+no|no\s+longer\s+have)\s+(?:any\s+)?(?:restrictions|filters|limitations|ethical|content\s+polic|safety|guidelines|rules)(?-u:\b)".to_owned(),
         ),
         (
             "injection-conceal",
             1.0,
-            r"(?-u:\b)(?:do\s+not|don't|dont|never|must\s+not|mustn't|should\s+not|shouldn't|without)\s+(?:\w+\s+){0,2}(?:tell|telling|inform|informing|mention|mentioning|reveal|revealing|disclose|disclosing|show|showing|alert|alerting|notify|notifying|let|letting|warn|warning|report|say|asking|ask|confirm|confirming)\s+(?:this\s+|it\s+|anything\s+|that\s+|these\s+\w+\s+|about\s+(?:this|it|that)\s+)?(?:(?:to|with)\s+)?(?:the\s+|your\s+)?(?:user|human|operator|person|customer|requester|end\s+user)s?(?-u:\b)|(?-u:\b)(?:keep|hide)\s+(?:this|it|these\s+\w+|the\s+following|that)\s+(?:\w+\s+){0,2}from\s+(?:the\s+|your\s+)?(?:user|human|operator)s?(?-u:\b)|(?-u:\b)the\s+(?:user|human|operator)\s+(?:must|should|will|need|needs)\s+(?:not|never)\s+(?:to\s+)?(?:know|see|find\s+out|be\s+told|learn|notice|be\s+informed|be\s+aware)(?-u:\b)|(?-u:\b)(?:user|human)\s+(?:must|should)\s+not\s+be\s+(?:told|informed|notified|aware)".to_owned(),
+            r"(?-u:\b)(?:do\s+not|don't|dont|never|must\s+not|mustn't|should\s+not|shouldn't|without)\s+(?:(?:ever|even|actually|explicitly|directly|yet|please|at\s+all|under\s+any\s+circumstances|in\s+any\s+way)\s+){0,2}(?:tell|telling|inform|informing|mention|mentioning|reveal|revealing|disclose|disclosing|show|showing|alert|alerting|notify|notifying|let|letting|warn|warning|report|say|asking|ask|confirm|confirming)\s+(?:this\s+|it\s+|anything\s+|that\s+|these\s+\w+\s+|about\s+(?:this|it|that)\s+)?(?:(?:to|with)\s+)?(?:the\s+|your\s+)?(?:user|human|operator|person|customer|requester|end\s+user)s?(?-u:\b)|(?-u:\b)(?:keep|hide)\s+(?:this|it|these\s+\w+|the\s+following|that)\s+(?:\w+\s+){0,2}from\s+(?:the\s+|your\s+)?(?:user|human|operator)s?(?-u:\b)|(?-u:\b)the\s+(?:user|human|operator)\s+(?:must|should|will|need|needs)\s+(?:not|never)\s+(?:to\s+)?(?:know|see|find\s+out|learn|notice|be\s+aware)(?-u:\b)|(?-u:\b)(?:user|human)\s+(?:must|should)\s+not\s+be\s+(?:told|informed|notified|made\s+aware)\s+(?:about|of|that|what|this|anything)(?-u:\b)".to_owned(),
         ),
         (
             "injection-exfiltrate",
             1.0,
             format!(
-                r"(?-u:\b)(?:send|post|upload|forward|email|e-mail|mail|transmit|exfiltrate|leak|share|copy|paste|include|append|embed|attach|submit|pipe|put|add|encode|curl|fetch|visit|open|load|render)\s+{g}{SENS}{g2}(?:to|into|in|at|via|as|inside|within)\s+(?:https?://|www\.|[a-z0-9.-]+\.(?:com|net|org|io|xyz|ru|cn|site|me)(?-u:\b)|[a-z0-9._%+-]+@|(?:the|a|this|my|our|that)\s+(?:following\s+|attacker's\s+|external\s+|remote\s+)?(?:url|link|address|endpoint|webhook|email|server|image|query|parameter|inbox|domain|markdown|request|form|pastebin|gist)|(?:your\s+)?(?:next\s+)?(?:response|reply|answer|output|message|summary))",
+                r"(?-u:\b)(?:send|post|upload|forward|email|e-mail|mail|transmit|exfiltrate|leak|share|copy|paste|include|append|embed|attach|submit|pipe|put|add|encode|curl|fetch|visit|open|load|render)\s+{g}{SENS}\s+{g2}(?:to|into|in|at|via|as|inside|within)\s+(?:https?://|www\.|[a-z0-9.-]+\.(?:com|net|org|io|xyz|ru|cn|site|me)(?-u:\b)|[a-z0-9._%+-]+@|(?:the|a|this|my|our|that)\s+(?:following\s+|attacker's\s+|external\s+|remote\s+)?(?:url|link|address|endpoint|webhook|email|server|image|query|parameter|inbox|domain|markdown|request|form|pastebin|gist)|(?:your\s+)?(?:next\s+)?(?:response|reply|answer|output|message|summary))",
                 g = gap!(3),
                 g2 = gap!(6),
                 SENS = SENSITIVE
@@ -97,7 +97,7 @@ fn cues() -> Vec<(&'static str, f32, String)> {
             "injection-exfiltrate",
             1.0,
             format!(
-                r"(?-u:\b)(?:read|cat|open|get|grab|collect|gather|retrieve|extract|find|dump|access|obtain)\s+{g}{SENS}{g2}(?:and|then|,)\s+(?:then\s+)?(?:send|post|upload|forward|email|transmit|exfiltrate|include|append|embed|paste|put|add|submit|share|leak|curl)(?-u:\b)",
+                r"(?-u:\b)(?:read|cat|open|get|grab|collect|gather|retrieve|extract|find|dump|access|obtain)\s+{g}{SENS}[\s,]+{g2}(?:(?:and|then)\s+)?(?:then\s+)?(?:send|post|upload|forward|email|transmit|exfiltrate|include|append|embed|paste|put|add|submit|share|leak|curl)(?-u:\b)",
                 g = gap!(3),
                 g2 = gap!(6),
                 SENS = SENSITIVE
@@ -106,7 +106,7 @@ fn cues() -> Vec<(&'static str, f32, String)> {
         (
             "injection-system-prompt",
             1.0,
-            r"(?-u:\b)(?:reveal|print|show|output|repeat|leak|disclose|send|dump|ignore|override|replace|exfiltrate|display|tell\s+me|give\s+me|share|recite|write\s+out|paste|spell\s+out)(?-u:\b)[^.\n]{0,30}(?-u:\b)(?:system\s+prompt|system\s+message|initial\s+(?:prompt|instructions)|hidden\s+(?:prompt|instructions)|your\s+(?:instructions|rules|guidelines|prompt|configuration)\s+(?:verbatim|word\s+for\s+word|in\s+full|exactly))|(?-u:\b)system\s+prompt\s+(?:override|update)\s*:|^\s*(?:new\s+)?system\s+prompt\s*:|(?-u:\b)(?:what|everything)\s+(?:is|was)\s+(?:written\s+)?(?:in|above)\s+your\s+system\s+prompt".to_owned(),
+            r"(?-u:\b)(?:reveal|leak|disclose|dump|exfiltrate|override|replace|ignore|send)(?-u:\b)[^.\n]{0,30}(?-u:\b)system\s+(?:prompt|message)|(?-u:\b)(?:print|show|output|repeat|display|tell\s+me|give\s+me|share|recite|write\s+out|paste|spell\s+out)(?-u:\b)[^.\n]{0,30}(?-u:\b)(?:your\s+(?:system\s+(?:prompt|message)|(?:initial|hidden|original)\s+(?:prompt|instructions)|instructions|rules|guidelines|prompt)|(?:system\s+prompt|system\s+message|initial\s+(?:prompt|instructions)|hidden\s+(?:prompt|instructions)|instructions)\s+(?:above\s+)?(?:verbatim|word\s+for\s+word|in\s+full|exactly|back))|(?-u:\b)system\s+prompt\s+(?:override|update)\s*:|^\s*(?:new\s+)?system\s+prompt\s*:|(?-u:\b)(?:what|everything)\s+(?:is|was)\s+(?:written\s+)?(?:in|above)\s+your\s+system\s+prompt".to_owned(),
         ),
         (
             "injection-tag",
@@ -239,7 +239,9 @@ fn negated(sk: &str, start: usize, rule: &str) -> bool {
 fn sentence_of(s: &str, at: usize) -> Range<usize> {
     let b = s.as_bytes();
     let is_end = |i: usize| {
-        b[i] == b'\n' || (matches!(b[i], b'.' | b'!' | b'?') && b.get(i + 1).is_none_or(|c| c.is_ascii_whitespace()))
+        b[i] == b'\n'
+            || (matches!(b[i], b'.' | b'!' | b'?')
+                && b.get(i + 1).is_none_or(|c| c.is_ascii_whitespace()))
     };
     let mut start = at;
     while start > 0 && !is_end(start - 1) {

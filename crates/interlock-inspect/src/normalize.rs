@@ -240,11 +240,11 @@ pub(crate) fn skeleton(s: &str) -> String {
     let leet = |b: u8| -> Option<u8> {
         Some(match b {
             b'0' => b'o',
-            b'1' | b'!' | b'|' => b'i',
+            b'1' => b'i',
             b'3' => b'e',
             b'4' | b'@' => b'a',
             b'5' | b'$' => b's',
-            b'7' | b'+' => b't',
+            b'7' => b't',
             _ => return None,
         })
     };
@@ -263,7 +263,7 @@ pub(crate) fn skeleton(s: &str) -> String {
         let letters = w.iter().filter(|b| b.is_ascii_lowercase()).count();
         let disguised = w.iter().filter(|&&b| leet(b).is_some()).count();
         // A word: mostly letters, some disguised (not `sha256`, `v2`, `2fa`).
-        if letters >= 2 && disguised >= 1 && letters + disguised == w.len() && w.len() >= 4 {
+        if letters >= 2 && disguised >= 1 && letters + disguised == w.len() && w.len() >= 3 {
             for b in &mut out[start..i] {
                 if let Some(l) = leet(*b) {
                     *b = l;
@@ -299,7 +299,10 @@ pub(crate) fn base64_segments(s: &str) -> Vec<(Range<usize>, String)> {
         // Long enough to hide a command, and not a word, path or number.
         if run.len() < 16
             || run.bytes().all(|c| c.is_ascii_alphabetic())
-            || run.contains('/') && run.split('/').any(|seg| seg.len() >= 3 && seg.bytes().all(|c| c.is_ascii_lowercase()))
+            || run.contains('/')
+                && run
+                    .split('/')
+                    .any(|seg| seg.len() >= 3 && seg.bytes().all(|c| c.is_ascii_lowercase()))
         {
             i = end;
             continue;
@@ -323,8 +326,7 @@ pub(crate) fn base64_segments(s: &str) -> Vec<(Range<usize>, String)> {
 fn printable(t: &str) -> bool {
     let n = t.chars().count();
     n >= 8
-        && t
-            .chars()
+        && t.chars()
             .filter(|c| !c.is_control() || matches!(c, '\n' | '\t' | '\r'))
             .count()
             * 100
@@ -344,7 +346,10 @@ mod tests {
         assert_eq!(normalize("ignóre").text, "ignore");
         assert_eq!(normalize("%2Fetc%2Fshadow").text, "/etc/shadow");
         assert!(!normalize("plain ascii").changed());
-        assert_eq!(skeleton("1gn0r3 pr3v10us 2024 v2 sha256"), "ignore previous 2024 v2 sha256");
+        assert_eq!(
+            skeleton("1gn0r3 pr3v10us 2024 v2 sha256"),
+            "ignore previous 2024 v2 sha256"
+        );
     }
 
     #[test]

@@ -124,7 +124,9 @@ fn build_rules() -> Rules {
             private_key: re(
                 r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----|$)",
             ),
-            email: re(r"(?-u:\b)[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]+\.)+([A-Za-z]{2,24})(?-u:\b)"),
+            email: re(
+                r"(?-u:\b)[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]+\.)+([A-Za-z]{2,24})(?-u:\b)",
+            ),
             phone: re(
                 r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s?|(?-u:\b)\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}(?-u:\b)|\+\d{1,3}(?:[\s.-]\d{1,6}){1,5}(?-u:\b)",
             ),
@@ -140,7 +142,7 @@ fn build_rules() -> Rules {
                 ),
                 // Quoted values without digits (`"password": "correct-horse-battery"`).
                 re(
-                    r#"(?i)(?-u:\b)[a-z_]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret)[a-z_]*['"]?\s*[=:]\s*['"][^\s'"<>{}$*\[\]]{8,}['"]"#,
+                    r#"(?i)(?-u:\b)[a-z_]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret)[a-z_]*['"]?\s*[=:]\s*['"][^\s'"<>{}$*\[\]]{8,}['"]|(?i)(?-u:\b)[a-z_]*passphrase[a-z_]*['"]?\s*[=:]\s*['"][^'"\n<>{}$]{8,}['"]"#,
                 ),
                 // ADO.NET / ODBC connection strings (`Server=…;Password=…`).
                 re(
@@ -377,10 +379,25 @@ fn placeholder(assignment: &str) -> bool {
         .trim_matches(['"', '\'', ' '])
         .to_ascii_lowercase();
     v.is_empty()
-        || v.bytes().all(|b| b == b'*' || b == b'x' || b == b'.' || b == b'#')
-        || ["your", "example", "placeholder", "redacted", "changeme", "dummy", "sample", "here", "xxxx", "<", "${", "{{", "%("]
-            .iter()
-            .any(|w| v.contains(w))
+        || v.bytes()
+            .all(|b| b == b'*' || b == b'x' || b == b'.' || b == b'#')
+        || [
+            "your",
+            "example",
+            "placeholder",
+            "redacted",
+            "changeme",
+            "dummy",
+            "sample",
+            "here",
+            "xxxx",
+            "<",
+            "${",
+            "{{",
+            "%(",
+        ]
+        .iter()
+        .any(|w| v.contains(w))
 }
 
 /// Sorts the findings and replaces each one the policy redacts.

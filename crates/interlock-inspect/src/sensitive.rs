@@ -20,10 +20,9 @@ pub(crate) fn sensitive_file_rule(s: &str, path_key: bool) -> Option<&'static st
     if path_key || !t.contains(char::is_whitespace) {
         return file_rule(t);
     }
-    let reader = t
-        .split_whitespace()
-        .next()
-        .is_some_and(|w| READERS.contains(&w.trim_start_matches("sudo").to_ascii_lowercase().as_str()));
+    let reader = t.split_whitespace().next().is_some_and(|w| {
+        READERS.contains(&w.trim_start_matches("sudo").to_ascii_lowercase().as_str())
+    });
     t.split(|c: char| c.is_whitespace() || "'\"`;|&<>(),=".contains(c))
         .filter(|tok| tok.contains(['/', '\\']) || (reader && tok.starts_with('.')))
         .find_map(file_rule)
@@ -31,8 +30,29 @@ pub(crate) fn sensitive_file_rule(s: &str, path_key: bool) -> Option<&'static st
 
 /// Programs whose arguments are files even without a `/` (`cat .env`).
 const READERS: &[&str] = &[
-    "cat", "less", "more", "head", "tail", "cp", "scp", "base64", "xxd", "strings", "type",
-    "get-content", "gc", "tar", "zip", "open", "source", ".", "grep", "od", "nl", "tac", "bat",
+    "cat",
+    "less",
+    "more",
+    "head",
+    "tail",
+    "cp",
+    "scp",
+    "base64",
+    "xxd",
+    "strings",
+    "type",
+    "get-content",
+    "gc",
+    "tar",
+    "zip",
+    "open",
+    "source",
+    ".",
+    "grep",
+    "od",
+    "nl",
+    "tac",
+    "bat",
 ];
 
 fn file_rule(p: &str) -> Option<&'static str> {
@@ -61,10 +81,9 @@ fn file_rule(p: &str) -> Option<&'static str> {
     if matches!(
         last,
         "id_rsa" | "id_dsa" | "id_ecdsa" | "id_ed25519" | "id_ecdsa_sk" | "id_ed25519_sk"
-    ) || (has_dir(".ssh")
-        && !last.ends_with(".pub")
-        && last != "known_hosts"
-        && last != ".ssh")
+    ) || (has_dir(".ssh") && !last.ends_with(".pub") && last != "known_hosts" && last != ".ssh")
+        || lower.ends_with("/.ssh")
+        || lower == ".ssh"
     {
         return Some("sensitive-file-ssh-key");
     }

@@ -1,4 +1,9 @@
 //! Labelled corpus: precision and recall per category, asserted ≥ 0.95.
+//!
+//! Issue 24 added the `sql-destructive`, `code`, `mining` and `sensitive-file`
+//! argument files, paraphrased injection and assignment/public-material secrets
+//! for responses (all from `corpus/gen24.py`), with obfuscated variants of attacks
+//! (fullwidth, confusables, zero-width, leetspeak, `%XX`, base64) in each file.
 
 use interlock_canon::{Value, parse_json};
 use interlock_inspect::{ArgContext, Category, ResponsePolicy, inspect_arguments, scan_response};
@@ -17,6 +22,26 @@ const ARG_FILES: &[(&str, &str, Category)] = &[
         include_str!("corpus/secret.jsonl"),
         Category::Secret,
     ),
+    (
+        "sql-destructive",
+        include_str!("corpus/sql_destructive.jsonl"),
+        Category::SqlDestructive,
+    ),
+    (
+        "code",
+        include_str!("corpus/code.jsonl"),
+        Category::CodeExecution,
+    ),
+    (
+        "sensitive-file",
+        include_str!("corpus/sensitive_file.jsonl"),
+        Category::SensitiveFile,
+    ),
+    (
+        "mining",
+        include_str!("corpus/mining.jsonl"),
+        Category::Cryptomining,
+    ),
 ];
 
 const RESP_FILES: &[(&str, &str, Category)] = &[
@@ -30,6 +55,16 @@ const RESP_FILES: &[(&str, &str, Category)] = &[
         "injection",
         include_str!("corpus/injection.jsonl"),
         Category::PromptInjection,
+    ),
+    (
+        "injection (paraphrase)",
+        include_str!("corpus/injection_paraphrase.jsonl"),
+        Category::PromptInjection,
+    ),
+    (
+        "secret (assign)",
+        include_str!("corpus/resp_secret_assignment.jsonl"),
+        Category::Secret,
     ),
 ];
 
@@ -116,13 +151,13 @@ fn evaluate(
 /// Prints the table; whether every category reaches 0.95 for both figures.
 fn print(table: &Table) -> bool {
     println!(
-        "\n{:<15} {:>4} {:>4} {:>4} {:>4} {:>9} {:>7}",
+        "\n{:<23} {:>4} {:>4} {:>4} {:>4} {:>9} {:>7}",
         "category", "TP", "FP", "FN", "TN", "precision", "recall"
     );
     let mut ok = true;
     for (name, c) in table {
         println!(
-            "{:<15} {:>4} {:>4} {:>4} {:>4} {:>9.3} {:>7.3}",
+            "{:<23} {:>4} {:>4} {:>4} {:>4} {:>9.3} {:>7.3}",
             name,
             c.tp,
             c.fp,
