@@ -248,22 +248,32 @@ pub(crate) fn skeleton(s: &str) -> String {
             _ => return None,
         })
     };
+    let n = out.len();
     let mut i = 0;
-    while i < out.len() {
-        let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'@' | b'$');
-        if !word(out[i]) {
+    while i < n {
+        let b = out[i];
+        if !(b.is_ascii_alphanumeric() || b == b'@' || b == b'$') {
             i += 1;
             continue;
         }
+        // One word: count letters, disguises and anything else in one pass.
         let start = i;
-        while i < out.len() && word(out[i]) {
+        let (mut letters, mut disguised, mut other) = (0usize, 0usize, 0usize);
+        while i < n {
+            let b = out[i];
+            if b.is_ascii_lowercase() {
+                letters += 1;
+            } else if leet(b).is_some() {
+                disguised += 1;
+            } else if b.is_ascii_digit() {
+                other += 1;
+            } else {
+                break;
+            }
             i += 1;
         }
-        let w = &out[start..i];
-        let letters = w.iter().filter(|b| b.is_ascii_lowercase()).count();
-        let disguised = w.iter().filter(|&&b| leet(b).is_some()).count();
         // A word: mostly letters, some disguised (not `sha256`, `v2`, `2fa`).
-        if letters >= 2 && disguised >= 1 && letters + disguised == w.len() && w.len() >= 3 {
+        if disguised > 0 && letters >= 2 && other == 0 && i - start >= 3 {
             for b in &mut out[start..i] {
                 if let Some(l) = leet(*b) {
                     *b = l;
@@ -281,44 +291,54 @@ pub(crate) fn base64_segments(s: &str) -> Vec<(Range<usize>, String)> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
-    let b64 = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
-    while i < b.len() {
-        if !b64(b[i]) {
+    let n = b.len();
+    while i < n {
+        // One run of base64(url) characters, noting what it mixes.
+        let start = i;
+        let (mut upper, mut lower, mut slash, mut url) = (false, false, false, false);
+        while i < n {
+            match b[i] {
+                b'A'..=b'Z' => upper = true,
+                b'a'..=b'z' => lower = true,
+                b'0'..=b'9' | b'+' => {}
+                b'/' => slash = true,
+                b'-' | b'_' => url = true,
+                _ => break,
+            }
+            i += 1;
+        }
+        if i == start {
             i += 1;
             continue;
         }
-        let start = i;
-        while i < b.len() && b64(b[i]) {
-            i += 1;
-        }
         let mut end = i;
-        while end < b.len() && b[end] == b'=' && end - i < 2 {
+        while end < n && b[end] == b'=' && end - i < 2 {
             end += 1;
         }
         let run = &s[start..i];
-        // Long enough to hide a command, and not a word, path or number.
-        if run.len() < 16
-            || run.bytes().all(|c| c.is_ascii_alphabetic())
-            || run.contains('/')
+        // Long enough to hide a command; base64 of text mixes cases (hex
+        // digests and UUIDs do not); not a path of words.
+        let candidate = run.len() >= 16
+            && upper
+            && lower
+            && !(slash
                 && run
                     .split('/')
-                    .any(|seg| seg.len() >= 3 && seg.bytes().all(|c| c.is_ascii_lowercase()))
-        {
-            i = end;
-            continue;
+                    .any(|seg| seg.len() >= 3 && seg.bytes().all(|c| c.is_ascii_lowercase())));
+        if candidate {
+            let engine = if url {
+                &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            } else {
+                &base64::engine::general_purpose::STANDARD_NO_PAD
+            };
+            if let Ok(bytes) = engine.decode(run.as_bytes())
+                && let Ok(text) = String::from_utf8(bytes)
+                && printable(&text)
+            {
+                out.push((start..end, text));
+            }
         }
-        let engine = if run.contains(['-', '_']) {
-            &base64::engine::general_purpose::URL_SAFE_NO_PAD
-        } else {
-            &base64::engine::general_purpose::STANDARD_NO_PAD
-        };
-        if let Ok(bytes) = engine.decode(run.as_bytes())
-            && let Ok(text) = String::from_utf8(bytes)
-            && printable(&text)
-        {
-            out.push((start..end, text));
-        }
-        i = end;
+        i = end.max(i);
     }
     out
 }

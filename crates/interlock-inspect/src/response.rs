@@ -480,6 +480,7 @@ mod tests {
     #[test]
     fn regression_non_ascii_text_keeps_the_response_scan_on_the_fast_engine() {
         crate::assert_no_unicode_word_boundary(super::rules().set.patterns());
+        crate::assert_no_unicode_word_boundary(&crate::injection::patterns());
     }
 
     use super::*;

@@ -17,6 +17,9 @@ pub(crate) fn sensitive_file_rule(s: &str, path_key: bool) -> Option<&'static st
     if !t.contains(['.', '/', '\\']) && !path_key {
         return None;
     }
+    if !names().is_match(t) {
+        return None;
+    }
     if path_key || !t.contains(char::is_whitespace) {
         return file_rule(t);
     }
@@ -26,6 +29,73 @@ pub(crate) fn sensitive_file_rule(s: &str, path_key: bool) -> Option<&'static st
     t.split(|c: char| c.is_whitespace() || "'\"`;|&<>(),=".contains(c))
         .filter(|tok| tok.contains(['/', '\\']) || (reader && tok.starts_with('.')))
         .find_map(file_rule)
+}
+
+/// Every rule below needs one of these (ASCII case-insensitive): one pass rejects
+/// the ordinary path.
+fn names() -> &'static aho_corasick::AhoCorasick {
+    static NAMES: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build([
+                ".env",
+                "env ",
+                "id_",
+                ".ssh",
+                ".aws",
+                ".azure",
+                "gcloud",
+                ".kube",
+                ".docker",
+                ".oci",
+                "terraform",
+                "/gh/",
+                "/hub",
+                "secrets",
+                "/etc/",
+                "environ",
+                "system32",
+                "repair",
+                "ntds",
+                "netrc",
+                ".npmrc",
+                ".pypirc",
+                "credentials",
+                ".pgpass",
+                ".my.cnf",
+                ".htpasswd",
+                ".vault",
+                ".boto",
+                ".s3cfg",
+                "client_secret",
+                "_history",
+                "master.key",
+                "service-account",
+                ".key",
+                ".p12",
+                ".pfx",
+                ".ppk",
+                ".jks",
+                ".keystore",
+                ".kdbx",
+                ".gpg",
+                ".pem",
+                ".gnupg",
+                "chrome",
+                "chromium",
+                "brave",
+                "edge",
+                "firefox",
+                "mozilla",
+                "opera",
+                "vivaldi",
+                "keychain",
+                "secrets.y",
+                "admin.conf",
+            ])
+            .expect("sensitive names")
+    })
 }
 
 /// Programs whose arguments are files even without a `/` (`cat .env`).
