@@ -215,6 +215,26 @@ fn holdout_precision_recall() {
                 include_str!("corpus/holdout_secret.jsonl"),
                 Category::Secret,
             ),
+            (
+                "sql-destructive",
+                include_str!("corpus/holdout_sql_destructive.jsonl"),
+                Category::SqlDestructive,
+            ),
+            (
+                "code",
+                include_str!("corpus/holdout_code.jsonl"),
+                Category::CodeExecution,
+            ),
+            (
+                "sensitive-file",
+                include_str!("corpus/holdout_sensitive_file.jsonl"),
+                Category::SensitiveFile,
+            ),
+            (
+                "mining",
+                include_str!("corpus/holdout_mining.jsonl"),
+                Category::Cryptomining,
+            ),
         ],
         &[
             (
@@ -231,6 +251,16 @@ fn holdout_precision_recall() {
                 "injection",
                 include_str!("corpus/holdout_injection.jsonl"),
                 Category::PromptInjection,
+            ),
+            (
+                "injection (paraphrase)",
+                include_str!("corpus/holdout_injection_paraphrase.jsonl"),
+                Category::PromptInjection,
+            ),
+            (
+                "secret (assign)",
+                include_str!("corpus/holdout_resp_secret_assignment.jsonl"),
+                Category::Secret,
             ),
         ],
     );
