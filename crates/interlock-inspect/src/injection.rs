@@ -143,7 +143,132 @@ const SENSITIVE: &str = r"(?:(?:the|your|all|any|my|their|these|those)\s+)?(?:(?
 struct Cues {
     list: Vec<(&'static str, f32, Regex)>,
     set: RegexSet,
+    /// The prefilter: every cue contains one of these words, so a sentence
+    /// without any is not searched (most of a 4 KB result).
+    anchors: aho_corasick::AhoCorasick,
 }
+
+/// At least one of these occurs in every match of every cue (the verbs of an
+/// override, the nouns of new instructions, `you` of a role change, the negation
+/// of concealment, the sensitive objects of exfiltration, the tag words).
+/// `regression_anchors_lose_no_injection_finding` checks the prefiltered scan
+/// against the full one over the corpus.
+const ANCHORS: &[&str] = &[
+    // overrides
+    "ignore",
+    "disregard",
+    "forget",
+    "override",
+    "bypass",
+    "discard",
+    "abandon",
+    "overrule",
+    "nullify",
+    "cancel",
+    "aside",
+    "pay no",
+    "following",
+    "longer",
+    "follow",
+    "throw",
+    "scrap",
+    "drop",
+    "skip",
+    "erase",
+    "wipe",
+    "delete",
+    // new instructions, role changes
+    "instruction",
+    "task",
+    "directive",
+    "orders",
+    "objective",
+    "goal",
+    "mission",
+    "purpose",
+    "role",
+    "prompt",
+    "system",
+    "immediately",
+    "now",
+    "instead",
+    "you",
+    "act as",
+    "behave as",
+    "respond as",
+    "answer as",
+    "pretend",
+    "mode",
+    "persona",
+    "identity",
+    "your",
+    // concealment
+    "not",
+    "n't",
+    "dont",
+    "never",
+    "without",
+    "keep",
+    "hide",
+    "user",
+    "human",
+    // exfiltration objects
+    ".ssh",
+    "id_rsa",
+    "id_ed25519",
+    ".env",
+    ".aws",
+    "/etc/",
+    "credential",
+    "api",
+    "key",
+    "secret",
+    "password",
+    "passphrase",
+    "token",
+    "cookie",
+    "conversation",
+    "chat history",
+    "messages",
+    "environment variable",
+    "env var",
+    "wallet",
+    "seed phrase",
+    "mnemonic",
+    // system prompt, tags, weak cues
+    "rules",
+    "guidelines",
+    "important",
+    "admin",
+    "sys",
+    "inst",
+    "im_start",
+    "<<",
+    "###",
+    "ai",
+    "assistant",
+    "model",
+    "llm",
+    "agent",
+    "chatbot",
+    "claude",
+    "chatgpt",
+    "urgent",
+    "critical",
+    "mandatory",
+    "attention",
+    "warning",
+    "must",
+    "have to",
+    "need to",
+    "required",
+    "silently",
+    "secretly",
+    "quietly",
+    "covertly",
+    "discreetly",
+    "stealthily",
+];
 
 fn compiled() -> &'static Cues {
     static CUES: OnceLock<Cues> = OnceLock::new();
@@ -156,7 +281,8 @@ fn compiled() -> &'static Cues {
             })
             .collect();
         let set = RegexSet::new(list.iter().map(|(_, _, r)| r.as_str())).expect("cue set");
-        Cues { list, set }
+        let anchors = aho_corasick::AhoCorasick::new(ANCHORS).expect("anchors");
+        Cues { list, set, anchors }
     })
 }
 
@@ -212,21 +338,55 @@ pub(crate) fn patterns() -> Vec<String> {
 /// `(byte range in sk, rule)`.
 pub(crate) fn find(sk: &str) -> Vec<(Range<usize>, &'static str)> {
     let c = compiled();
-    let on = c.set.matches(sk);
-    if !on.matched_any() {
-        return Vec::new();
+    // The windows to search: `REACH` bytes either side of each anchor (a cue is
+    // shorter than that), widened to whitespace so a window never starts or
+    // ends inside a word, merged where they touch.
+    const REACH: usize = 256;
+    let b = sk.as_bytes();
+    let mut windows: Vec<Range<usize>> = Vec::new();
+    for m in c.anchors.find_iter(sk) {
+        if windows.last().is_some_and(|w| m.end() + REACH <= w.end) {
+            continue;
+        }
+        let mut start = m.start().saturating_sub(REACH);
+        while start > 0 && !b[start - 1].is_ascii_whitespace() {
+            start -= 1;
+        }
+        let mut end = (m.end() + REACH).min(b.len());
+        while end < b.len() && !b[end].is_ascii_whitespace() {
+            end += 1;
+        }
+        match windows.last_mut() {
+            Some(w) if start <= w.end => w.end = w.end.max(end),
+            _ => windows.push(start..end),
+        }
     }
     // Every cue occurrence: (start, end, weight, rule).
     let mut hits: Vec<(usize, usize, f32, &'static str)> = Vec::new();
-    for i in on.iter() {
-        let (rule, w, re) = &c.list[i];
-        for m in re.find_iter(sk) {
-            if *w >= 1.0 && negated(sk, m.start(), rule) {
-                continue;
+    for w in windows {
+        let text = &sk[w.clone()];
+        let on = c.set.matches(text);
+        for i in on.iter() {
+            let (rule, weight, re) = &c.list[i];
+            for m in re.find_iter(text) {
+                let (s, e) = (w.start + m.start(), w.start + m.end());
+                if *weight >= 1.0 && negated(sk, s, rule) {
+                    continue;
+                }
+                if !hits.iter().any(|h| h.0 == s && h.3 == *rule) {
+                    hits.push((s, e, *weight, rule));
+                }
             }
-            hits.push((m.start(), m.end(), *w, rule));
         }
     }
+    score(sk, hits)
+}
+
+/// Groups cue occurrences by sentence and keeps the sentences that reach 1.0.
+fn score(
+    sk: &str,
+    mut hits: Vec<(usize, usize, f32, &'static str)>,
+) -> Vec<(Range<usize>, &'static str)> {
     if hits.iter().all(|h| h.2 < 1.0) && hits.len() < 2 {
         return Vec::new();
     }
@@ -268,6 +428,24 @@ pub(crate) fn find(sk: &str) -> Vec<(Range<usize>, &'static str)> {
     out
 }
 
+/// The scan without the prefilter: the reference the anchored one is tested
+/// against.
+#[cfg(test)]
+fn find_unanchored(sk: &str) -> Vec<(Range<usize>, &'static str)> {
+    let c = compiled();
+    let mut hits = Vec::new();
+    for i in c.set.matches(sk).iter() {
+        let (rule, w, re) = &c.list[i];
+        for m in re.find_iter(sk) {
+            if *w >= 1.0 && negated(sk, m.start(), rule) {
+                continue;
+            }
+            hits.push((m.start(), m.end(), *w, *rule));
+        }
+    }
+    score(sk, hits)
+}
+
 /// "Never ignore the rules", "do not disregard the previous instructions": a
 /// negated override is advice, not an attack (concealment cues carry their own
 /// negation and are not checked).
@@ -298,4 +476,46 @@ fn sentence_of(s: &str, at: usize) -> Range<usize> {
         end += 1;
     }
     start..end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::normalize::{normalize, skeleton};
+
+    /// The anchor prefilter must not change a verdict: over every response row
+    /// of the corpus (tuned and held-out), and each row embedded in filler text,
+    /// the prefiltered scan finds what the full scan finds.
+    #[test]
+    fn regression_anchors_lose_no_injection_finding() {
+        let mut n = 0;
+        for file in [
+            include_str!("../tests/corpus/injection.jsonl"),
+            include_str!("../tests/corpus/injection_paraphrase.jsonl"),
+            include_str!("../tests/corpus/holdout_injection.jsonl"),
+            include_str!("../tests/corpus/holdout_injection_paraphrase.jsonl"),
+            include_str!("../tests/corpus/pii.jsonl"),
+            include_str!("../tests/corpus/resp_secret.jsonl"),
+        ] {
+            for line in file.lines() {
+                let v = interlock_canon::parse_json(line.as_bytes()).expect("corpus line");
+                let t = v
+                    .get("text")
+                    .and_then(interlock_canon::Value::as_str)
+                    .expect("text");
+                for text in [
+                    t.to_owned(),
+                    format!("Row 1: shipped.\n{t}\nRow 2: ok."),
+                    t.replace(' ', "\n"),
+                ] {
+                    let sk = skeleton(&normalize(&text).text);
+                    let full: Vec<_> = find_unanchored(&sk).into_iter().map(|f| f.1).collect();
+                    let pre: Vec<_> = find(&sk).into_iter().map(|f| f.1).collect();
+                    assert_eq!(full, pre, "{text:?}");
+                    n += 1;
+                }
+            }
+        }
+        assert!(n > 300, "{n}");
+    }
 }

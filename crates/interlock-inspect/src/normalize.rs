@@ -248,38 +248,33 @@ pub(crate) fn skeleton(s: &str) -> String {
             _ => return None,
         })
     };
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'@' || b == b'$';
     let n = out.len();
     let mut i = 0;
-    while i < n {
-        let b = out[i];
-        if !(b.is_ascii_alphanumeric() || b == b'@' || b == b'$') {
-            i += 1;
-            continue;
+    // Jump from one look-alike character to the next; only the word around it
+    // is examined (text without digits costs one pass of the lookup).
+    while let Some(p) = out[i..].iter().position(|&b| leet(b).is_some()) {
+        let p = i + p;
+        let mut start = p;
+        while start > 0 && word(out[start - 1]) {
+            start -= 1;
         }
-        // One word: count letters, disguises and anything else in one pass.
-        let start = i;
-        let (mut letters, mut disguised, mut other) = (0usize, 0usize, 0usize);
-        while i < n {
-            let b = out[i];
-            if b.is_ascii_lowercase() {
-                letters += 1;
-            } else if leet(b).is_some() {
-                disguised += 1;
-            } else if b.is_ascii_digit() {
-                other += 1;
-            } else {
-                break;
-            }
-            i += 1;
+        let mut end = p;
+        while end < n && word(out[end]) {
+            end += 1;
         }
+        let w = &out[start..end];
+        let letters = w.iter().filter(|b| b.is_ascii_lowercase()).count();
+        let disguised = w.iter().filter(|&&b| leet(b).is_some()).count();
         // A word: mostly letters, some disguised (not `sha256`, `v2`, `2fa`).
-        if disguised > 0 && letters >= 2 && other == 0 && i - start >= 3 {
-            for b in &mut out[start..i] {
+        if letters >= 2 && letters + disguised == w.len() && w.len() >= 3 {
+            for b in &mut out[start..end] {
                 if let Some(l) = leet(*b) {
                     *b = l;
                 }
             }
         }
+        i = end.max(p + 1);
     }
     String::from_utf8(out).expect("ASCII-to-ASCII changes keep UTF-8")
 }
