@@ -206,7 +206,10 @@ fn build_rules() -> Rules {
             url: Regex::new(r"(?i)(?-u:\b)([a-z][a-z0-9+.-]{1,15})://([^\s/?#]*)([^\s]*)")
                 .expect("url regex"),
             tagged: Vec::new(),
-            sensitive_dirs: aho_corasick::AhoCorasick::new(SENSITIVE).expect("sensitive names"),
+            sensitive_dirs: aho_corasick::AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .build(SENSITIVE)
+                .expect("sensitive names"),
             token_rules: Vec::new(),
             token_set: regex::RegexSet::empty(),
             sql_update: Regex::new(code::SQL_UPDATE).expect("update rule compiles"),
@@ -725,7 +728,7 @@ mod tests {
                             tokens.extend(s.split_whitespace().map(str::to_owned));
                             tokens.push(s);
                         }
-                        Value::Object(m) => stack.extend(m.into_iter().map(|(_, v)| v)),
+                        Value::Object(m) => stack.extend(m.into_values()),
                         Value::Array(a) => stack.extend(a),
                         _ => {}
                     }

@@ -281,7 +281,12 @@ fn compiled() -> &'static Cues {
             })
             .collect();
         let set = RegexSet::new(list.iter().map(|(_, _, r)| r.as_str())).expect("cue set");
-        let anchors = aho_corasick::AhoCorasick::new(ANCHORS).expect("anchors");
+        // A DFA: the anchors are scanned over every result, so the build-once
+        // cost buys the fastest scan (~1 byte per step, no prefilter misses).
+        let anchors = aho_corasick::AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(ANCHORS)
+            .expect("anchors");
         Cues { list, set, anchors }
     })
 }

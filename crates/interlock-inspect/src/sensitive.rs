@@ -38,6 +38,7 @@ fn names() -> &'static aho_corasick::AhoCorasick {
     NAMES.get_or_init(|| {
         aho_corasick::AhoCorasick::builder()
             .ascii_case_insensitive(true)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build([
                 ".env",
                 "env ",
