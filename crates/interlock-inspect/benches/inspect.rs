@@ -8,6 +8,11 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+/// The corpus test's tables (the same files and counting), printed here too.
+#[path = "../tests/corpus.rs"]
+#[allow(dead_code)]
+mod corpus;
 use interlock_canon::{Value, parse_json};
 use interlock_inspect::{ArgContext, ResponsePolicy, inspect_arguments, scan_response};
 
@@ -40,6 +45,13 @@ fn response_4k() -> String {
 }
 
 fn bench(c: &mut Criterion) {
+    println!("labelled corpus (tuned):");
+    corpus::print(&corpus::evaluate(corpus::ARG_FILES, corpus::RESP_FILES));
+    println!("\nlabelled corpus (HELD-OUT, written after tuning, never tuned against):");
+    corpus::print(&corpus::evaluate(
+        corpus::HOLDOUT_ARG_FILES,
+        corpus::HOLDOUT_RESP_FILES,
+    ));
     let args = args_4k();
     let ctx = ArgContext::with_roots(["/workspace"]);
     let resp = response_4k();
