@@ -7,8 +7,11 @@ use interlock_core::schema::{child_path, index_path};
 use interlock_core::secrets::SecretScanner;
 use regex::Regex;
 
+use crate::code;
+use crate::normalize::{self as norm, base64_segments};
+use crate::sensitive::sensitive_file_rule;
 use crate::ssrf::classify_host;
-use crate::{Category, Finding, Severity};
+use crate::{Category, Finding};
 
 /// What the inspector knows about the call.
 #[derive(Clone, Debug, Default)]
@@ -32,24 +35,82 @@ impl ArgContext {
 struct Rules {
     sql: Vec<(&'static str, Regex)>,
     shell: Vec<(&'static str, Regex)>,
-    /// All SQL then all shell patterns, matched in one pass.
+    /// Every regex rule of every category, matched in one pass: each entry's
+    /// category and rule name, in the order of `set`'s patterns.
+    tagged: Vec<(Category, &'static str)>,
     set: regex::RegexSet,
+    /// `UPDATE … SET` statements, checked for a missing `WHERE`.
+    sql_update: Regex,
     /// The built-in secret patterns in one pass.
     secret_set: regex::RegexSet,
     url: Regex,
     secrets: SecretScanner,
+    /// [`SENSITIVE`] locations, one pass (they were one substring search each,
+    /// the largest part of inspecting a list of paths).
+    sensitive_dirs: aho_corasick::AhoCorasick,
+    /// The rules that can match a value with no whitespace or shell/SQL/code
+    /// punctuation ([`plain_token`]): indices into `tagged`, and their set.
+    token_rules: Vec<usize>,
+    token_set: regex::RegexSet,
 }
+
+/// Whether `s` is one plain token: letters, digits and the characters of paths,
+/// hosts and URLs (`./_-~:@+=%`). Most argument values are (identifiers, paths,
+/// URLs), and most rules need whitespace, a quote, a parenthesis or a shell
+/// metacharacter to match, so such a value is matched against the few rules that
+/// can match a token ([`TOKEN_RULES`]); `regression_plain_tokens_only_match_token_rules`
+/// checks that no other rule can.
+fn plain_token(s: &str) -> bool {
+    s.bytes().all(|b| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'.' | b'/' | b'_' | b'-' | b'~' | b':' | b'@' | b'+' | b'=' | b'%'
+            )
+    })
+}
+
+/// Rules that can match a [`plain_token`].
+const TOKEN_RULES: &[&str] = &[
+    "shell-reverse-shell",
+    "sql-nosql-drop",
+    "code-powershell",
+    "code-js-sandbox-escape",
+    "mining-pool-url",
+    "mining-binary",
+    "mining-flags",
+    "mining-browser",
+];
 
 fn rules() -> &'static Rules {
     static RULES: OnceLock<Rules> = OnceLock::new();
     RULES.get_or_init(|| {
         let mut r = build_rules();
-        let pats: Vec<&str> = r
-            .sql
-            .iter()
-            .chain(r.shell.iter())
-            .map(|(_, re)| re.as_str())
+        let mut pats: Vec<String> = Vec::new();
+        for (cat, list) in [(Category::Sql, &r.sql), (Category::Shell, &r.shell)] {
+            for (name, re) in list {
+                r.tagged.push((cat, name));
+                pats.push(re.as_str().to_owned());
+            }
+        }
+        for (cat, list) in [
+            (Category::SqlDestructive, code::SQL_DESTRUCTIVE),
+            (Category::CodeExecution, code::CODE),
+            (Category::Cryptomining, code::MINING),
+        ] {
+            for (name, re) in list {
+                r.tagged.push((cat, name));
+                pats.push((*re).to_owned());
+            }
+        }
+        r.tagged
+            .push((Category::SqlDestructive, "sql-update-without-where"));
+        pats.push(code::SQL_UPDATE.to_owned());
+        r.token_rules = (0..r.tagged.len())
+            .filter(|&i| TOKEN_RULES.contains(&r.tagged[i].1))
             .collect();
+        r.token_set = regex::RegexSet::new(r.token_rules.iter().map(|&i| &pats[i]))
+            .expect("token set compiles");
         r.set = regex::RegexSet::new(pats).expect("rule set compiles");
         r.secret_set = regex::RegexSet::new(r.secrets.patterns().iter().map(|p| p.regex.as_str()))
             .expect("secret set compiles");
@@ -144,6 +205,14 @@ fn build_rules() -> Rules {
             ]),
             url: Regex::new(r"(?i)(?-u:\b)([a-z][a-z0-9+.-]{1,15})://([^\s/?#]*)([^\s]*)")
                 .expect("url regex"),
+            tagged: Vec::new(),
+            sensitive_dirs: aho_corasick::AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .build(SENSITIVE)
+                .expect("sensitive names"),
+            token_rules: Vec::new(),
+            token_set: regex::RegexSet::empty(),
+            sql_update: Regex::new(code::SQL_UPDATE).expect("update rule compiles"),
             set: regex::RegexSet::empty(),
             secret_set: regex::RegexSet::empty(),
             secrets: SecretScanner::builtin(),
@@ -167,13 +236,7 @@ pub fn inspect_arguments(args: &Value, ctx: &ArgContext) -> Vec<Finding> {
                 for (k, item) in map.iter().rev() {
                     let child = child_path(&path, k);
                     if has_secret(k, ctx) {
-                        push(
-                            &mut out,
-                            Category::Secret,
-                            &child,
-                            "secret-in-key",
-                            Severity::High,
-                        );
+                        push(&mut out, Category::Secret, &child, "secret-in-key");
                     }
                     stack.push((item, child, k.as_str()));
                 }
@@ -203,13 +266,7 @@ fn has_secret(s: &str, ctx: &ArgContext) -> bool {
             .any(|t| r.secrets.looks_random(t))
 }
 
-fn push(
-    out: &mut Vec<Finding>,
-    category: Category,
-    path: &str,
-    rule: &'static str,
-    severity: Severity,
-) {
+fn push(out: &mut Vec<Finding>, category: Category, path: &str, rule: &'static str) {
     if out.iter().any(|f| f.category == category && f.path == path) {
         return;
     }
@@ -217,40 +274,65 @@ fn push(
         category,
         path: path.to_owned(),
         rule,
-        severity,
+        severity: category.argument_severity(),
         span: None,
     });
 }
 
+/// Inspects one string: as written, as normalised (when that differs: folded
+/// look-alikes, removed invisibles, decoded `%XX`), and each base64 run in it
+/// decoded one level (issue 24 item 3). A finding names the argument's path, so
+/// which form it was found in does not matter to the caller.
 fn inspect_string(s: &str, key: &str, path: &str, ctx: &ArgContext, out: &mut Vec<Finding>) {
-    let r = rules();
     if s.is_empty() {
         return;
     }
-    let hits = r.set.matches(s);
-    if hits.matched_any() {
-        let n_sql = r.sql.len();
-        if let Some(i) = hits.iter().find(|&i| i < n_sql) {
-            push(out, Category::Sql, path, r.sql[i].0, Severity::High);
-        }
-        if let Some(i) = hits.iter().find(|&i| i >= n_sql) {
-            push(
-                out,
-                Category::Shell,
-                path,
-                r.shell[i - n_sql].0,
-                Severity::Critical,
-            );
+    inspect_form(s, key, path, ctx, out);
+    let n = norm::normalize(s);
+    if n.changed() {
+        inspect_form(&n.text, key, path, ctx, out);
+    }
+    if n.text.len() >= 16 {
+        for (_, decoded) in base64_segments(&n.text) {
+            let d = norm::normalize(&decoded);
+            inspect_form(&d.text, key, path, ctx, out);
         }
     }
+}
+
+fn inspect_form(s: &str, key: &str, path: &str, ctx: &ArgContext, out: &mut Vec<Finding>) {
+    let r = rules();
+    let hits: Vec<usize> = if plain_token(s) {
+        let on = r.token_set.matches(s);
+        on.iter().map(|i| r.token_rules[i]).collect()
+    } else {
+        r.set.matches(s).iter().collect()
+    };
+    let update = r.tagged.len() - 1;
+    for i in hits {
+        let (cat, rule) = r.tagged[i];
+        if i == update
+            && !r
+                .sql_update
+                .find_iter(s)
+                .any(|m| code::update_without_where(m.as_str()))
+        {
+            continue;
+        }
+        push(out, cat, path, rule);
+    }
+    let path_key = key_is_path_like(key);
     if let Some(rule) = path_rule(s, key, ctx) {
-        push(out, Category::PathTraversal, path, rule, Severity::High);
+        push(out, Category::PathTraversal, path, rule);
+    }
+    if let Some(rule) = sensitive_file_rule(s, path_key) {
+        push(out, Category::SensitiveFile, path, rule);
     }
     if let Some(rule) = ssrf_rule(s, key) {
-        push(out, Category::Ssrf, path, rule, Severity::High);
+        push(out, Category::Ssrf, path, rule);
     }
     if has_secret(s, ctx) {
-        push(out, Category::Secret, path, "secret", Severity::High);
+        push(out, Category::Secret, path, "secret");
     }
 }
 
@@ -473,9 +555,7 @@ fn path_rule(s: &str, key: &str, ctx: &ArgContext) -> Option<&'static str> {
         return None;
     }
     let lower = norm.to_ascii_lowercase();
-    let sensitive = SENSITIVE
-        .iter()
-        .any(|x| lower.starts_with(x) || lower.contains(&x[..]))
+    let sensitive = rules().sensitive_dirs.is_match(&lower)
         && (lower.starts_with('/') || lower.starts_with('~'))
         || lower.starts_with("~/.")
         || lower == "/etc"
@@ -497,7 +577,16 @@ fn path_rule(s: &str, key: &str, ctx: &ArgContext) -> Option<&'static str> {
 
 fn inside_roots(norm: &str, ctx: &ArgContext) -> bool {
     ctx.allowed_roots.iter().any(|root| {
-        let r = normalize(root);
+        // A plain absolute root (the usual case) is its own normal form.
+        let plain = root.starts_with('/')
+            && !root.contains(['\\', '~'])
+            && !root.contains("//")
+            && !root.split('/').any(|seg| seg == "." || seg == "..");
+        let r = if plain {
+            std::borrow::Cow::Borrowed(root.as_str())
+        } else {
+            std::borrow::Cow::Owned(normalize(root))
+        };
         let r = r.trim_end_matches('/');
         r.is_empty()
             || norm
@@ -612,6 +701,86 @@ mod tests {
 
     use super::*;
     use crate::ssrf::HostClass;
+
+    /// The plain-token fast path must not lose a finding: over the corpus's
+    /// values and a generated set of tokens, no rule outside [`TOKEN_RULES`]
+    /// matches a plain token.
+    #[test]
+    fn regression_plain_tokens_only_match_token_rules() {
+        let r = rules();
+        let mut tokens: Vec<String> = Vec::new();
+        for file in [
+            include_str!("../tests/corpus/sql.jsonl"),
+            include_str!("../tests/corpus/shell.jsonl"),
+            include_str!("../tests/corpus/path.jsonl"),
+            include_str!("../tests/corpus/ssrf.jsonl"),
+            include_str!("../tests/corpus/sql_destructive.jsonl"),
+            include_str!("../tests/corpus/code.jsonl"),
+            include_str!("../tests/corpus/mining.jsonl"),
+            include_str!("../tests/corpus/sensitive_file.jsonl"),
+        ] {
+            for line in file.lines() {
+                let v = interlock_canon::parse_json(line.as_bytes()).expect("corpus line");
+                let mut stack = vec![v];
+                while let Some(v) = stack.pop() {
+                    match v {
+                        Value::String(s) => {
+                            tokens.extend(s.split_whitespace().map(str::to_owned));
+                            tokens.push(s);
+                        }
+                        Value::Object(m) => stack.extend(m.into_values()),
+                        Value::Array(a) => stack.extend(a),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let words = [
+            "delete",
+            "drop",
+            "truncate",
+            "union",
+            "select",
+            "eval",
+            "exec",
+            "os.system",
+            "subprocess",
+            "child_process",
+            "xmrig",
+            "or",
+            "and",
+            "1=1",
+            "--",
+            "sleep",
+            "/etc/passwd",
+            "rm",
+            "curl",
+            "flushall",
+            "__import__",
+            "function",
+            "admin",
+        ];
+        for a in words {
+            for b in words {
+                tokens.push(format!("{a}{b}"));
+                tokens.push(format!("{a}.{b}"));
+                tokens.push(format!("{a}/{b}"));
+                tokens.push(format!("{a}:{b}"));
+            }
+        }
+        let mut checked = 0;
+        for t in tokens.iter().filter(|t| plain_token(t)) {
+            for i in r.set.matches(t).iter() {
+                assert!(
+                    r.token_rules.contains(&i),
+                    "{} matches the plain token {t:?}",
+                    r.tagged[i].1
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked > 500, "{checked}");
+    }
 
     #[test]
     fn decode() {

@@ -1,16 +1,23 @@
 //! Inspection of MCP tool calls (issue 5, items 2 and 5).
 //!
 //! Pure: no I/O, no async. [`inspect_arguments`] walks every string of a tool call's
-//! arguments and classifies SQL injection, shell injection, path traversal, SSRF and
-//! secrets; [`scan_response`] finds PII, secrets and prompt-injection text in a tool's
+//! arguments and classifies SQL injection, destructive SQL, shell injection, code
+//! execution, path traversal, sensitive files, SSRF, secrets and cryptomining;
+//! [`scan_response`] finds PII, secrets and prompt-injection text in a tool's
 //! response and redacts each finding in place. Rules favour precision: a category is
 //! only claimed when the value has the *structure* of an attack (a quote break-out,
-//! a command after a metacharacter, a URL whose parsed host is internal), not when
-//! it merely mentions a keyword.
+//! a command after a metacharacter, a URL whose parsed host is internal, a request
+//! aimed at the model), not when it merely mentions a keyword. Every rule runs on
+//! the normalised text ([`normalize`](mod@normalize): NFKC folding, confusables,
+//! invisible characters, one level of URL and base64 decoding; issue 24).
 #![forbid(unsafe_code)]
 
 mod args;
+mod code;
+mod injection;
+mod normalize;
 mod response;
+mod sensitive;
 mod ssrf;
 
 pub use args::{ArgContext, inspect_arguments};
@@ -22,24 +29,67 @@ use std::ops::Range;
 /// What a finding is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Category {
+    /// SQL injection: a value that breaks out of the query it is put into.
     Sql,
+    /// A SQL statement that destroys or exfiltrates data on its own: `DELETE` or
+    /// `UPDATE` without a `WHERE`, `DROP`, `TRUNCATE`, `INTO OUTFILE`, `LOAD_FILE`.
+    SqlDestructive,
     Shell,
+    /// Code run by an interpreter: `eval`/`exec`, `os.system`, `subprocess` with
+    /// `shell=True`, `child_process`, `Function(...)`, `__import__`.
+    CodeExecution,
     PathTraversal,
+    /// A file whose contents are credentials (`.env`, SSH keys, cloud credential
+    /// files, `/etc/shadow`, browser profiles), also inside an allowed root.
+    SensitiveFile,
     Ssrf,
     Secret,
+    /// Cryptocurrency miners: miner binaries, pool URLs (`stratum+tcp://`).
+    Cryptomining,
     Pii,
     PromptInjection,
 }
 
 impl Category {
+    /// Every category, in order.
+    pub const ALL: [Category; 11] = [
+        Category::Sql,
+        Category::SqlDestructive,
+        Category::Shell,
+        Category::CodeExecution,
+        Category::PathTraversal,
+        Category::SensitiveFile,
+        Category::Ssrf,
+        Category::Secret,
+        Category::Cryptomining,
+        Category::Pii,
+        Category::PromptInjection,
+    ];
+
+    /// How bad a finding of this category in a tool call's arguments is (its
+    /// risk; the gateway holds a call at [`Severity::High`] and above).
+    pub fn argument_severity(self) -> Severity {
+        match self {
+            Category::Shell | Category::CodeExecution | Category::Cryptomining => {
+                Severity::Critical
+            }
+            Category::Pii => Severity::Medium,
+            _ => Severity::High,
+        }
+    }
+
     /// Short stable name, used in `[REDACTED:<kind>]` and in corpus files.
     pub fn as_str(self) -> &'static str {
         match self {
             Category::Sql => "sql",
+            Category::SqlDestructive => "sql-destructive",
             Category::Shell => "shell",
+            Category::CodeExecution => "code",
             Category::PathTraversal => "path",
+            Category::SensitiveFile => "sensitive-file",
             Category::Ssrf => "ssrf",
             Category::Secret => "secret",
+            Category::Cryptomining => "mining",
             Category::Pii => "pii",
             Category::PromptInjection => "injection",
         }

@@ -5,7 +5,8 @@ use std::sync::OnceLock;
 use interlock_core::secrets::SecretScanner;
 use regex::Regex;
 
-use crate::{Category, Finding, ParseActionError, Severity};
+use crate::normalize::{base64_segments, normalize, skeleton};
+use crate::{Category, Finding, ParseActionError, Severity, injection};
 
 /// What to do with a category's findings in a response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,19 +80,22 @@ struct Rules {
     ssn: Regex,
     token: Regex,
     extra_secrets: Vec<Regex>,
-    injection: Vec<(&'static str, Regex)>,
+    /// Public key material whose random-looking body is not a secret.
+    public: Regex,
     secrets: SecretScanner,
     /// Every detector above plus the built-in secret patterns, in one pass.
     set: regex::RegexSet,
 }
 
 const SET_PRIVATE_KEY: usize = 0;
-const SET_EXTRA: usize = 1; // two entries
-const SET_EMAIL: usize = 3;
-const SET_CARD: usize = 4;
-const SET_SSN: usize = 5;
-const SET_PHONE: usize = 6;
-const SET_INJECTION: usize = 7;
+const SET_EXTRA: usize = 1; // `EXTRA_SECRETS` entries
+const EXTRA_SECRETS: usize = 4;
+const SET_EMAIL: usize = SET_EXTRA + EXTRA_SECRETS;
+const SET_CARD: usize = SET_EMAIL + 1;
+const SET_SSN: usize = SET_EMAIL + 2;
+const SET_PHONE: usize = SET_EMAIL + 3;
+const SET_PUBLIC: usize = SET_EMAIL + 4;
+const SET_SECRETS: usize = SET_EMAIL + 5;
 
 fn rules() -> &'static Rules {
     static RULES: OnceLock<Rules> = OnceLock::new();
@@ -104,8 +108,9 @@ fn rules() -> &'static Rules {
             r.card.as_str(),
             r.ssn.as_str(),
             r.phone.as_str(),
+            r.public.as_str(),
         ]);
-        pats.extend(r.injection.iter().map(|(_, re)| re.as_str()));
+        assert_eq!(pats.len(), SET_SECRETS);
         pats.extend(r.secrets.patterns().iter().map(|p| p.regex.as_str()));
         r.set = regex::RegexSet::new(pats).expect("response set compiles");
         r
@@ -119,7 +124,9 @@ fn build_rules() -> Rules {
             private_key: re(
                 r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----|$)",
             ),
-            email: re(r"(?-u:\b)[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]+\.)+([A-Za-z]{2,24})(?-u:\b)"),
+            email: re(
+                r"(?-u:\b)[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]+\.)+([A-Za-z]{2,24})(?-u:\b)",
+            ),
             phone: re(
                 r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s?|(?-u:\b)\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}(?-u:\b)|\+\d{1,3}(?:[\s.-]\d{1,6}){1,5}(?-u:\b)",
             ),
@@ -131,35 +138,20 @@ fn build_rules() -> Rules {
                 re(r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://:[^\s/@]{3,}@"),
                 // `PASSWORD=…` / `api_key: …` assignments with a concrete value.
                 re(
-                    r#"(?i)(?-u:\b)[a-z_]*(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)[a-z_]*\s*[=:]\s*['"]?[^\s'"<>{}$*\[\]]*[0-9][^\s'"<>{}$*\[\]]*"#,
+                    r#"(?i)(?-u:\b)[a-z_]*(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)[a-z_]*['"]?\s*[=:]\s*['"]?[^\s'"<>{}$*\[\]]*[0-9][^\s'"<>{}$*\[\]]*"#,
+                ),
+                // Quoted values without digits (`"password": "correct-horse-battery"`).
+                re(
+                    r#"(?i)(?-u:\b)[a-z_]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret)[a-z_]*['"]?\s*[=:]\s*['"][^\s'"<>{}$*\[\]]{8,}['"]|(?i)(?-u:\b)[a-z_]*passphrase[a-z_]*['"]?\s*[=:]\s*['"][^'"\n<>{}$]{8,}['"]"#,
+                ),
+                // ADO.NET / ODBC connection strings (`Server=…;Password=…`).
+                re(
+                    r#"(?i)(?:server|data\s+source|host|address|hostname)\s*=[^;\n]+;(?:[^;\n]*;){0,6}?\s*(?:password|pwd)\s*=\s*[^;'"\s]{4,}"#,
                 ),
             ],
-            injection: [
-                (
-                    "injection-ignore-instructions",
-                    r"(?i)(?-u:\b)(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|existing|original|system)\s+(?:instructions?|prompts?|directions|rules|guidelines|directives|context)",
-                ),
-                (
-                    "injection-role-change",
-                    r"(?i)(?-u:\b)you\s+are\s+now\s+(?:(?:a|an|the|my)\s+(?:\w+\s+){0,3}(?:ai|assistant|model|bot|agent|chatbot|hacker|character|persona|llm)(?-u:\b)|(?:in\s+)?(?:developer|dan|god|jailbreak|unrestricted|admin|debug)\s+mode|dan(?-u:\b)|free\s+(?:of|from)(?-u:\b)|unrestricted|jailbroken|no\s+longer\s+bound)",
-                ),
-                (
-                    "injection-system-prompt",
-                    r"(?i)(?-u:\b)(?:reveal|print|show|output|repeat|leak|disclose|send|dump|ignore|override|replace|exfiltrate)(?-u:\b)[^.\n]{0,30}(?-u:\b)system\s+prompt|(?-u:\b)system\s+prompt\s+(?:override|update)\s*:|^\s*(?:new\s+)?system\s+prompt\s*:",
-                ),
-                ("injection-tag", r"(?i)</?\s*(?:important|system|instructions?|admin)\s*>|\[\[?\s*system\s*\]\]?\s*:|<\|im_start\|>"),
-                (
-                    "injection-conceal",
-                    r"(?i)(?-u:\b)(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to|show|alert|notify|let)\s+(?:this\s+to\s+)?the\s+user(?-u:\b)",
-                ),
-                (
-                    "injection-new-instructions",
-                    r"(?i)(?-u:\b)(?:new|updated|real|actual)\s+instructions\s*:|(?-u:\b)assistant\s*,?\s+(?:you\s+must|immediately)\s+(?:now\s+)?(?:call|run|send|execute|read)(?-u:\b)",
-                ),
-            ]
-            .iter()
-            .map(|(n, r)| (*n, re(r)))
-            .collect(),
+            public: re(
+                r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?|PUBLIC KEY BLOCK|SIGNATURE|X509 CRL)-----(?s:.*?)(?:-----END [A-Z0-9 ]+-----|$)|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)\s+AAAA[A-Za-z0-9+/=]+|(?-u:\b)sha(?:256|384|512)-[A-Za-z0-9+/=]{40,}",
+            ),
             secrets: SecretScanner::builtin(),
             set: regex::RegexSet::empty(),
         }
@@ -172,12 +164,40 @@ const FILE_EXTS: &[&str] = &[
 ];
 
 /// Scans a tool response and redacts findings according to `policy`.
-pub fn scan_response(text: &str, policy: &ResponsePolicy) -> ResponseScan {
+///
+/// Every rule runs on the normalised text (issue 24 item 3: look-alikes folded,
+/// invisibles removed, `%XX` decoded; base64 runs decoded one level for the
+/// injection cues); each finding's span is mapped back to the original text,
+/// which is what is redacted.
+pub fn scan_response(original: &str, policy: &ResponsePolicy) -> ResponseScan {
+    let norm = normalize(original);
+    let mut hits = scan_normalized(&norm.text, policy);
+    if norm.changed() {
+        for h in &mut hits {
+            let o = norm.original(h.0..h.1);
+            (h.0, h.1) = (o.start, o.end);
+        }
+    }
+    redact(original, hits, policy)
+}
+
+type Hit = (usize, usize, Category, &'static str);
+
+fn scan_normalized(text: &str, policy: &ResponsePolicy) -> Vec<Hit> {
     let r = rules();
-    let mut hits: Vec<(usize, usize, Category, &'static str)> = Vec::new();
+    let mut hits: Vec<Hit> = Vec::new();
 
     let on = r.set.matches(text);
-    let secrets_base = SET_INJECTION + r.injection.len();
+    let secrets_base = SET_SECRETS;
+    let public: Vec<(usize, usize)> = if on.matched(SET_PUBLIC) {
+        r.public
+            .find_iter(text)
+            .map(|m| (m.start(), m.end()))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let is_public = |s: usize, e: usize| public.iter().any(|p| p.0 <= s && e <= p.1);
     // Secrets first: they take precedence over overlapping PII.
     for m in on
         .matched(SET_PRIVATE_KEY)
@@ -206,7 +226,10 @@ pub fn scan_response(text: &str, policy: &ResponsePolicy) -> ResponseScan {
                 .rsplit(['=', ':'])
                 .next()
                 .map_or(0, |v| v.trim().len());
-            if value_len >= 8 {
+            // A connection string's password may be short; a bare assignment's
+            // value must be long enough not to be a word.
+            let connection_string = i == EXTRA_SECRETS - 1;
+            if (value_len >= 8 || connection_string) && !placeholder(m.as_str()) {
                 hits.push((m.start(), m.end(), Category::Secret, "secret-assignment"));
             }
         }
@@ -219,7 +242,10 @@ pub fn scan_response(text: &str, policy: &ResponsePolicy) -> ResponseScan {
             // The patterns already ran on the whole text (above): a token
             // one of them matches is recorded as that pattern, so only the
             // entropy rule is left to try here.
-            if t.len() >= rule.min_length && scanner.looks_random(t) {
+            if t.len() >= rule.min_length
+                && scanner.looks_random(t)
+                && !is_public(m.start(), m.end())
+            {
                 hits.push((m.start(), m.end(), Category::Secret, "high-entropy-string"));
             }
         }
@@ -325,16 +351,57 @@ pub fn scan_response(text: &str, policy: &ResponsePolicy) -> ResponseScan {
         hits.push((s, e, Category::Pii, "pii-phone"));
     }
 
-    // Injection.
-    for (i, (rule, re)) in r.injection.iter().enumerate() {
-        if !on.matched(SET_INJECTION + i) {
-            continue;
-        }
-        for m in re.find_iter(text) {
-            hits.push((m.start(), m.end(), Category::PromptInjection, rule));
+    // Injection, by intent, on the lower-cased leetspeak-folded text (same
+    // length, same offsets), and inside base64 runs decoded one level.
+    let sk = skeleton(text);
+    for (span, rule) in injection::find(&sk) {
+        hits.push((span.start, span.end, Category::PromptInjection, rule));
+    }
+    if text.len() >= 16 {
+        for (span, decoded) in base64_segments(text) {
+            let d = normalize(&decoded);
+            if let Some((_, rule)) = injection::find(&skeleton(&d.text)).first() {
+                hits.push((span.start, span.end, Category::PromptInjection, rule));
+            }
         }
     }
+    hits
+}
 
+/// A value that stands for a secret rather than being one (`<password>`,
+/// `your-api-key-here`, `********`).
+fn placeholder(assignment: &str) -> bool {
+    let v = assignment
+        .rsplit(['=', ':'])
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_matches(['"', '\'', ' '])
+        .to_ascii_lowercase();
+    v.is_empty()
+        || v.bytes()
+            .all(|b| b == b'*' || b == b'x' || b == b'.' || b == b'#')
+        || [
+            "your",
+            "example",
+            "placeholder",
+            "redacted",
+            "changeme",
+            "dummy",
+            "sample",
+            "here",
+            "xxxx",
+            "<",
+            "${",
+            "{{",
+            "%(",
+        ]
+        .iter()
+        .any(|w| v.contains(w))
+}
+
+/// Sorts the findings and replaces each one the policy redacts.
+fn redact(text: &str, mut hits: Vec<Hit>, policy: &ResponsePolicy) -> ResponseScan {
     hits.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     let mut findings = Vec::new();
     let mut redacted = String::with_capacity(text.len());
@@ -413,6 +480,7 @@ mod tests {
     #[test]
     fn regression_non_ascii_text_keeps_the_response_scan_on_the_fast_engine() {
         crate::assert_no_unicode_word_boundary(super::rules().set.patterns());
+        crate::assert_no_unicode_word_boundary(&crate::injection::patterns());
     }
 
     use super::*;

@@ -1,9 +1,14 @@
 //! Labelled corpus: precision and recall per category, asserted ≥ 0.95.
+//!
+//! Issue 24 added the `sql-destructive`, `code`, `mining` and `sensitive-file`
+//! argument files, paraphrased injection and assignment/public-material secrets
+//! for responses (all from `corpus/gen24.py`), with obfuscated variants of attacks
+//! (fullwidth, confusables, zero-width, leetspeak, `%XX`, base64) in each file.
 
 use interlock_canon::{Value, parse_json};
 use interlock_inspect::{ArgContext, Category, ResponsePolicy, inspect_arguments, scan_response};
 
-const ARG_FILES: &[(&str, &str, Category)] = &[
+pub const ARG_FILES: &[(&str, &str, Category)] = &[
     ("sql", include_str!("corpus/sql.jsonl"), Category::Sql),
     ("shell", include_str!("corpus/shell.jsonl"), Category::Shell),
     (
@@ -17,9 +22,29 @@ const ARG_FILES: &[(&str, &str, Category)] = &[
         include_str!("corpus/secret.jsonl"),
         Category::Secret,
     ),
+    (
+        "sql-destructive",
+        include_str!("corpus/sql_destructive.jsonl"),
+        Category::SqlDestructive,
+    ),
+    (
+        "code",
+        include_str!("corpus/code.jsonl"),
+        Category::CodeExecution,
+    ),
+    (
+        "sensitive-file",
+        include_str!("corpus/sensitive_file.jsonl"),
+        Category::SensitiveFile,
+    ),
+    (
+        "mining",
+        include_str!("corpus/mining.jsonl"),
+        Category::Cryptomining,
+    ),
 ];
 
-const RESP_FILES: &[(&str, &str, Category)] = &[
+pub const RESP_FILES: &[(&str, &str, Category)] = &[
     ("pii", include_str!("corpus/pii.jsonl"), Category::Pii),
     (
         "secret (resp)",
@@ -31,10 +56,97 @@ const RESP_FILES: &[(&str, &str, Category)] = &[
         include_str!("corpus/injection.jsonl"),
         Category::PromptInjection,
     ),
+    (
+        "injection (paraphrase)",
+        include_str!("corpus/injection_paraphrase.jsonl"),
+        Category::PromptInjection,
+    ),
+    (
+        "secret (assign)",
+        include_str!("corpus/resp_secret_assignment.jsonl"),
+        Category::Secret,
+    ),
+];
+
+/// Held-out rows (written after tuning, never tuned against).
+pub const HOLDOUT_ARG_FILES: &[(&str, &str, Category)] = &[
+    (
+        "sql",
+        include_str!("corpus/holdout_sql.jsonl"),
+        Category::Sql,
+    ),
+    (
+        "shell",
+        include_str!("corpus/holdout_shell.jsonl"),
+        Category::Shell,
+    ),
+    (
+        "path",
+        include_str!("corpus/holdout_path.jsonl"),
+        Category::PathTraversal,
+    ),
+    (
+        "ssrf",
+        include_str!("corpus/holdout_ssrf.jsonl"),
+        Category::Ssrf,
+    ),
+    (
+        "secret (args)",
+        include_str!("corpus/holdout_secret.jsonl"),
+        Category::Secret,
+    ),
+    (
+        "sql-destructive",
+        include_str!("corpus/holdout_sql_destructive.jsonl"),
+        Category::SqlDestructive,
+    ),
+    (
+        "code",
+        include_str!("corpus/holdout_code.jsonl"),
+        Category::CodeExecution,
+    ),
+    (
+        "sensitive-file",
+        include_str!("corpus/holdout_sensitive_file.jsonl"),
+        Category::SensitiveFile,
+    ),
+    (
+        "mining",
+        include_str!("corpus/holdout_mining.jsonl"),
+        Category::Cryptomining,
+    ),
+];
+
+pub const HOLDOUT_RESP_FILES: &[(&str, &str, Category)] = &[
+    (
+        "pii",
+        include_str!("corpus/holdout_pii.jsonl"),
+        Category::Pii,
+    ),
+    (
+        "secret (resp)",
+        include_str!("corpus/holdout_resp_secret.jsonl"),
+        Category::Secret,
+    ),
+    (
+        "injection",
+        include_str!("corpus/holdout_injection.jsonl"),
+        Category::PromptInjection,
+    ),
+    (
+        "injection (paraphrase)",
+        include_str!("corpus/holdout_injection_paraphrase.jsonl"),
+        Category::PromptInjection,
+    ),
+    (
+        "secret (assign)",
+        include_str!("corpus/holdout_resp_secret_assignment.jsonl"),
+        Category::Secret,
+    ),
 ];
 
 #[derive(Default)]
-struct Counts {
+pub struct Counts {
     tp: u32,
     fp: u32,
     fn_: u32,
@@ -75,9 +187,9 @@ fn ctx() -> ArgContext {
     ArgContext::with_roots(["/workspace", "/tmp/scratch"])
 }
 
-type Table = Vec<(&'static str, Counts)>;
+pub type Table = Vec<(&'static str, Counts)>;
 
-fn evaluate(
+pub fn evaluate(
     arg_files: &[(&'static str, &str, Category)],
     resp_files: &[(&'static str, &str, Category)],
 ) -> Table {
@@ -114,15 +226,15 @@ fn evaluate(
 }
 
 /// Prints the table; whether every category reaches 0.95 for both figures.
-fn print(table: &Table) -> bool {
+pub fn print(table: &Table) -> bool {
     println!(
-        "\n{:<15} {:>4} {:>4} {:>4} {:>4} {:>9} {:>7}",
+        "\n{:<23} {:>4} {:>4} {:>4} {:>4} {:>9} {:>7}",
         "category", "TP", "FP", "FN", "TN", "precision", "recall"
     );
     let mut ok = true;
     for (name, c) in table {
         println!(
-            "{:<15} {:>4} {:>4} {:>4} {:>4} {:>9.3} {:>7.3}",
+            "{:<23} {:>4} {:>4} {:>4} {:>4} {:>9.3} {:>7.3}",
             name,
             c.tp,
             c.fp,
@@ -153,52 +265,7 @@ fn corpus_precision_recall() {
 /// Rows written after tuning and never tuned against: printed, not asserted.
 #[test]
 fn holdout_precision_recall() {
-    let table = evaluate(
-        &[
-            (
-                "sql",
-                include_str!("corpus/holdout_sql.jsonl"),
-                Category::Sql,
-            ),
-            (
-                "shell",
-                include_str!("corpus/holdout_shell.jsonl"),
-                Category::Shell,
-            ),
-            (
-                "path",
-                include_str!("corpus/holdout_path.jsonl"),
-                Category::PathTraversal,
-            ),
-            (
-                "ssrf",
-                include_str!("corpus/holdout_ssrf.jsonl"),
-                Category::Ssrf,
-            ),
-            (
-                "secret (args)",
-                include_str!("corpus/holdout_secret.jsonl"),
-                Category::Secret,
-            ),
-        ],
-        &[
-            (
-                "pii",
-                include_str!("corpus/holdout_pii.jsonl"),
-                Category::Pii,
-            ),
-            (
-                "secret (resp)",
-                include_str!("corpus/holdout_resp_secret.jsonl"),
-                Category::Secret,
-            ),
-            (
-                "injection",
-                include_str!("corpus/holdout_injection.jsonl"),
-                Category::PromptInjection,
-            ),
-        ],
-    );
+    let table = evaluate(HOLDOUT_ARG_FILES, HOLDOUT_RESP_FILES);
     println!("\nHELD-OUT (written after tuning; never tuned against):");
     print(&table);
     // Held-out floors, set from the first measurement so a regression fails: no

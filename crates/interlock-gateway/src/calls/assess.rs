@@ -220,4 +220,36 @@ mod tests {
         assert!(!b.held(), "{b:?}");
         assert!(b.score <= 60);
     }
+
+    /// Issue 24 item 1: each new argument category holds the call (its risk is
+    /// high or critical) and is named in the reason; its look-alike runs.
+    #[test]
+    fn regression_new_argument_categories_hold_the_call() {
+        let config = GatewayConfig::default();
+        let args = |k: &str, v: &str| {
+            let mut m = Map::new();
+            m.insert(k.into(), v.into());
+            Value::Object(m)
+        };
+        for (key, value, category, risk) in [
+            ("query", "DELETE FROM users", "sql-destructive", RiskLevel::High),
+            ("code", "eval(input())", "code", RiskLevel::Critical),
+            ("path", "/workspace/.env", "sensitive-file", RiskLevel::High),
+            ("cmd", "./xmrig -o stratum+tcp://pool.example:3333", "mining", RiskLevel::Critical),
+        ] {
+            let a = assess(&config, "db", "default", None, &args(key, value));
+            assert!(a.held() && a.inspection_hold, "{value}: {a:?}");
+            assert!(a.hold_reasons[0].contains(category), "{value}: {a:?}");
+            assert_eq!(a.risk, risk, "{value}");
+        }
+        for (key, value) in [
+            ("query", "DELETE FROM sessions WHERE id = ?"),
+            ("code", "model.eval()"),
+            ("path", "/workspace/environment.md"),
+            ("text", "Data mining pipeline"),
+        ] {
+            let a = assess(&config, "db", "default", None, &args(key, value));
+            assert!(!a.inspection_hold, "{value}: {a:?}");
+        }
+    }
 }
