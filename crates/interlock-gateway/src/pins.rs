@@ -935,7 +935,7 @@ pub fn to_canon(v: &serde_json::Value) -> Value {
         .expect("serde_json output is valid JSON")
 }
 
-fn parse_surface(
+pub(crate) fn parse_surface(
     name: &str,
     instructions: Option<&str>,
     raw_tools: &[Box<RawValue>],
@@ -953,10 +953,9 @@ fn parse_surface(
     Surface::from_tools_list(&Value::Array(tools), instructions).map_err(|e| bad(e.to_string()))
 }
 
-pub(crate) fn decode_surface(
-    name: &str,
-    bytes: Option<&[u8]>,
-) -> Result<Option<Surface>, PinError> {
+/// A stored surface (a row's baseline or observed bytes, a kept approved
+/// surface, a lockfile's surface) as a [`Surface`]; `None` for no bytes.
+pub fn decode_surface(name: &str, bytes: Option<&[u8]>) -> Result<Option<Surface>, PinError> {
     let Some(bytes) = bytes else { return Ok(None) };
     let v = canon::parse_json(bytes)
         .map_err(|e| StoreError::Malformed(format!("server {name}: stored surface: {e}")))?;
