@@ -131,4 +131,4 @@ out INTERLOCK_PEERS_SERVER_EVERYTHING "$nm/@modelcontextprotocol/server-everythi
 out INTERLOCK_PEERS_SERVER_FILESYSTEM "$nm/@modelcontextprotocol/server-filesystem/dist/index.js"
 # Earlier releases of the same two servers: a pull request that upgrades them (issue 22).
 out INTERLOCK_PEERS_SERVER_EVERYTHING_PREV "$nm/server-everything-2026.1.14/dist/index.js"
-out INTERLOCK_PEERS_SERVER_FILESYSTEM_PREV "$nm/server-filesystem-2026.7.10/dist/index.js"
+out INTERLOCK_PEERS_SERVER_FILESYSTEM_PREV "$nm/server-filesystem-2026.1.14/dist/index.js"

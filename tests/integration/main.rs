@@ -16,6 +16,7 @@ mod limits;
 mod mcp_bridge;
 mod probes;
 mod receipts;
+mod review;
 mod standing;
 mod team;
 mod trust;

@@ -167,7 +167,7 @@ impl Lockfile {
             let surface = decode_surface(name, Some(&bytes))
                 .map_err(|e| shape(format!("{path}.surface"), e.to_string()))?
                 .ok_or_else(|| shape(format!("{path}.surface"), "missing"))?;
-            if canon::canonical_bytes(&surface.to_value()) != bytes {
+            if unordered(&surface.to_value()) != unordered(value) {
                 return Err(shape(
                     format!("{path}.surface"),
                     "not a surface as the gateway stores one (a member it would not keep, or a missing one)",
@@ -385,6 +385,30 @@ pub fn locate(text: &str, server: &str, tool: Option<&str>) -> usize {
         .skip(at)
         .find(|(_, l)| l.contains(&tool_name))
         .map_or(at + 1, |(i, _)| i + 1)
+}
+
+/// `v` with each top-level array's elements in canonical-byte order: the
+/// order of tools (or of any listed part) in a lockfile is not meaning, as
+/// it is not in a listing.
+fn unordered(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        Value::Array(a) => {
+                            let mut a = a.clone();
+                            a.sort_by_cached_key(canon::canonical_bytes);
+                            Value::Array(a)
+                        }
+                        other => other.clone(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// `v` with every object's members in sorted order, whatever map type
