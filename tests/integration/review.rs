@@ -473,3 +473,134 @@ fn approve_from_lock_trusts_only_the_servers_whose_surface_still_matches() {
     assert!(stdout(&out).contains("(already)"), "{}", stdout(&out));
     b.assert_audit_clean();
 }
+
+#[test]
+fn review_over_http_with_a_review_only_key_agrees_with_the_lockfile_and_changes_nothing() {
+    let (gw, lock) = locked();
+    let root = tempfile::tempdir().unwrap();
+    let pr = write_config(&gw, "pr.toml", &after(root.path()));
+    let out = cli(&gw, &["reviewers", "add", "ci", "--scope", "review"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ci_key = stdout(&out).trim().to_owned();
+    let full = gw.reviewer_key();
+    let log_size = |gw: &Gateway| {
+        gw.api_get(&full, "/api/v1/log?limit=1")["size"]
+            .as_u64()
+            .unwrap()
+    };
+    let before_size = log_size(&gw);
+
+    // The review-only key: no inbox, no decisions, no tools.
+    let auth = format!("Bearer {ci_key}");
+    let (status, _, body) = crate::gateway_util::http(
+        &gw.addr,
+        "GET",
+        "/api/v1/inbox",
+        &[("Authorization", &auth)],
+        b"",
+    );
+    assert_eq!(status, 403, "{}", String::from_utf8_lossy(&body));
+    let (status, _, _) = crate::gateway_util::http(
+        &gw.addr,
+        "POST",
+        "/api/v1/servers/time/decisions",
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+        ],
+        b"{}",
+    );
+    assert_eq!(status, 403);
+    let (status, _, _) = crate::gateway_util::http(
+        &gw.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    );
+    assert_eq!(status, 401);
+
+    // `interlock review --gateway` gives what `--lock` gives.
+    let mut env = env(&gw);
+    env.push(("INTERLOCK_REVIEW_KEY".into(), ci_key.clone()));
+    let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let url = format!("http://{}", gw.addr);
+    let remote = interlock_with(
+        &[
+            "review",
+            "--config",
+            &pr,
+            "--gateway",
+            &url,
+            "--format",
+            "json",
+        ],
+        None,
+        &env_ref,
+    );
+    let local = review(&gw, &pr, &lock, &["--format", "json"]);
+    assert_eq!(
+        code(&remote),
+        code(&local),
+        "{}{}",
+        stdout(&remote),
+        stderr(&remote)
+    );
+    let strip = |v: Value| -> Vec<(Value, Value, Value)> {
+        v["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["server"].clone(), s["gate"].clone(), s["drift"].clone()))
+            .collect()
+    };
+    assert_eq!(strip(json_of(&remote)), strip(json_of(&local)));
+
+    // Idempotency-Key: the same request replays, another is refused.
+    let body = serde_json::to_vec(
+        &serde_json::json!({"surface": {"instructions": null, "tools": [
+            {"name": "get_current_time", "inputSchema": {"type": "object"}}
+        ]}}),
+    )
+    .unwrap();
+    let post = |key: &str, body: &[u8]| {
+        crate::gateway_util::http(
+            &gw.addr,
+            "POST",
+            "/api/v1/servers/time/review",
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+                ("Idempotency-Key", key),
+            ],
+            body,
+        )
+    };
+    let (s1, _, a1) = post("run-1", &body);
+    assert_eq!(s1, 200, "{}", String::from_utf8_lossy(&a1));
+    let first: Value = serde_json::from_slice(&a1).unwrap();
+    assert_eq!(first["status"], "drift", "{first}");
+    let (s2, h2, a2) = post("run-1", &body);
+    assert_eq!((s2, a2), (200, a1));
+    assert!(
+        h2.iter()
+            .any(|(k, v)| k == "idempotent-replayed" && v == "true"),
+        "{h2:?}"
+    );
+    let (s3, _, a3) = post(
+        "run-1",
+        br#"{"surface": {"instructions": null, "tools": []}}"#,
+    );
+    assert_eq!(s3, 422, "{}", String::from_utf8_lossy(&a3));
+    let (s4, _, _) = post("run-2", br#"{"tools": []}"#);
+    assert_eq!(s4, 422);
+
+    // Nothing changed: no leaf, every server still trusted.
+    assert_eq!(log_size(&gw), before_size);
+    let listed = stdout(&cli(&gw, &["servers", "list"]));
+    assert_eq!(listed.matches("TRUSTED").count(), 3, "{listed}");
+}

@@ -175,6 +175,7 @@ impl Prepared {
             key_cache: Mutex::new(HashMap::new()),
             held: Default::default(),
             envelopes: Default::default(),
+            review_answers: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.iter() {
@@ -228,6 +229,8 @@ pub(crate) struct Inner {
     held: Arc<Mutex<HashMap<String, usize>>>,
     /// Tools' behavioural envelopes (issue 16 item 2).
     envelopes: crate::envelopes::Envelopes,
+    /// `POST /api/v1/servers/{name}/review` answers by `Idempotency-Key` (issue 22).
+    review_answers: crate::review::idempotency::Cache,
     shutdown: watch::Sender<bool>,
 }
 
@@ -288,6 +291,10 @@ impl Gateway {
     }
 
     /// Tools' behavioural envelopes.
+    pub(crate) fn review_answers(&self) -> &crate::review::idempotency::Cache {
+        &self.0.review_answers
+    }
+
     pub fn envelopes(&self) -> &crate::envelopes::Envelopes {
         &self.0.envelopes
     }
