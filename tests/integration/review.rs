@@ -379,11 +379,9 @@ fn regression_review_refuses_a_tampered_lockfile() {
         .as_str()
         .unwrap()
         .to_owned();
-    let flipped = if sig.starts_with('A') {
-        format!("B{}", &sig[1..])
-    } else {
-        format!("A{}", &sig[1..])
-    };
+    // The first base64 digit replaced by another.
+    let first = if sig.starts_with('A') { "B" } else { "A" };
+    let flipped = format!("{first}{}", &sig[1..]);
     forged["servers"]["filesystem"]["approval"]["statement"]["signatures"][0]["sig"] =
         flipped.into();
     let forged_path = gw.dir.path().join("forged.lock");
@@ -603,4 +601,57 @@ fn review_over_http_with_a_review_only_key_agrees_with_the_lockfile_and_changes_
     assert_eq!(log_size(&gw), before_size);
     let listed = stdout(&cli(&gw, &["servers", "list"]));
     assert_eq!(listed.matches("TRUSTED").count(), 3, "{listed}");
+}
+
+/// Issue 22's measure: review time for one server and for ten (the same
+/// real server-everything, ten times), and the classifier's share. Printed
+/// for docs/BENCHMARKS.md; asserted only to be clean and complete.
+#[test]
+fn review_time_for_one_and_ten_servers() {
+    let everything = peer("INTERLOCK_PEERS_SERVER_EVERYTHING");
+    let config: String = (0..10)
+        .map(|i| {
+            format!(
+                "[servers.e{i}]\ncommand = {:?}\nargs = [{everything:?}, \"stdio\"]\n\n",
+                peer("INTERLOCK_PEERS_NODE")
+            )
+        })
+        .collect();
+    let gw = Gateway::start(&config);
+    for i in 0..10 {
+        gw.wait_for_server(&format!("e{i}"), "PENDING");
+        gw.approve_server(&format!("e{i}"));
+    }
+    let lock = gw.dir.path().join("interlock.lock");
+    assert!(
+        cli(&gw, &["lock", "-o", lock.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let cfg = write_config(&gw, "ten.toml", &config);
+    for (label, extra) in [("one", vec!["--server", "e0"]), ("ten", vec![])] {
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let mut args = vec!["--format", "json"];
+            args.extend(extra.iter().copied());
+            let started = std::time::Instant::now();
+            let out = review(&gw, &cfg, &lock, &args);
+            let wall = started.elapsed().as_secs_f64() * 1e3;
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            let v = json_of(&out);
+            let servers = v["servers"].as_array().unwrap();
+            assert_eq!(servers.len(), if label == "one" { 1 } else { 10 });
+            let classify: f64 = servers
+                .iter()
+                .map(|s| s["classify_ms"].as_f64().unwrap())
+                .sum();
+            runs.push((wall, v["total_ms"].as_f64().unwrap(), classify));
+        }
+        for (wall, total, classify) in &runs {
+            eprintln!(
+                "MEASURE review {label}: process {wall:.0} ms, review {total:.0} ms, classifier {classify:.2} ms ({:.3}% of the review)",
+                classify / total * 100.0
+            );
+        }
+    }
 }

@@ -29,8 +29,12 @@ pub enum Lookup {
     Conflict,
 }
 
+/// `(caller, key)` → `(request digest, answer, when)`.
+type Answers = HashMap<(String, String), (String, serde_json::Value, Instant)>;
+
+/// The answers kept.
 #[derive(Default)]
-pub struct Cache(Mutex<HashMap<(String, String), (String, serde_json::Value, Instant)>>);
+pub struct Cache(Mutex<Answers>);
 
 impl Cache {
     /// Looks `key` up for the caller `owner` (a key's hash: keys are per
