@@ -557,6 +557,11 @@ fn review_over_http_with_a_review_only_key_agrees_with_the_lockfile_and_changes_
             .collect()
     };
     assert_eq!(strip(json_of(&remote)), strip(json_of(&local)));
+    // And so does the data directory's baseline (no --lock, no --gateway).
+    let data_dir = cli(&gw, &["review", "--config", &pr, "--format", "json"]);
+    assert_eq!(code(&data_dir), code(&local), "{}", stderr(&data_dir));
+    assert_eq!(json_of(&data_dir)["baseline"], "data_dir");
+    assert_eq!(strip(json_of(&data_dir)), strip(json_of(&local)));
 
     // Idempotency-Key: the same request replays, another is refused.
     let body = serde_json::to_vec(

@@ -36,10 +36,42 @@ pub struct Observed {
     pub elapsed: Duration,
 }
 
+/// How many times an upstream is started before the review gives up on it.
+/// A process started under load can miss the era discovery's deadline and
+/// then refuse the handshake (its first request chose its era); the gateway's
+/// supervisor reconnects with backoff, and so does the review, a little.
+pub const ATTEMPTS: u32 = 3;
+
+/// [`observe_once`], retried up to [`ATTEMPTS`] times with the gateway's
+/// reconnect backoff when the upstream (not its configuration) failed.
+pub async fn observe(
+    server: &str,
+    up: &UpstreamConfig,
+    limits: &Limits,
+) -> Result<Observed, ObserveError> {
+    let started = Instant::now();
+    let mut attempt = 0;
+    loop {
+        match observe_once(server, up, limits).await {
+            Err(ObserveError::Upstream { .. } | ObserveError::Timeout { .. })
+                if attempt + 1 < ATTEMPTS =>
+            {
+                tokio::time::sleep(crate::upstream::backoff(attempt)).await;
+                attempt += 1;
+            }
+            Ok(mut o) => {
+                o.elapsed = started.elapsed();
+                return Ok(o);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Starts or connects to `up` (as `server`), lists its surface within
 /// `limits` (the whole observation within `limits.upstream_timeout_secs`,
 /// at most 60 s), and closes it.
-pub async fn observe(
+pub async fn observe_once(
     server: &str,
     up: &UpstreamConfig,
     limits: &Limits,
@@ -52,7 +84,12 @@ pub async fn observe(
     let timeout = limits.upstream_timeout().min(Duration::from_secs(60));
     let upstream = |e: crate::upstream::UpstreamError| ObserveError::Upstream {
         server: server.to_owned(),
-        message: e.to_string(),
+        message: match e {
+            crate::upstream::UpstreamError::Rpc(raw) => {
+                format!("the upstream returned an error: {}", raw.get())
+            }
+            e => e.to_string(),
+        },
     };
     let work = async {
         // Nothing the upstream sends unasked (list_changed, log messages) is
