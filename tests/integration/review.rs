@@ -16,13 +16,18 @@ use crate::util::{interlock_with, stderr, stdout};
 /// `filesystem` (paths to their entry points) and with `tz` for the time server.
 fn servers(everything: &Path, filesystem: &Path, root: &Path, tz: &str) -> String {
     format!(
-        "[servers.everything]\ncommand = {node:?}\nargs = [{everything:?}, \"stdio\"]\n\n\
+        "[limits]\nmax_tools = {MAX_TOOLS}\n\n\
+         [servers.everything]\ncommand = {node:?}\nargs = [{everything:?}, \"stdio\"]\n\n\
          [servers.filesystem]\ncommand = {node:?}\nargs = [{filesystem:?}, {root:?}]\n\n\
          [servers.time]\ncommand = {time:?}\nargs = [\"--local-timezone\", {tz:?}]\n",
         node = peer("INTERLOCK_PEERS_NODE"),
         time = peer("INTERLOCK_PEERS_TIME_SERVER"),
     )
 }
+
+/// `limits.max_tools` of every configuration here: above what the peers list,
+/// low enough for the HTTP review's tool limit to be reached.
+const MAX_TOOLS: usize = 40;
 
 fn before(root: &Path) -> String {
     servers(
@@ -601,6 +606,16 @@ fn review_over_http_with_a_review_only_key_agrees_with_the_lockfile_and_changes_
     assert_eq!(s3, 422, "{}", String::from_utf8_lossy(&a3));
     let (s4, _, _) = post("run-2", br#"{"tools": []}"#);
     assert_eq!(s4, 422);
+
+    // Limits: one tool more than limits.max_tools is refused (413).
+    let tools: Vec<Value> = (0..=MAX_TOOLS)
+        .map(|i| serde_json::json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+        .collect();
+    let big =
+        serde_json::to_vec(&serde_json::json!({"surface": {"instructions": null, "tools": tools}}))
+            .unwrap();
+    let (s5, _, a5) = post("run-3", &big);
+    assert_eq!(s5, 413, "{}", String::from_utf8_lossy(&a5));
 
     // Nothing changed: no leaf, every server still trusted.
     assert_eq!(log_size(&gw), before_size);
