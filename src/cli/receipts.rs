@@ -42,6 +42,11 @@ pub enum ReceiptsCommand {
         /// Only receipts about this upstream server.
         #[arg(long, value_name = "NAME")]
         server: Option<String>,
+        /// Also carry the approved surfaces the receipts name (the exact tool
+        /// definitions a reviewer approved), each checked against its hash by
+        /// `receipts verify`.
+        #[arg(long)]
+        with_surfaces: bool,
     },
     /// Verify a bundle offline, with nothing but the bundle: every signature, every
     /// inclusion proof, every checkpoint and consistency proof. One line per
@@ -82,12 +87,14 @@ pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode
             until,
             plan,
             server,
+            with_surfaces,
         } => {
             let filter = ExportFilter {
                 since: since.as_deref().map(parse_time).transpose()?,
                 until: until.as_deref().map(parse_time).transpose()?,
                 plan_id: plan,
                 server,
+                with_surfaces,
             };
             export(ctx, &out, &filter).await
         }
@@ -299,6 +306,12 @@ async fn export(ctx: &Context, out: &Path, filter: &ExportFilter) -> anyhow::Res
         bytes.len() / bundle.receipts.len().max(1),
         out.display()
     );
+    if !bundle.surfaces.is_empty() {
+        println!(
+            "with {} approved surfaces the receipts name",
+            bundle.surfaces.len()
+        );
+    }
     println!("log key (pin it when verifying): {}", bundle.trust.log_key);
     if !report.is_ok() {
         eprint!("{report}");
@@ -339,6 +352,7 @@ fn verify(path: &Path, log_key: Option<String>, json: bool) -> anyhow::Result<Ex
                 "ok": report.is_ok(),
                 "origin": report.origin,
                 "tree_size": report.tree_size,
+                "surfaces": report.surfaces,
                 "problems": report.problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "receipts": report.receipts.iter().map(|r| serde_json::json!({
                     "index": r.index, "kind": r.kind, "subjects": r.subjects,

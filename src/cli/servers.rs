@@ -146,6 +146,7 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                     .unwrap_or_default();
                 println!("  {:<32} {:<12} {hash}", t, mark.to_ascii_lowercase());
             }
+            print_pinned_content(&s);
             print_first_contact(&s);
             print_probes(&ctx.store().await?, &s.name).await?;
             print_drift(&s);
@@ -540,6 +541,29 @@ fn print_first_contact(s: &ServerRecord) {
             f["field"].as_str().unwrap_or("?"),
             f["excerpt"].as_str().unwrap_or("")
         );
+    }
+}
+
+/// The prompts, resources and templates pinned with the tools (issue 16
+/// item 6), each served or held.
+fn print_pinned_content(s: &ServerRecord) {
+    let Ok(Some(surface)) = interlock_gateway::pins::decode_surface(&s.name, s.observed.as_deref())
+    else {
+        return;
+    };
+    if surface.contents().is_empty() {
+        return;
+    }
+    let drift: Vec<serde_json::Value> = serde_json::from_slice(&s.drift).unwrap_or_default();
+    let held = interlock_gateway::pins::blocked_content(&drift);
+    println!("pinned prompts and resources:");
+    for r in surface.contents().keys() {
+        let mark = if held.contains_key(r) {
+            "held"
+        } else {
+            "pinned"
+        };
+        println!("  {:<17} {:<32} {mark}", r.kind.name(), r.key);
     }
 }
 

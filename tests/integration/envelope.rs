@@ -73,8 +73,7 @@ fn assert_verifiable(gw: &Gateway, reviewer: &str, index: u64, entry: &Value) {
     use interlock_merkle::{NoteVerifier, leaf_hash, open_checkpoint, verify_inclusion_bytes};
     let schema: Value = serde_json::from_str(
         &std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("docs/schemas/envelope-finding.schema.json"),
+            crate::util::manifest_dir().join("docs/schemas/envelope-finding.schema.json"),
         )
         .unwrap(),
     )

@@ -294,9 +294,14 @@ fn no_tool_runs_between_its_drift_and_the_reviewers_decision() {
         .unwrap_or_else(|_| panic!("{}{}", crate::util::stdout(&out), crate::util::stderr(&out)));
     assert!(out.status.success(), "{claim}");
     assert_eq!(claim["answer"], "no", "{claim}");
+    // Every served call is an execution the claim checked (how many were
+    // served before the drift depends on the machine's load: at least the 20
+    // after the approval).
+    let served = served.load(Ordering::Relaxed);
+    assert!(served >= 20, "{served}");
     assert!(
-        claim["executions_checked"].as_u64().unwrap() >= 40,
-        "{claim}"
+        claim["executions_checked"].as_u64().unwrap() >= served,
+        "{served} served: {claim}"
     );
     let windows = claim["windows"].as_array().unwrap();
     assert!(

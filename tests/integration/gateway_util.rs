@@ -283,6 +283,44 @@ impl Gateway {
         serde_json::from_slice(&body).unwrap()
     }
 
+    /// Polls `GET /api/v1/servers/{name}` until `done` holds on the view. A
+    /// 404 is "not yet": `servers list` reads the row as soon as it is
+    /// inserted, a moment before the gateway serves its view (this raced in CI).
+    pub fn server_view_until(
+        &self,
+        key: &str,
+        name: &str,
+        what: &str,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let path = format!("/api/v1/servers/{name}");
+        loop {
+            let (status, _, body) = http(
+                &self.addr,
+                "GET",
+                &path,
+                &[("Authorization", &format!("Bearer {key}"))],
+                b"",
+            );
+            assert!(
+                status == 200 || status == 404,
+                "GET {path}: {status} {}",
+                String::from_utf8_lossy(&body)
+            );
+            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            if status == 200 && done(&v) {
+                return v;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server {name} never {what}: {v}\ngateway log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+
     /// Runs a client driver (`py` or `mjs`) with `args`; returns its JSON output.
     pub fn client(&self, which: &str, args: &[&str]) -> Value {
         client(which, &self.url, Some(&self.agent_key), args)

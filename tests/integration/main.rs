@@ -14,6 +14,7 @@ mod gateway_util;
 mod governance;
 mod limits;
 mod mcp_bridge;
+mod pinning;
 mod probes;
 mod receipts;
 mod review;

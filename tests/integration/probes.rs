@@ -2,7 +2,7 @@
 //! serve`, in front of a real MCP server on the official TypeScript SDK whose
 //! tool definitions never change but whose behaviour does.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -37,35 +37,10 @@ expect = "denied"
     )
 }
 
-/// Polls the reviewer API's server view until `done` holds. A 404 is "not
-/// yet": `servers list` reads the row as soon as it is inserted, a moment
-/// before the gateway serves its view (this raced in CI).
+/// The vault's server view once `done` holds (see
+/// [`Gateway::server_view_until`]).
 fn wait_view(gw: &Gateway, key: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (status, _, body) = crate::gateway_util::http(
-            &gw.addr,
-            "GET",
-            "/api/v1/servers/vault",
-            &[("Authorization", &format!("Bearer {key}"))],
-            b"",
-        );
-        assert!(
-            status == 200 || status == 404,
-            "GET /api/v1/servers/vault: {status} {}",
-            String::from_utf8_lossy(&body)
-        );
-        let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        if status == 200 && done(&v) {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "never {what}: {v}\ngateway log:\n{}",
-            gw.log()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    gw.server_view_until(key, "vault", what, done)
 }
 
 fn log_entries(gw: &Gateway, key: &str) -> Vec<Value> {

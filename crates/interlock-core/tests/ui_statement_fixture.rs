@@ -13,8 +13,14 @@ use interlock_core::decision::{ApprovalStatement, Terms, pae, sign_decision};
 
 const RFC8032_TEST1_SEED: &str = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
 
+/// The manifest directory as the test runner says it is now (cargo and nextest
+/// set it), not as compiled: a build cache shared between clones at different
+/// paths may hand this binary over from another clone.
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../ui/tests/unit/fixtures")
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest.join("../../ui/tests/unit/fixtures")
 }
 
 #[test]

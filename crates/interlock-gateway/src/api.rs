@@ -102,8 +102,8 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
         "configured": up.is_some(),
         "transport": up.map(|u| u.transport.describe()),
         "link": up.map(|u| link_json(&u.link())),
-        // What approving the surface also lets agents read (served, inspected,
-        // not pinned; see content.rs).
+        // What approving the surface also lets agents read (served and
+        // inspected; pinned when `pinned` names it; see content.rs).
         "also_offers": up
             .and_then(|u| u.hello())
             .map(|h| {
@@ -118,6 +118,15 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
         "tools": v.observed.as_ref().map_or(0, |s| s.tools().len()),
         "served_tools": v.served.keys().filter(|t| v.check(t).is_ok()).count(),
         "blocked_tools": v.blocked.iter().map(|(t, (a, why))| json!({"tool": t, "action": a.name(), "why": why})).collect::<Vec<_>>(),
+        // What of the surface is pinned (`pin = [...]`), how many prompts,
+        // resources and templates the observed surface pins, and those held.
+        "pinned": up.map(|u| u.pin.names()).unwrap_or_default(),
+        "pinned_content": v.observed.as_ref().map(|s| json!({
+            "prompts": s.contents_of(interlock_surface::ContentKind::Prompt).count(),
+            "resources": s.contents_of(interlock_surface::ContentKind::Resource).count(),
+            "resource_templates": s.contents_of(interlock_surface::ContentKind::ResourceTemplate).count(),
+        })),
+        "blocked_content": v.blocked_content.iter().map(|(c, why)| json!({"kind": c.kind.name(), "key": c.key, "why": why})).collect::<Vec<_>>(),
         "drift_count": drift.as_array().map_or(0, Vec::len),
         "worst_severity": worst,
         // A pending server's first-contact risk (its whole surface scanned).

@@ -458,6 +458,67 @@ pub struct UpstreamConfig {
     /// [`UpstreamConfig::compiled_probes`] and docs/GATEWAY.md "Probes").
     #[serde(default)]
     pub probe: Vec<ProbeConfig>,
+    /// `pin = ["tools", "prompts", "instructions"]` (the default): what of
+    /// the server's surface is pinned at approval and watched for drift.
+    /// `"resources"` adds its resources and resource templates (off by
+    /// default: a file server's listing changes whenever a file does).
+    /// `"tools"` cannot be left out: no tool is served unpinned.
+    #[serde(default)]
+    pub pin: PinSet,
+}
+
+/// One part of a server's surface that can be pinned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PinPart {
+    Tools,
+    Prompts,
+    Resources,
+    Instructions,
+}
+
+/// What of a server's surface is pinned (`pin = [...]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PinSet(std::collections::BTreeSet<PinPart>);
+
+impl Default for PinSet {
+    /// Tools, prompts and instructions.
+    fn default() -> PinSet {
+        PinSet([PinPart::Tools, PinPart::Prompts, PinPart::Instructions].into())
+    }
+}
+
+impl PinSet {
+    /// Whether `part` is pinned.
+    pub fn pins(&self, part: PinPart) -> bool {
+        self.0.contains(&part)
+    }
+
+    /// The pinned parts' names, as written in `pin`.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.0
+            .iter()
+            .map(|p| match p {
+                PinPart::Tools => "tools",
+                PinPart::Prompts => "prompts",
+                PinPart::Resources => "resources",
+                PinPart::Instructions => "instructions",
+            })
+            .collect()
+    }
+}
+
+impl<'de> Deserialize<'de> for PinSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PinSet, D::Error> {
+        let parts = Vec::<PinPart>::deserialize(d)?;
+        let set: std::collections::BTreeSet<PinPart> = parts.into_iter().collect();
+        if !set.contains(&PinPart::Tools) {
+            return Err(serde::de::Error::custom(
+                "pin must include \"tools\": the gateway never serves a tool it has not pinned",
+            ));
+        }
+        Ok(PinSet(set))
+    }
 }
 
 /// The one marking that lets the gateway probe a server.
@@ -970,6 +1031,27 @@ quarantine_at = "critical"
         );
         let e = era("protocol = '2025-06-18'").unwrap_err().to_string();
         assert!(e.contains("2025-11-25") && e.contains("2026-07-28"), "{e}");
+    }
+
+    /// Issue 16 item 6: `pin` defaults to tools, prompts and instructions;
+    /// resources are opt-in, tools cannot be left out, typos are refused.
+    #[test]
+    fn pin_sets_are_typed_and_always_pin_tools() {
+        let pin = |body: &str| {
+            GatewayConfig::parse(&format!("[servers.x]\ncommand = 'x'\n{body}"))
+                .map(|c| c.servers["x"].pin.clone())
+        };
+        let default = pin("").unwrap();
+        assert!(default.pins(PinPart::Tools) && default.pins(PinPart::Prompts));
+        assert!(default.pins(PinPart::Instructions) && !default.pins(PinPart::Resources));
+        let all = pin(r#"pin = ["tools", "prompts", "resources", "instructions"]"#).unwrap();
+        assert!(all.pins(PinPart::Resources));
+        let tools_only = pin(r#"pin = ["tools"]"#).unwrap();
+        assert!(!tools_only.pins(PinPart::Prompts) && !tools_only.pins(PinPart::Instructions));
+        let e = pin(r#"pin = ["prompts"]"#).unwrap_err().to_string();
+        assert!(e.contains("must include \"tools\""), "{e}");
+        let e = pin(r#"pin = ["tools", "promts"]"#).unwrap_err().to_string();
+        assert!(e.contains("promts"), "{e}");
     }
 
     /// Issue 16 item 1: probes are typed at load, and never switched on by

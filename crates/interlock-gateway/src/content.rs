@@ -13,10 +13,14 @@
 //! - every `prompts/get` and `resources/read` is a log leaf (`prompt.get`,
 //!   `resource.read`), appended before the content is handed back.
 //!
-//! Not pinned: unlike tools, prompt and resource listings are not part of the
-//! approved surface, so a change in them is not drift; inspection is what stands
-//! between their text and the agent. A read's inspect-and-record step is the
-//! call path's ([`deliver_read`]).
+//! Pinned (issue 16 item 6): a server's prompts (by default) and its resources
+//! and resource templates (with `pin = [..., "resources"]`) are part of the
+//! surface a reviewer approves. For a pinned kind, listings are served from
+//! what the gateway observed and assessed (never a fresh listing nobody
+//! assessed), less the entries whose drift is held; getting or reading a held
+//! or unlisted entry is refused. An unpinned kind is listed live, and
+//! inspection is what stands between its text and the agent. A read's
+//! inspect-and-record step is the call path's ([`deliver_read`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,11 +33,13 @@ use serde_json::value::RawValue;
 
 use crate::calls::assess::arguments_digest;
 use crate::calls::leaf::{ReadKind, ReadRecord};
-use crate::calls::pipeline::{deliver_read, upstream_failure};
+use crate::calls::pipeline::{deliver_read, refuse_read, upstream_failure};
 use crate::calls::scan::{Scanned, response_policy, scan_content};
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};
+use crate::pins::ServerView;
 use crate::upstream::{Connection, UpstreamError};
+use interlock_surface::ContentKind;
 
 /// At most this many pages are read from one upstream for one listing.
 const MAX_PAGES: usize = 32;
@@ -43,6 +49,44 @@ struct Source {
     server: String,
     prefix: String,
     conn: Arc<Connection>,
+    view: Arc<ServerView>,
+}
+
+impl Source {
+    /// The entries of `kind` this server may list: its pinned listing less
+    /// the held entries when `kind` is pinned, else a live listing.
+    async fn listing(
+        &self,
+        gw: &Gateway,
+        kind: ContentKind,
+    ) -> Result<Vec<Box<RawValue>>, UpstreamError> {
+        self.pinned_or_live(gw, kind, self.view.served_content(kind))
+            .await
+    }
+
+    /// The entries of `kind` this server answers for, to route a get or a
+    /// read: as [`Source::listing`], held entries included (the refusal then
+    /// says they are held).
+    async fn known(
+        &self,
+        gw: &Gateway,
+        kind: ContentKind,
+    ) -> Result<Vec<Box<RawValue>>, UpstreamError> {
+        self.pinned_or_live(gw, kind, self.view.known_content(kind))
+            .await
+    }
+
+    async fn pinned_or_live(
+        &self,
+        gw: &Gateway,
+        kind: ContentKind,
+        pinned: Option<Vec<&RawValue>>,
+    ) -> Result<Vec<Box<RawValue>>, UpstreamError> {
+        match pinned {
+            Some(pinned) => Ok(pinned.into_iter().map(ToOwned::to_owned).collect()),
+            None => list_all(gw, &self.conn, kind.list_method(), kind.list_key()).await,
+        }
+    }
 }
 
 /// The servers that may serve `capability` (`resources`, `prompts`,
@@ -61,6 +105,7 @@ fn sources(gw: &Gateway, capability: &str) -> Vec<Source> {
                 server: v.record.name.clone(),
                 prefix: v.prefix.clone(),
                 conn: up.connection()?,
+                view: Arc::clone(&v),
             })
         })
         .collect()
@@ -74,13 +119,30 @@ fn timeout(gw: &Gateway) -> Duration {
 /// `nextCursor` up to [`MAX_PAGES`]. A listing larger in all than one upstream
 /// message may be (`limits.max_upstream_message_bytes`) is refused whole, so an
 /// upstream cannot make the gateway gather an unbounded answer page by page.
-async fn list_all(
+pub(crate) async fn list_all(
     gw: &Gateway,
     conn: &Connection,
     method: &str,
     key: &str,
 ) -> Result<Vec<Box<RawValue>>, UpstreamError> {
-    let max_bytes = gw.config().limits.max_upstream_message_bytes;
+    list_pages(
+        conn,
+        method,
+        key,
+        gw.config().limits.max_upstream_message_bytes,
+        timeout(gw),
+    )
+    .await
+}
+
+/// [`list_all`] with its limits given (the boundary review has no gateway).
+pub(crate) async fn list_pages(
+    conn: &Connection,
+    method: &str,
+    key: &str,
+    max_bytes: usize,
+    timeout: Duration,
+) -> Result<Vec<Box<RawValue>>, UpstreamError> {
     let mut bytes = 0usize;
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
@@ -90,7 +152,7 @@ async fn list_all(
             .map(|c| serde_json::value::to_raw_value(&serde_json::json!({ "cursor": c })))
             .transpose()
             .expect("a cursor serializes");
-        let raw = conn.request(method, params.as_deref(), timeout(gw)).await?;
+        let raw = conn.request(method, params.as_deref(), timeout).await?;
         bytes += raw.get().len();
         if bytes > max_bytes {
             return Err(UpstreamError::Unavailable(format!(
@@ -166,7 +228,7 @@ pub(crate) async fn prompts_list(
 ) -> Vec<u8> {
     let mut out = Vec::new();
     for s in sources(gw, "prompts") {
-        let items = match list_all(gw, &s.conn, "prompts/list", "prompts").await {
+        let items = match s.listing(gw, ContentKind::Prompt).await {
             Ok(items) => items,
             Err(e) => {
                 // One failing server does not hide the others' prompts.
@@ -199,14 +261,15 @@ pub(crate) async fn resources_list(
     key: &str,
     stateless: bool,
 ) -> Vec<u8> {
-    let uri_field = if key == "resources" {
-        "uri"
+    let kind = if key == "resources" {
+        ContentKind::Resource
     } else {
-        "uriTemplate"
+        ContentKind::ResourceTemplate
     };
+    let uri_field = kind.key_field();
     let mut out = Vec::new();
     for s in sources(gw, "resources") {
-        let items = match list_all(gw, &s.conn, method, key).await {
+        let items = match s.listing(gw, kind).await {
             Ok(items) => items,
             Err(e) => {
                 tracing::warn!(server = %s.server, error = %e, "{method} failed");
@@ -253,7 +316,7 @@ async fn resource_owner(gw: &Gateway, uri: &str) -> Result<Source, NoOwner> {
     let mut listed = Vec::new();
     let mut templated: Vec<(usize, usize)> = Vec::new(); // (template prefix length, index)
     for (i, s) in candidates.iter().enumerate() {
-        if let Ok(items) = list_all(gw, &s.conn, "resources/list", "resources").await
+        if let Ok(items) = s.known(gw, ContentKind::Resource).await
             && items
                 .iter()
                 .any(|r| field_of(r, "uri").is_some_and(|(_, u)| u == uri))
@@ -261,7 +324,8 @@ async fn resource_owner(gw: &Gateway, uri: &str) -> Result<Source, NoOwner> {
             listed.push(i);
             continue;
         }
-        let templates = list_all(gw, &s.conn, "resources/templates/list", "resourceTemplates")
+        let templates = s
+            .known(gw, ContentKind::ResourceTemplate)
             .await
             .unwrap_or_default();
         let longest = templates
@@ -314,7 +378,7 @@ async fn prompt_owner(gw: &Gateway, exposed: &str) -> Option<(Source, String)> {
         return matching.pop().map(|s| (s, name));
     }
     for (i, s) in matching.iter().enumerate() {
-        if let Ok(listed) = list_all(gw, &s.conn, "prompts/list", "prompts").await
+        if let Ok(listed) = s.known(gw, ContentKind::Prompt).await
             && listed
                 .iter()
                 .any(|p| field_of(p, "name").is_some_and(|(_, n)| n == name))
@@ -373,6 +437,16 @@ pub(crate) async fn prompts_get(
             }
         },
     };
+    let record = ReadRecord {
+        kind: ReadKind::Prompt,
+        agent,
+        server: &source.server,
+        what: &name,
+        arguments_hash: arguments_hash.as_deref(),
+    };
+    if let Err(why) = pinned_entry(&source, ContentKind::Prompt, &name) {
+        return refuse_read(gw, id, &record, why).await;
+    }
     let mut forwarded: IndexMap<String, Box<RawValue>> = params
         .and_then(|p| serde_json::from_str(p.get()).ok())
         .unwrap_or_default();
@@ -382,19 +456,63 @@ pub(crate) async fn prompts_get(
         .conn
         .request("prompts/get", Some(&forwarded), timeout(gw))
         .await;
-    let record = ReadRecord {
-        kind: ReadKind::Prompt,
-        agent,
-        server: &source.server,
-        what: &name,
-        arguments_hash: arguments_hash.as_deref(),
-    };
     deliver_read(gw, id, &record, outcome).await
 }
 
 #[derive(Deserialize)]
 struct ReadResource {
     uri: String,
+}
+
+/// Whether a pinned kind's entry may be got or read: held entries are
+/// refused, and so are entries the pinned listing does not hold (a prompt
+/// the server answers for but never listed was never assessed).
+fn pinned_entry(source: &Source, kind: ContentKind, key: &str) -> Result<(), String> {
+    source.view.check_content(kind, key)?;
+    let Some(served) = source.view.served_content(kind) else {
+        return Ok(());
+    };
+    let listed = served.iter().any(|item| {
+        serde_json::from_str::<IndexMap<String, Box<RawValue>>>(item.get())
+            .ok()
+            .and_then(|m| serde_json::from_str::<String>(m.get(kind.key_field())?.get()).ok())
+            .is_some_and(|k| k == key)
+    });
+    if listed {
+        Ok(())
+    } else {
+        Err(format!(
+            "{kind} `{key}` is not in the listing of server `{}` a reviewer approved",
+            source.server
+        ))
+    }
+}
+
+/// A pinned resource URI may be read when a served listed resource has it,
+/// or a served template's literal prefix starts it; a held one is refused
+/// with why. (Resources and their templates are pinned together.)
+fn pinned_resource(source: &Source, uri: &str) -> Result<(), String> {
+    let Some(templates) = source.view.served_content(ContentKind::ResourceTemplate) else {
+        return Ok(());
+    };
+    source.view.check_content(ContentKind::Resource, uri)?;
+    if pinned_entry(source, ContentKind::Resource, uri).is_ok() {
+        return Ok(());
+    }
+    let templated = templates.iter().any(|t| {
+        field_of(t, "uriTemplate").is_some_and(|(_, template)| {
+            let p = template_prefix(&template);
+            !p.is_empty() && uri.starts_with(p)
+        })
+    });
+    if templated {
+        Ok(())
+    } else {
+        Err(format!(
+            "resource `{uri}` is not in the listing of server `{}` a reviewer approved",
+            source.server
+        ))
+    }
 }
 
 /// The approved server `uri` belongs to ([`resource_owner`]), if the agent's
@@ -449,10 +567,6 @@ pub(crate) async fn resources_read(
         Ok(s) => s,
         Err(answer) => return answer,
     };
-    let outcome = source
-        .conn
-        .request("resources/read", params, timeout(gw))
-        .await;
     let record = ReadRecord {
         kind: ReadKind::Resource,
         agent,
@@ -460,6 +574,13 @@ pub(crate) async fn resources_read(
         what: &p.uri,
         arguments_hash: None,
     };
+    if let Err(why) = pinned_resource(&source, &p.uri) {
+        return refuse_read(gw, id, &record, why).await;
+    }
+    let outcome = source
+        .conn
+        .request("resources/read", params, timeout(gw))
+        .await;
     deliver_read(gw, id, &record, outcome).await
 }
 
@@ -492,6 +613,9 @@ pub(crate) async fn subscription(
         Ok(s) => s,
         Err(answer) => return answer,
     };
+    if let Err(why) = pinned_resource(&source, &p.uri) {
+        return jsonrpc::error(Some(id), code::FORBIDDEN, &why);
+    }
     let resource = (source.server.clone(), p.uri.clone());
     let subs = &gw.0.subscriptions;
     let changing = subs.changing(&source.server);
@@ -574,6 +698,9 @@ pub(crate) async fn complete(
                     &format!("unknown prompt `{exposed}`"),
                 );
             };
+            if let Err(why) = pinned_entry(&source, ContentKind::Prompt, &name) {
+                return jsonrpc::error(Some(id), code::FORBIDDEN, &why);
+            }
             let mut r = reference.clone();
             r.insert("name".into(), raw_string(&name));
             (source, r)
@@ -586,6 +713,9 @@ pub(crate) async fn complete(
                 Ok(s) => s,
                 Err(answer) => return answer,
             };
+            if let Err(why) = pinned_resource(&source, &uri) {
+                return jsonrpc::error(Some(id), code::FORBIDDEN, &why);
+            }
             (source, reference.clone())
         }
         _ => return bad(),

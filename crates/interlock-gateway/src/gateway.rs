@@ -41,6 +41,8 @@ pub struct Upstream {
     /// Its effective-permission probes (empty unless marked
     /// `probes = "non-production"`), run after every re-list.
     probes: Vec<interlock_surface::probes::Probe>,
+    /// What of its surface is pinned (`pin = [...]`).
+    pub pin: crate::config::PinSet,
 }
 
 impl Upstream {
@@ -102,6 +104,7 @@ impl Upstreams {
                     recheck: Notify::new(),
                     relays: Arc::new(Relays::default()),
                     probes,
+                    pin: up.pin.clone(),
                 }),
             );
         }
@@ -541,8 +544,17 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                     let tools = conn
                         .list_tools(list_timeout, limits.tools_list_caps())
                         .await?;
+                    let listing = crate::listing::pinned_listing(
+                        &conn,
+                        up.hello().as_ref(),
+                        &up.pin,
+                        &limits,
+                        instructions.as_deref(),
+                        tools,
+                    )
+                    .await?;
                     gw.0.pins
-                        .observe(&up.name, instructions.as_deref(), tools)
+                        .observe(&up.name, listing)
                         .await
                         .map_err(|e| crate::upstream::UpstreamError::Unavailable(e.to_string()))?;
                     // Behaviour, after the surface: the probes run on this
@@ -572,7 +584,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                         let why = loop {
                             tokio::select! {
                                 s = signals.recv() => match s {
-                                    Some(UpstreamSignal::ToolsChanged) => {
+                                    Some(UpstreamSignal::SurfaceChanged) => {
                                         if let Err(e) = relist().await { break e.to_string() }
                                     }
                                     Some(UpstreamSignal::ResourceUpdated { uri, message }) => {

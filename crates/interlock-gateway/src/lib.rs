@@ -49,6 +49,7 @@ pub mod governance;
 pub mod http;
 pub mod jsonrpc;
 pub mod keys;
+pub mod listing;
 pub mod mcp;
 pub mod pins;
 pub mod probes;

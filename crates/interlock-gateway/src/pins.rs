@@ -23,7 +23,9 @@ use interlock_canon::{self as canon, Digest, Map, Value};
 use interlock_core::{Decision, DsseEnvelope};
 use interlock_engine::{Engine, EngineError};
 use interlock_store::{ServerRecord, ServerStatus, ServerUpdate, StateChange, StoreError};
-use interlock_surface::{Action, Drift, DriftKind, DriftPolicy, Scope, Surface, surface_hash};
+use interlock_surface::{
+    Action, ContentKind, ContentRef, Drift, DriftKind, DriftPolicy, Scope, Surface, surface_hash,
+};
 use serde_json::value::RawValue;
 
 use crate::config::TOOL_SEPARATOR;
@@ -64,17 +66,55 @@ pub enum PinError {
     Store(#[from] StoreError),
 }
 
-/// One drift as stored, shown and logged.
+/// One drift as stored, shown and logged (`docs/schemas/drift-finding.schema.json`).
 pub fn drift_record(d: &Drift, policy: &DriftPolicy) -> serde_json::Value {
-    serde_json::json!({
+    let mut record = serde_json::json!({
         "tool": d.tool,
         "kind": drift_kind_name(&d.kind),
         "severity": d.severity().name(),
         "action": policy.action(d).name(),
-        "scope": match d.scope() { Scope::Server => "server".to_owned(), Scope::Tool(_) => "tool".to_owned() },
+        "scope": match d.scope() {
+            Scope::Server => "server",
+            Scope::Tool(_) => "tool",
+            Scope::Content(_) => "content",
+        },
         "summary": d.to_string(),
         "findings": d.findings().iter().map(|f| f.to_string()).collect::<Vec<_>>(),
-    })
+    });
+    if let Some(c) = d.content() {
+        record["content"] = serde_json::json!({"kind": c.kind.name(), "key": c.key});
+    }
+    record
+}
+
+/// The prompts, resources and templates a row's stored drift holds or
+/// quarantines, and why (the summaries of their drifts). Derived from the
+/// drift, not stored apart: a content hold lifts when the entry reverts, and
+/// a Critical content drift quarantines the whole server instead (sticky as
+/// the server's status).
+pub fn blocked_content(drift: &[serde_json::Value]) -> BTreeMap<ContentRef, String> {
+    let mut out: BTreeMap<ContentRef, String> = BTreeMap::new();
+    for d in drift {
+        if !matches!(d["action"].as_str(), Some("hold" | "quarantine")) {
+            continue;
+        }
+        let (Some(kind), Some(key)) = (
+            d["content"]["kind"]
+                .as_str()
+                .and_then(ContentKind::from_name),
+            d["content"]["key"].as_str(),
+        ) else {
+            continue;
+        };
+        let why = d["summary"].as_str().unwrap_or("changed since approval");
+        out.entry(ContentRef::new(kind, key))
+            .and_modify(|w| {
+                w.push_str("; ");
+                w.push_str(why);
+            })
+            .or_insert_with(|| why.to_owned());
+    }
+    out
 }
 
 /// What the first look at a surface found (issue 16 item 3), as shown to a
@@ -123,7 +163,35 @@ pub fn drift_kind_name(k: &DriftKind) -> &'static str {
         DriftKind::OtherFieldChanged { .. } => "other_field_changed",
         DriftKind::InstructionsChanged { .. } => "instructions_changed",
         DriftKind::SuspiciousText { .. } => "suspicious_text",
+        DriftKind::ContentAdded { entry, .. } => match entry.kind {
+            ContentKind::Prompt => "prompt_added",
+            ContentKind::Resource => "resource_added",
+            ContentKind::ResourceTemplate => "resource_template_added",
+        },
+        DriftKind::ContentRemoved { entry } => match entry.kind {
+            ContentKind::Prompt => "prompt_removed",
+            ContentKind::Resource => "resource_removed",
+            ContentKind::ResourceTemplate => "resource_template_removed",
+        },
+        DriftKind::ContentChanged { entry, .. } => match entry.kind {
+            ContentKind::Prompt => "prompt_changed",
+            ContentKind::Resource => "resource_changed",
+            ContentKind::ResourceTemplate => "resource_template_changed",
+        },
     }
+}
+
+/// What a server lists now, as it listed it: the raw entries a surface is
+/// built from and agents are served from (tools renamed, the rest as is).
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// The `instructions` of its `initialize` result, when pinned.
+    pub instructions: Option<String>,
+    /// `tools/list`, pages concatenated.
+    pub tools: Vec<Box<RawValue>>,
+    /// Each pinned and offered content listing (`prompts/list`, …), pages
+    /// concatenated. A kind absent here is not pinned for this server.
+    pub content: BTreeMap<ContentKind, Vec<Box<RawValue>>>,
 }
 
 /// A tool as agents see it: renamed `server__tool`, everything else as the
@@ -223,8 +291,12 @@ pub struct ServerView {
     pub blocked: BTreeMap<String, (Blocked, String)>,
     /// What is served, by upstream tool name.
     pub served: BTreeMap<String, Arc<ExposedTool>>,
-    /// The raw listing the served tools come from (kept across reloads).
-    raw_tools: Arc<Vec<Box<RawValue>>>,
+    /// Pinned prompts, resources and templates whose drift is held (or
+    /// quarantined), and why: not listed, not read.
+    pub blocked_content: BTreeMap<ContentRef, String>,
+    /// The raw listing the served tools and content come from (kept across
+    /// reloads).
+    raw: Arc<Listing>,
 }
 
 impl ServerView {
@@ -239,6 +311,60 @@ impl ServerView {
             .blocked
             .values()
             .any(|(b, _)| *b != Blocked::ByReviewer)
+            || !self.blocked_content.is_empty()
+    }
+
+    /// The pinned entries of `kind` that may be served now, as listed: those
+    /// in the surface the row is about, less the held ones. `None` when
+    /// `kind` is not pinned for this server (its listing is then read live).
+    pub fn served_content(&self, kind: ContentKind) -> Option<Vec<&RawValue>> {
+        let known = self.known_content(kind)?;
+        Some(
+            known
+                .into_iter()
+                .filter(|item| {
+                    key_of(item, kind).is_some_and(|key| {
+                        !self
+                            .blocked_content
+                            .contains_key(&ContentRef::new(kind, key))
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// The pinned entries of `kind` in the surface the row is about, held
+    /// ones included (so a read of a held entry is told it is held, not that
+    /// it is unknown). `None` when `kind` is not pinned here.
+    pub fn known_content(&self, kind: ContentKind) -> Option<Vec<&RawValue>> {
+        let listed = self.raw.content.get(&kind)?;
+        let observed = self.observed.as_ref();
+        Some(
+            listed
+                .iter()
+                .filter(|item| {
+                    key_of(item, kind).is_some_and(|key| {
+                        observed.is_some_and(|s| s.content(kind, &key).is_some())
+                    })
+                })
+                .map(|b| &**b)
+                .collect(),
+        )
+    }
+
+    /// Whether a pinned entry may be read or got now: `Ok` when `kind` is
+    /// not pinned here or the entry is served; otherwise why not.
+    pub fn check_content(&self, kind: ContentKind, key: &str) -> Result<(), String> {
+        if !self.raw.content.contains_key(&kind) {
+            return Ok(());
+        }
+        if let Some(why) = self.blocked_content.get(&ContentRef::new(kind, key)) {
+            return Err(format!(
+                "{kind} `{key}` of server `{}` is held for review: it changed since approval ({why})",
+                self.record.name
+            ));
+        }
+        Ok(())
     }
 
     /// Whether `tool` is served, and if not, why.
@@ -362,15 +488,10 @@ impl Pins {
 
     /// Records what a server lists now (after connect, `list_changed`, or a
     /// periodic re-check) and applies the drift policy.
-    pub async fn observe(
-        &self,
-        name: &str,
-        instructions: Option<&str>,
-        raw_tools: Vec<Box<RawValue>>,
-    ) -> Result<Arc<ServerView>, PinError> {
-        let observed = parse_surface(name, instructions, &raw_tools)?;
+    pub async fn observe(&self, name: &str, listing: Listing) -> Result<Arc<ServerView>, PinError> {
+        let observed = parse_surface(name, &listing)?;
         let observed_hash = surface_hash(&observed).to_string();
-        let raw_tools = Arc::new(raw_tools);
+        let raw_tools = Arc::new(listing);
         let lock = self.writer(name).await;
         let _guard = lock.lock().await;
         let store = self.engine.store();
@@ -441,6 +562,8 @@ impl Pins {
                 (Some(baseline), ServerStatus::Trusted | ServerStatus::Quarantined) => {
                     let drifts = interlock_surface::diff(baseline, &observed);
                     let (server_action, tool_actions) = self.policy.assess(&drifts);
+                    // Held content is derived from the stored drift (see
+                    // [`blocked_content`]); nothing more to carry here.
                     let mut status = record.status;
                     if matches!(server_action, Some(Action::Hold | Action::Quarantine)) {
                         status = ServerStatus::Quarantined;
@@ -491,7 +614,12 @@ impl Pins {
             // the log alone, that nothing ran inside a drift window.
             let previously_blocked: BTreeMap<String, String> =
                 serde_json::from_slice(&record.blocked_tools).unwrap_or_default();
-            let unblocked = blocked != previously_blocked || status != record.status;
+            let previous_drift: Vec<serde_json::Value> =
+                serde_json::from_slice(&record.drift).unwrap_or_default();
+            let content_held = blocked_content(&drift_json);
+            let unblocked = blocked != previously_blocked
+                || status != record.status
+                || content_held != blocked_content(&previous_drift);
             let view = self.install(new, raw_tools);
             if !drift.is_empty() || unblocked {
                 // A drift that reverted (a held tool listed as approved again)
@@ -505,7 +633,7 @@ impl Pins {
                     && record.status != ServerStatus::Quarantined
                 {
                     EventType::ServerQuarantined
-                } else if !blocked.is_empty() {
+                } else if !blocked.is_empty() || !content_held.is_empty() {
                     EventType::ServerDriftHeld
                 } else {
                     EventType::ServerDrift
@@ -607,7 +735,7 @@ impl Pins {
             // leaf is not written, the row is re-read and served as it is.
             let raw = self
                 .view(name)
-                .map(|v| Arc::clone(&v.raw_tools))
+                .map(|v| Arc::clone(&v.raw))
                 .unwrap_or_default();
             let mut provisional = record.clone();
             provisional.status = ServerStatus::Quarantined;
@@ -652,7 +780,7 @@ impl Pins {
         };
         let raw = self
             .view(name)
-            .map(|v| Arc::clone(&v.raw_tools))
+            .map(|v| Arc::clone(&v.raw))
             .unwrap_or_default();
         Ok(Some(self.install(record, raw)))
     }
@@ -665,7 +793,7 @@ impl Pins {
             if current != Some(record.version) {
                 let raw = self
                     .view(&record.name)
-                    .map(|v| Arc::clone(&v.raw_tools))
+                    .map(|v| Arc::clone(&v.raw))
                     .unwrap_or_default();
                 changed.push(record.name.clone());
                 self.install(record, raw);
@@ -692,19 +820,19 @@ impl Pins {
     fn install_decided(&self, record: ServerRecord) -> ServerRecord {
         let raw = self
             .view(&record.name)
-            .map(|v| Arc::clone(&v.raw_tools))
+            .map(|v| Arc::clone(&v.raw))
             .unwrap_or_default();
         self.install(record.clone(), raw);
         record
     }
 
-    fn install(&self, record: ServerRecord, raw_tools: Arc<Vec<Box<RawValue>>>) -> Arc<ServerView> {
+    fn install(&self, record: ServerRecord, raw: Arc<Listing>) -> Arc<ServerView> {
         let prefix = self
             .prefixes
             .get(&record.name)
             .cloned()
             .unwrap_or_else(|| format!("{}{TOOL_SEPARATOR}", record.name));
-        let view = Arc::new(build_view(record, prefix, raw_tools));
+        let view = Arc::new(build_view(record, prefix, raw));
         self.views
             .0
             .write()
@@ -935,22 +1063,37 @@ pub fn to_canon(v: &serde_json::Value) -> Value {
         .expect("serde_json output is valid JSON")
 }
 
-pub(crate) fn parse_surface(
-    name: &str,
-    instructions: Option<&str>,
-    raw_tools: &[Box<RawValue>],
-) -> Result<Surface, PinError> {
+pub(crate) fn parse_surface(name: &str, listing: &Listing) -> Result<Surface, PinError> {
     let bad = |message: String| PinError::BadSurface {
         name: name.to_owned(),
         message,
     };
-    let mut tools = Vec::with_capacity(raw_tools.len());
-    for (i, raw) in raw_tools.iter().enumerate() {
-        tools.push(
-            canon::parse_json(raw.get().as_bytes()).map_err(|e| bad(format!("tool {i}: {e}")))?,
-        );
+    let parse_all = |items: &[Box<RawValue>], what: &str| {
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, raw)| {
+                canon::parse_json(raw.get().as_bytes()).map_err(|e| bad(format!("{what} {i}: {e}")))
+            })
+            .collect::<Result<Vec<Value>, PinError>>()
+    };
+    let tools = parse_all(&listing.tools, "tool")?;
+    let mut surface =
+        Surface::from_tools_list(&Value::Array(tools), listing.instructions.as_deref())
+            .map_err(|e| bad(e.to_string()))?;
+    for (kind, items) in &listing.content {
+        let items = parse_all(items, kind.list_key())?;
+        surface = surface
+            .with_listing(*kind, &items)
+            .map_err(|e| bad(e.to_string()))?;
     }
-    Surface::from_tools_list(&Value::Array(tools), instructions).map_err(|e| bad(e.to_string()))
+    Ok(surface)
+}
+
+/// The key (name, URI, URI template) of a raw listed entry.
+fn key_of(item: &RawValue, kind: ContentKind) -> Option<String> {
+    let members: IndexMap<String, Box<RawValue>> = serde_json::from_str(item.get()).ok()?;
+    serde_json::from_str::<String>(members.get(kind.key_field())?.get()).ok()
 }
 
 /// A stored surface (a row's baseline or observed bytes, a kept approved
@@ -959,26 +1102,12 @@ pub fn decode_surface(name: &str, bytes: Option<&[u8]>) -> Result<Option<Surface
     let Some(bytes) = bytes else { return Ok(None) };
     let v = canon::parse_json(bytes)
         .map_err(|e| StoreError::Malformed(format!("server {name}: stored surface: {e}")))?;
-    let instructions = v
-        .as_object()
-        .and_then(|m| m.get("instructions"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let tools = v
-        .as_object()
-        .and_then(|m| m.get("tools"))
-        .cloned()
-        .unwrap_or(Value::Array(Vec::new()));
-    Surface::from_tools_list(&tools, instructions.as_deref())
+    Surface::from_stored(&v)
         .map(Some)
         .map_err(|e| StoreError::Malformed(format!("server {name}: stored surface: {e}")).into())
 }
 
-fn build_view(
-    record: ServerRecord,
-    prefix: String,
-    raw_tools: Arc<Vec<Box<RawValue>>>,
-) -> ServerView {
+fn build_view(record: ServerRecord, prefix: String, raw: Arc<Listing>) -> ServerView {
     let name = record.name.clone();
     let baseline = decode_surface(&name, record.baseline.as_deref())
         .ok()
@@ -1016,7 +1145,7 @@ fn build_view(
     // holds, from the raw listing with the same tools.
     let mut served = BTreeMap::new();
     if let Some(observed) = &observed {
-        for raw in raw_tools.iter() {
+        for raw in raw.tools.iter() {
             let Ok(mut members) =
                 serde_json::from_str::<IndexMap<String, Box<RawValue>>>(raw.get())
             else {
@@ -1049,6 +1178,7 @@ fn build_view(
             );
         }
     }
+    let blocked_content = blocked_content(&drift);
     ServerView {
         record,
         prefix,
@@ -1056,6 +1186,7 @@ fn build_view(
         observed,
         blocked,
         served,
-        raw_tools,
+        blocked_content,
+        raw,
     }
 }

@@ -395,9 +395,29 @@ impl ed25519_dalek::Signer<Signature> for KeychainKey {
 fn os_store() -> Result<Arc<CredentialStore>, KeychainError> {
     // Any failure here is a failure to reach the service (no bus, nothing owning
     // org.freedesktop.secrets, or its DH session refused); say how to get one.
-    let store = zbus_secret_service_keyring_store::Store::new()
-        .map_err(|e| KeychainError::NoSecretService(describe(&e)))?;
-    Ok(store)
+    // A daemon that dies while the session is opened (gnome-keyring has crashed
+    // so under load here) leaves `NoReply` or a disconnect: D-Bus activation
+    // starts a new one, so that is tried again, twice, before giving up.
+    let mut attempt = 0u64;
+    loop {
+        match zbus_secret_service_keyring_store::Store::new() {
+            Ok(store) => return Ok(store),
+            Err(e) if attempt < 2 && transient(&describe(&e)) => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(250 * attempt));
+            }
+            Err(e) => return Err(KeychainError::NoSecretService(describe(&e))),
+        }
+    }
+}
+
+/// Whether a D-Bus failure says the service went away mid-request (worth a
+/// new attempt), rather than that there is none or it refused.
+#[cfg(target_os = "linux")]
+fn transient(described: &str) -> bool {
+    ["NoReply", "Disconnected", "disconnected from message bus"]
+        .iter()
+        .any(|m| described.contains(m))
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -463,6 +483,21 @@ fn describe(e: &StoreError) -> String {
         source = s.source();
     }
     text
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod transient_tests {
+    /// The failure a CI run met when gnome-keyring-daemon crashed while an
+    /// approval opened its session is retried; "nothing there" is not.
+    #[test]
+    fn regression_a_daemon_that_dies_mid_session_is_tried_again() {
+        assert!(super::transient(
+            "Platform failure: zbus error: org.freedesktop.DBus.Error.NoReply: Message recipient disconnected from message bus without replying"
+        ));
+        assert!(!super::transient(
+            "Platform failure: zbus error: org.freedesktop.DBus.Error.ServiceUnknown: The name is not activatable"
+        ));
+    }
 }
 
 /// Names become Secret Service attributes and item labels; keep them to a portable,

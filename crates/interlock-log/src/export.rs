@@ -29,6 +29,10 @@ pub struct ExportFilter {
     pub plan_id: Option<String>,
     /// Only receipts about this upstream server.
     pub server: Option<String>,
+    /// Also carry the approved surfaces the exported receipts name
+    /// (`surface_hash`, `baseline_hash`), so the bundle shows the exact tool
+    /// definitions a reviewer approved (issue 16 item 7).
+    pub with_surfaces: bool,
 }
 
 impl ExportFilter {
@@ -85,6 +89,7 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
             .map_err(|e| LogError::Export(e.to_string()))?;
         builder = builder.earlier_checkpoint(prev.0, proof);
     }
+    let mut named_surfaces = std::collections::BTreeSet::new();
     for row in store.leaves(0..size).await? {
         let opened = open_leaf_unverified(&row.data).map_err(|e| LogError::MalformedEntry {
             index: row.idx,
@@ -99,6 +104,13 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
             // Key registrations back the trust section: always included.
             || opened.kind == "approver.registered";
         if keep {
+            if filter.with_surfaces {
+                for k in ["surface_hash", "baseline_hash"] {
+                    if let Some(h) = field(k).filter(|h| !h.is_empty()) {
+                        named_surfaces.insert(h.to_owned());
+                    }
+                }
+            }
             let proof = tree
                 .inclusion_proof(row.idx, size)
                 .map_err(|e| LogError::Export(e.to_string()))?;
@@ -107,6 +119,13 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
     }
     if filter.is_empty() && size > 0 {
         builder = builder.range(0, size - 1);
+    }
+    // Only surfaces a reviewer approved are kept by hash; a drift leaf's
+    // observed `surface_hash` that nobody approved has nothing to carry.
+    for hash in named_surfaces {
+        if let Some(s) = store.approved_surface(&hash).await? {
+            builder = builder.surface(s.hash, s.surface);
+        }
     }
     let bundle = builder
         .build()

@@ -5,8 +5,14 @@
 //!  "trust":{"log_key":<vkey>,"approver_keys":[{"key_id","public_key","identity"}]},
 //!  "checkpoint":<signed note>, "earlier_checkpoints":[{"note","consistency_proof":[b64…]}],
 //!  "range":{"from","to"} (optional),
-//!  "receipts":[{"index","leaf":<statement object (or an older log's DSSE envelope)>,"inclusion_proof":[b64…]}]}
+//!  "receipts":[{"index","leaf":<statement object (or an older log's DSSE envelope)>,"inclusion_proof":[b64…]}],
+//!  "surfaces":[{"hash":"sha256:…","surface":<an approved MCP surface>}] (optional)}
 //! ```
+//!
+//! `surfaces` (issue 16 item 7, exported on request) holds the surfaces a
+//! reviewer approved that the receipts name (`surface_hash`, `baseline_hash`),
+//! so a receipt can show the exact tool definitions it was approved under;
+//! the verifier recomputes each one's hash and checks a verified receipt names it.
 //!
 //! Intake is strict: unknown or duplicate fields, integers beyond 2^53 − 1, lone
 //! surrogates, non-canonical base64 or hex, and leaves that are not exactly their
@@ -69,6 +75,14 @@ pub struct BundleReceipt {
     pub inclusion_proof: Vec<Hash>,
 }
 
+/// An approved surface carried in a bundle: its hash as the receipts name it
+/// and its JCS bytes (`{"instructions", "tools", …}`, as the gateway stores it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BundleSurface {
+    pub hash: String,
+    pub surface: Vec<u8>,
+}
+
 /// An export bundle.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bundle {
@@ -79,6 +93,8 @@ pub struct Bundle {
     pub earlier_checkpoints: Vec<EarlierCheckpoint>,
     pub range: Option<IndexRange>,
     pub receipts: Vec<BundleReceipt>,
+    /// Approved surfaces the receipts name, by hash (empty unless asked for).
+    pub surfaces: Vec<BundleSurface>,
 }
 
 // ---------------------------------------------------------------- raw intake
@@ -95,6 +111,16 @@ pub(crate) struct RawBundle<'a> {
     pub range: Option<RawRange>,
     #[serde(borrow)]
     pub receipts: Vec<RawReceipt<'a>>,
+    #[serde(default, borrow)]
+    pub surfaces: Vec<RawSurface<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSurface<'a> {
+    pub hash: String,
+    #[serde(borrow)]
+    pub surface: &'a RawValue,
 }
 
 #[derive(Deserialize)]
@@ -232,6 +258,18 @@ impl Bundle {
                 })
             })
             .collect::<Result<_, ReceiptError>>()?;
+        let surfaces = raw
+            .surfaces
+            .iter()
+            .map(|r| {
+                let bytes = r.surface.get().as_bytes();
+                check_surface_form(&r.hash, bytes)?;
+                Ok(BundleSurface {
+                    hash: r.hash.clone(),
+                    surface: bytes.to_vec(),
+                })
+            })
+            .collect::<Result<_, ReceiptError>>()?;
         Ok(Bundle {
             origin: raw.origin,
             trust: Trust {
@@ -245,6 +283,7 @@ impl Bundle {
                 to: r.to,
             }),
             receipts,
+            surfaces,
         })
     }
 
@@ -304,7 +343,22 @@ impl Bundle {
             out.extend_from_slice(&r.leaf);
             out.push(b'}');
         }
-        out.extend_from_slice(b"],\"trust\":{\"approver_keys\":[");
+        out.push(b']');
+        if !self.surfaces.is_empty() {
+            out.extend_from_slice(b",\"surfaces\":[");
+            for (i, sf) in self.surfaces.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"{\"hash\":");
+                s(&mut out, &sf.hash);
+                out.extend_from_slice(b",\"surface\":");
+                out.extend_from_slice(&sf.surface);
+                out.push(b'}');
+            }
+            out.push(b']');
+        }
+        out.extend_from_slice(b",\"trust\":{\"approver_keys\":[");
         for (i, a) in self.trust.approver_keys.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
@@ -350,6 +404,7 @@ impl BundleBuilder {
                 earlier_checkpoints: Vec::new(),
                 range: None,
                 receipts: Vec::new(),
+                surfaces: Vec::new(),
             },
         }
     }
@@ -378,6 +433,16 @@ impl BundleBuilder {
         self
     }
 
+    /// An approved surface (its hash and its stored JCS bytes), to be
+    /// carried with the receipts that name it.
+    pub fn surface(mut self, hash: impl Into<String>, surface_jcs: Vec<u8>) -> Self {
+        self.bundle.surfaces.push(BundleSurface {
+            hash: hash.into(),
+            surface: surface_jcs,
+        });
+        self
+    }
+
     /// Claims the bundle holds every receipt of `from..=to` (so a dropped one is detected).
     pub fn range(mut self, from: u64, to: u64) -> Self {
         self.bundle.range = Some(IndexRange { from, to });
@@ -398,6 +463,28 @@ impl BundleBuilder {
             }
             leaf::check_form(&r.leaf)?;
         }
+        self.bundle.surfaces.sort_by(|a, b| a.hash.cmp(&b.hash));
+        self.bundle.surfaces.dedup_by(|a, b| a.hash == b.hash);
+        for sf in &self.bundle.surfaces {
+            check_surface_form(&sf.hash, &sf.surface)?;
+        }
         Ok(self.bundle)
     }
+}
+
+/// A carried surface must be an object in canonical (JCS) form, so its bytes
+/// are the ones the gateway hashed pieces of.
+pub(crate) fn check_surface_form(hash: &str, bytes: &[u8]) -> Result<(), ReceiptError> {
+    let bad = |reason: String| ReceiptError::MalformedSurface {
+        hash: hash.to_owned(),
+        reason,
+    };
+    let v = canon::parse_json(bytes).map_err(|e| bad(e.to_string()))?;
+    if v.as_object().is_none() {
+        return Err(bad("not an object".into()));
+    }
+    if canon::canonical_bytes(&v) != bytes {
+        return Err(bad("not in canonical (JCS) form".into()));
+    }
+    Ok(())
 }

@@ -117,6 +117,16 @@ pub enum ReceiptError {
     Dropped { index: u64, from: u64, to: u64 },
     #[error("{count} more receipts of the claimed range {from}..={to} are missing")]
     DroppedMore { count: u64, from: u64, to: u64 },
+    #[error("the bundle's surface {hash}: {reason}")]
+    MalformedSurface { hash: String, reason: String },
+    #[error(
+        "the bundle's surface {hash} hashes to {computed}: its tools or instructions were altered"
+    )]
+    SurfaceHashMismatch { hash: String, computed: String },
+    #[error(
+        "the bundle's surface {hash} is named by no verified receipt: nothing vouches that a reviewer approved it"
+    )]
+    UnanchoredSurface { hash: String },
     #[error("trusted approver key entry {position}: {reason}")]
     MalformedApproverKey { position: usize, reason: String },
     #[error("trusted approver key {key_id} ({identity}) is not the id of its public key")]

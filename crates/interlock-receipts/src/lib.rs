@@ -19,8 +19,8 @@ pub mod leaf;
 pub mod verify;
 
 pub use bundle::{
-    ApproverKey, BUNDLE_VERSION, Bundle, BundleBuilder, BundleReceipt, EarlierCheckpoint,
-    IndexRange, Trust,
+    ApproverKey, BUNDLE_VERSION, Bundle, BundleBuilder, BundleReceipt, BundleSurface,
+    EarlierCheckpoint, IndexRange, Trust,
 };
 pub use error::ReceiptError;
 pub use leaf::{

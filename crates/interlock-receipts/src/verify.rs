@@ -52,6 +52,9 @@ pub struct VerifyReport {
     pub tree_size: Option<u64>,
     pub problems: Vec<ReceiptError>,
     pub receipts: Vec<ReceiptLine>,
+    /// Approved surfaces the bundle carries that hash to their names and
+    /// that a verified receipt names (issue 16 item 7).
+    pub surfaces: usize,
 }
 
 impl VerifyReport {
@@ -100,6 +103,13 @@ impl fmt::Display for VerifyReport {
         }
         for p in &self.problems {
             writeln!(f, "bundle: FAILED: {p}")?;
+        }
+        if self.surfaces > 0 {
+            writeln!(
+                f,
+                "{} approved surfaces, each matching its hash and named by a verified receipt",
+                self.surfaces
+            )?;
         }
         let failed = self.failed().count();
         writeln!(
@@ -272,7 +282,7 @@ pub fn verify_bundle(bytes: &[u8], opts: &VerifyOptions) -> VerifyReport {
     };
     let threads = opts.threads.max(1);
     let chunk = raw.receipts.len().div_ceil(threads).max(1);
-    let outcomes: Vec<(ReceiptLine, Option<Registered>)> = std::thread::scope(|s| {
+    let outcomes: Vec<(ReceiptLine, Option<Registered>, Vec<String>)> = std::thread::scope(|s| {
         let handles: Vec<_> = raw
             .receipts
             .chunks(chunk)
@@ -293,10 +303,15 @@ pub fn verify_bundle(bytes: &[u8], opts: &VerifyOptions) -> VerifyReport {
             .collect()
     });
     let mut registered = BTreeSet::new();
-    for (line, reg) in outcomes {
+    let mut named_surfaces: BTreeSet<String> = BTreeSet::new();
+    for (line, reg, named) in outcomes {
         registered.extend(reg);
+        if line.result.is_ok() {
+            named_surfaces.extend(named);
+        }
         report.receipts.push(line);
     }
+    report.surfaces = check_surfaces(&raw, &named_surfaces, &mut report.problems);
     let problems = &mut report.problems;
 
     // Order, duplicates and the claimed range.
@@ -355,11 +370,58 @@ pub fn verify_bundle(bytes: &[u8], opts: &VerifyOptions) -> VerifyReport {
     report
 }
 
+/// The surfaces a bundle carries: each in canonical form, hashing (as the
+/// gateway hashes a surface) to the name it is carried under, and named by
+/// a verified receipt. Returns how many passed.
+fn check_surfaces(
+    raw: &RawBundle<'_>,
+    named: &BTreeSet<String>,
+    problems: &mut Vec<ReceiptError>,
+) -> usize {
+    let mut ok = 0;
+    for sf in &raw.surfaces {
+        let bytes = sf.surface.get().as_bytes();
+        let checked = crate::bundle::check_surface_form(&sf.hash, bytes).and_then(|()| {
+            let v = canon::parse_json(bytes).map_err(|e| ReceiptError::MalformedSurface {
+                hash: sf.hash.clone(),
+                reason: e.to_string(),
+            })?;
+            let surface = interlock_surface::Surface::from_stored(&v).map_err(|e| {
+                ReceiptError::MalformedSurface {
+                    hash: sf.hash.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+            let computed = interlock_surface::surface_hash(&surface).to_string();
+            if computed != sf.hash {
+                return Err(ReceiptError::SurfaceHashMismatch {
+                    hash: sf.hash.clone(),
+                    computed,
+                });
+            }
+            if !named.contains(&sf.hash) {
+                return Err(ReceiptError::UnanchoredSurface {
+                    hash: sf.hash.clone(),
+                });
+            }
+            Ok(())
+        });
+        match checked {
+            Ok(()) => ok += 1,
+            Err(e) => problems.push(e),
+        }
+    }
+    ok
+}
+
+/// The predicate members that name an approved surface by its hash.
+const SURFACE_NAMING_MEMBERS: [&str; 2] = ["surface_hash", "baseline_hash"];
+
 fn check_receipt(
     position: usize,
     r: &RawReceipt<'_>,
     ctx: &Context,
-) -> (ReceiptLine, Option<Registered>) {
+) -> (ReceiptLine, Option<Registered>, Vec<String>) {
     let mut line = ReceiptLine {
         position,
         index: r.index,
@@ -368,6 +430,7 @@ fn check_receipt(
         result: Ok(()),
     };
     let mut registered = None;
+    let mut named = Vec::new();
     line.result = (|| {
         let leaf_bytes = r.leaf.get().as_bytes();
         // A signed leaf's own signature is checked; a statement leaf is vouched
@@ -398,6 +461,13 @@ fn check_receipt(
                 reason: e.to_string(),
             })?;
         let p = st.predicate();
+        named.extend(
+            SURFACE_NAMING_MEMBERS
+                .iter()
+                .filter_map(|k| p.get(*k).and_then(Value::as_str))
+                .filter(|h| !h.is_empty())
+                .map(str::to_owned),
+        );
         match st.kind.as_str() {
             "plan.decision" => check_approval(p, &ctx.approvers)?,
             "approver.registered" => {
@@ -415,7 +485,7 @@ fn check_receipt(
         }
         Ok(())
     })();
-    (line, registered)
+    (line, registered, named)
 }
 
 /// The inner approver envelope of a `plan.decision` receipt.

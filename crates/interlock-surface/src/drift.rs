@@ -6,6 +6,7 @@ use std::fmt;
 
 use interlock_canon::{Digest, Map, Value};
 
+use crate::content::{Content, ContentKind, ContentRef};
 use crate::cues::TextCues;
 use crate::policy::Severity;
 use crate::scan::{self, Finding, Scanner};
@@ -162,6 +163,33 @@ pub enum DriftKind {
         /// Instructions, links, capabilities gained; safety language lost.
         cues: TextCues,
     },
+    /// A prompt, resource or resource template not in the baseline: new text
+    /// the model reads, held like a new tool.
+    ContentAdded {
+        /// Which entry.
+        entry: ContentRef,
+        /// Injection / exfiltration findings anywhere in it.
+        suspicious: Vec<Finding>,
+    },
+    /// A baseline prompt, resource or template no longer listed.
+    ContentRemoved {
+        /// Which entry.
+        entry: ContentRef,
+    },
+    /// A pinned entry changed: rated like a tool description by what its
+    /// prose (description, title, prompt arguments' descriptions) gained.
+    ContentChanged {
+        /// Which entry.
+        entry: ContentRef,
+        /// The members that changed (`description`, `arguments`, …).
+        fields: Vec<String>,
+        /// Sentences of the new prose absent from the old.
+        added_text: String,
+        /// Injection / exfiltration findings new to it (any string of it).
+        suspicious: Vec<Finding>,
+        /// Instructions, links, capabilities gained; safety language lost.
+        cues: TextCues,
+    },
     /// A field other than `description` and `inputSchema` (output schema,
     /// title, annotations, `_meta`, an unknown field) gained injection,
     /// exfiltration or concealment wording: the model may read any of it.
@@ -214,7 +242,17 @@ impl Drift {
                 open_world,
                 ..
             } => new_tool(*destructive, *open_world),
-            ToolRemoved => Severity::Low,
+            ToolRemoved | ContentRemoved { .. } => Severity::Low,
+            ContentAdded { suspicious, .. } => {
+                if suspicious.iter().any(|f| f.kind.quarantines()) {
+                    Severity::Critical
+                } else {
+                    Severity::Medium
+                }
+            }
+            ContentChanged {
+                suspicious, cues, ..
+            } => text_severity(suspicious, cues),
             DescriptionChanged {
                 suspicious, cues, ..
             }
@@ -279,6 +317,16 @@ impl Drift {
         }
     }
 
+    /// The prompt, resource or template concerned, for content drift.
+    pub fn content(&self) -> Option<&ContentRef> {
+        match &self.kind {
+            DriftKind::ContentAdded { entry, .. }
+            | DriftKind::ContentRemoved { entry }
+            | DriftKind::ContentChanged { entry, .. } => Some(entry),
+            _ => None,
+        }
+    }
+
     /// The suspicious findings this drift carries, if any.
     pub fn findings(&self) -> &[Finding] {
         match &self.kind {
@@ -286,6 +334,8 @@ impl Drift {
             | DriftKind::InstructionsChanged { suspicious, .. }
             | DriftKind::InputSchemaChanged { suspicious, .. }
             | DriftKind::ToolAdded { suspicious, .. }
+            | DriftKind::ContentAdded { suspicious, .. }
+            | DriftKind::ContentChanged { suspicious, .. }
             | DriftKind::SuspiciousText { suspicious, .. } => suspicious,
             _ => &[],
         }
@@ -370,9 +420,10 @@ impl fmt::Display for Drift {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use DriftKind::*;
         write!(f, "[{}] ", self.severity())?;
-        match &self.tool {
-            Some(t) => write!(f, "tool {t:?}: ")?,
-            None => f.write_str("server: ")?,
+        match (&self.tool, self.content()) {
+            (Some(t), _) => write!(f, "tool {t:?}: ")?,
+            (None, Some(entry)) => write!(f, "{entry}: ")?,
+            (None, None) => f.write_str("server: ")?,
         }
         let text_change = |f: &mut fmt::Formatter<'_>,
                            what: &str,
@@ -405,6 +456,21 @@ impl fmt::Display for Drift {
                 Ok(())
             }
             ToolRemoved => f.write_str("tool removed"),
+            ContentAdded { entry, suspicious } => {
+                write!(f, "{} added", entry.kind)?;
+                if !suspicious.is_empty() {
+                    write!(f, "; SUSPICIOUS: {}", list(suspicious))?;
+                }
+                Ok(())
+            }
+            ContentRemoved { entry } => write!(f, "{} removed", entry.kind),
+            ContentChanged {
+                fields,
+                added_text,
+                suspicious,
+                cues,
+                ..
+            } => text_change(f, &fields.join(", "), added_text, suspicious, cues),
             ToolRenamed {
                 from,
                 to,
@@ -614,6 +680,78 @@ pub fn diff_with(baseline: &Surface, observed: &Surface, scanner: &Scanner) -> V
             .extend(diff_tool(old, new, scanner));
     }
     out.extend(per_tool.into_values().flatten());
+    diff_content(baseline, observed, scanner, &mut out);
+    out
+}
+
+/// Drifts of the pinned prompts, resources and templates, by kind then key.
+fn diff_content(baseline: &Surface, observed: &Surface, scanner: &Scanner, out: &mut Vec<Drift>) {
+    let (old, new) = (baseline.contents(), observed.contents());
+    let mut refs: Vec<&ContentRef> = old.keys().chain(new.keys()).collect();
+    refs.sort();
+    refs.dedup();
+    for r in refs {
+        let kind = match (old.get(r), new.get(r)) {
+            (Some(a), Some(b)) if a.hash() == b.hash() => continue,
+            (None, None) => continue,
+            (Some(_), None) => DriftKind::ContentRemoved { entry: r.clone() },
+            (None, Some(b)) => {
+                let mut text = String::new();
+                strings(Some(&Value::Object(b.normalized().clone())), &mut text);
+                DriftKind::ContentAdded {
+                    entry: r.clone(),
+                    suspicious: scanner.scan(&text),
+                }
+            }
+            (Some(a), Some(b)) => {
+                let (mut sa, mut sb) = (String::new(), String::new());
+                strings(Some(&Value::Object(a.normalized().clone())), &mut sa);
+                strings(Some(&Value::Object(b.normalized().clone())), &mut sb);
+                let (pa, pb) = (content_prose(a), content_prose(b));
+                let mut fields: Vec<String> = a
+                    .normalized()
+                    .keys()
+                    .chain(b.normalized().keys())
+                    .filter(|k| a.field(k) != b.field(k))
+                    .cloned()
+                    .collect();
+                fields.sort();
+                fields.dedup();
+                DriftKind::ContentChanged {
+                    entry: r.clone(),
+                    fields,
+                    added_text: scan::added_text(&pa, &pb),
+                    suspicious: scanner.new_findings(&sa, &sb),
+                    cues: TextCues::between_with(&pa, &pb, &pa),
+                }
+            }
+        };
+        out.push(Drift { tool: None, kind });
+    }
+}
+
+/// What a model reads of an entry as guidance: its description and title,
+/// and (for a prompt) each argument's.
+fn content_prose(c: &Content) -> String {
+    let mut out = String::new();
+    for key in ["title", "description"] {
+        if let Some(Value::String(s)) = c.field(key) {
+            out.push_str(s);
+            out.push('\n');
+        }
+    }
+    if c.kind() == ContentKind::Prompt
+        && let Some(Value::Array(args)) = c.field("arguments")
+    {
+        for a in args {
+            for key in ["title", "description"] {
+                if let Some(Value::String(s)) = a.get(key) {
+                    out.push_str(s);
+                    out.push('\n');
+                }
+            }
+        }
+    }
     out
 }
 

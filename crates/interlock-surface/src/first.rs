@@ -17,10 +17,13 @@ use crate::surface::Surface;
 /// One finding and where it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Located {
-    /// The tool, `None` for the server's instructions.
+    /// The tool, `None` for the server's instructions and for its prompts,
+    /// resources and templates.
     pub tool: Option<String>,
     /// Where in the tool: `description`, or a JSON Pointer into it such as
-    /// `/inputSchema/properties/path/description`; `instructions` for the server.
+    /// `/inputSchema/properties/path/description`; `instructions` for the
+    /// server; for a prompt or resource, a pointer from its listing, such as
+    /// `/prompts/review/arguments/0/description`.
     pub field: String,
     /// The finding.
     pub finding: Finding,
@@ -82,6 +85,32 @@ pub fn first_contact(surface: &Surface, scanner: &Scanner) -> FirstContact {
                         } else {
                             pointer.clone()
                         },
+                        finding,
+                    });
+                }
+            }
+        }
+    }
+    // Prompts, resources and templates pinned with the tools: their listing
+    // is text the model reads too. Where: `/prompts/<name>/description` and
+    // the like (the key escaped as a JSON Pointer token).
+    for (r, c) in surface.contents() {
+        // The listing as served, so a pointer finds the text in it.
+        for (key, v) in c.raw() {
+            if key == r.kind.key_field() {
+                continue;
+            }
+            let mut at = Vec::new();
+            walk(
+                &format!("/{}/{}/{}", r.kind.list_key(), escape(&r.key), escape(key)),
+                v,
+                &mut at,
+            );
+            for (pointer, text) in at {
+                for finding in scanner.scan(text) {
+                    findings.push(Located {
+                        tool: None,
+                        field: pointer.clone(),
                         finding,
                     });
                 }

@@ -27,7 +27,11 @@ pub fn tool_hash(tool: &Tool) -> Digest {
 }
 
 /// The server's hash: the digest of
-/// `{"instructions": string|null, "tools": {name: "sha256:…", …}}`.
+/// `{"instructions": string|null, "tools": {name: "sha256:…", …}}`, plus
+/// `"prompts"`, `"resources"` and `"resourceTemplates"` maps (key → entry
+/// hash) for the kinds with pinned entries. A kind without entries adds no
+/// member, so a server that lists no prompts (or does not pin them) keeps
+/// the hash it had before prompts were pinned, and its approval stands.
 pub fn surface_hash(surface: &Surface) -> Digest {
     let tools: Map = surface
         .tools()
@@ -43,6 +47,15 @@ pub fn surface_hash(surface: &Surface) -> Digest {
             .map_or(Value::Null, |s| Value::from(collapse_whitespace(s))),
     );
     m.insert("tools".into(), Value::Object(tools));
+    for kind in crate::content::ContentKind::ALL {
+        let entries: Map = surface
+            .contents_of(kind)
+            .map(|c| (c.key().to_owned(), Value::String(c.hash().to_string())))
+            .collect();
+        if !entries.is_empty() {
+            m.insert(kind.list_key().into(), Value::Object(entries));
+        }
+    }
     interlock_canon::digest(&Value::Object(m))
 }
 

@@ -10,6 +10,8 @@
 //!
 //! Modules, one job each:
 //! - [`surface`]: [`Surface`] and [`Tool`], built from a `tools/list` result.
+//! - [`content`]: [`Content`], a prompt, resource or resource template
+//!   pinned with the tools.
 //! - [`hash`]: [`tool_hash`] / [`surface_hash`] and the normalization before hashing.
 //! - [`scan`]: [`Finding`]s of injection and exfiltration wording in text.
 //! - [`cues`]: [`TextCues`], what a text change adds (instructions, links,
@@ -39,6 +41,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod content;
 pub mod cues;
 pub mod drift;
 pub mod first;
@@ -49,6 +52,7 @@ pub mod scan;
 pub mod schema;
 pub mod surface;
 
+pub use content::{Content, ContentKind, ContentRef};
 pub use cues::TextCues;
 pub use drift::{Drift, DriftKind, Hint, diff, diff_with};
 pub use first::{FirstContact, Located, first_contact};

@@ -92,6 +92,8 @@ pub enum Scope {
     Server,
     /// One tool, by its observed name (baseline name for a removed tool).
     Tool(String),
+    /// One pinned prompt, resource or resource template.
+    Content(crate::content::ContentRef),
 }
 
 impl fmt::Display for Scope {
@@ -99,6 +101,7 @@ impl fmt::Display for Scope {
         match self {
             Scope::Server => f.write_str("server"),
             Scope::Tool(t) => write!(f, "tool {t:?}"),
+            Scope::Content(c) => write!(f, "{c}"),
         }
     }
 }
@@ -111,9 +114,10 @@ impl Drift {
         {
             return Scope::Server;
         }
-        match &self.tool {
-            Some(t) => Scope::Tool(t.clone()),
-            None => Scope::Server,
+        match (&self.tool, self.content()) {
+            (Some(t), _) => Scope::Tool(t.clone()),
+            (None, Some(c)) => Scope::Content(c.clone()),
+            (None, None) => Scope::Server,
         }
     }
 }
@@ -170,8 +174,26 @@ impl DriftPolicy {
                     let e = tools.entry(t).or_insert(a);
                     *e = (*e).max(a);
                 }
+                // Content has its own answer: [`DriftPolicy::assess_content`].
+                Scope::Content(_) => {}
             }
         }
         (server, tools.into_iter().collect())
+    }
+
+    /// The strongest action per pinned prompt, resource or template over
+    /// `drifts` (those with content scope; a Critical one has server scope
+    /// and is in [`DriftPolicy::assess`]'s answer instead), ordered.
+    pub fn assess_content(&self, drifts: &[Drift]) -> Vec<(crate::content::ContentRef, Action)> {
+        let mut out: std::collections::BTreeMap<crate::content::ContentRef, Action> =
+            Default::default();
+        for d in drifts {
+            if let Scope::Content(c) = d.scope() {
+                let a = self.action(d);
+                let e = out.entry(c).or_insert(a);
+                *e = (*e).max(a);
+            }
+        }
+        out.into_iter().collect()
     }
 }

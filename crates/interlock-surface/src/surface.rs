@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use interlock_canon::{Digest, Map, Value};
 
+use crate::content::{Content, ContentKind, ContentRef};
 use crate::hash;
 
 /// Why a `tools/list` result is not a surface.
@@ -34,6 +35,40 @@ pub enum SurfaceError {
     EmptyName {
         /// Position in the `tools` array.
         index: usize,
+    },
+    /// A prompt, resource or resource template entry is not an object.
+    #[error("{}[{index}] is not an object (found {found})", kind.list_key())]
+    ContentNotObject {
+        /// Which listing.
+        kind: ContentKind,
+        /// Position in it.
+        index: usize,
+        /// JSON type found.
+        found: &'static str,
+    },
+    /// An entry has no (non-empty) string `name` / `uri` / `uriTemplate`.
+    #[error("{}[{index}] has no non-empty string {:?}", kind.list_key(), kind.key_field())]
+    ContentMissingKey {
+        /// Which listing.
+        kind: ContentKind,
+        /// Position in it.
+        index: usize,
+    },
+    /// Two entries of one listing share a key.
+    #[error("duplicate {kind} {key:?} in {}", kind.list_key())]
+    DuplicateContent {
+        /// Which listing.
+        kind: ContentKind,
+        /// The shared name or URI.
+        key: String,
+    },
+    /// A listing (`prompts`, `resources`, …) is not an array.
+    #[error("{} must be an array (found {found})", kind.list_key())]
+    ContentNotAList {
+        /// Which listing.
+        kind: ContentKind,
+        /// JSON type found.
+        found: &'static str,
     },
     /// Two tools share a name.
     #[error("duplicate tool name {name:?} (tools[{first}] and tools[{second}])")]
@@ -113,12 +148,15 @@ impl Tool {
     }
 }
 
-/// The surface of one MCP server: its instructions and its tools by name.
+/// The surface of one MCP server: its instructions, its tools by name, and
+/// the prompts, resources and resource templates pinned with them (empty
+/// when the server lists none or they are not pinned: see [`crate::content`]).
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Surface {
     /// The `instructions` of the server's `initialize` result.
     pub instructions: Option<String>,
     tools: BTreeMap<String, Tool>,
+    content: BTreeMap<ContentRef, Content>,
 }
 
 impl Surface {
@@ -165,7 +203,51 @@ impl Surface {
         Ok(Surface {
             instructions: instructions.map(str::to_owned),
             tools: by_name.into_iter().map(|(k, (_, t))| (k, t)).collect(),
+            content: BTreeMap::new(),
         })
+    }
+
+    /// This surface with the entries of one listing pinned (a
+    /// `prompts/list`, `resources/list` or `resources/templates/list`
+    /// result's array, pages concatenated), replacing any of that kind.
+    pub fn with_listing(
+        mut self,
+        kind: ContentKind,
+        items: &[Value],
+    ) -> Result<Surface, SurfaceError> {
+        self.content.retain(|r, _| r.kind != kind);
+        for (index, v) in items.iter().enumerate() {
+            let c = Content::from_value(kind, v, index)?;
+            let r = c.reference().clone();
+            if self.content.contains_key(&r) {
+                return Err(SurfaceError::DuplicateContent { kind, key: r.key });
+            }
+            self.content.insert(r, c);
+        }
+        Ok(self)
+    }
+
+    /// A surface as [`Surface::to_value`] stored it.
+    pub fn from_stored(v: &Value) -> Result<Surface, SurfaceError> {
+        let m = v
+            .as_object()
+            .ok_or(SurfaceError::NotAToolsList { found: v.kind() })?;
+        let instructions = m.get("instructions").and_then(Value::as_str);
+        let tools = m.get("tools").cloned().unwrap_or(Value::Array(Vec::new()));
+        let mut s = Surface::from_tools_list(&tools, instructions)?;
+        for kind in ContentKind::ALL {
+            match m.get(kind.list_key()) {
+                None => {}
+                Some(Value::Array(items)) => s = s.with_listing(kind, items)?,
+                Some(other) => {
+                    return Err(SurfaceError::ContentNotAList {
+                        kind,
+                        found: other.kind(),
+                    });
+                }
+            }
+        }
+        Ok(s)
     }
 
     /// A surface from tools already built (a later one wins on a name clash).
@@ -176,7 +258,21 @@ impl Surface {
         Surface {
             instructions,
             tools: tools.into_iter().map(|t| (t.name.clone(), t)).collect(),
+            content: BTreeMap::new(),
         }
+    }
+
+    /// The pinned prompts, resources and templates, by kind then key.
+    pub fn contents(&self) -> &BTreeMap<ContentRef, Content> {
+        &self.content
+    }
+    /// One pinned entry.
+    pub fn content(&self, kind: ContentKind, key: &str) -> Option<&Content> {
+        self.content.get(&ContentRef::new(kind, key))
+    }
+    /// The pinned entries of one kind.
+    pub fn contents_of(&self, kind: ContentKind) -> impl Iterator<Item = &Content> {
+        self.content.values().filter(move |c| c.kind() == kind)
     }
 
     /// The tools, by name.
@@ -194,8 +290,10 @@ impl Surface {
         self
     }
     /// `{"instructions": …|null, "tools": [raw tool, …]}` (tools sorted by
-    /// name), for storing a baseline; [`Surface::from_tools_list`] with its
-    /// `instructions` rebuilds the same surface.
+    /// name), plus `"prompts"`, `"resources"` and `"resourceTemplates"`
+    /// arrays when any is pinned (absent when empty, so a surface without
+    /// them stores as it always did), for storing a baseline;
+    /// [`Surface::from_stored`] rebuilds the same surface.
     pub fn to_value(&self) -> Value {
         let mut m = Map::new();
         m.insert(
@@ -213,6 +311,15 @@ impl Surface {
                     .collect(),
             ),
         );
+        for kind in ContentKind::ALL {
+            let items: Vec<Value> = self
+                .contents_of(kind)
+                .map(|c| Value::Object(c.raw().clone()))
+                .collect();
+            if !items.is_empty() {
+                m.insert(kind.list_key().into(), Value::Array(items));
+            }
+        }
         Value::Object(m)
     }
 }

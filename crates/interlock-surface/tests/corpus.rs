@@ -20,11 +20,11 @@ use serde_json::Value;
 
 const CLASSES: [&str; 4] = ["none", "monitor", "hold", "quarantine"];
 
+/// A case's surface: its tools and instructions, and the prompts,
+/// resources and resource templates it pins (issue 16 item 6), if any.
 fn surface(v: &Value, id: &str) -> Surface {
-    let tools = from_serde_json(&serde_json::json!({ "tools": v["tools"] }))
-        .unwrap_or_else(|e| panic!("{id}: {e:?}"));
-    Surface::from_tools_list(&tools, v["instructions"].as_str())
-        .unwrap_or_else(|e| panic!("{id}: {e}"))
+    let stored = from_serde_json(v).unwrap_or_else(|e| panic!("{id}: {e:?}"));
+    Surface::from_stored(&stored).unwrap_or_else(|e| panic!("{id}: {e}"))
 }
 
 /// The classifier's class for one case, and the drifts behind it.
@@ -52,7 +52,11 @@ struct Score {
 }
 
 fn score(file: &str) -> Score {
-    let path = format!("{}/tests/corpus/{file}", env!("CARGO_MANIFEST_DIR"));
+    // The runner's manifest directory, not the compiled one: a build cache
+    // shared between clones may hand this binary over from another clone.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR")
+        .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+    let path = format!("{manifest}/tests/corpus/{file}");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let corpus: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     let cases = corpus["cases"].as_array().expect("cases");

@@ -54,6 +54,12 @@ export interface PlanSummary {
   updated_at: number;
 }
 
+export interface BlockedContent {
+  kind: 'prompt' | 'resource' | 'resource_template';
+  key: string;
+  why: string;
+}
+
 export interface BlockedTool {
   tool: string;
   action: string;
@@ -72,8 +78,14 @@ export interface ServerSummary {
   configured: boolean;
   transport?: string | null;
   link?: Link | null;
-  /** Prompts, resources, completions: served with the tools once approved (inspected, not pinned). */
+  /** Prompts, resources, completions: served with the tools once approved (inspected; pinned when `pinned` names them). */
   also_offers?: string[];
+  /** What of the surface is pinned (`pin = [...]` in gateway.toml). */
+  pinned?: string[];
+  /** How many prompts, resources and templates the observed surface pins. */
+  pinned_content?: { prompts: number; resources: number; resource_templates: number } | null;
+  /** Pinned prompts, resources and templates whose drift is held: not listed, not served. */
+  blocked_content?: BlockedContent[];
   baseline_hash?: string | null;
   observed_hash?: string | null;
   tools?: number;
@@ -205,6 +217,64 @@ export interface ServerDetail {
    * decisions are not offered (the UI does not re-derive the normalization).
    */
   observed_tools?: ObservedTool[];
+  /** Effective-permission probes (issue 16 item 1): the last run, the baseline adopted at approval, what departs. */
+  probes?: ProbesView | null;
+  /** Behavioural envelopes per tool (issue 16 item 2): what each approved tool was seen to do. */
+  envelopes?: EnvelopeView[];
+}
+
+/** One probe's run as kept: no result text, only what is compared and shown. */
+export interface ProbeRun {
+  tool: string;
+  arguments_hash: string;
+  outcome: 'succeeded' | 'refused' | 'errored' | 'unreachable' | 'unknown_tool';
+  result_hash: string | null;
+  error_code?: number;
+  detail?: string;
+  verdict: 'met' | 'exceeded' | 'narrowed' | 'inconclusive';
+  failed?: Record<string, string>[];
+}
+
+export interface ProbeFinding {
+  tool: string;
+  arguments_hash: string;
+  expected: { kind: 'denied' | 'error' | 'result'; predicates?: Record<string, string>[] };
+  observed: { outcome: ProbeRun['outcome']; result_hash: string | null; error_code?: number; detail?: string };
+  baseline: ProbeRun['outcome'] | null;
+  kind: 'permission_grew' | 'result_departed' | 'beyond_baseline' | 'narrowed' | 'inconclusive';
+  action: 'quarantine' | 'report';
+  summary: string;
+}
+
+export interface ProbesView {
+  observed: ProbeRun[];
+  observed_at: number;
+  baseline: ProbeRun[] | null;
+  baseline_at: number | null;
+  findings: ProbeFinding[];
+}
+
+/** What one approved tool was seen to do (`interlock.envelope/v1`). */
+export interface Envelope {
+  format: string;
+  calls: number;
+  errors: number;
+  arg_hosts: string[];
+  arg_roots: string[];
+  result_hosts: string[];
+  result_roots: string[];
+  data_classes: string[];
+  max_result_bytes: number;
+  structured: Record<string, string[]>;
+}
+
+export interface EnvelopeView {
+  tool: string;
+  state: 'learning' | 'fixed';
+  hash: string;
+  /** What a widening decision signs (`envelope:<server>/<tool>` at `hash`). */
+  subject: string;
+  envelope: Envelope;
 }
 
 export interface LogEntry {

@@ -19,6 +19,7 @@ import {
   type ToolActions,
 } from '../lib/serverReview';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
+import { BehaviourPanel } from './ServerBehaviour';
 import { ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
 import { plural } from '../components/ui';
 
@@ -45,7 +46,12 @@ function canApprove(d: ServerDetail | undefined): boolean {
   const s = d?.server;
   if (!s || !s.observed_hash || s.status === 'UNSEEN') return false;
   // A reviewer's block is lifted per tool (approving the server keeps it).
-  return s.status !== 'TRUSTED' || s.observed_hash !== s.baseline_hash || (s.blocked_tools ?? []).some((b) => b.action !== 'block');
+  return (
+    s.status !== 'TRUSTED' ||
+    s.observed_hash !== s.baseline_hash ||
+    (s.blocked_tools ?? []).some((b) => b.action !== 'block') ||
+    (s.blocked_content ?? []).length > 0
+  );
 }
 
 /**
@@ -73,7 +79,11 @@ function FirstContactPanel({ d }: { d: ServerDetail }) {
           <div class="fc-group" data-testid="fc-group" data-fc-tool={g.tool ?? ''}>
             <div class="fc-tool">
               {g.tool === null ? (
-                'Server instructions'
+                g.findings.every((f) => f.field === 'instructions') ? (
+                  'Server instructions'
+                ) : (
+                  'Server instructions, prompts and resources'
+                )
               ) : (
                 <>
                   tool <b class="mono">{g.tool}</b>
@@ -94,6 +104,37 @@ function FirstContactPanel({ d }: { d: ServerDetail }) {
             </ul>
           </div>
         ))}
+      </div>
+    </>
+  );
+}
+
+/** What is not served and why: one line per tool (or prompt, resource), nothing when empty. */
+function BlockedList({
+  title,
+  testid,
+  items,
+}: {
+  title: string;
+  testid: string;
+  items: { name: string; chipClass: string; chip: string; why: string }[];
+}) {
+  if (items.length === 0) return null;
+  return (
+    <>
+      <div class="section-title">{title}</div>
+      <div class="card">
+        <ul class="inline-list" data-testid={testid}>
+          {items.map((b) => (
+            <li>
+              <b class="mono">{b.name}</b>
+              <span class={`chip ${b.chipClass}`}>{b.chip}</span>
+              <span class="ellipsis muted" title={b.why}>
+                {b.why}
+              </span>
+            </li>
+          ))}
+        </ul>
       </div>
     </>
   );
@@ -181,7 +222,11 @@ function banner(d: ServerDetail) {
         <Icon name="stop" />
         <div>
           <b>Quarantined: none of this server’s tools are served</b>
-          <span>Its surface drifted in a way the policy quarantines. Approving makes the observed surface the new baseline.</span>
+          <span>
+            {(d.probes?.findings ?? []).some((f) => f.action === 'quarantine') && d.server.observed_hash === d.server.baseline_hash
+              ? 'Its surface is unchanged, but a probe expected to be refused now succeeds: its behaviour reaches further than approved. Approving adopts the probes’ outcomes as the new baseline.'
+              : 'Its surface drifted in a way the policy quarantines. Approving makes the observed surface the new baseline.'}
+          </span>
         </div>
       </div>
     );
@@ -384,12 +429,15 @@ export function ServerView({ name }: { name: string }) {
           </dd>
         </div>
         <div style={{ gridColumn: '1 / -1' }} data-testid="also-offers">
-          <dt>Also served once approved (inspected, not pinned)</dt>
+          <dt>Also served once approved (inspected; pinned ones are watched for drift)</dt>
           <dd>
             {s?.also_offers?.length ? (
               <span class="row-gap">
                 {s.also_offers.map((c) => (
-                  <span class="chip">{c}</span>
+                  <span class="chip" title={s.pinned?.includes(c) ? `${c}: pinned with the tools` : `${c}: listed live, not pinned`}>
+                    {c}
+                    {s.pinned?.includes(c) ? ' · pinned' : ''}
+                  </span>
                 ))}
               </span>
             ) : (
@@ -437,24 +485,17 @@ export function ServerView({ name }: { name: string }) {
               </div>
             </>
           )}
-          {s?.blocked_tools && s.blocked_tools.length > 0 && (
-            <>
-              <div class="section-title">Blocked tools</div>
-              <div class="card">
-                <ul class="inline-list" data-testid="blocked">
-                  {s.blocked_tools.map((b) => (
-                    <li>
-                      <b class="mono">{b.tool}</b>
-                      <span class={`chip act-${b.action}`}>{blockedLabel(b.action)}</span>
-                      <span class="ellipsis muted" title={b.why}>
-                        {b.why}
-                      </span>
-                    </li>
-                  ))}
-                </ul>
-              </div>
-            </>
-          )}
+          <BlockedList
+            title="Blocked tools"
+            testid="blocked"
+            items={(s?.blocked_tools ?? []).map((b) => ({ name: b.tool, chipClass: `act-${b.action}`, chip: blockedLabel(b.action), why: b.why }))}
+          />
+          <BlockedList
+            title="Held prompts and resources"
+            testid="blocked-content"
+            items={(s?.blocked_content ?? []).map((b) => ({ name: b.key, chipClass: 'act-hold', chip: `${b.kind.replace('_', ' ')} held`, why: b.why }))}
+          />
+          {d && <BehaviourPanel d={d} />}
           {!d && <SkeletonBlock lines={8} />}
         </div>
       <div class="wide">

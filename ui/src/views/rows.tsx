@@ -45,6 +45,8 @@ export function serverLine(s: ServerSummary): string {
     parts.push(`new server: nothing served until approved${s.risk ? ` · first-contact scan: ${s.risk} risk` : ''}`);
   else if (s.status === 'QUARANTINED') parts.push('quarantined: nothing served');
   if (s.blocked_tools?.length) parts.push(`${s.blocked_tools.length} tool${s.blocked_tools.length > 1 ? 's' : ''} held: ${s.blocked_tools.map((b) => b.tool).join(', ')}`);
+  if (s.blocked_content?.length)
+    parts.push(`${s.blocked_content.length} prompt/resource${s.blocked_content.length > 1 ? 's' : ''} held: ${s.blocked_content.map((b) => b.key).join(', ')}`);
   if (s.drift_count) parts.push(`${s.drift_count} drift${s.drift_count > 1 ? 's' : ''}`);
   if (s.tools !== undefined) parts.push(`${s.served_tools ?? 0}/${s.tools} tools served`);
   return parts.join(' · ');

@@ -9,6 +9,10 @@
 //   - `drifty`: the same, approved by the CLI, then its `greet`
 //               description poisoned through $DRIFT_FILE               → QUARANTINED
 //   - `calm`:   the same, approved, then `greet` gains an instruction   → TRUSTED, greet held
+//   - `vault`:  tests/peers/probed-server.mjs marked safe to probe, with a probe that
+//               expects a denial (read_secret /etc/shadow) and one that expects a
+//               result (echo), approved: its baseline adopts both outcomes → TRUSTED
+//               (writing `gw.vaultOpen` makes the denied probe succeed: quarantined)
 //   - plans proposed by an agent over MCP (raw JSON-RPC tools/call propose_plan):
 //     `rotate-logs` (two revisions, so a diff), `restart-web` (high),
 //     `migrate-db` (critical: six mutating high-risk stages), `make-cache` (low).
@@ -98,6 +102,16 @@ export class Gateway {
   }
 
   server(name) {
+    if (name === 'vault') {
+      this.vaultOpen = path.join(this.dir, 'vault-open');
+      const script = path.join(peersDir(), 'probed-server.mjs');
+      return (
+        `[servers.vault]\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(script)}]\n` +
+        `env = { OPEN_FILE = ${JSON.stringify(this.vaultOpen)} }\nprobes = "non-production"\n` +
+        `[[servers.vault.probe]]\ntool = "read_secret"\narguments = { path = "/etc/shadow" }\nexpect = "denied"\n` +
+        `[[servers.vault.probe]]\ntool = "echo"\narguments = { text = "hello" }\nexpect = { result_contains = "hello" }\n`
+      );
+    }
     const file = path.join(this.dir, `${name}-greet.txt`);
     this.drift[name] = file;
     const script = path.join(peersDir(), 'drifting-server.mjs');
@@ -106,7 +120,7 @@ export class Gateway {
     return `[servers.${name}]\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(script)}]\nenv = { ${toml} }\n`;
   }
 
-  async start({ servers = ['fresh', 'drifty', 'calm'] } = {}) {
+  async start({ servers = ['fresh', 'drifty', 'calm', 'vault'] } = {}) {
     await this.cli('keys', 'init', '--identity', 'human:cli-reviewer');
     this.agentKey = (await this.cli('agents', 'add', 'builder')).trim();
     this.reviewerKey = (await this.cli('reviewers', 'add', 'ui-tests')).trim();
@@ -200,6 +214,11 @@ export class Gateway {
     await this.approveServer('calm');
     await this.waitServer('drifty', (s) => s.status === 'TRUSTED', 'TRUSTED');
     await this.waitServer('calm', (s) => s.status === 'TRUSTED', 'TRUSTED');
+    if (this.vaultOpen) {
+      await this.waitServer('vault', (s) => s.status === 'PENDING', 'PENDING');
+      await this.approveServer('vault');
+      await this.waitServer('vault', (s) => s.status === 'TRUSTED', 'TRUSTED');
+    }
 
     // Plans, proposed by the agent.
     const write = (id, target, content) => ({

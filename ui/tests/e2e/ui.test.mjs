@@ -416,11 +416,11 @@ describe('the review UI against a real gateway', () => {
 
   it('lists servers with status, tools and drift', async () => {
     await route('#/servers', '[data-testid=row]');
-    await until('3 servers', () => document.querySelectorAll('[data-testid=row]').length === 3);
+    await until('4 servers', () => document.querySelectorAll('[data-testid=row]').length === 4);
     const rows = await page.$$eval('[data-testid=row]', (rs) =>
       Object.fromEntries(rs.map((r) => [r.getAttribute('data-key'), r.querySelector('[data-status]')?.getAttribute('data-status')])),
     );
-    assert.deepEqual(rows, { calm: 'TRUSTED', drifty: 'TRUSTED', fresh: 'PENDING' });
+    assert.deepEqual(rows, { calm: 'TRUSTED', drifty: 'TRUSTED', fresh: 'PENDING', vault: 'TRUSTED' });
     assert.match(await page.textContent('[data-key=calm]'), /1 held/);
     await shot('servers');
     await page.keyboard.press('Enter');
@@ -594,6 +594,42 @@ describe('the review UI against a real gateway', () => {
     assert.equal(await page.locator('[data-testid=claims-violation]').count(), 0);
     await page.$eval('[data-testid=claims]', (e) => e.scrollIntoView({ block: 'start' }));
     await shot('claims');
+  });
+
+  it('shows a server’s probes and what its tools were seen to do; a probe that now succeeds quarantines it', async () => {
+    for (const text of ['one', 'two', 'three']) {
+      const r = await gw.rpc('tools/call', { name: 'vault__echo', arguments: { text } });
+      assert.ok(!r.isError, JSON.stringify(r));
+    }
+    await waitFor('the echo envelope learned 3 calls', async () => {
+      const d = await gw.api('/api/v1/servers/vault');
+      return d.envelopes?.find((e) => e.tool === 'echo')?.envelope.calls >= 3 ? d : null;
+    }, T);
+    await route('#/inbox', '[data-testid=row]');
+    await route('#/servers/vault', '[data-testid=probes]');
+    await until('two probe rows', () => document.querySelectorAll('[data-testid=probe-row]').length === 2);
+    const standings = () =>
+      page.$$eval('[data-testid=probe-row]', (rs) => Object.fromEntries(rs.map((r) => [r.querySelector('td').textContent, r.dataset.standing])));
+    assert.deepEqual(await standings(), { read_secret: 'ok', echo: 'ok' });
+    await page.locator('[data-envelope-tool=echo]').waitFor({ timeout: T });
+    const envelope = await page.textContent('[data-envelope-tool=echo]');
+    assert.match(envelope, /learning/);
+    assert.match(envelope, /calls/);
+    assert.match(envelope, /Hosts in arguments/);
+    await page.$eval('[data-testid=probes]', (e) => e.scrollIntoView({ block: 'start' }));
+    await shot('server-behaviour');
+
+    // The denied probe now succeeds: the server's permission grew, its surface did not.
+    fs.writeFileSync(gw.vaultOpen, 'open');
+    await gw.waitServer('vault', (s) => s.status === 'QUARANTINED', 'QUARANTINED on the probe');
+    await route('#/inbox', '[data-testid=row]');
+    await route('#/servers/vault', '[data-testid=probes]');
+    await until('the grown probe shown', () => document.querySelector('[data-testid=probe-row][data-standing=grew]') !== null);
+    assert.equal((await standings()).read_secret, 'grew');
+    assert.match(await page.textContent('[data-testid=probes-grew]'), /server\.probe_drift/);
+    assert.match(await page.textContent('.banner.bad'), /surface is unchanged, but a probe expected to be refused now succeeds/);
+    await page.$eval('[data-testid=probes]', (e) => e.scrollIntoView({ block: 'start' }));
+    await shot('server-probe-grew');
   });
 
   it('reconnects the event stream after the gateway restarts', async () => {

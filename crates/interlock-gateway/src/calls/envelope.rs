@@ -156,8 +156,9 @@ pub(crate) async fn before(
 
 /// The upstream's answer, as the envelope reads it.
 pub(crate) enum Answer<'a> {
-    /// A tool result's raw JSON and the response scan's findings.
-    Result(&'a str, &'a [Finding]),
+    /// A tool result's raw JSON, the response scan's findings, and the
+    /// document the scan parsed (when it passed unchanged; else parsed here).
+    Result(&'a str, &'a [Finding], Option<&'a serde_json::Value>),
     /// A JSON-RPC error's raw JSON and the scan's findings.
     Error(&'a str, &'a [Finding]),
 }
@@ -175,11 +176,17 @@ pub(crate) async fn after(
     if mode(gw) == EnvelopeMode::Off {
         return Vec::new();
     }
+    let reparsed: Option<serde_json::Value>;
     let (facts, parsed) = match answer {
-        Answer::Result(raw, findings) => {
-            let parsed: Option<serde_json::Value> = serde_json::from_str(raw).ok();
+        Answer::Result(raw, findings, scanned) => {
+            let parsed = match scanned {
+                Some(doc) => Some(doc),
+                None => {
+                    reparsed = serde_json::from_str(raw).ok();
+                    reparsed.as_ref()
+                }
+            };
             let facts = parsed
-                .as_ref()
                 .map(|v| ResultFacts::of(v, raw.len(), findings))
                 .unwrap_or_else(|| ResultFacts::of_error(raw.len(), findings));
             (facts, parsed)
@@ -187,10 +194,8 @@ pub(crate) async fn after(
         Answer::Error(raw, findings) => (ResultFacts::of_error(raw.len(), findings), None),
     };
     let mut out = Vec::new();
-    if let (Some(result), Some(schema)) = (
-        parsed.as_ref(),
-        approved.and_then(|t| gw.envelopes().schema(t)),
-    ) && let Some(finding) = schema.check(result)
+    if let (Some(result), Some(schema)) = (parsed, approved.and_then(|t| gw.envelopes().schema(t)))
+        && let Some(finding) = schema.check(result)
     {
         out.push(Recorded {
             action: action(gw, shadow, &finding),

@@ -432,6 +432,9 @@ pub enum ReadOutcome {
     Scanned(Disposition),
     UpstreamError,
     Unavailable,
+    /// Refused before reaching the upstream: a pinned prompt or resource
+    /// held for review, or not in the listing a reviewer approved (why).
+    NotServed(String),
 }
 
 impl ReadOutcome {
@@ -441,6 +444,7 @@ impl ReadOutcome {
             ReadOutcome::Scanned(d) => d.name(),
             ReadOutcome::UpstreamError => "upstream_error",
             ReadOutcome::Unavailable => "unavailable",
+            ReadOutcome::NotServed(_) => "not_served",
         }
     }
 }
@@ -472,6 +476,9 @@ impl ReadRecord<'_> {
             && let Some(why) = d.reason()
         {
             m.insert("reason".into(), why.into());
+        }
+        if let ReadOutcome::NotServed(why) = &outcome {
+            m.insert("reason".into(), why.as_str().into());
         }
         m.insert("findings".into(), findings_value(findings));
         Ok(engine.record(self.kind.event().as_str(), m).await?.index)

@@ -453,7 +453,7 @@ pub(crate) async fn tools_call(
                 approved_def,
                 &tool,
                 &before,
-                Answer::Result(result.get(), &scan.findings),
+                Answer::Result(result.get(), &scan.findings, scan.document.as_ref()),
                 agent.shadow,
             )
             .await;
@@ -620,6 +620,23 @@ pub(crate) async fn deliver_read(
         (Disposition::Redacted, Scanned::Redacted(v)) => jsonrpc::result_value(id, v),
         _ => jsonrpc::result(id, &result),
     }
+}
+
+/// A read refused before it reached the upstream (a held or unlisted pinned
+/// entry): its leaf first, as for every read, then the refusal saying why.
+pub(crate) async fn refuse_read(
+    gw: &Gateway,
+    id: &RawValue,
+    record: &ReadRecord<'_>,
+    why: String,
+) -> Vec<u8> {
+    if let Err(e) = record
+        .append(gw.engine(), ReadOutcome::NotServed(why.clone()), &[])
+        .await
+    {
+        return jsonrpc::unlogged(id, "read", &e);
+    }
+    jsonrpc::error(Some(id), code::FORBIDDEN, &why)
 }
 
 /// The answer to a request an upstream failed: its own JSON-RPC error as

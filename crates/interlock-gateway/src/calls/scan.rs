@@ -103,6 +103,10 @@ pub enum Scanned {
 pub struct Scan {
     pub scanned: Scanned,
     pub findings: Vec<Finding>,
+    /// The document as parsed for the scan, when it passed unchanged (a tool
+    /// result): the envelope reads its facts from it instead of parsing the
+    /// same bytes again (issue 16 item 2's cost per call).
+    pub document: Option<Value>,
 }
 
 impl Default for Scan {
@@ -111,6 +115,7 @@ impl Default for Scan {
         Scan {
             scanned: Scanned::Unchanged,
             findings: Vec::new(),
+            document: None,
         }
     }
 }
@@ -120,6 +125,7 @@ impl Scan {
         Scan {
             scanned: Scanned::Unscannable(why),
             findings: Vec::new(),
+            document: None,
         }
     }
 
@@ -254,16 +260,23 @@ impl<'a> TextScan<'a> {
     }
 
     fn finish(self, v: impl FnOnce() -> Value) -> Scan {
-        let scanned = if self.blocked {
-            Scanned::Blocked
+        self.finish_keeping(v, false)
+    }
+
+    /// As [`TextScan::finish`]; with `keep`, an unchanged document is kept
+    /// in [`Scan::document`] (it was parsed anyway).
+    fn finish_keeping(self, v: impl FnOnce() -> Value, keep: bool) -> Scan {
+        let (scanned, document) = if self.blocked {
+            (Scanned::Blocked, None)
         } else if self.changed {
-            Scanned::Redacted(v())
+            (Scanned::Redacted(v()), None)
         } else {
-            Scanned::Unchanged
+            (Scanned::Unchanged, keep.then(v))
         };
         Scan {
             scanned,
             findings: self.findings,
+            document,
         }
     }
 }
@@ -347,7 +360,7 @@ pub fn scan_result(result: &str, rules: &ScanPolicy) -> Scan {
         }
         doc.insert(k, v);
     }
-    scan.finish(|| Value::Object(doc))
+    scan.finish_keeping(|| Value::Object(doc), true)
 }
 
 /// Scans read-only content an upstream returns outside a tool call (a prompt,

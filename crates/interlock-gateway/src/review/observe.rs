@@ -5,7 +5,8 @@
 //! [`Connection::list_tools`]) — but it must not do anything else: it never
 //! calls a tool (declared probes are the gateway's, after approval), never
 //! serves one, and closes the connection (killing a child process) as soon as
-//! the listing is read.
+//! the listing is read. What it lists is what the gateway pins
+//! ([`crate::listing::pinned_listing`]): the same surface, so the same hash.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -104,14 +105,27 @@ pub async fn observe_once(
         )
         .await
         .map_err(upstream)?;
-        let listed = conn.list_tools(timeout, limits.tools_list_caps()).await;
-        conn.close().await;
-        let tools = listed.map_err(upstream)?;
-        crate::pins::parse_surface(server, hello.instructions.as_deref(), &tools).map_err(|e| {
-            ObserveError::BadSurface {
-                server: server.to_owned(),
-                message: e.to_string(),
+        // What the gateway pins of it (`pin`: tools, and prompts,
+        // resources and instructions as configured), listed the same way.
+        let listed = match conn.list_tools(timeout, limits.tools_list_caps()).await {
+            Ok(tools) => {
+                crate::listing::pinned_listing(
+                    &conn,
+                    Some(&hello),
+                    &up.pin,
+                    limits,
+                    hello.instructions.as_deref(),
+                    tools,
+                )
+                .await
             }
+            Err(e) => Err(e),
+        };
+        conn.close().await;
+        let listing = listed.map_err(upstream)?;
+        crate::pins::parse_surface(server, &listing).map_err(|e| ObserveError::BadSurface {
+            server: server.to_owned(),
+            message: e.to_string(),
         })
     };
     let surface =

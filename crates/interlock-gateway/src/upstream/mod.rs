@@ -64,8 +64,10 @@ impl ServerHello {
 /// Something an upstream sent that was not an answer to us.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UpstreamSignal {
-    /// `notifications/tools/list_changed`.
-    ToolsChanged,
+    /// `notifications/tools/list_changed`, `…/prompts/list_changed` or
+    /// `…/resources/list_changed`: what it lists may have changed (the
+    /// gateway re-lists everything it pins).
+    SurfaceChanged,
     /// `notifications/resources/updated` for `uri`: `message` is the
     /// notification to relay (its params as the upstream sent them).
     ResourceUpdated { uri: String, message: Vec<u8> },

@@ -74,8 +74,13 @@ pub(super) fn handle_unsolicited(
 ) -> Option<Vec<u8>> {
     let method = msg.method.as_deref()?;
     match (&msg.id, method) {
-        (None, "notifications/tools/list_changed") => {
-            let _ = signals.send(UpstreamSignal::ToolsChanged);
+        (
+            None,
+            "notifications/tools/list_changed"
+            | "notifications/prompts/list_changed"
+            | "notifications/resources/list_changed",
+        ) => {
+            let _ = signals.send(UpstreamSignal::SurfaceChanged);
             None
         }
         (None, "notifications/progress") => {
