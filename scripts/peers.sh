@@ -11,6 +11,8 @@
 #   INTERLOCK_PEERS_VENV  where the venv goes (default $HOME/.cache/interlock/peers-venv)
 #   INTERLOCK_PEERS_VENV_PY2  where the venv with the mcp 2.x server goes
 #                         (default $HOME/.cache/interlock/peers-venv-py2)
+#   INTERLOCK_PEERS_VENV_TIME  where the venv with mcp-server-time goes
+#                         (default $HOME/.cache/interlock/peers-venv-time)
 #   PYTHON                the python3 to build the venv from (default: python3 on PATH)
 #
 # Progress goes to stderr; stdout is only KEY=VALUE lines (shell-quoted) naming what was
@@ -21,6 +23,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 peers="$root/tests/peers"
 venv="${INTERLOCK_PEERS_VENV:-$HOME/.cache/interlock/peers-venv}"
 venv_py2="${INTERLOCK_PEERS_VENV_PY2:-$HOME/.cache/interlock/peers-venv-py2}"
+venv_time="${INTERLOCK_PEERS_VENV_TIME:-$HOME/.cache/interlock/peers-venv-time}"
 python="${PYTHON:-python3}"
 force="${FORCE:-0}"
 
@@ -105,6 +108,8 @@ python_venv() {
 # the same distribution, `mcp`: one venv each.
 python_venv "$venv" "$peers/requirements.txt" 'import mcp.client.streamable_http, mcp.client.session'
 python_venv "$venv_py2" "$peers/requirements-py2.txt" 'import mcp.server.mcpserver, mcp.server.runner'
+# mcp-server-time pins mcp 2.x too, beside its own time-zone packages.
+python_venv "$venv_time" "$peers/requirements-time.txt" 'import mcp_server_time'
 venv_python="$venv/bin/python"
 
 # --- What was set up --------------------------------------------------------------
@@ -118,8 +123,12 @@ out INTERLOCK_PEERS_PYTHON "$venv_python"
 out INTERLOCK_PEERS_CLIENT_PY "$peers/client.py"
 out INTERLOCK_PEERS_PY2_PYTHON "$venv_py2/bin/python"
 out INTERLOCK_PEERS_PY2_SERVER "$peers/py2-server.py"
+out INTERLOCK_PEERS_TIME_SERVER "$venv_time/bin/mcp-server-time"
 out INTERLOCK_PEERS_CLIENT_MJS "$peers/client.mjs"
 out INTERLOCK_PEERS_CONFORMANCE_SH "$peers/conformance.sh"
 out INTERLOCK_PEERS_CONFORMANCE_SERVER "$peers/conformance-server.mjs"
 out INTERLOCK_PEERS_SERVER_EVERYTHING "$nm/@modelcontextprotocol/server-everything/dist/index.js"
 out INTERLOCK_PEERS_SERVER_FILESYSTEM "$nm/@modelcontextprotocol/server-filesystem/dist/index.js"
+# Earlier releases of the same two servers: a pull request that upgrades them (issue 22).
+out INTERLOCK_PEERS_SERVER_EVERYTHING_PREV "$nm/server-everything-2026.1.14/dist/index.js"
+out INTERLOCK_PEERS_SERVER_FILESYSTEM_PREV "$nm/server-filesystem-2026.1.14/dist/index.js"

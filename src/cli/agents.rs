@@ -43,7 +43,15 @@ pub enum AgentsCommand {
 pub enum ReviewersCommand {
     /// Create an API key for a reviewer's client (the web UI, scripts); prints
     /// it once. It can read and submit signed decisions, never sign them.
-    Add { name: String },
+    ///
+    /// With --scope review, the key can only ask for a boundary review
+    /// (`POST /api/v1/servers/{name}/review`, `interlock review --gateway`):
+    /// CI's key, which can neither read the inbox nor submit a decision.
+    Add {
+        name: String,
+        #[arg(long, value_enum, default_value = "full")]
+        scope: ReviewerScope,
+    },
     /// List reviewer keys.
     List,
     /// Revoke every key of a reviewer.
@@ -90,9 +98,24 @@ pub async fn agents(ctx: &Context, cmd: AgentsCommand) -> anyhow::Result<ExitCod
     }
 }
 
+/// What a reviewer key may do.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ReviewerScope {
+    /// The whole reviewer API.
+    Full,
+    /// Only `POST /api/v1/servers/{name}/review` (issue 22).
+    Review,
+}
+
 pub async fn reviewers(ctx: &Context, cmd: ReviewersCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        ReviewersCommand::Add { name } => add(ctx, ApiKeyKind::Reviewer, &name, "reviewer").await,
+        ReviewersCommand::Add { name, scope } => {
+            let role = match scope {
+                ReviewerScope::Full => "reviewer",
+                ReviewerScope::Review => interlock_gateway::api::REVIEW_ONLY_ROLE,
+            };
+            add(ctx, ApiKeyKind::Reviewer, &name, role).await
+        }
         ReviewersCommand::List => list(ctx, ApiKeyKind::Reviewer).await,
         ReviewersCommand::Revoke { name } => revoke(ctx, ApiKeyKind::Reviewer, &name).await,
     }

@@ -11,6 +11,7 @@ mod mcp_bridge;
 mod plan;
 mod plans;
 mod receipts;
+mod review;
 mod serve;
 mod servers;
 mod standing;
@@ -91,6 +92,20 @@ enum Command {
     /// Standing approvals: let a role make a class of tool call without review.
     #[command(subcommand)]
     Standing(standing::StandingCommand),
+    /// Write `interlock.lock`: every approved server's surface, its hash and
+    /// the approver's signed statement, for review in a diff and for CI.
+    Lock(review::LockArgs),
+    /// Review each configured upstream's surface read-only against a
+    /// lockfile, the data directory or a team gateway, with the gateway's
+    /// drift classifier (for CI; see docs/CI.md).
+    ///
+    /// Exit codes (stable): 0 no drift (or only below --fail-on); 10 drift the
+    /// gateway would only monitor; 20 drift it would hold, or a server never
+    /// approved; 30 drift it would quarantine; 2 a server could not be
+    /// observed (whatever --fail-on says); 1 the lockfile was refused
+    /// (malformed, a surface that does not hash to its recorded hash, or a
+    /// statement that does not verify).
+    Review(review::ReviewArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -156,6 +171,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Reviewers(cmd) => context::block_on(agents::reviewers(&ctx, cmd)),
         Command::Servers(cmd) => context::block_on(servers::run(&ctx, cmd)),
         Command::Standing(cmd) => context::block_on(standing::run(&ctx, cmd)),
+        Command::Lock(args) => context::block_on(review::lock(&ctx, args)),
+        Command::Review(args) => context::block_on(review::run(&ctx, args)),
     }
 }
 

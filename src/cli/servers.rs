@@ -25,14 +25,23 @@ pub enum ServersCommand {
     /// Approve what the server lists now as its baseline (signed with the
     /// approver key in the OS keychain); with --tool, only that tool's
     /// definition, leaving the rest of the server as it is.
+    ///
+    /// With --from-lock FILE (and no NAME), bootstrap from a reviewed
+    /// lockfile: every statement in it is verified against the approver keys
+    /// this gateway trusts, then each server whose observed surface still is
+    /// the locked one is approved; the others are left as they are (exit 1).
     Approve {
-        name: String,
+        #[arg(required_unless_present = "from_lock", conflicts_with = "from_lock")]
+        name: Option<String>,
         /// Decide only this tool (its upstream name): its observed definition
         /// becomes its baseline, and its hold, quarantine or block is lifted.
         #[arg(long)]
         tool: Option<String>,
-        #[arg(long)]
-        reason: String,
+        #[arg(long, required_unless_present = "from_lock")]
+        reason: Option<String>,
+        /// A reviewed `interlock.lock` to approve from (`interlock lock`).
+        #[arg(long, value_name = "FILE", conflicts_with = "tool")]
+        from_lock: Option<std::path::PathBuf>,
         /// How long the signed statement stays valid for the gateway to apply.
         #[arg(long, default_value = "1h")]
         expires: String,
@@ -170,11 +179,17 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
             Ok(ExitCode::SUCCESS)
         }
         ServersCommand::Approve {
-            name,
+            from_lock: Some(path),
+            expires,
+            ..
+        } => approve_from_lock(ctx, &path, parse_duration(&expires)?).await,
+        ServersCommand::Approve {
+            name: Some(name),
             tool: Some(tool),
-            reason,
+            reason: Some(reason),
             expires,
             hash,
+            ..
         } => {
             if ctx.host().approver_key()?.is_none() {
                 bail!("no approver key in the keychain; run `interlock keys init`");
@@ -199,11 +214,12 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
             .await
         }
         ServersCommand::Approve {
-            name,
+            name: Some(name),
             tool: None,
-            reason,
+            reason: Some(reason),
             expires,
             hash,
+            ..
         } => {
             // Without a key nothing can be signed: say so before asking for a hash.
             if ctx.host().approver_key()?.is_none() {
@@ -227,6 +243,9 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 parse_duration(&expires)?,
             )
             .await
+        }
+        ServersCommand::Approve { .. } => {
+            bail!("give a server NAME and --reason, or --from-lock FILE")
         }
         ServersCommand::Envelope { name, tool, leaf } => {
             let engine = ctx.engine().await?;
@@ -324,6 +343,58 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
             reason,
         } => decide(ctx, &name, None, Decision::Reject, &reason, 3600).await,
     }
+}
+
+/// `servers approve --from-lock FILE` (issue 22 item 1).
+async fn approve_from_lock(
+    ctx: &Context,
+    path: &std::path::Path,
+    valid_for: i64,
+) -> anyhow::Result<ExitCode> {
+    use interlock_host::FromLock;
+    let Some(key) = ctx.host().approver_key()? else {
+        bail!("no approver key in the keychain; run `interlock keys init`");
+    };
+    let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let lock = match interlock_gateway::review::lockfile::Lockfile::parse(&bytes) {
+        Ok(lock) => lock,
+        Err(e) => {
+            eprintln!("interlock: {}: refused: {e}", path.display());
+            return Ok(ExitCode::from(EXIT_REJECTED));
+        }
+    };
+    let engine = ctx.engine().await?;
+    let outcome =
+        interlock_host::approve_from_lock(&engine, &EventBus::new(), &key, &lock, valid_for).await;
+    engine.log().close().await;
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("interlock: {}: refused: {e}", path.display());
+            return Ok(ExitCode::from(EXIT_REJECTED));
+        }
+    };
+    let mut all = true;
+    for (name, o) in outcome {
+        let locked = &lock.servers[&name].surface_hash;
+        match o {
+            FromLock::Trusted => println!("trusted  {name:<20} {locked}"),
+            FromLock::AlreadyTrusted => println!("trusted  {name:<20} {locked} (already)"),
+            FromLock::Differs { observed } => {
+                all = false;
+                println!("differs  {name:<20} locked {locked}, observed {observed}: not trusted")
+            }
+            FromLock::NotSeen => {
+                all = false;
+                println!("unseen   {name:<20} this gateway has not listed it: not trusted")
+            }
+        }
+    }
+    Ok(if all {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_REJECTED)
+    })
 }
 
 /// Signs and applies a decision about one tool (approve, or reject = block).

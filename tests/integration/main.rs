@@ -18,6 +18,7 @@ mod pinning;
 mod plan_seed;
 mod probes;
 mod receipts;
+mod review;
 mod standing;
 mod team;
 mod trust;

@@ -251,10 +251,10 @@ impl Engine {
         Ok(())
     }
 
-    /// The approver keys currently trusted, with their identities.
-    pub(crate) async fn trusted_approvers(
-        &self,
-    ) -> Result<(TrustedKeys, Vec<ApproverKey>), EngineError> {
+    /// The approver keys currently trusted, with their identities (also what
+    /// `interlock servers approve --from-lock` checks a lockfile's
+    /// statements against, issue 22).
+    pub async fn trusted_approvers(&self) -> Result<(TrustedKeys, Vec<ApproverKey>), EngineError> {
         let mut records = Vec::new();
         let mut trusted = TrustedKeys::new();
         for r in self.store.approver_keys(false).await? {

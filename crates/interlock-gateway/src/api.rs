@@ -36,6 +36,25 @@ type ApiResult = Result<Json<Value>, ApiError>;
 
 /// The reviewer behind a request.
 pub async fn reviewer(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, ApiError> {
+    let record = any_reviewer(gw, headers).await?;
+    if record.role == REVIEW_ONLY_ROLE {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "review_only",
+            "this key is review-only: it can only POST /api/v1/servers/{name}/review".into(),
+        ));
+    }
+    Ok(record)
+}
+
+/// The role of a review-only reviewer key (`interlock reviewers add NAME
+/// --scope review`, issue 22): CI's key. It reaches only
+/// `POST /api/v1/servers/{name}/review` — it cannot read the inbox, submit a
+/// decision or (being no agent key) call a tool.
+pub const REVIEW_ONLY_ROLE: &str = "review";
+
+/// A reviewer key of either scope.
+async fn any_reviewer(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, ApiError> {
     let Some(key) = bearer(headers) else {
         return Err(ApiError(
             StatusCode::UNAUTHORIZED,
@@ -519,6 +538,130 @@ pub async fn decide_tool(
     let record = gw.pins().decide_tool(&env).await?;
     let v = gw.pins().view(&record.name).expect("just installed");
     Ok(Json(server_summary(&gw, &v)))
+}
+
+/// `POST /api/v1/servers/{name}/review` (issue 22 item 3): classifies the
+/// surface in the body (`{"surface": {"instructions", "tools"}}`, what the
+/// server lists in a change under review) against this gateway's approved
+/// baseline with its drift policy — the answer `interlock review` gives.
+/// It changes nothing: no approval, baseline, quarantine or log entry. Any
+/// reviewer key may call it, a review-only key only it. Bounded by
+/// `limits.max_tools_list_bytes`, `limits.max_tools` and
+/// `limits.upstream_timeout_secs`; an `Idempotency-Key` replays its first
+/// answer and refuses another request under the same key.
+pub async fn review_server(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Param(name): Param<String>,
+    Body(body): Body<Value>,
+) -> Result<axum::response::Response, ApiError> {
+    use crate::review::idempotency::{Lookup, MAX_KEY_LEN};
+    use axum::response::IntoResponse as _;
+    let caller = any_reviewer(&gw, &headers).await?;
+    let bad = |code: &'static str, message: String| {
+        ApiError(StatusCode::UNPROCESSABLE_ENTITY, code, message)
+    };
+    let idempotency = match headers.get("idempotency-key") {
+        None => None,
+        Some(v) => {
+            let v = v
+                .to_str()
+                .ok()
+                .filter(|v| !v.is_empty() && v.len() <= MAX_KEY_LEN)
+                .ok_or_else(|| {
+                    bad(
+                        "bad_idempotency_key",
+                        format!(
+                            "Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters"
+                        ),
+                    )
+                })?;
+            Some(v.to_owned())
+        }
+    };
+    let limits = &gw.config().limits;
+    let bytes = serde_json::to_vec(&body).expect("JSON serializes");
+    if bytes.len() > limits.max_tools_list_bytes {
+        return Err(ApiError(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!(
+                "the surface is {} bytes; limits.max_tools_list_bytes is {}",
+                bytes.len(),
+                limits.max_tools_list_bytes
+            ),
+        ));
+    }
+    // What the key is bound to: the server and the body's bytes.
+    let request = canon::digest(&canon::Value::from(
+        format!("{name}\u{0}{}", String::from_utf8_lossy(&bytes)).as_str(),
+    ))
+    .to_string();
+    if let Some(key) = &idempotency {
+        match gw.review_answers().lookup(&caller.key_hash, key, &request) {
+            Lookup::Fresh => {}
+            Lookup::Replay(answer) => {
+                return Ok(([("idempotent-replayed", "true")], Json(answer)).into_response());
+            }
+            Lookup::Conflict => {
+                return Err(bad(
+                    "idempotency_key_reused",
+                    "this Idempotency-Key was used for another request".into(),
+                ));
+            }
+        }
+    }
+    let Some(surface) = body.get("surface") else {
+        return Err(bad(
+            "bad_request",
+            "the body must be {\"surface\": {\"instructions\", \"tools\"}}".into(),
+        ));
+    };
+    let surface_bytes = canon::canonical_bytes(&crate::pins::to_canon(surface));
+    let observed = crate::pins::decode_surface(&name, Some(&surface_bytes))
+        .map_err(|e| bad("bad_surface", e.to_string()))?
+        .expect("bytes given");
+    if observed.tools().len() > limits.max_tools {
+        return Err(ApiError(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!(
+                "the surface has {} tools; limits.max_tools is {}",
+                observed.tools().len(),
+                limits.max_tools
+            ),
+        ));
+    }
+    let record = gw.engine().store().server(&name).await?.ok_or_else(|| {
+        ApiError(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no server named {name:?}"),
+        )
+    })?;
+    let baseline = crate::pins::decode_surface(&name, record.baseline.as_deref())?;
+    let policy = *gw.pins().policy();
+    let classified = tokio::time::timeout(
+        limits.upstream_timeout(),
+        tokio::task::spawn_blocking(move || {
+            crate::review::classify(&name, baseline.as_ref(), &observed, &policy)
+        }),
+    )
+    .await
+    .map_err(|_| {
+        ApiError(
+            StatusCode::GATEWAY_TIMEOUT,
+            "timeout",
+            "the review took longer than limits.upstream_timeout_secs".into(),
+        )
+    })?
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    let answer = serde_json::to_value(&classified).expect("JSON serializes");
+    if let Some(key) = &idempotency {
+        gw.review_answers()
+            .store(&caller.key_hash, key, &request, answer.clone());
+    }
+    Ok(Json(answer).into_response())
 }
 
 /// `GET /api/v1/approvers`: the registered approver keys.

@@ -163,6 +163,26 @@ impl ReviewerClient {
         })
     }
 
+    /// `POST /api/v1/servers/{name}/review` (issue 22): the gateway
+    /// classifies `body` (`{"surface": …}`, what the server lists in a
+    /// change under review) against its approved baseline, changing nothing.
+    /// `idempotency_key` makes a retry get the same answer.
+    pub async fn review(
+        &self,
+        name: &str,
+        body: &Value,
+        idempotency_key: &str,
+    ) -> Result<Value, ClientError> {
+        let req = self
+            .http
+            .post(self.url(&["servers", name, "review"]))
+            .header("Idempotency-Key", idempotency_key)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(body).expect("JSON serializes"))
+            .timeout(Duration::from_secs(60));
+        self.send(req).await
+    }
+
     /// `GET /api/v1/inbox`: what waits for a reviewer.
     pub async fn inbox(&self) -> Result<Vec<Value>, ClientError> {
         match self.get(&["inbox"]).await?["items"].take() {

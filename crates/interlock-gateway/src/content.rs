@@ -125,7 +125,24 @@ pub(crate) async fn list_all(
     method: &str,
     key: &str,
 ) -> Result<Vec<Box<RawValue>>, UpstreamError> {
-    let max_bytes = gw.config().limits.max_upstream_message_bytes;
+    list_pages(
+        conn,
+        method,
+        key,
+        gw.config().limits.max_upstream_message_bytes,
+        timeout(gw),
+    )
+    .await
+}
+
+/// [`list_all`] with its limits given (the boundary review has no gateway).
+pub(crate) async fn list_pages(
+    conn: &Connection,
+    method: &str,
+    key: &str,
+    max_bytes: usize,
+    timeout: Duration,
+) -> Result<Vec<Box<RawValue>>, UpstreamError> {
     let mut bytes = 0usize;
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
@@ -135,7 +152,7 @@ pub(crate) async fn list_all(
             .map(|c| serde_json::value::to_raw_value(&serde_json::json!({ "cursor": c })))
             .transpose()
             .expect("a cursor serializes");
-        let raw = conn.request(method, params.as_deref(), timeout(gw)).await?;
+        let raw = conn.request(method, params.as_deref(), timeout).await?;
         bytes += raw.get().len();
         if bytes > max_bytes {
             return Err(UpstreamError::Unavailable(format!(

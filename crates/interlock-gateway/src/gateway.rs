@@ -178,6 +178,7 @@ impl Prepared {
             key_cache: Mutex::new(HashMap::new()),
             held: Default::default(),
             envelopes: Default::default(),
+            review_answers: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.iter() {
@@ -231,6 +232,8 @@ pub(crate) struct Inner {
     held: Arc<Mutex<HashMap<String, usize>>>,
     /// Tools' behavioural envelopes (issue 16 item 2).
     envelopes: crate::envelopes::Envelopes,
+    /// `POST /api/v1/servers/{name}/review` answers by `Idempotency-Key` (issue 22).
+    review_answers: crate::review::idempotency::Cache,
     shutdown: watch::Sender<bool>,
 }
 
@@ -291,6 +294,10 @@ impl Gateway {
     }
 
     /// Tools' behavioural envelopes.
+    pub(crate) fn review_answers(&self) -> &crate::review::idempotency::Cache {
+        &self.0.review_answers
+    }
+
     pub fn envelopes(&self) -> &crate::envelopes::Envelopes {
         &self.0.envelopes
     }
@@ -537,8 +544,15 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                     let tools = conn
                         .list_tools(list_timeout, limits.tools_list_caps())
                         .await?;
-                    let listing =
-                        pinned_listing(&gw, &up, &conn, instructions.as_deref(), tools).await?;
+                    let listing = crate::listing::pinned_listing(
+                        &conn,
+                        up.hello().as_ref(),
+                        &up.pin,
+                        &limits,
+                        instructions.as_deref(),
+                        tools,
+                    )
+                    .await?;
                     gw.0.pins
                         .observe(&up.name, listing)
                         .await
@@ -610,42 +624,6 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
             _ = shutdown.changed() => return,
         }
     }
-}
-
-/// What `up` lists now of what its `pin` list pins: the instructions (when
-/// pinned), the tools already listed, and each pinned content listing the
-/// server offers (prompts; resources and their templates). A pinned listing
-/// that fails fails the re-list, as a failed `tools/list` does: the gateway
-/// does not pin half a surface.
-async fn pinned_listing(
-    gw: &Gateway,
-    up: &Upstream,
-    conn: &Connection,
-    instructions: Option<&str>,
-    tools: Vec<Box<serde_json::value::RawValue>>,
-) -> Result<crate::pins::Listing, crate::upstream::UpstreamError> {
-    use crate::config::PinPart;
-    use interlock_surface::ContentKind;
-    let offers = |capability: &str| up.hello().is_some_and(|h| h.offers(capability));
-    let mut kinds = Vec::new();
-    if up.pin.pins(PinPart::Prompts) && offers("prompts") {
-        kinds.push(ContentKind::Prompt);
-    }
-    if up.pin.pins(PinPart::Resources) && offers("resources") {
-        kinds.extend([ContentKind::Resource, ContentKind::ResourceTemplate]);
-    }
-    let mut content = BTreeMap::new();
-    for kind in kinds {
-        let items = crate::content::list_all(gw, conn, kind.list_method(), kind.list_key()).await?;
-        content.insert(kind, items);
-    }
-    Ok(crate::pins::Listing {
-        instructions: instructions
-            .filter(|_| up.pin.pins(PinPart::Instructions))
-            .map(str::to_owned),
-        tools,
-        content,
-    })
 }
 
 /// Picks up decisions made by other processes (`interlock servers approve`).

@@ -54,6 +54,10 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             axum::routing::post(api::decide_server),
         )
         .route(
+            "/api/v1/servers/{name}/review",
+            axum::routing::post(api::review_server),
+        )
+        .route(
             "/api/v1/servers/{name}/tools/{tool}/decisions",
             axum::routing::post(api::decide_tool),
         )

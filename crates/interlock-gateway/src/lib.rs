@@ -13,6 +13,8 @@
 //! - [`pins`]: surface pinning, drift and quarantine.
 //! - [`probes`]: effective-permission probes, run after every re-list; a
 //!   probe whose permission grew quarantines its server.
+//! - [`review`]: the boundary review for CI (`interlock review`, `interlock lock`,
+//!   `POST /api/v1/servers/{name}/review`): surfaces classified, nothing changed.
 //! - [`gateway`]: the running gateway (supervisors, sessions, keys cache).
 //! - [`mcp`]: the agent-facing MCP endpoint (transport and framing only).
 //! - [`calls`]: the tool call's room — inspection, risk, verdicts, held calls,
@@ -47,9 +49,11 @@ pub mod governance;
 pub mod http;
 pub mod jsonrpc;
 pub mod keys;
+pub mod listing;
 pub mod mcp;
 pub mod pins;
 pub mod probes;
+pub mod review;
 pub mod roles;
 pub mod sse;
 mod subscriptions;

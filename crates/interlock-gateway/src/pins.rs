@@ -1063,7 +1063,7 @@ pub fn to_canon(v: &serde_json::Value) -> Value {
         .expect("serde_json output is valid JSON")
 }
 
-fn parse_surface(name: &str, listing: &Listing) -> Result<Surface, PinError> {
+pub(crate) fn parse_surface(name: &str, listing: &Listing) -> Result<Surface, PinError> {
     let bad = |message: String| PinError::BadSurface {
         name: name.to_owned(),
         message,
@@ -1097,7 +1097,7 @@ fn key_of(item: &RawValue, kind: ContentKind) -> Option<String> {
 }
 
 /// A stored surface (a row's baseline or observed bytes, a kept approved
-/// surface) as a [`Surface`]; `None` for no bytes.
+/// surface, a lockfile's surface) as a [`Surface`]; `None` for no bytes.
 pub fn decode_surface(name: &str, bytes: Option<&[u8]>) -> Result<Option<Surface>, PinError> {
     let Some(bytes) = bytes else { return Ok(None) };
     let v = canon::parse_json(bytes)

@@ -82,6 +82,9 @@ pub enum HostError {
     /// A team gateway's reviewer API failed or refused.
     #[error(transparent)]
     Remote(#[from] interlock_gateway::client::ClientError),
+    /// A lockfile that cannot be trusted (issue 22).
+    #[error(transparent)]
+    Lock(#[from] interlock_gateway::review::lockfile::LockError),
 }
 
 /// The keychain service under which Interlock keeps its keys
@@ -406,6 +409,81 @@ pub async fn decide_server_surface(
         valid_for_secs,
     )?;
     Ok(decide_server(engine, &envelope, events).await?)
+}
+
+/// What `servers approve --from-lock` did with one locked server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FromLock {
+    /// Its observed surface is the locked one: approved (a new statement,
+    /// signed by this machine's key for this gateway).
+    Trusted,
+    /// Its baseline already is the locked surface.
+    AlreadyTrusted,
+    /// It lists another surface now: nothing was signed for it.
+    Differs { observed: String },
+    /// This gateway has not seen it (not configured, or not yet connected).
+    NotSeen,
+}
+
+/// Bootstraps a gateway from a reviewed lockfile (issue 22 item 1): every
+/// statement in it must verify (`verify_strict`, by an approver key this
+/// gateway trusts, approving exactly the locked hash) before anything is
+/// trusted — one bad statement refuses the whole file. Then each server whose
+/// observed surface still is the locked one is approved with the keychain
+/// key, compare-and-swap on that hash; the others are left as they are.
+pub async fn approve_from_lock(
+    engine: &Engine,
+    events: &EventBus,
+    key: &KeychainKey,
+    lock: &interlock_gateway::review::lockfile::Lockfile,
+    valid_for_secs: i64,
+) -> Result<Vec<(String, FromLock)>, HostError> {
+    let (trusted, _) = engine.trusted_approvers().await?;
+    lock.verify(&trusted)?;
+    let mut out = Vec::new();
+    for (name, locked) in &lock.servers {
+        let hash = locked.surface_hash.to_string();
+        let outcome = match engine.store().server(name).await? {
+            None => FromLock::NotSeen,
+            Some(r)
+                if r.status == interlock_store::ServerStatus::Trusted
+                    && r.baseline_hash.as_deref() == Some(hash.as_str())
+                    && r.observed_hash.as_deref() == Some(hash.as_str()) =>
+            {
+                FromLock::AlreadyTrusted
+            }
+            Some(r) if r.observed_hash.as_deref() == Some(hash.as_str()) => {
+                let reason = format!(
+                    "from a reviewed lockfile: approved by {} ({})",
+                    locked.approved_by, locked.reason
+                );
+                match decide_server_surface(
+                    engine,
+                    events,
+                    key,
+                    name,
+                    Some(&hash),
+                    Decision::Approve,
+                    &reason,
+                    valid_for_secs,
+                )
+                .await
+                {
+                    Ok(_) => FromLock::Trusted,
+                    // It listed another surface meanwhile.
+                    Err(HostError::Changed(_)) => FromLock::Differs {
+                        observed: "(changed while approving)".into(),
+                    },
+                    Err(e) => return Err(e),
+                }
+            }
+            Some(r) => FromLock::Differs {
+                observed: r.observed_hash.unwrap_or_else(|| "(nothing listed)".into()),
+            },
+        };
+        out.push((name.clone(), outcome));
+    }
+    Ok(out)
 }
 
 /// Decides one tool of a server with the keychain key (approve its observed
