@@ -232,10 +232,20 @@ mod tests {
             Value::Object(m)
         };
         for (key, value, category, risk) in [
-            ("query", "DELETE FROM users", "sql-destructive", RiskLevel::High),
+            (
+                "query",
+                "DELETE FROM users",
+                "sql-destructive",
+                RiskLevel::High,
+            ),
             ("code", "eval(input())", "code", RiskLevel::Critical),
             ("path", "/workspace/.env", "sensitive-file", RiskLevel::High),
-            ("cmd", "./xmrig -o stratum+tcp://pool.example:3333", "mining", RiskLevel::Critical),
+            (
+                "cmd",
+                "./xmrig -o stratum+tcp://pool.example:3333",
+                "mining",
+                RiskLevel::Critical,
+            ),
         ] {
             let a = assess(&config, "db", "default", None, &args(key, value));
             assert!(a.held() && a.inspection_hold, "{value}: {a:?}");
