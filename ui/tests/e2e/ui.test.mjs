@@ -376,7 +376,8 @@ describe('the review UI against a real gateway', () => {
     assert.ok(fcTop < toolTop, `findings (${fcTop}) above the tools (${toolTop})`);
     // The approval dialog names the risk it approves at.
     await page.keyboard.press('a');
-    await page.locator('[role=dialog]').waitFor({ timeout: T });
+    // Escape is handled once the dialog has focus (pressed sooner, it raced in a run).
+    await dialogReady();
     assert.equal(await page.getAttribute('[role=dialog] [data-risk]', 'data-risk'), 'critical');
     assert.match(await page.textContent('[role=dialog]'), /first-contact scan: 5 findings/);
     await page.keyboard.press('Escape');
