@@ -389,7 +389,6 @@ fn placeholder(assignment: &str) -> bool {
             "changeme",
             "dummy",
             "sample",
-            "here",
             "xxxx",
             "<",
             "${",
@@ -398,6 +397,9 @@ fn placeholder(assignment: &str) -> bool {
         ]
         .iter()
         .any(|w| v.contains(w))
+        // `…-key-here`, `token_here`: "here" as a word of its own, not
+        // inside a real value (`Wint3rIsHere` is a password).
+        || v.split(|c: char| !c.is_ascii_alphanumeric()).any(|t| t == "here")
 }
 
 /// Sorts the findings and replaces each one the policy redacts.

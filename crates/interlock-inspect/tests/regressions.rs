@@ -188,6 +188,22 @@ fn regression_secrets_by_assignment_and_connection_string() {
     }
 }
 
+/// A value is a placeholder when "here" is a word of it (`paste-your-key-here`,
+/// `token_here`), not when a real password merely contains the letters
+/// (`Wint3rIsHere`: the placeholder check used to pass it as one).
+#[test]
+fn regression_a_password_containing_here_is_still_a_secret() {
+    for t in [
+        "Server=tcp:db.example.net;Database=prod;User Id=app;Password=Wint3rIsHere;",
+        "db_password = \"ThereAndBackAgain42\"",
+    ] {
+        assert!(secret(t), "{t}");
+    }
+    for t in ["api_key = paste_token_here", "password = \"key-goes-here\""] {
+        assert!(!secret(t), "{t}");
+    }
+}
+
 #[test]
 fn regression_public_key_material_is_not_a_secret() {
     for t in [
