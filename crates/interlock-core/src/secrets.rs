@@ -140,9 +140,8 @@ impl SecretScanner {
             return Some(p.name.clone());
         }
         let rule = self.entropy?;
-        text.split(|c: char| !is_token_char(c))
-            .filter(|t| t.len() >= rule.min_length)
-            .find(|t| looks_random(t, rule))
+        token_runs(text, rule.min_length)
+            .find(|r| looks_random(&text[r.clone()], rule))
             .map(|_| "high-entropy-string".to_owned())
     }
 
@@ -192,9 +191,46 @@ impl SecretScanner {
     }
 }
 
-fn is_token_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-')
+/// The maximal runs of token characters (`A–Z a–z 0–9 + / = _ -`, the
+/// base64, base64url and hex alphabets) in `text` that are at least `min_len`
+/// bytes long, as byte ranges: the candidates of the entropy rule.
+///
+/// A byte loop over a table: every argument string and every tool result goes
+/// through here, and splitting by `char` (or a `[…]{24,}` regex, forward and
+/// back) cost several times as much per byte. Token characters are ASCII, so a
+/// run never splits a multi-byte character.
+pub fn token_runs(text: &str, min_len: usize) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let b = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            if !TOKEN_BYTE[usize::from(b[i])] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && TOKEN_BYTE[usize::from(b[i])] {
+                i += 1;
+            }
+            if i - start >= min_len.max(1) {
+                return Some(start..i);
+            }
+        }
+        None
+    })
 }
+
+/// Whether a byte is a token character ([`token_runs`]).
+const TOKEN_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-');
+        c += 1;
+    }
+    t
+};
 
 fn looks_random(token: &str, rule: EntropyRule) -> bool {
     let has_digit = token.bytes().any(|b| b.is_ascii_digit());
@@ -238,6 +274,28 @@ pub fn shannon_bits_per_char(s: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_runs_are_the_maximal_runs_a_split_by_char_gives() {
+        for text in [
+            "",
+            "key=AKIAIOSFODNN7EXAMPLE; next",
+            "naïve-token_with/slashes+and=pads é tail",
+            "aaaa bbbbbbbb",
+            "x",
+        ] {
+            for min in [1, 4, 8] {
+                let by_char: Vec<&str> = text
+                    .split(|c: char| {
+                        !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-'))
+                    })
+                    .filter(|t| t.len() >= min)
+                    .collect();
+                let by_bytes: Vec<&str> = token_runs(text, min).map(|r| &text[r]).collect();
+                assert_eq!(by_bytes, by_char, "{text:?} {min}");
+            }
+        }
+    }
 
     #[test]
     fn finds_known_formats() {

@@ -272,10 +272,23 @@ pub struct Gateway(pub(crate) Arc<Inner>);
 impl Gateway {
     /// The first step of starting a gateway: its upstreams and served-surface
     /// table from the config, before the engine is opened.
+    ///
+    /// It also starts building the inspection rules on a thread of their own
+    /// ([`interlock_inspect::warm_up`]), so the first tool call does not wait
+    /// for them while the upstreams and the log are still being opened.
     pub fn prepare(config: GatewayConfig) -> Result<Prepared, ConfigError> {
+        let policy = config.drift.policy()?;
+        let upstreams = Arc::new(Upstreams::from_config(&config)?);
+        if let Err(e) = std::thread::Builder::new()
+            .name("inspect-warm-up".into())
+            .spawn(interlock_inspect::warm_up)
+        {
+            // Not fatal: the first call builds them instead.
+            tracing::debug!(error = %e, "could not start the inspection warm-up");
+        }
         Ok(Prepared {
-            policy: config.drift.policy()?,
-            upstreams: Arc::new(Upstreams::from_config(&config)?),
+            policy,
+            upstreams,
             served: ServedSurfaces::default(),
             config,
         })

@@ -45,6 +45,22 @@ fn response_4k() -> String {
 }
 
 fn bench(c: &mut Criterion) {
+    // `INSPECT_PROFILE_CALLS=N`: only N calls of the 4 KB + 4 KB case, nothing
+    // else, for `valgrind --tool=callgrind` (instruction counts do not depend on
+    // what else the machine runs; see docs/BENCHMARKS.md).
+    if let Some(n) = std::env::var("INSPECT_PROFILE_CALLS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        let (args, resp) = (args_4k(), response_4k());
+        let ctx = ArgContext::with_roots(["/workspace"]);
+        let policy = ResponsePolicy::default();
+        for _ in 0..n {
+            black_box(inspect_arguments(black_box(&args), &ctx));
+            black_box(scan_response(black_box(&resp), &policy));
+        }
+        return;
+    }
     println!("labelled corpus (tuned):");
     corpus::print(&corpus::evaluate(corpus::ARG_FILES, corpus::RESP_FILES));
     println!("\nlabelled corpus (HELD-OUT, written after tuning, never tuned against):");

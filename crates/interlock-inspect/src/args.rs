@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use interlock_canon::Value;
 use interlock_core::schema::{child_path, index_path};
-use interlock_core::secrets::SecretScanner;
+use interlock_core::secrets::{SecretScanner, token_runs};
 use regex::Regex;
 
 use crate::code;
@@ -262,8 +262,7 @@ fn has_secret(s: &str, ctx: &ArgContext) -> bool {
     };
     // No pattern matched the whole string, so only the entropy rule is left.
     s.len() >= rule.min_length
-        && s.split(|c: char| !(c.is_ascii_alphanumeric() || "+/=_-".contains(c)))
-            .any(|t| r.secrets.looks_random(t))
+        && token_runs(s, rule.min_length).any(|t| r.secrets.looks_random(&s[t]))
 }
 
 fn push(out: &mut Vec<Finding>, category: Category, path: &str, rule: &'static str) {
@@ -302,11 +301,19 @@ fn inspect_string(s: &str, key: &str, path: &str, ctx: &ArgContext, out: &mut Ve
 
 fn inspect_form(s: &str, key: &str, path: &str, ctx: &ArgContext, out: &mut Vec<Finding>) {
     let r = rules();
+    // `is_match` first: it stops at the first match and skips the overlapping
+    // search's bookkeeping, and nearly every value matches nothing.
     let hits: Vec<usize> = if plain_token(s) {
-        let on = r.token_set.matches(s);
-        on.iter().map(|i| r.token_rules[i]).collect()
-    } else {
+        if r.token_set.is_match(s) {
+            let on = r.token_set.matches(s);
+            on.iter().map(|i| r.token_rules[i]).collect()
+        } else {
+            Vec::new()
+        }
+    } else if r.set.is_match(s) {
         r.set.matches(s).iter().collect()
+    } else {
+        Vec::new()
     };
     let update = r.tagged.len() - 1;
     for i in hits {
@@ -322,7 +329,7 @@ fn inspect_form(s: &str, key: &str, path: &str, ctx: &ArgContext, out: &mut Vec<
         push(out, cat, path, rule);
     }
     let path_key = key_is_path_like(key);
-    if let Some(rule) = path_rule(s, key, ctx) {
+    if let Some(rule) = path_rule(s, path_key, ctx) {
         push(out, Category::PathTraversal, path, rule);
     }
     if let Some(rule) = sensitive_file_rule(s, path_key) {
@@ -440,9 +447,9 @@ pub(crate) fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn fully_decoded(s: &str) -> String {
+fn fully_decoded(s: &str) -> std::borrow::Cow<'_, str> {
     if !s.contains(['%', '\\']) {
-        return s.to_owned();
+        return std::borrow::Cow::Borrowed(s);
     }
     let mut cur = s.to_owned();
     for (enc, dec) in [
@@ -469,7 +476,7 @@ fn fully_decoded(s: &str) -> String {
         cur = next;
     }
     // Overlong UTF-8 encodings of `.` and `/` decode (lossily) to U+FFFD pairs.
-    cur.replace('\\', "/")
+    std::borrow::Cow::Owned(cur.replace('\\', "/"))
 }
 
 fn has_dotdot_segment(s: &str) -> bool {
@@ -492,7 +499,8 @@ fn has_dotdot_segment(s: &str) -> bool {
     false
 }
 
-fn path_rule(s: &str, key: &str, ctx: &ArgContext) -> Option<&'static str> {
+/// `path_key`: the argument's name says it is a path ([`key_is_path_like`]).
+fn path_rule(s: &str, path_key: bool, ctx: &ArgContext) -> Option<&'static str> {
     // Nothing path-like at all: the common case for prose and identifiers.
     if !s.contains(['.', '/', '\\', '%', '~', '\0']) {
         return None;
@@ -518,10 +526,8 @@ fn path_rule(s: &str, key: &str, ctx: &ArgContext) -> Option<&'static str> {
     };
     if (raw_encoded || !is_url) && has_dotdot_segment(&decoded) && !abs_inside_roots() {
         // A prose "../" is rare; an encoded one is never innocent.
-        let prose = s.contains(' ')
-            && !key_is_path_like(key)
-            && !raw_encoded
-            && s.split_whitespace().count() > 6;
+        let prose =
+            s.contains(' ') && !path_key && !raw_encoded && s.split_whitespace().count() > 6;
         if !prose {
             return Some(if raw_encoded {
                 "path-traversal-encoded"
@@ -533,7 +539,6 @@ fn path_rule(s: &str, key: &str, ctx: &ArgContext) -> Option<&'static str> {
     if decoded.contains('\0') {
         return Some("path-null-byte");
     }
-    let path_key = key_is_path_like(key);
     let trimmed = decoded.trim();
     let candidate = if let Some(rest) = trimmed.strip_prefix("file://") {
         Some(rest.trim_start_matches("localhost").to_owned())
@@ -602,6 +607,18 @@ fn is_windows_abs(s: &str) -> bool {
 
 /// Lexical normalization: `/`-separated, `.` dropped, `..` pops (never above root).
 fn normalize(p: &str) -> String {
+    // An absolute path with nothing to normalise (no `\\`, `~`, empty, `.` or
+    // `..` segment, no trailing `/`) is its own normal form: most path
+    // arguments are, and each would otherwise cost a split and a join.
+    if p.starts_with('/')
+        && p.len() > 1
+        && !p.ends_with('/')
+        && !p.contains(['\\', '~'])
+        && !p.contains("//")
+        && !p.split('/').any(|seg| seg == "." || seg == "..")
+    {
+        return p.to_owned();
+    }
     let p = p.replace('\\', "/");
     let (prefix, rest) = if is_windows_abs(&p) {
         (

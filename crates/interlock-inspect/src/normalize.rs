@@ -236,81 +236,128 @@ fn fold_char(c: char, emit: &mut impl FnMut(char)) {
 /// digits or symbols (`1gn0r3`, `pr3v10us`, `@dmin`): a number on its own
 /// (`2024`, `1`) stays a number.
 pub(crate) fn skeleton(s: &str) -> String {
-    let mut out = s.to_ascii_lowercase().into_bytes();
-    let leet = |b: u8| -> Option<u8> {
-        Some(match b {
-            b'0' => b'o',
-            b'1' => b'i',
-            b'3' => b'e',
-            b'4' | b'@' => b'a',
-            b'5' | b'$' => b's',
-            b'7' => b't',
-            _ => return None,
-        })
-    };
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'@' || b == b'$';
-    let n = out.len();
+    let out = s.to_ascii_lowercase();
+    // One pass, word by word (a word: a run of letters, digits, `@`, `$`),
+    // noting the words to rewrite: those that mix at least two letters with
+    // look-alikes and nothing else. Most text has none, and then the
+    // lower-cased copy is the skeleton as it is.
+    let b = out.as_bytes();
+    let n = b.len();
+    let mut disguised_words: Vec<Range<usize>> = Vec::new();
     let mut i = 0;
-    // Jump from one look-alike character to the next; only the word around it
-    // is examined (text without digits costs one pass of the lookup).
-    while let Some(p) = out[i..].iter().position(|&b| leet(b).is_some()) {
-        let p = i + p;
-        let mut start = p;
-        while start > 0 && word(out[start - 1]) {
-            start -= 1;
+    while i < n {
+        if WORD_CLASS[usize::from(b[i])] == 0 {
+            i += 1;
+            continue;
         }
-        let mut end = p;
-        while end < n && word(out[end]) {
-            end += 1;
+        let start = i;
+        let (mut letters, mut seen) = (0usize, 0u8);
+        while i < n {
+            let class = WORD_CLASS[usize::from(b[i])];
+            if class == 0 {
+                break;
+            }
+            letters += usize::from(class & LETTER);
+            seen |= class;
+            i += 1;
         }
-        let w = &out[start..end];
-        let letters = w.iter().filter(|b| b.is_ascii_lowercase()).count();
-        let disguised = w.iter().filter(|&&b| leet(b).is_some()).count();
         // A word: mostly letters, some disguised (not `sha256`, `v2`, `2fa`).
-        if letters >= 2 && letters + disguised == w.len() && w.len() >= 3 {
-            for b in &mut out[start..end] {
-                if let Some(l) = leet(*b) {
-                    *b = l;
-                }
+        if seen & LOOK_ALIKE != 0 && seen & OTHER_DIGIT == 0 && letters >= 2 && i - start >= 3 {
+            disguised_words.push(start..i);
+        }
+    }
+    if disguised_words.is_empty() {
+        return out;
+    }
+    let mut bytes = out.into_bytes();
+    for w in disguised_words {
+        for c in &mut bytes[w] {
+            let l = LEET[usize::from(*c)];
+            if l != 0 {
+                *c = l;
             }
         }
-        i = end.max(p + 1);
     }
-    String::from_utf8(out).expect("ASCII-to-ASCII changes keep UTF-8")
+    String::from_utf8(bytes).expect("ASCII-to-ASCII changes keep UTF-8")
 }
+
+/// What a byte is to [`skeleton`]'s words (after lower-casing): 0 not part of
+/// a word; otherwise a letter, a look-alike ([`LEET`]) or another digit.
+const LETTER: u8 = 1;
+const LOOK_ALIKE: u8 = 2;
+const OTHER_DIGIT: u8 = 4;
+const WORD_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = if b.is_ascii_lowercase() {
+            LETTER
+        } else if LEET[c] != 0 {
+            LOOK_ALIKE
+        } else if b.is_ascii_alphanumeric() {
+            // Upper case never reaches here (the text is lower-cased first).
+            OTHER_DIGIT
+        } else {
+            0
+        };
+        c += 1;
+    }
+    t
+};
+
+/// The letter a leetspeak look-alike stands for (0: none).
+const LEET: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'0' as usize] = b'o';
+    t[b'1' as usize] = b'i';
+    t[b'3' as usize] = b'e';
+    t[b'4' as usize] = b'a';
+    t[b'@' as usize] = b'a';
+    t[b'5' as usize] = b's';
+    t[b'$' as usize] = b's';
+    t[b'7' as usize] = b't';
+    t
+};
 
 /// A base64 run in `s` that decodes (one level) to printable UTF-8 text: its byte
 /// range in `s` and the decoded text. Binary payloads (images, compressed data)
 /// decode to non-text and are skipped.
 pub(crate) fn base64_segments(s: &str) -> Vec<(Range<usize>, String)> {
     let b = s.as_bytes();
+    // A candidate run mixes upper and lower case (below): text without an
+    // upper-case letter (most paths, identifiers, lower-case prose) has none.
+    if b.len() < 16 || !b.iter().any(u8::is_ascii_uppercase) {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     let mut i = 0;
     let n = b.len();
     while i < n {
-        // One run of base64(url) characters, noting what it mixes.
-        let start = i;
-        let (mut upper, mut lower, mut slash, mut url) = (false, false, false, false);
-        while i < n {
-            match b[i] {
-                b'A'..=b'Z' => upper = true,
-                b'a'..=b'z' => lower = true,
-                b'0'..=b'9' | b'+' => {}
-                b'/' => slash = true,
-                b'-' | b'_' => url = true,
-                _ => break,
-            }
-            i += 1;
-        }
-        if i == start {
+        // Skip to the next base64(url) character, then take its run, noting
+        // what it mixes (one table lookup per byte: every argument string and
+        // every result goes through here).
+        if B64_CLASS[usize::from(b[i])] == 0 {
             i += 1;
             continue;
+        }
+        let start = i;
+        let mut seen = 0u8;
+        while i < n {
+            let class = B64_CLASS[usize::from(b[i])];
+            if class == 0 {
+                break;
+            }
+            seen |= class;
+            i += 1;
         }
         let mut end = i;
         while end < n && b[end] == b'=' && end - i < 2 {
             end += 1;
         }
         let run = &s[start..i];
+        let (upper, lower) = (seen & B64_UPPER != 0, seen & B64_LOWER != 0);
+        let (slash, url) = (seen & B64_SLASH != 0, seen & B64_URL != 0);
         // Long enough to hide a command; base64 of text mixes cases (hex
         // digests and UUIDs do not); not a path of words.
         let candidate = run.len() >= 16
@@ -337,6 +384,31 @@ pub(crate) fn base64_segments(s: &str) -> Vec<(Range<usize>, String)> {
     }
     out
 }
+
+/// What a byte is to [`base64_segments`]: 0 not base64(url); otherwise
+/// `B64_OTHER` (a digit or `+`) or'ed with what it tells about the run.
+const B64_OTHER: u8 = 1;
+const B64_UPPER: u8 = 2;
+const B64_LOWER: u8 = 4;
+const B64_SLASH: u8 = 8;
+const B64_URL: u8 = 16;
+const B64_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = match b {
+            b'A'..=b'Z' => B64_OTHER | B64_UPPER,
+            b'a'..=b'z' => B64_OTHER | B64_LOWER,
+            b'0'..=b'9' | b'+' => B64_OTHER,
+            b'/' => B64_OTHER | B64_SLASH,
+            b'-' | b'_' => B64_OTHER | B64_URL,
+            _ => 0,
+        };
+        c += 1;
+    }
+    t
+};
 
 fn printable(t: &str) -> bool {
     let n = t.chars().count();
@@ -378,6 +450,52 @@ mod tests {
         let n = normalize(s);
         assert_eq!(n.text, "x ../y");
         assert_eq!(&s[n.original(2..4)], "%2e%2e");
+    }
+
+    /// The definition [`skeleton`] implements with tables and one pass: split
+    /// into words, fold the look-alikes of the words that mix at least two
+    /// letters with look-alikes and nothing else.
+    fn skeleton_by_definition(s: &str) -> String {
+        let lower = s.to_ascii_lowercase();
+        let leet = |c: char| match c {
+            '0' => Some('o'),
+            '1' => Some('i'),
+            '3' => Some('e'),
+            '4' | '@' => Some('a'),
+            '5' | '$' => Some('s'),
+            '7' => Some('t'),
+            _ => None,
+        };
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '@' || c == '$';
+        let mut out = String::new();
+        let mut cur = String::new();
+        let flush = |cur: &mut String, out: &mut String| {
+            let letters = cur.chars().filter(char::is_ascii_lowercase).count();
+            let disguised = cur.chars().filter(|&c| leet(c).is_some()).count();
+            if disguised > 0 && letters >= 2 && letters + disguised == cur.len() && cur.len() >= 3 {
+                out.extend(cur.chars().map(|c| leet(c).unwrap_or(c)));
+            } else {
+                out.push_str(cur);
+            }
+            cur.clear();
+        };
+        for c in lower.chars() {
+            if word(c) {
+                cur.push(c);
+            } else {
+                flush(&mut cur, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut cur, &mut out);
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn skeleton_agrees_with_its_definition(s in "[a-zA-Z0-9@$ .,é_-]{0,40}") {
+            proptest::prop_assert_eq!(skeleton(&s), skeleton_by_definition(&s));
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use interlock_core::secrets::SecretScanner;
+use interlock_core::secrets::{SecretScanner, token_runs};
 use regex::Regex;
 
 use crate::normalize::{base64_segments, normalize, skeleton};
@@ -78,7 +78,6 @@ struct Rules {
     phone: Regex,
     card: Regex,
     ssn: Regex,
-    token: Regex,
     extra_secrets: Vec<Regex>,
     /// Public key material whose random-looking body is not a secret.
     public: Regex,
@@ -86,6 +85,11 @@ struct Rules {
     /// Every detector above plus the built-in secret patterns, in one pass.
     set: regex::RegexSet,
 }
+
+/// The shortest run of token characters the entropy rule looks at in a
+/// response (the rule's own `min_length` then applies to the run trimmed of
+/// `=`, `-` and `_`).
+const TOKEN_MIN: usize = 24;
 
 const SET_PRIVATE_KEY: usize = 0;
 const SET_EXTRA: usize = 1; // `EXTRA_SECRETS` entries
@@ -132,7 +136,6 @@ fn build_rules() -> Rules {
             ),
             card: re(r"(?-u:\b)\d(?:[ -]?\d){12,18}(?-u:\b)"),
             ssn: re(r"(?-u:\b)(\d{3})-(\d{2})-(\d{4})(?-u:\b)"),
-            token: re(r"[A-Za-z0-9+/=_-]{24,}"),
             extra_secrets: vec![
                 // Password in a URL with an empty user (`redis://:pw@host`).
                 re(r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://:[^\s/@]{3,}@"),
@@ -235,18 +238,17 @@ fn scan_normalized(text: &str, policy: &ResponsePolicy) -> Vec<Hit> {
         }
     }
     if let Some(rule) = scanner.entropy() {
-        for m in r.token.find_iter(text) {
-            let t = m
-                .as_str()
-                .trim_matches(|c| c == '=' || c == '-' || c == '_');
+        for m in token_runs(text, TOKEN_MIN) {
+            let t = text[m.clone()].trim_matches(|c| c == '=' || c == '-' || c == '_');
             // The patterns already ran on the whole text (above): a token
             // one of them matches is recorded as that pattern, so only the
             // entropy rule is left to try here.
             if t.len() >= rule.min_length
+                && !is_uuid(t)
                 && scanner.looks_random(t)
-                && !is_public(m.start(), m.end())
+                && !is_public(m.start, m.end)
             {
-                hits.push((m.start(), m.end(), Category::Secret, "high-entropy-string"));
+                hits.push((m.start, m.end, Category::Secret, "high-entropy-string"));
             }
         }
     }
@@ -366,6 +368,18 @@ fn scan_normalized(text: &str, policy: &ResponsePolicy) -> Vec<Hit> {
         }
     }
     hits
+}
+
+/// Whether `t` is a UUID (`8-4-4-4-12` hex digits): an identifier, public by
+/// design, not a secret (issue 24 item 2). Checked before the entropy rule,
+/// which a result full of record ids would otherwise run on each of them.
+fn is_uuid(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
 }
 
 /// A value that stands for a secret rather than being one (`<password>`,
