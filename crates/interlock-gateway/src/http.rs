@@ -305,6 +305,12 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        // An answer streamed as SSE (progress, then the result) is several
+        // writes: without TCP_NODELAY the later ones wait for the client's ACK
+        // of the first (Nagle's algorithm).
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
         let conn =
             http1.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
         let conn = graceful.watch(conn);

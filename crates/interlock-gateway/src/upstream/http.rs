@@ -241,7 +241,7 @@ impl Shared {
             .to_ascii_lowercase();
         if content_type.starts_with("text/event-stream") {
             let mut events = SseReader::new(self.max_message);
-            let mut body = resp.bytes_stream();
+            let mut body = Box::pin(resp.bytes_stream());
             while let Some(chunk) = body.next().await {
                 let chunk = chunk.map_err(|e| {
                     UpstreamError::Unavailable(format!("the upstream's stream broke: {e}"))
@@ -249,6 +249,7 @@ impl Shared {
                 for msg in events.push(&chunk).map_err(UpstreamError::Unavailable)? {
                     if msg.method.is_none() {
                         if msg.id.as_deref().map(|i| i.get()) == Some(id.to_string().as_str()) {
+                            finish_stream(body).await;
                             return answer(msg).map(Some);
                         }
                     } else {
@@ -293,6 +294,42 @@ fn answer(msg: OwnedIncoming) -> Result<Box<RawValue>, UpstreamError> {
         _ => Err(UpstreamError::Unavailable(
             "the upstream sent a response with neither result nor error".into(),
         )),
+    }
+}
+
+/// How long the gateway waits, before it relays an answer, for the end of the
+/// stream that carried it, and how long a task then reads what still comes
+/// (after which the connection is closed instead of reused).
+const STREAM_END_WAIT: Duration = Duration::from_millis(2);
+const STREAM_TAIL_LIMIT: Duration = Duration::from_secs(10);
+
+/// Reads what is left of a response stream once its answer has arrived, so
+/// that the connection goes back to the client's pool.
+///
+/// A server ends the stream right after the answer (the TypeScript and Python
+/// SDKs do), but the end is a frame of its own. Dropping the body before it was
+/// read closed the connection: every tool call through a Streamable HTTP
+/// upstream that answers with SSE opened a new TCP connection, which cost the
+/// gateway (and the upstream) CPU and a connection set-up per call
+/// (issue 17, the unexplained time on the sequential path). The end follows
+/// within microseconds and is awaited for at most [`STREAM_END_WAIT`], so the
+/// next call finds the connection idle; a stream that goes on is read (and
+/// discarded: what follows an answer on its stream is not relayed, as before)
+/// by a task, for at most [`STREAM_TAIL_LIMIT`].
+async fn finish_stream<S>(mut body: std::pin::Pin<Box<S>>)
+where
+    S: futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send + 'static,
+{
+    let ended = tokio::time::timeout(STREAM_END_WAIT, async {
+        while let Some(Ok(_)) = body.next().await {}
+    })
+    .await
+    .is_ok();
+    if !ended {
+        tokio::spawn(async move {
+            let drain = async { while let Some(Ok(_)) = body.next().await {} };
+            let _ = tokio::time::timeout(STREAM_TAIL_LIMIT, drain).await;
+        });
     }
 }
 
@@ -415,6 +452,67 @@ mod tests {
             *hits.lock().unwrap(),
             Vec::<Option<String>>::new(),
             "the redirect target was reached (with these Authorization headers)"
+        );
+    }
+
+    /// Issue 17: an upstream that answers each request as an SSE stream (as
+    /// the TypeScript and Python SDKs' Streamable HTTP servers do) must see its
+    /// connection reused from one request to the next. The gateway used to drop
+    /// the stream once the answer was read, before its end, which closed the
+    /// connection: a new TCP connection per tool call. A real listener counts
+    /// the connections it accepts; axum's SSE answers in chunks, ending the
+    /// stream after the answer.
+    #[tokio::test]
+    async fn regression_an_sse_answer_leaves_the_connection_reusable() {
+        use std::sync::atomic::AtomicUsize;
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&accepted);
+        let app = axum::Router::new().fallback(|body: String| async move {
+            let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"].clone();
+            let event = axum::response::sse::Event::default().event("message").data(
+                serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}).to_string(),
+            );
+            axum::response::Sse::new(futures_util::stream::iter([Ok::<
+                _,
+                std::convert::Infallible,
+            >(event)]))
+        });
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                counted.fetch_add(1, Ordering::SeqCst);
+                let app = app.clone();
+                tokio::spawn(async move {
+                    let service = hyper_util::service::TowerToHyperService::new(app);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let conn = HttpConnection::new(
+            &url,
+            &BTreeMap::new(),
+            1 << 20,
+            Signals::new(tx, Arc::default()),
+        )
+        .unwrap();
+        for _ in 0..10 {
+            let answer = conn
+                .request("tools/list", None, Duration::from_secs(10), false, &[])
+                .await
+                .expect("the SSE answer is read");
+            assert_eq!(answer.get(), r#"{"ok":true}"#);
+        }
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            1,
+            "ten sequential requests should share one connection"
         );
     }
 
