@@ -36,7 +36,7 @@ mod signer;
 pub use audit::{AuditProblem, AuditReport, PENDING_SECS, audit};
 pub use claims::drift_window_claim_of;
 pub use error::LogError;
-pub use export::{ExportFilter, META_LAST_EXPORT, export};
+pub use export::{ExportFilter, META_LAST_EXPORT, export, export_tlog_proof};
 pub use log::{
     Appended, Durability, Log, LogOptions, MAX_BATCH, MAX_ENTRY_BYTES, META_ORIGIN, META_VKEY,
 };
