@@ -1,9 +1,11 @@
 //! Receipts: every log leaf is an in-toto Statement v1 whose subjects are the
 //! digests the decision is about, vouched for by its inclusion in a checkpoint
 //! the gateway's log key signed (older logs' leaves are DSSE envelopes signed
-//! by that key, and still verify); export bundles carry the leaves with their inclusion proofs, the signed
-//! checkpoints with consistency proofs and the trust policy, and
-//! [`verify_bundle`] checks one offline. Pure: no I/O, no async.
+//! by that key, and still verify); export bundles carry the leaves — a
+//! contiguous range tied to the checkpoint by one range proof, other receipts
+//! by inclusion proofs sharing a node table —, the signed checkpoints with
+//! consistency proofs and the trust policy, and [`verify_bundle`] checks one
+//! offline; a single receipt travels as a C2SP tlog-proof. Pure: no I/O, no async.
 //!
 //! * [`leaf`]: the statement and leaf format ([`seal`], [`open_leaf`], [`derive_subjects`]).
 //! * [`bundle`]: the export bundle ([`Bundle`], [`BundleBuilder`]).
