@@ -243,15 +243,15 @@ sFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=
             let text = p.to_string();
             assert_eq!(TlogProof::parse(&text).unwrap(), p);
             let leaf = tree.leaf(index).unwrap();
-            assert_eq!(p.verify(&leaf, &[v.clone()]).unwrap().size, 300);
+            assert_eq!(p.verify(&leaf, std::slice::from_ref(&v)).unwrap().size, 300);
             let other = tree.leaf((index + 1) % 300).unwrap();
             assert!(matches!(
-                p.verify(&other, &[v.clone()]),
+                p.verify(&other, std::slice::from_ref(&v)),
                 Err(TlogProofError::Inclusion { .. })
             ));
             let mut moved = p.clone();
             moved.index = (index + 2) % 300;
-            assert!(moved.verify(&leaf, &[v.clone()]).is_err());
+            assert!(moved.verify(&leaf, std::slice::from_ref(&v)).is_err());
         }
         let stranger = NoteVerifier::new(
             "example.com/fancylog",
