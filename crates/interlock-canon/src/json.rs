@@ -44,6 +44,26 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, IntakeError> {
     Ok(value)
 }
 
+/// The value of `bytes` if they are exactly its RFC 8785 (JCS) form, else
+/// `None` — for callers that require canonical bytes (stored log leaves) and
+/// read many of them: the offline verifier reads every leaf of a bundle.
+///
+/// `serde_json` reads several times faster than the streaming reader of
+/// [`parse_json`], but is not strict (duplicate members, integers beyond
+/// 2^53 − 1, floats rounded). Its result is made strict by the same
+/// conversion as [`crate::from_serde_json`] (safe integers, finite numbers,
+/// [`MAX_DEPTH`]) and by re-canonicalizing: the bytes must be exactly the JCS
+/// form of that value, and JCS output of a value of the model is what
+/// [`parse_json`] reads back to the same value. So `Some(v)` implies
+/// `parse_json(bytes) == Ok(v)`; `None` says nothing more — call
+/// [`parse_json`] for the error, or for the rare canonical float `serde_json`
+/// rounds differently.
+pub fn parse_canonical_json(bytes: &[u8]) -> Option<Value> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let v = crate::value::from_serde_json(&v).ok()?;
+    (crate::jcs::canonical_bytes(&v) == bytes).then_some(v)
+}
+
 /// Recursion is bounded by `max_nesting_depth`, which struson enforces before
 /// we descend.
 fn read_value<R: Read>(r: &mut JsonStreamReader<R>) -> Result<Value, IntakeError> {
