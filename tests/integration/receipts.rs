@@ -299,3 +299,61 @@ fn one_receipt_as_a_tlog_proof_round_trips() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(dir.path().join("proofs/receipt-0.tlog-proof").is_file());
 }
+
+/// A bundle written by the exporter before bundle v2 (`interlock.receipts/v1`,
+/// a proof inline per receipt: `tests/data/receipts-v1-bundle.json`, a demo
+/// run exported by the main branch's binary of 2026-12-05) still verifies,
+/// pinned to the key that signed it; and still catches an edit.
+#[test]
+fn regression_a_bundle_exported_before_v2_still_verifies() {
+    const KEY: &str = "interlock.local/demo+1eeff0b5+AY3J+IFv7lwXrBeYZYA0T+cRE+AO3fu13eGDqCQO27rR";
+    let path = crate::util::manifest_dir().join("tests/data/receipts-v1-bundle.json");
+    let original = std::fs::read_to_string(&path).unwrap();
+    assert!(original.starts_with("{\"bundle_version\":\"interlock.receipts/v1\""));
+    let out = interlock(
+        &[
+            "receipts",
+            "verify",
+            path.to_str().unwrap(),
+            "--log-key",
+            KEY,
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("18 receipts, 0 failed, 0 bundle problems: OK"),
+        "{text}"
+    );
+    // One digit of receipt 3's time: named, as v1 names it — by the receipt.
+    let dir = tempfile::tempdir().unwrap();
+    let leaf = original.find("\"index\":3,\"leaf\":").unwrap();
+    let at = leaf + original[leaf..].find("\"time\":").unwrap() + "\"time\":".len() + 5;
+    let mut tampered = original.into_bytes();
+    tampered[at] = if tampered[at] == b'1' { b'2' } else { b'1' };
+    let edited = dir.path().join("bundle.json");
+    std::fs::write(&edited, tampered).unwrap();
+    let out = interlock(
+        &[
+            "receipts",
+            "verify",
+            edited.to_str().unwrap(),
+            "--log-key",
+            KEY,
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("#3 ") && l.contains("inclusion proof")),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.ends_with(": ok")).count(),
+        17,
+        "{text}"
+    );
+}
