@@ -192,6 +192,15 @@ mod tests {
                     );
                     if end == size {
                         assert_eq!(p.len(), left);
+                    } else {
+                        // Right of the range: nodes a consistency proof from
+                        // `end` to `size` carries, in its order.
+                        let c = tree.consistency_proof(end, size).unwrap();
+                        let mut rest = c.iter();
+                        assert!(
+                            p[left..].iter().all(|h| rest.any(|x| x == h)),
+                            "{start}..{end} of {size}"
+                        );
                     }
                     let mut edited = held.to_vec();
                     edited[0][0] ^= 1;
