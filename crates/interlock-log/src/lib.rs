@@ -17,7 +17,9 @@
 //! * [`audit`]: recomputes everything from storage alone and names each
 //!   edited, reordered, dropped or forked entry, and each checkpoint that
 //!   fails.
-//! * [`export`]: receipt bundles for auditors.
+//! * [`export`]: receipt bundles for auditors (a contiguous range by its range
+//!   proof, filtered receipts through a shared node table), and one receipt as a
+//!   C2SP tlog-proof ([`export_tlog_proof`]).
 //! * [`LogSigner`]: the log key (it signs every receipt and checkpoint), as a
 //!   trait so a keychain-backed key can replace the in-memory one.
 //!
