@@ -357,3 +357,65 @@ fn regression_a_bundle_exported_before_v2_still_verifies() {
         "{text}"
     );
 }
+
+/// `receipts export --from/--to`: an index range of a real run, tied to the
+/// checkpoint by its range proof (the frontier left of it, the right edge),
+/// with the key registration beside it on its own proof.
+#[test]
+fn an_index_range_exports_and_verifies_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = demo_and_export(dir.path());
+    let out_dir = dir.path().join("range");
+    let out = interlock(
+        &[
+            "receipts",
+            "export",
+            out_dir.to_str().unwrap(),
+            "--from",
+            "5",
+            "--to",
+            "12",
+            "--data-dir",
+            dir.path().join("data").to_str().unwrap(),
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains("exported 9 receipts"), "{text}");
+    let bundle: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("bundle.json")).unwrap()).unwrap();
+    assert_eq!(bundle["bundle_version"], "interlock.receipts/v2");
+    assert_eq!(
+        (&bundle["range"]["from"], &bundle["range"]["to"]),
+        (&5.into(), &12.into())
+    );
+    assert!(!bundle["range"]["proof"].as_array().unwrap().is_empty());
+    let out = interlock(
+        &[
+            "receipts",
+            "verify",
+            out_dir.to_str().unwrap(),
+            "--log-key",
+            &key,
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("9 receipts, 0 failed, 0 bundle problems: OK"),
+        "{text}"
+    );
+    assert!(text.contains("#0 approver.registered"), "{text}");
+    // The independent recipe reaches the signed root for both: receipt 5 by
+    // the range and its proof, the registration by its own proof.
+    let printed = run_recipe(dir.path(), &out_dir.join("bundle.json"), 1);
+    assert!(
+        printed.contains("receipt 5 reaches the root of checkpoint")
+            && printed.contains("by its range 5..=12"),
+        "{printed}"
+    );
+    let printed = run_recipe(dir.path(), &out_dir.join("bundle.json"), 0);
+    assert!(printed.contains("by its inclusion proof"), "{printed}");
+}
