@@ -477,7 +477,7 @@ fn verify_tlog_proof(
                 "kind": report.line.kind,
                 "subjects": report.line.subjects,
                 "error": report.line.result.as_ref().err().map(ToString::to_string),
-                "approval_signature_checked": !report.approval_unchecked,
+                "approval_signature_not_checked": report.approval_unchecked,
             })
         );
     } else {
