@@ -911,3 +911,43 @@ fn regression_a_tlog_proof_with_a_wrong_index_or_an_edited_proof() {
         "{r}"
     );
 }
+
+/// A range claimed far wider than the receipts it holds (up to 2^53 − 1) is
+/// refused at once, its gap counted rather than walked index by index.
+#[test]
+fn regression_a_huge_claimed_range_is_refused_without_walking_it() {
+    for mut b in [log().full_bundle(), log().full_bundle_v1()] {
+        let to = interlock_canon::MAX_SAFE_INTEGER as u64;
+        b.range.as_mut().unwrap().to = to;
+        let started = std::time::Instant::now();
+        let r = verify(&b);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{r}");
+        expect_fail(
+            &r,
+            |e| matches!(e, ReceiptError::DroppedMore { count, .. } if *count == to - 49 - 20),
+        );
+        let named: Vec<u64> = r
+            .problems
+            .iter()
+            .filter_map(|e| match e {
+                ReceiptError::Dropped { index, .. } => Some(*index),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(named, (50..70).collect::<Vec<_>>());
+    }
+    // Gaps in the middle are named in order, and counted.
+    let mut b = log().full_bundle_v1();
+    b.receipts.retain(|r| r.index % 2 == 0 || r.index < 30);
+    let r = verify(&b);
+    let named: Vec<u64> = r
+        .problems
+        .iter()
+        .filter_map(|e| match e {
+            ReceiptError::Dropped { index, .. } => Some(*index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(named, (31..50).step_by(2).collect::<Vec<_>>());
+    assert!(!has(&r, |e| matches!(e, ReceiptError::DroppedMore { .. })));
+}
