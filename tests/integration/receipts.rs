@@ -419,3 +419,53 @@ fn an_index_range_exports_and_verifies_offline() {
     let printed = run_recipe(dir.path(), &out_dir.join("bundle.json"), 0);
     assert!(printed.contains("by its inclusion proof"), "{printed}");
 }
+
+/// `receipts claims --bundle` reads a v2 bundle (its range vouched for as a
+/// whole) once it verifies, and refuses to answer from one that does not.
+#[test]
+fn claims_read_a_verified_v2_bundle_and_refuse_a_broken_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = demo_and_export(dir.path());
+    let bundle = dir.path().join("out/bundle.json");
+    let out = interlock(
+        &[
+            "receipts",
+            "claims",
+            "--bundle",
+            bundle.to_str().unwrap(),
+            "--log-key",
+            &key,
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("\nNo. ") && text.contains("18 receipts"),
+        "{text}"
+    );
+    // One digit of one leaf: the range no longer recomputes, nothing answers.
+    let original = std::fs::read_to_string(&bundle).unwrap();
+    let leaf = original.find("\"index\":9,\"leaf\":").unwrap();
+    let at = leaf + original[leaf..].find("\"time\":").unwrap() + "\"time\":".len() + 5;
+    let mut tampered = original.into_bytes();
+    tampered[at] = if tampered[at] == b'1' { b'2' } else { b'1' };
+    std::fs::write(&bundle, tampered).unwrap();
+    let out = interlock(
+        &[
+            "receipts",
+            "claims",
+            "--bundle",
+            bundle.to_str().unwrap(),
+            "--log-key",
+            &key,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("the bundle does not verify"),
+        "{}",
+        stderr(&out)
+    );
+}
