@@ -40,9 +40,10 @@
 //! integers beyond 2^53 − 1, lone surrogates, non-canonical base64 or hex, and
 //! leaves that are not exactly their JCS form are rejected. The outer object is
 //! read with `serde_json` (typed, `deny_unknown_fields`, each leaf kept as its
-//! raw bytes) and every leaf with `interlock_canon`'s strict intake: parsing a
-//! 100,000-receipt bundle into one value tree would cost more than the whole of
-//! the non-signature checks.
+//! raw bytes) and every leaf on its own, as exactly canonical JCS
+//! (`interlock_canon::parse_canonical_json`; the strict intake names what is
+//! wrong with one that is not): parsing a 100,000-receipt bundle into one value
+//! tree would cost more than the whole of the non-signature checks.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
