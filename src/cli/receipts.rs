@@ -25,11 +25,27 @@ pub enum ReceiptsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Export receipts into OUT/: bundle.json (statements, inclusion proofs, the
-    /// latest signed checkpoint, a consistency proof from the previous export, the
-    /// trust policy), report.html (printable) and summary.csv.
+    /// Export receipts into OUT/: bundle.json (statements, tied to the latest
+    /// signed checkpoint — a contiguous range by a range proof, filtered
+    /// receipts by inclusion proofs sharing one node table —, a consistency
+    /// proof from the previous export, the trust policy), report.html
+    /// (printable) and summary.csv. With --tlog-proof, one receipt as a C2SP
+    /// tlog-proof file instead.
     Export {
+        /// A directory for a bundle; for --tlog-proof, a directory or a
+        /// file name ending in `.tlog-proof`.
         out: PathBuf,
+        /// Only this contiguous range of log indices: from INDEX (inclusive).
+        #[arg(long, value_name = "INDEX")]
+        from: Option<u64>,
+        /// Only this contiguous range of log indices: to INDEX (inclusive).
+        #[arg(long, value_name = "INDEX")]
+        to: Option<u64>,
+        /// Export the receipt at INDEX alone, as a C2SP tlog-proof
+        /// (c2sp.org/tlog-proof): index, inclusion proof and signed
+        /// checkpoint, with the leaf in its `extra` line.
+        #[arg(long, value_name = "INDEX", conflicts_with_all = ["from", "to", "since", "until", "plan", "server", "with_surfaces"])]
+        tlog_proof: Option<u64>,
         /// Only receipts at or after T (RFC 3339 UTC like 2026-11-29T12:00:00Z, a date, or Unix seconds).
         #[arg(long, value_name = "T")]
         since: Option<String>,
@@ -49,15 +65,20 @@ pub enum ReceiptsCommand {
         with_surfaces: bool,
     },
     /// Verify a bundle offline, with nothing but the bundle: every signature, every
-    /// inclusion proof, every checkpoint and consistency proof. One line per
-    /// receipt; exit 1 on any failure.
+    /// inclusion and range proof, every checkpoint and consistency proof. One line
+    /// per receipt; exit 1 on any failure. Also verifies a `.tlog-proof` file
+    /// (one receipt; --log-key required, as the file carries no key).
     Verify {
-        /// The bundle (bundle.json, or the directory `export` wrote).
+        /// The bundle (bundle.json, or the directory `export` wrote), or a tlog-proof file.
         bundle: PathBuf,
         /// The log key you trust (C2SP vkey, as `receipts export` prints it). Without
         /// it, the bundle's own key is used, which proves consistency, not origin.
         #[arg(long, value_name = "VKEY")]
         log_key: Option<String>,
+        /// For a tlog-proof: the leaf (the statement's JCS bytes) from elsewhere,
+        /// instead of the file's `extra` line.
+        #[arg(long, value_name = "FILE")]
+        leaf: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -88,8 +109,16 @@ pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode
             plan,
             server,
             with_surfaces,
+            from,
+            to,
+            tlog_proof,
         } => {
+            if let Some(index) = tlog_proof {
+                return export_tlog_proof(ctx, &out, index).await;
+            }
             let filter = ExportFilter {
+                from_index: from,
+                to_index: to,
                 since: since.as_deref().map(parse_time).transpose()?,
                 until: until.as_deref().map(parse_time).transpose()?,
                 plan_id: plan,
@@ -101,8 +130,9 @@ pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode
         ReceiptsCommand::Verify {
             bundle,
             log_key,
+            leaf,
             json,
-        } => verify(&bundle, log_key, json),
+        } => verify(&bundle, log_key, leaf.as_deref(), json),
         ReceiptsCommand::Claims {
             bundle,
             log_key,
@@ -331,13 +361,27 @@ fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn verify(path: &Path, log_key: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
+fn verify(
+    path: &Path,
+    log_key: Option<String>,
+    leaf: Option<&Path>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let file = if path.is_dir() {
         path.join("bundle.json")
     } else {
         path.to_path_buf()
     };
     let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+    if bytes.starts_with(format!("{}\n", merkle::TLOG_PROOF_HEADER).as_bytes()) {
+        return verify_tlog_proof(&bytes, log_key, leaf, json);
+    }
+    if leaf.is_some() {
+        bail!(
+            "--leaf is for a tlog-proof file; {} is not one",
+            file.display()
+        );
+    }
     let report = verify_bundle(
         &bytes,
         &VerifyOptions {
@@ -359,6 +403,81 @@ fn verify(path: &Path, log_key: Option<String>, json: bool) -> anyhow::Result<Ex
                     "ok": r.result.is_ok(),
                     "error": r.result.as_ref().err().map(ToString::to_string),
                 })).collect::<Vec<_>>(),
+            })
+        );
+    } else {
+        print!("{report}");
+    }
+    Ok(if report.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_REJECTED)
+    })
+}
+
+/// One receipt as a C2SP tlog-proof file.
+async fn export_tlog_proof(ctx: &Context, out: &Path, index: u64) -> anyhow::Result<ExitCode> {
+    let store = ctx.store().await?;
+    let proof = interlock_log::export_tlog_proof(&store, index).await?;
+    let vkey = store
+        .get_meta(META_VKEY)
+        .await?
+        .context("the log has no key recorded")?;
+    let text = proof.to_string();
+    // Checked as the auditor will check it, before it is written.
+    let report = interlock_receipts::verify_tlog_proof(&text, &vkey, None);
+    let file = if out
+        .extension()
+        .is_some_and(|e| e == merkle::TLOG_PROOF_EXTENSION)
+    {
+        out.to_path_buf()
+    } else {
+        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+        out.join(format!("receipt-{index}.{}", merkle::TLOG_PROOF_EXTENSION))
+    };
+    write_file(&file, text.as_bytes())?;
+    println!(
+        "exported receipt {index} as a tlog-proof ({} bytes) to {}",
+        text.len(),
+        file.display()
+    );
+    println!("log key (pin it when verifying): {vkey}");
+    if !report.is_ok() {
+        eprint!("{report}");
+        eprintln!("interlock: the exported receipt does not verify");
+        return Ok(ExitCode::from(EXIT_REJECTED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify_tlog_proof(
+    bytes: &[u8],
+    log_key: Option<String>,
+    leaf: Option<&Path>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let Some(log_key) = log_key else {
+        bail!(
+            "a tlog-proof carries no log key: pass the one you trust with --log-key (as `receipts export` prints it)"
+        );
+    };
+    let text = std::str::from_utf8(bytes).context("the tlog-proof is not UTF-8")?;
+    let leaf = leaf
+        .map(|p| std::fs::read(p).with_context(|| format!("reading {}", p.display())))
+        .transpose()?;
+    let report = interlock_receipts::verify_tlog_proof(text, &log_key, leaf.as_deref());
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "ok": report.is_ok(),
+                "origin": report.origin,
+                "tree_size": report.tree_size,
+                "index": report.line.index,
+                "kind": report.line.kind,
+                "subjects": report.line.subjects,
+                "error": report.line.result.as_ref().err().map(ToString::to_string),
+                "approval_signature_not_checked": report.approval_unchecked,
             })
         );
     } else {

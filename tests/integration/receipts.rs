@@ -130,25 +130,29 @@ fn one_tampered_byte_in_the_bundle_fails_verification_and_is_named() {
     let out = interlock(&["receipts", "verify", path.to_str().unwrap()], None);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
+    // An unfiltered export vouches for its receipts as one range: the edit
+    // fails every receipt of it, #3 included, and names the range.
     assert!(
         text.lines()
             .any(|l| l.starts_with("#3 ") && !l.ends_with(": ok")),
         "{text}"
     );
+    assert!(
+        text.contains("the leaves of the range 0..=17 do not recompute the root"),
+        "{text}"
+    );
+    assert!(!text.lines().any(|l| l.ends_with(": ok")), "{text}");
 }
 
-#[test]
-fn receipts_verify_with_independent_tools() {
-    let dir = tempfile::tempdir().unwrap();
-    demo_and_export(dir.path());
-    // The recipe from docs/RECEIPTS.md, verbatim.
+/// Runs the recipe of docs/RECEIPTS.md, verbatim, on receipt `number` of
+/// `bundle`, in `work`; returns what the script printed.
+fn run_recipe(work: &Path, bundle: &Path, number: usize) -> String {
     let doc =
         std::fs::read_to_string(crate::util::manifest_dir().join("docs/RECEIPTS.md")).unwrap();
     let start = doc.find("<<'EOF'\n").unwrap() + "<<'EOF'\n".len();
     let script = &doc[start..start + doc[start..].find("\nEOF\n").unwrap()];
-    let work = dir.path();
     let py = Command::new("python3")
-        .args(["-", work.join("out/bundle.json").to_str().unwrap(), "0"])
+        .args(["-", bundle.to_str().unwrap(), &number.to_string()])
         .current_dir(work)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -160,20 +164,53 @@ fn receipts_verify_with_independent_tools() {
             child.wait_with_output()
         })
         .expect("python3 runs");
-    let printed = String::from_utf8_lossy(&py.stdout);
+    let printed = String::from_utf8_lossy(&py.stdout).into_owned();
     assert!(
         py.status.success(),
         "{printed}{}",
         String::from_utf8_lossy(&py.stderr)
     );
+    printed
+}
+
+#[test]
+fn receipts_verify_with_independent_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    demo_and_export(dir.path());
+    let work = dir.path();
+    // An unfiltered export: receipt 0 is vouched for by the range.
+    let printed = run_recipe(work, &work.join("out/bundle.json"), 0);
     assert!(
-        printed.contains("inclusion proof of receipt 0 reaches the root"),
+        printed.contains("receipt 0 reaches the root of checkpoint")
+            && printed.contains("by its range 0..=17"),
         "{printed}"
     );
     assert!(
         printed.contains("https://in-toto.io/Statement/v1"),
         "{printed}"
     );
+    // A filtered export: each receipt by its own proof from the node table.
+    let out = interlock(
+        &[
+            "receipts",
+            "export",
+            work.join("filtered").to_str().unwrap(),
+            "--plan",
+            "demo-write-config",
+            "--data-dir",
+            work.join("data").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    for number in [0, 3] {
+        let printed = run_recipe(work, &work.join("filtered/bundle.json"), number);
+        assert!(
+            printed.contains("reaches the root of checkpoint")
+                && printed.contains("by its inclusion proof"),
+            "{printed}"
+        );
+    }
     let ossl = Command::new("openssl")
         .args([
             "pkeyutl", "-verify", "-pubin", "-inkey", "log.pem", "-rawin", "-in", "note.bin",
@@ -201,4 +238,234 @@ fn receipts_verify_with_independent_tools() {
         .output()
         .unwrap();
     assert!(!ossl.status.success());
+}
+
+/// One receipt as a C2SP tlog-proof: exported, verified with the pinned log
+/// key, and refused with another key or an edited proof.
+#[test]
+fn one_receipt_as_a_tlog_proof_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = demo_and_export(dir.path());
+    let data = dir.path().join("data");
+    let file = dir.path().join("r5.tlog-proof");
+    let out = interlock(
+        &[
+            "receipts",
+            "export",
+            file.to_str().unwrap(),
+            "--tlog-proof",
+            "5",
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("c2sp.org/tlog-proof@v1\nextra "), "{text}");
+    assert!(text.contains("\nindex 5\n"), "{text}");
+    let verify = |path: &Path, log_key: Option<&str>| {
+        let mut args = vec!["receipts", "verify", path.to_str().unwrap()];
+        if let Some(k) = log_key {
+            args.extend(["--log-key", k]);
+        }
+        interlock(&args, None)
+    };
+    let out = verify(&file, Some(&key));
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("#5 "), "{}", stdout(&out));
+    // No key: the file carries none, so the verifier asks for one.
+    let out = verify(&file, None);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--log-key"), "{}", stderr(&out));
+    // Another index on the same proof: refused.
+    let moved = dir.path().join("moved.tlog-proof");
+    std::fs::write(&moved, text.replacen("\nindex 5\n", "\nindex 6\n", 1)).unwrap();
+    let out = verify(&moved, Some(&key));
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    // Into a directory: receipt-N.tlog-proof.
+    let out = interlock(
+        &[
+            "receipts",
+            "export",
+            dir.path().join("proofs").to_str().unwrap(),
+            "--tlog-proof",
+            "0",
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(dir.path().join("proofs/receipt-0.tlog-proof").is_file());
+}
+
+/// A bundle written by the exporter before bundle v2 (`interlock.receipts/v1`,
+/// a proof inline per receipt: `tests/data/receipts-v1-bundle.json`, a demo
+/// run exported by the main branch's binary of 2026-12-05) still verifies,
+/// pinned to the key that signed it; and still catches an edit.
+#[test]
+fn regression_a_bundle_exported_before_v2_still_verifies() {
+    const KEY: &str = "interlock.local/demo+1eeff0b5+AY3J+IFv7lwXrBeYZYA0T+cRE+AO3fu13eGDqCQO27rR";
+    let path = crate::util::manifest_dir().join("tests/data/receipts-v1-bundle.json");
+    let original = std::fs::read_to_string(&path).unwrap();
+    assert!(original.starts_with("{\"bundle_version\":\"interlock.receipts/v1\""));
+    let out = interlock(
+        &[
+            "receipts",
+            "verify",
+            path.to_str().unwrap(),
+            "--log-key",
+            KEY,
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("18 receipts, 0 failed, 0 bundle problems: OK"),
+        "{text}"
+    );
+    // One digit of receipt 3's time: named, as v1 names it — by the receipt.
+    let dir = tempfile::tempdir().unwrap();
+    let leaf = original.find("\"index\":3,\"leaf\":").unwrap();
+    let at = leaf + original[leaf..].find("\"time\":").unwrap() + "\"time\":".len() + 5;
+    let mut tampered = original.into_bytes();
+    tampered[at] = if tampered[at] == b'1' { b'2' } else { b'1' };
+    let edited = dir.path().join("bundle.json");
+    std::fs::write(&edited, tampered).unwrap();
+    let out = interlock(
+        &[
+            "receipts",
+            "verify",
+            edited.to_str().unwrap(),
+            "--log-key",
+            KEY,
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("#3 ") && l.contains("inclusion proof")),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.ends_with(": ok")).count(),
+        17,
+        "{text}"
+    );
+}
+
+/// `receipts export --from/--to`: an index range of a real run, tied to the
+/// checkpoint by its range proof (the frontier left of it, the right edge),
+/// with the key registration beside it on its own proof.
+#[test]
+fn an_index_range_exports_and_verifies_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = demo_and_export(dir.path());
+    let out_dir = dir.path().join("range");
+    let out = interlock(
+        &[
+            "receipts",
+            "export",
+            out_dir.to_str().unwrap(),
+            "--from",
+            "5",
+            "--to",
+            "12",
+            "--data-dir",
+            dir.path().join("data").to_str().unwrap(),
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains("exported 9 receipts"), "{text}");
+    let bundle: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("bundle.json")).unwrap()).unwrap();
+    assert_eq!(bundle["bundle_version"], "interlock.receipts/v2");
+    assert_eq!(
+        (&bundle["range"]["from"], &bundle["range"]["to"]),
+        (&5.into(), &12.into())
+    );
+    assert!(!bundle["range"]["proof"].as_array().unwrap().is_empty());
+    let out = interlock(
+        &[
+            "receipts",
+            "verify",
+            out_dir.to_str().unwrap(),
+            "--log-key",
+            &key,
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("9 receipts, 0 failed, 0 bundle problems: OK"),
+        "{text}"
+    );
+    assert!(text.contains("#0 approver.registered"), "{text}");
+    // The independent recipe reaches the signed root for both: receipt 5 by
+    // the range and its proof, the registration by its own proof.
+    let printed = run_recipe(dir.path(), &out_dir.join("bundle.json"), 1);
+    assert!(
+        printed.contains("receipt 5 reaches the root of checkpoint")
+            && printed.contains("by its range 5..=12"),
+        "{printed}"
+    );
+    let printed = run_recipe(dir.path(), &out_dir.join("bundle.json"), 0);
+    assert!(printed.contains("by its inclusion proof"), "{printed}");
+}
+
+/// `receipts claims --bundle` reads a v2 bundle (its range vouched for as a
+/// whole) once it verifies, and refuses to answer from one that does not.
+#[test]
+fn claims_read_a_verified_v2_bundle_and_refuse_a_broken_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = demo_and_export(dir.path());
+    let bundle = dir.path().join("out/bundle.json");
+    let out = interlock(
+        &[
+            "receipts",
+            "claims",
+            "--bundle",
+            bundle.to_str().unwrap(),
+            "--log-key",
+            &key,
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("\nNo. ") && text.contains("18 receipts"),
+        "{text}"
+    );
+    // One digit of one leaf: the range no longer recomputes, nothing answers.
+    let original = std::fs::read_to_string(&bundle).unwrap();
+    let leaf = original.find("\"index\":9,\"leaf\":").unwrap();
+    let at = leaf + original[leaf..].find("\"time\":").unwrap() + "\"time\":".len() + 5;
+    let mut tampered = original.into_bytes();
+    tampered[at] = if tampered[at] == b'1' { b'2' } else { b'1' };
+    std::fs::write(&bundle, tampered).unwrap();
+    let out = interlock(
+        &[
+            "receipts",
+            "claims",
+            "--bundle",
+            bundle.to_str().unwrap(),
+            "--log-key",
+            &key,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("the bundle does not verify"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -44,6 +44,114 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, IntakeError> {
     Ok(value)
 }
 
+/// The value of `bytes` if they are exactly its RFC 8785 (JCS) form, else
+/// `None` — for callers that require canonical bytes (stored log leaves) and
+/// read many of them: the offline verifier reads every leaf of a bundle.
+///
+/// `serde_json`'s reader is several times faster than the streaming reader of
+/// [`parse_json`], but not strict on its own. Here it feeds the value model
+/// directly ([`FastValue`]) under the model's rules — integer literals as
+/// [`number_from_int_literal`] reads them, finite doubles, no duplicate
+/// member, [`MAX_DEPTH`] — and the bytes must then be exactly the JCS form of
+/// the value read (which also refuses any float `serde_json` rounds
+/// differently, white space, escapes JCS does not write, unsorted members).
+/// JCS output of a value of the model is what [`parse_json`] reads back to
+/// the same value, so `Some(v)` implies `parse_json(bytes) == Ok(v)`; `None`
+/// says nothing more — call [`parse_json`] for the error.
+pub fn parse_canonical_json(bytes: &[u8]) -> Option<Value> {
+    use serde::de::DeserializeSeed as _;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let v = FastValue { depth: 0 }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    (crate::jcs::canonical_bytes(&v) == bytes).then_some(v)
+}
+
+/// A value read by `serde_json` straight into the model, under its rules
+/// (see [`parse_canonical_json`]); `depth` is how many containers enclose it.
+struct FastValue {
+    depth: usize,
+}
+
+impl FastValue {
+    fn int<E: serde::de::Error>(negative: bool, magnitude: u64) -> Result<Value, E> {
+        let digits = magnitude.to_string();
+        let literal = if negative {
+            format!("-{digits}")
+        } else {
+            digits.clone()
+        };
+        number_from_int_literal(negative, &digits, 10, &literal)
+            .map(Value::Number)
+            .map_err(|k| E::custom(k.to_string()))
+    }
+
+    fn container<E: serde::de::Error>(&self) -> Result<FastValue, E> {
+        if self.depth >= MAX_DEPTH {
+            return Err(E::custom("too deep"));
+        }
+        Ok(FastValue {
+            depth: self.depth + 1,
+        })
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for FastValue {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for FastValue {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+    fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<Value, E> {
+        FastValue::int(false, u)
+    }
+    fn visit_i64<E: serde::de::Error>(self, i: i64) -> Result<Value, E> {
+        FastValue::int(i < 0, i.unsigned_abs())
+    }
+    fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Value, E> {
+        number_from_f64(f)
+            .map(Value::Number)
+            .map_err(|k| E::custom(k.to_string()))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let inner = self.container()?;
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(FastValue { depth: inner.depth })? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let inner = self.container()?;
+        let mut out = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let v = map.next_value_seed(FastValue { depth: inner.depth })?;
+            if out.insert(k, v).is_some() {
+                return Err(serde::de::Error::custom("duplicate member"));
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
 /// Recursion is bounded by `max_nesting_depth`, which struson enforces before
 /// we descend.
 fn read_value<R: Read>(r: &mut JsonStreamReader<R>) -> Result<Value, IntakeError> {

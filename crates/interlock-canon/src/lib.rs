@@ -27,7 +27,7 @@ pub mod yaml;
 pub use digest::{Digest, DigestParseError};
 pub use error::{IntakeError, IntakeErrorKind, Location};
 pub use jcs::{canonical_bytes, canonical_string, digest, write_canonical};
-pub use json::parse_json;
+pub use json::{parse_canonical_json, parse_json};
 pub use value::{Map, Number, Value, from_serde_json, to_serde_json};
 pub use yaml::parse_yaml;
 

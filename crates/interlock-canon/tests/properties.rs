@@ -1,7 +1,9 @@
 //! Property tests: canonicalization is idempotent, parse ∘ canon is the
 //! identity on the value model, and any one-leaf change changes the digest.
 
-use interlock_canon::{MAX_DEPTH, Map, Number, Value, canonical_bytes, digest, parse_json};
+use interlock_canon::{
+    MAX_DEPTH, Map, Number, Value, canonical_bytes, digest, parse_canonical_json, parse_json,
+};
 use proptest::prelude::*;
 
 fn arb_number() -> impl Strategy<Value = Number> {
@@ -173,4 +175,66 @@ proptest! {
             prop_assert_eq!(parse_json(&canonical_bytes(&v)).unwrap(), v);
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The fast canonical reader agrees with the strict one: on a value's JCS
+    /// bytes it gives that value (or declines, for a float it rounds
+    /// differently), and on those bytes with one byte changed it accepts
+    /// only what `parse_json` reads to the same value and is canonical.
+    #[test]
+    fn parse_canonical_json_agrees_with_parse_json(v in arb_value(), pos in any::<prop::sample::Index>(), x in 1u8..=255) {
+        let bytes = canonical_bytes(&v);
+        match parse_canonical_json(&bytes) {
+            Some(read) => prop_assert_eq!(read, v.clone()),
+            None => prop_assert_eq!(parse_json(&bytes).unwrap(), v.clone()),
+        }
+        let mut t = bytes.clone();
+        let at = pos.index(t.len());
+        t[at] ^= x;
+        if let Some(read) = parse_canonical_json(&t) {
+            prop_assert_eq!(parse_json(&t).unwrap(), read.clone());
+            prop_assert_eq!(canonical_bytes(&read), t);
+        }
+    }
+}
+
+/// What the strict reader refuses, the fast one does not accept either.
+#[test]
+fn parse_canonical_json_refuses_what_parse_json_refuses() {
+    let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+    let at_limit = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+    assert!(parse_json(at_limit.as_bytes()).is_ok());
+    assert!(parse_canonical_json(at_limit.as_bytes()).is_some());
+    // Refused by both.
+    for bad in [
+        r#"{"a":1,"a":1}"#,
+        r#"{"a":9007199254740993}"#,
+        r#"{"a":-9007199254740993}"#,
+        r#"{"a":"\ud800"}"#,
+        r#"{"a":1e400}"#,
+        deep.as_str(),
+    ] {
+        assert!(parse_json(bad.as_bytes()).is_err(), "{bad}");
+        assert!(parse_canonical_json(bad.as_bytes()).is_none(), "{bad}");
+    }
+    assert!(parse_canonical_json(&[b'"', 0xff, b'"']).is_none());
+    // Read by the strict reader, but not canonical.
+    for other in [
+        r#"{"b":1,"a":2}"#,
+        r#"{"a": 1}"#,
+        r#"{"a":1.0}"#,
+        r#"{"a":"\u0041"}"#,
+    ] {
+        assert!(parse_json(other.as_bytes()).is_ok(), "{other}");
+        assert!(parse_canonical_json(other.as_bytes()).is_none(), "{other}");
+    }
+    // A big integer that is exactly a double's rendering is read by both.
+    let big = r#"{"a":9007199254740992}"#;
+    assert_eq!(
+        parse_canonical_json(big.as_bytes()),
+        Some(parse_json(big.as_bytes()).unwrap())
+    );
 }

@@ -1,14 +1,22 @@
-//! Exporting receipts: a self-contained bundle an auditor verifies offline.
+//! Exporting receipts: a self-contained bundle an auditor verifies offline,
+//! or one receipt as a C2SP tlog-proof file.
 //!
-//! Every selected leaf goes in as stored (its signed receipt) with an inclusion
-//! proof against the latest signed checkpoint. The checkpoint a previous export
-//! ended at goes in too, with a consistency proof to the latest, so successive
-//! bundles prove the log only grew. The trust section carries the log key and
-//! every approver key the log registered.
+//! Every selected leaf goes in as stored, tied to the latest signed checkpoint
+//! (`interlock_receipts::bundle`, v2): an export without a content filter is
+//! one contiguous range of indices (all of them, or `--from`/`--to`), which the
+//! verifier recomputes with a range proof of `O(log n)` hashes and no proof per
+//! receipt; a filtered export's receipts — and registrations beside an index
+//! range — carry inclusion proofs, written once each into the bundle's shared
+//! node table. The checkpoint a previous export ended at goes in too, with a
+//! consistency proof to the latest, so successive bundles prove the log only
+//! grew. The trust section carries the log key and every approver key the
+//! log registered.
 
 use interlock_core::KeyId;
-use interlock_merkle::{Checkpoint, SignedNote, Tree};
-use interlock_receipts::{ApproverKey, Bundle, BundleBuilder, open_leaf_unverified};
+use interlock_merkle::{Checkpoint, SignedNote, TlogProof, Tree};
+use interlock_receipts::{
+    ApproverKey, Bundle, BundleBuilder, open_leaf_unverified, receipt_tlog_proof,
+};
 use interlock_store::Store;
 
 use crate::error::LogError;
@@ -17,8 +25,10 @@ use crate::log::{META_ORIGIN, META_VKEY};
 /// The meta key remembering the checkpoint the last export ended at.
 pub const META_LAST_EXPORT: &str = "receipts.last_export";
 
-/// Which receipts to export. Empty filter = every receipt (and the bundle then
-/// claims the whole range, so a dropped receipt is detectable).
+/// Which receipts to export. Without a content filter (`since`, `until`,
+/// `plan_id`, `server`) the export is the contiguous range of indices
+/// `from_index..=to_index` (default: every receipt), vouched for by a range
+/// proof, so a dropped receipt is detectable.
 #[derive(Clone, Debug, Default)]
 pub struct ExportFilter {
     /// Unix seconds, inclusive.
@@ -33,10 +43,15 @@ pub struct ExportFilter {
     /// (`surface_hash`, `baseline_hash`), so the bundle shows the exact tool
     /// definitions a reviewer approved (issue 16 item 7).
     pub with_surfaces: bool,
+    /// Only receipts at or after this log index.
+    pub from_index: Option<u64>,
+    /// Only receipts at or before this log index.
+    pub to_index: Option<u64>,
 }
 
 impl ExportFilter {
-    fn is_empty(&self) -> bool {
+    /// No filter on what a receipt says: the selection is a contiguous range.
+    fn is_contiguous(&self) -> bool {
         self.since.is_none()
             && self.until.is_none()
             && self.plan_id.is_none()
@@ -89,18 +104,50 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
             .map_err(|e| LogError::Export(e.to_string()))?;
         builder = builder.earlier_checkpoint(prev.0, proof);
     }
+    if size == 0 {
+        return Err(LogError::Export(
+            "the latest checkpoint covers no entry".into(),
+        ));
+    }
+    let (lo, hi) = (
+        filter.from_index.unwrap_or(0),
+        filter.to_index.unwrap_or(size - 1),
+    );
+    if lo > hi || lo >= size {
+        return Err(LogError::Export(format!(
+            "no entry in {lo}..={hi}: the latest checkpoint covers 0..={}",
+            size - 1
+        )));
+    }
+    let hi = hi.min(size - 1);
+    let range = filter.is_contiguous().then_some((lo, hi));
+    if let Some((from, to)) = range {
+        let proof = tree
+            .range_proof(from, to + 1, size)
+            .map_err(|e| LogError::Export(e.to_string()))?;
+        builder = builder.range(from, to, proof);
+    }
     let mut named_surfaces = std::collections::BTreeSet::new();
     for row in store.leaves(0..size).await? {
+        let in_range = range.is_some_and(|(from, to)| from <= row.idx && row.idx <= to);
+        // An unfiltered export without surfaces reads no leaf: the range is
+        // the selection.
+        if in_range && !filter.with_surfaces {
+            builder = builder.range_receipt(row.idx, row.data);
+            continue;
+        }
         let opened = open_leaf_unverified(&row.data).map_err(|e| LogError::MalformedEntry {
             index: row.idx,
             reason: e.to_string(),
         })?;
         let p = &opened.predicate;
         let field = |k: &str| p.get(k).and_then(|v| v.as_str());
-        let keep = filter.since.is_none_or(|t| opened.time >= t)
-            && filter.until.is_none_or(|t| opened.time < t)
-            && filter.plan_id.as_deref().is_none_or(|id| field("plan_id") == Some(id))
-            && filter.server.as_deref().is_none_or(|s| field("server") == Some(s))
+        let keep = in_range
+            || (lo <= row.idx && row.idx <= hi)
+                && filter.since.is_none_or(|t| opened.time >= t)
+                && filter.until.is_none_or(|t| opened.time < t)
+                && filter.plan_id.as_deref().is_none_or(|id| field("plan_id") == Some(id))
+                && filter.server.as_deref().is_none_or(|s| field("server") == Some(s))
             // Key registrations back the trust section: always included.
             || opened.kind == "approver.registered";
         if keep {
@@ -111,14 +158,15 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
                     }
                 }
             }
-            let proof = tree
-                .inclusion_proof(row.idx, size)
-                .map_err(|e| LogError::Export(e.to_string()))?;
-            builder = builder.receipt(row.idx, row.data, proof);
+            if in_range {
+                builder = builder.range_receipt(row.idx, row.data);
+            } else {
+                let proof = tree
+                    .inclusion_proof(row.idx, size)
+                    .map_err(|e| LogError::Export(e.to_string()))?;
+                builder = builder.receipt(row.idx, row.data, proof);
+            }
         }
-    }
-    if filter.is_empty() && size > 0 {
-        builder = builder.range(0, size - 1);
     }
     // Only surfaces a reviewer approved are kept by hash; a drift leaf's
     // observed `surface_hash` that nobody approved has nothing to carry.
@@ -132,6 +180,31 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
         .map_err(|e| LogError::Export(e.to_string()))?;
     store.set_meta(META_LAST_EXPORT, &latest.note).await?;
     Ok(bundle)
+}
+
+/// One receipt as a C2SP tlog-proof (`interlock_receipts::tlog`): the leaf at
+/// `index` in the `extra` line, its inclusion proof and the latest signed
+/// checkpoint. Does not move the next bundle's consistency starting point.
+pub async fn export_tlog_proof(store: &Store, index: u64) -> Result<TlogProof, LogError> {
+    let latest = store
+        .latest_checkpoint()
+        .await?
+        .ok_or_else(|| LogError::Export("the log has no signed checkpoint yet".into()))?;
+    if index >= latest.size {
+        return Err(LogError::Export(format!(
+            "entry {index} is not covered by the latest signed checkpoint (size {})",
+            latest.size
+        )));
+    }
+    let row = store
+        .leaf(index)
+        .await?
+        .ok_or_else(|| LogError::Export(format!("no entry at index {index}")))?;
+    let tree = Tree::from_leaves(&store.leaf_hashes().await?);
+    let proof = tree
+        .inclusion_proof(index, latest.size)
+        .map_err(|e| LogError::Export(e.to_string()))?;
+    Ok(receipt_tlog_proof(index, row.data, proof, latest.note))
 }
 
 /// The checkpoint (note, size) the previous export ended at, if any.

@@ -17,7 +17,9 @@
 //! * [`audit`]: recomputes everything from storage alone and names each
 //!   edited, reordered, dropped or forked entry, and each checkpoint that
 //!   fails.
-//! * [`export`]: receipt bundles for auditors.
+//! * [`export`]: receipt bundles for auditors (a contiguous range by its range
+//!   proof, filtered receipts through a shared node table), and one receipt as a
+//!   C2SP tlog-proof ([`export_tlog_proof`]).
 //! * [`LogSigner`]: the log key (it signs every receipt and checkpoint), as a
 //!   trait so a keychain-backed key can replace the in-memory one.
 //!
@@ -36,7 +38,7 @@ mod signer;
 pub use audit::{AuditProblem, AuditReport, PENDING_SECS, audit};
 pub use claims::drift_window_claim_of;
 pub use error::LogError;
-pub use export::{ExportFilter, META_LAST_EXPORT, export};
+pub use export::{ExportFilter, META_LAST_EXPORT, export, export_tlog_proof};
 pub use log::{
     Appended, Durability, Log, LogOptions, MAX_BATCH, MAX_ENTRY_BYTES, META_ORIGIN, META_VKEY,
 };

@@ -6,10 +6,13 @@
 //!   [`consistency_proof`], [`Tree`]).
 //! * [`frontier`]: a tree's right edge ([`Frontier`]), to extend it by more
 //!   leaves and get the new root without the tree.
+//! * [`range`]: range proofs ([`verify_range`]): a contiguous run of leaves tied
+//!   to a root with `O(log n)` hashes instead of a proof per leaf.
 //! * [`proof`]: proof verification ([`verify_inclusion`], [`verify_consistency`],
 //!   and the Merkle Tree Certificates subtree proofs).
 //! * [`note`]: C2SP signed notes with Ed25519 keys.
 //! * [`checkpoint`]: C2SP tlog-checkpoint bodies, [`sign_checkpoint`], [`open_checkpoint`].
+//! * [`tlog_proof`]: C2SP tlog-proof files ([`TlogProof`]): one entry's receipt as text.
 //!
 //! # Why hand-written
 //!
@@ -30,6 +33,8 @@ pub mod frontier;
 pub mod hash;
 pub mod note;
 pub mod proof;
+pub mod range;
+pub mod tlog_proof;
 pub mod tree;
 
 pub use checkpoint::{
@@ -46,6 +51,8 @@ pub use proof::{
     verify_inclusion_bytes, verify_subtree_consistency, verify_subtree_consistency_bytes,
     verify_subtree_inclusion, verify_subtree_inclusion_bytes,
 };
+pub use range::{range_proof_len, root_from_range, verify_range};
+pub use tlog_proof::{TLOG_PROOF_EXTENSION, TLOG_PROOF_HEADER, TlogProof, TlogProofError};
 pub use tree::{
     PARALLEL_ROOT_THRESHOLD, Tree, consistency_proof, inclusion_proof, root, root_sequential,
 };

@@ -61,6 +61,10 @@ pub enum ProofError {
     /// multiple of the smallest power of two `>= end - start`.
     #[error("[{start}, {end}) is not a valid subtree")]
     InvalidSubtree { start: u64, end: u64 },
+    /// A range proof was asked for or given for an empty range, or one
+    /// that ends beyond the tree.
+    #[error("[{start}, {end}) is not a non-empty range of a tree of size {size}")]
+    InvalidRange { start: u64, end: u64, size: u64 },
     /// The subtree ends beyond the tree.
     #[error("subtree end {end} is beyond tree size {size}")]
     SubtreeBeyondTree { end: u64, size: u64 },

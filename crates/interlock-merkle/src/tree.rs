@@ -285,7 +285,7 @@ impl Tree {
     }
 
     /// MTH of leaves `[lo, hi)`, from stored perfect subtrees where possible.
-    fn range_hash(&self, lo: u64, hi: u64) -> Hash {
+    pub(crate) fn range_hash(&self, lo: u64, hi: u64) -> Hash {
         let n = hi - lo;
         if n == 0 {
             return empty_root();

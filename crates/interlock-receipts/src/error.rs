@@ -2,7 +2,7 @@
 
 use interlock_core::decision::KeyId;
 
-use crate::bundle::BUNDLE_VERSION;
+use crate::bundle::{BUNDLE_VERSION, BUNDLE_VERSION_V1};
 use crate::leaf::PAYLOAD_TYPE;
 
 /// Why a leaf could not be sealed or opened, or why a bundle (or one of its
@@ -48,8 +48,22 @@ pub enum ReceiptError {
         size: u64,
         reason: String,
     },
+    #[error("tlog-proof: {0}")]
+    TlogProof(String),
     #[error("no verified checkpoint to check the inclusion proof against")]
     NoCheckpoint,
+    #[error("the proof refers to node {reference} of a node table of {nodes}")]
+    BadNodeReference { reference: u64, nodes: usize },
+    #[error("receipt {index} is outside the bundle's range but carries no inclusion proof")]
+    MissingProof { index: u64 },
+    #[error(
+        "receipt {index} is inside the bundle's range, which vouches for it, but carries a proof of its own"
+    )]
+    ProofInsideRange { index: u64 },
+    #[error(
+        "not vouched for: the leaves of the range {from}..={to} it belongs to do not recompute the signed root"
+    )]
+    RangeNotVouched { from: u64, to: u64 },
     #[error("a plan.decision receipt carries no approver statement")]
     ApprovalMissing,
     #[error("malformed approver statement: {0}")]
@@ -70,7 +84,9 @@ pub enum ReceiptError {
     // --- the bundle as a whole ---------------------------------------------
     #[error("malformed bundle: {0}")]
     MalformedBundle(String),
-    #[error("unsupported bundle version `{0}` (expected `{BUNDLE_VERSION}`)")]
+    #[error(
+        "unsupported bundle version `{0}` (expected `{BUNDLE_VERSION}` or `{BUNDLE_VERSION_V1}`)"
+    )]
     UnsupportedVersion(String),
     #[error("the bundle's log key `{vkey}` does not parse: {reason}")]
     BadLogKey { vkey: String, reason: String },
@@ -117,6 +133,21 @@ pub enum ReceiptError {
     Dropped { index: u64, from: u64, to: u64 },
     #[error("{count} more receipts of the claimed range {from}..={to} are missing")]
     DroppedMore { count: u64, from: u64, to: u64 },
+    #[error(
+        "the range {from}..={to} ends beyond the latest checkpoint (size {size}): it cannot be tied to it"
+    )]
+    RangeBeyondCheckpoint { from: u64, to: u64, size: u64 },
+    #[error(
+        "the leaves of the range {from}..={to} do not recompute the root of the latest checkpoint (size {size}): a leaf in it was edited, dropped, added or moved, or the range proof altered ({reason})"
+    )]
+    RangeMismatch {
+        from: u64,
+        to: u64,
+        size: u64,
+        reason: String,
+    },
+    #[error("node {position} of the node table is referenced by no receipt")]
+    UnreferencedNode { position: usize },
     #[error("the bundle's surface {hash}: {reason}")]
     MalformedSurface { hash: String, reason: String },
     #[error(

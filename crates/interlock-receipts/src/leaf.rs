@@ -423,10 +423,18 @@ impl Statement {
 /// Parses the payload (strict intake, must be exactly JCS) as a statement.
 pub(crate) fn read_statement(payload: &[u8]) -> Result<Statement, ReceiptError> {
     let bad = ReceiptError::MalformedStatement;
-    let value = canon::parse_json(payload).map_err(|e| bad(format!("payload: {e}")))?;
-    if canon::canonical_bytes(&value) != payload {
-        return Err(ReceiptError::NonCanonicalPayload);
-    }
+    // A leaf is canonical or refused, so the fast canonical reader takes every
+    // good one; the strict reader names what is wrong with the others.
+    let value = match canon::parse_canonical_json(payload) {
+        Some(v) => v,
+        None => {
+            let v = canon::parse_json(payload).map_err(|e| bad(format!("payload: {e}")))?;
+            if canon::canonical_bytes(&v) != payload {
+                return Err(ReceiptError::NonCanonicalPayload);
+            }
+            v
+        }
+    };
     let m = value
         .as_object()
         .ok_or_else(|| bad("the statement is not an object".into()))?;

@@ -8,7 +8,9 @@ use interlock_canon::{self as canon, Value};
 use interlock_core::decision::{APPROVAL_PAYLOAD_TYPE, ApprovalStatement, Envelope, KeyId, pae};
 use interlock_merkle::{Hash, NoteVerifier, leaf_hash, open_checkpoint};
 
-use crate::bundle::{RawBundle, RawReceipt, decode_hashes, decode_key_hex};
+use crate::bundle::{
+    BundleVersion, IndexRange, RawBundle, RawReceipt, decode_hashes, decode_key_hex, resolve,
+};
 use crate::error::ReceiptError;
 use crate::leaf;
 
@@ -129,6 +131,21 @@ struct Context {
     /// The latest checkpoint's size and root, if it verified.
     latest: Option<(u64, Hash)>,
     approvers: BTreeMap<KeyId, VerifyingKey>,
+    version: BundleVersion,
+    /// v2: the range whose receipts the range proof vouches for together.
+    range: Option<IndexRange>,
+    /// v2: the shared node table.
+    nodes: Vec<Hash>,
+}
+
+/// What checking one receipt yields besides its line.
+struct Checked {
+    line: ReceiptLine,
+    registered: Option<Registered>,
+    /// Surface hashes the receipt names.
+    named: Vec<String>,
+    /// A v2 range receipt's leaf hash, for the range's root.
+    range_leaf: Option<Hash>,
 }
 
 /// An `approver.registered` fact from a verified receipt.
@@ -273,16 +290,42 @@ pub fn verify_bundle(bytes: &[u8], opts: &VerifyOptions) -> VerifyReport {
         trusted.push((key_id, a.identity.clone()));
     }
 
+    // The shared node table (v2): decoded once, every node referenced.
+    let nodes = raw.node_table().unwrap_or_else(|e| {
+        problems.push(e);
+        Vec::new()
+    });
+    if !nodes.is_empty() {
+        let mut used = vec![false; nodes.len()];
+        for r in raw.receipts.iter().filter_map(|r| r.proof.as_deref()) {
+            for &i in r {
+                if let Some(u) = usize::try_from(i).ok().and_then(|i| used.get_mut(i)) {
+                    *u = true;
+                }
+            }
+        }
+        if let Some(position) = used.iter().position(|u| !u) {
+            problems.push(ReceiptError::UnreferencedNode { position });
+        }
+    }
+
     // Receipts, in parallel.
+    let range = raw.range.as_ref().map(|r| IndexRange {
+        from: r.from,
+        to: r.to,
+    });
     let ctx = Context {
         log_key: verifiers[0].key,
         log_id: KeyId::of(&verifiers[0].key),
         latest,
         approvers,
+        version: raw.version,
+        range: range.filter(|_| raw.version == BundleVersion::V2),
+        nodes,
     };
     let threads = opts.threads.max(1);
     let chunk = raw.receipts.len().div_ceil(threads).max(1);
-    let outcomes: Vec<(ReceiptLine, Option<Registered>, Vec<String>)> = std::thread::scope(|s| {
+    let outcomes: Vec<Checked> = std::thread::scope(|s| {
         let handles: Vec<_> = raw
             .receipts
             .chunks(chunk)
@@ -303,13 +346,39 @@ pub fn verify_bundle(bytes: &[u8], opts: &VerifyOptions) -> VerifyReport {
             .collect()
     });
     let mut registered = BTreeSet::new();
-    let mut named_surfaces: BTreeSet<String> = BTreeSet::new();
-    for (line, reg, named) in outcomes {
-        registered.extend(reg);
-        if line.result.is_ok() {
-            named_surfaces.extend(named);
+    let mut range_leaves = Vec::new();
+    for c in &outcomes {
+        if let Some(h) = c.range_leaf {
+            range_leaves.push((c.line.index, h));
         }
-        report.receipts.push(line);
+    }
+    // A v2 range is vouched for as a whole: its leaves, in order, with its
+    // proof, must recompute the signed root. When they do not, no receipt of
+    // it is vouched for, and each says so.
+    let range_ok = match ctx.range {
+        Some(g) => {
+            let checked = check_range(g, &raw, &range_leaves, ctx.latest);
+            if let Err(e) = &checked {
+                report.problems.extend(e.clone());
+            }
+            checked.is_ok()
+        }
+        None => true,
+    };
+    let mut named_surfaces: BTreeSet<String> = BTreeSet::new();
+    for mut c in outcomes {
+        if !range_ok && c.range_leaf.is_some() && c.line.result.is_ok() {
+            let g = ctx.range.expect("range leaves come from a range");
+            c.line.result = Err(ReceiptError::RangeNotVouched {
+                from: g.from,
+                to: g.to,
+            });
+        }
+        if c.line.result.is_ok() {
+            registered.extend(c.registered);
+            named_surfaces.extend(c.named);
+        }
+        report.receipts.push(c.line);
     }
     report.surfaces = check_surfaces(&raw, &named_surfaces, &mut report.problems);
     let problems = &mut report.problems;
@@ -329,19 +398,24 @@ pub fn verify_bundle(bytes: &[u8], opts: &VerifyOptions) -> VerifyReport {
             problems.push(ReceiptError::BadRange { from, to });
         } else {
             let present: BTreeSet<u64> = report.receipts.iter().map(|l| l.index).collect();
-            for &index in present.iter().filter(|&&i| i < from || i > to) {
-                problems.push(ReceiptError::OutsideRange { index, from, to });
+            // A v1 range claims the whole bundle; a v2 bundle may carry
+            // receipts with proofs of their own beside its range.
+            if raw.version == BundleVersion::V1 {
+                for &index in present.iter().filter(|&&i| i < from || i > to) {
+                    problems.push(ReceiptError::OutsideRange { index, from, to });
+                }
             }
             const NAMED: u64 = 20;
             let mut missing = 0u64;
             let mut expected = from;
+            // Gaps are counted, not walked: a claimed range may be as wide
+            // as 2^53 with a handful of receipts in it.
             for &i in present.range(from..=to).chain(std::iter::once(&(to + 1))) {
-                for index in expected..i {
-                    if missing < NAMED {
-                        problems.push(ReceiptError::Dropped { index, from, to });
-                    }
-                    missing += 1;
+                let named = (NAMED - missing.min(NAMED)).min(i - expected);
+                for index in expected..expected + named {
+                    problems.push(ReceiptError::Dropped { index, from, to });
                 }
+                missing += i - expected;
                 expected = i + 1;
             }
             if missing > NAMED {
@@ -417,11 +491,84 @@ fn check_surfaces(
 /// The predicate members that name an approved surface by its hash.
 const SURFACE_NAMING_MEMBERS: [&str; 2] = ["surface_hash", "baseline_hash"];
 
-fn check_receipt(
-    position: usize,
-    r: &RawReceipt<'_>,
-    ctx: &Context,
-) -> (ReceiptLine, Option<Registered>, Vec<String>) {
+/// A receipt's leaf read as a statement. A signed leaf's own signature is
+/// checked; a statement leaf is vouched for by its inclusion alone.
+pub(crate) fn read_receipt_leaf(
+    leaf_bytes: &[u8],
+    log_key: &VerifyingKey,
+    log_id: &KeyId,
+) -> Result<leaf::Statement, ReceiptError> {
+    match leaf::LeafFormat::of(leaf_bytes) {
+        leaf::LeafFormat::Statement => leaf::read_statement(leaf_bytes),
+        leaf::LeafFormat::Signed => {
+            let parts = leaf::read_leaf(leaf_bytes)?;
+            leaf::check_signature(&parts, log_key, log_id)?;
+            leaf::read_statement(&parts.payload)
+        }
+    }
+}
+
+/// The statement's subjects are its facts, and it is the entry at `index`.
+pub(crate) fn check_statement(st: &leaf::Statement, index: u64) -> Result<(), ReceiptError> {
+    st.check_subjects()?;
+    if st.seq != index {
+        return Err(ReceiptError::SeqMismatch { index, seq: st.seq });
+    }
+    Ok(())
+}
+
+/// A v2 range's leaves (`(index, leaf hash)` in bundle order) against the
+/// latest checkpoint. Dropped, repeated or reordered receipts are named by the
+/// order checks; here they only mean the root cannot be recomputed.
+fn check_range(
+    g: IndexRange,
+    raw: &RawBundle<'_>,
+    leaves: &[(u64, Hash)],
+    latest: Option<(u64, Hash)>,
+) -> Result<(), Vec<ReceiptError>> {
+    let (from, to) = (g.from, g.to);
+    if from > to {
+        // Named by the range checks below.
+        return Err(Vec::new());
+    }
+    let Some((size, root)) = latest else {
+        return Err(vec![ReceiptError::NoCheckpoint]);
+    };
+    if to >= size {
+        return Err(vec![ReceiptError::RangeBeyondCheckpoint { from, to, size }]);
+    }
+    let mismatch = |reason: String| {
+        vec![ReceiptError::RangeMismatch {
+            from,
+            to,
+            size,
+            reason,
+        }]
+    };
+    let in_order = leaves.len() as u64 == to - from + 1
+        && leaves
+            .iter()
+            .zip(from..)
+            .all(|((i, _), expected)| *i == expected);
+    if !in_order {
+        return Err(mismatch(format!(
+            "it holds {} receipts, not the {} of its indices in order",
+            leaves.len(),
+            to - from + 1
+        )));
+    }
+    let proof = raw
+        .range
+        .as_ref()
+        .and_then(|r| r.proof.as_deref())
+        .unwrap_or_default();
+    let proof = decode_hashes(proof).map_err(|e| mismatch(format!("range proof: {e}")))?;
+    let hashes: Vec<Hash> = leaves.iter().map(|(_, h)| *h).collect();
+    interlock_merkle::verify_range(from, size, &hashes, &proof, &root)
+        .map_err(|e| mismatch(e.to_string()))
+}
+
+fn check_receipt(position: usize, r: &RawReceipt<'_>, ctx: &Context) -> Checked {
     let mut line = ReceiptLine {
         position,
         index: r.index,
@@ -431,35 +578,40 @@ fn check_receipt(
     };
     let mut registered = None;
     let mut named = Vec::new();
+    let leaf_bytes = r.leaf.get().as_bytes();
+    // A v2 range receipt is vouched for by the range's root, whatever else is
+    // wrong with it: its hash goes into the range as it stands.
+    let in_range = ctx.range.is_some_and(|g| g.contains(r.index));
+    let range_leaf = in_range.then(|| leaf_hash(leaf_bytes));
     line.result = (|| {
-        let leaf_bytes = r.leaf.get().as_bytes();
-        // A signed leaf's own signature is checked; a statement leaf is vouched
-        // for by the inclusion proof below alone.
-        let st = match leaf::LeafFormat::of(leaf_bytes) {
-            leaf::LeafFormat::Statement => leaf::read_statement(leaf_bytes)?,
-            leaf::LeafFormat::Signed => {
-                let parts = leaf::read_leaf(leaf_bytes)?;
-                leaf::check_signature(&parts, &ctx.log_key, &ctx.log_id)?;
-                leaf::read_statement(&parts.payload)?
-            }
-        };
+        let st = read_receipt_leaf(leaf_bytes, &ctx.log_key, &ctx.log_id)?;
         line.kind.clone_from(&st.kind);
         line.subjects = st.subject_summary();
-        st.check_subjects()?;
-        if st.seq != r.index {
-            return Err(ReceiptError::SeqMismatch {
-                index: r.index,
-                seq: st.seq,
-            });
-        }
-        let proof = decode_hashes(&r.inclusion_proof)?;
+        check_statement(&st, r.index)?;
+        let proof = match (ctx.version, &r.inclusion_proof, &r.proof) {
+            (BundleVersion::V1, Some(inline), _) => Some(decode_hashes(inline)?),
+            (BundleVersion::V2, _, Some(_)) if in_range => {
+                return Err(ReceiptError::ProofInsideRange { index: r.index });
+            }
+            (BundleVersion::V2, _, Some(refs)) => Some(resolve(refs, &ctx.nodes)?),
+            (_, _, _) if in_range => None,
+            _ => return Err(ReceiptError::MissingProof { index: r.index }),
+        };
         let (size, root) = ctx.latest.ok_or(ReceiptError::NoCheckpoint)?;
-        interlock_merkle::verify_inclusion(r.index, size, &leaf_hash(leaf_bytes), &proof, &root)
+        if let Some(proof) = proof {
+            interlock_merkle::verify_inclusion(
+                r.index,
+                size,
+                &leaf_hash(leaf_bytes),
+                &proof,
+                &root,
+            )
             .map_err(|e| ReceiptError::BadInclusion {
                 index: r.index,
                 size,
                 reason: e.to_string(),
             })?;
+        }
         let p = st.predicate();
         named.extend(
             SURFACE_NAMING_MEMBERS
@@ -485,7 +637,12 @@ fn check_receipt(
         }
         Ok(())
     })();
-    (line, registered, named)
+    Checked {
+        line,
+        registered,
+        named,
+        range_leaf,
+    }
 }
 
 /// The inner approver envelope of a `plan.decision` receipt.

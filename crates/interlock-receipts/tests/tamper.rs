@@ -1,6 +1,8 @@
 //! Real bundles, and the tampering matrix: every case fails with a named reason,
 //! for statement leaves (what the log writes) and for the signed leaves of
-//! older logs, which must keep verifying.
+//! older logs, which must keep verifying; for v2 bundles in both their forms
+//! (a contiguous range recomputed over its leaves, and receipts whose proofs
+//! share one node table) and for v1 bundles (a proof inline per receipt).
 mod common;
 
 use base64::Engine as _;
@@ -23,6 +25,19 @@ fn log() -> &'static Log {
 fn signed_log() -> &'static Log {
     static LOG: OnceLock<Log> = OnceLock::new();
     LOG.get_or_init(|| Log::signed(50, 7))
+}
+
+/// Every receipt of `log` with a proof of its own, the v2 way (the shared
+/// node table), as a filtered export of everything would be: each receipt is
+/// vouched for alone, so each failure names its receipt.
+fn proofs_bundle(log: &Log) -> Bundle {
+    let all: Vec<u64> = (0..log.tree.len()).collect();
+    log.bundle(&all, Some(log.tree.len() / 2), None)
+}
+
+/// The per-receipt forms: v2 with the node table, and v1.
+fn per_receipt_bundles(log: &Log) -> [Bundle; 2] {
+    [proofs_bundle(log), log.full_bundle_v1()]
 }
 
 fn verify(b: &Bundle) -> VerifyReport {
@@ -53,7 +68,9 @@ fn flip_in_leaf(leaf: &mut [u8], marker: &str, offset: usize) {
 #[test]
 fn a_real_bundle_verifies_and_round_trips() {
     for log in [log(), signed_log()] {
-        a_real_bundle_of(log);
+        for b in [log.full_bundle(), proofs_bundle(log), log.full_bundle_v1()] {
+            a_real_bundle_of(log, b);
+        }
     }
 }
 
@@ -79,8 +96,7 @@ fn a_log_upgraded_mid_way_verifies() {
     assert_eq!(report.receipts.len(), 50);
 }
 
-fn a_real_bundle_of(log: &Log) {
-    let b = log.full_bundle();
+fn a_real_bundle_of(log: &Log, b: Bundle) {
     let bytes = b.to_bytes();
     // Written as canonical JCS.
     assert_eq!(canonical_bytes(&parse_json(&bytes).unwrap()), bytes);
@@ -184,12 +200,13 @@ fn open_leaf_reads_and_checks_a_signed_leaf() {
 
 #[test]
 fn one_byte_of_a_statement_payload() {
-    let mut b = signed_log().full_bundle();
-    flip_in_leaf(&mut b.receipts[10].leaf, "\"payload\":\"", 40);
-    let r = verify(&b);
-    expect_fail(&r, |e| *e == ReceiptError::BadLogSignature);
-    assert_eq!(r.failed().count(), 1);
-    assert_eq!(r.failed().next().unwrap().index, 10);
+    for mut b in per_receipt_bundles(signed_log()) {
+        flip_in_leaf(&mut b.receipts[10].leaf, "\"payload\":\"", 40);
+        let r = verify(&b);
+        expect_fail(&r, |e| *e == ReceiptError::BadLogSignature);
+        assert_eq!(r.failed().count(), 1);
+        assert_eq!(r.failed().next().unwrap().index, 10);
+    }
 }
 
 /// A statement leaf edited the careful way — a fact changed and the statement
@@ -197,8 +214,13 @@ fn one_byte_of_a_statement_payload() {
 /// leaf the tree commits to.
 #[test]
 fn an_edited_statement_leaf_with_its_subjects_rebuilt() {
-    let log = log();
-    let mut b = log.full_bundle();
+    for b in per_receipt_bundles(log()) {
+        an_edited_statement_leaf_in(b);
+    }
+}
+
+fn an_edited_statement_leaf_in(original: Bundle) {
+    let mut b = original.clone();
     let mut p = open_leaf_unverified(&b.receipts[10].leaf)
         .unwrap()
         .predicate;
@@ -211,7 +233,7 @@ fn an_edited_statement_leaf_with_its_subjects_rebuilt() {
     });
     assert_eq!(r.failed().count(), 1);
     // One digit changed inside it is caught too.
-    let mut b = log.full_bundle();
+    let mut b = original;
     let leaf = &mut b.receipts[12].leaf;
     let at = leaf.windows(7).position(|w| w == b"\"time\":").unwrap() + 10;
     leaf[at] = if leaf[at] == b'1' { b'2' } else { b'1' };
@@ -223,65 +245,83 @@ fn an_edited_statement_leaf_with_its_subjects_rebuilt() {
 
 #[test]
 fn one_byte_of_a_signature() {
-    let mut b = signed_log().full_bundle();
-    flip_in_leaf(&mut b.receipts[11].leaf, "\"sig\":\"", 10);
-    expect_fail(&verify(&b), |e| *e == ReceiptError::BadLogSignature);
+    for mut b in [signed_log().full_bundle(), signed_log().full_bundle_v1()] {
+        flip_in_leaf(&mut b.receipts[11].leaf, "\"sig\":\"", 10);
+        expect_fail(&verify(&b), |e| *e == ReceiptError::BadLogSignature);
+    }
 }
 
 #[test]
 fn a_dropped_receipt_with_a_range() {
-    let mut b = log().full_bundle();
-    b.receipts.remove(20);
-    expect_fail(&verify(&b), |e| {
-        matches!(
-            e,
-            ReceiptError::Dropped {
-                index: 20,
-                from: 0,
-                to: 49
-            }
-        )
-    });
-    // The range must be exactly the receipts' span.
-    let mut b = log().full_bundle();
+    for mut b in [log().full_bundle(), log().full_bundle_v1()] {
+        b.receipts.remove(20);
+        expect_fail(&verify(&b), |e| {
+            matches!(
+                e,
+                ReceiptError::Dropped {
+                    index: 20,
+                    from: 0,
+                    to: 49
+                }
+            )
+        });
+    }
+    // A v1 range must be exactly the receipts' span.
+    let mut b = log().full_bundle_v1();
     b.range.as_mut().unwrap().to = 48;
     expect_fail(&verify(&b), |e| {
         matches!(e, ReceiptError::OutsideRange { index: 49, .. })
     });
+    // A v2 range shrunk under its last receipt leaves that receipt unproven,
+    // and the range proof no longer fits.
+    let mut b = log().full_bundle();
+    b.range.as_mut().unwrap().to = 48;
+    let r = verify(&b);
+    expect_fail(&r, |e| {
+        matches!(e, ReceiptError::MissingProof { index: 49 })
+    });
+    assert!(has(&r, |e| matches!(e, ReceiptError::RangeMismatch { .. })));
 }
 
 #[test]
 fn two_receipts_reordered() {
-    let mut b = log().full_bundle();
-    b.receipts.swap(3, 4);
-    expect_fail(&verify(&b), |e| {
-        matches!(
-            e,
-            ReceiptError::Reordered {
-                previous: 4,
-                index: 3
-            }
-        )
-    });
-    let mut b = log().full_bundle();
-    let dup = b.receipts[5].clone();
-    b.receipts.insert(5, dup);
-    expect_fail(&verify(&b), |e| {
-        matches!(e, ReceiptError::Duplicate { index: 5 })
-    });
+    for b in [
+        log().full_bundle(),
+        proofs_bundle(log()),
+        log().full_bundle_v1(),
+    ] {
+        let mut swapped = b.clone();
+        swapped.receipts.swap(3, 4);
+        expect_fail(&verify(&swapped), |e| {
+            matches!(
+                e,
+                ReceiptError::Reordered {
+                    previous: 4,
+                    index: 3
+                }
+            )
+        });
+        let mut doubled = b;
+        let dup = doubled.receipts[5].clone();
+        doubled.receipts.insert(5, dup);
+        expect_fail(&verify(&doubled), |e| {
+            matches!(e, ReceiptError::Duplicate { index: 5 })
+        });
+    }
 }
 
 #[test]
 fn renumbered_receipt() {
     let log = log();
-    let mut b = log.full_bundle();
-    // Receipt 49's leaf presented as index 50 with a proof that would fit.
-    let last = b.receipts.last_mut().unwrap();
-    last.index = 48;
-    b.receipts.remove(48);
-    expect_fail(&verify(&b), |e| {
-        matches!(e, ReceiptError::SeqMismatch { index: 48, seq: 49 })
-    });
+    for mut b in [log.full_bundle(), proofs_bundle(log), log.full_bundle_v1()] {
+        // Receipt 49's leaf presented as index 48.
+        let last = b.receipts.last_mut().unwrap();
+        last.index = 48;
+        b.receipts.remove(48);
+        expect_fail(&verify(&b), |e| {
+            matches!(e, ReceiptError::SeqMismatch { index: 48, seq: 49 })
+        });
+    }
 }
 
 #[test]
@@ -385,28 +425,31 @@ fn an_older_checkpoint_passed_off_as_the_latest() {
 #[test]
 fn a_wrong_inclusion_proof() {
     let log = log();
-    let mut b = log.full_bundle();
-    b.receipts[30].inclusion_proof = log.tree.inclusion_proof(31, 50).unwrap();
-    expect_fail(&verify(&b), |e| {
-        matches!(e, ReceiptError::BadInclusion { index: 30, .. })
-    });
-    let mut b = log.full_bundle();
-    b.receipts[30].inclusion_proof[0][0] ^= 1;
-    expect_fail(&verify(&b), |e| {
-        matches!(e, ReceiptError::BadInclusion { index: 30, .. })
-    });
+    for b in per_receipt_bundles(log) {
+        let mut other = b.clone();
+        other.receipts[30].inclusion_proof = Some(log.tree.inclusion_proof(31, 50).unwrap());
+        expect_fail(&verify(&other), |e| {
+            matches!(e, ReceiptError::BadInclusion { index: 30, .. })
+        });
+        let mut flipped = b;
+        flipped.receipts[30].inclusion_proof.as_mut().unwrap()[0][0] ^= 1;
+        expect_fail(&verify(&flipped), |e| {
+            matches!(e, ReceiptError::BadInclusion { index: 30, .. })
+        });
+    }
 }
 
 #[test]
 fn a_receipt_from_a_different_log() {
     // Another log's decision 14 (another approver signed it).
     let other = Log::with_keys(50, 7, key(7), key(3), "other.test/log");
-    let mut b = log().full_bundle();
-    assert_ne!(b.receipts[14].leaf, other.leaves[14]);
-    b.receipts[14].leaf = other.leaves[14].clone();
-    expect_fail(&verify(&b), |e| {
-        matches!(e, ReceiptError::BadInclusion { index: 14, .. })
-    });
+    for mut b in per_receipt_bundles(log()) {
+        assert_ne!(b.receipts[14].leaf, other.leaves[14]);
+        b.receipts[14].leaf = other.leaves[14].clone();
+        expect_fail(&verify(&b), |e| {
+            matches!(e, ReceiptError::BadInclusion { index: 14, .. })
+        });
+    }
     let other = Log::with_format(
         50,
         7,
@@ -460,9 +503,451 @@ fn strict_intake() {
     assert!(Bundle::parse(unknown.as_bytes()).is_err());
     let r = verify_bundle(unknown.as_bytes(), &VerifyOptions::default());
     expect_fail(&r, |e| matches!(e, ReceiptError::MalformedBundle(_)));
-    let version = text.replacen("interlock.receipts/v1", "interlock.receipts/v0", 1);
+    let version = text.replacen("interlock.receipts/v2", "interlock.receipts/v0", 1);
     expect_fail(
         &verify_bundle(version.as_bytes(), &VerifyOptions::default()),
         |e| matches!(e, ReceiptError::UnsupportedVersion(_)),
     );
+    // Each version has exactly its own fields.
+    let as_v1 = text.replacen("interlock.receipts/v2", "interlock.receipts/v1", 1);
+    expect_fail(
+        &verify_bundle(as_v1.as_bytes(), &VerifyOptions::default()),
+        |e| matches!(e, ReceiptError::MalformedBundle(_)),
+    );
+    let v1 = String::from_utf8(log().full_bundle_v1().to_bytes()).unwrap();
+    let as_v2 = v1.replacen("interlock.receipts/v1", "interlock.receipts/v2", 1);
+    expect_fail(
+        &verify_bundle(as_v2.as_bytes(), &VerifyOptions::default()),
+        |e| matches!(e, ReceiptError::MalformedBundle(_)),
+    );
+    let with_nodes = v1.replacen(",\"origin\":", ",\"nodes\":[],\"origin\":", 1);
+    expect_fail(
+        &verify_bundle(with_nodes.as_bytes(), &VerifyOptions::default()),
+        |e| matches!(e, ReceiptError::MalformedBundle(_)),
+    );
+}
+
+// ------------------------------------------------ v2: the contiguous range
+
+/// Every receipt of the range fails when the range does not recompute the
+/// signed root: the range vouches for its receipts together, so it cannot
+/// say which one was edited, but it never passes one.
+#[track_caller]
+fn expect_range_rejected(r: &VerifyReport) {
+    expect_fail(r, |e| matches!(e, ReceiptError::RangeMismatch { .. }));
+    let (from, to) = r
+        .problems
+        .iter()
+        .find_map(|e| match e {
+            ReceiptError::RangeMismatch { from, to, .. } => Some((*from, *to)),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        r.receipts
+            .iter()
+            .filter(|l| from <= l.index && l.index <= to)
+            .all(|l| l.result.is_err()),
+        "a receipt of a broken range passed:\n{r}"
+    );
+}
+
+/// A leaf edited the careful way (a fact changed, subjects rebuilt, still
+/// canonical) inside an unfiltered export: no per-leaf proof to fail, so the
+/// recomputed root must.
+#[test]
+fn regression_an_edited_leaf_in_a_contiguous_bundle() {
+    for log in [log(), signed_log()] {
+        let mut b = log.full_bundle();
+        assert!(b.receipts.iter().all(|r| r.inclusion_proof.is_none()));
+        let leaf = &mut b.receipts[10].leaf;
+        if log.leaves[0].starts_with(b"{\"payload\"") {
+            // An older log's signed leaf: its signature fails too.
+            flip_in_leaf(leaf, "\"payload\":\"", 40);
+        } else {
+            let at = leaf.windows(7).position(|w| w == b"\"time\":").unwrap() + 10;
+            leaf[at] = if leaf[at] == b'1' { b'2' } else { b'1' };
+        }
+        let r = verify(&b);
+        expect_range_rejected(&r);
+        assert!(r.failed().any(|l| matches!(
+            l.result,
+            Err(ReceiptError::RangeNotVouched { from: 0, to: 49 })
+        )));
+    }
+    let log = log();
+    let mut b = log.full_bundle();
+    let mut p = open_leaf_unverified(&b.receipts[10].leaf)
+        .unwrap()
+        .predicate;
+    p.insert("stage".into(), Value::String("drop-tables".into()));
+    b.receipts[10].leaf = statement_leaf(p);
+    expect_range_rejected(&verify(&b));
+}
+
+#[test]
+fn regression_a_dropped_leaf_in_a_contiguous_bundle() {
+    let mut b = log().full_bundle();
+    b.receipts.remove(20);
+    let r = verify(&b);
+    expect_range_rejected(&r);
+    assert!(has(&r, |e| matches!(
+        e,
+        ReceiptError::Dropped { index: 20, .. }
+    )));
+    // Dropped and the rest renumbered to close the gap: every later statement
+    // names its own index, and the root does not recompute.
+    let mut b = log().full_bundle();
+    b.receipts.remove(20);
+    for r in &mut b.receipts[20..] {
+        r.index -= 1;
+    }
+    b.range.as_mut().unwrap().to = 48;
+    let r = verify(&b);
+    expect_range_rejected(&r);
+    assert!(has(&r, |e| matches!(
+        e,
+        ReceiptError::SeqMismatch { index: 20, seq: 21 }
+    )));
+}
+
+#[test]
+fn regression_reordered_leaves_in_a_contiguous_bundle() {
+    // The leaves swapped under their indices: each statement names the other.
+    let mut b = log().full_bundle();
+    let (l3, l4) = (b.receipts[3].leaf.clone(), b.receipts[4].leaf.clone());
+    b.receipts[3].leaf = l4;
+    b.receipts[4].leaf = l3;
+    let r = verify(&b);
+    expect_range_rejected(&r);
+    assert!(has(&r, |e| matches!(
+        e,
+        ReceiptError::SeqMismatch { index: 3, seq: 4 }
+    )));
+    // Two receipts swapped whole.
+    let mut b = log().full_bundle();
+    b.receipts.swap(30, 31);
+    let r = verify(&b);
+    expect_range_rejected(&r);
+    assert!(has(&r, |e| matches!(
+        e,
+        ReceiptError::Reordered {
+            previous: 31,
+            index: 30
+        }
+    )));
+}
+
+#[test]
+fn regression_a_swapped_checkpoint_under_a_contiguous_bundle() {
+    let log = log();
+    // Another tree of the same size, signed by the same key under the same
+    // origin (a forked log): its checkpoint verifies, the range does not.
+    let fork = Log::with_keys(50, 5, key(1), key(2), &log.origin);
+    assert_ne!(fork.tree.root(), log.tree.root());
+    let mut b = log.full_bundle();
+    b.checkpoint = fork.checkpoint(50);
+    b.earlier_checkpoints.clear();
+    let r = verify(&b);
+    expect_range_rejected(&r);
+    // The log's own earlier checkpoint passed off as the latest: the range
+    // reaches past it.
+    let mut b = log.full_bundle();
+    b.checkpoint = log.checkpoint(40);
+    b.earlier_checkpoints.clear();
+    let r = verify(&b);
+    expect_fail(&r, |e| {
+        matches!(
+            e,
+            ReceiptError::RangeBeyondCheckpoint {
+                to: 49,
+                size: 40,
+                ..
+            }
+        )
+    });
+    assert!(r.receipts.iter().all(|l| l.result.is_err()), "{r}");
+}
+
+/// An index range that does not start at 0 carries its frontier (and, if it
+/// ends before the checkpoint, the right edge), and registrations outside it
+/// with proofs from the node table.
+#[test]
+fn an_index_range_with_its_frontier_verifies_and_its_proof_is_checked() {
+    let log = log();
+    let mut indices = vec![0u64];
+    indices.extend(13..=37);
+    let b = log.bundle(&indices, None, Some((13, 37)));
+    assert_eq!(
+        b.range_proof.len(),
+        interlock_merkle::range_proof_len(13, 38, 50).unwrap()
+    );
+    assert!(b.receipts[0].inclusion_proof.is_some());
+    let bytes = b.to_bytes();
+    assert_eq!(Bundle::parse(&bytes).unwrap(), b);
+    let r = verify_bundle(&bytes, &VerifyOptions::default());
+    assert!(r.is_ok(), "{r}");
+    assert_eq!(r.receipts.len(), 26);
+    // One bit of the range proof.
+    for i in 0..b.range_proof.len() {
+        let mut bad = b.clone();
+        bad.range_proof[i][5] ^= 4;
+        expect_range_rejected(&verify(&bad));
+    }
+    // A range proof with a node missing.
+    let mut short = b.clone();
+    short.range_proof.pop();
+    expect_range_rejected(&verify(&short));
+    // A receipt of the range smuggled in with a proof of its own, and one
+    // outside it without.
+    let text = String::from_utf8(bytes).unwrap();
+    let r15 = text.find("{\"index\":15,\"leaf\":").unwrap();
+    let end = r15 + text[r15..].find("},{\"index\":16").unwrap();
+    let proof_of_0 = text.find("\"proof\":[0").unwrap();
+    let refs = &text[proof_of_0..proof_of_0 + text[proof_of_0..].find(']').unwrap() + 1];
+    let inside = format!("{},{refs}{}", &text[..end], &text[end..]);
+    let r = verify_bundle(inside.as_bytes(), &VerifyOptions::default());
+    expect_fail(&r, |e| {
+        matches!(e, ReceiptError::ProofInsideRange { index: 15 })
+    });
+    let outside = text.replacen(&format!(",{refs}"), "", 1);
+    let r = verify_bundle(outside.as_bytes(), &VerifyOptions::default());
+    expect_fail(&r, |e| matches!(e, ReceiptError::MissingProof { index: 0 }));
+}
+
+// ------------------------------------------------ v2: the shared node table
+
+/// A filtered export: receipts far apart, whose audit paths share upper nodes.
+fn filtered(log: &Log) -> Bundle {
+    log.bundle(&[0, 3, 7, 12, 30, 31, 45, 49], Some(20), None)
+}
+
+#[test]
+fn a_filtered_bundle_shares_its_proof_nodes() {
+    let log = log();
+    let b = filtered(log);
+    let (table, refs) = b.node_table();
+    let inline: usize = b
+        .receipts
+        .iter()
+        .map(|r| r.inclusion_proof.as_ref().unwrap().len())
+        .sum();
+    assert!(
+        table.len() < inline,
+        "{} nodes for {inline} path entries",
+        table.len()
+    );
+    // Each receipt's references are its own audit path.
+    for (r, refs) in b.receipts.iter().zip(&refs) {
+        let path: Vec<_> = refs
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|&i| table[i as usize])
+            .collect();
+        assert_eq!(&path, r.inclusion_proof.as_ref().unwrap());
+    }
+    let r = verify(&b);
+    assert!(r.is_ok(), "{r}");
+    // Smaller than the same receipts with inline proofs.
+    let v1 = log.bundle_v1(&[0, 3, 7, 12, 30, 31, 45, 49], Some(20), None);
+    assert!(b.to_bytes().len() < v1.to_bytes().len());
+    assert!(verify(&v1).is_ok());
+}
+
+/// One node of the table, shared by several receipts, edited: every receipt
+/// whose path goes through it fails, each by name, and no other.
+#[test]
+fn regression_a_shared_node_edited_in_a_filtered_bundle() {
+    let b = filtered(log());
+    let (table, refs) = b.node_table();
+    let users = |n: u64| {
+        b.receipts
+            .iter()
+            .zip(&refs)
+            .filter(|(_, r)| r.as_ref().unwrap().contains(&n))
+            .map(|(r, _)| r.index)
+            .collect::<Vec<_>>()
+    };
+    let shared = (0..table.len() as u64)
+        .find(|&n| users(n).len() >= 3)
+        .expect("a node on three paths");
+    let text = String::from_utf8(b.to_bytes()).unwrap();
+    let old = B64.encode(table[shared as usize]);
+    let mut edited = table[shared as usize];
+    edited[0] ^= 1;
+    let tampered = text.replacen(&old, &B64.encode(edited), 1);
+    assert_ne!(tampered, text);
+    let r = verify_bundle(tampered.as_bytes(), &VerifyOptions::default());
+    assert!(!r.is_ok());
+    let failed: Vec<u64> = r.failed().map(|l| l.index).collect();
+    assert_eq!(failed, users(shared), "{r}");
+    assert!(
+        r.failed()
+            .all(|l| matches!(l.result, Err(ReceiptError::BadInclusion { .. })))
+    );
+}
+
+#[test]
+fn regression_node_table_references_are_checked() {
+    let text = String::from_utf8(filtered(log()).to_bytes()).unwrap();
+    // A reference beyond the table.
+    let at = text.find("\"proof\":[").unwrap() + "\"proof\":[".len();
+    let beyond = format!("{}9999,{}", &text[..at], &text[at..]);
+    let r = verify_bundle(beyond.as_bytes(), &VerifyOptions::default());
+    expect_fail(&r, |e| {
+        matches!(
+            e,
+            ReceiptError::BadNodeReference {
+                reference: 9999,
+                ..
+            }
+        )
+    });
+    // A node no receipt uses, at the table's end (so no reference moves).
+    let nodes = filtered(log()).node_table().0.len();
+    let unused = text.replacen(
+        "],\"origin\":",
+        &format!(",\"{}\"],\"origin\":", B64.encode([7u8; 32])),
+        1,
+    );
+    let r = verify_bundle(unused.as_bytes(), &VerifyOptions::default());
+    expect_fail(
+        &r,
+        |e| matches!(e, ReceiptError::UnreferencedNode { position } if *position == nodes),
+    );
+    assert_eq!(r.failed().count(), 0, "{r}");
+}
+
+// ------------------------------------------------ one receipt: a tlog-proof
+
+fn tlog_proof_of(log: &Log, index: u64) -> String {
+    let size = log.tree.len();
+    interlock_receipts::receipt_tlog_proof(
+        index,
+        log.leaves[index as usize].clone(),
+        log.tree.inclusion_proof(index, size).unwrap(),
+        log.checkpoint(size),
+    )
+    .to_string()
+}
+
+#[test]
+fn a_tlog_proof_verifies_for_its_receipt_only() {
+    use interlock_receipts::verify_tlog_proof;
+    for log in [log(), signed_log()] {
+        let text = tlog_proof_of(log, 12);
+        assert!(text.starts_with("c2sp.org/tlog-proof@v1\nextra "));
+        let r = verify_tlog_proof(&text, &log.vkey(), None);
+        assert!(r.is_ok(), "{r}");
+        assert_eq!((r.line.index, r.tree_size), (12, Some(50)));
+        assert!(!r.approval_unchecked);
+        // The leaf given out of band, the same: fine; another: refused.
+        let leaf = &log.leaves[12];
+        assert!(verify_tlog_proof(&text, &log.vkey(), Some(leaf)).is_ok());
+        let other = verify_tlog_proof(&text, &log.vkey(), Some(&log.leaves[13]));
+        assert!(matches!(other.line.result, Err(ReceiptError::TlogProof(_))));
+        // Another log key: the checkpoint does not verify.
+        let r = verify_tlog_proof(&text, &vkey(&log.origin, &key(9).verifying_key()), None);
+        assert!(
+            matches!(r.line.result, Err(ReceiptError::BadCheckpoint(_))),
+            "{r}"
+        );
+    }
+    // An approval: in the log, but its approver's signature is not checked here.
+    let r = verify_tlog_proof(&tlog_proof_of(log(), 7), &log().vkey(), None);
+    assert!(r.is_ok() && r.approval_unchecked, "{r}");
+    assert!(r.to_string().contains("was not checked"));
+}
+
+#[test]
+fn regression_a_tlog_proof_with_a_wrong_index_or_an_edited_proof() {
+    use interlock_receipts::verify_tlog_proof;
+    let log = log();
+    let text = tlog_proof_of(log, 12);
+    // Another index on the same proof and leaf.
+    let moved = text.replacen("\nindex 12\n", "\nindex 13\n", 1);
+    let r = verify_tlog_proof(&moved, &log.vkey(), None);
+    assert!(
+        matches!(
+            r.line.result,
+            Err(ReceiptError::BadInclusion { index: 13, .. })
+        ),
+        "{r}"
+    );
+    // Receipt 13's correct proof under receipt 12's leaf: the leaf says 12.
+    let proof13 = tlog_proof_of(log, 13);
+    let extra12 = text.lines().nth(1).unwrap();
+    let extra13 = proof13.lines().nth(1).unwrap();
+    let r = verify_tlog_proof(&proof13.replacen(extra13, extra12, 1), &log.vkey(), None);
+    assert!(!r.is_ok(), "{r}");
+    // One bit of one proof hash.
+    let lines: Vec<&str> = text.lines().collect();
+    let mut h = B64.decode(lines[3]).unwrap();
+    h[9] ^= 0x20;
+    let edited = text.replacen(lines[3], &B64.encode(h), 1);
+    let r = verify_tlog_proof(&edited, &log.vkey(), None);
+    assert!(
+        matches!(
+            r.line.result,
+            Err(ReceiptError::BadInclusion { index: 12, .. })
+        ),
+        "{r}"
+    );
+    // A proof hash dropped.
+    let dropped = text.replacen(&format!("{}\n", lines[3]), "", 1);
+    assert!(!verify_tlog_proof(&dropped, &log.vkey(), None).is_ok());
+    // The leaf in `extra` edited the careful way.
+    let mut p = open_leaf_unverified(&log.leaves[12]).unwrap().predicate;
+    p.insert("stage".into(), Value::String("drop-tables".into()));
+    let forged = text.replacen(
+        &B64.encode(&log.leaves[12]),
+        &B64.encode(statement_leaf(p)),
+        1,
+    );
+    let r = verify_tlog_proof(&forged, &log.vkey(), None);
+    assert!(
+        matches!(r.line.result, Err(ReceiptError::BadInclusion { .. })),
+        "{r}"
+    );
+}
+
+/// A range claimed far wider than the receipts it holds (up to 2^53 − 1) is
+/// refused at once, its gap counted rather than walked index by index.
+#[test]
+fn regression_a_huge_claimed_range_is_refused_without_walking_it() {
+    for mut b in [log().full_bundle(), log().full_bundle_v1()] {
+        let to = interlock_canon::MAX_SAFE_INTEGER as u64;
+        b.range.as_mut().unwrap().to = to;
+        let started = std::time::Instant::now();
+        let r = verify(&b);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{r}");
+        expect_fail(
+            &r,
+            |e| matches!(e, ReceiptError::DroppedMore { count, .. } if *count == to - 49 - 20),
+        );
+        let named: Vec<u64> = r
+            .problems
+            .iter()
+            .filter_map(|e| match e {
+                ReceiptError::Dropped { index, .. } => Some(*index),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(named, (50..70).collect::<Vec<_>>());
+    }
+    // Gaps in the middle are named in order, and counted.
+    let mut b = log().full_bundle_v1();
+    b.receipts.retain(|r| r.index % 2 == 0 || r.index < 30);
+    let r = verify(&b);
+    let named: Vec<u64> = r
+        .problems
+        .iter()
+        .filter_map(|e| match e {
+            ReceiptError::Dropped { index, .. } => Some(*index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(named, (31..50).step_by(2).collect::<Vec<_>>());
+    assert!(!has(&r, |e| matches!(e, ReceiptError::DroppedMore { .. })));
 }

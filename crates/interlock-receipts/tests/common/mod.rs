@@ -6,7 +6,7 @@ use interlock_canon::{Digest, Map, Number, Value, from_serde_json};
 use interlock_core::decision::{Decision, KeyId, Terms, sign_decision};
 use interlock_merkle::{Checkpoint, NoteVerifier, Tree, leaf_hash, sign_checkpoint};
 use interlock_receipts::{
-    ApproverKey, Bundle, BundleBuilder, CanonicalPredicate, seal, seal_statement,
+    ApproverKey, Bundle, BundleBuilder, BundleVersion, CanonicalPredicate, seal, seal_statement,
 };
 
 pub const ORIGIN: &str = "interlock.test/log";
@@ -196,9 +196,32 @@ impl Log {
             .to_string()
     }
 
-    /// A bundle of `indices` against the full tree, with an earlier checkpoint.
+    /// A bundle of `indices` against the full tree, with an earlier
+    /// checkpoint: the receipts of `range` (which `indices` must cover) by
+    /// the range proof, the others with inclusion proofs (the node table).
     pub fn bundle(
         &self,
+        indices: &[u64],
+        earlier: Option<u64>,
+        range: Option<(u64, u64)>,
+    ) -> Bundle {
+        self.bundle_of(BundleVersion::V2, indices, earlier, range)
+    }
+
+    /// The same, in the older format: every receipt with its inline proof,
+    /// the range a claim only.
+    pub fn bundle_v1(
+        &self,
+        indices: &[u64],
+        earlier: Option<u64>,
+        range: Option<(u64, u64)>,
+    ) -> Bundle {
+        self.bundle_of(BundleVersion::V1, indices, earlier, range)
+    }
+
+    fn bundle_of(
+        &self,
+        version: BundleVersion,
         indices: &[u64],
         earlier: Option<u64>,
         range: Option<(u64, u64)>,
@@ -209,29 +232,47 @@ impl Log {
             self.vkey(),
             vec![approver_entry(&self.approver.verifying_key(), IDENTITY)],
             self.checkpoint(size),
-        );
+        )
+        .version(version);
         if let Some(e) = earlier {
             b = b.earlier_checkpoint(
                 self.checkpoint(e),
                 self.tree.consistency_proof(e, size).unwrap(),
             );
         }
+        let v2_range = range.filter(|_| version == BundleVersion::V2);
         for &i in indices {
-            b = b.receipt(
-                i,
-                self.leaves[i as usize].clone(),
-                self.tree.inclusion_proof(i, size).unwrap(),
-            );
+            let leaf = self.leaves[i as usize].clone();
+            b = if v2_range.is_some_and(|(from, to)| from <= i && i <= to) {
+                b.range_receipt(i, leaf)
+            } else {
+                b.receipt(i, leaf, self.tree.inclusion_proof(i, size).unwrap())
+            };
         }
         if let Some((from, to)) = range {
-            b = b.range(from, to);
+            let proof = match version {
+                BundleVersion::V2 => self.tree.range_proof(from, to + 1, size).unwrap(),
+                BundleVersion::V1 => Vec::new(),
+            };
+            b = b.range(from, to, proof);
         }
         b.build().unwrap()
     }
 
+    /// Every receipt, as an unfiltered export: one range, no proofs.
     pub fn full_bundle(&self) -> Bundle {
         let all: Vec<u64> = (0..self.tree.len()).collect();
         self.bundle(
+            &all,
+            Some(self.tree.len() / 2),
+            Some((0, self.tree.len() - 1)),
+        )
+    }
+
+    /// Every receipt in the older format (a proof per receipt).
+    pub fn full_bundle_v1(&self) -> Bundle {
+        let all: Vec<u64> = (0..self.tree.len()).collect();
+        self.bundle_v1(
             &all,
             Some(self.tree.len() / 2),
             Some((0, self.tree.len() - 1)),
