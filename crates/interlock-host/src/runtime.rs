@@ -56,7 +56,7 @@ impl Host {
         &self,
         options: GatewayOptions,
     ) -> Result<RunningGateway, HostError> {
-        let mut config = self.gateway_config(options.config.as_deref())?;
+        let mut config = self.gateway_config_with_secrets(options.config.as_deref())?;
         if let Some(listen) = options.listen {
             config.listen = listen;
         }
