@@ -5,6 +5,7 @@
 mod callpath;
 mod canon;
 mod channels;
+mod connect;
 mod content;
 mod envelope;
 mod eras;

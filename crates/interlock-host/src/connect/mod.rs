@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use interlock_gateway::GatewayConfig;
 use interlock_gateway::config::{UpstreamConfig, valid_token_name};
 use interlock_store::ApiKeyKind;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::{GATEWAY_CONFIG_FILE, Host, HostError};
 use edit::Doc;
@@ -487,26 +487,30 @@ impl Host {
                 Parsed::Skip(reason) => Action::Keep { reason },
                 Parsed::Run(server) => {
                     let base = entries::upstream_name(name);
+                    // The same server (command, arguments, secrets) already
+                    // configured, under any name — e.g. imported from another
+                    // client — is shared rather than run twice.
+                    let same = config
+                        .servers
+                        .iter()
+                        .filter(|(_, existing)| {
+                            existing.command == server.command
+                                && existing.args == server.args
+                                && existing.url == server.url
+                        })
+                        .find(|(_, existing)| {
+                            let kc = keychain.get_or_insert_with(|| self.keychain().ok());
+                            same_server(existing, &server, kc.as_ref())
+                        })
+                        .map(|(n, _)| n.clone());
                     let mut candidates = vec![base.clone(), format!("{base}-{}", client.slug())];
                     candidates.extend((2..100).map(|i| format!("{base}-{}-{i}", client.slug())));
-                    let mut chosen = None;
-                    for c in candidates {
-                        if taken.contains(&c) {
-                            continue;
-                        }
-                        match config.servers.get(&c) {
-                            None => {
-                                chosen = Some((c, false));
-                                break;
-                            }
-                            Some(existing) => {
-                                let kc = keychain.get_or_insert_with(|| self.keychain().ok());
-                                if same_server(existing, &server, kc.as_ref()) {
-                                    chosen = Some((c, true));
-                                    break;
-                                }
-                            }
-                        }
+                    let mut chosen = same.map(|n| (n, true));
+                    if chosen.is_none() {
+                        chosen = candidates
+                            .into_iter()
+                            .find(|c| !taken.contains(c) && !config.servers.contains_key(c))
+                            .map(|c| (c, false));
                     }
                     let Some((upstream, shared)) = chosen else {
                         servers.push(PlannedServer {
