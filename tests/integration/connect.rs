@@ -81,9 +81,14 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// A gateway on a fixed free port (so a restart keeps the URL the client
-/// was given) with no upstreams yet.
+/// was given) with no upstreams yet. Secrets in results are let through so
+/// that `get-env`'s answer shows the token the upstream really got (the
+/// response scan would redact it, as it should in use).
 fn gateway() -> Gateway {
-    Gateway::start(&format!("listen = \"127.0.0.1:{}\"\n", free_port()))
+    Gateway::start(&format!(
+        "listen = \"127.0.0.1:{}\"\n\n[calls]\nresponse_secrets = \"allow\"\n",
+        free_port()
+    ))
 }
 
 fn ok(out: &Output, what: &str) -> String {
@@ -189,7 +194,9 @@ fn call_as_configured(entry: &Value, tool: &str) -> Value {
 }
 
 /// The whole round trip for one client (see the module's doc).
-fn round_trip(slug: &str, file_in_home: &str, kept: &[&str]) {
+/// `kept` names the entries that stay in the client (the gateway cannot run
+/// them) and `kept_text` other text of the file that must survive the edit.
+fn round_trip(slug: &str, file_in_home: &str, kept: &[&str], kept_text: &[&str]) {
     let mut gw = gateway();
     let home = Home::new(slug);
     let file = home.path().join(file_in_home);
@@ -204,7 +211,9 @@ fn round_trip(slug: &str, file_in_home: &str, kept: &[&str]) {
     }
     assert!(preview.contains("dry run"), "{preview}");
     assert!(
-        preview.contains("EVERYTHING_TOKEN into the OS keychain"),
+        preview
+            .lines()
+            .any(|l| l.contains("EVERYTHING_TOKEN") && l.contains("into the OS keychain")),
         "{preview}"
     );
 
@@ -214,8 +223,8 @@ fn round_trip(slug: &str, file_in_home: &str, kept: &[&str]) {
         !rewritten.contains(&secret),
         "the secret is still in the client's file"
     );
-    for k in kept {
-        assert!(rewritten.contains(k), "kept entry {k} was removed:\n{rewritten}");
+    for k in kept.iter().chain(kept_text) {
+        assert!(rewritten.contains(k), "kept {k} was removed:\n{rewritten}");
     }
     let config = std::fs::read_to_string(gw.dir.path().join("gateway.toml")).unwrap();
     assert!(!config.contains(&secret), "the secret is in gateway.toml:\n{config}");
@@ -247,7 +256,8 @@ fn round_trip(slug: &str, file_in_home: &str, kept: &[&str]) {
     let text = after["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("get-env answered {after}"));
-    let env: serde_json::Map<String, Value> = serde_json::from_str(text).unwrap();
+    let env: serde_json::Map<String, Value> =
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
     assert_eq!(
         env.get("EVERYTHING_TOKEN").and_then(Value::as_str),
         Some(secret.as_str()),
@@ -291,17 +301,23 @@ fn connect_claude_desktop_through_the_stdio_bridge_and_undo() {
         "claude-desktop",
         ".config/Claude/claude_desktop_config.json",
         &["scripts"],
+        &["\"globalShortcut\": \"Ctrl+Space\""],
     );
 }
 
 #[test]
 fn connect_claude_code_over_http_with_a_header_and_undo() {
-    round_trip("claude-code", ".claude.json", &["linear", "github"]);
+    round_trip(
+        "claude-code",
+        ".claude.json",
+        &["linear", "github"],
+        &["\"numStartups\": 41", "\"hasTrustDialogAccepted\": true"],
+    );
 }
 
 #[test]
 fn connect_cursor_over_http_with_a_header_and_undo() {
-    round_trip("cursor", ".cursor/mcp.json", &["browser"]);
+    round_trip("cursor", ".cursor/mcp.json", &["browser"], &[]);
 }
 
 #[test]
@@ -309,8 +325,8 @@ fn connect_vscode_keeps_comments_and_inputs_and_undo() {
     round_trip(
         "vscode",
         ".config/Code/User/mcp.json",
+        &["perplexity"],
         &[
-            "perplexity",
             "// Servers for Copilot's agent mode.",
             "/* asks for its key when it starts */",
             "\"inputs\"",
@@ -320,7 +336,12 @@ fn connect_vscode_keeps_comments_and_inputs_and_undo() {
 
 #[test]
 fn connect_windsurf_over_http_with_a_header_and_undo() {
-    round_trip("windsurf", ".codeium/windsurf/mcp_config.json", &["figma"]);
+    round_trip(
+        "windsurf",
+        ".codeium/windsurf/mcp_config.json",
+        &["figma"],
+        &[],
+    );
 }
 
 #[test]
@@ -328,7 +349,8 @@ fn connect_codex_keeps_its_toml_and_undo() {
     round_trip(
         "codex",
         ".codex/config.toml",
-        &["sentry", "notion", "# Codex CLI settings", "[tui]"],
+        &["sentry", "notion"],
+        &["# Codex CLI settings", "[tui]", "# ask before running commands"],
     );
 }
 
@@ -337,7 +359,8 @@ fn connect_gemini_keeps_comments_and_undo() {
     round_trip(
         "gemini",
         ".gemini/settings.json",
-        &["github", "events", "// Gemini CLI reads comments here."],
+        &["github", "events"],
+        &["// Gemini CLI reads comments here.", "\"theme\": \"GitHub\""],
     );
 }
 
@@ -491,7 +514,14 @@ fn regression_second_connect_never_double_wraps() {
 
     ok(&home.interlock(&gw, &["connect", "--undo", "claude-code"]), "undo 1");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), second_before);
-    let out = ok(&home.interlock(&gw, &["connect", "--undo", "claude-code"]), "undo 2");
+    // Undoing the first connect would drop `later`, added by hand after it:
+    // refused unless forced.
+    let out = home.interlock(&gw, &["connect", "--undo", "claude-code"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = ok(
+        &home.interlock(&gw, &["connect", "--undo", "claude-code", "--force"]),
+        "undo 2",
+    );
     assert!(out.contains("revoked agent key `connect-claude-code`"), "{out}");
     assert_eq!(std::fs::read(&file).unwrap(), original);
     let out = home.interlock(&gw, &["connect", "--undo", "claude-code"]);
