@@ -121,7 +121,7 @@ impl Doc {
                         .and_then(|n| n.decoded_value().ok())
                         .is_some_and(|n| remove.contains(&n))
                     {
-                        p.remove();
+                        remove_with_its_comments(p);
                     }
                 }
                 if let Some((name, members)) = add {
@@ -158,6 +158,43 @@ impl Doc {
             }
         }
     }
+}
+
+/// Removes a member with the comments on their own lines right above it
+/// (they describe it: TOML's `toml_edit` drops a table's comments with it
+/// too), keeping a trailing comment of the line before and anything past a
+/// blank line.
+fn remove_with_its_comments(p: jsonc_parser::cst::CstObjectProp) {
+    let prev: Vec<jsonc_parser::cst::CstNode> = p.previous_siblings().collect();
+    let (mut i, mut cut, mut newlines) = (0, 0, 0);
+    while let Some(n) = prev.get(i) {
+        if n.is_whitespace() {
+            i += 1;
+        } else if n.is_newline() {
+            newlines += 1;
+            if newlines > 1 {
+                break;
+            }
+            i += 1;
+        } else if n.is_comment() {
+            let mut j = i + 1;
+            while prev.get(j).is_some_and(|n| n.is_whitespace()) {
+                j += 1;
+            }
+            if !prev.get(j).is_none_or(|n| n.is_newline()) {
+                break;
+            }
+            newlines = 0;
+            i += 1;
+            cut = i;
+        } else {
+            break;
+        }
+    }
+    for n in prev.into_iter().take(cut) {
+        n.remove();
+    }
+    p.remove();
 }
 
 /// A JSON value as the concrete syntax tree's input (it lays it out in the
@@ -254,6 +291,7 @@ mod tests {
         assert!(out.contains("// my editor settings") && out.contains("\"inputs\": []"));
         assert!(out.contains("\"keep\": { \"command\": \"${workspaceFolder}/y\" }, // trailing"));
         assert!(!out.contains("\"a\":"), "{out}");
+        assert!(!out.contains("the one I use"), "the removed entry's comment stayed: {out}");
         let (_, after) = Doc::parse(Client::VsCode, &out).unwrap();
         let names: Vec<_> = after.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["keep", "interlock"], "{out}");

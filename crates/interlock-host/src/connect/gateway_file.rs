@@ -23,6 +23,10 @@ pub(crate) fn add_servers(text: &str, servers: &[NewServer<'_>]) -> Result<Strin
     let mut doc: toml_edit::DocumentMut = text
         .parse()
         .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    let mut first_in_file = doc.iter().all(|(_, item)| {
+        item.as_table()
+            .is_some_and(|t| t.is_implicit() && t.is_empty())
+    });
     if doc.get("servers").is_none() {
         let mut t = toml_edit::Table::new();
         t.set_implicit(true);
@@ -34,8 +38,13 @@ pub(crate) fn add_servers(text: &str, servers: &[NewServer<'_>]) -> Result<Strin
         .ok_or("`servers` in the gateway config is not a table")?;
     for s in servers {
         let mut t = toml_edit::Table::new();
+        let gap = if std::mem::take(&mut first_in_file) {
+            ""
+        } else {
+            "\n"
+        };
         t.decor_mut()
-            .set_prefix(format!("\n# {}\n", s.origin.replace('\n', " ")));
+            .set_prefix(format!("{gap}# {}\n", s.origin.replace('\n', " ")));
         let up = s.server;
         if let Some(c) = &up.command {
             t.insert("command", toml_edit::value(c.as_str()));
@@ -116,5 +125,8 @@ mod tests {
         assert_eq!(c.servers["gh"].args, ["-y", "gh"]);
         assert!(out.contains("# imported by `interlock connect cursor`\n[servers.gh]"), "{out}");
         assert_eq!(remove_servers(&out, &["gh".into()]).unwrap(), text);
+        // A new file starts with the comment, not a blank line.
+        let fresh = add_servers("", &[NewServer { name: "gh", server: &up, env_tokens: &env_tokens, header_tokens: &BTreeMap::new(), origin: "o".into() }]).unwrap();
+        assert!(fresh.starts_with("# o\n[servers.gh]\n"), "{fresh:?}");
     }
 }
