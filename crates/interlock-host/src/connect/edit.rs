@@ -191,10 +191,22 @@ fn remove_with_its_comments(p: jsonc_parser::cst::CstObjectProp) {
             break;
         }
     }
-    for n in prev.into_iter().take(cut) {
-        n.remove();
-    }
+    let comments: Vec<_> = prev
+        .into_iter()
+        .take(cut)
+        .filter(|n| n.is_comment())
+        .collect();
     p.remove();
+    // Each comment's whole line: the newline and indentation before it too.
+    for c in comments {
+        if let Some(ws) = c.previous_sibling().filter(|n| n.is_whitespace()) {
+            ws.remove();
+        }
+        if let Some(nl) = c.previous_sibling().filter(|n| n.is_newline()) {
+            nl.remove();
+        }
+        c.remove();
+    }
 }
 
 /// A JSON value as the concrete syntax tree's input (it lays it out in the
@@ -292,6 +304,10 @@ mod tests {
         assert!(out.contains("\"keep\": { \"command\": \"${workspaceFolder}/y\" }, // trailing"));
         assert!(!out.contains("\"a\":"), "{out}");
         assert!(!out.contains("the one I use"), "the removed entry's comment stayed: {out}");
+        assert!(
+            out.contains("  \"servers\": {\n    \"keep\": { \"command\""),
+            "{out}"
+        );
         let (_, after) = Doc::parse(Client::VsCode, &out).unwrap();
         let names: Vec<_> = after.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["keep", "interlock"], "{out}");
