@@ -78,7 +78,10 @@ pub async fn run(ctx: &Context, args: ConnectArgs) -> anyhow::Result<ExitCode> {
     if args.undo {
         return match host.connect_undo(&req, args.force).await {
             Ok(u) => {
-                println!("restored {} as it was before the last connect", u.file.display());
+                println!(
+                    "restored {} as it was before the last connect",
+                    u.file.display()
+                );
                 if !u.servers_removed.is_empty() {
                     println!(
                         "removed from the gateway config: {} (restart the gateway to stop them)",
@@ -106,7 +109,10 @@ pub async fn run(ctx: &Context, args: ConnectArgs) -> anyhow::Result<ExitCode> {
                 if plan.changes_anything() {
                     println!("\ndry run: nothing was changed; run again with --yes to apply");
                 } else {
-                    println!("\nnothing to do: {} already reaches the gateway", plan.client);
+                    println!(
+                        "\nnothing to do: {} already reaches the gateway",
+                        plan.client
+                    );
                 }
                 Ok(ExitCode::SUCCESS)
             }
@@ -117,7 +123,10 @@ pub async fn run(ctx: &Context, args: ConnectArgs) -> anyhow::Result<ExitCode> {
         Ok(done) => {
             print_plan(&done.plan);
             if !done.changed {
-                println!("\nnothing to do: {} already reaches the gateway", done.plan.client);
+                println!(
+                    "\nnothing to do: {} already reaches the gateway",
+                    done.plan.client
+                );
                 return Ok(ExitCode::SUCCESS);
             }
             let imported: Vec<&str> = done
@@ -133,7 +142,10 @@ pub async fn run(ctx: &Context, args: ConnectArgs) -> anyhow::Result<ExitCode> {
                     _ => None,
                 })
                 .collect();
-            println!("\nconnected; the backup is kept for `interlock connect --undo {}`", client.slug());
+            println!(
+                "\nconnected; the backup is kept for `interlock connect --undo {}`",
+                client.slug()
+            );
             if !imported.is_empty() {
                 println!(
                     "{} added to {}, pending: none of their tools is served until a reviewer \
@@ -202,7 +214,10 @@ fn print_plan(plan: &Plan) {
                     w += &format!("; {} into the OS keychain", secrets.join(", "));
                 }
                 if !dropped.is_empty() {
-                    w += &format!("; client-only settings not carried over: {}", dropped.join(", "));
+                    w += &format!(
+                        "; client-only settings not carried over: {}",
+                        dropped.join(", ")
+                    );
                 }
                 w
             }

@@ -63,7 +63,10 @@ fn substitute(text: &str) -> String {
             "@EVERYTHING@",
             peer("INTERLOCK_PEERS_SERVER_EVERYTHING").to_str().unwrap(),
         )
-        .replace("@TIME@", peer("INTERLOCK_PEERS_TIME_SERVER").to_str().unwrap())
+        .replace(
+            "@TIME@",
+            peer("INTERLOCK_PEERS_TIME_SERVER").to_str().unwrap(),
+        )
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -204,10 +207,16 @@ fn round_trip(slug: &str, file_in_home: &str, kept: &[&str], kept_text: &[&str])
     let secret = format!("fixture-token-for-{slug}");
 
     // The preview changes nothing and names every server.
-    let preview = ok(&home.interlock(&gw, &["connect", slug]), "connect (preview)");
+    let preview = ok(
+        &home.interlock(&gw, &["connect", slug]),
+        "connect (preview)",
+    );
     assert_eq!(std::fs::read(&file).unwrap(), original, "the preview wrote");
     for name in ["everything", "time"].iter().chain(kept) {
-        assert!(preview.contains(name), "{name} missing from the preview:\n{preview}");
+        assert!(
+            preview.contains(name),
+            "{name} missing from the preview:\n{preview}"
+        );
     }
     assert!(preview.contains("dry run"), "{preview}");
     assert!(
@@ -217,7 +226,10 @@ fn round_trip(slug: &str, file_in_home: &str, kept: &[&str], kept_text: &[&str])
         "{preview}"
     );
 
-    ok(&home.interlock(&gw, &["connect", slug, "--yes"]), "connect --yes");
+    ok(
+        &home.interlock(&gw, &["connect", slug, "--yes"]),
+        "connect --yes",
+    );
     let rewritten = std::fs::read_to_string(&file).unwrap();
     assert!(
         !rewritten.contains(&secret),
@@ -227,7 +239,10 @@ fn round_trip(slug: &str, file_in_home: &str, kept: &[&str], kept_text: &[&str])
         assert!(rewritten.contains(k), "kept {k} was removed:\n{rewritten}");
     }
     let config = std::fs::read_to_string(gw.dir.path().join("gateway.toml")).unwrap();
-    assert!(!config.contains(&secret), "the secret is in gateway.toml:\n{config}");
+    assert!(
+        !config.contains(&secret),
+        "the secret is in gateway.toml:\n{config}"
+    );
     assert!(config.contains("env_keychain"), "{config}");
 
     // The gateway sees each server pending and serves none of its tools.
@@ -265,13 +280,20 @@ fn round_trip(slug: &str, file_in_home: &str, kept: &[&str], kept_text: &[&str])
     );
 
     // A second connect changes nothing.
-    let again = ok(&home.interlock(&gw, &["connect", slug, "--yes"]), "second connect");
+    let again = ok(
+        &home.interlock(&gw, &["connect", slug, "--yes"]),
+        "second connect",
+    );
     assert!(again.contains("nothing to do"), "{again}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), rewritten);
 
     // Undo: the file byte for byte, the upstreams gone, the key revoked.
     ok(&home.interlock(&gw, &["connect", "--undo", slug]), "undo");
-    assert_eq!(std::fs::read(&file).unwrap(), original, "undo did not restore the bytes");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        original,
+        "undo did not restore the bytes"
+    );
     let config = std::fs::read_to_string(gw.dir.path().join("gateway.toml")).unwrap();
     assert!(!config.contains("[servers."), "{config}");
     let keys = ok(&gw.cli(&["agents", "list"]), "agents list");
@@ -350,7 +372,11 @@ fn connect_codex_keeps_its_toml_and_undo() {
         "codex",
         ".codex/config.toml",
         &["sentry", "notion"],
-        &["# Codex CLI settings", "[tui]", "# ask before running commands"],
+        &[
+            "# Codex CLI settings",
+            "[tui]",
+            "# ask before running commands",
+        ],
     );
 }
 
@@ -360,7 +386,10 @@ fn connect_gemini_keeps_comments_and_undo() {
         "gemini",
         ".gemini/settings.json",
         &["github", "events"],
-        &["// Gemini CLI reads comments here.", "\"theme\": \"GitHub\""],
+        &[
+            "// Gemini CLI reads comments here.",
+            "\"theme\": \"GitHub\"",
+        ],
     );
 }
 
@@ -369,7 +398,12 @@ fn no_connect_state(gw: &Gateway) -> bool {
     !gw.data().join("connect").exists()
         || std::fs::read_dir(gw.data().join("connect"))
             .unwrap()
-            .all(|d| std::fs::read_dir(d.unwrap().path()).unwrap().next().is_none())
+            .all(|d| {
+                std::fs::read_dir(d.unwrap().path())
+                    .unwrap()
+                    .next()
+                    .is_none()
+            })
 }
 
 /// A client file that is not valid in its format is refused (exit 1, the
@@ -382,19 +416,49 @@ fn regression_connect_refuses_malformed_json_and_toml_and_changes_nothing() {
     let home = Home::new("cursor");
     for (slug, rel, text) in [
         // A trailing comma and a comment: VS Code allows them, Cursor does not.
-        ("cursor", ".cursor/mcp.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\"},}}\n"),
-        ("cursor", ".cursor/mcp.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}} // c\n"),
+        (
+            "cursor",
+            ".cursor/mcp.json",
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\"},}}\n",
+        ),
+        (
+            "cursor",
+            ".cursor/mcp.json",
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}} // c\n",
+        ),
         ("cursor", ".cursor/mcp.json", "{\"mcpServers\": [1, 2]}\n"),
-        ("claude-code", ".claude.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\"}\n"),
-        ("codex", ".codex/config.toml", "[mcp_servers.a]\ncommand = \"x\"\ncommand = \"y\"\n"),
-        ("codex", ".codex/config.toml", "[mcp_servers.a\ncommand = \"x\"\n"),
-        ("gemini", ".gemini/settings.json", "{ \"mcpServers\": { \"a\": } }"),
+        (
+            "claude-code",
+            ".claude.json",
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\"}\n",
+        ),
+        (
+            "codex",
+            ".codex/config.toml",
+            "[mcp_servers.a]\ncommand = \"x\"\ncommand = \"y\"\n",
+        ),
+        (
+            "codex",
+            ".codex/config.toml",
+            "[mcp_servers.a\ncommand = \"x\"\n",
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            "{ \"mcpServers\": { \"a\": } }",
+        ),
     ] {
         let file = home.path().join(rel);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, text).unwrap();
         let out = home.interlock(&gw, &["connect", slug, "--yes"]);
-        assert_eq!(out.status.code(), Some(1), "{text:?}: {}{}", stdout(&out), stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{text:?}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
         assert!(
             stderr(&out).contains("is not valid") && stderr(&out).contains("left alone"),
             "{text:?}: {}",
@@ -427,20 +491,40 @@ fn regression_connect_edits_a_symlinked_config_through_its_link() {
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let original = std::fs::read(&target).unwrap();
 
-    let out = ok(&home.interlock(&gw, &["connect", "cursor", "--yes"]), "connect");
+    let out = ok(
+        &home.interlock(&gw, &["connect", "cursor", "--yes"]),
+        "connect",
+    );
     assert!(out.contains("a symlink to"), "{out}");
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     let entry = gateway_entry("cursor", &target);
     assert!(entry["url"].as_str().is_some(), "{entry}");
-    ok(&home.interlock(&gw, &["connect", "--undo", "cursor"]), "undo");
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    ok(
+        &home.interlock(&gw, &["connect", "--undo", "cursor"]),
+        "undo",
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert_eq!(std::fs::read(&target).unwrap(), original);
 
     std::fs::remove_file(&link).unwrap();
     std::os::unix::fs::symlink(&dotfiles, &link).unwrap();
     let out = home.interlock(&gw, &["connect", "cursor", "--yes"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not a regular file"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// A client's server whose name is already an upstream: the same server
@@ -454,32 +538,61 @@ fn regression_connect_renames_a_server_whose_name_collides() {
     text.push_str("\n# mine\n[servers.time]\ncommand = \"/usr/bin/true\"\n");
     std::fs::write(&config, &text).unwrap();
     let cursor = Home::new("cursor");
-    let out = ok(&cursor.interlock(&gw, &["connect", "cursor", "--yes"]), "connect");
+    let out = ok(
+        &cursor.interlock(&gw, &["connect", "cursor", "--yes"]),
+        "connect",
+    );
     assert!(out.contains("upstream `time-cursor`"), "{out}");
     let after = std::fs::read_to_string(&config).unwrap();
-    assert!(after.contains("# mine\n[servers.time]\ncommand = \"/usr/bin/true\"\n"), "{after}");
+    assert!(
+        after.contains("# mine\n[servers.time]\ncommand = \"/usr/bin/true\"\n"),
+        "{after}"
+    );
     assert!(after.contains("[servers.time-cursor]") && after.contains("[servers.everything]"));
 
     // Windsurf lists the same `time` server Cursor did: shared. Its
     // `everything` holds another token: a server of its own.
     let windsurf = Home::new("windsurf");
-    let out = ok(&windsurf.interlock(&gw, &["connect", "windsurf", "--yes"]), "connect");
+    let out = ok(
+        &windsurf.interlock(&gw, &["connect", "windsurf", "--yes"]),
+        "connect",
+    );
     assert!(
-        out.contains("upstream `time-cursor` (stdio:") && out.contains("already configured: shared"),
+        out.contains("upstream `time-cursor` (stdio:")
+            && out.contains("already configured: shared"),
         "{out}"
     );
     assert!(out.contains("upstream `everything-windsurf`"), "{out}");
     let config_text = std::fs::read_to_string(&config).unwrap();
     let parsed = interlock_gateway::GatewayConfig::parse(&config_text).unwrap();
-    assert!(parsed.servers.contains_key("everything-windsurf"), "{config_text}");
+    assert!(
+        parsed.servers.contains_key("everything-windsurf"),
+        "{config_text}"
+    );
 
-    // Undoing Windsurf removes only what Windsurf added.
-    ok(&windsurf.interlock(&gw, &["connect", "--undo", "windsurf"]), "undo");
-    let parsed =
+    // Undoing Cursor removes what only Cursor uses; `time-cursor`, which
+    // Windsurf shares, stays and is Windsurf's now.
+    let names = || {
         interlock_gateway::GatewayConfig::parse(&std::fs::read_to_string(&config).unwrap())
-            .unwrap();
-    let names: Vec<&String> = parsed.servers.keys().collect();
-    assert_eq!(names, ["everything", "time", "time-cursor"]);
+            .unwrap()
+            .servers
+            .into_keys()
+            .collect::<Vec<String>>()
+    };
+    ok(
+        &cursor.interlock(&gw, &["connect", "--undo", "cursor"]),
+        "undo cursor",
+    );
+    assert_eq!(names(), ["everything-windsurf", "time", "time-cursor"]);
+    // Undoing Windsurf then removes all it used; the operator's own `time`
+    // stays, with its comment.
+    ok(
+        &windsurf.interlock(&gw, &["connect", "--undo", "windsurf"]),
+        "undo windsurf",
+    );
+    assert_eq!(names(), ["time"]);
+    let after = std::fs::read_to_string(&config).unwrap();
+    assert!(after.contains("# mine\n[servers.time]\n"), "{after}");
 }
 
 /// A second connect never wraps an entry that already reaches the gateway:
@@ -492,9 +605,15 @@ fn regression_second_connect_never_double_wraps() {
     let home = Home::new("claude-code");
     let file = home.path().join(".claude.json");
     let original = std::fs::read(&file).unwrap();
-    ok(&home.interlock(&gw, &["connect", "claude-code", "--yes"]), "connect");
+    ok(
+        &home.interlock(&gw, &["connect", "claude-code", "--yes"]),
+        "connect",
+    );
     let first = std::fs::read_to_string(&file).unwrap();
-    let out = ok(&home.interlock(&gw, &["connect", "claude-code", "--yes"]), "again");
+    let out = ok(
+        &home.interlock(&gw, &["connect", "claude-code", "--yes"]),
+        "again",
+    );
     assert!(out.contains("nothing to do") && out.contains("already reaches the gateway"));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), first);
 
@@ -503,16 +622,29 @@ fn regression_second_connect_never_double_wraps() {
     doc["mcpServers"]["later"] = serde_json::json!({"command": "/usr/bin/true", "args": []});
     let second_before = serde_json::to_string_pretty(&doc).unwrap();
     std::fs::write(&file, &second_before).unwrap();
-    let out = ok(&home.interlock(&gw, &["connect", "claude-code", "--yes"]), "third");
-    assert!(out.contains("upstream `later`") && out.contains("interlock  already reaches"), "{out}");
+    let out = ok(
+        &home.interlock(&gw, &["connect", "claude-code", "--yes"]),
+        "third",
+    );
+    assert!(
+        out.contains("upstream `later`") && out.contains("interlock  already reaches"),
+        "{out}"
+    );
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let names: Vec<&String> = doc["mcpServers"].as_object().unwrap().keys().collect();
-    assert_eq!(names.iter().filter(|n| n.starts_with("interlock")).count(), 1, "{names:?}");
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("interlock")).count(),
+        1,
+        "{names:?}"
+    );
     assert!(!names.contains(&&"later".to_owned()));
     let keys = ok(&gw.cli(&["agents", "list"]), "agents list");
     assert_eq!(keys.matches("connect-claude-code").count(), 1, "{keys}");
 
-    ok(&home.interlock(&gw, &["connect", "--undo", "claude-code"]), "undo 1");
+    ok(
+        &home.interlock(&gw, &["connect", "--undo", "claude-code"]),
+        "undo 1",
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), second_before);
     // Undoing the first connect would drop `later`, added by hand after it:
     // refused unless forced.
@@ -522,7 +654,10 @@ fn regression_second_connect_never_double_wraps() {
         &home.interlock(&gw, &["connect", "--undo", "claude-code", "--force"]),
         "undo 2",
     );
-    assert!(out.contains("revoked agent key `connect-claude-code`"), "{out}");
+    assert!(
+        out.contains("revoked agent key `connect-claude-code`"),
+        "{out}"
+    );
     assert_eq!(std::fs::read(&file).unwrap(), original);
     let out = home.interlock(&gw, &["connect", "--undo", "claude-code"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -536,7 +671,10 @@ fn regression_undo_refuses_a_file_changed_since_connect() {
     let home = Home::new("cursor");
     let file = home.path().join(".cursor/mcp.json");
     let original = std::fs::read(&file).unwrap();
-    ok(&home.interlock(&gw, &["connect", "cursor", "--yes"]), "connect");
+    ok(
+        &home.interlock(&gw, &["connect", "cursor", "--yes"]),
+        "connect",
+    );
     let mut edited = std::fs::read_to_string(&file).unwrap();
     edited.push('\n');
     std::fs::write(&file, &edited).unwrap();
@@ -544,6 +682,9 @@ fn regression_undo_refuses_a_file_changed_since_connect() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
-    ok(&home.interlock(&gw, &["connect", "--undo", "cursor", "--force"]), "undo --force");
+    ok(
+        &home.interlock(&gw, &["connect", "--undo", "cursor", "--force"]),
+        "undo --force",
+    );
     assert_eq!(std::fs::read(&file).unwrap(), original);
 }

@@ -1019,13 +1019,22 @@ mod tests {
         }
         match c.servers["api"].transport("api").unwrap() {
             Transport::Http { headers, .. } => {
-                assert_eq!(headers["Authorization"], "secret-of-upstream.api.Authorization")
+                assert_eq!(
+                    headers["Authorization"],
+                    "secret-of-upstream.api.Authorization"
+                )
             }
             other => panic!("{other:?}"),
         }
         let mut missing = GatewayConfig::parse(text).unwrap();
-        let e = missing.resolve_secrets(|_| Ok(None)).unwrap_err().to_string();
-        assert!(e.contains("servers.api") && e.contains("no such token"), "{e}");
+        let e = missing
+            .resolve_secrets(|_| Ok(None))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("servers.api") && e.contains("no such token"),
+            "{e}"
+        );
         for bad in [
             "[servers.a]\nurl = \"http://x/mcp\"\nenv_keychain = { T = \"t\" }\n",
             "[servers.a]\ncommand = \"x\"\nheaders_keychain = { T = \"t\" }\n",

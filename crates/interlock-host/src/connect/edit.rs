@@ -14,7 +14,10 @@ use super::clients::{Client, Syntax};
 
 /// A client's file, parsed, ready to be edited.
 pub(crate) enum Doc {
-    Json { root: CstRootNode, container: String },
+    Json {
+        root: CstRootNode,
+        container: String,
+    },
     Toml(toml_edit::DocumentMut),
 }
 
@@ -35,11 +38,7 @@ impl Doc {
         match client.syntax() {
             Syntax::Json | Syntax::Jsonc => {
                 let jsonc = client.syntax() == Syntax::Jsonc;
-                let format = if jsonc {
-                    "JSON with comments"
-                } else {
-                    "JSON"
-                };
+                let format = if jsonc { "JSON with comments" } else { "JSON" };
                 let bad = |message: String| Malformed { format, message };
                 // Plain-JSON clients refuse comments and trailing commas:
                 // so does this, rather than write a file the client rejects.
@@ -72,9 +71,10 @@ impl Doc {
                             .name()
                             .and_then(|n| n.decoded_value().ok())
                             .ok_or_else(|| bad(format!("a name in `{container}` is unreadable")))?;
-                        let value = p.value().and_then(|v| v.to_serde_value()).ok_or_else(|| {
-                            bad(format!("`{container}.{name}` has no readable value"))
-                        })?;
+                        let value =
+                            p.value().and_then(|v| v.to_serde_value()).ok_or_else(|| {
+                                bad(format!("`{container}.{name}` has no readable value"))
+                            })?;
                         entries.push((name, value));
                     }
                 }
@@ -91,9 +91,9 @@ impl Doc {
                     format: "TOML",
                     message,
                 };
-                let doc: toml_edit::DocumentMut = text.parse().map_err(
-                    |e: toml_edit::TomlError| bad(e.to_string().trim_end().to_owned()),
-                )?;
+                let doc: toml_edit::DocumentMut = text
+                    .parse()
+                    .map_err(|e: toml_edit::TomlError| bad(e.to_string().trim_end().to_owned()))?;
                 let container = client.container();
                 let mut entries = Vec::new();
                 if let Some(item) = doc.get(container) {
@@ -298,12 +298,18 @@ mod tests {
         assert_eq!(entries.len(), 2);
         let out = doc.rewrite(
             &["a".to_owned()],
-            Some(("interlock", vec![("type", json!("http")), ("url", json!("u"))])),
+            Some((
+                "interlock",
+                vec![("type", json!("http")), ("url", json!("u"))],
+            )),
         );
         assert!(out.contains("// my editor settings") && out.contains("\"inputs\": []"));
         assert!(out.contains("\"keep\": { \"command\": \"${workspaceFolder}/y\" }, // trailing"));
         assert!(!out.contains("\"a\":"), "{out}");
-        assert!(!out.contains("the one I use"), "the removed entry's comment stayed: {out}");
+        assert!(
+            !out.contains("the one I use"),
+            "the removed entry's comment stayed: {out}"
+        );
         assert!(
             out.contains("  \"servers\": {\n    \"keep\": { \"command\""),
             "{out}"

@@ -71,8 +71,14 @@ const RUN_KEYS: &[&str] = &[
 
 /// Keys whose meaning only the client can supply.
 const CLIENT_ONLY: &[(&str, &str)] = &[
-    ("envFile", "its environment comes from an env file the client reads"),
-    ("env_vars", "it takes variables from the client's environment"),
+    (
+        "envFile",
+        "its environment comes from an env file the client reads",
+    ),
+    (
+        "env_vars",
+        "it takes variables from the client's environment",
+    ),
     (
         "bearer_token_env_var",
         "its token is read from the client's environment",
@@ -240,9 +246,7 @@ fn client_variable(s: &str) -> Option<String> {
     }
     let rest = s.strip_prefix('$')?;
     (!rest.is_empty()
-        && rest
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && !rest.as_bytes()[0].is_ascii_digit())
     .then(|| s.to_owned())
 }
@@ -334,11 +338,7 @@ mod tests {
                 json!({"command": "x", "env": {"K": "$MY_TOKEN"}}),
                 "$MY_TOKEN",
             ),
-            (
-                Client::Gemini,
-                json!({"url": "https://x/sse"}),
-                "SSE",
-            ),
+            (Client::Gemini, json!({"url": "https://x/sse"}), "SSE"),
             (
                 Client::ClaudeCode,
                 json!({"type": "sse", "url": "https://x/sse"}),
@@ -364,7 +364,10 @@ mod tests {
         }
         // A token that merely contains a dollar is a value, not a variable.
         assert!(matches!(
-            p(Client::Gemini, json!({"command": "x", "env": {"K": "pa$$word"}})),
+            p(
+                Client::Gemini,
+                json!({"command": "x", "env": {"K": "pa$$word"}})
+            ),
             Parsed::Run(_)
         ));
     }
@@ -375,8 +378,8 @@ mod tests {
         assert_eq!(upstream_name("my__tools"), "my_tools");
         assert_eq!(upstream_name("@scope/pkg"), "scope-pkg");
         assert_eq!(upstream_name("---"), "server");
-        assert!(interlock_gateway::config::valid_server_name(&upstream_name(
-            "Ünïcode ✓ name_"
-        )));
+        assert!(interlock_gateway::config::valid_server_name(
+            &upstream_name("Ünïcode ✓ name_")
+        ));
     }
 }

@@ -61,7 +61,10 @@ pub(crate) fn add_servers(text: &str, servers: &[NewServer<'_>]) -> Result<Strin
         } else if let Some(u) = &up.url {
             t.insert("url", toml_edit::value(u.as_str()));
             if !s.header_tokens.is_empty() {
-                t.insert("headers_keychain", toml_edit::value(inline(s.header_tokens)));
+                t.insert(
+                    "headers_keychain",
+                    toml_edit::value(inline(s.header_tokens)),
+                );
             }
         }
         table.insert(s.name, toml_edit::Item::Table(t));
@@ -106,7 +109,11 @@ mod tests {
             env: [("GITHUB_TOKEN".into(), "ghp_secret".into())].into(),
             ..Upstream::default()
         };
-        let env_tokens = [("GITHUB_TOKEN".to_owned(), "upstream.gh.GITHUB_TOKEN".to_owned())].into();
+        let env_tokens = [(
+            "GITHUB_TOKEN".to_owned(),
+            "upstream.gh.GITHUB_TOKEN".to_owned(),
+        )]
+        .into();
         let out = add_servers(
             text,
             &[NewServer {
@@ -121,12 +128,28 @@ mod tests {
         assert!(out.starts_with("# my gateway\n") && out.contains("[servers.files] # mine\n"));
         assert!(!out.contains("ghp_secret"), "{out}");
         let c = interlock_gateway::GatewayConfig::parse(&out).unwrap();
-        assert_eq!(c.servers["gh"].env_keychain["GITHUB_TOKEN"], "upstream.gh.GITHUB_TOKEN");
+        assert_eq!(
+            c.servers["gh"].env_keychain["GITHUB_TOKEN"],
+            "upstream.gh.GITHUB_TOKEN"
+        );
         assert_eq!(c.servers["gh"].args, ["-y", "gh"]);
-        assert!(out.contains("# imported by `interlock connect cursor`\n[servers.gh]"), "{out}");
+        assert!(
+            out.contains("# imported by `interlock connect cursor`\n[servers.gh]"),
+            "{out}"
+        );
         assert_eq!(remove_servers(&out, &["gh".into()]).unwrap(), text);
         // A new file starts with the comment, not a blank line.
-        let fresh = add_servers("", &[NewServer { name: "gh", server: &up, env_tokens: &env_tokens, header_tokens: &BTreeMap::new(), origin: "o".into() }]).unwrap();
+        let fresh = add_servers(
+            "",
+            &[NewServer {
+                name: "gh",
+                server: &up,
+                env_tokens: &env_tokens,
+                header_tokens: &BTreeMap::new(),
+                origin: "o".into(),
+            }],
+        )
+        .unwrap();
         assert!(fresh.starts_with("# o\n[servers.gh]\n"), "{fresh:?}");
     }
 }

@@ -25,6 +25,11 @@ pub(crate) struct Layer {
     /// `[servers.NAME]` tables this connect added to `gateway_config`.
     pub servers: Vec<String>,
     pub gateway_config: PathBuf,
+    /// Upstreams this connect relies on but found configured (the same
+    /// server, imported by another client): if the connect that added one is
+    /// undone, this layer takes it over instead of losing it.
+    #[serde(default)]
+    pub shared: Vec<String>,
     /// Keychain tokens this connect stored.
     pub tokens: Vec<String>,
     /// The agent key this connect minted (its name; only its hash is stored).
@@ -34,7 +39,9 @@ pub(crate) struct Layer {
 /// The layer directory of one client file.
 pub(crate) fn dir(data_dir: &Path, slug: &str, file: &Path) -> PathBuf {
     let h = super::sha256_hex(file.to_string_lossy().as_bytes());
-    data_dir.join("connect").join(format!("{slug}-{}", &h[..12]))
+    data_dir
+        .join("connect")
+        .join(format!("{slug}-{}", &h[..12]))
 }
 
 /// The newest layer, with its number.
@@ -61,6 +68,41 @@ pub(crate) fn top(dir: &Path) -> std::io::Result<Option<(u32, Layer)>> {
     let layer = serde_json::from_slice(&text)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
     Ok(Some((n, layer)))
+}
+
+/// Every layer of every client file under `data_dir`, with its directory
+/// and number.
+pub(crate) fn all(data_dir: &Path) -> std::io::Result<Vec<(PathBuf, u32, Layer)>> {
+    let mut out = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(data_dir.join("connect")) else {
+        return Ok(out);
+    };
+    for d in dirs {
+        let d = d?.path();
+        for e in std::fs::read_dir(&d)? {
+            let name = e?.file_name();
+            let Some(n) = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let text = std::fs::read(d.join(format!("{n}.json")))?;
+            let layer = serde_json::from_slice(&text)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+            out.push((d.clone(), n, layer));
+        }
+    }
+    Ok(out)
+}
+
+/// Rewrites layer `n`'s record (an ownership hand-over).
+pub(crate) fn rewrite(dir: &Path, n: u32, layer: &Layer) -> std::io::Result<()> {
+    write_private(
+        &dir.join(format!("{n}.json")),
+        &serde_json::to_vec_pretty(layer).map_err(std::io::Error::other)?,
+    )
 }
 
 /// The backup bytes of layer `n`.

@@ -316,6 +316,12 @@ impl Host {
                 written_sha256: sha256_hex(client_text.as_bytes()),
                 mode: p.mode,
                 servers: new_servers.iter().map(|s| s.name.to_owned()).collect(),
+                shared: p
+                    .imports
+                    .iter()
+                    .filter(|i| i.shared)
+                    .map(|i| i.upstream.clone())
+                    .collect(),
                 gateway_config: p.plan.gateway_config.clone(),
                 tokens: stored.clone(),
                 agent: key.as_ref().map(|_| p.plan.agent.clone()),
@@ -368,11 +374,36 @@ impl Host {
         }
         let original = layers::backup(&dir, n).map_err(|e| file_err(&dir, e))?;
         write_atomic(&target, &original, layer.mode)?;
+        // An upstream this connect added that another connect shares is
+        // handed over to it (with its tokens), not removed from under it.
+        let data_dir = self.data_dir()?;
+        let mut to_remove = Vec::new();
+        let mut tokens = layer.tokens.clone();
+        let mut others = layers::all(&data_dir).map_err(|e| file_err(&data_dir, e))?;
+        others.retain(|(d, m, _)| !(d == &dir && *m == n));
+        for server in &layer.servers {
+            let heir = others.iter_mut().find(|(_, _, o)| {
+                o.gateway_config == layer.gateway_config && o.shared.contains(server)
+            });
+            match heir {
+                Some((d, m, o)) => {
+                    let prefix = format!("upstream.{server}.");
+                    let (theirs, ours): (Vec<String>, Vec<String>) =
+                        tokens.into_iter().partition(|t| t.starts_with(&prefix));
+                    tokens = ours;
+                    o.shared.retain(|s| s != server);
+                    o.servers.push(server.clone());
+                    o.tokens.extend(theirs);
+                    layers::rewrite(d, *m, o).map_err(|e| file_err(d, e))?;
+                }
+                None => to_remove.push(server.clone()),
+            }
+        }
         let mut servers_removed = Vec::new();
-        if !layer.servers.is_empty() && layer.gateway_config.exists() {
+        if !to_remove.is_empty() && layer.gateway_config.exists() {
             let text = std::fs::read_to_string(&layer.gateway_config)
                 .map_err(|e| file_err(&layer.gateway_config, e))?;
-            let out = gateway_file::remove_servers(&text, &layer.servers).map_err(|m| {
+            let out = gateway_file::remove_servers(&text, &to_remove).map_err(|m| {
                 ConnectError::Malformed {
                     path: layer.gateway_config.clone(),
                     format: "TOML",
@@ -382,13 +413,13 @@ impl Host {
             if out != text {
                 let mode = mode_of(&layer.gateway_config)?;
                 write_atomic(&layer.gateway_config, out.as_bytes(), mode)?;
-                servers_removed = layer.servers.clone();
+                servers_removed = to_remove;
             }
         }
         let mut tokens_removed = 0;
-        if !layer.tokens.is_empty() {
+        if !tokens.is_empty() {
             let kc = self.keychain()?;
-            for t in &layer.tokens {
+            for t in &tokens {
                 if kc.delete_token(t)? {
                     tokens_removed += 1;
                 }
@@ -535,7 +566,11 @@ impl Host {
                     let action = Action::Import {
                         upstream: upstream.clone(),
                         transport: server.describe(),
-                        secrets: env_tokens.keys().chain(header_tokens.keys()).cloned().collect(),
+                        secrets: env_tokens
+                            .keys()
+                            .chain(header_tokens.keys())
+                            .cloned()
+                            .collect(),
                         dropped: server.dropped.clone(),
                         shared,
                     };
@@ -559,8 +594,7 @@ impl Host {
         // that name.
         let entry = (!has_gateway_entry).then(|| {
             let kept = |n: &str| {
-                entries.iter().any(|(e, _)| e == n)
-                    && !imports.iter().any(|i| i.client_name == n)
+                entries.iter().any(|(e, _)| e == n) && !imports.iter().any(|i| i.client_name == n)
             };
             let name = [ENTRY_NAME, "interlock-gateway"]
                 .into_iter()
@@ -640,7 +674,10 @@ fn locate(req: &ConnectRequest) -> Result<(PathBuf, PathBuf), ConnectError> {
             path: file.clone(),
             message: format!("a symlink whose target cannot be read: {e}"),
         })?;
-        if !std::fs::metadata(&t).map_err(|e| file_err(&t, e))?.is_file() {
+        if !std::fs::metadata(&t)
+            .map_err(|e| file_err(&t, e))?
+            .is_file()
+        {
             return Err(ConnectError::File {
                 path: file,
                 message: format!("a symlink to {}, which is not a regular file", t.display()),
@@ -693,7 +730,11 @@ fn same_server(
     };
     existing.command == new.command
         && existing.args == new.args
-        && existing.cwd.as_deref().map(|p| p.to_string_lossy().into_owned()) == new.cwd
+        && existing
+            .cwd
+            .as_deref()
+            .map(|p| p.to_string_lossy().into_owned())
+            == new.cwd
         && existing.url == new.url
         && same_values(&existing.env, &existing.env_keychain, &new.env)
         && same_values(&existing.headers, &existing.headers_keychain, &new.headers)
