@@ -688,3 +688,39 @@ fn regression_undo_refuses_a_file_changed_since_connect() {
     );
     assert_eq!(std::fs::read(&file).unwrap(), original);
 }
+
+/// A gateway config naming a keychain token that the keychain does not
+/// hold does not start (a server without its token would fail in ways that
+/// look like the server's fault), and the error names the server and the
+/// variable; `interlock review` refuses it the same way.
+#[test]
+fn regression_serve_refuses_an_upstream_whose_keychain_token_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(
+        &config,
+        "listen = \"127.0.0.1:0\"\n[servers.gh]\ncommand = \"/usr/bin/true\"\n\
+         env_keychain = { GITHUB_TOKEN = \"upstream.gh.GITHUB_TOKEN\" }\n",
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let service = format!("interlock-connect-test-{}", std::process::id());
+    let env = [
+        ("INTERLOCK_DATA_DIR", data.to_str().unwrap()),
+        ("INTERLOCK_KEYCHAIN_SERVICE", service.as_str()),
+    ];
+    for args in [
+        ["serve", "--config", config.to_str().unwrap()],
+        ["review", "--config", config.to_str().unwrap()],
+    ] {
+        let out = crate::util::interlock_with(&args, None, &env);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("servers.gh")
+                && err.contains("GITHUB_TOKEN")
+                && err.contains("no such token"),
+            "{args:?}: {err}"
+        );
+    }
+}

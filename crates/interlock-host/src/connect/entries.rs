@@ -234,6 +234,39 @@ pub(crate) fn parse(client: Client, value: &Value, gateway_url: &str) -> Parsed 
             ));
         }
     }
+    // A secret in an argument or the URL (a token flag, a connection string
+    // with a password, an API key in a query) would be written to
+    // `gateway.toml` in clear: only `env` and headers move into the keychain.
+    let mut exposed: Vec<&str> = up.args.iter().map(String::as_str).collect();
+    exposed.extend(up.url.as_deref());
+    let findings = interlock_inspect::inspect_arguments(
+        &interlock_core::Value::Array(
+            exposed
+                .iter()
+                .map(|s| interlock_core::Value::String((*s).to_owned()))
+                .collect(),
+        ),
+        &interlock_inspect::ArgContext::default(),
+    );
+    if let Some(f) = findings
+        .iter()
+        .find(|f| f.category == interlock_inspect::Category::Secret)
+    {
+        let which = f
+            .path
+            .trim_start_matches("$[")
+            .trim_end_matches(']')
+            .parse::<usize>()
+            .ok()
+            .filter(|i| *i < up.args.len())
+            .map_or("its URL".to_owned(), |i| format!("argument {}", i + 1));
+        return Parsed::Skip(format!(
+            "{which} looks like a secret ({}), which would be written to gateway.toml in \
+             clear; pass it in `env` (or a header) and connect again, so it moves into the \
+             OS keychain",
+            f.rule
+        ));
+    }
     Parsed::Run(up)
 }
 
@@ -355,6 +388,16 @@ mod tests {
                 "disabled",
             ),
             (Client::Cursor, json!({"command": "./bin/s"}), "relative"),
+            (
+                Client::ClaudeCode,
+                json!({"command": "npx", "args": ["-y", "pg", "postgresql://admin:Sup3rS3cretPw@db.internal:5432/app"]}),
+                "argument 3 looks like a secret",
+            ),
+            (
+                Client::Cursor,
+                json!({"command": "x", "args": ["--token", "ghp_16C7e42F292c6912E7710c838347Ae178B4a"]}),
+                "argument 2 looks like a secret",
+            ),
             (Client::Cursor, json!({"command": 3}), "neither"),
         ] {
             match p(c, v.clone()) {
