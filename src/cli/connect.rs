@@ -180,7 +180,7 @@ fn refused(e: ConnectError) -> anyhow::Result<ExitCode> {
 }
 
 fn print_plan(plan: &Plan) {
-    let via = if plan.target != plan.file {
+    let via = if plan.symlink {
         format!(" (a symlink to {})", plan.target.display())
     } else {
         String::new()

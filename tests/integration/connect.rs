@@ -724,3 +724,40 @@ fn regression_serve_refuses_an_upstream_whose_keychain_token_is_missing() {
         );
     }
 }
+
+/// `--project DIR` connects the project's own file (Claude Code's
+/// `.mcp.json`) with a key of its own, and leaves the user's file alone.
+#[test]
+fn connect_a_project_file_with_its_own_key() {
+    let gw = gateway();
+    let home = Home::new("claude-code");
+    let user_file = home.path().join(".claude.json");
+    let user_bytes = std::fs::read(&user_file).unwrap();
+    let project = home.path().join("src/app");
+    std::fs::create_dir_all(&project).unwrap();
+    let file = project.join(".mcp.json");
+    let original = substitute(
+        "{\n  \"mcpServers\": {\n    \"time\": {\n      \"command\": \"@TIME@\",\n      \
+         \"args\": [\"--local-timezone\", \"UTC\"]\n    }\n  }\n}\n",
+    );
+    std::fs::write(&file, &original).unwrap();
+    let dir = project.to_str().unwrap();
+    let out = ok(
+        &home.interlock(&gw, &["connect", "claude-code", "--project", dir, "--yes"]),
+        "connect --project",
+    );
+    assert!(
+        out.contains(".mcp.json") && out.contains("upstream `time`"),
+        "{out}"
+    );
+    let entry = gateway_entry("claude-code", &file);
+    assert_eq!(entry["type"], "http", "{entry}");
+    assert_eq!(std::fs::read(&user_file).unwrap(), user_bytes);
+    let keys = ok(&gw.cli(&["agents", "list"]), "agents list");
+    assert!(keys.contains("connect-claude-code-"), "{keys}");
+    ok(
+        &home.interlock(&gw, &["connect", "--undo", "claude-code", "--project", dir]),
+        "undo --project",
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}

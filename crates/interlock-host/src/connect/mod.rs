@@ -111,8 +111,10 @@ pub struct Plan {
     pub client: Client,
     /// The client's file, as named.
     pub file: PathBuf,
-    /// The file written: the symlink's target when `file` is a symlink.
+    /// The file written: `file`'s canonical path (a symlink's target).
     pub target: PathBuf,
+    /// Whether `file` itself is a symlink.
+    pub symlink: bool,
     pub gateway_config: PathBuf,
     pub gateway_url: String,
     pub servers: Vec<PlannedServer>,
@@ -628,6 +630,7 @@ impl Host {
         Ok(Prepared {
             plan: Plan {
                 client,
+                symlink: std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()),
                 file,
                 target,
                 gateway_config,
@@ -685,7 +688,8 @@ fn locate(req: &ConnectRequest) -> Result<(PathBuf, PathBuf), ConnectError> {
         }
         t
     } else if meta.is_file() {
-        file.clone()
+        // Absolute, so the backup is found again from any directory.
+        std::fs::canonicalize(&file).map_err(|e| file_err(&file, e))?
     } else {
         return Err(ConnectError::File {
             path: file,
