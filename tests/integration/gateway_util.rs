@@ -150,6 +150,14 @@ impl Gateway {
         self.serve(&[]);
     }
 
+    /// Kills `interlock serve` (as a crash would: nothing is cleaned up).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
     /// The environment the gateway's CLI calls use (for other threads).
     /// `interlock audit verify` on the gateway's log passes.
     pub fn assert_audit_clean(&self) {

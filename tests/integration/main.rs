@@ -2,6 +2,7 @@
 //! file, the real OS keychain (Secret Service, under `scripts/with-keyring`), the
 //! real filesystem. One test binary, one module per area.
 
+mod admin;
 mod callpath;
 mod canon;
 mod channels;

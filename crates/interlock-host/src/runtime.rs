@@ -45,6 +45,8 @@ pub struct RunningGateway {
     bound: SocketAddr,
     stop: watch::Sender<bool>,
     server: Mutex<Option<JoinHandle<std::io::Result<()>>>>,
+    /// The local admin socket's task and path (`interlock_gateway::admin`).
+    admin: Mutex<Option<(JoinHandle<()>, PathBuf)>>,
 }
 
 impl Host {
@@ -97,6 +99,26 @@ impl Host {
         })?;
         let gateway = prepared.start(engine);
         let (stop, mut stopped) = watch::channel(false);
+        // CLI commands run beside this gateway (keys for agents and
+        // reviewers) reach it here rather than needing its keychain.
+        let data_dir = self.data_dir()?;
+        let admin = match interlock_gateway::admin::bind(&data_dir).await {
+            Ok(listener) => {
+                let mut admin_stopped = stop.subscribe();
+                let task = tokio::spawn(interlock_gateway::admin::serve(
+                    listener,
+                    gateway.engine().clone(),
+                    async move {
+                        let _ = admin_stopped.wait_for(|s| *s).await;
+                    },
+                ));
+                Some((task, interlock_gateway::admin::socket_path(&data_dir)))
+            }
+            Err(e) => {
+                tracing::warn!("no admin socket: {e}");
+                None
+            }
+        };
         let server = tokio::spawn(interlock_gateway::http::serve(
             gateway.clone(),
             listener,
@@ -109,6 +131,7 @@ impl Host {
             bound,
             stop,
             server: Mutex::new(Some(server)),
+            admin: Mutex::new(admin),
         })
     }
 }
@@ -162,6 +185,10 @@ impl RunningGateway {
         let _ = self.stop.send(true);
         if let Some(server) = self.server.lock().await.take() {
             let _ = tokio::time::timeout(DRAIN_WAIT, server).await;
+        }
+        if let Some((task, path)) = self.admin.lock().await.take() {
+            let _ = tokio::time::timeout(DRAIN_WAIT, task).await;
+            let _ = std::fs::remove_file(path);
         }
         self.gateway.shutdown().await;
         self.gateway.engine().log().close().await;

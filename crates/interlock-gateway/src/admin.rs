@@ -1,0 +1,188 @@
+//! The local admin socket (issue 19 item 3): CLI commands run beside a live
+//! gateway reach it here instead of needing its keychain.
+//!
+//! Why: a headless gateway often runs with a keychain only it can reach (the
+//! private D-Bus session `scripts/run` starts), so a second terminal's
+//! `interlock reviewers add` failed with "no Secret Service" — opening the
+//! engine needs the log key, which signs the key's issuance leaf. The running
+//! gateway already holds that key, so it issues the key itself.
+//!
+//! Protection is the file system's: the socket lives in `<data dir>/run/`, a
+//! directory only its owner can enter (0700; the socket itself 0600), and each
+//! connection's peer must run as the gateway's own user (`SO_PEERCRED`). The
+//! protocol is one JSON request line and one JSON answer line per connection;
+//! it can only do what the CLI could do with the keychain: issue API keys.
+
+use std::path::{Path, PathBuf};
+
+use interlock_engine::Engine;
+use interlock_store::ApiKeyKind;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+
+/// The socket's path under a data directory.
+pub fn socket_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("run").join("admin.sock")
+}
+
+/// The largest request line read.
+const MAX_REQUEST: u64 = 64 * 1024;
+
+/// One request.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Issue an API key (as `interlock agents add` / `reviewers add`).
+    IssueKey {
+        kind: String,
+        name: String,
+        role: String,
+    },
+}
+
+/// One answer.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Key { key: String, key_hash: String },
+    Error(String),
+}
+
+/// Why the admin socket could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error("the admin socket {path}: {message}")]
+    Io { path: PathBuf, message: String },
+    #[error("the gateway refused: {0}")]
+    Refused(String),
+}
+
+/// Binds the admin socket of `data_dir`: its directory made owner-only
+/// first, so the socket is never reachable by others, even for the moment
+/// between bind and chmod. A stale socket (no gateway answers on it) is
+/// replaced; a live one (another gateway on this data directory) is an error.
+pub async fn bind(data_dir: &Path) -> Result<UnixListener, AdminError> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    let path = socket_path(data_dir);
+    let io = |e: std::io::Error| AdminError::Io {
+        path: path.clone(),
+        message: e.to_string(),
+    };
+    let dir = path.parent().expect("the socket is in run/");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+    if path.exists() {
+        if UnixStream::connect(&path).await.is_ok() {
+            return Err(AdminError::Io {
+                path,
+                message: "another gateway already serves this data directory".into(),
+            });
+        }
+        std::fs::remove_file(&path).map_err(io)?;
+    }
+    let listener = UnixListener::bind(&path).map_err(io)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+    Ok(listener)
+}
+
+/// Serves `listener` until `stop` resolves, answering with `engine`.
+pub async fn serve(
+    listener: UnixListener,
+    engine: Engine,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    let uid = rustix::process::getuid().as_raw();
+    tokio::pin!(stop);
+    loop {
+        let stream = tokio::select! {
+            _ = &mut stop => return,
+            accepted = listener.accept() => match accepted {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    tracing::warn!("admin socket: {e}");
+                    continue;
+                }
+            },
+        };
+        if !stream.peer_cred().is_ok_and(|c| c.uid() == uid) {
+            continue;
+        }
+        let engine = engine.clone();
+        tokio::spawn(async move {
+            let (read, mut write) = stream.into_split();
+            let mut line = String::new();
+            let mut reader = BufReader::new(read).take(MAX_REQUEST);
+            let answer = match reader.read_line(&mut line).await {
+                Ok(_) => match serde_json::from_str::<Request>(&line) {
+                    Ok(req) => answer(&engine, req).await,
+                    Err(e) => Answer::Error(format!("not a request: {e}")),
+                },
+                Err(e) => Answer::Error(e.to_string()),
+            };
+            let mut out = serde_json::to_vec(&answer).unwrap_or_default();
+            out.push(b'\n');
+            let _ = write.write_all(&out).await;
+        });
+    }
+}
+
+async fn answer(engine: &Engine, req: Request) -> Answer {
+    match req {
+        Request::IssueKey { kind, name, role } => {
+            let kind = match kind.as_str() {
+                "agent" => ApiKeyKind::Agent,
+                "reviewer" => ApiKeyKind::Reviewer,
+                other => return Answer::Error(format!("unknown key kind {other:?}")),
+            };
+            match crate::keys::issue_key(engine, kind, &name, &role).await {
+                Ok((key, record)) => Answer::Key {
+                    key,
+                    key_hash: record.key_hash,
+                },
+                Err(e) => Answer::Error(e.to_string()),
+            }
+        }
+    }
+}
+
+/// Sends `req` to the gateway serving `data_dir`, if one does: `Ok(None)`
+/// when no gateway listens there (the caller then does the work itself).
+pub async fn request(data_dir: &Path, req: &Request) -> Result<Option<Answer>, AdminError> {
+    let path = socket_path(data_dir);
+    let io = |e: std::io::Error| AdminError::Io {
+        path: path.clone(),
+        message: e.to_string(),
+    };
+    let stream = match UnixStream::connect(&path).await {
+        Ok(s) => s,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(io(e)),
+    };
+    let (read, mut write) = stream.into_split();
+    let mut line = serde_json::to_vec(req).map_err(|e| io(std::io::Error::other(e)))?;
+    line.push(b'\n');
+    write.write_all(&line).await.map_err(io)?;
+    let mut answer = String::new();
+    BufReader::new(read)
+        .take(MAX_REQUEST)
+        .read_line(&mut answer)
+        .await
+        .map_err(io)?;
+    match serde_json::from_str::<Answer>(&answer) {
+        Ok(Answer::Error(e)) => Err(AdminError::Refused(e)),
+        Ok(a) => Ok(Some(a)),
+        Err(e) => Err(io(std::io::Error::other(format!("no answer: {e}")))),
+    }
+}
