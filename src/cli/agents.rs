@@ -131,7 +131,7 @@ async fn add(ctx: &Context, kind: ApiKeyKind, name: &str, role: &str) -> anyhow:
     };
     let (key, key_hash, by) = match admin::request(&ctx.host().data_dir()?, &request).await? {
         Some(admin::Answer::Key { key, key_hash }) => (key, key_hash, " by the running gateway"),
-        Some(admin::Answer::Error(e)) => anyhow::bail!("the gateway refused: {e}"),
+        Some(other) => anyhow::bail!("the gateway issued no key: {other:?}"),
         None => {
             let engine = ctx.engine().await?;
             let (key, record) = keys::issue_key(&engine, kind, name, role).await?;

@@ -170,9 +170,10 @@ fn refused(e: ConnectError) -> anyhow::Result<ExitCode> {
         | ConnectError::Changed { .. }
         | ConnectError::NothingToUndo { .. }
         | ConnectError::Config(_) => super::EXIT_REJECTED,
-        ConnectError::Usage(_) | ConnectError::NoFile { .. } | ConnectError::File { .. } => {
-            super::EXIT_ERROR
-        }
+        ConnectError::Usage(_)
+        | ConnectError::NoFile { .. }
+        | ConnectError::File { .. }
+        | ConnectError::Gateway(_) => super::EXIT_ERROR,
         ConnectError::Host(e) => return Err(e.into()),
     };
     eprintln!("interlock: {e}");

@@ -41,6 +41,11 @@ impl Home {
     /// `interlock ARGS` as the user of this home, beside `gw`'s data
     /// directory and keychain, adding upstreams to `gw`'s config.
     fn interlock(&self, gw: &Gateway, args: &[&str]) -> Output {
+        self.interlock_env(gw, args, &[])
+    }
+
+    /// [`Home::interlock`] with `extra` environment variables.
+    fn interlock_env(&self, gw: &Gateway, args: &[&str], extra: &[(&str, &str)]) -> Output {
         let config = gw.dir.path().join("gateway.toml");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_interlock"));
         cmd.args(args)
@@ -51,6 +56,9 @@ impl Home {
             cmd.args(["--config", config.to_str().unwrap()]);
         }
         for (k, v) in gw.env_for_thread() {
+            cmd.env(k, v);
+        }
+        for (k, v) in extra {
             cmd.env(k, v);
         }
         cmd.output().expect("the binary runs")
@@ -226,6 +234,11 @@ fn round_trip(slug: &str, file_in_home: &str, kept: &[&str], kept_text: &[&str])
         "{preview}"
     );
 
+    // Connected while no gateway runs: the secrets go into this process's
+    // keychain and it mints the key itself (beside a live gateway, the
+    // gateway does both: `connect_beside_a_live_gateway_…`); undo below runs
+    // beside the live gateway.
+    gw.kill();
     ok(
         &home.interlock(&gw, &["connect", slug, "--yes"]),
         "connect --yes",
@@ -760,4 +773,37 @@ fn connect_a_project_file_with_its_own_key() {
         "undo --project",
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}
+
+/// Issue 19 item 3: beside a live gateway whose keychain this terminal cannot
+/// reach (a headless gateway's keyring lives in its own session), connect
+/// and undo still work: the gateway keeps the secrets and issues the key
+/// through its admin socket, and the secret reaches the upstream from the
+/// gateway's keychain once the gateway restarts with the new upstream.
+#[test]
+fn connect_beside_a_live_gateway_needs_no_keychain_of_its_own() {
+    let mut gw = gateway();
+    let home = Home::new("cursor");
+    let file = home.path().join(".cursor/mcp.json");
+    let original = std::fs::read(&file).unwrap();
+    let no_bus = [("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")];
+    ok(
+        &home.interlock_env(&gw, &["connect", "cursor", "--yes"], &no_bus),
+        "connect without a keychain",
+    );
+    gw.restart();
+    gw.wait_for_server("everything", "PENDING");
+    gw.approve_server("everything");
+    gw.wait_for_tool("everything__get-env", true);
+    let after = call_as_configured(&gateway_entry("cursor", &file), "everything__get-env");
+    let text = after["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("get-env answered {after}"));
+    assert!(text.contains("fixture-token-for-cursor"), "{text}");
+    let out = ok(
+        &home.interlock_env(&gw, &["connect", "--undo", "cursor"], &no_bus),
+        "undo without a keychain",
+    );
+    assert!(out.contains("deleted 1 keychain token"), "{out}");
+    assert_eq!(std::fs::read(&file).unwrap(), original);
 }

@@ -11,7 +11,8 @@
 //! directory only its owner can enter (0700; the socket itself 0600), and each
 //! connection's peer must run as the gateway's own user (`SO_PEERCRED`). The
 //! protocol is one JSON request line and one JSON answer line per connection;
-//! it can only do what the CLI could do with the keychain: issue API keys.
+//! it can only do what the CLI could do with the keychain: issue API keys, and
+//! write or delete upstreams' tokens (`interlock connect`) — never read one.
 
 use std::path::{Path, PathBuf};
 
@@ -33,20 +34,41 @@ const MAX_REQUEST: u64 = 64 * 1024;
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
+    /// Is a gateway there?
+    Ping,
     /// Issue an API key (as `interlock agents add` / `reviewers add`).
     IssueKey {
         kind: String,
         name: String,
         role: String,
     },
+    /// Keep an upstream's secret in the gateway's keychain (`interlock
+    /// connect`): only tokens named `upstream.…`, the ones `env_keychain` /
+    /// `headers_keychain` reference; nothing can be read back.
+    StoreToken { name: String, value: String },
+    /// Delete such a token (`interlock connect --undo`).
+    DeleteToken { name: String },
 }
 
 /// One answer.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Answer {
+    Pong,
     Key { key: String, key_hash: String },
+    Stored,
+    Deleted(bool),
     Error(String),
+}
+
+/// The prefix of the tokens the admin socket may write.
+pub const UPSTREAM_TOKEN_PREFIX: &str = "upstream.";
+
+/// Where the gateway keeps upstreams' secrets (the host's keychain; the
+/// gateway crate does not open keychains itself).
+pub trait TokenStore: Send + Sync + 'static {
+    fn store(&self, name: &str, value: &str) -> Result<(), String>;
+    fn delete(&self, name: &str) -> Result<bool, String>;
 }
 
 /// Why the admin socket could not be used.
@@ -90,10 +112,12 @@ pub async fn bind(data_dir: &Path) -> Result<UnixListener, AdminError> {
     Ok(listener)
 }
 
-/// Serves `listener` until `stop` resolves, answering with `engine`.
+/// Serves `listener` until `stop` resolves, answering with `engine` and
+/// `tokens` (without one, token requests are refused).
 pub async fn serve(
     listener: UnixListener,
     engine: Engine,
+    tokens: Option<std::sync::Arc<dyn TokenStore>>,
     stop: impl std::future::Future<Output = ()>,
 ) {
     let uid = rustix::process::getuid().as_raw();
@@ -113,13 +137,14 @@ pub async fn serve(
             continue;
         }
         let engine = engine.clone();
+        let tokens = tokens.clone();
         tokio::spawn(async move {
             let (read, mut write) = stream.into_split();
             let mut line = String::new();
             let mut reader = BufReader::new(read).take(MAX_REQUEST);
             let answer = match reader.read_line(&mut line).await {
                 Ok(_) => match serde_json::from_str::<Request>(&line) {
-                    Ok(req) => answer(&engine, req).await,
+                    Ok(req) => answer(&engine, tokens, req).await,
                     Err(e) => Answer::Error(format!("not a request: {e}")),
                 },
                 Err(e) => Answer::Error(e.to_string()),
@@ -131,8 +156,40 @@ pub async fn serve(
     }
 }
 
-async fn answer(engine: &Engine, req: Request) -> Answer {
+async fn answer(
+    engine: &Engine,
+    tokens: Option<std::sync::Arc<dyn TokenStore>>,
+    req: Request,
+) -> Answer {
+    let token_op = |name: &str| -> Result<std::sync::Arc<dyn TokenStore>, Answer> {
+        if !name.starts_with(UPSTREAM_TOKEN_PREFIX) || !crate::config::valid_token_name(name) {
+            return Err(Answer::Error(format!(
+                "only upstream tokens ({UPSTREAM_TOKEN_PREFIX}…) can be written here, not {name:?}"
+            )));
+        }
+        tokens
+            .clone()
+            .ok_or_else(|| Answer::Error("this gateway keeps no tokens".into()))
+    };
     match req {
+        Request::Ping => Answer::Pong,
+        Request::StoreToken { name, value } => match token_op(&name) {
+            Err(a) => a,
+            // A keychain call is a blocking D-Bus round trip.
+            Ok(t) => match tokio::task::spawn_blocking(move || t.store(&name, &value)).await {
+                Ok(Ok(())) => Answer::Stored,
+                Ok(Err(e)) => Answer::Error(e),
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::DeleteToken { name } => match token_op(&name) {
+            Err(a) => a,
+            Ok(t) => match tokio::task::spawn_blocking(move || t.delete(&name)).await {
+                Ok(Ok(d)) => Answer::Deleted(d),
+                Ok(Err(e)) => Answer::Error(e),
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
         Request::IssueKey { kind, name, role } => {
             let kind = match kind.as_str() {
                 "agent" => ApiKeyKind::Agent,

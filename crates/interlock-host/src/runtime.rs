@@ -39,6 +39,19 @@ pub struct GatewayOptions {
     pub ui_dir: Option<PathBuf>,
 }
 
+/// Upstreams' tokens in this host's keychain, for the admin socket.
+struct KeychainTokens(crate::Keychain);
+
+impl interlock_gateway::admin::TokenStore for KeychainTokens {
+    fn store(&self, name: &str, value: &str) -> Result<(), String> {
+        self.0.store_token(name, value).map_err(|e| e.to_string())
+    }
+
+    fn delete(&self, name: &str) -> Result<bool, String> {
+        self.0.delete_token(name).map_err(|e| e.to_string())
+    }
+}
+
 /// A gateway serving on its address, until [`RunningGateway::shutdown`].
 pub struct RunningGateway {
     gateway: Gateway,
@@ -105,9 +118,13 @@ impl Host {
         let admin = match interlock_gateway::admin::bind(&data_dir).await {
             Ok(listener) => {
                 let mut admin_stopped = stop.subscribe();
+                let tokens = self.keychain().ok().map(|k| {
+                    Arc::new(KeychainTokens(k)) as Arc<dyn interlock_gateway::admin::TokenStore>
+                });
                 let task = tokio::spawn(interlock_gateway::admin::serve(
                     listener,
                     gateway.engine().clone(),
+                    tokens,
                     async move {
                         let _ = admin_stopped.wait_for(|s| *s).await;
                     },

@@ -75,8 +75,75 @@ pub enum ConnectError {
     NothingToUndo { path: PathBuf },
     #[error("the gateway config would be refused: {0}")]
     Config(String),
+    /// The running gateway's admin socket failed or refused.
+    #[error("{0}")]
+    Gateway(String),
     #[error(transparent)]
     Host(#[from] HostError),
+}
+
+impl From<interlock_gateway::admin::AdminError> for ConnectError {
+    fn from(e: interlock_gateway::admin::AdminError) -> Self {
+        ConnectError::Gateway(e.to_string())
+    }
+}
+
+/// Where upstreams' tokens go: this process's keychain, or — beside a live
+/// gateway, whose keychain this process may not reach (a headless gateway's
+/// keyring lives in its own session) — the gateway's, through its admin
+/// socket.
+enum Secrets {
+    Local(crate::Keychain),
+    Gateway(PathBuf),
+}
+
+impl Secrets {
+    /// The gateway's when one serves `data_dir`, else the local keychain
+    /// (opened only then).
+    async fn open(host: &Host, data_dir: &Path) -> Result<Secrets, ConnectError> {
+        use interlock_gateway::admin::{Request, request};
+        Ok(match request(data_dir, &Request::Ping).await? {
+            Some(_) => Secrets::Gateway(data_dir.to_owned()),
+            None => Secrets::Local(host.keychain()?),
+        })
+    }
+
+    async fn store(&self, name: &str, value: &str) -> Result<(), ConnectError> {
+        use interlock_gateway::admin::{Answer, Request, request};
+        match self {
+            Secrets::Local(kc) => Ok(kc.store_token(name, value)?),
+            Secrets::Gateway(dir) => {
+                let req = Request::StoreToken {
+                    name: name.to_owned(),
+                    value: value.to_owned(),
+                };
+                match request(dir, &req).await? {
+                    Some(Answer::Stored) => Ok(()),
+                    other => Err(ConnectError::Gateway(format!(
+                        "the gateway did not keep token {name}: {other:?}"
+                    ))),
+                }
+            }
+        }
+    }
+
+    async fn delete(&self, name: &str) -> Result<bool, ConnectError> {
+        use interlock_gateway::admin::{Answer, Request, request};
+        match self {
+            Secrets::Local(kc) => Ok(kc.delete_token(name)?),
+            Secrets::Gateway(dir) => {
+                let req = Request::DeleteToken {
+                    name: name.to_owned(),
+                };
+                match request(dir, &req).await? {
+                    Some(Answer::Deleted(d)) => Ok(d),
+                    other => Err(ConnectError::Gateway(format!(
+                        "the gateway did not delete token {name}: {other:?}"
+                    ))),
+                }
+            }
+        }
+    }
 }
 
 impl From<interlock_keychain::KeychainError> for ConnectError {
@@ -280,22 +347,31 @@ impl Host {
         GatewayConfig::parse(&gateway_text).map_err(|e| ConnectError::Config(e.to_string()))?;
 
         // Secrets into the keychain (undone below if a later step fails).
+        let data_dir = self.data_dir()?;
         let mut stored: Vec<String> = Vec::new();
-        let keychain = if new_servers.is_empty() {
-            None
+        let has_tokens = p
+            .imports
+            .iter()
+            .any(|i| !i.shared && !(i.env_tokens.is_empty() && i.header_tokens.is_empty()));
+        let secrets = if has_tokens {
+            Some(Secrets::open(self, &data_dir).await?)
         } else {
-            Some(self.keychain()?)
+            None
         };
         let result = async {
             for i in p.imports.iter().filter(|i| !i.shared) {
-                for (var, token) in &i.env_tokens {
-                    let kc = keychain.as_ref().expect("opened for new servers");
-                    kc.store_token(token, &i.server.env[var])?;
-                    stored.push(token.clone());
-                }
-                for (h, token) in &i.header_tokens {
-                    let kc = keychain.as_ref().expect("opened for new servers");
-                    kc.store_token(token, &i.server.headers[h])?;
+                let values = i
+                    .env_tokens
+                    .iter()
+                    .map(|(var, token)| (token, &i.server.env[var]))
+                    .chain(
+                        i.header_tokens
+                            .iter()
+                            .map(|(h, token)| (token, &i.server.headers[h])),
+                    );
+                for (token, value) in values {
+                    let s = secrets.as_ref().expect("opened for tokens");
+                    s.store(token, value).await?;
                     stored.push(token.clone());
                 }
             }
@@ -343,9 +419,9 @@ impl Host {
         }
         .await;
         if let Err(e) = result {
-            if let Some(kc) = &keychain {
+            if let Some(s) = &secrets {
                 for t in &stored {
-                    let _ = kc.delete_token(t);
+                    let _ = s.delete(t).await;
                 }
             }
             return Err(e);
@@ -420,9 +496,9 @@ impl Host {
         }
         let mut tokens_removed = 0;
         if !tokens.is_empty() {
-            let kc = self.keychain()?;
+            let secrets = Secrets::open(self, &data_dir).await?;
             for t in &tokens {
-                if kc.delete_token(t)? {
+                if secrets.delete(t).await? {
                     tokens_removed += 1;
                 }
             }
@@ -447,6 +523,22 @@ impl Host {
     }
 
     async fn mint_agent_key(&self, name: &str) -> Result<String, ConnectError> {
+        use interlock_gateway::admin::{Answer, Request, request};
+        // Beside a live gateway, it issues the key (it holds the log key).
+        let req = Request::IssueKey {
+            kind: ApiKeyKind::Agent.as_str().to_owned(),
+            name: name.to_owned(),
+            role: interlock_gateway::roles::DEFAULT_ROLE.to_owned(),
+        };
+        match request(&self.data_dir()?, &req).await? {
+            Some(Answer::Key { key, .. }) => return Ok(key),
+            Some(other) => {
+                return Err(ConnectError::Gateway(format!(
+                    "the gateway issued no key: {other:?}"
+                )));
+            }
+            None => {}
+        }
         let engine = self.engine().await?;
         let issued = interlock_gateway::keys::issue_key(
             &engine,
