@@ -352,7 +352,8 @@ impl Host {
         let has_tokens = p
             .imports
             .iter()
-            .any(|i| !i.shared && !(i.env_tokens.is_empty() && i.header_tokens.is_empty()));
+            .filter(|i| !i.shared)
+            .any(|i| !i.env_tokens.is_empty() || !i.header_tokens.is_empty());
         let secrets = if has_tokens {
             Some(Secrets::open(self, &data_dir).await?)
         } else {
