@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use interlock_host::connect::{
-    Action, Client, ConnectError, ConnectRequest, KEY_HEADER, Paths, Plan, Reach,
+    Action, Client, ConnectError, ConnectRequest, KEY_HEADER, Paths, Plan, Reach, detect,
 };
 
 use super::context::Context;
@@ -51,9 +51,8 @@ pub async fn run(ctx: &Context, args: ConnectArgs) -> anyhow::Result<ExitCode> {
     let paths = Paths::from_env()?;
     let Some(name) = &args.client else {
         println!("clients `interlock connect` knows (their user files):");
-        for c in Client::ALL {
-            let f = c.user_file(&paths);
-            let state = if f.exists() { "found" } else { "absent" };
+        for (c, f, found) in detect(&paths) {
+            let state = if found { "found" } else { "absent" };
             println!("  {:<15} {:<7} {}", c.slug(), state, f.display());
         }
         return Ok(ExitCode::SUCCESS);

@@ -164,6 +164,19 @@ impl Client {
     }
 }
 
+/// Each known client with its user file and whether that file exists: what
+/// a face offers to connect (the CLI's list; the desktop's first run).
+pub fn detect(paths: &Paths) -> Vec<(Client, PathBuf, bool)> {
+    Client::ALL
+        .into_iter()
+        .map(|c| {
+            let f = c.user_file(paths);
+            let found = f.is_file();
+            (c, f, found)
+        })
+        .collect()
+}
+
 impl std::fmt::Display for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

@@ -31,7 +31,7 @@ mod entries;
 mod gateway_file;
 mod layers;
 
-pub use clients::{Client, Paths};
+pub use clients::{Client, Paths, detect};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
