@@ -243,3 +243,81 @@ pub async fn request(data_dir: &Path, req: &Request) -> Result<Option<Answer>, A
         Err(e) => Err(io(std::io::Error::other(format!("no answer: {e}")))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The socket is owner-only, answers while the gateway lives (a key it
+    /// issues authenticates), writes only `upstream.` tokens, refuses a
+    /// second gateway on the same data directory, and once the gateway is
+    /// gone the CLI is told nobody listens (it then does the work itself).
+    #[tokio::test]
+    async fn the_admin_socket_issues_keys_and_touches_only_upstream_tokens() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(
+            interlock_engine::EngineConfig::new(dir.path().join("db")),
+            std::sync::Arc::new(ed25519_dalek::SigningKey::from_bytes(&[7; 32])),
+        )
+        .await
+        .unwrap();
+        let listener = bind(dir.path()).await.unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&socket_path(dir.path())), 0o600);
+        assert_eq!(mode(&dir.path().join("run")), 0o700);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(listener, engine.clone(), None, async {
+            let _ = stopped.await;
+        }));
+
+        let data = dir.path().to_owned();
+        let ask = move |req: Request| {
+            let data = data.clone();
+            async move { request(&data, &req).await }
+        };
+        assert!(matches!(ask(Request::Ping).await, Ok(Some(Answer::Pong))));
+        let issued = ask(Request::IssueKey {
+            kind: "reviewer".into(),
+            name: "second-terminal".into(),
+            role: "reviewer".into(),
+        })
+        .await
+        .unwrap();
+        let Some(Answer::Key { key, .. }) = issued else {
+            panic!("{issued:?}")
+        };
+        let record = crate::keys::authenticate(&engine, &key, ApiKeyKind::Reviewer)
+            .await
+            .unwrap()
+            .expect("the issued key authenticates");
+        assert_eq!(record.name, "second-terminal");
+
+        for name in ["approver", "token:team", "log", "upstream.bad name"] {
+            let e = ask(Request::StoreToken {
+                name: name.into(),
+                value: "x".into(),
+            })
+            .await
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("only upstream tokens"), "{name}: {e}");
+        }
+        // An upstream token is accepted by name, and this gateway keeps none.
+        let e = ask(Request::DeleteToken {
+            name: "upstream.gh.GITHUB_TOKEN".into(),
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("keeps no tokens"), "{e}");
+
+        let second = bind(dir.path()).await.unwrap_err().to_string();
+        assert!(second.contains("another gateway"), "{second}");
+
+        stop.send(()).unwrap();
+        server.await.unwrap();
+        assert!(matches!(ask(Request::Ping).await, Ok(None)));
+        engine.log().close().await;
+    }
+}
