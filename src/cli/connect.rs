@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use interlock_host::connect::{
-    Action, Client, ConnectError, ConnectRequest, KEY_HEADER, Paths, Plan, Reach, detect,
+    Action, Client, ConnectError, ConnectRequest, KEY_HEADER, Paths, Plan, Reach, UndoMode, detect,
 };
 
 use super::context::Context;
@@ -26,9 +26,15 @@ pub struct ConnectArgs {
     /// tokens and revoke the client's agent key.
     #[arg(long)]
     undo: bool,
-    /// With --undo: restore the backup even though the file changed since.
-    #[arg(long, requires = "undo")]
+    /// With --undo: restore the backup even though the file changed since
+    /// (those changes are lost).
+    #[arg(long, requires = "undo", conflicts_with = "merge")]
     force: bool,
+    /// With --undo, when the file changed since: keep it as it is and undo
+    /// only connect's edit (the gateway's entry removed, the imported
+    /// entries put back).
+    #[arg(long, requires = "undo")]
+    merge: bool,
     /// A project directory: connect its project file (.mcp.json,
     /// .vscode/mcp.json, .cursor/mcp.json, .gemini/settings.json,
     /// .codex/config.toml) instead of the user's.
@@ -75,12 +81,25 @@ pub async fn run(ctx: &Context, args: ConnectArgs) -> anyhow::Result<ExitCode> {
     };
     let host = ctx.host();
     if args.undo {
-        return match host.connect_undo(&req, args.force).await {
+        let mode = match (args.force, args.merge) {
+            (true, _) => UndoMode::Force,
+            (_, true) => UndoMode::Merge,
+            _ => UndoMode::Exact,
+        };
+        return match host.connect_undo(&req, mode).await {
             Ok(u) => {
-                println!(
-                    "restored {} as it was before the last connect",
-                    u.file.display()
-                );
+                if u.merged {
+                    println!(
+                        "put the imported entries back into {} and removed the gateway's entry \
+                         (the rest of the file as it is now)",
+                        u.file.display()
+                    );
+                } else {
+                    println!(
+                        "restored {} as it was before the last connect",
+                        u.file.display()
+                    );
+                }
                 if !u.servers_removed.is_empty() {
                     println!(
                         "removed from the gateway config: {} (restart the gateway to stop them)",

@@ -807,3 +807,42 @@ fn connect_beside_a_live_gateway_needs_no_keychain_of_its_own() {
     assert!(out.contains("deleted 1 keychain token"), "{out}");
     assert_eq!(std::fs::read(&file).unwrap(), original);
 }
+
+/// Claude Code rewrites `~/.claude.json` itself (counters, project trust),
+/// so the file has usually changed by the time someone undoes: `--merge`
+/// keeps it as it is and undoes only connect's edit — the gateway's entry
+/// out, the imported entries back with their original content.
+#[test]
+fn regression_undo_merge_keeps_changes_made_after_connect() {
+    let gw = gateway();
+    let home = Home::new("claude-code");
+    let file = home.path().join(".claude.json");
+    let original: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    ok(
+        &home.interlock(&gw, &["connect", "claude-code", "--yes"]),
+        "connect",
+    );
+    // The client rewrites its file meanwhile.
+    let mut now: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    now["numStartups"] = 42.into();
+    std::fs::write(&file, serde_json::to_string(&now).unwrap()).unwrap();
+
+    let out = home.interlock(&gw, &["connect", "--undo", "claude-code"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--merge"), "{}", stderr(&out));
+    let out = ok(
+        &home.interlock(&gw, &["connect", "--undo", "claude-code", "--merge"]),
+        "undo --merge",
+    );
+    assert!(
+        out.contains("revoked agent key `connect-claude-code`"),
+        "{out}"
+    );
+    let after: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(after["numStartups"], 42, "the client's own change was lost");
+    let mut expected = original.clone();
+    expected["numStartups"] = 42.into();
+    assert_eq!(after, expected, "not the original content with the change");
+    let config = std::fs::read_to_string(gw.dir.path().join("gateway.toml")).unwrap();
+    assert!(!config.contains("[servers."), "{config}");
+}

@@ -22,7 +22,7 @@ pub(crate) enum Doc {
 }
 
 /// An entry's members, in the order they are written.
-pub(crate) type Members = Vec<(&'static str, Value)>;
+pub(crate) type Members = Vec<(String, Value)>;
 
 /// Why a file could not be read as its client's syntax.
 #[derive(Debug)]
@@ -109,9 +109,9 @@ impl Doc {
         }
     }
 
-    /// Removes the entries named `remove` and, with `add`, appends the
-    /// gateway's entry (its members in this order); returns the new text.
-    pub fn rewrite(self, remove: &[String], add: Option<(&str, Members)>) -> String {
+    /// Removes the entries named `remove` and appends those of `add` (each
+    /// with its members in this order); returns the new text.
+    pub fn rewrite(self, remove: &[String], add: Vec<(String, Members)>) -> String {
         match self {
             Doc::Json { root, container } => {
                 let obj = root.object_value_or_set();
@@ -124,12 +124,12 @@ impl Doc {
                         remove_with_its_comments(p);
                     }
                 }
-                if let Some((name, members)) = add {
+                for (name, members) in add {
                     let value = members
                         .into_iter()
-                        .map(|(k, v)| (k.to_owned(), cst_value(&v)))
+                        .map(|(k, v)| (k, cst_value(&v)))
                         .collect::<Vec<_>>();
-                    servers.append(name, CstInputValue::Object(value));
+                    servers.append(&name, CstInputValue::Object(value));
                 }
                 root.to_string()
             }
@@ -147,12 +147,12 @@ impl Doc {
                 for name in remove {
                     servers.remove(name);
                 }
-                if let Some((name, members)) = add {
+                for (name, members) in add {
                     let mut t = toml_edit::Table::new();
                     for (k, v) in &members {
                         t.insert(k, toml_edit::Item::Value(json_to_toml(v)));
                     }
-                    servers.insert(name, toml_edit::Item::Table(t));
+                    servers.insert(&name, toml_edit::Item::Table(t));
                 }
                 doc.to_string()
             }
@@ -298,10 +298,13 @@ mod tests {
         assert_eq!(entries.len(), 2);
         let out = doc.rewrite(
             &["a".to_owned()],
-            Some((
-                "interlock",
-                vec![("type", json!("http")), ("url", json!("u"))],
-            )),
+            vec![(
+                "interlock".to_owned(),
+                vec![
+                    ("type".to_owned(), json!("http")),
+                    ("url".to_owned(), json!("u")),
+                ],
+            )],
         );
         assert!(out.contains("// my editor settings") && out.contains("\"inputs\": []"));
         assert!(out.contains("\"keep\": { \"command\": \"${workspaceFolder}/y\" }, // trailing"));
@@ -328,13 +331,16 @@ mod tests {
         assert_eq!(entries[1].1, json!({"url": "https://b/mcp"}));
         let out = doc.rewrite(
             &["a".to_owned()],
-            Some((
-                "interlock",
+            vec![(
+                "interlock".to_owned(),
                 vec![
-                    ("url", json!("u")),
-                    ("http_headers", json!({"Authorization": "Bearer k"})),
+                    ("url".to_owned(), json!("u")),
+                    (
+                        "http_headers".to_owned(),
+                        json!({"Authorization": "Bearer k"}),
+                    ),
                 ],
-            )),
+            )],
         );
         assert!(out.starts_with("model = \"o3\" # mine\n"), "{out}");
         // A comment above a removed table goes with it (it is that table's).

@@ -34,6 +34,12 @@ pub(crate) struct Layer {
     pub tokens: Vec<String>,
     /// The agent key this connect minted (its name; only its hash is stored).
     pub agent: Option<String>,
+    /// The client's entries this connect took out (moved behind the gateway).
+    #[serde(default)]
+    pub removed: Vec<String>,
+    /// The entry it added to reach the gateway.
+    #[serde(default)]
+    pub added: Option<String>,
 }
 
 /// The layer directory of one client file.

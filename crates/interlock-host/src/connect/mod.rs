@@ -68,7 +68,8 @@ pub enum ConnectError {
     },
     #[error(
         "{path} changed after `interlock connect` wrote it, so restoring the backup would lose \
-         those changes; --force restores it anyway"
+         those changes; --merge undoes only connect's edit in the file as it is, --force \
+         restores the backup anyway"
     )]
     Changed { path: PathBuf },
     #[error("nothing to undo: `interlock connect` has not changed {path}")]
@@ -257,9 +258,25 @@ pub struct Connected {
     pub changed: bool,
 }
 
+/// What undo does when the file changed after connect wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UndoMode {
+    /// Refuse: restoring the backup would lose those changes.
+    Exact,
+    /// Restore the backup's bytes anyway.
+    Force,
+    /// Keep the file as it is now and undo only connect's edit in it: the
+    /// gateway's entry removed, the imported entries put back with their
+    /// original content (their member order and comments may differ).
+    Merge,
+}
+
 /// A done undo.
 #[derive(Clone, Debug)]
 pub struct Undone {
+    /// The file changed since connect and only connect's edit was undone
+    /// ([`UndoMode::Merge`]), rather than its bytes restored.
+    pub merged: bool,
     pub file: PathBuf,
     pub servers_removed: Vec<String>,
     pub tokens_removed: usize,
@@ -380,12 +397,14 @@ impl Host {
                 Some(_) => Some(self.mint_agent_key(&p.plan.agent).await?),
                 None => None,
             };
-            let entry = p
+            let entry: Vec<(String, edit::Members)> = p
                 .plan
                 .entry
                 .as_ref()
                 .zip(key.as_deref())
-                .map(|(e, k)| (e.name.as_str(), entry_value(req.client, &e.reach, k)));
+                .map(|(e, k)| (e.name.clone(), entry_value(req.client, &e.reach, k)))
+                .into_iter()
+                .collect();
             let removed: Vec<String> = p.imports.iter().map(|i| i.client_name.clone()).collect();
             let target = p.plan.target.clone();
             let client_text = p.doc.rewrite(&removed, entry);
@@ -404,6 +423,8 @@ impl Host {
                 gateway_config: p.plan.gateway_config.clone(),
                 tokens: stored.clone(),
                 agent: key.as_ref().map(|_| p.plan.agent.clone()),
+                removed: removed.clone(),
+                added: p.plan.entry.as_ref().map(|e| e.name.clone()),
             };
             let dir = layers::dir(&self.data_dir()?, req.client.slug(), &target);
             layers::push(&dir, &p.original, &layer).map_err(|e| file_err(&dir, e))?;
@@ -436,11 +457,14 @@ impl Host {
     /// Undoes the newest connect of `req`'s client file: its bytes restored
     /// as they were before it, the upstreams it added removed from the
     /// gateway config, its keychain tokens deleted and its agent key revoked.
-    /// Refused when the file changed since connect wrote it, unless `force`.
+    /// When the file changed since connect wrote it, `mode` says what to do:
+    /// refuse ([`UndoMode::Exact`]), restore the backup anyway
+    /// ([`UndoMode::Force`]), or undo only connect's own edit in the file as it
+    /// is now ([`UndoMode::Merge`]).
     pub async fn connect_undo(
         &self,
         req: &ConnectRequest,
-        force: bool,
+        mode: UndoMode,
     ) -> Result<Undone, ConnectError> {
         let (file, target) = locate(req)?;
         let dir = layers::dir(&self.data_dir()?, req.client.slug(), &target);
@@ -448,11 +472,18 @@ impl Host {
             return Err(ConnectError::NothingToUndo { path: file });
         };
         let now = std::fs::read(&target).map_err(|e| file_err(&target, e))?;
-        if sha256_hex(&now) != layer.written_sha256 && !force {
-            return Err(ConnectError::Changed { path: file });
-        }
         let original = layers::backup(&dir, n).map_err(|e| file_err(&dir, e))?;
-        write_atomic(&target, &original, layer.mode)?;
+        let changed = sha256_hex(&now) != layer.written_sha256;
+        let merged = changed && mode == UndoMode::Merge;
+        match mode {
+            _ if !changed => write_atomic(&target, &original, layer.mode)?,
+            UndoMode::Exact => return Err(ConnectError::Changed { path: file }),
+            UndoMode::Force => write_atomic(&target, &original, layer.mode)?,
+            UndoMode::Merge => {
+                let text = merge_back(req.client, &file, &now, &original, &layer)?;
+                write_atomic(&target, text.as_bytes(), mode_of(&target)?)?;
+            }
+        }
         // An upstream this connect added that another connect shares is
         // handed over to it (with its tokens), not removed from under it.
         let data_dir = self.data_dir()?;
@@ -515,6 +546,7 @@ impl Host {
         }
         layers::pop(&dir, n).map_err(|e| file_err(&dir, e))?;
         Ok(Undone {
+            merged,
             file,
             servers_removed,
             tokens_removed,
@@ -846,24 +878,75 @@ fn entry_value(client: Client, reach: &Reach, key: &str) -> edit::Members {
         // `Reach::Http` is planned only for clients with an HTTP style.
         Reach::Http { url } => match client.http().unwrap_or(HttpStyle::Url) {
             HttpStyle::TypedUrl => vec![
-                ("type", json!("http")),
-                ("url", json!(url)),
-                ("headers", headers()),
+                ("type".to_owned(), json!("http")),
+                ("url".to_owned(), json!(url)),
+                ("headers".to_owned(), headers()),
             ],
-            HttpStyle::Url => vec![("url", json!(url)), ("headers", headers())],
-            HttpStyle::ServerUrl => vec![("serverUrl", json!(url)), ("headers", headers())],
-            HttpStyle::HttpUrl => vec![("httpUrl", json!(url)), ("headers", headers())],
-            HttpStyle::CodexToml => vec![("url", json!(url)), ("http_headers", headers())],
+            HttpStyle::Url => vec![
+                ("url".to_owned(), json!(url)),
+                ("headers".to_owned(), headers()),
+            ],
+            HttpStyle::ServerUrl => vec![
+                ("serverUrl".to_owned(), json!(url)),
+                ("headers".to_owned(), headers()),
+            ],
+            HttpStyle::HttpUrl => vec![
+                ("httpUrl".to_owned(), json!(url)),
+                ("headers".to_owned(), headers()),
+            ],
+            HttpStyle::CodexToml => vec![
+                ("url".to_owned(), json!(url)),
+                ("http_headers".to_owned(), headers()),
+            ],
         },
         Reach::Bridge { command, url } => vec![
-            ("command", json!(command.to_string_lossy())),
-            ("args", json!(["mcp"])),
+            ("command".to_owned(), json!(command.to_string_lossy())),
+            ("args".to_owned(), json!(["mcp"])),
             (
-                "env",
+                "env".to_owned(),
                 json!({"INTERLOCK_GATEWAY_URL": url, "INTERLOCK_API_KEY": key}),
             ),
         ],
     }
+}
+
+/// The file as it is `now`, with connect's edit undone: the entry it added
+/// removed and the entries it took out (read from the `original` bytes) put
+/// back.
+fn merge_back(
+    client: Client,
+    file: &Path,
+    now: &[u8],
+    original: &[u8],
+    layer: &layers::Layer,
+) -> Result<String, ConnectError> {
+    let parse = |bytes: &[u8]| {
+        let text = String::from_utf8(bytes.to_vec()).map_err(|_| ConnectError::Malformed {
+            path: file.to_owned(),
+            format: "UTF-8 text",
+            message: "it is not UTF-8".into(),
+        })?;
+        Doc::parse(client, &text).map_err(|m| ConnectError::Malformed {
+            path: file.to_owned(),
+            format: m.format,
+            message: m.message,
+        })
+    };
+    let (_, before) = parse(original)?;
+    let (doc, _) = parse(now)?;
+    let back: Vec<(String, edit::Members)> = before
+        .into_iter()
+        .filter(|(name, _)| layer.removed.contains(name))
+        .map(|(name, value)| {
+            let members = value
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default();
+            (name, members)
+        })
+        .collect();
+    let drop: Vec<String> = layer.added.iter().cloned().collect();
+    Ok(doc.rewrite(&drop, back))
 }
 
 fn file_err(path: &Path, e: impl std::fmt::Display) -> ConnectError {
