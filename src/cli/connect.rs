@@ -165,9 +165,14 @@ pub async fn run(ctx: &Context, args: ConnectArgs) -> anyhow::Result<ExitCode> {
                 client.slug()
             );
             if !imported.is_empty() {
+                let start = if done.gateway_running {
+                    "The running gateway starts them when restarted"
+                } else {
+                    "Start the gateway (`interlock serve`)"
+                };
                 println!(
                     "{} added to {}, pending: none of their tools is served until a reviewer \
-                     approves each surface. (Re)start the gateway (`interlock serve`), then\n  \
+                     approves each surface. {start}, then\n  \
                      interlock servers list\n  interlock servers show NAME\n  \
                      interlock servers approve NAME --reason R --hash H",
                     imported.join(", "),

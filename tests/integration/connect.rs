@@ -787,9 +787,13 @@ fn connect_beside_a_live_gateway_needs_no_keychain_of_its_own() {
     let file = home.path().join(".cursor/mcp.json");
     let original = std::fs::read(&file).unwrap();
     let no_bus = [("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")];
-    ok(
+    let out = ok(
         &home.interlock_env(&gw, &["connect", "cursor", "--yes"], &no_bus),
         "connect without a keychain",
+    );
+    assert!(
+        out.contains("The running gateway starts them when restarted"),
+        "{out}"
     );
     gw.restart();
     gw.wait_for_server("everything", "PENDING");

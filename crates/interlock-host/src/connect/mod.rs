@@ -256,6 +256,9 @@ pub struct Connected {
     pub plan: Plan,
     /// False when there was nothing to do (already connected).
     pub changed: bool,
+    /// A gateway serves this data directory now: it starts the new
+    /// upstreams only when restarted (its upstreams are fixed at start).
+    pub gateway_running: bool,
 }
 
 /// What undo does when the file changed after connect wrote it.
@@ -324,10 +327,17 @@ impl Host {
     /// a backup layer kept. Nothing is written when there is nothing to do.
     pub async fn connect(&self, req: &ConnectRequest) -> Result<Connected, ConnectError> {
         let p = self.prepare_connect(req)?;
+        let gateway_running = interlock_gateway::admin::request(
+            &self.data_dir()?,
+            &interlock_gateway::admin::Request::Ping,
+        )
+        .await?
+        .is_some();
         if !p.plan.changes_anything() {
             return Ok(Connected {
                 plan: p.plan,
                 changed: false,
+                gateway_running,
             });
         }
         let new_servers: Vec<gateway_file::NewServer<'_>> = p
@@ -451,6 +461,7 @@ impl Host {
         Ok(Connected {
             plan: p.plan,
             changed: true,
+            gateway_running,
         })
     }
 
