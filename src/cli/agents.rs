@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use clap::Subcommand;
-use interlock_gateway::keys;
 use interlock_gateway::roles::{DEFAULT_ROLE, Roles};
+use interlock_gateway::{admin, keys};
 use interlock_store::ApiKeyKind;
 
 use super::context::Context;
@@ -122,13 +122,27 @@ pub async fn reviewers(ctx: &Context, cmd: ReviewersCommand) -> anyhow::Result<E
 }
 
 async fn add(ctx: &Context, kind: ApiKeyKind, name: &str, role: &str) -> anyhow::Result<ExitCode> {
-    let engine = ctx.engine().await?;
-    let (key, record) = keys::issue_key(&engine, kind, name, role).await?;
-    engine.log().close().await;
+    // Beside a running gateway, it issues the key (it holds the log key, which
+    // this process may not reach: its keychain can be the gateway's alone).
+    let request = admin::Request::IssueKey {
+        kind: kind.as_str().to_owned(),
+        name: name.to_owned(),
+        role: role.to_owned(),
+    };
+    let (key, key_hash, by) = match admin::request(&ctx.host().data_dir()?, &request).await? {
+        Some(admin::Answer::Key { key, key_hash }) => (key, key_hash, " by the running gateway"),
+        Some(other) => anyhow::bail!("the gateway issued no key: {other:?}"),
+        None => {
+            let engine = ctx.engine().await?;
+            let (key, record) = keys::issue_key(&engine, kind, name, role).await?;
+            engine.log().close().await;
+            (key, record.key_hash, "")
+        }
+    };
     eprintln!(
-        "{} key for `{name}` (role {role}), stored as {}. It is shown once:",
+        "{} key for `{name}` (role {role}), stored{by} as {}. It is shown once:",
         kind.as_str(),
-        &record.key_hash[..19]
+        &key_hash[..19]
     );
     println!("{key}");
     Ok(ExitCode::SUCCESS)

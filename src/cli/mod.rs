@@ -3,6 +3,7 @@
 mod agents;
 mod audit;
 mod canon;
+mod connect;
 mod context;
 mod demo;
 mod input;
@@ -80,6 +81,13 @@ enum Command {
     /// A stdio MCP server bridging to a running gateway (for clients that
     /// spawn their servers). Needs an agent key in $INTERLOCK_API_KEY.
     Mcp(mcp_bridge::McpArgs),
+    /// Put an AI client's MCP servers behind the gateway: each becomes a
+    /// pending upstream, its secrets move into the OS keychain, and the
+    /// client reaches the gateway with its own agent key.
+    ///
+    /// Shows what would change unless --yes; keeps a backup that --undo
+    /// restores byte for byte. Without CLIENT, lists the known clients.
+    Connect(connect::ConnectArgs),
     /// API keys for agents (the MCP endpoint); printed once, stored hashed.
     #[command(subcommand)]
     Agents(agents::AgentsCommand),
@@ -167,6 +175,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => context::block_on(demo::run(cli.data_dir, args)),
         Command::Serve(args) => context::block_on(serve::run(&ctx, args)),
         Command::Mcp(args) => context::block_on(mcp_bridge::run(args)),
+        Command::Connect(args) => context::block_on(connect::run(&ctx, args)),
         Command::Agents(cmd) => context::block_on(agents::agents(&ctx, cmd)),
         Command::Reviewers(cmd) => context::block_on(agents::reviewers(&ctx, cmd)),
         Command::Servers(cmd) => context::block_on(servers::run(&ctx, cmd)),

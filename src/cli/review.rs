@@ -146,7 +146,9 @@ async fn trusted_keys(ctx: &Context, given: &[String]) -> anyhow::Result<Trusted
 
 /// `interlock review`.
 pub async fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<ExitCode> {
-    let config = ctx.host().gateway_config(args.config.as_deref())?;
+    let config = ctx
+        .host()
+        .gateway_config_with_secrets(args.config.as_deref())?;
     let policy = config.drift.policy()?;
     let mut lock_text = None;
     let baselines = if let Some(path) = &args.lock {

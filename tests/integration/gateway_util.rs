@@ -90,7 +90,14 @@ impl Gateway {
             std::fs::write(gw.data().join("policy.yaml"), policy).unwrap();
         }
         let config_path = gw.dir.path().join("gateway.toml");
-        std::fs::write(&config_path, format!("listen = \"127.0.0.1:0\"\n{config}")).unwrap();
+        // A config that names its own `listen` (a fixed port, kept across
+        // `restart`) keeps it; otherwise any free port.
+        let listen = if config.starts_with("listen") {
+            ""
+        } else {
+            "listen = \"127.0.0.1:0\"\n"
+        };
+        std::fs::write(&config_path, format!("{listen}{config}")).unwrap();
         gw.serve(wrapper);
         gw
     }
@@ -141,6 +148,14 @@ impl Gateway {
             let _ = c.wait();
         }
         self.serve(&[]);
+    }
+
+    /// Kills `interlock serve` (as a crash would: nothing is cleaned up).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 
     /// The environment the gateway's CLI calls use (for other threads).

@@ -2,9 +2,11 @@
 //! file, the real OS keychain (Secret Service, under `scripts/with-keyring`), the
 //! real filesystem. One test binary, one module per area.
 
+mod admin;
 mod callpath;
 mod canon;
 mod channels;
+mod connect;
 mod content;
 mod envelope;
 mod eras;

@@ -430,12 +430,23 @@ pub struct UpstreamConfig {
     pub args: Vec<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Environment variables whose values live in the OS keychain, never in
+    /// this file: `NAME = "token name"` (a token the host reads from the
+    /// keychain when it starts the gateway; `interlock connect` writes them
+    /// for the API tokens it moves out of a client's config). Resolved into
+    /// `env` by [`GatewayConfig::resolve_secrets`]; a server with an
+    /// unresolved one is refused rather than started without its token.
+    #[serde(default)]
+    pub env_keychain: BTreeMap<String, String>,
     pub cwd: Option<PathBuf>,
     /// Streamable HTTP endpoint (HTTP transport).
     pub url: Option<String>,
     /// Extra HTTP headers for every request (e.g. the upstream's own auth).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// HTTP headers whose values live in the OS keychain (as `env_keychain`).
+    #[serde(default)]
+    pub headers_keychain: BTreeMap<String, String>,
     /// What agents see before each tool name. Default `<name>__`; `""` keeps
     /// the upstream's own names (for a gateway in front of one server, so
     /// agents' prompts keep working).
@@ -686,10 +697,57 @@ impl Transport {
 }
 
 impl UpstreamConfig {
+    /// How to reach this server. Refused while keychain references are
+    /// unresolved: a server started without its token would fail in ways
+    /// that look like the server's fault.
     pub fn transport(&self, name: &str) -> Result<Transport, ConfigError> {
+        if let Some(var) = self
+            .env_keychain
+            .keys()
+            .chain(self.headers_keychain.keys())
+            .next()
+        {
+            return Err(ConfigError::Invalid(format!(
+                "servers.{name}: `{var}` is kept in the OS keychain and was not read from it \
+                 (only a gateway started by the host resolves keychain references)"
+            )));
+        }
+        self.shape(name)
+    }
+
+    /// The transport as written, keychain references aside (what a config
+    /// check can know without the keychain).
+    fn shape(&self, name: &str) -> Result<Transport, ConfigError> {
+        for (field, refs) in [
+            ("env_keychain", &self.env_keychain),
+            ("headers_keychain", &self.headers_keychain),
+        ] {
+            for (var, token) in refs {
+                if !valid_token_name(token) {
+                    return Err(ConfigError::Invalid(format!(
+                        "servers.{name}.{field}.{var}: {token:?} is not a keychain token name \
+                         (1 to 128 of A-Z a-z 0-9 . _ -)"
+                    )));
+                }
+            }
+        }
+        if let Some(var) = self.env.keys().find(|k| self.env_keychain.contains_key(*k)) {
+            return Err(ConfigError::Invalid(format!(
+                "servers.{name}: `{var}` is in both `env` and `env_keychain`"
+            )));
+        }
+        if let Some(h) = self
+            .headers
+            .keys()
+            .find(|k| self.headers_keychain.contains_key(*k))
+        {
+            return Err(ConfigError::Invalid(format!(
+                "servers.{name}: `{h}` is in both `headers` and `headers_keychain`"
+            )));
+        }
         match (&self.command, &self.url) {
             (Some(command), None) => {
-                if !self.headers.is_empty() {
+                if !self.headers.is_empty() || !self.headers_keychain.is_empty() {
                     return Err(ConfigError::Invalid(format!(
                         "servers.{name}: `headers` is for `url` servers"
                     )));
@@ -707,7 +765,11 @@ impl UpstreamConfig {
                         "servers.{name}: url must be http:// or https://, not {url:?}"
                     )));
                 }
-                if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() {
+                if !self.args.is_empty()
+                    || !self.env.is_empty()
+                    || !self.env_keychain.is_empty()
+                    || self.cwd.is_some()
+                {
                     return Err(ConfigError::Invalid(format!(
                         "servers.{name}: `args`, `env` and `cwd` are for `command` servers"
                     )));
@@ -766,7 +828,59 @@ pub fn valid_server_name(name: &str) -> bool {
         && !name.ends_with('_')
 }
 
+/// Whether `name` may name a keychain token (what `interlock-keychain`
+/// accepts: 1 to 128 of `A-Z a-z 0-9 . _ -`).
+pub fn valid_token_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
 impl GatewayConfig {
+    /// Whether any server keeps an environment variable or header in the
+    /// OS keychain (so the keychain need not be opened otherwise).
+    pub fn has_keychain_references(&self) -> bool {
+        self.servers
+            .values()
+            .any(|u| !u.env_keychain.is_empty() || !u.headers_keychain.is_empty())
+    }
+
+    /// Replaces every `env_keychain` / `headers_keychain` reference with the
+    /// value `lookup` finds for its token, in `env` / `headers`. The gateway
+    /// does not open the keychain itself (the host does: it owns the
+    /// keychain service name); a missing token is an error naming the server
+    /// and variable, never a server started without it.
+    pub fn resolve_secrets(
+        &mut self,
+        mut lookup: impl FnMut(&str) -> Result<Option<String>, String>,
+    ) -> Result<(), ConfigError> {
+        for (name, up) in &mut self.servers {
+            for (refs, into) in [
+                (&mut up.env_keychain, &mut up.env),
+                (&mut up.headers_keychain, &mut up.headers),
+            ] {
+                for (var, token) in std::mem::take(refs) {
+                    let value = lookup(&token)
+                        .map_err(|e| {
+                            ConfigError::Invalid(format!(
+                                "servers.{name}: `{var}` from the keychain (token {token}): {e}"
+                            ))
+                        })?
+                        .ok_or_else(|| {
+                            ConfigError::Invalid(format!(
+                                "servers.{name}: `{var}` is kept in the OS keychain as token \
+                                 {token}, and the keychain has no such token"
+                            ))
+                        })?;
+                    into.insert(var, value);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Reads and checks a config file.
     pub fn load(path: &Path) -> Result<GatewayConfig, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
@@ -802,7 +916,7 @@ impl GatewayConfig {
                      (no `__`, not at either end), at most 64 bytes"
                 )));
             }
-            upstream.transport(name)?;
+            upstream.shape(name)?;
             upstream.compiled_probes(name)?;
             if let Some(p) = &upstream.prefix
                 && !p
@@ -871,6 +985,65 @@ impl GatewayConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19: a server's environment secrets are referenced from the
+    /// keychain, never written here; the reference is checked at load,
+    /// refused where it cannot apply, resolved by the host into `env` /
+    /// `headers`, and a server whose reference is not resolved is not started.
+    #[test]
+    fn keychain_references_are_checked_and_resolved_never_started_unresolved() {
+        let text = "[servers.gh]\ncommand = \"npx\"\nenv = { LOG = \"1\" }\n\
+                    env_keychain = { GITHUB_TOKEN = \"upstream.gh.GITHUB_TOKEN\" }\n\
+                    [servers.api]\nurl = \"http://127.0.0.1:9/mcp\"\n\
+                    headers_keychain = { Authorization = \"upstream.api.Authorization\" }\n";
+        let mut c = GatewayConfig::parse(text).unwrap();
+        assert!(c.has_keychain_references());
+        let e = c.servers["gh"].transport("gh").unwrap_err().to_string();
+        assert!(e.contains("GITHUB_TOKEN") && e.contains("keychain"), "{e}");
+        let mut asked = Vec::new();
+        c.resolve_secrets(|t| {
+            asked.push(t.to_owned());
+            Ok(Some(format!("secret-of-{t}")))
+        })
+        .unwrap();
+        assert_eq!(
+            asked,
+            ["upstream.api.Authorization", "upstream.gh.GITHUB_TOKEN"]
+        );
+        match c.servers["gh"].transport("gh").unwrap() {
+            Transport::Stdio { env, .. } => {
+                assert_eq!(env["GITHUB_TOKEN"], "secret-of-upstream.gh.GITHUB_TOKEN");
+                assert_eq!(env["LOG"], "1");
+            }
+            other => panic!("{other:?}"),
+        }
+        match c.servers["api"].transport("api").unwrap() {
+            Transport::Http { headers, .. } => {
+                assert_eq!(
+                    headers["Authorization"],
+                    "secret-of-upstream.api.Authorization"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut missing = GatewayConfig::parse(text).unwrap();
+        let e = missing
+            .resolve_secrets(|_| Ok(None))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("servers.api") && e.contains("no such token"),
+            "{e}"
+        );
+        for bad in [
+            "[servers.a]\nurl = \"http://x/mcp\"\nenv_keychain = { T = \"t\" }\n",
+            "[servers.a]\ncommand = \"x\"\nheaders_keychain = { T = \"t\" }\n",
+            "[servers.a]\ncommand = \"x\"\nenv_keychain = { T = \"not a name!\" }\n",
+            "[servers.a]\ncommand = \"x\"\nenv = { T = \"1\" }\nenv_keychain = { T = \"t\" }\n",
+        ] {
+            assert!(GatewayConfig::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
 
     /// Issue 16 item 2: `[envelope]` defaults to holding after 20 calls, takes
     /// monitor and off, and refuses what would make no sense.

@@ -34,6 +34,7 @@
 //!   keys, agent identities) and [`views`] (plan and decision summaries).
 #![forbid(unsafe_code)]
 
+pub mod admin;
 pub mod api;
 pub mod auth;
 pub mod calls;

@@ -9,6 +9,7 @@
 //! holds no business logic of its own.
 #![forbid(unsafe_code)]
 
+pub mod connect;
 mod runtime;
 
 pub use runtime::{GatewayOptions, RunningGateway};
@@ -149,6 +150,27 @@ impl Host {
             None if default.exists() => GatewayConfig::load(&default)?,
             None => GatewayConfig::default(),
         })
+    }
+
+    /// [`Host::gateway_config`] with every keychain reference
+    /// (`env_keychain`, `headers_keychain`) resolved from this host's
+    /// keychain: what a process that starts upstreams runs on. The keychain
+    /// is opened only when the config has such references.
+    pub fn gateway_config_with_secrets(
+        &self,
+        path: Option<&Path>,
+    ) -> Result<GatewayConfig, HostError> {
+        let mut config = self.gateway_config(path)?;
+        if config.has_keychain_references() {
+            let keychain = self.keychain()?;
+            config.resolve_secrets(|token| {
+                keychain
+                    .load_token(token)
+                    .map(|t| t.map(|t| t.as_str().to_owned()))
+                    .map_err(|e| e.to_string())
+            })?;
+        }
+        Ok(config)
     }
 
     /// Opens the database in the data directory, for processes that only read.

@@ -39,12 +39,27 @@ pub struct GatewayOptions {
     pub ui_dir: Option<PathBuf>,
 }
 
+/// Upstreams' tokens in this host's keychain, for the admin socket.
+struct KeychainTokens(crate::Keychain);
+
+impl interlock_gateway::admin::TokenStore for KeychainTokens {
+    fn store(&self, name: &str, value: &str) -> Result<(), String> {
+        self.0.store_token(name, value).map_err(|e| e.to_string())
+    }
+
+    fn delete(&self, name: &str) -> Result<bool, String> {
+        self.0.delete_token(name).map_err(|e| e.to_string())
+    }
+}
+
 /// A gateway serving on its address, until [`RunningGateway::shutdown`].
 pub struct RunningGateway {
     gateway: Gateway,
     bound: SocketAddr,
     stop: watch::Sender<bool>,
     server: Mutex<Option<JoinHandle<std::io::Result<()>>>>,
+    /// The local admin socket's task and path (`interlock_gateway::admin`).
+    admin: Mutex<Option<(JoinHandle<()>, PathBuf)>>,
 }
 
 impl Host {
@@ -56,7 +71,7 @@ impl Host {
         &self,
         options: GatewayOptions,
     ) -> Result<RunningGateway, HostError> {
-        let mut config = self.gateway_config(options.config.as_deref())?;
+        let mut config = self.gateway_config_with_secrets(options.config.as_deref())?;
         if let Some(listen) = options.listen {
             config.listen = listen;
         }
@@ -97,6 +112,30 @@ impl Host {
         })?;
         let gateway = prepared.start(engine);
         let (stop, mut stopped) = watch::channel(false);
+        // CLI commands run beside this gateway (keys for agents and
+        // reviewers) reach it here rather than needing its keychain.
+        let data_dir = self.data_dir()?;
+        let admin = match interlock_gateway::admin::bind(&data_dir).await {
+            Ok(listener) => {
+                let mut admin_stopped = stop.subscribe();
+                let tokens = self.keychain().ok().map(|k| {
+                    Arc::new(KeychainTokens(k)) as Arc<dyn interlock_gateway::admin::TokenStore>
+                });
+                let task = tokio::spawn(interlock_gateway::admin::serve(
+                    listener,
+                    gateway.engine().clone(),
+                    tokens,
+                    async move {
+                        let _ = admin_stopped.wait_for(|s| *s).await;
+                    },
+                ));
+                Some((task, interlock_gateway::admin::socket_path(&data_dir)))
+            }
+            Err(e) => {
+                tracing::warn!("no admin socket: {e}");
+                None
+            }
+        };
         let server = tokio::spawn(interlock_gateway::http::serve(
             gateway.clone(),
             listener,
@@ -109,6 +148,7 @@ impl Host {
             bound,
             stop,
             server: Mutex::new(Some(server)),
+            admin: Mutex::new(admin),
         })
     }
 }
@@ -162,6 +202,10 @@ impl RunningGateway {
         let _ = self.stop.send(true);
         if let Some(server) = self.server.lock().await.take() {
             let _ = tokio::time::timeout(DRAIN_WAIT, server).await;
+        }
+        if let Some((task, path)) = self.admin.lock().await.take() {
+            let _ = tokio::time::timeout(DRAIN_WAIT, task).await;
+            let _ = std::fs::remove_file(path);
         }
         self.gateway.shutdown().await;
         self.gateway.engine().log().close().await;

@@ -1,0 +1,323 @@
+//! The local admin socket (issue 19 item 3): CLI commands run beside a live
+//! gateway reach it here instead of needing its keychain.
+//!
+//! Why: a headless gateway often runs with a keychain only it can reach (the
+//! private D-Bus session `scripts/run` starts), so a second terminal's
+//! `interlock reviewers add` failed with "no Secret Service" — opening the
+//! engine needs the log key, which signs the key's issuance leaf. The running
+//! gateway already holds that key, so it issues the key itself.
+//!
+//! Protection is the file system's: the socket lives in `<data dir>/run/`, a
+//! directory only its owner can enter (0700; the socket itself 0600), and each
+//! connection's peer must run as the gateway's own user (`SO_PEERCRED`). The
+//! protocol is one JSON request line and one JSON answer line per connection;
+//! it can only do what the CLI could do with the keychain: issue API keys, and
+//! write or delete upstreams' tokens (`interlock connect`) — never read one.
+
+use std::path::{Path, PathBuf};
+
+use interlock_engine::Engine;
+use interlock_store::ApiKeyKind;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+
+/// The socket's path under a data directory.
+pub fn socket_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("run").join("admin.sock")
+}
+
+/// The largest request line read.
+const MAX_REQUEST: u64 = 64 * 1024;
+
+/// One request.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Is a gateway there?
+    Ping,
+    /// Issue an API key (as `interlock agents add` / `reviewers add`).
+    IssueKey {
+        kind: String,
+        name: String,
+        role: String,
+    },
+    /// Keep an upstream's secret in the gateway's keychain (`interlock
+    /// connect`): only tokens named `upstream.…`, the ones `env_keychain` /
+    /// `headers_keychain` reference; nothing can be read back.
+    StoreToken { name: String, value: String },
+    /// Delete such a token (`interlock connect --undo`).
+    DeleteToken { name: String },
+}
+
+/// One answer.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Pong,
+    Key { key: String, key_hash: String },
+    Stored,
+    Deleted(bool),
+    Error(String),
+}
+
+/// The prefix of the tokens the admin socket may write.
+pub const UPSTREAM_TOKEN_PREFIX: &str = "upstream.";
+
+/// Where the gateway keeps upstreams' secrets (the host's keychain; the
+/// gateway crate does not open keychains itself).
+pub trait TokenStore: Send + Sync + 'static {
+    fn store(&self, name: &str, value: &str) -> Result<(), String>;
+    fn delete(&self, name: &str) -> Result<bool, String>;
+}
+
+/// Why the admin socket could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error("the admin socket {path}: {message}")]
+    Io { path: PathBuf, message: String },
+    #[error("the gateway refused: {0}")]
+    Refused(String),
+}
+
+/// Binds the admin socket of `data_dir`: its directory made owner-only
+/// first, so the socket is never reachable by others, even for the moment
+/// between bind and chmod. A stale socket (no gateway answers on it) is
+/// replaced; a live one (another gateway on this data directory) is an error.
+pub async fn bind(data_dir: &Path) -> Result<UnixListener, AdminError> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    let path = socket_path(data_dir);
+    let io = |e: std::io::Error| AdminError::Io {
+        path: path.clone(),
+        message: e.to_string(),
+    };
+    let dir = path.parent().expect("the socket is in run/");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+    if path.exists() {
+        if UnixStream::connect(&path).await.is_ok() {
+            return Err(AdminError::Io {
+                path,
+                message: "another gateway already serves this data directory".into(),
+            });
+        }
+        std::fs::remove_file(&path).map_err(io)?;
+    }
+    let listener = UnixListener::bind(&path).map_err(io)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+    Ok(listener)
+}
+
+/// Serves `listener` until `stop` resolves, answering with `engine` and
+/// `tokens` (without one, token requests are refused).
+pub async fn serve(
+    listener: UnixListener,
+    engine: Engine,
+    tokens: Option<std::sync::Arc<dyn TokenStore>>,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    let uid = rustix::process::getuid().as_raw();
+    tokio::pin!(stop);
+    loop {
+        let stream = tokio::select! {
+            _ = &mut stop => return,
+            accepted = listener.accept() => match accepted {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    tracing::warn!("admin socket: {e}");
+                    continue;
+                }
+            },
+        };
+        if !stream.peer_cred().is_ok_and(|c| c.uid() == uid) {
+            continue;
+        }
+        let engine = engine.clone();
+        let tokens = tokens.clone();
+        tokio::spawn(async move {
+            let (read, mut write) = stream.into_split();
+            let mut line = String::new();
+            let mut reader = BufReader::new(read).take(MAX_REQUEST);
+            let answer = match reader.read_line(&mut line).await {
+                Ok(_) => match serde_json::from_str::<Request>(&line) {
+                    Ok(req) => answer(&engine, tokens, req).await,
+                    Err(e) => Answer::Error(format!("not a request: {e}")),
+                },
+                Err(e) => Answer::Error(e.to_string()),
+            };
+            let mut out = serde_json::to_vec(&answer).unwrap_or_default();
+            out.push(b'\n');
+            let _ = write.write_all(&out).await;
+        });
+    }
+}
+
+async fn answer(
+    engine: &Engine,
+    tokens: Option<std::sync::Arc<dyn TokenStore>>,
+    req: Request,
+) -> Answer {
+    let token_op = |name: &str| -> Result<std::sync::Arc<dyn TokenStore>, Answer> {
+        if !name.starts_with(UPSTREAM_TOKEN_PREFIX) || !crate::config::valid_token_name(name) {
+            return Err(Answer::Error(format!(
+                "only upstream tokens ({UPSTREAM_TOKEN_PREFIX}…) can be written here, not {name:?}"
+            )));
+        }
+        tokens
+            .clone()
+            .ok_or_else(|| Answer::Error("this gateway keeps no tokens".into()))
+    };
+    match req {
+        Request::Ping => Answer::Pong,
+        Request::StoreToken { name, value } => match token_op(&name) {
+            Err(a) => a,
+            // A keychain call is a blocking D-Bus round trip.
+            Ok(t) => match tokio::task::spawn_blocking(move || t.store(&name, &value)).await {
+                Ok(Ok(())) => Answer::Stored,
+                Ok(Err(e)) => Answer::Error(e),
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::DeleteToken { name } => match token_op(&name) {
+            Err(a) => a,
+            Ok(t) => match tokio::task::spawn_blocking(move || t.delete(&name)).await {
+                Ok(Ok(d)) => Answer::Deleted(d),
+                Ok(Err(e)) => Answer::Error(e),
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::IssueKey { kind, name, role } => {
+            let kind = match kind.as_str() {
+                "agent" => ApiKeyKind::Agent,
+                "reviewer" => ApiKeyKind::Reviewer,
+                other => return Answer::Error(format!("unknown key kind {other:?}")),
+            };
+            match crate::keys::issue_key(engine, kind, &name, &role).await {
+                Ok((key, record)) => Answer::Key {
+                    key,
+                    key_hash: record.key_hash,
+                },
+                Err(e) => Answer::Error(e.to_string()),
+            }
+        }
+    }
+}
+
+/// Sends `req` to the gateway serving `data_dir`, if one does: `Ok(None)`
+/// when no gateway listens there (the caller then does the work itself).
+pub async fn request(data_dir: &Path, req: &Request) -> Result<Option<Answer>, AdminError> {
+    let path = socket_path(data_dir);
+    let io = |e: std::io::Error| AdminError::Io {
+        path: path.clone(),
+        message: e.to_string(),
+    };
+    let stream = match UnixStream::connect(&path).await {
+        Ok(s) => s,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(io(e)),
+    };
+    let (read, mut write) = stream.into_split();
+    let mut line = serde_json::to_vec(req).map_err(|e| io(std::io::Error::other(e)))?;
+    line.push(b'\n');
+    write.write_all(&line).await.map_err(io)?;
+    let mut answer = String::new();
+    BufReader::new(read)
+        .take(MAX_REQUEST)
+        .read_line(&mut answer)
+        .await
+        .map_err(io)?;
+    match serde_json::from_str::<Answer>(&answer) {
+        Ok(Answer::Error(e)) => Err(AdminError::Refused(e)),
+        Ok(a) => Ok(Some(a)),
+        Err(e) => Err(io(std::io::Error::other(format!("no answer: {e}")))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The socket is owner-only, answers while the gateway lives (a key it
+    /// issues authenticates), writes only `upstream.` tokens, refuses a
+    /// second gateway on the same data directory, and once the gateway is
+    /// gone the CLI is told nobody listens (it then does the work itself).
+    #[tokio::test]
+    async fn the_admin_socket_issues_keys_and_touches_only_upstream_tokens() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(
+            interlock_engine::EngineConfig::new(dir.path().join("db")),
+            std::sync::Arc::new(ed25519_dalek::SigningKey::from_bytes(&[7; 32])),
+        )
+        .await
+        .unwrap();
+        let listener = bind(dir.path()).await.unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&socket_path(dir.path())), 0o600);
+        assert_eq!(mode(&dir.path().join("run")), 0o700);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(listener, engine.clone(), None, async {
+            let _ = stopped.await;
+        }));
+
+        let data = dir.path().to_owned();
+        let ask = move |req: Request| {
+            let data = data.clone();
+            async move { request(&data, &req).await }
+        };
+        assert!(matches!(ask(Request::Ping).await, Ok(Some(Answer::Pong))));
+        let issued = ask(Request::IssueKey {
+            kind: "reviewer".into(),
+            name: "second-terminal".into(),
+            role: "reviewer".into(),
+        })
+        .await
+        .unwrap();
+        let Some(Answer::Key { key, .. }) = issued else {
+            panic!("{issued:?}")
+        };
+        let record = crate::keys::authenticate(&engine, &key, ApiKeyKind::Reviewer)
+            .await
+            .unwrap()
+            .expect("the issued key authenticates");
+        assert_eq!(record.name, "second-terminal");
+
+        for name in ["approver", "token:team", "log", "upstream.bad name"] {
+            let e = ask(Request::StoreToken {
+                name: name.into(),
+                value: "x".into(),
+            })
+            .await
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("only upstream tokens"), "{name}: {e}");
+        }
+        // An upstream token is accepted by name, and this gateway keeps none.
+        let e = ask(Request::DeleteToken {
+            name: "upstream.gh.GITHUB_TOKEN".into(),
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("keeps no tokens"), "{e}");
+
+        let second = bind(dir.path()).await.unwrap_err().to_string();
+        assert!(second.contains("another gateway"), "{second}");
+
+        stop.send(()).unwrap();
+        server.await.unwrap();
+        assert!(matches!(ask(Request::Ping).await, Ok(None)));
+        engine.log().close().await;
+    }
+}

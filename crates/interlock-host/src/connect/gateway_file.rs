@@ -1,0 +1,155 @@
+//! `[servers.NAME]` tables added to (and removed from) `gateway.toml`, in
+//! place, so the operator's own comments and settings stay as written. Every
+//! value the client kept in its entry's `env` or `headers` is referenced from
+//! the OS keychain (`env_keychain`, `headers_keychain`), never written here.
+
+use std::collections::BTreeMap;
+
+use super::entries::Upstream;
+
+/// One upstream to add: its name, the server, and the keychain token that
+/// holds each of its env values and headers.
+pub(crate) struct NewServer<'a> {
+    pub name: &'a str,
+    pub server: &'a Upstream,
+    pub env_tokens: &'a BTreeMap<String, String>,
+    pub header_tokens: &'a BTreeMap<String, String>,
+    /// A comment naming where it came from.
+    pub origin: String,
+}
+
+/// `text` with `servers` appended as `[servers.NAME]` tables.
+pub(crate) fn add_servers(text: &str, servers: &[NewServer<'_>]) -> Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    let mut first_in_file = doc.iter().all(|(_, item)| {
+        item.as_table()
+            .is_some_and(|t| t.is_implicit() && t.is_empty())
+    });
+    if doc.get("servers").is_none() {
+        let mut t = toml_edit::Table::new();
+        t.set_implicit(true);
+        doc.insert("servers", toml_edit::Item::Table(t));
+    }
+    let table = doc
+        .get_mut("servers")
+        .and_then(|i| i.as_table_mut())
+        .ok_or("`servers` in the gateway config is not a table")?;
+    for s in servers {
+        let mut t = toml_edit::Table::new();
+        let gap = if std::mem::take(&mut first_in_file) {
+            ""
+        } else {
+            "\n"
+        };
+        t.decor_mut()
+            .set_prefix(format!("{gap}# {}\n", s.origin.replace('\n', " ")));
+        let up = s.server;
+        if let Some(c) = &up.command {
+            t.insert("command", toml_edit::value(c.as_str()));
+            if !up.args.is_empty() {
+                let args: toml_edit::Array = up.args.iter().map(String::as_str).collect();
+                t.insert("args", toml_edit::value(args));
+            }
+            if let Some(d) = &up.cwd {
+                t.insert("cwd", toml_edit::value(d.as_str()));
+            }
+            if !s.env_tokens.is_empty() {
+                t.insert("env_keychain", toml_edit::value(inline(s.env_tokens)));
+            }
+        } else if let Some(u) = &up.url {
+            t.insert("url", toml_edit::value(u.as_str()));
+            if !s.header_tokens.is_empty() {
+                t.insert(
+                    "headers_keychain",
+                    toml_edit::value(inline(s.header_tokens)),
+                );
+            }
+        }
+        table.insert(s.name, toml_edit::Item::Table(t));
+    }
+    Ok(doc.to_string())
+}
+
+/// `text` without the `[servers.NAME]` tables named in `names` (those that
+/// are there).
+pub(crate) fn remove_servers(text: &str, names: &[String]) -> Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    if let Some(t) = doc.get_mut("servers").and_then(|i| i.as_table_like_mut()) {
+        for n in names {
+            t.remove(n);
+        }
+    }
+    Ok(doc.to_string())
+}
+
+fn inline(m: &BTreeMap<String, String>) -> toml_edit::InlineTable {
+    let mut t = toml_edit::InlineTable::new();
+    for (k, v) in m {
+        t.insert(k, v.as_str().into());
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The operator's file keeps its comments; the new table parses as a
+    /// gateway config with the secret referenced, not written.
+    #[test]
+    fn servers_are_added_with_secrets_referenced_and_removed_again() {
+        let text = "# my gateway\nlisten = \"127.0.0.1:8717\"\n\n[servers.files] # mine\ncommand = \"npx\"\n";
+        let up = Upstream {
+            command: Some("npx".into()),
+            args: vec!["-y".into(), "gh".into()],
+            env: [("GITHUB_TOKEN".into(), "ghp_secret".into())].into(),
+            ..Upstream::default()
+        };
+        let env_tokens = [(
+            "GITHUB_TOKEN".to_owned(),
+            "upstream.gh.GITHUB_TOKEN".to_owned(),
+        )]
+        .into();
+        let out = add_servers(
+            text,
+            &[NewServer {
+                name: "gh",
+                server: &up,
+                env_tokens: &env_tokens,
+                header_tokens: &BTreeMap::new(),
+                origin: "imported by `interlock connect cursor`".into(),
+            }],
+        )
+        .unwrap();
+        assert!(out.starts_with("# my gateway\n") && out.contains("[servers.files] # mine\n"));
+        assert!(!out.contains("ghp_secret"), "{out}");
+        let c = interlock_gateway::GatewayConfig::parse(&out).unwrap();
+        assert_eq!(
+            c.servers["gh"].env_keychain["GITHUB_TOKEN"],
+            "upstream.gh.GITHUB_TOKEN"
+        );
+        assert_eq!(c.servers["gh"].args, ["-y", "gh"]);
+        assert!(
+            out.contains("# imported by `interlock connect cursor`\n[servers.gh]"),
+            "{out}"
+        );
+        assert_eq!(remove_servers(&out, &["gh".into()]).unwrap(), text);
+        // A new file starts with the comment, not a blank line.
+        let fresh = add_servers(
+            "",
+            &[NewServer {
+                name: "gh",
+                server: &up,
+                env_tokens: &env_tokens,
+                header_tokens: &BTreeMap::new(),
+                origin: "o".into(),
+            }],
+        )
+        .unwrap();
+        assert!(fresh.starts_with("# o\n[servers.gh]\n"), "{fresh:?}");
+    }
+}

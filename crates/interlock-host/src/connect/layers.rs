@@ -1,0 +1,157 @@
+//! Backups: each connect that changes a client's file pushes a layer — the
+//! file's bytes before it, and what it added elsewhere (upstreams, keychain
+//! tokens, the agent key) — and `interlock connect --undo` pops the newest.
+//!
+//! Layers live in `<data dir>/connect/<client>-<hash of the file's path>/`,
+//! a directory only the user can read: the backup is the file as it was,
+//! secrets included, since undo must give it back byte for byte.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// What one connect did, to be undone.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Layer {
+    pub client: String,
+    /// The client's file as written (the symlink's target, if it is one).
+    pub file: PathBuf,
+    /// SHA-256 (hex) of the bytes connect wrote, so undo can tell whether
+    /// anything changed the file since.
+    pub written_sha256: String,
+    /// The file's permission bits, restored with its bytes.
+    pub mode: u32,
+    /// `[servers.NAME]` tables this connect added to `gateway_config`.
+    pub servers: Vec<String>,
+    pub gateway_config: PathBuf,
+    /// Upstreams this connect relies on but found configured (the same
+    /// server, imported by another client): if the connect that added one is
+    /// undone, this layer takes it over instead of losing it.
+    #[serde(default)]
+    pub shared: Vec<String>,
+    /// Keychain tokens this connect stored.
+    pub tokens: Vec<String>,
+    /// The agent key this connect minted (its name; only its hash is stored).
+    pub agent: Option<String>,
+    /// The client's entries this connect took out (moved behind the gateway).
+    #[serde(default)]
+    pub removed: Vec<String>,
+    /// The entry it added to reach the gateway.
+    #[serde(default)]
+    pub added: Option<String>,
+}
+
+/// The layer directory of one client file.
+pub(crate) fn dir(data_dir: &Path, slug: &str, file: &Path) -> PathBuf {
+    let h = super::sha256_hex(file.to_string_lossy().as_bytes());
+    data_dir
+        .join("connect")
+        .join(format!("{slug}-{}", &h[..12]))
+}
+
+/// The newest layer, with its number.
+pub(crate) fn top(dir: &Path) -> std::io::Result<Option<(u32, Layer)>> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Ok(None);
+    };
+    let mut best = None;
+    for e in read {
+        let name = e?.file_name();
+        let Some(n) = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(".json"))
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if best.is_none_or(|b| n > b) {
+            best = Some(n);
+        }
+    }
+    let Some(n) = best else { return Ok(None) };
+    let text = std::fs::read(dir.join(format!("{n}.json")))?;
+    let layer = serde_json::from_slice(&text)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+    Ok(Some((n, layer)))
+}
+
+/// Every layer of every client file under `data_dir`, with its directory
+/// and number.
+pub(crate) fn all(data_dir: &Path) -> std::io::Result<Vec<(PathBuf, u32, Layer)>> {
+    let mut out = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(data_dir.join("connect")) else {
+        return Ok(out);
+    };
+    for d in dirs {
+        let d = d?.path();
+        for e in std::fs::read_dir(&d)? {
+            let name = e?.file_name();
+            let Some(n) = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let text = std::fs::read(d.join(format!("{n}.json")))?;
+            let layer = serde_json::from_slice(&text)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+            out.push((d.clone(), n, layer));
+        }
+    }
+    Ok(out)
+}
+
+/// Rewrites layer `n`'s record (an ownership hand-over).
+pub(crate) fn rewrite(dir: &Path, n: u32, layer: &Layer) -> std::io::Result<()> {
+    write_private(
+        &dir.join(format!("{n}.json")),
+        &serde_json::to_vec_pretty(layer).map_err(std::io::Error::other)?,
+    )
+}
+
+/// The backup bytes of layer `n`.
+pub(crate) fn backup(dir: &Path, n: u32) -> std::io::Result<Vec<u8>> {
+    std::fs::read(dir.join(format!("{n}.orig")))
+}
+
+/// Pushes a layer: the backup first, then its record (a layer without a
+/// record is never read).
+pub(crate) fn push(dir: &Path, original: &[u8], layer: &Layer) -> std::io::Result<u32> {
+    create_private_dir(dir)?;
+    let n = top(dir)?.map_or(1, |(n, _)| n + 1);
+    write_private(&dir.join(format!("{n}.orig")), original)?;
+    write_private(
+        &dir.join(format!("{n}.json")),
+        &serde_json::to_vec_pretty(layer).map_err(std::io::Error::other)?,
+    )?;
+    Ok(n)
+}
+
+/// Removes layer `n` (its record first, so a half-removed layer is gone).
+pub(crate) fn pop(dir: &Path, n: u32) -> std::io::Result<()> {
+    std::fs::remove_file(dir.join(format!("{n}.json")))?;
+    std::fs::remove_file(dir.join(format!("{n}.orig")))
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
