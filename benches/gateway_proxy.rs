@@ -19,6 +19,8 @@
 //!   Streamable HTTP): direct, through `interlock serve` and through the peer
 //!   gateway ContextForge, printed as ratios to direct (see `peers`).
 //!   `GATEWAY_PROXY_PEERS=none` leaves the peers out.
+//! - Memory: the gateway's resident set (/proc) idle, after the calls, and
+//!   with 1,000 more agent sessions open.
 //! - `GATEWAY_PROXY_ENVELOPE=off|monitor|hold` sets `[envelope] mode` (the
 //!   behavioural envelope's cost per call is the difference).
 //!
@@ -567,6 +569,21 @@ impl Perf {
 }
 
 /// The 1-, 5- and 15-minute load averages.
+/// Agent sessions opened for the memory figure.
+const OPEN_SESSIONS: usize = 1000;
+
+/// A process's resident set (`VmRSS` in /proc), in KiB.
+fn rss_kib(pid: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -718,6 +735,9 @@ fn main() {
         },
     );
     let setup_secs = t.elapsed().as_secs_f64();
+    // Resident memory with the upstreams connected and one agent session, before
+    // any call (issue 17's "gateway RSS idle").
+    let rss_idle = rss_kib(&pid);
 
     let direct_params = call_params("echo", &msg);
     let proxied_params = call_params("fast__echo", &msg);
@@ -809,6 +829,25 @@ fn main() {
     let everything_skip = everything.as_ref().err().cloned();
     drop(everything);
 
+    // Resident memory after the calls, and with `OPEN_SESSIONS` more agent
+    // sessions open (initialized, kept, idle).
+    let rss_after_calls = rss_kib(&pid);
+    let sessions: Vec<McpClient> = rt.block_on(async {
+        let mut open = Vec::with_capacity(OPEN_SESSIONS);
+        for _ in 0..OPEN_SESSIONS {
+            let mut c = McpClient::new(
+                http.clone(),
+                format!("http://{}/mcp", gateway.addr),
+                Some(format!("Bearer {agent_key}")),
+            );
+            c.initialize().await.expect("open a session");
+            open.push(c);
+        }
+        open
+    });
+    let rss_sessions = rss_kib(&pid);
+    drop(sessions);
+
     drop(direct);
     drop(proxied);
     drop(http);
@@ -887,6 +926,14 @@ fn main() {
             );
         }
     }
+    println!();
+    println!(
+        "  gateway RSS: idle {:.1} MiB, after the calls {:.1} MiB, with {OPEN_SESSIONS} more open sessions {:.1} MiB ({:.1} KiB per session)",
+        rss_idle as f64 / 1024.0,
+        rss_after_calls as f64 / 1024.0,
+        rss_sessions as f64 / 1024.0,
+        rss_sessions.saturating_sub(rss_after_calls) as f64 / OPEN_SESSIONS as f64
+    );
     println!(
         "  setup {:.1} s, total {:.1} s",
         setup_secs,
