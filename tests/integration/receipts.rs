@@ -8,6 +8,21 @@ use crate::util::{interlock, stderr, stdout};
 
 /// Runs the demo into `dir/data` and exports every receipt to `dir/out`; returns
 /// the log key the export printed.
+/// `interlock receipts verify PATH --log-key KEY`: what an auditor runs, with
+/// only the bundle and the binary.
+fn verify_offline(path: &Path, key: &str) -> std::process::Output {
+    interlock(
+        &[
+            "receipts",
+            "verify",
+            path.to_str().unwrap(),
+            "--log-key",
+            key,
+        ],
+        None,
+    )
+}
+
 fn demo_and_export(dir: &Path) -> String {
     let data = dir.join("data");
     let out = interlock(&["demo", "--data-dir", data.to_str().unwrap()], None);
@@ -46,16 +61,7 @@ fn a_real_run_round_trips_through_export_and_offline_verification() {
     assert!(html.contains("every receipt verified"));
 
     // The auditor's machine: only the bundle and the binary (no data dir at all).
-    let out = interlock(
-        &[
-            "receipts",
-            "verify",
-            out_dir.to_str().unwrap(),
-            "--log-key",
-            &key,
-        ],
-        None,
-    );
+    let out = verify_offline(&out_dir, &key);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(
@@ -101,16 +107,7 @@ fn a_real_run_round_trips_through_export_and_offline_verification() {
 
     // Pinned to another key: refused, and said why.
     let other = key.replacen('+', "-x+", 1);
-    let out = interlock(
-        &[
-            "receipts",
-            "verify",
-            out_dir.to_str().unwrap(),
-            "--log-key",
-            &other,
-        ],
-        None,
-    );
+    let out = verify_offline(&out_dir, &other);
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -310,16 +307,7 @@ fn regression_a_bundle_exported_before_v2_still_verifies() {
     let path = crate::util::manifest_dir().join("tests/data/receipts-v1-bundle.json");
     let original = std::fs::read_to_string(&path).unwrap();
     assert!(original.starts_with("{\"bundle_version\":\"interlock.receipts/v1\""));
-    let out = interlock(
-        &[
-            "receipts",
-            "verify",
-            path.to_str().unwrap(),
-            "--log-key",
-            KEY,
-        ],
-        None,
-    );
+    let out = verify_offline(&path, KEY);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(
@@ -334,16 +322,7 @@ fn regression_a_bundle_exported_before_v2_still_verifies() {
     tampered[at] = if tampered[at] == b'1' { b'2' } else { b'1' };
     let edited = dir.path().join("bundle.json");
     std::fs::write(&edited, tampered).unwrap();
-    let out = interlock(
-        &[
-            "receipts",
-            "verify",
-            edited.to_str().unwrap(),
-            "--log-key",
-            KEY,
-        ],
-        None,
-    );
+    let out = verify_offline(&edited, KEY);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
@@ -391,16 +370,7 @@ fn an_index_range_exports_and_verifies_offline() {
         (&5.into(), &12.into())
     );
     assert!(!bundle["range"]["proof"].as_array().unwrap().is_empty());
-    let out = interlock(
-        &[
-            "receipts",
-            "verify",
-            out_dir.to_str().unwrap(),
-            "--log-key",
-            &key,
-        ],
-        None,
-    );
+    let out = verify_offline(&out_dir, &key);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(

@@ -1,7 +1,7 @@
 // Keyboard shortcuts: a stack of key maps. The newest map that has the key wins;
 // while a dialog's (modal) map is registered, only dialog maps are consulted.
 // Keys typed into a text field are left alone, except Escape.
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 
 export type KeyMap = Record<string, (e: KeyboardEvent) => void>;
 
@@ -72,5 +72,9 @@ export function useKeys(map: KeyMap, opts: { modal?: boolean; enabled?: boolean 
   const ref = useRef(map);
   ref.current = map;
   const enabled = opts.enabled ?? true;
-  useEffect(() => (enabled ? pushKeys(ref, !!opts.modal) : undefined), [enabled, opts.modal]);
+  // Registered before the browser paints (a layout effect, not a passive one):
+  // a key pressed as soon as a view is visible reaches that view's map. With
+  // a passive effect, `u` pressed right after a plan appeared was dropped, as
+  // the browser test saw once the review rendered faster.
+  useLayoutEffect(() => (enabled ? pushKeys(ref, !!opts.modal) : undefined), [enabled, opts.modal]);
 }
