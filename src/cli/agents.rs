@@ -125,7 +125,7 @@ async fn add(ctx: &Context, kind: ApiKeyKind, name: &str, role: &str) -> anyhow:
     // Beside a running gateway, it issues the key (it holds the log key, which
     // this process may not reach: its keychain can be the gateway's alone).
     let request = admin::Request::IssueKey {
-        kind: kind.as_str().to_owned(),
+        kind,
         name: name.to_owned(),
         role: role.to_owned(),
     };

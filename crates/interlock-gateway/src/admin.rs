@@ -30,6 +30,10 @@ pub fn socket_path(data_dir: &Path) -> PathBuf {
 /// The largest request line read.
 const MAX_REQUEST: u64 = 64 * 1024;
 
+/// How long a connection may take to send its request line: a client that
+/// connects and says nothing does not keep a task for ever.
+const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// One request.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -38,7 +42,8 @@ pub enum Request {
     Ping,
     /// Issue an API key (as `interlock agents add` / `reviewers add`).
     IssueKey {
-        kind: String,
+        #[serde(with = "key_kind")]
+        kind: ApiKeyKind,
         name: String,
         role: String,
     },
@@ -48,6 +53,25 @@ pub enum Request {
     StoreToken { name: String, value: String },
     /// Delete such a token (`interlock connect --undo`).
     DeleteToken { name: String },
+}
+
+/// An [`ApiKeyKind`] on the wire: its stable name (`agent`, `reviewer`); any
+/// other name is refused when the request is read.
+mod key_kind {
+    use interlock_store::ApiKeyKind;
+    use serde::{Deserialize as _, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(kind: &ApiKeyKind, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(kind.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ApiKeyKind, D::Error> {
+        let name = String::deserialize(d)?;
+        [ApiKeyKind::Agent, ApiKeyKind::Reviewer]
+            .into_iter()
+            .find(|k| k.as_str() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown key kind {name:?}")))
+    }
 }
 
 /// One answer.
@@ -142,12 +166,14 @@ pub async fn serve(
             let (read, mut write) = stream.into_split();
             let mut line = String::new();
             let mut reader = BufReader::new(read).take(MAX_REQUEST);
-            let answer = match reader.read_line(&mut line).await {
-                Ok(_) => match serde_json::from_str::<Request>(&line) {
+            let read = tokio::time::timeout(REQUEST_TIMEOUT, reader.read_line(&mut line)).await;
+            let answer = match read {
+                Ok(Ok(_)) => match serde_json::from_str::<Request>(&line) {
                     Ok(req) => answer(&engine, tokens, req).await,
                     Err(e) => Answer::Error(format!("not a request: {e}")),
                 },
-                Err(e) => Answer::Error(e.to_string()),
+                Ok(Err(e)) => Answer::Error(e.to_string()),
+                Err(_) => Answer::Error("no request within 10 s".into()),
             };
             let mut out = serde_json::to_vec(&answer).unwrap_or_default();
             out.push(b'\n');
@@ -191,11 +217,6 @@ async fn answer(
             },
         },
         Request::IssueKey { kind, name, role } => {
-            let kind = match kind.as_str() {
-                "agent" => ApiKeyKind::Agent,
-                "reviewer" => ApiKeyKind::Reviewer,
-                other => return Answer::Error(format!("unknown key kind {other:?}")),
-            };
             match crate::keys::issue_key(engine, kind, &name, &role).await {
                 Ok((key, record)) => Answer::Key {
                     key,
@@ -277,8 +298,24 @@ mod tests {
             async move { request(&data, &req).await }
         };
         assert!(matches!(ask(Request::Ping).await, Ok(Some(Answer::Pong))));
+        // A kind the gateway does not issue is refused when the line is read.
+        let raw = |line: &'static str| {
+            let path = socket_path(dir.path());
+            async move {
+                let stream = UnixStream::connect(&path).await.unwrap();
+                let (read, mut write) = stream.into_split();
+                write.write_all(line.as_bytes()).await.unwrap();
+                let mut answer = String::new();
+                BufReader::new(read).read_line(&mut answer).await.unwrap();
+                answer
+            }
+        };
+        let refused =
+            raw("{\"op\":\"issue_key\",\"kind\":\"admin\",\"name\":\"x\",\"role\":\"reviewer\"}\n")
+                .await;
+        assert!(refused.contains("unknown key kind"), "{refused}");
         let issued = ask(Request::IssueKey {
-            kind: "reviewer".into(),
+            kind: ApiKeyKind::Reviewer,
             name: "second-terminal".into(),
             role: "reviewer".into(),
         })

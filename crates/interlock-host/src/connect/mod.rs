@@ -570,7 +570,7 @@ impl Host {
         use interlock_gateway::admin::{Answer, Request, request};
         // Beside a live gateway, it issues the key (it holds the log key).
         let req = Request::IssueKey {
-            kind: ApiKeyKind::Agent.as_str().to_owned(),
+            kind: ApiKeyKind::Agent,
             name: name.to_owned(),
             role: interlock_gateway::roles::DEFAULT_ROLE.to_owned(),
         };
