@@ -333,6 +333,9 @@ pub struct Held {
     pub event: EventType,
     pub title: String,
     pub risk: String,
+    /// A held tool call this app's gateway held for its risk (not for what
+    /// inspection found): its notification may approve it for an hour.
+    pub grantable: bool,
 }
 
 impl Backend {
@@ -420,7 +423,9 @@ impl Backend {
             SubjectKind::Plan => (SubjectKind::Plan, e.plan_hash.clone()?),
             _ => (SubjectKind::Server, e.observed_hash.clone()?),
         };
+        let grantable = kind == SubjectKind::Plan && self.held_call_grantable(&e.subject);
         Some(Held {
+            grantable,
             kind,
             subject: e.subject.clone(),
             hash,
@@ -515,6 +520,68 @@ impl Backend {
         }
     }
 
+    /// Approves a held call for `scope` (issue 18): its plan at exactly
+    /// `hash`, and for a scope wider than once the standing approval the
+    /// gateway offers for it, both signed with the keychain key. A team
+    /// gateway's held calls are approved once only from here (their scoped
+    /// grants are made in the team gateway's review page, signed in the
+    /// browser); asking for more is refused with nothing signed.
+    pub async fn approve_held(
+        &self,
+        plan_id: &str,
+        hash: &str,
+        scope: interlock_gateway::calls::scopes::Scope,
+        reason: &str,
+    ) -> Result<Value, DecideError> {
+        use interlock_gateway::calls::scopes::Scope;
+        let running = match &self.link {
+            Link::Local(running) => running,
+            Link::Team { .. } if scope == Scope::Once => {
+                return self
+                    .decide(SubjectKind::Plan, plan_id, hash, Decision::Approve, reason)
+                    .await;
+            }
+            Link::Team { .. } => {
+                return Err(DecideError {
+                    code: "team",
+                    message: format!(
+                        "approving `{plan_id}` {} is done in the team gateway's review page; nothing was signed",
+                        scope.label().to_lowercase()
+                    ),
+                });
+            }
+        };
+        let (outcome, grant) = interlock_host::approve_held_call(
+            running.gateway(),
+            &self.key,
+            plan_id,
+            hash,
+            scope,
+            reason,
+            APPROVAL_VALID_SECS,
+        )
+        .await?;
+        let mut answer = interlock_gateway::views::decision_outcome_json(&outcome);
+        answer["subject_kind"] = json!("plan");
+        answer["scope"] = json!(scope.as_str());
+        if let Some(g) = grant {
+            answer["standing"] = json!({"id": g.id, "expires_at": g.expires_at});
+        }
+        Ok(answer)
+    }
+
+    /// Whether a held call's notification may offer a scoped approval (this
+    /// process held it, and not for what inspection found).
+    pub fn held_call_grantable(&self, plan_id: &str) -> bool {
+        match &self.link {
+            Link::Local(running) => interlock_gateway::calls::scopes::grantable_from_notification(
+                running.gateway(),
+                plan_id,
+            ),
+            Link::Team { .. } => false,
+        }
+    }
+
     /// The approver key's public half, for settings. Never the secret.
     pub async fn approver_info(&self) -> Value {
         let key_id = self.key.key_id().to_string();
@@ -574,6 +641,7 @@ impl From<HostError> for DecideError {
         let code = match &e {
             HostError::Changed(_) => "changed",
             HostError::Engine(_) | HostError::Pin(_) | HostError::Decision(_) => "refused",
+            HostError::Scope(_) | HostError::ScopeNotOffered(_) => "scope",
             HostError::Keychain(_) | HostError::NoApproverKey => "keychain",
             // The team gateway answered no (a refused statement, an unknown
             // item), or could not be reached.

@@ -33,7 +33,7 @@ const TRAY_IDLE: &[u8] = include_bytes!("../../icons/tray.png");
 const TRAY_HELD: &[u8] = include_bytes!("../../icons/tray-held.png");
 const APP_ICON: &[u8] = include_bytes!("../../icons/128x128.png");
 
-/// `decide({subjectKind, subject, hash, decision, reason})`: signs exactly
+/// `decide({subjectKind, subject, hash, decision, reason, scope?})`: signs exactly
 /// `hash` with the approver key in the OS keychain. Errors are `{code, message}`
 /// with `code` = `changed` when the item is no longer what was shown, and
 /// `cancelled` when the reviewer declined the native confirmation.
@@ -54,7 +54,19 @@ async fn decide(
     hash: String,
     decision: String,
     reason: Option<String>,
+    scope: Option<String>,
 ) -> Result<Value, DecideError> {
+    // A held call approved for more than once (issue 18): its plan and a
+    // standing approval, both signed below.
+    let scope = match scope.as_deref() {
+        None => None,
+        Some(s) => Some(
+            interlock_gateway::calls::scopes::Scope::parse(s).ok_or_else(|| DecideError {
+                code: "invalid",
+                message: format!("scope must be once, session, hour or arguments, not {s:?}"),
+            })?,
+        ),
+    };
     let decision = match decision.as_str() {
         "approve" => Decision::Approve,
         "reject" => Decision::Reject,
@@ -104,9 +116,20 @@ async fn decide(
         .map(|r| r.trim().to_owned())
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| format!("{}d in the desktop app", decision.name()));
-    backend
-        .decide(subject_kind, &subject, &hash, decision, &reason)
-        .await
+    match scope {
+        Some(scope) if decision == Decision::Approve && subject_kind == SubjectKind::Plan => {
+            backend.approve_held(&subject, &hash, scope, &reason).await
+        }
+        Some(_) => Err(DecideError {
+            code: "invalid",
+            message: "a scope is given only when approving a held call".into(),
+        }),
+        None => {
+            backend
+                .decide(subject_kind, &subject, &hash, decision, &reason)
+                .await
+        }
+    }
 }
 
 /// Shows the native confirmation (modal to the asking window) and waits for

@@ -17,6 +17,13 @@
 //! changed since, nothing is signed and the review opens instead. Actions are
 //! accepted only from the bus name that owns `org.freedesktop.Notifications`
 //! (anyone on the session bus can emit a signal; only the server's count).
+//!
+//! A held tool call (issue 18) is a high-risk plan, so it offers no
+//! *Approve*; if this app's gateway held it for its risk (not for what
+//! inspection found in its arguments), it offers *Approve for 1 hour*: the
+//! call, and a standing approval for that agent to call that tool for an
+//! hour — exactly the agent and tool the notification names. Checked again
+//! at action time ([`approve_hour_from_notification`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -329,6 +336,9 @@ pub fn item_actions(h: &Held) -> Vec<(&'static str, &'static str)> {
     if may_approve_from_notification(h.kind, RiskLevel::from_name(&h.risk)) {
         actions.push(("approve", "Approve"));
     }
+    if h.kind == SubjectKind::Plan && h.grantable {
+        actions.push(("approve_hour", "Approve for 1 hour"));
+    }
     actions.extend([
         ("reject", "Reject"),
         ("review", "Review"),
@@ -370,6 +380,32 @@ pub async fn approve_from_notification(
             &item.hash,
             Decision::Approve,
             "approved from a desktop notification",
+        )
+        .await
+}
+
+/// A notification's *Approve for 1 hour*: only for a held call this app's
+/// gateway may grant from a notification, asked again now; then the call at
+/// exactly `item.hash` and the hour's standing approval, both signed.
+pub async fn approve_hour_from_notification(
+    backend: &Backend,
+    item: &Held,
+) -> Result<serde_json::Value, DecideError> {
+    if item.kind != SubjectKind::Plan || !backend.held_call_grantable(&item.subject) {
+        return Err(DecideError {
+            code: "review_only",
+            message: format!(
+                "`{}` is not a held call this app may approve for an hour from a notification: approve it in its review; nothing was signed",
+                item.subject
+            ),
+        });
+    }
+    backend
+        .approve_held(
+            &item.subject,
+            &item.hash,
+            interlock_gateway::calls::scopes::Scope::Hour,
+            "approved for 1 hour from a desktop notification",
         )
         .await
 }
@@ -592,9 +628,10 @@ fn act(
         }
         Target::Item(item) => item,
     };
-    let decision = match action {
-        "approve" => Decision::Approve,
-        "reject" => Decision::Reject,
+    let (decision, for_an_hour) = match action {
+        "approve" => (Decision::Approve, false),
+        "approve_hour" => (Decision::Approve, true),
+        "reject" => (Decision::Reject, false),
         "review" | "default" => {
             shell.open(&route(item.kind, &item.subject));
             return;
@@ -609,6 +646,9 @@ fn act(
         };
         let what = one_line(&item.title, 120);
         let outcome = match decision {
+            Decision::Approve if for_an_hour => {
+                approve_hour_from_notification(&backend, &item).await
+            }
             Decision::Approve => approve_from_notification(&backend, &item).await,
             Decision::Reject => {
                 backend
@@ -627,6 +667,7 @@ fn act(
                     item.hash
                 );
                 let title = match decision {
+                    Decision::Approve if for_an_hour => "Approved for 1 hour",
                     Decision::Approve => "Approved",
                     Decision::Reject => "Rejected",
                 };
@@ -669,6 +710,7 @@ mod tests {
             event: EventType::PlanProposed,
             title: format!("Plan {id}"),
             risk: "medium".to_owned(),
+            grantable: false,
         }
     }
 
@@ -773,6 +815,30 @@ mod tests {
 
     fn ids(h: &Held) -> Vec<&'static str> {
         item_actions(h).into_iter().map(|(id, _)| id).collect()
+    }
+
+    #[test]
+    fn a_held_call_held_for_its_risk_offers_approve_for_an_hour_only() {
+        let call = Held {
+            grantable: true,
+            ..held(SubjectKind::Plan, "high")
+        };
+        assert_eq!(
+            ids(&call),
+            ["approve_hour", "reject", "review", "default"],
+            "a high-risk held call: no plain Approve, but an hour's grant"
+        );
+        // Held by inspection (or before a restart): review only.
+        assert_eq!(
+            ids(&held(SubjectKind::Plan, "high")),
+            ["reject", "review", "default"]
+        );
+        // A server is never granted from a notification, whatever it says.
+        let server = Held {
+            grantable: true,
+            ..held(SubjectKind::Server, "low")
+        };
+        assert_eq!(ids(&server), ["reject", "review", "default"]);
     }
 
     #[test]

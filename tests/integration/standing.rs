@@ -11,7 +11,7 @@ use crate::util::{stderr, stdout};
 /// A gateway serving the drifting server (its `odd` description read from a
 /// file), a `reader` role whose `odd` calls are held (odd has no read-only
 /// hint, so its risk is above the role's `low`), and a `reader-bot` agent key.
-fn gateway(dir: &std::path::Path) -> (Gateway, String) {
+pub(crate) fn gateway(dir: &std::path::Path) -> (Gateway, String) {
     let script = peers_dir().join("drifting-server.mjs");
     let gw = Gateway::start(&format!(
         // Drift below critical is only recorded: the drifted tool stays served,
@@ -39,7 +39,7 @@ fn gateway(dir: &std::path::Path) -> (Gateway, String) {
     (gw, reader)
 }
 
-fn config(gw: &Gateway) -> String {
+pub(crate) fn config(gw: &Gateway) -> String {
     gw.dir
         .path()
         .join("gateway.toml")

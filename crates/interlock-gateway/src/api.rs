@@ -877,6 +877,25 @@ pub async fn grant_standing(
     ))
 }
 
+/// `GET /api/v1/plans/{id}/scopes`: what a held call may be approved for —
+/// once, for its session, for an hour, for its exact arguments — each wider
+/// scope with the standing approval document to sign beside the plan
+/// approval (`POST /api/v1/standing`).
+pub async fn held_call_scopes(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Param(id): Param<String>,
+) -> ApiResult {
+    reviewer(&gw, &headers).await?;
+    let plan = gw.engine().plan(&id).await?;
+    let offers = crate::calls::scopes::offers(&gw, &id).await?;
+    Ok(Json(json!({
+        "plan_id": id,
+        "plan_hash": plan.plan_hash,
+        "scopes": offers.iter().map(crate::views::scope_offer_json).collect::<Vec<_>>(),
+    })))
+}
+
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct StandingRevoke {

@@ -179,6 +179,7 @@ impl Prepared {
             held: Default::default(),
             envelopes: Default::default(),
             review_answers: Default::default(),
+            held_calls: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.iter() {
@@ -234,7 +235,27 @@ pub(crate) struct Inner {
     envelopes: crate::envelopes::Envelopes,
     /// `POST /api/v1/servers/{name}/review` answers by `Idempotency-Key` (issue 22).
     review_answers: crate::review::idempotency::Cache,
+    /// What the gateway knows of each held call beyond its plan (plan id →
+    /// memo): its session, so a reviewer can approve *for this session*, and
+    /// whether inspection held it. Kept in memory only: a session does not
+    /// outlive the process either.
+    held_calls: Mutex<indexmap::IndexMap<String, HeldMemo>>,
     shutdown: watch::Sender<bool>,
+}
+
+/// The most held calls remembered; the oldest are forgotten first (their
+/// *for this session* offer goes with them).
+const HELD_CALLS_KEPT: usize = 4096;
+
+/// What the gateway remembers of a held call (see `Inner::held_calls`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldMemo {
+    /// `standing::session_tag` of the call's session; `None` if stateless.
+    pub session: Option<String>,
+    /// Whether inspection (arguments that look like an attack, or outside
+    /// the tool's envelope) held it, not only its risk: such a call is
+    /// approved in its review only, and no standing approval covers its kind.
+    pub inspection_hold: bool,
 }
 
 /// A held call's place among its key's `limits.held_calls_per_key`; freed
@@ -435,6 +456,22 @@ impl Gateway {
             counts: Arc::clone(&self.0.held),
             key: key_hash.to_owned(),
         })
+    }
+
+    /// Remembers a held call.
+    pub(crate) fn remember_held_call(&self, plan_id: &str, memo: HeldMemo) {
+        let mut m = self.0.held_calls.lock().unwrap_or_else(|e| e.into_inner());
+        if m.len() >= HELD_CALLS_KEPT {
+            m.shift_remove_index(0);
+        }
+        m.insert(plan_id.to_owned(), memo);
+    }
+
+    /// What this process remembers of a held call (`None` if it was held
+    /// before a restart, by another process, or long ago).
+    pub fn held_memo(&self, plan_id: &str) -> Option<HeldMemo> {
+        let m = self.0.held_calls.lock().unwrap_or_else(|e| e.into_inner());
+        m.get(plan_id).cloned()
     }
 
     /// The ids of the live sessions of the agent key with this hash.

@@ -43,6 +43,7 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/plans/{id}/decisions",
             axum::routing::post(api::decide_plan),
         )
+        .route("/api/v1/plans/{id}/scopes", get(api::held_call_scopes))
         .route(
             "/api/v1/plans/{id}/rollback",
             axum::routing::post(api::propose_rollback),

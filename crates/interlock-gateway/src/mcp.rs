@@ -138,6 +138,7 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
     }
     // Which session (or none, for stateless clients) the message belongs to.
     let mut log_level = None;
+    let mut session_id = None;
     if !stateless {
         let Some(sid) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
             return rpc_error(
@@ -150,6 +151,7 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
         match gw.session(sid) {
             Some(s) if s.key_hash == agent.key_hash => {
                 log_level = s.log_level;
+                session_id = Some(sid.to_owned());
                 if method == "logging/setLevel"
                     && let Some(id) = msg.id
                 {
@@ -212,9 +214,10 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
                     msg.params.map(|p| p.to_owned()),
                     token,
                     log_level,
+                    session_id,
                 );
             }
-            let body = request(&gw, &agent, id, method, msg.params, stateless).await;
+            let body = request(&gw, &agent, id, method, msg.params, session_id.as_deref()).await;
             json_response(StatusCode::OK, body)
         }
     }
@@ -278,11 +281,20 @@ fn streamed_call(
     params: Option<Box<RawValue>>,
     token: Option<Box<RawValue>>,
     log_level: Option<LogLevel>,
+    session_id: Option<String>,
 ) -> Response {
     let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
     let progress = Progress::new(token, tx.clone(), log_level);
     tokio::spawn(async move {
-        let body = pipeline::tools_call(&gw, &agent, &id, params.as_deref(), Some(&progress)).await;
+        let body = pipeline::tools_call(
+            &gw,
+            &agent,
+            &id,
+            params.as_deref(),
+            Some(&progress),
+            session_id.as_deref(),
+        )
+        .await;
         let _ = tx.send(body).await;
     });
     sse_response(rx)
@@ -461,8 +473,10 @@ async fn request(
     id: &RawValue,
     method: &str,
     params: Option<&RawValue>,
-    stateless: bool,
+    // The request's session; `None`: a stateless (2026-07-28) request.
+    session_id: Option<&str>,
 ) -> Vec<u8> {
+    let stateless = session_id.is_none();
     match method {
         "ping" => jsonrpc::result_value(id, &json!({})),
         "server/discover" => jsonrpc::result_value(
@@ -477,7 +491,7 @@ async fn request(
             }),
         ),
         "tools/list" => listing::tools_list(gw, agent, id, stateless),
-        "tools/call" => pipeline::tools_call(gw, agent, id, params, None).await,
+        "tools/call" => pipeline::tools_call(gw, agent, id, params, None, session_id).await,
         "prompts/list" => content::prompts_list(gw, agent, id, stateless).await,
         "prompts/get" => content::prompts_get(gw, agent, id, params).await,
         "resources/list" => {

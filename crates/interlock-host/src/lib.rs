@@ -80,6 +80,12 @@ pub enum HostError {
     },
     #[error("the gateway's HTTP server stopped: {0}")]
     Serve(String),
+    /// A held call's approval scope that cannot be offered.
+    #[error(transparent)]
+    Scope(#[from] interlock_gateway::calls::scopes::ScopeError),
+    /// The scope asked for is not on offer for this held call.
+    #[error("{0}")]
+    ScopeNotOffered(String),
     /// A team gateway's reviewer API failed or refused.
     #[error(transparent)]
     Remote(#[from] interlock_gateway::client::ClientError),
@@ -587,6 +593,58 @@ pub async fn decide_envelope_widening(
     Ok(envelopes::decide_widening(engine, &statement, leaf).await?)
 }
 
+/// Approves a held call with the keychain key for `scope` (issue 18): the
+/// held plan at exactly `expected_hash`, and for a scope wider than once the
+/// standing approval the gateway offers for it, signed too. The plan is
+/// approved first (a plan that changed since it was shown signs nothing);
+/// the grant follows, so a grant never stands for a call nobody approved.
+pub async fn approve_held_call(
+    gateway: &interlock_gateway::Gateway,
+    key: &KeychainKey,
+    plan_id: &str,
+    expected_hash: &str,
+    scope: interlock_gateway::calls::scopes::Scope,
+    reason: &str,
+    valid_for_secs: i64,
+) -> Result<(DecisionOutcome, Option<interlock_store::StandingRecord>), HostError> {
+    use interlock_gateway::calls::{scopes, standing};
+    let engine = gateway.engine();
+    // Read the offer before approving: once the plan is approved it is no
+    // longer on offer.
+    let offer = scopes::offer(gateway, plan_id, scope).await?.ok_or_else(|| {
+        HostError::ScopeNotOffered(format!(
+            "`{plan_id}` cannot be approved {}: that scope is not on offer for it (its session is unknown, its tool is not at its approved definition, or its agent's key is gone)",
+            scope.label().to_lowercase()
+        ))
+    })?;
+    let outcome = decide_plan(
+        engine,
+        key,
+        plan_id,
+        Some(expected_hash),
+        Decision::Approve,
+        reason,
+        valid_for_secs,
+    )
+    .await?;
+    let Some(grant) = offer.grant else {
+        return Ok((outcome, None));
+    };
+    let valid_for = (grant.expires_at - engine.now())
+        .clamp(60, interlock_core::decision::MAX_APPROVAL_WINDOW_SECS);
+    let envelope = sign(
+        engine,
+        key,
+        &grant.subject,
+        grant.document_hash,
+        Decision::Approve,
+        reason,
+        valid_for,
+    )?;
+    let record = standing::grant(engine, gateway.events(), &grant.document, &envelope).await?;
+    Ok((outcome, Some(record)))
+}
+
 /// Grants a standing approval signed with the keychain key: role `role` may call
 /// the exposed tool `tool` with arguments of `shape` until `expires_at`.
 #[allow(clippy::too_many_arguments)]
@@ -602,7 +660,14 @@ pub async fn grant_standing(
     reason: &str,
 ) -> Result<interlock_store::StandingRecord, HostError> {
     use interlock_gateway::calls::standing;
-    let doc = standing::document(role, tool, tool_hash, shape, expires_at);
+    let doc = standing::document(
+        role,
+        tool,
+        tool_hash,
+        shape,
+        expires_at,
+        &standing::Narrowing::default(),
+    );
     let hash = canon::digest(&doc);
     let id = standing::id_of(&hash);
     let now = engine.now();

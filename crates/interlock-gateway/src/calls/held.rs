@@ -22,7 +22,7 @@ use crate::jsonrpc;
 use interlock_core::time::rfc3339;
 
 /// Marks a held-call plan's id (`call-<args digest prefix>-<random>`).
-const HELD_PREFIX: &str = "call-";
+pub(crate) const HELD_PREFIX: &str = "call-";
 
 /// How often a waiting held call polls for its decision (made in this
 /// process or another: the store is the truth).
@@ -63,6 +63,13 @@ pub(crate) async fn hold(
             );
         }
     };
+    gw.remember_held_call(
+        &plan_id,
+        crate::gateway::HeldMemo {
+            session: call.session.map(super::standing::session_tag),
+            inspection_hold: assessment.inspection_hold,
+        },
+    );
     let mut reasons = assessment.hold_reasons.join("; ");
     if let Some(note) = note {
         reasons = format!("{reasons}; {note}");

@@ -10,6 +10,8 @@
 //! - [`envelope`]: each tool's behavioural envelope, learned then enforced
 //!   (arguments before the call: hold; the result after: withhold).
 //! - [`standing`]: standing approvals by class of call.
+//! - [`scopes`]: what a held call may be approved for (once, this session, an
+//!   hour, these exact arguments): the standing approvals offered from its review.
 //! - [`held`]: the held call's lifecycle (proposed as a plan, waited on, run
 //!   once when approved).
 //! - [`leaf`]: verdicts, outcomes and the shape of the `tool.call`,
@@ -22,10 +24,11 @@
 
 pub mod assess;
 pub mod envelope;
-mod held;
+pub(crate) mod held;
 pub mod leaf;
 pub(crate) mod listing;
 pub(crate) mod pipeline;
 pub(crate) mod progress;
 pub mod scan;
+pub mod scopes;
 pub mod standing;

@@ -69,6 +69,9 @@ pub(crate) struct Call<'a> {
     pub args: &'a Value,
     pub args_digest: &'a str,
     pub assessment: &'a Assessment,
+    /// The agent's MCP session id (`None` for a stateless call): what a
+    /// grant *for this session* binds to.
+    pub session: Option<&'a str>,
     /// The gateway's id of this call (`leaf::new_call_id`).
     pub call_id: String,
     /// The approved definition and baseline the call is bound to.
@@ -181,6 +184,7 @@ pub(crate) async fn tools_call(
     id: &RawValue,
     params: Option<&RawValue>,
     progress: Option<&Progress>,
+    session: Option<&str>,
 ) -> Vec<u8> {
     let mut request = match Request::parse(params) {
         Ok(r) => r,
@@ -288,6 +292,7 @@ pub(crate) async fn tools_call(
         args: &args,
         args_digest: &args_digest,
         assessment: &assessment,
+        session,
         call_id: new_call_id(),
         bound: Bound::of(&view, &tool),
         envelope: &before.findings,
@@ -326,9 +331,16 @@ pub(crate) async fn tools_call(
                 .and_then(|s| s.tool(&tool))
                 .map(|t| t.hash());
             let observed = tool_def.map(|t| t.hash());
+            let session_tag = session.map(standing::session_tag);
+            let caller = standing::Caller {
+                role: &agent.role,
+                agent: &agent.name,
+                session: session_tag.as_deref(),
+                arguments_hash: &args_digest,
+            };
             standing::find(
                 gw.engine(),
-                &agent.role,
+                &caller,
                 &name,
                 &args,
                 approved.as_ref(),

@@ -14,6 +14,14 @@
 //! tool's definition changes (drift, or a re-approved server surface), the
 //! grant no longer applies and the call is held as usual, saying why. A grant
 //! may stand at most the policy's `standing_max_lifetime_secs`.
+//!
+//! A grant may be narrower than a role (issue 18, approvals that do not
+//! fatigue): from a held call's review a reviewer picks *for this session*,
+//! *for 1 hour* or *for these exact arguments* ([`Scope`]), and the document
+//! then also names the agent, the agent's session (a hash of its id: session
+//! ids are bearer material and stay out of the log) or the arguments' digest.
+//! Each named field must match, so a narrow grant never covers another agent,
+//! another session or other arguments.
 
 use interlock_canon::{self as canon, Digest, Map, Value};
 use interlock_core::{Decision, DsseEnvelope};
@@ -26,8 +34,30 @@ use crate::pins::{PinError, to_canon};
 /// Statements about a standing approval name `standing:<id>`.
 pub const STANDING_SUBJECT_PREFIX: &str = "standing:";
 
-/// The members of a standing approval document, all required.
+/// The members every standing approval document has.
 const DOCUMENT_FIELDS: [&str; 5] = ["role", "tool", "tool_hash", "shape", "expires_at"];
+
+/// The members that narrow a grant, each optional ([`Narrowing`]).
+const NARROWING_FIELDS: [&str; 3] = ["agent", "session", "arguments_hash"];
+
+/// What narrows a grant beyond role, tool and shape; empty for a role-wide
+/// grant (`interlock standing grant`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Narrowing {
+    /// Only this agent (its key's name).
+    pub agent: Option<String>,
+    /// Only this MCP session: [`session_tag`] of its id.
+    pub session: Option<String>,
+    /// Only exactly these arguments: their canonical digest.
+    pub arguments_hash: Option<Digest>,
+}
+
+/// How a session is named in a grant and in the gateway's memory: the SHA-256
+/// of its id. A session id lets whoever holds it (with the agent's key) speak
+/// in that session, so it is not written to the log.
+pub fn session_tag(session_id: &str) -> String {
+    Digest::of_bytes(session_id.as_bytes()).to_string()
+}
 
 /// The document a reviewer signs (its hash is the statement's `plan_hash`).
 /// `tool_hash` is the tool's approved definition hash at grant time.
@@ -37,6 +67,7 @@ pub fn document(
     tool_hash: &Digest,
     shape: &Value,
     expires_at: i64,
+    narrowing: &Narrowing,
 ) -> Value {
     let mut m = Map::new();
     m.insert("role".into(), role.into());
@@ -50,7 +81,73 @@ pub fn document(
                 .unwrap_or_else(|| canon::Number::from_i64(0).expect("0")),
         ),
     );
+    if let Some(agent) = &narrowing.agent {
+        m.insert("agent".into(), agent.as_str().into());
+    }
+    if let Some(session) = &narrowing.session {
+        m.insert("session".into(), session.as_str().into());
+    }
+    if let Some(hash) = &narrowing.arguments_hash {
+        m.insert("arguments_hash".into(), hash.to_string().into());
+    }
     Value::Object(m)
+}
+
+/// A document's narrowing, or why it is malformed.
+fn narrowing_of(doc: &Value) -> Result<Narrowing, &'static str> {
+    let text = |key: &str| -> Result<Option<String>, &'static str> {
+        match field(doc, key) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+            Some(_) => Err("`agent`, `session` and `arguments_hash` must be non-empty strings"),
+        }
+    };
+    let session = text("session")?;
+    if session
+        .as_ref()
+        .is_some_and(|s| s.parse::<Digest>().is_err())
+    {
+        return Err("`session` must be a session's tag (sha256:…)");
+    }
+    let arguments_hash = match text("arguments_hash")? {
+        None => None,
+        Some(h) => Some(
+            h.parse::<Digest>()
+                .map_err(|_| "`arguments_hash` must be a digest (sha256:…)")?,
+        ),
+    };
+    Ok(Narrowing {
+        agent: text("agent")?,
+        session,
+        arguments_hash,
+    })
+}
+
+/// Who makes a call, as the standing approvals need to know.
+#[derive(Clone, Copy, Debug)]
+pub struct Caller<'a> {
+    pub role: &'a str,
+    /// The agent key's name.
+    pub agent: &'a str,
+    /// [`session_tag`] of the call's session; `None` for a stateless call.
+    pub session: Option<&'a str>,
+    /// The call's arguments digest ([`super::assess::arguments_digest`]).
+    pub arguments_hash: &'a str,
+}
+
+impl Narrowing {
+    /// Whether every field this narrowing names matches the caller.
+    pub fn admits(&self, caller: &Caller<'_>) -> bool {
+        self.agent.as_deref().is_none_or(|a| a == caller.agent)
+            && self
+                .session
+                .as_deref()
+                .is_none_or(|s| Some(s) == caller.session)
+            && self
+                .arguments_hash
+                .as_ref()
+                .is_none_or(|h| h.to_string() == caller.arguments_hash)
+    }
 }
 
 /// The id of a document: `st-` + 16 hex digits of its hash.
@@ -113,12 +210,16 @@ pub async fn grant(
         .and_then(Value::as_number)
         .and_then(|n| n.as_i64())
         .ok_or_else(|| bad("`expires_at` (unix seconds) is required"))?;
-    if doc
-        .as_object()
-        .is_none_or(|m| m.keys().any(|k| !DOCUMENT_FIELDS.contains(&k.as_str())))
-    {
-        return Err(bad("only role, tool, tool_hash, shape and expires_at"));
+    if doc.as_object().is_none_or(|m| {
+        m.keys().any(|k| {
+            !DOCUMENT_FIELDS.contains(&k.as_str()) && !NARROWING_FIELDS.contains(&k.as_str())
+        })
+    }) {
+        return Err(bad(
+            "only role, tool, tool_hash, shape, expires_at, and optionally agent, session and arguments_hash",
+        ));
     }
+    let narrowing = narrowing_of(doc).map_err(bad)?;
     let now = engine.now();
     if expires_at <= now {
         return Err(bad("it has already expired"));
@@ -161,11 +262,21 @@ pub async fn grant(
         .record(EventType::StandingGranted.as_str(), m)
         .await?
         .index;
+    let who = match (&narrowing.agent, &narrowing.session) {
+        (Some(agent), Some(_)) => format!("Agent `{agent}` (this session)"),
+        (Some(agent), None) => format!("Agent `{agent}`"),
+        (None, _) => format!("Role `{role}`"),
+    };
+    let args = if narrowing.arguments_hash.is_some() {
+        " with these exact arguments"
+    } else {
+        ""
+    };
     events.send(GatewayEvent {
         kind: EventType::StandingGranted,
         subject_kind: SubjectKind::Standing,
         subject: id,
-        title: format!("Role `{role}` may call `{tool}` without review"),
+        title: format!("{who} may call `{tool}`{args} without review"),
         risk: "info".into(),
         plan_hash: None,
         observed_hash: None,
@@ -229,7 +340,7 @@ pub enum Lookup {
 /// upstream lists — and a grant applies only when both are the hash it names.
 pub async fn find(
     engine: &Engine,
-    role: &str,
+    caller: &Caller<'_>,
     tool: &str,
     args: &Value,
     approved: Option<&Digest>,
@@ -237,13 +348,17 @@ pub async fn find(
 ) -> Result<Lookup, StoreError> {
     let mut void = Lookup::None;
     for s in engine.store().standing(Some(engine.now())).await? {
-        if s.role != role || s.tool != tool {
+        if s.role != caller.role || s.tool != tool {
             continue;
         }
         let Ok(doc) = canon::parse_json(&s.document) else {
             continue;
         };
         if !field(&doc, "shape").is_some_and(|shape| matches(shape, args)) {
+            continue;
+        }
+        // A malformed narrowing (never stored: `grant` refuses it) covers nothing.
+        if !narrowing_of(&doc).is_ok_and(|n| n.admits(caller)) {
             continue;
         }
         let granted = field(&doc, "tool_hash")

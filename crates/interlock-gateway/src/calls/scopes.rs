@@ -1,0 +1,304 @@
+//! What a reviewer may approve a held call *for* (issue 18, approvals that do
+//! not fatigue): once, for the agent's session, for an hour, or for these exact
+//! arguments. *Once* is the held call's own plan approval; each wider scope is
+//! a standing approval ([`super::standing`]) narrowed to the calling agent,
+//! signed by the reviewer on top of the plan approval, bound to the tool's
+//! approved definition, logged at every use and revocable.
+//!
+//! The gateway computes each scope's document from the held plan (the exact
+//! bytes the reviewer signs), so a review UI, the desktop's notification and
+//! the CLI all offer the same grants. The offer is only a proposal: a grant is
+//! checked again in full when it arrives (`standing::grant`).
+
+use interlock_canon::{self as canon, Digest, Map, Value};
+use interlock_engine::PlanStatus;
+use interlock_store::ApiKeyKind;
+
+use super::assess::arguments_digest;
+use super::standing::{self, Narrowing};
+use crate::auth::agent_identity;
+use crate::gateway::Gateway;
+
+/// How long each scope stands (before the policy's
+/// `standing_max_lifetime_secs` caps it).
+const SESSION_SECS: i64 = 8 * 3600;
+const HOUR_SECS: i64 = 3600;
+const ARGUMENTS_SECS: i64 = 24 * 3600;
+
+/// A scope a held call can be approved for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// This call only: the plan approval, nothing standing.
+    Once,
+    /// This agent's calls of this tool (same argument names, any values) in
+    /// this MCP session, for at most [`SESSION_SECS`].
+    Session,
+    /// This agent's calls of this tool (same argument names, any values) for
+    /// an hour.
+    Hour,
+    /// This agent's calls of this tool with exactly these arguments, for a day.
+    Arguments,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 4] = [Scope::Once, Scope::Session, Scope::Hour, Scope::Arguments];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Once => "once",
+            Scope::Session => "session",
+            Scope::Hour => "hour",
+            Scope::Arguments => "arguments",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// The button's words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::Once => "Approve once",
+            Scope::Session => "For this session",
+            Scope::Hour => "For 1 hour",
+            Scope::Arguments => "For these exact arguments",
+        }
+    }
+
+    fn lifetime_secs(self) -> i64 {
+        match self {
+            Scope::Once => 0,
+            Scope::Session => SESSION_SECS,
+            Scope::Hour => HOUR_SECS,
+            Scope::Arguments => ARGUMENTS_SECS,
+        }
+    }
+}
+
+/// One scope on offer for a held call.
+#[derive(Clone, Debug)]
+pub struct Offer {
+    pub scope: Scope,
+    /// The standing approval to sign besides the plan; `None` for
+    /// [`Scope::Once`].
+    pub grant: Option<GrantOffer>,
+}
+
+/// A standing approval document ready to sign.
+#[derive(Clone, Debug)]
+pub struct GrantOffer {
+    pub document: Value,
+    pub document_hash: Digest,
+    /// Its id (`st-…`) and the subject its statement names (`standing:st-…`).
+    pub id: String,
+    pub subject: String,
+    pub expires_at: i64,
+    /// What it covers, in words.
+    pub summary: String,
+}
+
+/// Why a held call's scopes cannot be offered.
+#[derive(Debug, thiserror::Error)]
+pub enum ScopeError {
+    #[error("`{0}` is not a held tool call")]
+    NotHeldCall(String),
+    #[error("held call `{plan_id}` is {status}: there is nothing to approve")]
+    Decided { plan_id: String, status: String },
+    #[error(transparent)]
+    Engine(#[from] interlock_engine::EngineError),
+    #[error(transparent)]
+    Store(#[from] interlock_store::StoreError),
+}
+
+/// The facts of a held call, read back from its plan.
+struct HeldFacts {
+    agent: String,
+    role: String,
+    /// The exposed name (`server__tool`), what a grant names.
+    exposed: String,
+    tool_hash: Digest,
+    arguments: Value,
+}
+
+/// The scopes a held call may be approved for, narrowest first; *once* is
+/// always there, the others only where they can apply: not for a call that
+/// inspection held (no standing approval covers those); a session scope needs
+/// the call's session to be known; every grant needs the held tool to be at
+/// its approved definition and its agent's key to exist.
+pub async fn offers(gw: &Gateway, plan_id: &str) -> Result<Vec<Offer>, ScopeError> {
+    let plan = gw.engine().plan(plan_id).await?;
+    if !plan_id.starts_with(super::held::HELD_PREFIX) {
+        return Err(ScopeError::NotHeldCall(plan_id.to_owned()));
+    }
+    if plan.status != PlanStatus::Proposed {
+        return Err(ScopeError::Decided {
+            plan_id: plan_id.to_owned(),
+            status: plan.status.as_str().to_owned(),
+        });
+    }
+    let mut out = vec![Offer {
+        scope: Scope::Once,
+        grant: None,
+    }];
+    let memo = gw.held_memo(plan_id);
+    if memo.as_ref().is_some_and(|m| m.inspection_hold) {
+        return Ok(out);
+    }
+    let Some(facts) = held_facts(gw, &plan.document, &plan.proposer).await? else {
+        return Ok(out);
+    };
+    // A grant binds to the approved definition; a call held on another one
+    // (the tool drifted since it was approved) gets no standing offer.
+    match standing::approved_tool_hash(gw.engine(), gw.config(), &facts.exposed).await {
+        Ok(approved) if approved == facts.tool_hash => {}
+        _ => return Ok(out),
+    }
+    let session = memo.and_then(|m| m.session);
+    let now = gw.engine().now();
+    let max = gw.engine().policy().standing_max_lifetime_secs;
+    for scope in [Scope::Session, Scope::Hour, Scope::Arguments] {
+        if scope == Scope::Session && session.is_none() {
+            continue;
+        }
+        let expires_at = now + scope.lifetime_secs().min(max);
+        let narrowing = Narrowing {
+            agent: Some(facts.agent.clone()),
+            session: (scope == Scope::Session).then(|| session.clone()).flatten(),
+            arguments_hash: (scope == Scope::Arguments).then(|| arguments_digest(&facts.arguments)),
+        };
+        let document = standing::document(
+            &facts.role,
+            &facts.exposed,
+            &facts.tool_hash,
+            &any_value_shape(&facts.arguments),
+            expires_at,
+            &narrowing,
+        );
+        let document_hash = canon::digest(&document);
+        let id = standing::id_of(&document_hash);
+        let summary = summary(scope, &facts);
+        out.push(Offer {
+            scope,
+            grant: Some(GrantOffer {
+                subject: standing::subject(&id),
+                document,
+                document_hash,
+                id,
+                expires_at,
+                summary,
+            }),
+        });
+    }
+    Ok(out)
+}
+
+/// Whether a held call may be approved from a desktop notification for a
+/// scope wider than once: only when this process held it and inspection did
+/// not (so its risk or the role's limit held it, and what a grant covers —
+/// this agent, this tool — is exactly what the notification names). A call
+/// held before a restart is approved in its review.
+pub fn grantable_from_notification(gw: &Gateway, plan_id: &str) -> bool {
+    gw.held_memo(plan_id).is_some_and(|m| !m.inspection_hold)
+}
+
+/// The offer of `scope` for a held call, if it is on offer.
+pub async fn offer(gw: &Gateway, plan_id: &str, scope: Scope) -> Result<Option<Offer>, ScopeError> {
+    Ok(offers(gw, plan_id)
+        .await?
+        .into_iter()
+        .find(|o| o.scope == scope))
+}
+
+fn summary(scope: Scope, f: &HeldFacts) -> String {
+    let (agent, tool) = (&f.agent, &f.exposed);
+    match scope {
+        Scope::Once => format!("run this call of `{tool}` once"),
+        Scope::Session => {
+            format!(
+                "`{agent}` may call `{tool}` with any values in this session, for 8 hours at most"
+            )
+        }
+        Scope::Hour => format!("`{agent}` may call `{tool}` with any values for 1 hour"),
+        Scope::Arguments => {
+            format!("`{agent}` may call `{tool}` with exactly these arguments for 24 hours")
+        }
+    }
+}
+
+/// The shape "the same argument names, any values": a wider scope still
+/// covers only calls that name exactly the arguments the reviewer saw.
+fn any_value_shape(arguments: &Value) -> Value {
+    let mut m = Map::new();
+    if let Some(args) = arguments.as_object() {
+        for k in args.keys() {
+            m.insert(k.clone(), "*".into());
+        }
+    }
+    Value::Object(m)
+}
+
+/// Reads a held call's agent, exposed tool, held definition and arguments
+/// back from its plan (`held::held_plan` wrote it). `None` when the agent's
+/// key is gone or the plan's server is no longer configured.
+async fn held_facts(
+    gw: &Gateway,
+    document: &[u8],
+    proposer: &str,
+) -> Result<Option<HeldFacts>, ScopeError> {
+    let Ok(doc) = canon::parse_json(document) else {
+        return Ok(None);
+    };
+    let stage = doc
+        .get("body")
+        .and_then(|b| b.get("stages"))
+        .and_then(|s| s.as_array())
+        .and_then(|s| s.first());
+    let Some(stage) = stage else {
+        return Ok(None);
+    };
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    let server = text(stage.get("target"));
+    let params = stage.get("params");
+    let tool = text(params.and_then(|p| p.get("tool")));
+    let arguments = params.and_then(|p| p.get("arguments")).cloned();
+    let tool_hash = stage
+        .get("preconditions")
+        .and_then(|p| p.as_array())
+        .and_then(|p| p.first())
+        .and_then(|p| p.get("params"))
+        .and_then(|p| p.get("tool_hash"))
+        .and_then(Value::as_str)
+        .and_then(|h| h.parse::<Digest>().ok());
+    let (Some(server), Some(tool), Some(arguments), Some(tool_hash)) =
+        (server, tool, arguments, tool_hash)
+    else {
+        return Ok(None);
+    };
+    let Some(upstream) = gw.config().servers.get(&server) else {
+        return Ok(None);
+    };
+    let exposed = format!("{}{tool}", upstream.tool_prefix(&server));
+    let Some(agent) = proposer.strip_prefix(&agent_identity("")) else {
+        return Ok(None);
+    };
+    let role = gw
+        .engine()
+        .store()
+        .api_keys(ApiKeyKind::Agent)
+        .await?
+        .into_iter()
+        .find(|k| k.name == agent && k.revoked_at.is_none())
+        .map(|k| k.role);
+    let Some(role) = role else {
+        return Ok(None);
+    };
+    Ok(Some(HeldFacts {
+        agent: agent.to_owned(),
+        role,
+        exposed,
+        tool_hash,
+        arguments,
+    }))
+}
