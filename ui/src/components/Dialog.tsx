@@ -4,7 +4,66 @@ import { useKeys } from '../lib/keys';
 import { decide, markActed } from '../lib/decide';
 import { isDesktop } from '../lib/config';
 import { reasonError, splitToolSubject, type DecisionKind, type SubjectKind } from '../lib/statement';
+import { api, type ScopeOffer } from '../lib/api';
 import { RiskBadge } from './ui';
+
+/** A held tool call's plan (the gateway names them `call-…`). */
+export const isHeldCall = (kind: SubjectKind, subject: string) => kind === 'plan' && subject.startsWith('call-');
+
+/** A gateway summary with `code` spans, as text and <code> (never HTML). */
+function Ticked({ text }: { text: string }) {
+  return <>{text.split('`').map((part, i) => (i % 2 ? <code key={i}>{part}</code> : part))}</>;
+}
+
+const SCOPE_HINT: Record<string, string> = {
+  once: 'Run this call, once. The next one is held again.',
+};
+
+/**
+ * What an approval of a held call covers: once, or a standing approval the
+ * gateway offers (this session, an hour, these exact arguments), signed beside
+ * the plan. The block keeps its height while the offers load (no jump).
+ */
+function ScopePicker({
+  offers,
+  error,
+  chosen,
+  onChoose,
+}: {
+  offers: ScopeOffer[] | null;
+  error: string | null;
+  chosen: string;
+  onChoose: (s: string) => void;
+}) {
+  return (
+    <fieldset class="scopes" data-testid="scopes" aria-busy={offers === null && !error}>
+      <legend>Approve for</legend>
+      {error && <div class="muted">Only once: {error}</div>}
+      {!offers && !error && <div class="muted">Loading what this call can be approved for…</div>}
+      {offers?.map((o) => (
+        <label class={`scope${chosen === o.scope ? ' on' : ''}`} key={o.scope} data-scope={o.scope}>
+          <input
+            type="radio"
+            name="scope"
+            value={o.scope}
+            checked={chosen === o.scope}
+            onChange={() => onChoose(o.scope)}
+          />
+          <span>
+            <b>{o.label}</b>
+            <span class="muted">{o.grant ? <Ticked text={o.grant.summary} /> : SCOPE_HINT.once}</span>
+          </span>
+        </label>
+      ))}
+      {offers && offers.length === 1 && (
+        <div class="muted" style={{ fontSize: '12px' }}>
+          No standing approval is offered: inspection held this call, its tool changed since it was approved, or its
+          agent’s key is gone.
+        </div>
+      )}
+    </fieldset>
+  );
+}
 
 export function Modal({
   title,
@@ -106,6 +165,17 @@ export function DecisionDialog({
   const busyRef = useRef(false);
   const [error, setError] = useState<string | null>(null);
   const input = useRef<HTMLInputElement>(null);
+  const heldCall = approve && isHeldCall(target.kind, target.subject);
+  const [offers, setOffers] = useState<ScopeOffer[] | null>(null);
+  const [offersError, setOffersError] = useState<string | null>(null);
+  const [scope, setScope] = useState('once');
+  useEffect(() => {
+    if (!heldCall) return;
+    api.scopes(target.subject).then(
+      (r) => (r.plan_hash === target.hash ? setOffers(r.scopes) : setOffersError('the call changed since it was shown')),
+      (e) => setOffersError((e as Error).message),
+    );
+  }, [heldCall, target.subject, target.hash]);
   useEffect(() => {
     input.current?.focus();
     input.current?.select();
@@ -140,6 +210,7 @@ export function DecisionDialog({
         audience: target.audience,
         decision,
         reason,
+        scope: heldCall ? offers?.find((o) => o.scope === scope) : undefined,
       });
       onDone(r);
     } catch (err) {
@@ -155,7 +226,7 @@ export function DecisionDialog({
       setBusy(false);
     }
   };
-  const what = target.kind === 'plan' ? 'plan' : tool ? 'tool' : 'server surface';
+  const what = heldCall ? 'held call' : target.kind === 'plan' ? 'plan' : tool ? 'tool' : 'server surface';
   // Rejecting one tool blocks it (the rest of the server is left as it is).
   const verb = approve ? 'Approve' : tool ? 'Block' : 'Reject';
   return (
@@ -177,6 +248,7 @@ export function DecisionDialog({
               {target.hash}
             </div>
           </div>
+          {heldCall && <ScopePicker offers={offers} error={offersError} chosen={scope} onChoose={setScope} />}
           <label for="reason">Reason {approve ? '' : '(required)'}</label>
           <input
             id="reason"

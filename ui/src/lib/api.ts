@@ -335,11 +335,47 @@ export interface Approver {
   added_at: number;
 }
 
+/** A standing approval a held call can be approved with (issue 18): the document the reviewer signs. */
+export interface ScopeGrant {
+  id: string;
+  /** `standing:<id>`: what the signed statement names. */
+  subject: string;
+  document: Record<string, unknown>;
+  document_hash: string;
+  expires_at: number;
+  summary: string;
+}
+
+export type ScopeKind = 'once' | 'session' | 'hour' | 'arguments';
+
+export interface ScopeOffer {
+  scope: ScopeKind;
+  label: string;
+  /** Null for `once`: the plan approval alone. */
+  grant: ScopeGrant | null;
+}
+
+export interface HeldCallScopes {
+  plan_id: string;
+  plan_hash: string;
+  scopes: ScopeOffer[];
+}
+
 export interface StandingApproval {
   id: string;
   role: string;
   tool: string;
-  document: { role?: string; tool?: string; tool_hash?: string; shape?: Record<string, unknown>; expires_at?: number } | null;
+  document: {
+    role?: string;
+    tool?: string;
+    tool_hash?: string;
+    shape?: Record<string, unknown>;
+    expires_at?: number;
+    /** Narrowed from a held call's review: only this agent, session (hashed), or arguments' digest. */
+    agent?: string;
+    session?: string;
+    arguments_hash?: string;
+  } | null;
   expires_at: number;
   approver_key_id: string;
   active: boolean;
@@ -394,6 +430,14 @@ export const api = {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(reason ? { reason } : {}),
+    }),
+  /** What a held call may be approved for: once, this session, an hour, these exact arguments. */
+  scopes: (planId: string) => request<HeldCallScopes>(`/api/v1/plans/${enc(planId)}/scopes`),
+  grantStanding: (document: Record<string, unknown>, envelope: unknown) =>
+    request<{ id: string; role: string; tool: string; expires_at: number }>('/api/v1/standing', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ document, envelope }),
     }),
   claims: () => request<Claims>('/api/v1/claims'),
   /** Proposes a HALTED plan's rollback plan (held for review; nothing runs). */

@@ -5,7 +5,7 @@
 // the plan or server); if the subject changed since, the gateway refuses the
 // statement (it is about bytes no longer there) and the view reloads.
 
-import { api, ApiError } from './api';
+import { api, ApiError, type ScopeOffer } from './api';
 import { isDesktop } from './config';
 import { desktopDecide, desktopErrorCode, desktopErrorMessage } from './desktop';
 import { ensureKey, sign } from './browserKey';
@@ -22,6 +22,8 @@ export interface DecideRequest {
   audience: string;
   decision: DecisionKind;
   reason: string;
+  /** A held call approved for more than once: the offer whose grant is signed too. */
+  scope?: ScopeOffer;
 }
 
 const acted = new Map<string, number>();
@@ -40,6 +42,7 @@ export async function decide(r: DecideRequest): Promise<Record<string, unknown>>
   if (isDesktop() && r.kind === 'tool')
     // The desktop's signer (src-tauri) knows plans and servers only.
     throw new ApiError(0, 'desktop', 'The desktop app cannot sign a decision about one tool yet: use `interlock servers approve|reject --tool`.');
+  const scoped = r.decision === 'approve' && r.kind === 'plan' && r.scope && r.scope.scope !== 'once' ? r.scope : null;
   if (isDesktop()) {
     try {
       return await desktopDecide({
@@ -48,6 +51,8 @@ export async function decide(r: DecideRequest): Promise<Record<string, unknown>>
         hash: r.hash,
         decision: r.decision,
         reason: r.reason,
+        // The desktop signs the plan and the gateway's offer for this scope itself.
+        ...(scoped ? { scope: scoped.scope } : {}),
       });
     } catch (e) {
       throw new ApiError(0, desktopErrorCode(e) ?? 'desktop', desktopErrorMessage(e));
@@ -65,5 +70,22 @@ export async function decide(r: DecideRequest): Promise<Record<string, unknown>>
     now: Date.now() / 1000,
   });
   const sig = await sign(key, signingInput(statement));
-  return api.decide(r.kind, r.subject, envelope(statement, sig));
+  const decided = await api.decide(r.kind, r.subject, envelope(statement, sig));
+  if (!scoped?.grant) return decided;
+  // The plan is approved first (a changed plan signs nothing more); then the
+  // standing approval the gateway offered for this scope, its exact document.
+  const grant = scoped.grant;
+  const grantStatement = buildStatement({
+    planId: grant.subject,
+    planHash: grant.document_hash,
+    decision: 'approve',
+    reason: r.reason,
+    approverKeyId: key.keyId,
+    policyDigest: r.policyDigest,
+    audience: r.audience,
+    now: Date.now() / 1000,
+  });
+  const grantSig = await sign(key, signingInput(grantStatement));
+  const standing = await api.grantStanding(grant.document, envelope(grantStatement, grantSig));
+  return { ...decided, scope: scoped.scope, standing };
 }

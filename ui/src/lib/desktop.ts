@@ -21,6 +21,8 @@ export function desktopDecide(a: {
   hash: string;
   decision: DecisionKind;
   reason: string;
+  /** A held call's approval scope (once, session, hour, arguments). */
+  scope?: string;
 }): Promise<Record<string, unknown>> {
   // The app's init script may hand the bridge over directly (the UI is loaded from
   // the gateway's origin, where window.__TAURI__ is not necessarily exposed).

@@ -13,7 +13,15 @@ function state(s: StandingApproval, now: number): 'ACTIVE' | 'REVOKED' | 'EXPIRE
   return s.expires_at > now ? 'ACTIVE' : 'EXPIRED';
 }
 
+/** Who a grant covers: a role, or (from a held call's review) one agent, in one session. */
+function whoText(s: StandingApproval): string {
+  const d = s.document;
+  if (!d?.agent) return s.role;
+  return d.session ? `${d.agent} (one session)` : d.agent;
+}
+
 function shapeText(s: StandingApproval): string {
+  if (s.document?.arguments_hash) return 'exactly the arguments approved';
   const shape = s.document?.shape;
   if (!shape || typeof shape !== 'object') return '—';
   const entries = Object.entries(shape as Record<string, unknown>);
@@ -54,8 +62,11 @@ export function Standing() {
         <div>
           <h1>Standing approvals</h1>
           <div class="sub">
-            Classes of tool calls a role makes without review. {res.data ? `${active} active.` : ''} Granted with{' '}
-            <code>interlock standing add</code>; a call that inspection flags is held regardless.
+            <span>
+              Classes of tool calls a role or an agent makes without review. {res.data ? `${active} active.` : ''}{' '}
+              Granted from a held call’s review (for its session, an hour, or its exact arguments) or with{' '}
+              <code>interlock standing add</code>; a call that inspection flags is held regardless.
+            </span>
           </div>
         </div>
       </div>
@@ -64,7 +75,7 @@ export function Standing() {
         <div class="list" data-testid="standing">
           <div class="list-head">
             <span style={{ width: '28px' }} />
-            <span style={{ flex: 1 }}>Role → tool, argument shape</span>
+            <span style={{ flex: 1 }}>Role or agent → tool, argument shape</span>
             <span style={{ width: '150px' }}>Approver key</span>
             <span style={{ width: '112px' }}>Status</span>
             <span style={{ width: '96px', textAlign: 'right' }}>Expires</span>
@@ -83,7 +94,10 @@ export function Standing() {
                   <span class="kind">⟳</span>
                   <span class="main-col">
                     <div class="t">
-                      <span class="mono">{s.role}</span> → <span class="mono">{s.tool}</span>
+                      <span class="mono" title={s.document?.agent ? `agent ${s.document.agent}, role ${s.role}` : `role ${s.role}`}>
+                        {whoText(s)}
+                      </span>{' '}
+                      → <span class="mono">{s.tool}</span>
                     </div>
                     <div class="s mono" title={JSON.stringify(s.document?.shape ?? {})}>
                       {shapeText(s)}

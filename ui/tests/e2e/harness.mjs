@@ -120,12 +120,13 @@ export class Gateway {
     return `[servers.${name}]\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(script)}]\nenv = { ${toml} }\n`;
   }
 
-  async start({ servers = ['fresh', 'drifty', 'calm', 'vault'] } = {}) {
+  /** `extra`: more gateway.toml tables (roles, [calls]) after the top-level keys. */
+  async start({ servers = ['fresh', 'drifty', 'calm', 'vault'], extra = '' } = {}) {
     await this.cli('keys', 'init', '--identity', 'human:cli-reviewer');
     this.agentKey = (await this.cli('agents', 'add', 'builder')).trim();
     this.reviewerKey = (await this.cli('reviewers', 'add', 'ui-tests')).trim();
     this.config = path.join(this.dir, 'gateway.toml');
-    fs.writeFileSync(this.config, `listen = "127.0.0.1:0"\nrecheck_secs = 2\n` + servers.map((s) => this.server(s)).join('\n'));
+    fs.writeFileSync(this.config, `listen = "127.0.0.1:0"\nrecheck_secs = 2\n` + extra + servers.map((s) => this.server(s)).join('\n'));
     return this.serve([]);
   }
 
@@ -182,12 +183,12 @@ export class Gateway {
     });
   }
 
-  /** One stateless JSON-RPC request to /mcp with the agent key. */
-  async rpc(method, params) {
+  /** One stateless JSON-RPC request to /mcp with the agent key (or `key`). */
+  async rpc(method, params, key = this.agentKey) {
     const r = await fetch(this.base + '/mcp', {
       method: 'POST',
       headers: {
-        Authorization: `Bearer ${this.agentKey}`,
+        Authorization: `Bearer ${key}`,
         'Content-Type': 'application/json',
         Accept: 'application/json, text/event-stream',
         'MCP-Protocol-Version': '2026-07-28',
