@@ -14,6 +14,7 @@ mod evidence;
 mod gateway;
 mod gateway_util;
 mod governance;
+mod held_tasks;
 mod limits;
 mod mcp_bridge;
 mod pinning;

@@ -9,6 +9,10 @@ COMMAND:
     list-tools            {"serverInfo":..., "protocolVersion":..., "capabilities":...,
                            "instructions":..., "tools":[...every page, full tool objects...]}
     call NAME JSON_ARGS   {"result": <CallToolResult>}
+    call-task NAME JSON_ARGS
+                          the call as an MCP task (2025-11-25, the SDK's experimental API):
+                          {"task": <created Task>, "statuses": [{"status","statusMessage"}...
+                          each change seen while polling], "result": <CallToolResult>}
     script FILE           FILE is a JSON array of steps run in ONE session:
                             {"op":"list-tools"} | {"op":"call","name":N,"arguments":{...}}
                             | {"op":"sleep","ms":N}
@@ -118,6 +122,21 @@ async def call(session: ClientSession, name: str, arguments: Any) -> dict[str, A
     return {"result": dump(result)}
 
 
+async def call_task(session: ClientSession, name: str, arguments: Any) -> dict[str, Any]:
+    import warnings
+
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    created = await session.experimental.call_tool_as_task(name, arguments, ttl=3_600_000)
+    task_id = created.task.taskId
+    statuses: list[dict[str, Any]] = []
+    async for status in session.experimental.poll_task(task_id):
+        seen = {"status": status.status, "statusMessage": status.statusMessage}
+        if not statuses or statuses[-1] != seen:
+            statuses.append(seen)
+    result = await session.experimental.get_task_result(task_id, types.CallToolResult)
+    return {"task": dump(created.task), "statuses": statuses, "result": dump(result)}
+
+
 async def run(opts: argparse.Namespace, command: list[str], state: dict[str, Any]) -> tuple[dict[str, Any], int]:
     headers = {}
     for h in opts.header:
@@ -131,7 +150,7 @@ async def run(opts: argparse.Namespace, command: list[str], state: dict[str, Any
     verb = command[0]
     if verb == "list-tools" and len(command) == 1:
         steps = None
-    elif verb == "call" and len(command) == 3:
+    elif verb in ("call", "call-task") and len(command) == 3:
         try:
             arguments = json.loads(command[2])
         except json.JSONDecodeError as e:
@@ -176,6 +195,8 @@ async def run(opts: argparse.Namespace, command: list[str], state: dict[str, Any
                     return await list_tools(session, init), 0
                 if verb == "call":
                     return await call(session, command[1], arguments), 0
+                if verb == "call-task":
+                    return await call_task(session, command[1], arguments), 0
                 for i, step in enumerate(steps):
                     current_step[0] = i
                     try:

@@ -180,6 +180,7 @@ impl Prepared {
             envelopes: Default::default(),
             review_answers: Default::default(),
             held_calls: Default::default(),
+            tasks: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.iter() {
@@ -240,6 +241,8 @@ pub(crate) struct Inner {
     /// whether inspection held it. Kept in memory only: a session does not
     /// outlive the process either.
     held_calls: Mutex<indexmap::IndexMap<String, HeldMemo>>,
+    /// Task-augmented calls (MCP tasks, 2025-11-25).
+    tasks: crate::calls::tasks::Tasks,
     shutdown: watch::Sender<bool>,
 }
 
@@ -456,6 +459,10 @@ impl Gateway {
             counts: Arc::clone(&self.0.held),
             key: key_hash.to_owned(),
         })
+    }
+
+    pub(crate) fn tasks(&self) -> &crate::calls::tasks::Tasks {
+        &self.0.tasks
     }
 
     /// Remembers a held call.

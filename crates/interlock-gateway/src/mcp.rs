@@ -21,7 +21,7 @@ use serde_json::value::RawValue;
 use tokio_stream::StreamExt as _;
 
 use crate::calls::progress::Progress;
-use crate::calls::{listing, pipeline};
+use crate::calls::{listing, pipeline, tasks};
 use crate::content;
 use crate::gateway::{Gateway, Session};
 use crate::jsonrpc::{self, Incoming, Kind, code};
@@ -29,6 +29,10 @@ use crate::upstream::relay::LogLevel;
 
 /// Protocol versions served with the initialize handshake, newest first.
 pub const SESSION_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// The protocol version whose sessions may run calls as tasks (MCP tasks
+/// were introduced, experimental, in 2025-11-25 and left the 2026-07-28
+/// specification).
+const TASKS_VERSION: &str = "2025-11-25";
 /// The stateless protocol version.
 pub const STATELESS_VERSION: &str = "2026-07-28";
 
@@ -139,6 +143,7 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
     // Which session (or none, for stateless clients) the message belongs to.
     let mut log_level = None;
     let mut session_id = None;
+    let mut takes_tasks = false;
     if !stateless {
         let Some(sid) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
             return rpc_error(
@@ -152,6 +157,7 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
             Some(s) if s.key_hash == agent.key_hash => {
                 log_level = s.log_level;
                 session_id = Some(sid.to_owned());
+                takes_tasks = s.protocol_version == TASKS_VERSION;
                 if method == "logging/setLevel"
                     && let Some(id) = msg.id
                 {
@@ -201,6 +207,18 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
                 .get(header::ACCEPT)
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|a| a.contains("text/event-stream"));
+            if method == "tools/call"
+                && takes_tasks
+                && let Some(sid) = &session_id
+                && tasks::asks_for_task(msg.params)
+            {
+                // Answered at once with a task; the call goes on without
+                // the request (a held call waits as long as the task lives).
+                return json_response(
+                    StatusCode::OK,
+                    tasks::start(&gw, &agent, sid, id, msg.params),
+                );
+            }
             let token = progress_token(msg.params);
             if method == "tools/call" && accepts_sse && (token.is_some() || log_level.is_some()) {
                 // The client can take progress (or asked for log messages):
@@ -217,7 +235,14 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
                     session_id,
                 );
             }
-            let body = request(&gw, &agent, id, method, msg.params, session_id.as_deref()).await;
+            let body = match method {
+                "tasks/get" if takes_tasks => tasks::get(&gw, &agent, id, msg.params),
+                "tasks/result" if takes_tasks => tasks::result(&gw, &agent, id, msg.params).await,
+                "tasks/list" if takes_tasks => tasks::list(&gw, &agent, id, msg.params),
+                "tasks/cancel" if takes_tasks => tasks::cancel(&gw, &agent, id, msg.params),
+                "tools/list" if takes_tasks => listing::tools_list(&gw, &agent, id, false, true),
+                _ => request(&gw, &agent, id, method, msg.params, session_id.as_deref()).await,
+            };
             json_response(StatusCode::OK, body)
         }
     }
@@ -286,15 +311,12 @@ fn streamed_call(
     let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
     let progress = Progress::new(token, tx.clone(), log_level);
     tokio::spawn(async move {
-        let body = pipeline::tools_call(
-            &gw,
-            &agent,
-            &id,
-            params.as_deref(),
-            Some(&progress),
-            session_id.as_deref(),
-        )
-        .await;
+        let origin = pipeline::Origin {
+            progress: Some(&progress),
+            session: session_id.as_deref(),
+            ..Default::default()
+        };
+        let body = pipeline::tools_call(&gw, &agent, &id, params.as_deref(), &origin).await;
         let _ = tx.send(body).await;
     });
     sse_response(rx)
@@ -406,6 +428,15 @@ fn capabilities() -> serde_json::Value {
     })
 }
 
+/// The capabilities of a session at `version`: tasks where they exist.
+fn session_capabilities(version: &str) -> serde_json::Value {
+    let mut c = capabilities();
+    if version == TASKS_VERSION {
+        c["tasks"] = json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
+    }
+    c
+}
+
 const INSTRUCTIONS: &str = "Tools of upstream MCP servers are named server__tool (their prompts likewise; resources keep their URIs) and are served only while a human reviewer has approved the server's surface. Changes you want made outside these tools go through propose_plan: a human approves the exact plan, then execute_plan runs it once.";
 
 fn server_info() -> serde_json::Value {
@@ -456,7 +487,7 @@ fn initialize(
         id,
         &json!({
             "protocolVersion": version,
-            "capabilities": capabilities(),
+            "capabilities": session_capabilities(&version),
             "serverInfo": server_info(),
             "instructions": INSTRUCTIONS,
         }),
@@ -490,8 +521,14 @@ async fn request(
                 "_meta": {"io.modelcontextprotocol/serverInfo": server_info()},
             }),
         ),
-        "tools/list" => listing::tools_list(gw, agent, id, stateless),
-        "tools/call" => pipeline::tools_call(gw, agent, id, params, None, session_id).await,
+        "tools/list" => listing::tools_list(gw, agent, id, stateless, false),
+        "tools/call" => {
+            let origin = pipeline::Origin {
+                session: session_id,
+                ..Default::default()
+            };
+            pipeline::tools_call(gw, agent, id, params, &origin).await
+        }
         "prompts/list" => content::prompts_list(gw, agent, id, stateless).await,
         "prompts/get" => content::prompts_get(gw, agent, id, params).await,
         "resources/list" => {

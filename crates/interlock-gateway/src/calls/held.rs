@@ -86,9 +86,24 @@ pub(crate) async fn hold(
         return refusal;
     }
     let started = Instant::now();
-    let deadline = started + Duration::from_secs(gw.config().calls.hold_secs);
+    let deadline = started + Duration::from_secs(call.hold_secs);
     let mut last_report: Option<Instant> = None;
     while Instant::now() < deadline {
+        if call
+            .cancelled
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst))
+        {
+            let text = format!(
+                "The agent cancelled this call while it was held as plan `{plan_id}`; it was not run."
+            );
+            return jsonrpc::result_value(
+                id,
+                &jsonrpc::tool_error(
+                    &text,
+                    Some(json!({"held": true, "plan_id": plan_id, "cancelled": true})),
+                ),
+            );
+        }
         if let Some(p) = progress
             && last_report.is_none_or(|t| t.elapsed() >= REPORT_EVERY)
         {

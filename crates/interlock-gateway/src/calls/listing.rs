@@ -9,12 +9,17 @@ use crate::gateway::Gateway;
 use crate::governance;
 use crate::jsonrpc;
 
-/// The listing for `agent`, paginated as its protocol version wants.
+/// The listing for `agent`, paginated as its protocol version wants. With
+/// `tasks` (a 2025-11-25 session), each upstream tool that says nothing of
+/// task execution is listed with `execution.taskSupport: "optional"`: the
+/// gateway runs any call as a task ([`super::tasks`]), whatever its upstream
+/// can do. That member is the only change to a definition as listed.
 pub(crate) fn tools_list(
     gw: &Gateway,
     agent: &ApiKeyRecord,
     id: &RawValue,
     stateless: bool,
+    tasks: bool,
 ) -> Vec<u8> {
     let roles = gw.roles();
     let mut defs: Vec<std::borrow::Cow<'_, str>> = Vec::new();
@@ -33,7 +38,11 @@ pub(crate) fn tools_list(
         }
         for (tool, exposed) in &view.served {
             if view.check(tool).is_ok() && roles.allows(&agent.role, &exposed.exposed_name) {
-                defs.push(exposed.definition.get().into());
+                let def = exposed.definition.get();
+                defs.push(match tasks.then(|| with_task_support(def)).flatten() {
+                    Some(d) => d.into(),
+                    None => def.into(),
+                });
             }
         }
     }
@@ -59,4 +68,19 @@ pub(crate) fn tools_list(
         );
     }
     jsonrpc::listing(id, "tools", defs, stateless)
+}
+
+/// `definition` with `execution: {"taskSupport": "optional"}`, if it has no
+/// `execution` member (one an upstream wrote is left as it is).
+fn with_task_support(definition: &str) -> Option<String> {
+    let mut members: indexmap::IndexMap<String, Box<RawValue>> =
+        serde_json::from_str(definition).ok()?;
+    if members.contains_key("execution") {
+        return None;
+    }
+    members.insert(
+        "execution".into(),
+        RawValue::from_string(r#"{"taskSupport":"optional"}"#.into()).expect("JSON"),
+    );
+    serde_json::to_string(&members).ok()
 }

@@ -17,6 +17,8 @@
 //! - [`leaf`]: verdicts, outcomes and the shape of the `tool.call`,
 //!   `prompt.get` and `resource.read` leaves, as types.
 //! - [`progress`]: reporting to the agent's SSE stream while a call waits or runs.
+//! - [`tasks`]: task-augmented calls (MCP tasks): answered at once, a held call
+//!   waiting its task's lifetime, polled and fetched by the agent.
 //!
 //! Architecture invariant: a check on tool calls goes in [`assess`] (before)
 //! or [`scan`] (after), or [`envelope`] (both), and its verdict into [`leaf::Verdict`]; nothing else in
@@ -32,3 +34,4 @@ pub(crate) mod progress;
 pub mod scan;
 pub mod scopes;
 pub mod standing;
+pub(crate) mod tasks;

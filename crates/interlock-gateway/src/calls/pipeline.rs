@@ -72,6 +72,10 @@ pub(crate) struct Call<'a> {
     /// The agent's MCP session id (`None` for a stateless call): what a
     /// grant *for this session* binds to.
     pub session: Option<&'a str>,
+    /// How long a held call waits for a reviewer.
+    pub hold_secs: u64,
+    /// The call's task was cancelled (see [`Origin::cancelled`]).
+    pub cancelled: Option<&'a std::sync::atomic::AtomicBool>,
     /// The gateway's id of this call (`leaf::new_call_id`).
     pub call_id: String,
     /// The approved definition and baseline the call is bound to.
@@ -177,15 +181,32 @@ fn ran_upstream(outcome: &Outcome) -> bool {
     )
 }
 
+/// Where a call comes from and how long it may wait, beside its agent.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Origin<'a> {
+    /// The SSE stream of the agent's request (progress, relayed log messages).
+    pub progress: Option<&'a Progress>,
+    /// The agent's MCP session id; `None` for a stateless request.
+    pub session: Option<&'a str>,
+    /// How long a held call waits for a reviewer, if not `calls.hold_secs`
+    /// (a task's lifetime: nothing times out on the client's side).
+    pub hold_secs: Option<u64>,
+    /// Set when the agent cancels the call's task: a held call stops
+    /// waiting, and an approval that arrives later runs nothing.
+    pub cancelled: Option<&'a std::sync::atomic::AtomicBool>,
+}
+
 /// `tools/call`: the whole path of one call.
 pub(crate) async fn tools_call(
     gw: &Gateway,
     agent: &ApiKeyRecord,
     id: &RawValue,
     params: Option<&RawValue>,
-    progress: Option<&Progress>,
-    session: Option<&str>,
+    origin: &Origin<'_>,
 ) -> Vec<u8> {
+    let Origin {
+        progress, session, ..
+    } = *origin;
     let mut request = match Request::parse(params) {
         Ok(r) => r,
         Err(why) => return jsonrpc::error(Some(id), code::INVALID_PARAMS, why),
@@ -293,6 +314,8 @@ pub(crate) async fn tools_call(
         args_digest: &args_digest,
         assessment: &assessment,
         session,
+        hold_secs: origin.hold_secs.unwrap_or(gw.config().calls.hold_secs),
+        cancelled: origin.cancelled,
         call_id: new_call_id(),
         bound: Bound::of(&view, &tool),
         envelope: &before.findings,

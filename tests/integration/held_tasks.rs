@@ -1,0 +1,212 @@
+//! Issue 18 item 3: held calls that survive the client. A client that runs a
+//! call as an MCP task (protocol 2025-11-25) gets the task at once; the held
+//! call waits for its reviewer as long as the task lives (not
+//! `calls.hold_secs`), and the client, polling with short requests, receives
+//! the tool's own result after the approval — never a timeout. Through a real
+//! `interlock serve`, the drifting SDK server and the official Python SDK
+//! client (`mcp` from PyPI, its experimental tasks API; version in
+//! tests/peers/README.md).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::gateway_util::{Gateway, post_mcp};
+use crate::standing::gateway;
+use crate::util::stdout;
+
+/// The held `call-…` plan that appears in the inbox, waiting up to 60 s.
+fn held_call_in_inbox(gw: &Gateway, reviewer: &str) -> String {
+    let started = Instant::now();
+    loop {
+        let inbox = gw.api_get(reviewer, "/api/v1/inbox");
+        let found = inbox["items"].as_array().and_then(|items| {
+            items.iter().find_map(|i| {
+                i["plan_id"]
+                    .as_str()
+                    .filter(|id| id.starts_with("call-"))
+                    .map(str::to_owned)
+            })
+        });
+        if let Some(id) = found {
+            return id;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no held call appeared: {inbox}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The headline: `calls.hold_secs` is 1 s and the client's own per-request
+/// timeout 5 s; the reviewer approves after 12 s; the client gets the tool's
+/// result, having seen the task wait for a reviewer.
+#[test]
+fn a_held_call_run_as_a_task_reaches_a_client_that_never_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, reader) = gateway(dir.path());
+    let reviewer = gw.reviewer_key();
+    let url = gw.url.clone();
+    let client = std::thread::spawn(move || {
+        crate::gateway_util::client(
+            "py",
+            &url,
+            Some(&reader),
+            &["--timeout", "5", "call-task", "drifty__odd", r#"{"n": 1}"#],
+        )
+    });
+    let plan_id = held_call_in_inbox(&gw, &reviewer);
+    std::thread::sleep(Duration::from_secs(12));
+    let out = gw.approve("plans", &plan_id, "fine, after a while");
+    assert!(out.status.success(), "{}", stdout(&out));
+    let r = client.join().unwrap();
+    assert!(r.get("error").is_none(), "the client failed: {r}");
+    assert_eq!(r["task"]["status"], "working", "{r}");
+    assert!(
+        r["statuses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains(&plan_id) && m.contains("waiting for a reviewer"))),
+        "the task said it waited for a reviewer: {r}"
+    );
+    assert_eq!(
+        r["statuses"].as_array().unwrap().last().unwrap()["status"],
+        "completed"
+    );
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    assert_eq!(
+        r["result"]["content"][0]["text"], "odd",
+        "the tool's own result: {r}"
+    );
+    assert_eq!(
+        r["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], r["task"]["taskId"],
+        "{r}"
+    );
+    // The call ran once, as the approved plan, and the log says so.
+    let log = gw.api_get(&reviewer, "/api/v1/log?from=0&limit=1000");
+    let ran: Vec<&Value> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["entry"])
+        .filter(|e| e["type"] == "tool.call" && e["verdict"]["verdict"] == "approved_plan")
+        .collect();
+    assert_eq!(ran.len(), 1, "{log}");
+    gw.assert_audit_clean();
+}
+
+/// Raw protocol checks in one 2025-11-25 session: the capability and the
+/// tools' task support are declared; a task is another agent key's secret;
+/// a cancelled held call never runs, even once approved.
+#[test]
+fn regression_a_task_is_seen_only_by_its_agent_key_and_a_cancelled_held_call_never_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, reader) = gateway(dir.path());
+    let reviewer = gw.reviewer_key();
+    let session = |key: &str| -> (String, Value) {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "tasks-test", "version": "1"}}});
+        let (s, h, b) = post_mcp(&gw.addr, key, &[], init.to_string().as_bytes());
+        assert_eq!(s, 200);
+        let sid = h
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id"))
+            .unwrap()
+            .1
+            .clone();
+        (sid, serde_json::from_slice(&b).unwrap())
+    };
+    let rpc = |key: &str, sid: &str, method: &str, params: Value| -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
+        let (s, _, b) = post_mcp(
+            &gw.addr,
+            key,
+            &[("Mcp-Session-Id", sid)],
+            body.to_string().as_bytes(),
+        );
+        assert_eq!(s, 200, "{}", String::from_utf8_lossy(&b));
+        serde_json::from_slice(&b).unwrap()
+    };
+    let (sid, init) = session(&reader);
+    assert_eq!(
+        init["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"],
+        json!({}),
+        "{init}"
+    );
+    let tools = rpc(&reader, &sid, "tools/list", json!({}));
+    let odd = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "drifty__odd")
+        .unwrap()
+        .clone();
+    assert_eq!(odd["execution"]["taskSupport"], "optional", "{odd}");
+
+    let created = rpc(
+        &reader,
+        &sid,
+        "tools/call",
+        json!({"name": "drifty__odd", "arguments": {"n": 2}, "task": {"ttl": 600000}}),
+    );
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {created}"))
+        .to_owned();
+    let plan_id = held_call_in_inbox(&gw, &reviewer);
+
+    // Another agent key, in its own session, cannot see or cancel it.
+    let out = gw.cli(&[
+        "agents",
+        "add",
+        "snoop",
+        "--role",
+        "reader",
+        "--config",
+        &crate::standing::config(&gw),
+    ]);
+    let snoop = stdout(&out).trim().to_owned();
+    let (snoop_sid, _) = session(&snoop);
+    for method in ["tasks/get", "tasks/cancel", "tasks/result"] {
+        let r = rpc(&snoop, &snoop_sid, method, json!({"taskId": task_id}));
+        assert_eq!(r["error"]["code"], -32602, "{method}: {r}");
+    }
+    let listed = rpc(&snoop, &snoop_sid, "tasks/list", json!({}));
+    assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
+    let mine = rpc(&reader, &sid, "tasks/list", json!({}));
+    assert_eq!(
+        mine["result"]["tasks"][0]["taskId"],
+        task_id.as_str(),
+        "{mine}"
+    );
+
+    let cancelled = rpc(&reader, &sid, "tasks/cancel", json!({"taskId": task_id}));
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    let again = rpc(&reader, &sid, "tasks/cancel", json!({"taskId": task_id}));
+    assert_eq!(again["error"]["code"], -32602, "a terminal task: {again}");
+    // Approving the plan now runs nothing: the held call stopped waiting.
+    let out = gw.approve("plans", &plan_id, "too late");
+    assert!(out.status.success(), "{}", stdout(&out));
+    std::thread::sleep(Duration::from_secs(2));
+    let got = rpc(&reader, &sid, "tasks/get", json!({"taskId": task_id}));
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
+    let log = gw.api_get(&reviewer, "/api/v1/log?from=0&limit=1000");
+    assert!(
+        !log["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["entry"]["type"] == "tool.call.intent"),
+        "nothing was forwarded: {log}"
+    );
+    // A garbage task id and a missing one are invalid params, not a crash.
+    let r = rpc(&reader, &sid, "tasks/get", json!({"taskId": "../../etc"}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = rpc(&reader, &sid, "tasks/result", json!({}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+}
