@@ -22,8 +22,11 @@ the tray's menu over dbusmenu) on a real X server (``x11.py``):
    risk: its notification offers no *Approve* (one sent anyway is refused);
    ``interlock plans approve --hash`` runs it, once, and the waiting call
    returns the upstream tool's own result; the same call again is held as a
-   new plan (rejected from its notification, and not run); the log records one
-   dispatch and audits clean.
+   new plan (rejected from its notification, and not run); a third is
+   approved *for 1 hour* from its notification (issue 18): it runs, and the
+   agent's next call of that tool runs without a hold under the hour's grant;
+   the log records the holds, the two dispatches, the grant and its use, and
+   audits clean.
 4. Under WebDriver: a proposal's notification (Approve / Reject / Review; the
    latency from the HTTP response to ``Notify`` is measured); *Approve* makes
    the plan APPROVED at the notified hash (``interlock plans list --json``) and
@@ -699,6 +702,32 @@ def main():
             assert "It was not run" in refused["content"][0]["text"], refused
             wait(lambda: label() == "", 10, "tray 0")
 
+            # Issue 18: *Approve for 1 hour* from the next held call's
+            # notification runs the waiting call and grants the agent that
+            # tool for an hour: its next call, other values, is not held.
+            seen = len(notifications.snapshot())
+            third = calls.submit(agent.call, "drifty__odd", {"n": 1}, timeout=360)
+            n = notifications.wait_for(
+                lambda c: c["summary"] == "Plan held for review"
+                and "Held tool call: drifty__odd" in c["body"],
+                30,
+                "for the third call",
+                since=seen,
+            )
+            assert "approve_hour" in n["actions"] and "approve" not in n["actions"], n
+            (third_id,) = held_plans().keys() - {plan_id, again_id}
+            t_click = time.monotonic()
+            notifications.click(n["id"], "approve_hour")
+            assert third.result(timeout=60) == odd_result
+            FIGURES["held call: *Approve for 1 hour* click to the agent's result (ms)"] = round(
+                (time.monotonic() - t_click) * 1000
+            )
+            notifications.wait_for(
+                lambda c: c["summary"] == "Approved for 1 hour", 15, "the outcome", since=seen
+            )
+            assert agent.call("drifty__odd", {"n": 2}, timeout=60) == odd_result
+            wait(lambda: label() == "", 10, "tray 0")
+
             # The log: each call held, the approved one run by its plan, one dispatch.
             status, got = http(
                 "GET",
@@ -717,11 +746,19 @@ def main():
                 ("held", "held", plan_id),
                 ("approved_plan", "ok", plan_id),
                 ("held", "held", again_id),
+                ("held", "held", third_id),
+                ("approved_plan", "ok", third_id),
+                ("standing_approval", "ok", None),
             ], tool_calls
+            granted = [e for e in entries if e["type"] == "standing.granted"]
+            assert len(granted) == 1 and granted[0]["document"]["agent"] == "held-agent", granted
             dispatches = [
                 (e["plan_id"], e["action"], e["result"]) for e in entries if e["type"] == "stage.dispatch"
             ]
-            assert dispatches == [(plan_id, "mcp.call_tool", "dispatched")], dispatches
+            assert dispatches == [
+                (plan_id, "mcp.call_tool", "dispatched"),
+                (third_id, "mcp.call_tool", "dispatched"),
+            ], dispatches
 
             # Quit closes the log cleanly: it audits clean (exit 0).
             TrayMenu(bus, sender, path).click("Quit")

@@ -52,6 +52,15 @@ pub(crate) async fn hold(
     getrandom::fill(&mut rnd).expect("OS randomness");
     let digest_hex = call.args_digest.trim_start_matches("sha256:");
     let plan_id = format!("{HELD_PREFIX}{}-{}", &digest_hex[..12], hex::encode(rnd));
+    // Remembered before the plan is proposed: the proposal's event is what a
+    // desktop notification is raised for, and it asks what was remembered.
+    gw.remember_held_call(
+        &plan_id,
+        crate::gateway::HeldMemo {
+            session: call.session.map(super::standing::session_tag),
+            inspection_hold: assessment.inspection_hold,
+        },
+    );
     let doc = held_plan(&plan_id, call, tool_hash, gw.engine().now());
     let proposal = match gw.engine().propose(&doc).await {
         Ok(p) => p,
@@ -63,13 +72,6 @@ pub(crate) async fn hold(
             );
         }
     };
-    gw.remember_held_call(
-        &plan_id,
-        crate::gateway::HeldMemo {
-            session: call.session.map(super::standing::session_tag),
-            inspection_hold: assessment.inspection_hold,
-        },
-    );
     let mut reasons = assessment.hold_reasons.join("; ");
     if let Some(note) = note {
         reasons = format!("{reasons}; {note}");
