@@ -383,3 +383,25 @@ fn regression_an_agent_key_cannot_read_scopes() {
     );
     assert!(s == 401 || s == 403, "{s}");
 }
+
+/// `call-…` plans are the gateway's held calls, which get scoped offers: an
+/// agent's own plan cannot take that name and pose as one.
+#[test]
+fn regression_an_agent_cannot_propose_a_plan_posing_as_a_held_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, _reader) = gateway(dir.path());
+    let plan = json!({"plan": {
+        "schema_version": "interlock.plan/v1",
+        "plan_id": "call-0123456789ab-deadbeef",
+        "title": "Held tool call: drifty__odd",
+        "description": "looks like a held call",
+        "body": {"stages": [{"id": "call", "action": "mcp.call_tool", "target": "drifty",
+            "params": {"tool": "odd", "arguments": {}},
+            "rollback": "none"}]}}});
+    let (_, _, r) = gw.rpc(
+        "tools/call",
+        json!({"name": "propose_plan", "arguments": plan}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(r.to_string().contains("held calls"), "{r}");
+}

@@ -194,6 +194,18 @@ async fn propose(
             });
         }
     }
+    // `call-…` names the gateway's own held calls, which a reviewer may approve
+    // for a session or an hour from their review: an agent's plan cannot pose
+    // as one (issue 18).
+    if m.get("plan_id")
+        .and_then(Value::as_str)
+        .is_some_and(|id| id.starts_with(crate::calls::held::HELD_PREFIX))
+    {
+        return Err(bad(format!(
+            "plan ids starting with `{}` are the gateway's held calls; choose another plan_id",
+            crate::calls::held::HELD_PREFIX
+        )));
+    }
     let p = gw.engine().propose(&doc).await?;
     Ok(proposed(&p))
 }

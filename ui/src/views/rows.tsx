@@ -12,10 +12,15 @@ export function itemHref(i: InboxItem): string {
   return i.kind === 'plan' ? href.plan(i.plan_id) : href.server(i.name);
 }
 
-export function PlanRow({ p, selected, fresh }: { p: PlanSummary; selected: boolean; fresh?: boolean }) {
+export function PlanRow({ p, selected, fresh, member }: { p: PlanSummary; selected: boolean; fresh?: boolean; member?: boolean }) {
   const key = `plan:${p.plan_id}`;
   return (
-    <a class={`row${selected ? ' selected' : ''}${fresh ? ' fresh' : ''}`} href={href.plan(p.plan_id)} data-key={key} data-testid="row">
+    <a
+      class={`row${selected ? ' selected' : ''}${fresh ? ' fresh' : ''}${member ? ' member' : ''}`}
+      href={href.plan(p.plan_id)}
+      data-key={key}
+      data-testid="row"
+    >
       <span class={`bar risk-${p.risk}`} />
       <span class="kind" title="Plan">
         ▤

@@ -77,6 +77,20 @@ describe('approvals that do not fatigue', () => {
     const planId = heldPlan(held);
     assert.ok(planId, `held: ${JSON.stringify(held)}`);
 
+    // Two more held calls of the same tool by the same agent: the inbox shows
+    // the three as one group, opened with a click (or Enter).
+    for (const n of [10, 11]) assert.ok(heldPlan(await callOdd(reader, { n })));
+    await page.evaluate(() => (location.hash = '#/inbox'));
+    const group = page.locator('[data-testid=group-row]');
+    await group.waitFor({ timeout: T });
+    assert.match(await group.textContent(), /3 calls of calm__odd by reader-bot/);
+    assert.equal(await page.locator('[data-testid=row].member').count(), 0);
+    await group.click();
+    await until('three member rows', () => document.querySelectorAll('[data-testid=row].member').length === 3);
+    const heights = await page.$$eval('[data-testid=inbox] .row', (rs) => rs.map((r) => r.getBoundingClientRect().height));
+    assert.ok(heights.every((h) => h === heights[0]), `row heights ${heights}`);
+    await page.screenshot({ path: path.join(shots, 'inbox-grouped-held-calls.png') });
+
     await page.evaluate((h) => (location.hash = h), `#/plans/${encodeURIComponent(planId)}`);
     await page.locator('[data-testid=approve]').waitFor({ timeout: T });
     await page.evaluate(() => document.activeElement?.blur?.());
