@@ -20,6 +20,7 @@ mod pinning;
 mod plan_seed;
 mod probes;
 mod receipts;
+mod receipts_view;
 mod review;
 mod standing;
 mod team;
