@@ -237,6 +237,7 @@ const SHORTCUTS: [string, [string, string][]][] = [
       ['g s', 'Servers'],
       ['g a', 'Standing approvals'],
       ['g l', 'Log'],
+      ['g r', 'Receipts'],
       ['g ,', 'Settings'],
     ],
   ],
