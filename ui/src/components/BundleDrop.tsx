@@ -84,7 +84,7 @@ export function BundleDrop() {
         </p>
         <label class="field">
           <span>Log key you trust</span>
-          <input type="text" class="mono" value={pinned} onInput={(e) => setPinned((e.target as HTMLInputElement).value)} data-testid="pinned-key" spellcheck={false} />
+          <input type="text" class="mono" style={{ fontWeight: 400, fontSize: '12px' }} value={pinned} onInput={(e) => setPinned((e.target as HTMLInputElement).value)} data-testid="pinned-key" spellcheck={false} />
         </label>
         <input
           type="file"

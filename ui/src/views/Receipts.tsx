@@ -90,13 +90,22 @@ function verdictClass(r: Receipt): string {
   return '';
 }
 
+/** Every DSSE envelope inside `v` with its payload decoded (not a wall of base64). */
+export function decodeEnvelopes(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(decodeEnvelopes);
+  if (typeof v !== 'object' || v === null) return v;
+  const o = v as Record<string, unknown>;
+  if (typeof o.payload === 'string' && typeof o.payloadType === 'string' && Array.isArray(o.signatures)) return envelopeView(o);
+  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, decodeEnvelopes(x)]));
+}
+
 /** An approver's DSSE envelope, with its payload decoded (not a wall of base64). */
 function envelopeView(env: unknown): unknown {
   const e = env as { payload?: string; payloadType?: string; signatures?: unknown[] };
   if (!e || typeof e.payload !== 'string') return env;
   let payload: unknown = e.payload;
   try {
-    payload = JSON.parse(new TextDecoder().decode(fromBase64(e.payload)));
+    payload = decodeEnvelopes(JSON.parse(new TextDecoder().decode(fromBase64(e.payload))));
   } catch {
     /* keep the base64 */
   }
@@ -114,7 +123,9 @@ function Detail({ r }: { r: Receipt }) {
     setRaw(null);
     setErr(null);
   }, [r.index]);
-  const approval = r.predicate?.statement;
+  // A plan decision keeps its approver's envelope as `statement`, a server
+  // or tool decision as `envelope`.
+  const approval = r.predicate?.statement ?? r.predicate?.envelope;
   const showLeaf = async () => {
     setRaw('leaf');
     if (leaf?.index === r.index) return;
@@ -125,7 +136,7 @@ function Detail({ r }: { r: Receipt }) {
       try {
         const doc = JSON.parse(text) as Record<string, unknown>;
         // An older log's leaf is a DSSE envelope: show its payload decoded.
-        text = pretty(doc._type !== undefined ? doc : envelopeView(doc));
+        text = pretty(decodeEnvelopes(doc));
       } catch {
         /* not JSON: show as stored */
       }
@@ -237,7 +248,7 @@ function Detail({ r }: { r: Receipt }) {
       {raw && (
         <pre class="block raw" data-testid="receipt-raw">
           {raw === 'statement'
-            ? pretty(r.predicate)
+            ? pretty(decodeEnvelopes(r.predicate))
             : raw === 'envelope'
               ? pretty(envelopeView(approval))
               : leaf?.index === r.index
@@ -341,7 +352,7 @@ export function Receipts() {
           <h1>Receipts</h1>
           <div class="sub">Every decision in the signed log: find, read, export, and verify an exported bundle.</div>
         </div>
-        <div class="right">
+        <div style={{ marginLeft: 'auto' }}>
           <button class="btn primary" onClick={() => void doExport()} disabled={exporting} data-testid="export">
             {exporting ? 'Exporting…' : '⤓ Export these receipts'}
           </button>
