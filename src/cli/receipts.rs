@@ -9,9 +9,7 @@ use interlock_core::canon;
 use interlock_core::merkle::{self, NoteVerifier, Tree};
 use interlock_core::time::{parse_time, rfc3339};
 use interlock_log::{ExportFilter, META_VKEY};
-use interlock_receipts::{
-    VerifyOptions, open_leaf, open_leaf_unverified, verify_bundle,
-};
+use interlock_receipts::{VerifyOptions, open_leaf, open_leaf_unverified, verify_bundle};
 
 use super::EXIT_REJECTED;
 use super::context::Context;

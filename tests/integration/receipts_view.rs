@@ -16,7 +16,13 @@ use crate::util::{interlock_with, stdout};
 const AGENTS: [&str; 3] = ["builder", "ci", "reporter"];
 const SERVERS: [&str; 3] = ["files", "github", "shell"];
 const TOOLS: [&str; 4] = ["read_file", "write_file", "create_issue", "run"];
-const VERDICTS: [&str; 5] = ["allowed", "allowed", "held", "blocked", "shadow_would_block"];
+const VERDICTS: [&str; 5] = [
+    "allowed",
+    "allowed",
+    "held",
+    "blocked",
+    "shadow_would_block",
+];
 
 fn n(i: i64) -> CValue {
     CValue::Number(Number::from_i64(i).unwrap())
@@ -143,7 +149,12 @@ fn the_receipts_api_pages_and_filters_100000_entries_and_exports_what_the_cli_ve
     assert!(page.windows(2).all(|w| w[0] > w[1]), "newest first");
     let top = &first["receipts"][0];
     assert_eq!(top["kind"], "tool.call", "{top}");
-    assert!(top["hash"]["value"].as_str().unwrap().starts_with("sha256:"));
+    assert!(
+        top["hash"]["value"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
     assert!(top["predicate"]["verdict"].is_object(), "{top}");
 
     // Keyset paging: the next page starts right below the cursor.
@@ -194,6 +205,37 @@ fn the_receipts_api_pages_and_filters_100000_entries_and_exports_what_the_cli_ve
          {week_ms:.1} ms; tool + plan + event {held_ms:.1} ms"
     );
 
+    // The overview's counts over the whole span, by SQL over the index.
+    let month_ago = week_ago - 23 * 86_400 - 86_400;
+    let (overview, overview_ms) = get(
+        &gw,
+        &key,
+        &format!("/api/v1/overview?since={month_ago}&bucket=86400"),
+    );
+    assert_eq!(
+        overview["all"]["calls"].as_u64(),
+        Some(count),
+        "{}",
+        overview["all"]
+    );
+    assert_eq!(overview["agents"].as_array().unwrap().len(), 3);
+    assert_eq!(overview["servers"].as_array().unwrap().len(), 3);
+    let would: u64 = overview["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["shadow_would_block"].as_u64().unwrap())
+        .sum();
+    assert_eq!(would, count / 5, "every fifth call is a shadow would-block");
+    let series: u64 = overview["all"]["series"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(series, count, "the buckets add up");
+    println!("overview of {count} entries in daily buckets: {overview_ms:.1} ms");
+
     // Bad input is refused with a clear error.
     let auth = format!("Bearer {key}");
     let (status, _, body) = http(
@@ -216,7 +258,10 @@ fn the_receipts_api_pages_and_filters_100000_entries_and_exports_what_the_cli_ve
         &gw.addr,
         "POST",
         "/api/v1/receipts/export",
-        &[("Authorization", &auth), ("Content-Type", "application/json")],
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+        ],
         body.as_bytes(),
     );
     let export_ms = t.elapsed().as_secs_f64() * 1000.0;
@@ -250,9 +295,16 @@ fn the_receipts_api_pages_and_filters_100000_entries_and_exports_what_the_cli_ve
     );
     let report: Value = serde_json::from_str(&stdout(&verified)).unwrap();
     assert!(verified.status.success(), "{report}");
-    assert_eq!(report["receipts"].as_array().unwrap().len() as u64, receipts);
+    assert_eq!(
+        report["receipts"].as_array().unwrap().len() as u64,
+        receipts
+    );
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert_eq!(csv.lines().count() as u64, receipts + 1, "a header and a line each");
+    assert_eq!(
+        csv.lines().count() as u64,
+        receipts + 1,
+        "a header and a line each"
+    );
     println!("exported {receipts} receipts (a week of files/ci) in {export_ms:.0} ms");
 
     // One receipt as a tlog-proof, verified by the CLI with the pinned key.

@@ -16,6 +16,7 @@ import { Standing } from './views/Standing';
 import { ServerView } from './views/Server';
 import { Log } from './views/Log';
 import { Receipts } from './views/Receipts';
+import { Overview } from './views/Overview';
 import { Settings } from './views/Settings';
 
 const STATE_TEXT: Record<StreamState, string> = {
@@ -122,6 +123,7 @@ export function App() {
       a: () => go(href.standing()),
       l: () => go(href.log()),
       r: () => go(href.receipts()),
+      o: () => go(href.overview()),
       ',': () => go(href.settings()),
     });
   }, []);
@@ -173,6 +175,9 @@ export function App() {
     case 'receipts':
       view = <Receipts />;
       break;
+    case 'overview':
+      view = <Overview />;
+      break;
     case 'settings':
       view = <Settings />;
       break;
@@ -195,6 +200,7 @@ export function App() {
           Interlock
         </div>
         <NavItem h={href.inbox()} label="Inbox" icon="✉" active={active === 'inbox'} count={count} />
+        <NavItem h={href.overview()} label="Overview" icon="◔" active={active === 'overview'} hint="g o" />
         <NavItem h={href.plans()} label="Plans" icon="▤" active={active === 'plans'} hint="g p" />
         <NavItem h={href.servers()} label="Servers" icon="⛁" active={active === 'servers'} hint="g s" />
         <NavItem h={href.standing()} label="Standing" icon="⟳" active={active === 'standing'} hint="g a" />

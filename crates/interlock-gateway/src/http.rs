@@ -89,6 +89,7 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             get(receipts_api::tlog_proof),
         )
         .route("/api/v1/receipts", get(receipts_api::receipts))
+        .route("/api/v1/overview", get(receipts_api::overview))
         .route(
             "/api/v1/receipts/export",
             axum::routing::post(receipts_api::export),

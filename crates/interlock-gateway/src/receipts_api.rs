@@ -241,3 +241,192 @@ pub async fn tlog_proof(
     )
         .into_response())
 }
+
+/// The overview's query: `since` (a time, default 7 days ago), `bucket`
+/// (seconds, default an hour), `today` (where the reviewer's day starts,
+/// default midnight UTC).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverviewQuery {
+    since: Option<String>,
+    bucket: Option<i64>,
+    today: Option<String>,
+}
+
+/// The most buckets one overview asks the store for.
+const MAX_BUCKETS: i64 = 2_000;
+
+/// Receipt kinds that record a reviewer's decision.
+const DECISIONS: [&str; 10] = [
+    "plan.approved",
+    "plan.rejected",
+    "plan.decision",
+    "server.approved",
+    "server.rejected",
+    "tool.approved",
+    "tool.blocked",
+    "standing.granted",
+    "standing.revoked",
+    "tool.envelope_widened",
+];
+
+/// Per-name totals and series of tool calls.
+#[derive(Default)]
+struct Series {
+    calls: Vec<u64>,
+    holds: Vec<u64>,
+    blocks: Vec<u64>,
+    shadow_calls: u64,
+    shadow_would_block: u64,
+}
+
+impl Series {
+    fn new(n: usize) -> Series {
+        Series {
+            calls: vec![0; n],
+            holds: vec![0; n],
+            blocks: vec![0; n],
+            ..Series::default()
+        }
+    }
+
+    fn add(&mut self, at: usize, verdict: Option<&str>, shadow: bool, count: u64) {
+        self.calls[at] += count;
+        match verdict {
+            Some("held") => self.holds[at] += count,
+            Some("blocked") => self.blocks[at] += count,
+            _ => {}
+        }
+        if shadow {
+            self.shadow_calls += count;
+            if verdict == Some("shadow_would_block") {
+                self.shadow_would_block += count;
+            }
+        }
+    }
+
+    fn json(&self, name: &str) -> Value {
+        let sum = |v: &[u64]| v.iter().sum::<u64>();
+        json!({
+            "name": name,
+            "calls": sum(&self.calls),
+            "holds": sum(&self.holds),
+            "blocks": sum(&self.blocks),
+            "shadow_calls": self.shadow_calls,
+            "shadow_would_block": self.shadow_would_block,
+            "shadow_would_block_rate": (self.shadow_calls > 0)
+                .then(|| self.shadow_would_block as f64 / self.shadow_calls as f64),
+            "series": {"calls": self.calls, "holds": self.holds, "blocks": self.blocks},
+        })
+    }
+}
+
+/// `GET /api/v1/overview?since=&bucket=&today=`: what waits now (held,
+/// quarantined), what was decided today, and tool calls, holds and blocks
+/// per time bucket, per server and per agent, with each agent's shadow-mode
+/// would-block rate. The counting is SQL (`GROUP BY` over the receipt
+/// index); this only lays the counts out as series.
+pub async fn overview(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Query(q): Query<OverviewQuery>,
+) -> Result<Json<Value>, ApiError> {
+    reviewer(&gw, &headers).await?;
+    let now = gw.engine().now();
+    let bucket = q.bucket.unwrap_or(3_600);
+    if bucket <= 0 {
+        return Err(invalid(format!(
+            "bucket must be a positive number of seconds, not {bucket}"
+        )));
+    }
+    let since = time("since", q.since.as_deref())?.unwrap_or(now - 7 * 86_400);
+    // Buckets start at multiples of their width (whole hours, whole UTC
+    // days), so the last one is the one `now` is in.
+    let since = since - since.rem_euclid(bucket);
+    if since > now {
+        return Err(invalid("since is in the future".into()));
+    }
+    if (now - since) / bucket > MAX_BUCKETS {
+        return Err(invalid(format!(
+            "{} buckets of {bucket} s since {since}: at most {MAX_BUCKETS}; ask for wider buckets",
+            (now - since) / bucket
+        )));
+    }
+    let today = time("today", q.today.as_deref())?.unwrap_or(now - now.rem_euclid(86_400));
+    let store = gw.engine().store();
+    interlock_log::index_receipts(store)
+        .await
+        .map_err(storage)?;
+    let rows = store.receipt_counts(since, bucket).await?;
+    // The day so far, as one bucket.
+    let day = store
+        .receipt_counts(today, (now - today).max(0) + 1)
+        .await?;
+    let n = usize::try_from((now - since) / bucket + 1).unwrap_or(1);
+    let mut all = Series::new(n);
+    let mut servers: std::collections::BTreeMap<String, Series> = Default::default();
+    let mut agents: std::collections::BTreeMap<String, Series> = Default::default();
+    let (mut decided_today, mut held_today, mut calls_today) = (0u64, 0u64, 0u64);
+    for r in &day {
+        if DECISIONS.contains(&r.kind.as_str()) {
+            decided_today += r.count;
+        }
+        if r.kind == "tool.call" {
+            calls_today += r.count;
+            if r.verdict.as_deref() == Some("held") {
+                held_today += r.count;
+            }
+        }
+    }
+    for r in &rows {
+        if r.kind != "tool.call" {
+            continue;
+        }
+        let Some(at) = usize::try_from((r.start - since) / bucket)
+            .ok()
+            .filter(|i| *i < n)
+        else {
+            continue;
+        };
+        let v = r.verdict.as_deref();
+        all.add(at, v, r.shadow, r.count);
+        let server = r.server.clone().unwrap_or_default();
+        servers
+            .entry(server)
+            .or_insert_with(|| Series::new(n))
+            .add(at, v, r.shadow, r.count);
+        let agent = r.agent.clone().unwrap_or_default();
+        agents
+            .entry(agent)
+            .or_insert_with(|| Series::new(n))
+            .add(at, v, r.shadow, r.count);
+    }
+    let views = gw.pins().views();
+    let quarantined = views
+        .iter()
+        .filter(|v| v.record.status == interlock_store::ServerStatus::Quarantined)
+        .count();
+    let held_servers = views.iter().filter(|v| v.waits_for_review()).count();
+    let held_plans = gw
+        .engine()
+        .plans(Some(interlock_engine::PlanStatus::Proposed))
+        .await?
+        .len();
+    Ok(Json(json!({
+        "now": now,
+        "since": since,
+        "bucket": bucket,
+        "today": today,
+        "buckets": (0..n).map(|i| since + i as i64 * bucket).collect::<Vec<_>>(),
+        "held": held_plans + held_servers,
+        "held_plans": held_plans,
+        "held_servers": held_servers,
+        "quarantined": quarantined,
+        "decided_today": decided_today,
+        "calls_today": calls_today,
+        "held_calls_today": held_today,
+        "all": all.json("all"),
+        "servers": servers.iter().map(|(k, s)| s.json(k)).collect::<Vec<_>>(),
+        "agents": agents.iter().map(|(k, s)| s.json(k)).collect::<Vec<_>>(),
+    })))
+}

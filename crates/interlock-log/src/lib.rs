@@ -40,11 +40,11 @@ pub use audit::{AuditProblem, AuditReport, PENDING_SECS, audit};
 pub use claims::drift_window_claim_of;
 pub use error::LogError;
 pub use export::{ExportFilter, META_LAST_EXPORT, export, export_tlog_proof};
+pub use log::{
+    Appended, Durability, Log, LogOptions, MAX_BATCH, MAX_ENTRY_BYTES, META_ORIGIN, META_VKEY,
+};
 pub use receipts::{
     ExportFiles, ReceiptEntry, UNREADABLE, export_files, facts_of, index_receipts, receipts_page,
     tlog_proof_file,
-};
-pub use log::{
-    Appended, Durability, Log, LogOptions, MAX_BATCH, MAX_ENTRY_BYTES, META_ORIGIN, META_VKEY,
 };
 pub use signer::{CheckpointSigner, LogSigner};

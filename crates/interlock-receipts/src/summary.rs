@@ -126,10 +126,7 @@ mod tests {
         assert_eq!(s.plan_id.as_deref(), Some("p1"));
         assert_eq!(s.verdict.as_deref(), Some("held"));
         assert_eq!(s.shadow, Some(false));
-        assert_eq!(
-            s.hash,
-            Some(("definition_hash".into(), "sha256:ab".into()))
-        );
+        assert_eq!(s.hash, Some(("definition_hash".into(), "sha256:ab".into())));
         assert_eq!(s.reasons.as_deref(), Some("risky"));
         assert_eq!(s.findings.unwrap()[0]["kind"], "secret");
     }

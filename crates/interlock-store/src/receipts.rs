@@ -224,18 +224,25 @@ impl Store {
                 "a time bucket must be positive, not {bucket} s"
             )));
         }
-        let rows: Vec<(i64, String, Option<String>, Option<String>, Option<String>, Option<i64>, i64)> =
-            sqlx::query_as(
-                "SELECT (at - ?1) / ?2 * ?2 + ?1 AS start, kind, server, agent, verdict, \
+        let rows: Vec<(
+            i64,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<i64>,
+            i64,
+        )> = sqlx::query_as(
+            "SELECT (at - ?1) / ?2 * ?2 + ?1 AS start, kind, server, agent, verdict, \
                  COALESCE(shadow, 0), COUNT(*) FROM receipt_facts WHERE at >= ?1 \
                  GROUP BY start, kind, server, agent, verdict, COALESCE(shadow, 0) \
                  ORDER BY start",
-            )
-            .bind(since)
-            .bind(bucket)
-            .fetch_all(self.pool())
-            .await
-            .ctx("receipt facts")?;
+        )
+        .bind(since)
+        .bind(bucket)
+        .fetch_all(self.pool())
+        .await
+        .ctx("receipt facts")?;
         rows.into_iter()
             .map(|(start, kind, server, agent, verdict, shadow, count)| {
                 Ok(ReceiptCount {

@@ -238,6 +238,7 @@ const SHORTCUTS: [string, [string, string][]][] = [
       ['g a', 'Standing approvals'],
       ['g l', 'Log'],
       ['g r', 'Receipts'],
+      ['g o', 'Overview'],
       ['g ,', 'Settings'],
     ],
   ],

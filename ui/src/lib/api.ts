@@ -404,6 +404,8 @@ export const api = {
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(Object.fromEntries(Object.entries(f).filter(([, v]) => v))),
     }),
+  overview: (since: number, bucket: number, today: number) =>
+    request<Overview>(`/api/v1/overview?since=${since}&bucket=${bucket}&today=${today}`),
   /** One receipt as a C2SP tlog-proof file (text). */
   tlogProof: (index: number) => requestText(`/api/v1/log/${index}/tlog-proof`),
   /** Proposes a HALTED plan's rollback plan (held for review; nothing runs). */
@@ -499,4 +501,32 @@ export async function requestText(path: string): Promise<string> {
     throw new ApiError(r.status, code, message);
   }
   return text;
+}
+
+/** One server's or agent's tool calls (or all of them) in the overview. */
+export interface OverviewSeries {
+  name: string;
+  calls: number;
+  holds: number;
+  blocks: number;
+  shadow_calls: number;
+  shadow_would_block: number;
+  shadow_would_block_rate: number | null;
+  series: { calls: number[]; holds: number[]; blocks: number[] };
+}
+
+/** `GET /api/v1/overview`. */
+export interface Overview {
+  now: number;
+  since: number;
+  bucket: number;
+  buckets: number[];
+  held: number;
+  quarantined: number;
+  decided_today: number;
+  calls_today: number;
+  held_calls_today: number;
+  all: OverviewSeries;
+  servers: OverviewSeries[];
+  agents: OverviewSeries[];
 }

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Gateway, interlockBin, uiDir } from './harness.mjs';
+import { Gateway, interlockBin, uiDir, waitFor } from './harness.mjs';
 
 const run = promisify(execFile);
 import { launch } from './browser.mjs';
@@ -44,6 +44,23 @@ async function cliVerify(file, logKey) {
     if (e.code === 1 && e.stdout) return JSON.parse(e.stdout);
     throw e;
   }
+}
+
+/** One JSON-RPC request to /mcp with an agent key. */
+async function call(key, method, params) {
+  const r = await fetch(gw.base + '/mcp', {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${key}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = await r.json();
+  if (r.status !== 200 || body.error) throw new Error(`${method}: ${r.status} ${JSON.stringify(body)}`);
+  return body.result;
 }
 
 /** Drops a file on the window, as a user dragging it from a file manager does. */
@@ -80,6 +97,15 @@ before(async () => {
   await gw.approveServer('drifty');
   await gw.approveServer('calm');
   await gw.waitServer('calm', (s) => s.status === 'TRUSTED', 'TRUSTED');
+  // Tool calls for the overview: allowed and blocked (a secret in the
+  // arguments) from `builder`; the same from a shadow-mode agent, whose
+  // blocked call only would have been.
+  const shadowKey = (await gw.cli('agents', 'add', 'shadowy', '--shadow')).trim();
+  await waitFor('calm__add served', async () => (await call(gw.agentKey, 'tools/list', {})).tools.some((t) => t.name === 'calm__add'));
+  for (const key of [gw.agentKey, shadowKey]) {
+    for (let i = 0; i < 3; i++) await call(key, 'tools/call', { name: 'calm__add', arguments: { a: i, b: 1 } });
+    await call(key, 'tools/call', { name: 'calm__greet', arguments: { name: 'AKIAIOSFODNN7EXAMPLE' } });
+  }
   const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1, acceptDownloads: true });
   page = await ctx.newPage();
   page.on('console', (m) => {
@@ -187,6 +213,25 @@ describe('receipts: find, read, export, verify', () => {
     console.log(`# in-browser verification of 10,000 receipts: ${line.split('·').pop().trim()} (${((Date.now() - started) / 1000).toFixed(1)} s with file reading)`);
     assert.equal(r.ok, 'true', r.counts);
     assert.equal(r.counts, '10000 receipts, 0 failed, 0 bundle problems');
+  });
+
+  it('shows the overview: what waits, today, calls over time, the shadow would-block rate', async () => {
+    // The shortcut, from the page (not from a text field, which keeps its keys).
+    await page.evaluate(() => document.activeElement?.blur?.());
+    await page.keyboard.press('g');
+    await page.keyboard.press('o');
+    await page.locator('[data-testid=agent-row]').first().waitFor({ timeout: T });
+    assert.equal((await page.textContent('[data-testid=stat-calls]')).trim(), '8');
+    assert.equal(Number(await page.textContent('[data-testid=stat-decided]')), 2, 'two servers approved today');
+    const rows = await page.$$eval('[data-testid=agent-row]', (rs) => rs.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent.trim())));
+    const byName = Object.fromEntries(rows.map((r) => [r[0], r]));
+    assert.deepEqual(byName.builder.slice(1, 5), ['4', '0', '1', '0'], JSON.stringify(rows));
+    assert.deepEqual(byName.shadowy.slice(1, 5), ['4', '0', '0', '4'], JSON.stringify(rows));
+    assert.match(byName.shadowy[5], /25 %/);
+    // The charts drew (uPlot's canvas), at a fixed height.
+    await page.locator('[data-testid=chart-all] canvas').waitFor({ timeout: T });
+    assert.equal(await page.locator('.chart canvas').count(), 4);
+    await shot('overview');
   });
 
   it('logged no console errors', () => {
