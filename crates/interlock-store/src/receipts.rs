@@ -108,6 +108,18 @@ pub struct ReceiptCount {
     pub count: u64,
 }
 
+/// One `GROUP BY` row of [`Store::receipt_counts`]: bucket start, kind,
+/// server, agent, verdict, shadow flag, count.
+type CountRow = (
+    i64,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    i64,
+);
+
 fn opt_i64_bool(v: Option<bool>) -> Option<i64> {
     v.map(i64::from)
 }
@@ -224,15 +236,7 @@ impl Store {
                 "a time bucket must be positive, not {bucket} s"
             )));
         }
-        let rows: Vec<(
-            i64,
-            String,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<i64>,
-            i64,
-        )> = sqlx::query_as(
+        let rows: Vec<CountRow> = sqlx::query_as(
             "SELECT (at - ?1) / ?2 * ?2 + ?1 AS start, kind, server, agent, verdict, \
                  COALESCE(shadow, 0), COUNT(*) FROM receipt_facts WHERE at >= ?1 \
                  GROUP BY start, kind, server, agent, verdict, COALESCE(shadow, 0) \
