@@ -249,6 +249,30 @@ fn the_receipts_api_pages_and_filters_100000_entries_and_exports_what_the_cli_ve
     assert!(String::from_utf8_lossy(&body).contains("RFC 3339"));
     let (status, _, _) = http(&gw.addr, "GET", "/api/v1/receipts", &[], b"");
     assert_eq!(status, 401, "the receipts need a reviewer key");
+    let agent = format!("Bearer {}", gw.agent_key);
+    for path in [
+        "/api/v1/receipts",
+        "/api/v1/overview",
+        "/api/v1/log/0/tlog-proof",
+    ] {
+        let (status, _, _) = http(&gw.addr, "GET", path, &[("Authorization", &agent)], b"");
+        assert_eq!(status, 401, "{path}: an agent key reads no receipts");
+    }
+    // A filter is a bound value, never SQL.
+    let (injected, _) = get(
+        &gw,
+        &key,
+        "/api/v1/receipts?server=files%27%20OR%20%271%27%3D%271",
+    );
+    assert_eq!(indices(&injected), Vec::<u64>::new());
+    let (status, _, _) = http(
+        &gw.addr,
+        "GET",
+        "/api/v1/overview?bucket=1&since=0",
+        &[("Authorization", &auth)],
+        b"",
+    );
+    assert_eq!(status, 400, "a million one-second buckets are refused");
 
     // Export a week of one server from the window's endpoint; the CLI
     // verifies the same bundle, with the same count.
@@ -306,6 +330,46 @@ fn the_receipts_api_pages_and_filters_100000_entries_and_exports_what_the_cli_ve
         "a header and a line each"
     );
     println!("exported {receipts} receipts (a week of files/ci) in {export_ms:.0} ms");
+    // The CLI's export, same filters, same code path: the same receipts.
+    let cli_out = gw.dir.path().join("cli-export");
+    let out_cli = gw.cli(&[
+        "receipts",
+        "export",
+        cli_out.to_str().unwrap(),
+        "--since",
+        &week_ago.to_string(),
+        "--server",
+        "files",
+        "--agent",
+        "ci",
+    ]);
+    assert!(out_cli.status.success(), "{}", stdout(&out_cli));
+    let cli_bundle: Value =
+        serde_json::from_slice(&std::fs::read(cli_out.join("bundle.json")).unwrap()).unwrap();
+    let api_bundle: Value =
+        serde_json::from_slice(&std::fs::read(out.join("bundle.json")).unwrap()).unwrap();
+    let listed = |b: &Value| -> Vec<u64> {
+        b["receipts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["index"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(listed(&cli_bundle), listed(&api_bundle));
+    // Filters the CLI gained with the view: one event type of one tool.
+    let by_event = gw.cli(&[
+        "receipts",
+        "export",
+        gw.dir.path().join("by-event").to_str().unwrap(),
+        "--event",
+        "tool.call",
+        "--tool",
+        "create_issue",
+        "--until",
+        &(week_ago - 20 * 86_400).to_string(),
+    ]);
+    assert!(by_event.status.success(), "{}", stdout(&by_event));
 
     // One receipt as a tlog-proof, verified by the CLI with the pinned key.
     let (status, headers, proof) = http(
