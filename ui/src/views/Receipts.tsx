@@ -9,6 +9,7 @@ import { api, ApiError, type Receipt, type ReceiptFilters, type ReceiptsExport }
 import { ago, fullTime, useListNav, useTick } from '../lib/hooks';
 import { fromBase64 } from '../lib/statement';
 import { download } from '../lib/download';
+import { decodeEnvelopes, envelopeView } from '../lib/dsse';
 import { Empty, ErrorBanner, Hash, pretty, SkeletonRows } from '../components/ui';
 import { BundleDrop } from '../components/BundleDrop';
 
@@ -88,28 +89,6 @@ function verdictClass(r: Receipt): string {
   if (/blocked|rejected|quarantined|revoked/.test(v)) return 'act-block';
   if (/held|pending|would/.test(v)) return 'act-hold';
   return '';
-}
-
-/** Every DSSE envelope inside `v` with its payload decoded (not a wall of base64). */
-export function decodeEnvelopes(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(decodeEnvelopes);
-  if (typeof v !== 'object' || v === null) return v;
-  const o = v as Record<string, unknown>;
-  if (typeof o.payload === 'string' && typeof o.payloadType === 'string' && Array.isArray(o.signatures)) return envelopeView(o);
-  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, decodeEnvelopes(x)]));
-}
-
-/** An approver's DSSE envelope, with its payload decoded (not a wall of base64). */
-function envelopeView(env: unknown): unknown {
-  const e = env as { payload?: string; payloadType?: string; signatures?: unknown[] };
-  if (!e || typeof e.payload !== 'string') return env;
-  let payload: unknown = e.payload;
-  try {
-    payload = decodeEnvelopes(JSON.parse(new TextDecoder().decode(fromBase64(e.payload))));
-  } catch {
-    /* keep the base64 */
-  }
-  return { payloadType: e.payloadType, payload_decoded: payload, signatures: e.signatures };
 }
 
 type Raw = 'statement' | 'leaf' | 'envelope';
@@ -344,6 +323,14 @@ export function Receipts() {
       setExporting(false);
     }
   };
+  // The configured servers, offered as the server filter's suggestions.
+  const [serverNames, setServerNames] = useState<string[]>([]);
+  useEffect(() => {
+    void api.servers().then(
+      (r) => setServerNames(r.servers.map((s) => s.name)),
+      () => undefined,
+    );
+  }, []);
   const set = (k: keyof typeof fields) => (e: Event) => setFields((f) => ({ ...f, [k]: (e.target as HTMLInputElement).value }));
   return (
     <div class="page">
@@ -385,7 +372,12 @@ export function Receipts() {
       <div class="receipt-filters">
         <label>
           Server
-          <input type="text" value={fields.server} onInput={set('server')} placeholder="any" data-testid="filter-server" />
+          <input type="text" list="receipt-servers" value={fields.server} onInput={set('server')} placeholder="any" data-testid="filter-server" />
+          <datalist id="receipt-servers">
+            {serverNames.map((n) => (
+              <option value={n} />
+            ))}
+          </datalist>
         </label>
         <label>
           Agent

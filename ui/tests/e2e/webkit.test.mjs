@@ -74,8 +74,16 @@ async function dropAndRead(name, text, pinned) {
 
 before(async () => {
   if (!available) return;
-  const display = `:${90 + (process.pid % 100)}`;
-  xvfb = spawn('/usr/bin/Xvfb', [display, '-screen', '0', '1280x900x24'], { stdio: 'ignore' });
+  // Xvfb picks a free display itself and says which on fd 3.
+  xvfb = spawn('/usr/bin/Xvfb', ['-displayfd', '3', '-screen', '0', '1280x900x24'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
+  const display = await new Promise((resolve, reject) => {
+    let got = '';
+    xvfb.stdio[3].on('data', (d) => {
+      got += d;
+      if (got.includes('\n')) resolve(`:${got.trim()}`);
+    });
+    xvfb.once('exit', (code) => reject(new Error(`Xvfb exited ${code}`)));
+  });
   const port = await freePort();
   driver = spawn(DRIVER, [`--port=${port}`], { env: { ...process.env, DISPLAY: display }, stdio: 'ignore' });
   base = `http://127.0.0.1:${port}`;
