@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use ed25519_dalek::SigningKey;
 use interlock_canon::{Map, Number, Value};
-use interlock_log::{CheckpointSigner, Log, index_receipts, receipts_page};
+use interlock_log::{CheckpointSigner, Log, facts_of, index_receipts, receipts_page};
 use interlock_store::{ReceiptFilter, Store};
 
 const AGENTS: [&str; 3] = ["builder", "ci", "reporter"];
@@ -94,6 +94,12 @@ fn main() {
             t.elapsed().as_secs_f64()
         );
 
+        // What the catch-up costs apart from SQLite: reading each leaf's facts.
+        let rows = store.leaves(0..count).await.expect("leaves");
+        let t = Instant::now();
+        let facts: Vec<_> = rows.iter().map(facts_of).collect();
+        println!("facts of {} leaves read in {:.0} ms", facts.len(), ms(t));
+        drop((rows, facts));
         let t = Instant::now();
         let indexed = index_receipts(&store).await.expect("index");
         println!(

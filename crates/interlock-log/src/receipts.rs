@@ -21,34 +21,28 @@ const CATCH_UP_CHUNK: u64 = 2048;
 
 /// The facts of leaf `row`: a leaf that does not open is indexed under the
 /// kind `unreadable` (so it is still listed, and the audit names why).
-pub fn facts_of(row: &LeafRow) -> (ReceiptFacts, Option<ReceiptSummary>) {
+pub fn facts_of(row: &LeafRow) -> ReceiptFacts {
     match open_leaf_unverified(&row.data) {
         Ok(opened) => {
             let s = summarize(&opened);
-            (
-                ReceiptFacts {
-                    idx: row.idx,
-                    at: s.time,
-                    kind: s.kind.clone(),
-                    plan_id: s.plan_id.clone(),
-                    server: s.server.clone(),
-                    agent: s.agent.clone(),
-                    tool: s.tool.clone(),
-                    verdict: s.verdict.clone(),
-                    shadow: s.shadow,
-                },
-                Some(s),
-            )
-        }
-        Err(_) => (
             ReceiptFacts {
                 idx: row.idx,
-                at: row.appended_at,
-                kind: UNREADABLE.into(),
-                ..ReceiptFacts::default()
-            },
-            None,
-        ),
+                at: s.time,
+                kind: s.kind,
+                plan_id: s.plan_id,
+                server: s.server,
+                agent: s.agent,
+                tool: s.tool,
+                verdict: s.verdict,
+                shadow: s.shadow,
+            }
+        }
+        Err(_) => ReceiptFacts {
+            idx: row.idx,
+            at: row.appended_at,
+            kind: UNREADABLE.into(),
+            ..ReceiptFacts::default()
+        },
     }
 }
 
@@ -64,7 +58,7 @@ pub async fn index_receipts(store: &Store) -> Result<u64, LogError> {
     while next < size {
         let to = next.saturating_add(CATCH_UP_CHUNK).min(size);
         let rows = store.leaves(next..to).await?;
-        let facts: Vec<ReceiptFacts> = rows.iter().map(|r| facts_of(r).0).collect();
+        let facts: Vec<ReceiptFacts> = rows.iter().map(facts_of).collect();
         store.insert_receipt_facts(&facts).await?;
         done += facts.len() as u64;
         next = to;

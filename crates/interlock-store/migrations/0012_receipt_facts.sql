@@ -23,7 +23,9 @@ CREATE TABLE receipt_facts (
 
 -- Paging is newest first by index (keyset: `idx < cursor`); each filter has
 -- an index that ends in `idx`, so a filtered page reads only its rows.
-CREATE INDEX receipt_facts_at ON receipt_facts (at, idx);
+-- The overview's counts read only this index (it covers every column they
+-- group by); it also serves time filters.
+CREATE INDEX receipt_facts_counts ON receipt_facts (at, kind, server, agent, verdict, shadow);
 CREATE INDEX receipt_facts_kind ON receipt_facts (kind, idx);
 CREATE INDEX receipt_facts_plan ON receipt_facts (plan_id, idx);
 CREATE INDEX receipt_facts_server ON receipt_facts (server, idx);
