@@ -521,7 +521,7 @@ async function deriveSubjects(p: Obj): Promise<Obj[]> {
   return out;
 }
 
-function readStatement(bytes: Uint8Array, text: string): Statement {
+function readStatement(text: string): Statement {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -535,7 +535,6 @@ function readStatement(bytes: Uint8Array, text: string): Statement {
     return fail('MalformedStatement', `malformed statement: ${(e as Error).message}`);
   }
   if (canonical !== text) fail('NonCanonicalPayload', 'the statement payload is not in canonical (JCS) form');
-  void bytes;
   if (!isObj(value)) return fail('MalformedStatement', 'malformed statement: the statement is not an object');
   const keys = Object.keys(value).sort();
   if (keys.join() !== ['_type', 'predicate', 'predicateType', 'subject'].join())
@@ -558,8 +557,8 @@ function pae(type: string, payload: Uint8Array): Uint8Array {
 }
 
 /** A receipt's leaf as a statement: a statement leaf, or an older log's envelope signed by the log key. */
-async function readReceiptLeaf(leafText: string, leafBytes: Uint8Array, logKey: Uint8Array, logId: string): Promise<Statement> {
-  if (leafText.startsWith('{"_type":')) return readStatement(leafBytes, leafText);
+async function readReceiptLeaf(leafText: string, logKey: Uint8Array, logId: string): Promise<Statement> {
+  if (leafText.startsWith('{"_type":')) return readStatement(leafText);
   let env: unknown;
   try {
     env = JSON.parse(leafText);
@@ -592,7 +591,7 @@ async function readReceiptLeaf(leafText: string, leafBytes: Uint8Array, logKey: 
     );
   if (!(await verifyEd25519(logKey, sig, pae(PAYLOAD_TYPE, payload))))
     fail('BadLogSignature', "the log key's signature over the statement does not verify: the statement or its signature was altered");
-  return readStatement(payload, new TextDecoder().decode(payload));
+  return readStatement(new TextDecoder().decode(payload));
 }
 
 /** The approver's envelope inside a `plan.decision` receipt. */
@@ -784,7 +783,7 @@ export async function verifyBundle(text: string, opts: VerifyOptions = {}): Prom
     const lh = await leafHash(bytes);
     if (inRange) rangeLeaves.push({ index: r.index, hash: lh, line });
     try {
-      const st = await readReceiptLeaf(r.leaf, bytes, key.publicKey, logId);
+      const st = await readReceiptLeaf(r.leaf, key.publicKey, logId);
       line.kind = st.kind;
       line.subjects = st.subjects.map((s) => (typeof s.name === 'string' ? s.name : null)).filter((s) => s !== null).join(', ');
       if (canonicalize(await deriveSubjects(st.predicate)) !== canonicalize(st.subjects))
