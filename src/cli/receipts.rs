@@ -1,6 +1,5 @@
 //! `interlock receipts show|export|verify|claims`: receipts for auditors.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -10,9 +9,7 @@ use interlock_core::canon;
 use interlock_core::merkle::{self, NoteVerifier, Tree};
 use interlock_core::time::{parse_time, rfc3339};
 use interlock_log::{ExportFilter, META_VKEY};
-use interlock_receipts::{
-    VerifyOptions, VerifyReport, open_leaf, open_leaf_unverified, verify_bundle,
-};
+use interlock_receipts::{VerifyOptions, open_leaf, open_leaf_unverified, verify_bundle};
 
 use super::EXIT_REJECTED;
 use super::context::Context;
@@ -44,7 +41,7 @@ pub enum ReceiptsCommand {
         /// Export the receipt at INDEX alone, as a C2SP tlog-proof
         /// (c2sp.org/tlog-proof): index, inclusion proof and signed
         /// checkpoint, with the leaf in its `extra` line.
-        #[arg(long, value_name = "INDEX", conflicts_with_all = ["from", "to", "since", "until", "plan", "server", "with_surfaces"])]
+        #[arg(long, value_name = "INDEX", conflicts_with_all = ["from", "to", "since", "until", "plan", "server", "agent", "tool", "event", "with_surfaces"])]
         tlog_proof: Option<u64>,
         /// Only receipts at or after T (RFC 3339 UTC like 2026-11-29T12:00:00Z, a date, or Unix seconds).
         #[arg(long, value_name = "T")]
@@ -58,6 +55,15 @@ pub enum ReceiptsCommand {
         /// Only receipts about this upstream server.
         #[arg(long, value_name = "NAME")]
         server: Option<String>,
+        /// Only receipts of this agent (its API key's name).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// Only receipts about this tool.
+        #[arg(long, value_name = "NAME")]
+        tool: Option<String>,
+        /// Only receipts of this event type (`tool.call`, `plan.approved`, ...).
+        #[arg(long, value_name = "TYPE")]
+        event: Option<String>,
         /// Also carry the approved surfaces the receipts name (the exact tool
         /// definitions a reviewer approved), each checked against its hash by
         /// `receipts verify`.
@@ -108,6 +114,9 @@ pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode
             until,
             plan,
             server,
+            agent,
+            tool,
+            event,
             with_surfaces,
             from,
             to,
@@ -123,6 +132,9 @@ pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode
                 until: until.as_deref().map(parse_time).transpose()?,
                 plan_id: plan,
                 server,
+                agent,
+                tool,
+                kind: event,
                 with_surfaces,
             };
             export(ctx, &out, &filter).await
@@ -319,16 +331,13 @@ async fn show(ctx: &Context, index: u64, json: bool) -> anyhow::Result<ExitCode>
 
 async fn export(ctx: &Context, out: &Path, filter: &ExportFilter) -> anyhow::Result<ExitCode> {
     let store = ctx.store().await?;
-    let bundle = interlock_log::export(&store, filter).await?;
-    let bytes = bundle.to_bytes();
+    // The one export path, shared with `POST /api/v1/receipts/export`.
+    let files = interlock_log::export_files(&store, filter).await?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let report = verify_bundle(&bytes, &VerifyOptions::default());
-    write_file(&out.join("bundle.json"), &bytes)?;
-    write_file(
-        &out.join("report.html"),
-        html_report(&report, &bundle.trust.log_key).as_bytes(),
-    )?;
-    write_file(&out.join("summary.csv"), csv_summary(&report).as_bytes())?;
+    write_file(&out.join("bundle.json"), &files.bundle_json)?;
+    write_file(&out.join("report.html"), files.report_html.as_bytes())?;
+    write_file(&out.join("summary.csv"), files.summary_csv.as_bytes())?;
+    let (bundle, bytes, report) = (&files.bundle, &files.bundle_json, &files.report);
     println!(
         "exported {} receipts ({} bytes, {} bytes per receipt) to {}",
         bundle.receipts.len(),
@@ -493,88 +502,6 @@ fn verify_tlog_proof(
 fn b64(h: &merkle::Hash) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(h)
-}
-
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn html_report(report: &VerifyReport, log_key: &str) -> String {
-    let mut rows = String::new();
-    for r in &report.receipts {
-        let (class, status) = match &r.result {
-            Ok(()) => ("ok", "verified".to_owned()),
-            Err(e) => ("bad", e.to_string()),
-        };
-        let _ = writeln!(
-            rows,
-            "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            r.index,
-            html_escape(&r.kind),
-            html_escape(&r.subjects),
-            html_escape(&status)
-        );
-    }
-    let problems: String = report
-        .problems
-        .iter()
-        .map(|p| format!("<li>{}</li>", html_escape(&p.to_string())))
-        .collect();
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Interlock receipts — {origin}</title>\n\
-<style>body{{font:14px system-ui,sans-serif;margin:2em;color:#111}}table{{border-collapse:collapse;width:100%}}\
-td,th{{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}}tr.bad td{{background:#fde8e8}}\
-code{{word-break:break-all}}@media print{{body{{margin:0}}}}</style></head><body>\n\
-<h1>Interlock receipts</h1>\n<p>Log <code>{origin}</code>, latest signed checkpoint at size {size}.<br>\
-Log key <code>{key}</code>.<br>Result: <strong>{result}</strong> — {n} receipts, {failed} failed.</p>\n\
-<ul>{problems}</ul>\n<table><thead><tr><th>Index</th><th>Decision</th><th>Subjects</th><th>Verification</th></tr></thead>\n\
-<tbody>\n{rows}</tbody></table>\n<p>Verify offline: <code>interlock receipts verify bundle.json --log-key '{key}'</code></p>\n</body></html>\n",
-        origin = html_escape(&report.origin),
-        size = report
-            .tree_size
-            .map_or("unverified".to_owned(), |s| s.to_string()),
-        key = html_escape(log_key),
-        result = if report.is_ok() {
-            "every receipt verified"
-        } else {
-            "FAILED"
-        },
-        n = report.receipts.len(),
-        failed = report.failed().count(),
-    )
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
-
-fn csv_summary(report: &VerifyReport) -> String {
-    let mut out = String::from("index,kind,subjects,verified,error\n");
-    for r in &report.receipts {
-        let err = r
-            .result
-            .as_ref()
-            .err()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{}",
-            r.index,
-            csv_field(&r.kind),
-            csv_field(&r.subjects),
-            r.result.is_ok(),
-            csv_field(&err)
-        );
-    }
-    out
 }
 
 #[cfg(test)]

@@ -183,6 +183,15 @@ impl Gateway {
         self.dir.path().join("data")
     }
 
+    /// The value of one of the gateway's environment variables (its data
+    /// directory, its keychain service).
+    pub fn env_var(&self, name: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// The gateway's stderr so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("serve.log")).unwrap_or_default()

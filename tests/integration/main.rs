@@ -21,6 +21,7 @@ mod pinning;
 mod plan_seed;
 mod probes;
 mod receipts;
+mod receipts_view;
 mod review;
 mod scoped;
 mod standing;

@@ -15,6 +15,8 @@ import { Servers } from './views/Servers';
 import { Standing } from './views/Standing';
 import { ServerView } from './views/Server';
 import { Log } from './views/Log';
+import { Receipts } from './views/Receipts';
+import { Overview } from './views/Overview';
 import { Settings } from './views/Settings';
 
 const STATE_TEXT: Record<StreamState, string> = {
@@ -120,6 +122,8 @@ export function App() {
       s: () => go(href.servers()),
       a: () => go(href.standing()),
       l: () => go(href.log()),
+      r: () => go(href.receipts()),
+      o: () => go(href.overview()),
       ',': () => go(href.settings()),
     });
   }, []);
@@ -136,6 +140,8 @@ export function App() {
       servers: 'Servers',
       standing: 'Standing approvals',
       log: 'Log',
+      receipts: 'Receipts',
+      overview: 'Overview',
       settings: 'Settings',
       plan: `Plan ${(route as { id?: string }).id ?? ''}`,
       server: `Server ${(route as { name_?: string }).name_ ?? ''}`,
@@ -166,6 +172,12 @@ export function App() {
     case 'log':
       view = <Log />;
       break;
+    case 'receipts':
+      view = <Receipts />;
+      break;
+    case 'overview':
+      view = <Overview />;
+      break;
     case 'settings':
       view = <Settings />;
       break;
@@ -188,10 +200,12 @@ export function App() {
           Interlock
         </div>
         <NavItem h={href.inbox()} label="Inbox" icon="✉" active={active === 'inbox'} count={count} />
+        <NavItem h={href.overview()} label="Overview" icon="◔" active={active === 'overview'} hint="g o" />
         <NavItem h={href.plans()} label="Plans" icon="▤" active={active === 'plans'} hint="g p" />
         <NavItem h={href.servers()} label="Servers" icon="⛁" active={active === 'servers'} hint="g s" />
         <NavItem h={href.standing()} label="Standing" icon="⟳" active={active === 'standing'} hint="g a" />
         <NavItem h={href.log()} label="Log" icon="≡" active={active === 'log'} hint="g l" />
+        <NavItem h={href.receipts()} label="Receipts" icon="✓" active={active === 'receipts'} hint="g r" />
         <NavItem h={href.settings()} label="Settings" icon="⚙" active={active === 'settings'} hint="g ," />
         <div class="sidebar-foot">
           <div class="live" data-testid="stream-state" data-state={stream} title="The live event stream">

@@ -19,6 +19,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use crate::api;
 use crate::gateway::Gateway;
 use crate::mcp;
+use crate::receipts_api;
 
 /// What the Host/Origin guard compares against: the address actually bound
 /// (the config may say port 0).
@@ -84,6 +85,16 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
         .route("/api/v1/log", get(api::log))
         .route("/api/v1/log/checkpoint", get(api::checkpoint))
         .route("/api/v1/log/{index}/proof", get(api::log_proof))
+        .route(
+            "/api/v1/log/{index}/tlog-proof",
+            get(receipts_api::tlog_proof),
+        )
+        .route("/api/v1/receipts", get(receipts_api::receipts))
+        .route("/api/v1/overview", get(receipts_api::overview))
+        .route(
+            "/api/v1/receipts/export",
+            axum::routing::post(receipts_api::export),
+        )
         .route("/api/v1/events", get(api::events))
         .route("/healthz", get(|| async { "ok" }));
     if let Some(dir) = ui_dir {

@@ -54,6 +54,7 @@ pub mod listing;
 pub mod mcp;
 pub mod pins;
 pub mod probes;
+pub mod receipts_api;
 pub mod review;
 pub mod roles;
 pub mod sse;

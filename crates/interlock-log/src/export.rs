@@ -17,7 +17,7 @@ use interlock_merkle::{Checkpoint, SignedNote, TlogProof, Tree};
 use interlock_receipts::{
     ApproverKey, Bundle, BundleBuilder, open_leaf_unverified, receipt_tlog_proof,
 };
-use interlock_store::Store;
+use interlock_store::{ReceiptFilter, Store};
 
 use crate::error::LogError;
 use crate::log::{META_ORIGIN, META_VKEY};
@@ -39,6 +39,12 @@ pub struct ExportFilter {
     pub plan_id: Option<String>,
     /// Only receipts about this upstream server.
     pub server: Option<String>,
+    /// Only receipts of this agent (API key name).
+    pub agent: Option<String>,
+    /// Only receipts about this tool.
+    pub tool: Option<String>,
+    /// Only receipts of this type (`tool.call`, `plan.approved`, ...).
+    pub kind: Option<String>,
     /// Also carry the approved surfaces the exported receipts name
     /// (`surface_hash`, `baseline_hash`), so the bundle shows the exact tool
     /// definitions a reviewer approved (issue 16 item 7).
@@ -52,10 +58,23 @@ pub struct ExportFilter {
 impl ExportFilter {
     /// No filter on what a receipt says: the selection is a contiguous range.
     fn is_contiguous(&self) -> bool {
-        self.since.is_none()
-            && self.until.is_none()
-            && self.plan_id.is_none()
-            && self.server.is_none()
+        !self.receipt_filter().filters_content()
+    }
+
+    /// The same selection, as the store's receipt index answers it (the
+    /// receipts view's filters: one meaning for both).
+    pub fn receipt_filter(&self) -> ReceiptFilter {
+        ReceiptFilter {
+            since: self.since,
+            until: self.until,
+            from_index: self.from_index,
+            to_index: self.to_index,
+            plan_id: self.plan_id.clone(),
+            server: self.server.clone(),
+            agent: self.agent.clone(),
+            tool: self.tool.clone(),
+            kind: self.kind.clone(),
+        }
     }
 }
 
@@ -127,13 +146,36 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
             .map_err(|e| LogError::Export(e.to_string()))?;
         builder = builder.range(from, to, proof);
     }
+    // A filtered export's selection is the store's (SQL over the receipt
+    // index, caught up first), so it means what the receipts view shows. Key
+    // registrations back the trust section: always included.
+    crate::receipts::index_receipts(store).await?;
+    let registrations = ReceiptFilter {
+        kind: Some("approver.registered".into()),
+        to_index: Some(size - 1),
+        ..ReceiptFilter::default()
+    };
+    let mut chosen: std::collections::HashSet<u64> = store
+        .receipt_indices(&registrations)
+        .await?
+        .into_iter()
+        .collect();
+    if range.is_none() {
+        let mut rf = filter.receipt_filter();
+        rf.from_index = Some(lo);
+        rf.to_index = Some(hi);
+        chosen.extend(store.receipt_indices(&rf).await?);
+    }
     let mut named_surfaces = std::collections::BTreeSet::new();
     for row in store.leaves(0..size).await? {
         let in_range = range.is_some_and(|(from, to)| from <= row.idx && row.idx <= to);
-        // An unfiltered export without surfaces reads no leaf: the range is
+        // An unfiltered export without surfaces opens no leaf: the range is
         // the selection.
         if in_range && !filter.with_surfaces {
             builder = builder.range_receipt(row.idx, row.data);
+            continue;
+        }
+        if !in_range && !chosen.contains(&row.idx) {
             continue;
         }
         let opened = open_leaf_unverified(&row.data).map_err(|e| LogError::MalformedEntry {
@@ -142,30 +184,20 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
         })?;
         let p = &opened.predicate;
         let field = |k: &str| p.get(k).and_then(|v| v.as_str());
-        let keep = in_range
-            || (lo <= row.idx && row.idx <= hi)
-                && filter.since.is_none_or(|t| opened.time >= t)
-                && filter.until.is_none_or(|t| opened.time < t)
-                && filter.plan_id.as_deref().is_none_or(|id| field("plan_id") == Some(id))
-                && filter.server.as_deref().is_none_or(|s| field("server") == Some(s))
-            // Key registrations back the trust section: always included.
-            || opened.kind == "approver.registered";
-        if keep {
-            if filter.with_surfaces {
-                for k in ["surface_hash", "baseline_hash"] {
-                    if let Some(h) = field(k).filter(|h| !h.is_empty()) {
-                        named_surfaces.insert(h.to_owned());
-                    }
+        if filter.with_surfaces {
+            for k in ["surface_hash", "baseline_hash"] {
+                if let Some(h) = field(k).filter(|h| !h.is_empty()) {
+                    named_surfaces.insert(h.to_owned());
                 }
             }
-            if in_range {
-                builder = builder.range_receipt(row.idx, row.data);
-            } else {
-                let proof = tree
-                    .inclusion_proof(row.idx, size)
-                    .map_err(|e| LogError::Export(e.to_string()))?;
-                builder = builder.receipt(row.idx, row.data, proof);
-            }
+        }
+        if in_range {
+            builder = builder.range_receipt(row.idx, row.data);
+        } else {
+            let proof = tree
+                .inclusion_proof(row.idx, size)
+                .map_err(|e| LogError::Export(e.to_string()))?;
+            builder = builder.receipt(row.idx, row.data, proof);
         }
     }
     // Only surfaces a reviewer approved are kept by hash; a drift leaf's

@@ -33,6 +33,7 @@ mod claims;
 mod error;
 mod export;
 mod log;
+mod receipts;
 mod signer;
 
 pub use audit::{AuditProblem, AuditReport, PENDING_SECS, audit};
@@ -41,5 +42,9 @@ pub use error::LogError;
 pub use export::{ExportFilter, META_LAST_EXPORT, export, export_tlog_proof};
 pub use log::{
     Appended, Durability, Log, LogOptions, MAX_BATCH, MAX_ENTRY_BYTES, META_ORIGIN, META_VKEY,
+};
+pub use receipts::{
+    ExportFiles, ReceiptEntry, UNREADABLE, export_files, facts_of, index_receipts, receipts_page,
+    tlog_proof_file,
 };
 pub use signer::{CheckpointSigner, LogSigner};

@@ -11,6 +11,8 @@
 //! * [`bundle`]: the export bundle ([`Bundle`], [`BundleBuilder`]).
 //! * [`verify`]: offline verification ([`verify_bundle`], [`VerifyReport`]).
 //! * [`tlog`]: one receipt as a C2SP tlog-proof file ([`receipt_tlog_proof`], [`verify_tlog_proof`]).
+//! * [`summary`]: a receipt decoded for a reader ([`summarize`]).
+//! * [`report`]: an export's `report.html` and `summary.csv` ([`html_report`], [`csv_summary`]).
 //! * [`claims`]: what an auditor asks of the log ([`claims::drift_window_claim`]).
 //! * [`error`]: [`ReceiptError`], one variant per thing that can be wrong.
 #![forbid(unsafe_code)]
@@ -19,6 +21,8 @@ pub mod bundle;
 pub mod claims;
 pub mod error;
 pub mod leaf;
+pub mod report;
+pub mod summary;
 pub mod tlog;
 pub mod verify;
 
@@ -32,5 +36,7 @@ pub use leaf::{
     STATEMENT_TYPE, derive_subjects, open_leaf, open_leaf_unverified, seal, seal_canonical,
     seal_statement,
 };
+pub use report::{csv_summary, html_report};
+pub use summary::{ReceiptSummary, summarize};
 pub use tlog::{TlogProofReport, receipt_tlog_proof, verify_tlog_proof};
 pub use verify::{ReceiptLine, VerifyOptions, VerifyReport, verify_bundle};

@@ -12,9 +12,21 @@ use interlock_canon::{Map, Value, canonical_bytes, parse_json};
 use interlock_core::decision::{KeyId, pae};
 use interlock_receipts::{
     Bundle, LeafSeal, PAYLOAD_TYPE, ReceiptError, VerifyOptions, VerifyReport, derive_subjects,
-    open_leaf, open_leaf_unverified, verify_bundle,
+    open_leaf, open_leaf_unverified,
 };
 use std::sync::OnceLock;
+
+/// `interlock_receipts::verify_bundle`, and (with `INTERLOCK_BUNDLE_FIXTURES`
+/// set to a directory) every bundle this matrix verifies written there with
+/// the report, so the browser's verifier (`ui/src/lib/bundle.ts`) is tested on
+/// the same tampered bundles (`scripts/bundle-fixtures.sh`).
+fn verify_bundle(bytes: &[u8], opts: &VerifyOptions) -> VerifyReport {
+    let report = interlock_receipts::verify_bundle(bytes, opts);
+    if let Some(dir) = std::env::var_os("INTERLOCK_BUNDLE_FIXTURES") {
+        common::write_fixture(std::path::Path::new(&dir), bytes, opts, &report);
+    }
+    report
+}
 
 fn log() -> &'static Log {
     static LOG: OnceLock<Log> = OnceLock::new();
@@ -950,4 +962,73 @@ fn regression_a_huge_claimed_range_is_refused_without_walking_it() {
         .collect();
     assert_eq!(named, (31..50).step_by(2).collect::<Vec<_>>());
     assert!(!has(&r, |e| matches!(e, ReceiptError::DroppedMore { .. })));
+}
+
+/// With `INTERLOCK_BUNDLE_FIXTURES` set: a 10,000-receipt bundle (a
+/// contiguous range, as an unfiltered export is) for timing the browser's
+/// verifier (ui/tests/e2e); it must verify here first.
+#[test]
+fn a_10000_receipt_bundle_for_the_browser() {
+    let Some(dir) = std::env::var_os("INTERLOCK_BUNDLE_FIXTURES") else {
+        return;
+    };
+    let big = Log::new(10_000, 7).full_bundle();
+    let bytes = big.to_bytes();
+    let report = interlock_receipts::verify_bundle(&bytes, &VerifyOptions::default());
+    assert!(report.is_ok(), "{report}");
+    assert_eq!(report.receipts.len(), 10_000);
+    let out = std::path::Path::new(&dir).join("large");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("bundle-10000.json"), &bytes).unwrap();
+}
+
+/// The bundles the browser's verifier is tested on (`ui/tests/unit/fixtures/
+/// bundles`, written from this matrix by `scripts/bundle-fixtures.sh`) still
+/// get, from this verifier, the verdicts and names recorded with them: when
+/// this fails, the verifier changed and the fixtures (and perhaps
+/// `ui/src/lib/bundle.ts`) must follow.
+#[test]
+fn the_browsers_fixtures_match_this_verifier() {
+    if std::env::var_os("INTERLOCK_BUNDLE_FIXTURES").is_some() {
+        // They are being rewritten by this run.
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../ui/tests/unit/fixtures/bundles");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let fixture: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let opts = VerifyOptions {
+            pinned_log_key: fixture["pinned_log_key"].as_str().map(str::to_owned),
+            ..VerifyOptions::default()
+        };
+        let report = interlock_receipts::verify_bundle(
+            fixture["bundle"].as_str().unwrap().as_bytes(),
+            &opts,
+        );
+        let e = &fixture["expected"];
+        let name = path.display();
+        assert_eq!(e["ok"], report.is_ok(), "{name}");
+        let problems: Vec<String> = report.problems.iter().map(common::error_name).collect();
+        assert_eq!(e["problems"], serde_json::json!(problems), "{name}");
+        let lines: Vec<serde_json::Value> = report
+            .receipts
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "index": r.index, "kind": r.kind, "subjects": r.subjects,
+                    "ok": r.result.is_ok(),
+                    "error": r.result.as_ref().err().map(common::error_name),
+                })
+            })
+            .collect();
+        assert_eq!(e["receipts"], serde_json::json!(lines), "{name}");
+        n += 1;
+    }
+    assert!(n > 50, "only {n} fixtures in {}", dir.display());
 }

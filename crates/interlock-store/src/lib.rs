@@ -33,6 +33,7 @@ mod lease;
 mod log;
 mod plans;
 mod probes;
+mod receipts;
 mod snapshot;
 mod surfaces;
 
@@ -57,6 +58,7 @@ pub use lease::ExecutionLease;
 pub use log::{CheckpointRow, LeafRow};
 pub use plans::{NewPlan, PlanRecord, PlanStatus};
 pub use probes::ProbeState;
+pub use receipts::{ReceiptCount, ReceiptFacts, ReceiptFilter};
 pub use snapshot::Snapshot;
 pub use surfaces::ApprovedSurface;
 

@@ -755,3 +755,95 @@ async fn regression_decision_ledger_is_one_shot_and_ordered() {
         "ordering is per subject"
     );
 }
+
+/// The receipt index (issue 18): a page is newest first below its cursor and
+/// matches every filter; indexing a leaf twice inserts it once; counts are
+/// grouped per bucket by SQLite.
+#[tokio::test]
+async fn receipt_facts_page_filter_and_count() {
+    use interlock_store::{LeafRow, ReceiptFacts, ReceiptFilter};
+    let dir = tempfile::tempdir().unwrap();
+    let s = interlock_store::Store::open(&dir.path().join("db.sqlite"))
+        .await
+        .unwrap();
+    let leaves: Vec<LeafRow> = (0..10u64)
+        .map(|i| LeafRow {
+            idx: i,
+            leaf_hash: [i as u8; 32],
+            data: format!("leaf {i}").into_bytes(),
+            appended_at: 1_000 + i as i64,
+        })
+        .collect();
+    s.append_batch(&leaves, None).await.unwrap();
+    let facts: Vec<ReceiptFacts> = (0..10u64)
+        .map(|i| ReceiptFacts {
+            idx: i,
+            at: 1_000 + 100 * i as i64,
+            kind: if i % 2 == 0 {
+                "tool.call"
+            } else {
+                "plan.approved"
+            }
+            .into(),
+            server: Some(if i < 5 { "files" } else { "shell" }.into()),
+            agent: Some("builder".into()),
+            verdict: (i % 2 == 0).then(|| if i == 4 { "blocked" } else { "allowed" }.into()),
+            shadow: Some(i == 8),
+            ..ReceiptFacts::default()
+        })
+        .collect();
+    s.insert_receipt_facts(&facts[..6]).await.unwrap();
+    assert_eq!(s.receipt_facts_next().await.unwrap(), 6);
+    // Catching up again from an overlapping start inserts nothing twice.
+    s.insert_receipt_facts(&facts[4..]).await.unwrap();
+    assert_eq!(s.receipt_facts_next().await.unwrap(), 10);
+    let all = ReceiptFilter::default();
+    let page: Vec<u64> = s
+        .receipts_page(&all, None, 3)
+        .await
+        .unwrap()
+        .iter()
+        .map(|l| l.idx)
+        .collect();
+    assert_eq!(page, [9, 8, 7]);
+    let next: Vec<u64> = s
+        .receipts_page(&all, Some(7), 3)
+        .await
+        .unwrap()
+        .iter()
+        .map(|l| l.idx)
+        .collect();
+    assert_eq!(next, [6, 5, 4]);
+    let calls_on_files = ReceiptFilter {
+        kind: Some("tool.call".into()),
+        server: Some("files".into()),
+        since: Some(1_100),
+        ..ReceiptFilter::default()
+    };
+    let rows = s.receipts_page(&calls_on_files, None, 100).await.unwrap();
+    assert_eq!(rows.iter().map(|l| l.idx).collect::<Vec<_>>(), [4, 2]);
+    assert_eq!(rows[0].data, b"leaf 4");
+    assert_eq!(s.receipt_indices(&calls_on_files).await.unwrap(), [2, 4]);
+    // Buckets of 500 s from 1,000: [1000, 1500) holds 0..=4, [1500, 2000) 5..=9.
+    let counts = s.receipt_counts(1_000, 500).await.unwrap();
+    let sum = |start: i64, kind: &str| -> u64 {
+        counts
+            .iter()
+            .filter(|c| c.start == start && c.kind == kind)
+            .map(|c| c.count)
+            .sum()
+    };
+    assert_eq!(sum(1_000, "tool.call"), 3);
+    assert_eq!(sum(1_500, "tool.call"), 2);
+    assert_eq!(sum(1_500, "plan.approved"), 3);
+    assert!(
+        counts
+            .iter()
+            .any(|c| c.verdict.as_deref() == Some("blocked") && c.count == 1 && c.start == 1_000)
+    );
+    assert!(counts.iter().any(|c| c.shadow && c.start == 1_500));
+    assert!(
+        s.receipt_counts(0, 0).await.is_err(),
+        "a zero-width bucket is refused"
+    );
+}

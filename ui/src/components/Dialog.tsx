@@ -309,6 +309,8 @@ const SHORTCUTS: [string, [string, string][]][] = [
       ['g s', 'Servers'],
       ['g a', 'Standing approvals'],
       ['g l', 'Log'],
+      ['g r', 'Receipts'],
+      ['g o', 'Overview'],
       ['g ,', 'Settings'],
     ],
   ],

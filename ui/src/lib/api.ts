@@ -440,6 +440,18 @@ export const api = {
       body: JSON.stringify({ document, envelope }),
     }),
   claims: () => request<Claims>('/api/v1/claims'),
+  receipts: (f: ReceiptFilters, cursor?: number, limit = 100) =>
+    request<ReceiptsPage>(`/api/v1/receipts?${receiptQuery(f)}&limit=${limit}` + (cursor !== undefined ? `&cursor=${cursor}` : '')),
+  exportReceipts: (f: ReceiptFilters) =>
+    request<ReceiptsExport>('/api/v1/receipts/export', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(Object.fromEntries(Object.entries(f).filter(([, v]) => v))),
+    }),
+  overview: (since: number, bucket: number, today: number) =>
+    request<Overview>(`/api/v1/overview?since=${since}&bucket=${bucket}&today=${today}`),
+  /** One receipt as a C2SP tlog-proof file (text). */
+  tlogProof: (index: number) => requestText(`/api/v1/log/${index}/tlog-proof`),
   /** Proposes a HALTED plan's rollback plan (held for review; nothing runs). */
   proposeRollback: (id: string) =>
     request<{ plan: PlanSummary }>(`/api/v1/plans/${enc(id)}/rollback`, { method: 'POST' }),
@@ -460,4 +472,105 @@ export function decisionPath(kind: SubjectKind, subject: string): string {
   if (kind === 'server') return `/api/v1/servers/${enc(subject)}/decisions`;
   const { server, tool } = splitToolSubject(subject);
   return `/api/v1/servers/${enc(server)}/tools/${enc(tool)}/decisions`;
+}
+
+/** The receipts view's filters (issue 18): times as Unix seconds (strings), the rest exact names. */
+export interface ReceiptFilters {
+  from?: string;
+  to?: string;
+  plan?: string;
+  server?: string;
+  agent?: string;
+  tool?: string;
+  event?: string;
+}
+
+export function receiptQuery(f: ReceiptFilters): string {
+  return Object.entries(f)
+    .filter(([, v]) => v)
+    .map(([k, v]) => `${k}=${enc(String(v))}`)
+    .join('&');
+}
+
+/** One receipt, decoded by the gateway from its statement. */
+export interface Receipt {
+  index: number;
+  kind: string;
+  time: number;
+  plan_id?: string | null;
+  server?: string | null;
+  agent?: string | null;
+  tool?: string | null;
+  verdict?: string | null;
+  outcome?: string | null;
+  shadow?: boolean | null;
+  approver?: string | null;
+  hash?: { name: string; value: string } | null;
+  findings?: unknown[] | null;
+  reasons?: string | null;
+  predicate: Record<string, unknown> | null;
+}
+
+export interface ReceiptsPage {
+  receipts: Receipt[];
+  next_cursor: number | null;
+}
+
+export interface ReceiptsExport {
+  receipts: number;
+  log_key: string;
+  verified: boolean;
+  problems: string[];
+  files: { name: string; media_type: string; content: string }[];
+}
+
+/** A GET whose answer is text (a file to download), with the API's errors. */
+export async function requestText(path: string): Promise<string> {
+  const t = token();
+  if (!t) throw new ApiError(401, 'no_key', 'No reviewer API key yet: add one in Settings.');
+  const r = await fetch(apiBase() + path, { headers: { Authorization: `Bearer ${t}` } }).catch((e: Error) => {
+    throw new ApiError(0, 'network', `The gateway is unreachable (${e.message}).`);
+  });
+  const text = await r.text();
+  if (!r.ok) {
+    let message = text.trim() || `HTTP ${r.status}`;
+    let code = 'http';
+    try {
+      const err = (JSON.parse(text) as { error?: { code?: string; message?: string } }).error;
+      message = err?.message ?? message;
+      code = err?.code ?? code;
+    } catch {
+      /* plain text */
+    }
+    throw new ApiError(r.status, code, message);
+  }
+  return text;
+}
+
+/** One server's or agent's tool calls (or all of them) in the overview. */
+export interface OverviewSeries {
+  name: string;
+  calls: number;
+  holds: number;
+  blocks: number;
+  shadow_calls: number;
+  shadow_would_block: number;
+  shadow_would_block_rate: number | null;
+  series: { calls: number[]; holds: number[]; blocks: number[] };
+}
+
+/** `GET /api/v1/overview`. */
+export interface Overview {
+  now: number;
+  since: number;
+  bucket: number;
+  buckets: number[];
+  held: number;
+  quarantined: number;
+  decided_today: number;
+  calls_today: number;
+  held_calls_today: number;
+  all: OverviewSeries;
+  servers: OverviewSeries[];
+  agents: OverviewSeries[];
 }

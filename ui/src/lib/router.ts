@@ -10,6 +10,8 @@ export type Route =
   | { name: 'server'; name_: string }
   | { name: 'standing' }
   | { name: 'log' }
+  | { name: 'receipts' }
+  | { name: 'overview' }
   | { name: 'settings' };
 
 export function parse(hash: string): Route {
@@ -23,6 +25,10 @@ export function parse(hash: string): Route {
       return { name: 'standing' };
     case 'log':
       return { name: 'log' };
+    case 'receipts':
+      return { name: 'receipts' };
+    case 'overview':
+      return { name: 'overview' };
     case 'settings':
       return { name: 'settings' };
     default:
@@ -38,6 +44,8 @@ export const href = {
   server: (name: string) => `#/servers/${encodeURIComponent(name)}`,
   standing: () => '#/standing',
   log: () => '#/log',
+  receipts: () => '#/receipts',
+  overview: () => '#/overview',
   settings: () => '#/settings',
 };
 

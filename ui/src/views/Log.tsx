@@ -6,6 +6,7 @@ import { leafHash, verifyInclusion } from '../lib/proof';
 import { fromBase64, toHex } from '../lib/statement';
 import { ErrorBanner, Hash, pretty, SkeletonBlock, SkeletonRows, Empty } from '../components/ui';
 import { ClaimsPanel } from '../components/Claims';
+import { decodeEnvelopes } from '../lib/dsse';
 
 const PAGE = 100;
 
@@ -270,7 +271,7 @@ export function Log() {
                   {inc?.receipt && <span class="faint">Receipt: {inc.receipt}</span>}
                 </div>
                 <pre class="block" style={{ maxHeight: '60vh' }} data-testid="log-entry">
-                  {pretty(selected.entry)}
+                  {pretty(decodeEnvelopes(selected.entry))}
                 </pre>
               </>
             ) : (

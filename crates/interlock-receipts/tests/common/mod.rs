@@ -279,3 +279,60 @@ impl Log {
         )
     }
 }
+
+/// The name of a [`interlock_receipts::ReceiptError`] variant (its `Debug`
+/// form up to its fields): what the browser's verifier must name too.
+pub fn error_name(e: &interlock_receipts::ReceiptError) -> String {
+    format!("{e:?}")
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect()
+}
+
+/// Writes one verified bundle and what `verify_bundle` said of it into
+/// `dir`, named after the running test and a counter: a fixture for the
+/// browser's verifier (issue 18).
+pub fn write_fixture(
+    dir: &std::path::Path,
+    bytes: &[u8],
+    opts: &interlock_receipts::VerifyOptions,
+    report: &interlock_receipts::VerifyReport,
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("unnamed")
+        .replace("::", "-");
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return;
+    };
+    let expected = serde_json::json!({
+        "ok": report.is_ok(),
+        "origin": report.origin,
+        "tree_size": report.tree_size,
+        "surfaces": report.surfaces,
+        "problems": report.problems.iter().map(error_name).collect::<Vec<_>>(),
+        "receipts": report.receipts.iter().map(|r| serde_json::json!({
+            "index": r.index,
+            "kind": r.kind,
+            "subjects": r.subjects,
+            "ok": r.result.is_ok(),
+            "error": r.result.as_ref().err().map(error_name),
+        })).collect::<Vec<_>>(),
+        "text": report.to_string(),
+    });
+    let fixture = serde_json::json!({
+        "test": test,
+        "pinned_log_key": opts.pinned_log_key,
+        "bundle": text,
+        "expected": expected,
+    });
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join(format!("{test}-{n:03}.json")),
+        serde_json::to_vec(&fixture).unwrap(),
+    )
+    .unwrap();
+}

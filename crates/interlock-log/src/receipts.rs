@@ -1,0 +1,154 @@
+//! Finding receipts (issue 18): the store's `receipt_facts` index kept up
+//! with the log, filtered pages of decoded receipts for the reviewer API, and
+//! an export's three files built in one place for the CLI and the API.
+//!
+//! The facts are read from each leaf here, where leaf formats are known
+//! (`interlock_receipts::summarize`), and the store selects by them in SQL.
+//! They are caught up lazily, by whoever asks, from the highest indexed leaf
+//! on: the log's append path pays nothing for them.
+
+use interlock_receipts::{
+    Bundle, ReceiptSummary, VerifyOptions, VerifyReport, csv_summary, html_report,
+    open_leaf_unverified, summarize,
+};
+use interlock_store::{LeafRow, ReceiptFacts, ReceiptFilter, Store};
+
+use crate::error::LogError;
+use crate::export::{ExportFilter, export};
+
+/// Leaves read and indexed per transaction while catching up.
+const CATCH_UP_CHUNK: u64 = 2048;
+
+/// The facts of leaf `row`: a leaf that does not open is indexed under the
+/// kind `unreadable` (so it is still listed, and the audit names why).
+pub fn facts_of(row: &LeafRow) -> ReceiptFacts {
+    match open_leaf_unverified(&row.data) {
+        Ok(opened) => {
+            let s = summarize(&opened);
+            ReceiptFacts {
+                idx: row.idx,
+                at: s.time,
+                kind: s.kind,
+                plan_id: s.plan_id,
+                server: s.server,
+                agent: s.agent,
+                tool: s.tool,
+                verdict: s.verdict,
+                shadow: s.shadow,
+            }
+        }
+        Err(_) => ReceiptFacts {
+            idx: row.idx,
+            at: row.appended_at,
+            kind: UNREADABLE.into(),
+            ..ReceiptFacts::default()
+        },
+    }
+}
+
+/// The kind a leaf that does not open is indexed under.
+pub const UNREADABLE: &str = "unreadable";
+
+/// Indexes every leaf the store's `receipt_facts` does not hold yet; the
+/// number indexed. Cheap when caught up (one `MAX` and one `MAX`).
+pub async fn index_receipts(store: &Store) -> Result<u64, LogError> {
+    let mut next = store.receipt_facts_next().await?;
+    let size = store.log_size().await?;
+    let mut done = 0;
+    while next < size {
+        let to = next.saturating_add(CATCH_UP_CHUNK).min(size);
+        let rows = store.leaves(next..to).await?;
+        let facts: Vec<ReceiptFacts> = rows.iter().map(facts_of).collect();
+        store.insert_receipt_facts(&facts).await?;
+        done += facts.len() as u64;
+        next = to;
+    }
+    Ok(done)
+}
+
+/// One receipt of a page: the stored leaf, decoded.
+#[derive(Clone, Debug)]
+pub struct ReceiptEntry {
+    pub index: u64,
+    /// The stored leaf bytes (a statement, or an older log's signed envelope).
+    pub leaf: Vec<u8>,
+    /// What it says; `None` for a leaf that does not open.
+    pub summary: Option<ReceiptSummary>,
+    /// The statement's predicate (`None` as above).
+    pub predicate: Option<interlock_canon::Value>,
+}
+
+/// A page of the receipts `filter` selects, newest first, after catching
+/// the index up: at most `limit`, below index `before`.
+pub async fn receipts_page(
+    store: &Store,
+    filter: &ReceiptFilter,
+    before: Option<u64>,
+    limit: u32,
+) -> Result<Vec<ReceiptEntry>, LogError> {
+    index_receipts(store).await?;
+    let rows = store.receipts_page(filter, before, limit).await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            let opened = open_leaf_unverified(&row.data).ok();
+            ReceiptEntry {
+                index: row.idx,
+                summary: opened.as_ref().map(summarize),
+                predicate: opened.map(|o| interlock_canon::Value::Object(o.predicate)),
+                leaf: row.data,
+            }
+        })
+        .collect())
+}
+
+/// An export's three files, as `interlock receipts export` writes them and
+/// `POST /api/v1/receipts/export` returns them.
+#[derive(Debug)]
+pub struct ExportFiles {
+    pub bundle: Bundle,
+    /// `bundle.json`.
+    pub bundle_json: Vec<u8>,
+    /// `report.html`.
+    pub report_html: String,
+    /// `summary.csv`.
+    pub summary_csv: String,
+    /// Verifying the bundle as just built (with its own key): a failure
+    /// means the stored log does not hold together.
+    pub report: VerifyReport,
+}
+
+/// Builds the bundle for `filter` and its report and summary, verified as an
+/// auditor will verify them: the one export path of the CLI and the API.
+pub async fn export_files(store: &Store, filter: &ExportFilter) -> Result<ExportFiles, LogError> {
+    let bundle = export(store, filter).await?;
+    let bundle_json = bundle.to_bytes();
+    let report = interlock_receipts::verify_bundle(&bundle_json, &VerifyOptions::default());
+    Ok(ExportFiles {
+        report_html: html_report(&report, &bundle.trust.log_key),
+        summary_csv: csv_summary(&report),
+        bundle,
+        bundle_json,
+        report,
+    })
+}
+
+/// Receipt `index` as the text of a C2SP tlog-proof file, checked with the
+/// log's key as `interlock receipts verify` will check it: a receipt that
+/// does not verify is an error, never a file.
+pub async fn tlog_proof_file(store: &Store, index: u64) -> Result<String, LogError> {
+    let proof = crate::export::export_tlog_proof(store, index).await?;
+    let vkey = store
+        .get_meta(crate::log::META_VKEY)
+        .await?
+        .ok_or_else(|| LogError::Export("the log has no verifier key recorded".into()))?;
+    let text = proof.to_string();
+    let report = interlock_receipts::verify_tlog_proof(&text, &vkey, None);
+    if !report.is_ok() {
+        return Err(LogError::MalformedEntry {
+            index,
+            reason: format!("its tlog-proof does not verify against the log key: {report}"),
+        });
+    }
+    Ok(text)
+}

@@ -1,0 +1,480 @@
+// The receipts view (issue 18 item 1): find receipts across the whole log by
+// time, plan, server, agent, tool and event type (filtered and paged by the
+// gateway's store), read each one decoded, open its statement, stored leaf and
+// approver's envelope, download it as a C2SP tlog-proof, export the filtered
+// set as a bundle, and verify a bundle dropped on the window in this browser.
+
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, ApiError, type Receipt, type ReceiptFilters, type ReceiptsExport } from '../lib/api';
+import { ago, fullTime, useListNav, useTick } from '../lib/hooks';
+import { fromBase64 } from '../lib/statement';
+import { download } from '../lib/download';
+import { decodeEnvelopes, envelopeView } from '../lib/dsse';
+import { Empty, ErrorBanner, Hash, pretty, SkeletonRows } from '../components/ui';
+import { BundleDrop } from '../components/BundleDrop';
+
+const PAGE = 100;
+
+/** Event types a reviewer filters by (the log's leaf types). */
+export const EVENT_TYPES = [
+  'tool.call',
+  'tool.call.intent',
+  'plan.proposed',
+  'plan.approved',
+  'plan.rejected',
+  'plan.decision',
+  'plan.transition',
+  'server.pending',
+  'server.approved',
+  'server.rejected',
+  'server.quarantined',
+  'server.drift_held',
+  'server.drift',
+  'server.probe_drift',
+  'tool.approved',
+  'tool.blocked',
+  'standing.granted',
+  'standing.revoked',
+  'tool.envelope_fixed',
+  'tool.envelope_widened',
+  'prompt.get',
+  'resource.read',
+  'approver.registered',
+  'apikey.issued',
+];
+
+type Preset = 'today' | '7d' | '30d' | 'all' | 'custom';
+const PRESETS: [Preset, string][] = [
+  ['today', 'Today'],
+  ['7d', '7 days'],
+  ['30d', '30 days'],
+  ['all', 'All time'],
+  ['custom', 'Custom'],
+];
+
+/** The [from, to) Unix-seconds range of a preset, at `now` (ms). */
+export function presetRange(p: Preset, now = Date.now()): { from?: number; to?: number } {
+  const midnight = new Date(now);
+  midnight.setHours(0, 0, 0, 0);
+  const day = 86_400;
+  switch (p) {
+    case 'today':
+      return { from: Math.floor(midnight.getTime() / 1000) };
+    case '7d':
+      return { from: Math.floor(now / 1000) - 7 * day };
+    case '30d':
+      return { from: Math.floor(now / 1000) - 30 * day };
+    default:
+      return {};
+  }
+}
+
+/** `<input type="datetime-local">` value → Unix seconds (local time), or undefined. */
+function localToUnix(v: string): number | undefined {
+  if (!v) return undefined;
+  const t = new Date(v).getTime();
+  return Number.isFinite(t) ? Math.floor(t / 1000) : undefined;
+}
+
+/** What a receipt says, in one line. */
+export function headline(r: Receipt): string {
+  const who = r.approver ?? r.agent;
+  const what = [r.server, r.tool].filter(Boolean).join(' ') || (r.plan_id ? `plan ${r.plan_id}` : '');
+  const decided = r.verdict ?? r.outcome ?? '';
+  return [who, what, decided && `→ ${decided.replace(/_/g, ' ')}`].filter(Boolean).join(' · ') || r.kind;
+}
+
+function verdictClass(r: Receipt): string {
+  const v = `${r.verdict ?? ''} ${r.kind}`;
+  if (/blocked|rejected|quarantined|revoked/.test(v)) return 'act-block';
+  if (/held|pending|would/.test(v)) return 'act-hold';
+  return '';
+}
+
+type Raw = 'statement' | 'leaf' | 'envelope';
+
+function Detail({ r }: { r: Receipt }) {
+  const [raw, setRaw] = useState<Raw | null>(null);
+  const [leaf, setLeaf] = useState<{ index: number; text: string } | null>(null);
+  const [err, setErr] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    setRaw(null);
+    setErr(null);
+  }, [r.index]);
+  // A plan decision keeps its approver's envelope as `statement`, a server
+  // or tool decision as `envelope`.
+  const approval = r.predicate?.statement ?? r.predicate?.envelope;
+  const showLeaf = async () => {
+    setRaw('leaf');
+    if (leaf?.index === r.index) return;
+    try {
+      const p = await api.logProof(r.index);
+      const bytes = fromBase64(p.leaf);
+      let text = new TextDecoder().decode(bytes);
+      try {
+        const doc = JSON.parse(text) as Record<string, unknown>;
+        // An older log's leaf is a DSSE envelope: show its payload decoded.
+        text = pretty(decodeEnvelopes(doc));
+      } catch {
+        /* not JSON: show as stored */
+      }
+      setLeaf({ index: r.index, text });
+    } catch (e) {
+      setErr((e as Error).message);
+    }
+  };
+  const tlog = async () => {
+    setBusy(true);
+    setErr(null);
+    try {
+      download(`receipt-${r.index}.tlog-proof`, await api.tlogProof(r.index), 'text/plain');
+    } catch (e) {
+      setErr((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const findings = Array.isArray(r.findings) ? r.findings : [];
+  return (
+    <div class="card-body receipt-detail" data-testid="receipt-detail">
+      <dl class="kv">
+        <dt>Event</dt>
+        <dd>
+          <span class="chip">{r.kind}</span> <span class="faint">#{r.index}</span>
+        </dd>
+        <dt>When</dt>
+        <dd>{fullTime(r.time)}</dd>
+        {(r.verdict || r.outcome) && (
+          <>
+            <dt>Decided</dt>
+            <dd data-testid="receipt-verdict">
+              <span class={`chip ${verdictClass(r)}`}>{(r.verdict ?? r.outcome ?? '').replace(/_/g, ' ')}</span>
+              {r.outcome && r.verdict && r.outcome !== r.verdict && <span class="faint"> · outcome {r.outcome}</span>}
+              {r.shadow && <span class="faint"> · shadow mode</span>}
+            </dd>
+          </>
+        )}
+        {r.approver && (
+          <>
+            <dt>By</dt>
+            <dd data-testid="receipt-approver">{r.approver}</dd>
+          </>
+        )}
+        {r.agent && (
+          <>
+            <dt>Agent</dt>
+            <dd>{r.agent}</dd>
+          </>
+        )}
+        {(r.server || r.tool) && (
+          <>
+            <dt>Server · tool</dt>
+            <dd>{[r.server, r.tool].filter(Boolean).join(' · ')}</dd>
+          </>
+        )}
+        {r.plan_id && (
+          <>
+            <dt>Plan</dt>
+            <dd>{r.plan_id}</dd>
+          </>
+        )}
+        {r.hash && (
+          <>
+            <dt>On hash</dt>
+            <dd data-testid="receipt-hash">
+              <span class="faint">{r.hash.name}</span>
+              <Hash value={r.hash.value} />
+            </dd>
+          </>
+        )}
+        {r.reasons && (
+          <>
+            <dt>Why</dt>
+            <dd>{r.reasons}</dd>
+          </>
+        )}
+        <dt>Findings</dt>
+        <dd data-testid="receipt-findings">
+          {findings.length === 0 ? (
+            <span class="faint">none</span>
+          ) : (
+            findings.map((f) => {
+              const o = f as Record<string, unknown>;
+              const label = [o.severity, o.kind ?? o.rule ?? o.id, o.where ?? o.path].filter((x) => typeof x === 'string').join(' · ');
+              return <span class="chip finding" title={pretty(f)}>{label || pretty(f).slice(0, 60)}</span>;
+            })
+          )}
+        </dd>
+      </dl>
+      <div class="raw-tabs" role="group" aria-label="Raw forms">
+        <button class={`filter${raw === 'statement' ? ' on' : ''}`} onClick={() => setRaw(raw === 'statement' ? null : 'statement')} data-testid="show-statement">
+          Statement
+        </button>
+        <button class={`filter${raw === 'leaf' ? ' on' : ''}`} onClick={() => (raw === 'leaf' ? setRaw(null) : void showLeaf())} data-testid="show-leaf">
+          Stored leaf
+        </button>
+        {approval !== undefined && (
+          <button class={`filter${raw === 'envelope' ? ' on' : ''}`} onClick={() => setRaw(raw === 'envelope' ? null : 'envelope')} data-testid="show-envelope">
+            Approver’s envelope
+          </button>
+        )}
+        <button class="btn small" onClick={() => void tlog()} disabled={busy} data-testid="download-tlog-proof" title="This receipt alone, with its inclusion proof and a signed checkpoint (c2sp.org/tlog-proof)">
+          ⤓ tlog-proof
+        </button>
+      </div>
+      {err && <div class="verify bad">{err}</div>}
+      {raw && (
+        <pre class="block raw" data-testid="receipt-raw">
+          {raw === 'statement'
+            ? pretty(decodeEnvelopes(r.predicate))
+            : raw === 'envelope'
+              ? pretty(envelopeView(approval))
+              : leaf?.index === r.index
+                ? leaf.text
+                : 'Loading…'}
+        </pre>
+      )}
+    </div>
+  );
+}
+
+export function Receipts() {
+  useTick();
+  const [preset, setPreset] = useState<Preset>(() => (sessionStorage.getItem('interlock.receiptsPreset') as Preset) || '7d');
+  const [custom, setCustom] = useState({ from: '', to: '' });
+  const [fields, setFields] = useState({ plan: '', server: '', agent: '', tool: '', event: '' });
+  // Text fields apply after a pause in typing, so each keystroke is not a query.
+  const [applied, setApplied] = useState(fields);
+  useEffect(() => {
+    const t = setTimeout(() => setApplied(fields), 300);
+    return () => clearTimeout(t);
+  }, [fields]);
+  const filters: ReceiptFilters = useMemo(() => {
+    const r =
+      preset === 'custom'
+        ? { from: localToUnix(custom.from), to: localToUnix(custom.to) }
+        : presetRange(preset);
+    return {
+      from: r.from !== undefined ? String(r.from) : undefined,
+      to: r.to !== undefined ? String(r.to) : undefined,
+      ...applied,
+    };
+    // The preset's range is taken when it is chosen, not re-read every tick.
+  }, [preset, custom.from, custom.to, applied]);
+  const [items, setItems] = useState<Receipt[] | null>(null);
+  const [cursor, setCursor] = useState<number | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [reload, setReload] = useState(0);
+  const generation = useRef(0);
+  useEffect(() => {
+    const g = ++generation.current;
+    setLoading(true);
+    setError(null);
+    api.receipts(filters, undefined, PAGE).then(
+      (p) => {
+        if (g !== generation.current) return;
+        setItems(p.receipts);
+        setCursor(p.next_cursor);
+        setLoading(false);
+      },
+      (e: Error) => {
+        if (g !== generation.current) return;
+        setError(e);
+        setLoading(false);
+      },
+    );
+  }, [filters, reload]);
+  const more = async () => {
+    if (cursor === null) return;
+    const g = generation.current;
+    setLoading(true);
+    try {
+      const p = await api.receipts(filters, cursor, PAGE);
+      if (g !== generation.current) return;
+      setItems((old) => [...(old ?? []), ...p.receipts]);
+      setCursor(p.next_cursor);
+    } catch (e) {
+      setError(e as Error);
+    } finally {
+      setLoading(false);
+    }
+  };
+  const list = items ?? [];
+  const keys = list.map((r) => String(r.index));
+  const nav = useListNav(keys, () => undefined);
+  const selected = list.find((r) => String(r.index) === nav.selected);
+  const [exported, setExported] = useState<ReceiptsExport | null>(null);
+  const [exporting, setExporting] = useState(false);
+  const [exportError, setExportError] = useState<string | null>(null);
+  const doExport = async () => {
+    setExporting(true);
+    setExportError(null);
+    setExported(null);
+    try {
+      const x = await api.exportReceipts(filters);
+      setExported(x);
+      const bundle = x.files.find((f) => f.name === 'bundle.json');
+      if (bundle) download('bundle.json', bundle.content, bundle.media_type);
+    } catch (e) {
+      setExportError(e instanceof ApiError ? e.message : String(e));
+    } finally {
+      setExporting(false);
+    }
+  };
+  // The configured servers, offered as the server filter's suggestions.
+  const [serverNames, setServerNames] = useState<string[]>([]);
+  useEffect(() => {
+    void api.servers().then(
+      (r) => setServerNames(r.servers.map((s) => s.name)),
+      () => undefined,
+    );
+  }, []);
+  const set = (k: keyof typeof fields) => (e: Event) => setFields((f) => ({ ...f, [k]: (e.target as HTMLInputElement).value }));
+  return (
+    <div class="page">
+      <div class="page-head">
+        <div>
+          <h1>Receipts</h1>
+          <div class="sub">Every decision in the signed log: find, read, export, and verify an exported bundle.</div>
+        </div>
+        <div style={{ marginLeft: 'auto' }}>
+          <button class="btn primary" onClick={() => void doExport()} disabled={exporting} data-testid="export">
+            {exporting ? 'Exporting…' : '⤓ Export these receipts'}
+          </button>
+        </div>
+      </div>
+      <div class="filters" role="group" aria-label="Time range" data-testid="time-presets">
+        {PRESETS.map(([p, label]) => (
+          <button
+            class={`filter${p === preset ? ' on' : ''}`}
+            data-preset={p}
+            onClick={() => {
+              sessionStorage.setItem('interlock.receiptsPreset', p);
+              setPreset(p);
+            }}
+          >
+            {label}
+          </button>
+        ))}
+        {preset === 'custom' && (
+          <span class="custom-range">
+            <label>
+              From <input type="datetime-local" value={custom.from} onInput={(e) => setCustom((c) => ({ ...c, from: (e.target as HTMLInputElement).value }))} data-testid="custom-from" />
+            </label>
+            <label>
+              to <input type="datetime-local" value={custom.to} onInput={(e) => setCustom((c) => ({ ...c, to: (e.target as HTMLInputElement).value }))} data-testid="custom-to" />
+            </label>
+          </span>
+        )}
+      </div>
+      <div class="receipt-filters">
+        <label>
+          Server
+          <input type="text" list="receipt-servers" value={fields.server} onInput={set('server')} placeholder="any" data-testid="filter-server" />
+          <datalist id="receipt-servers">
+            {serverNames.map((n) => (
+              <option value={n} />
+            ))}
+          </datalist>
+        </label>
+        <label>
+          Agent
+          <input type="text" value={fields.agent} onInput={set('agent')} placeholder="any" data-testid="filter-agent" />
+        </label>
+        <label>
+          Tool
+          <input type="text" value={fields.tool} onInput={set('tool')} placeholder="any" data-testid="filter-tool" />
+        </label>
+        <label>
+          Plan
+          <input type="text" value={fields.plan} onInput={set('plan')} placeholder="any" data-testid="filter-plan" />
+        </label>
+        <label>
+          Event
+          <select value={fields.event} onChange={set('event')} data-testid="filter-event">
+            <option value="">any</option>
+            {EVENT_TYPES.map((t) => (
+              <option value={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+      </div>
+      {(exported || exportError) && (
+        <div class={`verify ${exportError ? 'bad' : exported?.verified ? 'ok' : 'bad'} export-result`} data-testid="export-result">
+          {exportError ? (
+            <span>{exportError}</span>
+          ) : (
+            exported && (
+              <>
+                <b>{exported.verified ? '✓ Exported' : '✗ Exported, but it does not verify'}</b>
+                <span>
+                  {exported.receipts} receipts. Pin the log key when verifying: <code class="mono">{exported.log_key}</code>
+                </span>
+                <span class="downloads">
+                  {exported.files.map((f) => (
+                    <button class="btn small" onClick={() => download(f.name, f.content, f.media_type)} data-testid={`download-${f.name}`}>
+                      ⤓ {f.name}
+                    </button>
+                  ))}
+                </span>
+              </>
+            )
+          )}
+        </div>
+      )}
+      {error && <ErrorBanner error={error} onRetry={() => setReload((n) => n + 1)} />}
+      <div class="log-grid">
+        <div>
+          <div class="list receipts-list" data-testid="receipts" aria-busy={loading}>
+            {items === null ? (
+              <SkeletonRows n={10} cols={1} />
+            ) : list.length === 0 ? (
+              <Empty title="No receipts match">Widen the time range or clear a filter.</Empty>
+            ) : (
+              list.map((r) => (
+                <div
+                  class={`row log-row${nav.selected === String(r.index) ? ' selected' : ''}`}
+                  data-key={String(r.index)}
+                  data-testid="receipt-row"
+                  onClick={() => nav.select(String(r.index))}
+                >
+                  <span class="idx">#{r.index}</span>
+                  <span class="type">
+                    <span class={`chip ${verdictClass(r)}`}>{r.kind}</span>
+                  </span>
+                  <span class="subj">{headline(r)}</span>
+                  <span class="time" title={fullTime(r.time)}>
+                    {ago(r.time)}
+                  </span>
+                </div>
+              ))
+            )}
+          </div>
+          <div class="list-foot">
+            {cursor !== null ? (
+              <button class="btn small" onClick={() => void more()} disabled={loading} data-testid="more">
+                {loading ? 'Loading…' : `Load ${PAGE} older`}
+              </button>
+            ) : (
+              items !== null && <span class="faint">{list.length} receipts — the end of the selection</span>
+            )}
+          </div>
+        </div>
+        <div class="aside">
+          <div class="card" style={{ gap: 0 }}>
+            <div class="card-head">
+              <h3>{selected ? `Receipt #${selected.index}` : 'Receipt'}</h3>
+              <span class="right muted" style={{ fontSize: '12px' }}>
+                <kbd>j</kbd> <kbd>k</kbd>
+              </span>
+            </div>
+            {selected ? <Detail r={selected} /> : <div class="card-body none">Select a receipt.</div>}
+          </div>
+          <BundleDrop />
+        </div>
+      </div>
+    </div>
+  );
+}
