@@ -1,4 +1,10 @@
+import { useState } from 'preact/hooks';
 import { api, type ServerSummary } from '../lib/api';
+import { decide, markActed } from '../lib/decide';
+import { monitoredDrift } from '../lib/monitored';
+import { reasonError } from '../lib/statement';
+import { Modal } from '../components/Dialog';
+import { toast } from '../components/Toasts';
 import { useListNav, useLive, useResource, useTick } from '../lib/hooks';
 import { go, href } from '../lib/router';
 import { Empty, ErrorBanner, RiskBadge, SkeletonRows, Status, Time } from '../components/ui';
@@ -56,6 +62,86 @@ function ServerRow({ s, selected }: { s: ServerSummary; selected: boolean }) {
   );
 }
 
+/**
+ * Accepts monitor-level drift on several servers at once: one reason, one
+ * signed statement per server, each about the observed hash the list showed
+ * (a server whose surface moved again since is left for its own review).
+ */
+function AcceptDriftDialog({ servers, onClose, onDone }: { servers: ServerSummary[]; onClose: () => void; onDone: () => void }) {
+  const [reason, setReason] = useState('Reviewed the monitored drift; the new surfaces are fine.');
+  const [busy, setBusy] = useState(false);
+  const [results, setResults] = useState<Record<string, string>>({});
+  const run = async (e?: Event) => {
+    e?.preventDefault();
+    if (busy) return;
+    const bad = reasonError(reason);
+    if (bad) return toast(bad, 'bad');
+    setBusy(true);
+    let accepted = 0;
+    for (const s of servers) {
+      try {
+        const shown = await api.server(s.name);
+        if (shown.server.observed_hash !== s.observed_hash) {
+          setResults((r) => ({ ...r, [s.name]: 'changed since shown: review it alone' }));
+          continue;
+        }
+        markActed('server', s.name);
+        await decide({
+          kind: 'server',
+          subject: s.name,
+          hash: s.observed_hash!,
+          policyDigest: shown.policy_digest,
+          audience: shown.audience,
+          decision: 'approve',
+          reason,
+        });
+        accepted++;
+        setResults((r) => ({ ...r, [s.name]: 'accepted' }));
+      } catch (err) {
+        setResults((r) => ({ ...r, [s.name]: (err as Error).message }));
+      }
+    }
+    setBusy(false);
+    toast(`Accepted the drift of ${accepted} of ${servers.length} server${servers.length === 1 ? '' : 's'}`, accepted === servers.length ? 'ok' : 'bad');
+    if (accepted === servers.length) onDone();
+  };
+  return (
+    <Modal label="Accept monitored drift" title={`Accept the monitored drift of ${servers.length} server${servers.length === 1 ? '' : 's'}?`} onClose={() => !busy && onClose()}>
+      <form onSubmit={run}>
+        <div class="body">
+          <div class="summary" data-testid="bulk-drift">
+            {servers.map((s) => (
+              <div class="row-gap" key={s.name} style={{ justifyContent: 'space-between' }}>
+                <span class="mono">{s.name}</span>
+                <span class="mono faint" style={{ fontSize: '11.5px' }} title={s.observed_hash ?? ''}>
+                  {s.observed_hash?.slice(0, 19)}…
+                </span>
+                <span class="muted" style={{ fontSize: '12px', minWidth: '140px', textAlign: 'right' }} data-result={s.name}>
+                  {results[s.name] ?? `${s.drift_count ?? 0} drift${s.drift_count === 1 ? '' : 's'} · ${s.worst_severity ?? '—'}`}
+                </span>
+              </div>
+            ))}
+          </div>
+          <label for="bulk-reason">Reason</label>
+          <input id="bulk-reason" type="text" value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} autocomplete="off" />
+          <div class="help">
+            Each server’s listed surface becomes its approved baseline: one signed statement per server, about exactly
+            the hash shown here. Nothing was held by these drifts; their tools stayed served.
+          </div>
+        </div>
+        <div class="foot">
+          <button type="button" class="btn" onClick={onClose} disabled={busy}>
+            Cancel
+          </button>
+          <button type="submit" class="btn primary" disabled={busy} data-testid="bulk-accept">
+            {busy ? 'Signing…' : `Accept ${servers.length} and sign`}
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}
+
 export function Servers() {
   useTick();
   const res = useResource(() => api.servers(), []);
@@ -65,6 +151,8 @@ export function Servers() {
     servers.map((s) => s.name),
     (k) => go(href.server(k)),
   );
+  const monitored = monitoredDrift(servers);
+  const [bulk, setBulk] = useState<ServerSummary[] | null>(null);
   return (
     <div class="page">
       <div class="page-head">
@@ -72,7 +160,28 @@ export function Servers() {
           <h1>Servers</h1>
           <div class="sub">Upstream MCP servers behind the gateway, and what of them is served.</div>
         </div>
+        <div class="actions">
+          <button
+            class="btn"
+            disabled={!monitored.length}
+            onClick={() => setBulk(monitored)}
+            data-testid="accept-monitored"
+            title="Servers still served whose surface moved only in ways the drift policy records"
+          >
+            Accept monitored drift{monitored.length ? ` (${monitored.length})` : ''}
+          </button>
+        </div>
       </div>
+      {bulk && (
+        <AcceptDriftDialog
+          servers={bulk}
+          onClose={() => setBulk(null)}
+          onDone={() => {
+            setBulk(null);
+            res.reload();
+          }}
+        />
+      )}
       {res.error && <ErrorBanner error={res.error} onRetry={res.reload} />}
       {!(res.error && !res.data) && (
       <div class="list" data-testid="servers">

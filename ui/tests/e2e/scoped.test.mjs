@@ -92,7 +92,8 @@ describe('approvals that do not fatigue', () => {
     await page.screenshot({ path: path.join(shots, 'inbox-grouped-held-calls.png') });
 
     await page.evaluate((h) => (location.hash = h), `#/plans/${encodeURIComponent(planId)}`);
-    await page.locator('[data-testid=approve]').waitFor({ timeout: T });
+    // `a` opens the dialog once the plan has loaded (the button is enabled then).
+    await page.locator('[data-testid=approve]:not([disabled])').waitFor({ timeout: T });
     await page.evaluate(() => document.activeElement?.blur?.());
     await page.keyboard.press('a');
     await page.locator('[role=dialog] [data-scope=hour]').waitFor({ timeout: T });
@@ -137,6 +138,32 @@ describe('approvals that do not fatigue', () => {
     await row.waitFor({ timeout: T });
     assert.match(await row.textContent(), /reader-bot.*calm__odd/);
     await page.screenshot({ path: path.join(shots, 'standing-agent-grant.png') });
+    assert.deepEqual(problems, []);
+  });
+
+  it('accepts monitor-level drift on its servers in one decision, one statement each', async () => {
+    // A mere rewording of greet: recorded as drift, nothing held, still served.
+    fs.writeFileSync(gw.drift.calm, 'Greets a person, by name.');
+    const drifted = await gw.waitServer(
+      'calm',
+      (s) => s.status === 'TRUSTED' && s.observed_hash !== s.baseline_hash && !(s.blocked_tools || []).length,
+      'with monitored drift',
+    );
+    await page.evaluate(() => (location.hash = '#/servers'));
+    const button = page.locator('[data-testid=accept-monitored]');
+    await until('the button counts one server', () => /\(1\)/.test(document.querySelector('[data-testid=accept-monitored]')?.textContent ?? ''));
+    await button.click();
+    await page.locator('[data-testid=bulk-drift]').waitFor({ timeout: T });
+    assert.match(await page.textContent('[data-testid=bulk-drift]'), /calm/);
+    await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
+    await page.screenshot({ path: path.join(shots, 'accept-monitored-drift.png') });
+    await page.click('[data-testid=bulk-accept]');
+    await page.locator('[role=dialog]').waitFor({ state: 'detached', timeout: T });
+    const now = await gw.waitServer('calm', (s) => s.baseline_hash === drifted.observed_hash, 'the new baseline');
+    assert.equal(now.status, 'TRUSTED');
+    const { entries } = await gw.api('/api/v1/log?from=0&limit=1000');
+    const approvals = entries.filter((e) => e.entry.type === 'server.approved' && e.entry.server === 'calm');
+    assert.ok(approvals.length >= 2, 'the first approval, then the accepted drift');
     assert.deepEqual(problems, []);
   });
 });
