@@ -212,3 +212,73 @@ fn regression_a_task_is_seen_only_by_its_agent_key_and_a_cancelled_held_call_nev
     let r = rpc(&reader, &sid, "tasks/result", json!({}));
     assert_eq!(r["error"]["code"], -32602, "{r}");
 }
+
+/// A stateless (2026-07-28) client's held call: `input_required` with a sealed
+/// `requestState` after `hold_secs`; the retry with it waits for the same plan
+/// (no second plan is proposed), and after the approval the retry gets the
+/// tool's result. A forged, foreign-key or other-call state is refused.
+#[test]
+fn a_stateless_held_call_keeps_waiting_for_its_plan_through_the_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, reader) = gateway(dir.path());
+    let reviewer = gw.reviewer_key();
+    let call = |key: &str, args: Value, state: Option<&str>| -> Value {
+        let mut params = json!({"name": "drifty__odd", "arguments": args});
+        if let Some(s) = state {
+            params["requestState"] = json!(s);
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params});
+        let (s, _, b) = post_mcp(
+            &gw.addr,
+            key,
+            &[("MCP-Protocol-Version", "2026-07-28")],
+            body.to_string().as_bytes(),
+        );
+        assert_eq!(s, 200, "{}", String::from_utf8_lossy(&b));
+        serde_json::from_slice(&b).unwrap()
+    };
+    let first = call(&reader, json!({"n": 7}), None);
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let plan_id = held_call_in_inbox(&gw, &reviewer);
+
+    let again = call(&reader, json!({"n": 7}), Some(&state));
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    let inbox = gw.api_get(&reviewer, "/api/v1/inbox");
+    assert_eq!(
+        inbox["items"].as_array().unwrap().len(),
+        1,
+        "no second plan: {inbox}"
+    );
+
+    // Refused: another call's arguments, another agent key, a forged state.
+    let r = call(&reader, json!({"n": 8}), Some(&state));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let out = gw.cli(&[
+        "agents",
+        "add",
+        "thief",
+        "--role",
+        "reader",
+        "--config",
+        &crate::standing::config(&gw),
+    ]);
+    let thief = stdout(&out).trim().to_owned();
+    let r = call(&thief, json!({"n": 7}), Some(&state));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let forged = format!("{}x", &state[..state.len() - 1]);
+    let r = call(&reader, json!({"n": 7}), Some(&forged));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+
+    let out = gw.approve("plans", &plan_id, "fine");
+    assert!(out.status.success(), "{}", stdout(&out));
+    let done = call(&reader, json!({"n": 7}), Some(&state));
+    assert_eq!(done["result"]["content"][0]["text"], "odd", "{done}");
+    // Ran once, as the held plan; the state is spent with it.
+    let r = call(&reader, json!({"n": 7}), Some(&state));
+    assert!(
+        r["result"]["isError"] == true || r["error"].is_object(),
+        "a second run: {r}"
+    );
+    gw.assert_audit_clean();
+}

@@ -49,7 +49,14 @@ fn call(gw: &Gateway, key: &str, sid: Option<&str>, tool: &str, args: Value) -> 
     serde_json::from_slice(&bytes).expect("a JSON answer")
 }
 
-fn held_plan(r: &Value) -> Option<String> {
+/// The held plan of a call's answer: a held tool error (a session's call), or
+/// the round trip's `input_required` (a stateless call still waiting).
+pub(crate) fn held_plan(r: &Value) -> Option<String> {
+    if r["result"]["resultType"] == "input_required" {
+        return r["result"]["_meta"]["io.interlock/held"]["plan_id"]
+            .as_str()
+            .map(str::to_owned);
+    }
     let s = &r["result"]["structuredContent"];
     (s["held"] == true).then(|| s["plan_id"].as_str().unwrap().to_owned())
 }

@@ -181,6 +181,7 @@ impl Prepared {
             review_answers: Default::default(),
             held_calls: Default::default(),
             tasks: Default::default(),
+            sealer: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.iter() {
@@ -244,6 +245,8 @@ pub(crate) struct Inner {
     held_calls: Mutex<indexmap::IndexMap<String, HeldMemo>>,
     /// Task-augmented calls (MCP tasks, 2025-11-25).
     tasks: crate::calls::tasks::Tasks,
+    /// Seals held calls' round-trip states (2026-07-28 clients).
+    sealer: crate::calls::round_trip::Sealer,
     shutdown: watch::Sender<bool>,
 }
 
@@ -460,6 +463,10 @@ impl Gateway {
             counts: Arc::clone(&self.0.held),
             key: key_hash.to_owned(),
         })
+    }
+
+    pub(crate) fn sealer(&self) -> &crate::calls::round_trip::Sealer {
+        &self.0.sealer
     }
 
     pub(crate) fn tasks(&self) -> &crate::calls::tasks::Tasks {

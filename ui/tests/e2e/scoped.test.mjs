@@ -36,7 +36,14 @@ async function until(what, fn, arg) {
   }
 }
 
-const heldPlan = (result) => (result.structuredContent?.held ? result.structuredContent.plan_id : null);
+// A held call's plan: a stateless (2026-07-28) call still waiting answers the
+// round trip's `input_required`; one decided in time, a held tool error.
+const heldPlan = (result) =>
+  result.resultType === 'input_required'
+    ? result._meta?.['io.interlock/held']?.plan_id ?? null
+    : result.structuredContent?.held
+      ? result.structuredContent.plan_id
+      : null;
 const callOdd = (key, args) => gw.rpc('tools/call', { name: 'calm__odd', arguments: args }, key);
 
 before(async () => {

@@ -87,6 +87,44 @@ pub(crate) async fn hold(
         // The held verdict is not in the log: refuse rather than wait on it.
         return refusal;
     }
+    let plan_hash = proposal.plan_hash.to_string();
+    wait(call, progress, &plan_id, &plan_hash, &reasons).await
+}
+
+/// A stateless client's retry of a held call (the 2026-07-28 round trip,
+/// [`super::round_trip`]): waits again for the plan its sealed state names,
+/// without proposing a new one or logging another hold.
+pub(crate) async fn resume(call: &Call<'_>, progress: Option<&Progress>, plan_id: &str) -> Vec<u8> {
+    let (gw, id) = (call.gw, call.id);
+    let _slot = match gw.held_slot(&call.agent.key_hash) {
+        Ok(slot) => slot,
+        Err(cap) => return jsonrpc::error(Some(id), jsonrpc::code::LIMIT, &cap.to_string()),
+    };
+    let plan = match gw.engine().plan(plan_id).await {
+        Ok(p) => p,
+        Err(e) => {
+            let text = format!(
+                "held call `{plan_id}` cannot be resumed: {e}. Call again to be held anew."
+            );
+            return jsonrpc::result_value(id, &jsonrpc::tool_error(&text, None));
+        }
+    };
+    let reasons = call.assessment.hold_reasons.join("; ");
+    wait(call, progress, plan_id, &plan.plan_hash, &reasons).await
+}
+
+/// Waits (at most the call's `hold_secs`) for a reviewer's decision on the
+/// held plan `plan_id`, then runs it if approved; otherwise answers how the
+/// agent goes on waiting: a stateless client gets the round trip's sealed
+/// state, any other the plan to poll and retry.
+async fn wait(
+    call: &Call<'_>,
+    progress: Option<&Progress>,
+    plan_id: &str,
+    plan_hash: &str,
+    reasons: &str,
+) -> Vec<u8> {
+    let (gw, id, assessment) = (call.gw, call.id, call.assessment);
     let started = Instant::now();
     let deadline = started + Duration::from_secs(call.hold_secs);
     let mut last_report: Option<Instant> = None;
@@ -116,17 +154,21 @@ pub(crate) async fn hold(
             .await;
             last_report = Some(Instant::now());
         }
-        match gw.engine().plan(&plan_id).await.map(|p| p.status) {
-            Ok(PlanStatus::Approved) => {
-                let hash = proposal.plan_hash.to_string();
-                return run_approved(call, &plan_id, &hash).await;
-            }
+        match gw.engine().plan(plan_id).await.map(|p| p.status) {
+            Ok(PlanStatus::Approved) => return run_approved(call, plan_id, plan_hash).await,
             Ok(PlanStatus::Proposed) => {}
             Ok(other) => {
-                let text = format!(
-                    "A reviewer did not approve this call (plan `{plan_id}` is {}). It was not run.",
-                    other.as_str()
-                );
+                let text = match other {
+                    PlanStatus::Rejected | PlanStatus::Expired | PlanStatus::Superseded => format!(
+                        "A reviewer did not approve this call (plan `{plan_id}` is {}). It was not run.",
+                        other.as_str()
+                    ),
+                    // A retry of a held call that has run already (its one run).
+                    _ => format!(
+                        "Held call `{plan_id}` ran already (it is {}); it runs once. Call again to be held anew.",
+                        other.as_str()
+                    ),
+                };
                 return jsonrpc::result_value(
                     id,
                     &jsonrpc::tool_error(
@@ -139,6 +181,19 @@ pub(crate) async fn hold(
         }
         tokio::time::sleep(POLL_EVERY).await;
     }
+    if call.session.is_none() {
+        // A stateless (2026-07-28) client retries with the sealed state by
+        // itself and keeps waiting for this plan.
+        let state = super::round_trip::state_for(
+            plan_id,
+            &call.agent.key_hash,
+            call.exposed,
+            call.args_digest,
+            gw.engine().now(),
+        );
+        let sealed = gw.sealer().seal(&state);
+        return jsonrpc::result_value(id, &super::round_trip::input_required(&sealed, plan_id));
+    }
     let text = format!(
         "This call was held for human review as plan `{plan_id}` ({reasons}). It has not run. \
          Call get_plan with plan_id `{plan_id}`; once it is APPROVED, repeat this exact call \
@@ -149,7 +204,7 @@ pub(crate) async fn hold(
         &jsonrpc::tool_error(
             &text,
             Some(json!({
-                "held": true, "plan_id": plan_id, "plan_hash": proposal.plan_hash.to_string(),
+                "held": true, "plan_id": plan_id, "plan_hash": plan_hash,
                 "risk": assessment.risk.name(), "score": assessment.score,
                 "reasons": assessment.hold_reasons,
             })),

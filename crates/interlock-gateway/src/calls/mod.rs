@@ -17,6 +17,8 @@
 //! - [`leaf`]: verdicts, outcomes and the shape of the `tool.call`,
 //!   `prompt.get` and `resource.read` leaves, as types.
 //! - [`progress`]: reporting to the agent's SSE stream while a call waits or runs.
+//! - [`round_trip`]: a stateless (2026-07-28) client's held call: a sealed
+//!   `requestState` it retries with, to keep waiting for the same plan.
 //! - [`tasks`]: task-augmented calls (MCP tasks): answered at once, a held call
 //!   waiting its task's lifetime, polled and fetched by the agent.
 //!
@@ -31,6 +33,7 @@ pub mod leaf;
 pub(crate) mod listing;
 pub(crate) mod pipeline;
 pub(crate) mod progress;
+pub(crate) mod round_trip;
 pub mod scan;
 pub mod scopes;
 pub mod standing;

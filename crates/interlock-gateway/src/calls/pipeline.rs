@@ -25,7 +25,7 @@ use super::leaf::{
 };
 use super::progress::{Progress, next_progress_token, set_progress_token};
 use super::scan::{Scan, Scanned, response_policy, scan_content, scan_error, scan_result};
-use super::standing;
+use super::{round_trip, standing};
 use crate::gateway::Gateway;
 use crate::governance;
 use crate::jsonrpc::{self, code};
@@ -292,6 +292,35 @@ pub(crate) async fn tools_call(
         },
     };
     let args_digest = arguments_digest(&args).to_string();
+    // A stateless client's retry of a held call (the 2026-07-28 round trip):
+    // its sealed state names the held plan to go on waiting for. A state that
+    // is not the gateway's is an upstream's own round trip and passes through.
+    let mut resume: Option<String> = None;
+    if session.is_none()
+        && let Some(presented) = round_trip::presented_state(&request.members)
+    {
+        match gw.sealer().open(
+            &presented,
+            &agent.key_hash,
+            &name,
+            &args_digest,
+            gw.engine().now(),
+        ) {
+            round_trip::Presented::NotOurs => {}
+            round_trip::Presented::Refused(why) => {
+                return jsonrpc::error(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    &format!("requestState refused ({why}); call again without it"),
+                );
+            }
+            round_trip::Presented::Held(state) => {
+                request.members.shift_remove("requestState");
+                request.members.shift_remove("inputResponses");
+                resume = Some(state.plan);
+            }
+        }
+    }
     let tool_def = view.observed.as_ref().and_then(|s| s.tool(&tool));
     let mut assessment = assess(gw.config(), server, &agent.role, tool_def, &args);
     // The arguments against the tool's envelope: a host or path root outside
@@ -396,6 +425,9 @@ pub(crate) async fn tools_call(
                 .map(|t| t.hash())
                 .unwrap_or_else(|| canon::digest(&Value::Null));
             let progress = progress.filter(|p| p.takes_progress());
+            if let Some(plan_id) = &resume {
+                return held::resume(&call, progress, plan_id).await;
+            }
             return held::hold(&call, progress, &tool_hash, void_note.as_deref()).await;
         }
     } else {
