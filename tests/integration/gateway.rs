@@ -468,7 +468,12 @@ fn bad_input_and_a_dying_upstream_get_clear_errors() {
         std::thread::sleep(Duration::from_millis(250));
     }
     let (s, b) = post(br#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#, &[]);
-    assert_eq!((s, &b["result"]), (200, &json!({})), "{b}");
+    // A 2026-07-28 result says its kind (the Python SDK 2.x requires it).
+    assert_eq!(
+        (s, &b["result"]),
+        (200, &json!({"resultType": "complete"})),
+        "{b}"
+    );
 }
 
 /// The governance tools over MCP: an agent proposes, a human approves the

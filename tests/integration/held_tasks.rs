@@ -282,3 +282,64 @@ fn a_stateless_held_call_keeps_waiting_for_its_plan_through_the_round_trip() {
     );
     gw.assert_audit_clean();
 }
+
+/// The round trip with a real 2026-07-28 client: the official Python SDK 2.x
+/// (`mcp` 2.3.0, `tests/peers/py2-client.py`) retries the `input_required`
+/// answers by itself (`hold_secs` = 1 s, its per-request timeout 5 s) and
+/// returns the tool's result once the reviewer approves, the one held plan
+/// having run once.
+#[test]
+fn a_2026_sdk_client_waits_through_the_round_trip_for_its_reviewer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, reader) = gateway(dir.path());
+    let reviewer = gw.reviewer_key();
+    let url = gw.url.clone();
+    let client = std::thread::spawn(move || {
+        let out =
+            std::process::Command::new(crate::gateway_util::peer("INTERLOCK_PEERS_PY2_PYTHON"))
+                .arg(crate::gateway_util::peer("INTERLOCK_PEERS_PY2_CLIENT"))
+                .args([
+                    "--url",
+                    &url,
+                    "--key",
+                    &reader,
+                    "--timeout",
+                    "5",
+                    "--rounds",
+                    "60",
+                ])
+                .args(["call", "drifty__odd", r#"{"n": 3}"#])
+                .output()
+                .expect("the py2 client runs");
+        serde_json::from_slice::<Value>(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "py2 client printed no JSON ({e}): {}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    });
+    let plan_id = held_call_in_inbox(&gw, &reviewer);
+    // Several rounds pass while nobody has decided.
+    std::thread::sleep(Duration::from_secs(6));
+    let out = gw.approve("plans", &plan_id, "fine");
+    assert!(out.status.success(), "{}", stdout(&out));
+    let r = client.join().unwrap();
+    assert!(r.get("error").is_none(), "the client failed: {r}");
+    assert_eq!(r["protocolVersion"], "2026-07-28", "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "odd", "{r}");
+    let inbox = gw.api_get(&reviewer, "/api/v1/plans");
+    let held: Vec<&Value> = inbox["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            p["plan_id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("call-"))
+        })
+        .collect();
+    assert_eq!(held.len(), 1, "one held plan for all the rounds: {inbox}");
+    assert_eq!(held[0]["status"], "SUCCEEDED", "{inbox}");
+    gw.assert_audit_clean();
+}

@@ -191,6 +191,44 @@ pub fn error_with_data(
     response(id.map_or("null", |i| i.get()), "error", &err)
 }
 
+/// A success response as a 2026-07-28 (stateless) client requires it: the
+/// result says what kind it is (`"resultType": "complete"`, beside the
+/// multi round-trip's `"input_required"`), and a `cacheable` one (a listing,
+/// a read, `server/discover`) carries caching directives — `ttlMs: 0` and
+/// `cacheScope: "private"`: a listing is the calling agent's own (its role)
+/// and pinning may change it at any moment. An upstream of an earlier era
+/// writes none of these; what a result has already is kept, every error
+/// response is returned unchanged, and only the result's top level is
+/// re-written (its members stay byte for byte).
+pub fn for_stateless(body: Vec<u8>, cacheable: bool) -> Vec<u8> {
+    type Members = indexmap::IndexMap<String, Box<RawValue>>;
+    let Ok(mut response) = serde_json::from_slice::<Members>(&body) else {
+        return body;
+    };
+    let Some(result) = response.get("result") else {
+        return body;
+    };
+    let Ok(mut members) = serde_json::from_str::<Members>(result.get()) else {
+        return body;
+    };
+    let mut missing: Vec<(&str, &str)> = vec![("resultType", "\"complete\"")];
+    if cacheable {
+        missing.extend([("ttlMs", "0"), ("cacheScope", "\"private\"")]);
+    }
+    missing.retain(|(k, _)| !members.contains_key(*k));
+    if missing.is_empty() {
+        return body;
+    }
+    for (k, v) in missing {
+        members.insert(k.into(), RawValue::from_string(v.into()).expect("JSON"));
+    }
+    response.insert(
+        "result".into(),
+        serde_json::value::to_raw_value(&members).expect("raw JSON serializes"),
+    );
+    serde_json::to_vec(&response).expect("raw JSON serializes")
+}
+
 /// An error response carrying an upstream's error object as it was.
 pub fn error_raw(id: &RawValue, error: &RawValue) -> Vec<u8> {
     response(id.get(), "error", error.get())
@@ -316,6 +354,33 @@ mod tests {
         assert_eq!(
             String::from_utf8(result(&id, &r)).unwrap(),
             r#"{"jsonrpc":"2.0","id":7,"result":{"x": 1.50, "unknown":{"kept" :true}}}"#
+        );
+    }
+}
+
+#[cfg(test)]
+mod result_type_tests {
+    use super::*;
+
+    #[test]
+    fn a_result_without_a_type_is_complete_and_the_rest_kept() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x"}],"x-vendor":{"a":[1,2]}}}"#.to_vec();
+        assert_eq!(
+            String::from_utf8(for_stateless(body, false)).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x"}],"x-vendor":{"a":[1,2]},"resultType":"complete"}}"#
+        );
+        let typed = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s"}}"#.to_vec();
+        assert_eq!(for_stateless(typed.clone(), false), typed);
+        let error = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#.to_vec();
+        assert_eq!(for_stateless(error.clone(), true), error);
+    }
+
+    #[test]
+    fn a_stateless_listing_carries_caching_directives() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#.to_vec();
+        assert_eq!(
+            String::from_utf8(for_stateless(body, true)).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"private"}}"#
         );
     }
 }

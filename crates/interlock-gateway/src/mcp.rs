@@ -241,11 +241,33 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
                 "tasks/list" if takes_tasks => tasks::list(&gw, &agent, id, msg.params),
                 "tasks/cancel" if takes_tasks => tasks::cancel(&gw, &agent, id, msg.params),
                 "tools/list" if takes_tasks => listing::tools_list(&gw, &agent, id, false, true),
-                _ => request(&gw, &agent, id, method, msg.params, session_id.as_deref()).await,
+                _ => {
+                    let body =
+                        request(&gw, &agent, id, method, msg.params, session_id.as_deref()).await;
+                    if stateless {
+                        jsonrpc::for_stateless(body, cacheable(method))
+                    } else {
+                        body
+                    }
+                }
             };
             json_response(StatusCode::OK, body)
         }
     }
+}
+
+/// Whether a 2026-07-28 result of `method` carries caching directives
+/// (`ttlMs`, `cacheScope`).
+fn cacheable(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/list"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "server/discover"
+    )
 }
 
 /// The members of a request's `_meta` the gateway reads.
@@ -317,6 +339,11 @@ fn streamed_call(
             ..Default::default()
         };
         let body = pipeline::tools_call(&gw, &agent, &id, params.as_deref(), &origin).await;
+        let body = if session_id.is_none() {
+            jsonrpc::for_stateless(body, false)
+        } else {
+            body
+        };
         let _ = tx.send(body).await;
     });
     sse_response(rx)
