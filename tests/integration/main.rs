@@ -21,6 +21,7 @@ mod plan_seed;
 mod probes;
 mod receipts;
 mod review;
+mod signin;
 mod standing;
 mod team;
 mod trust;

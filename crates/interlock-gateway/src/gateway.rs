@@ -179,6 +179,7 @@ impl Prepared {
             held: Default::default(),
             envelopes: Default::default(),
             review_answers: Default::default(),
+            signin: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.iter() {
@@ -234,6 +235,8 @@ pub(crate) struct Inner {
     envelopes: crate::envelopes::Envelopes,
     /// `POST /api/v1/servers/{name}/review` answers by `Idempotency-Key` (issue 22).
     review_answers: crate::review::idempotency::Cache,
+    /// Outstanding one-time sign-in links (issue 19).
+    signin: Arc<crate::signin::SigninLinks>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -300,6 +303,11 @@ impl Gateway {
 
     pub fn config(&self) -> &GatewayConfig {
         &self.0.config
+    }
+
+    /// The outstanding one-time sign-in links (`crate::signin`).
+    pub fn signin(&self) -> &Arc<crate::signin::SigninLinks> {
+        &self.0.signin
     }
 
     pub fn pins(&self) -> &Pins {

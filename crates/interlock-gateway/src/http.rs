@@ -73,6 +73,10 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
         )
         .route("/api/v1/approvers", get(api::approvers))
         .route(
+            "/api/v1/signin",
+            axum::routing::post(crate::signin::redeem_handler),
+        )
+        .route(
             "/api/v1/standing",
             get(api::standing).post(api::grant_standing),
         )

@@ -27,6 +27,7 @@
 //! - [`client`]: a client of another gateway's reviewer API (the desktop app's
 //!   team mode).
 //! - [`sse`]: the server-sent events parser both upstream HTTP and [`client`] read with.
+//! - [`signin`]: one-time sign-in links (a browser becomes a reviewer).
 //! - [`keys`]: API keys (hashed at rest), [`roles`]: what a role may call,
 //!   [`events`]: the event bus and its typed event kinds, [`jsonrpc`]: raw
 //!   JSON-RPC framing.
@@ -56,6 +57,7 @@ pub mod pins;
 pub mod probes;
 pub mod review;
 pub mod roles;
+pub mod signin;
 pub mod sse;
 mod subscriptions;
 pub mod tool_decision;

@@ -125,6 +125,7 @@ impl Host {
                     listener,
                     gateway.engine().clone(),
                     tokens,
+                    signin_issuer(&gateway, bound),
                     async move {
                         let _ = admin_stopped.wait_for(|s| *s).await;
                     },
@@ -153,7 +154,60 @@ impl Host {
     }
 }
 
+/// What prints sign-in links for a gateway bound at `bound`: only one that
+/// serves the review UI (the link opens it). A wildcard address is reached
+/// on loopback.
+fn signin_issuer(
+    gateway: &Gateway,
+    bound: SocketAddr,
+) -> Option<interlock_gateway::admin::SigninIssuer> {
+    gateway.config().ui_dir.as_ref()?;
+    let mut at = bound;
+    if at.ip().is_unspecified() {
+        at.set_ip(match at {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    Some(interlock_gateway::admin::SigninIssuer {
+        links: Arc::clone(gateway.signin()),
+        base_url: format!("http://{at}"),
+    })
+}
+
 impl RunningGateway {
+    /// A one-time sign-in link to this gateway's review UI (issue 19): the
+    /// browser that opens it within 15 minutes becomes a reviewer.
+    /// `None` when no UI is served. Its issuance is logged.
+    pub async fn signin_link(&self) -> Result<Option<String>, HostError> {
+        let Some(issuer) = signin_issuer(&self.gateway, self.bound) else {
+            return Ok(None);
+        };
+        let (token, _) = issuer.links.issue(self.gateway.engine()).await?;
+        Ok(Some(interlock_gateway::signin::link(
+            &issuer.base_url,
+            &token,
+        )))
+    }
+
+    /// The headless first run: while no active reviewer key (of the full
+    /// scope) exists, a sign-in link ([`Self::signin_link`]); else `None`.
+    pub async fn first_run_signin_link(&self) -> Result<Option<String>, HostError> {
+        let reviewers = self
+            .gateway
+            .engine()
+            .store()
+            .api_keys(ApiKeyKind::Reviewer)
+            .await?;
+        if reviewers
+            .iter()
+            .any(|k| k.revoked_at.is_none() && k.role != interlock_gateway::api::REVIEW_ONLY_ROLE)
+        {
+            return Ok(None);
+        }
+        self.signin_link().await
+    }
+
     /// The address actually bound (the config may say port 0).
     pub fn bound(&self) -> SocketAddr {
         self.bound
