@@ -16,6 +16,7 @@ import { Standing } from './views/Standing';
 import { ServerView } from './views/Server';
 import { Log } from './views/Log';
 import { Settings } from './views/Settings';
+import { Signin } from './views/Signin';
 
 const STATE_TEXT: Record<StreamState, string> = {
   idle: 'Not connected',
@@ -137,6 +138,7 @@ export function App() {
       standing: 'Standing approvals',
       log: 'Log',
       settings: 'Settings',
+      signin: 'Sign in',
       plan: `Plan ${(route as { id?: string }).id ?? ''}`,
       server: `Server ${(route as { name_?: string }).name_ ?? ''}`,
     };
@@ -168,6 +170,9 @@ export function App() {
       break;
     case 'settings':
       view = <Settings />;
+      break;
+    case 'signin':
+      view = <Signin token={route.token} />;
       break;
     default:
       view = (

@@ -10,7 +10,8 @@ export type Route =
   | { name: 'server'; name_: string }
   | { name: 'standing' }
   | { name: 'log' }
-  | { name: 'settings' };
+  | { name: 'settings' }
+  | { name: 'signin'; token: string };
 
 export function parse(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -25,6 +26,8 @@ export function parse(hash: string): Route {
       return { name: 'log' };
     case 'settings':
       return { name: 'settings' };
+    case 'signin':
+      return parts[1] ? { name: 'signin', token: parts[1] } : { name: 'inbox' };
     default:
       return { name: 'inbox' };
   }

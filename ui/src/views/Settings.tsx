@@ -79,7 +79,8 @@ function ApiKeyCard() {
             </button>
           </div>
           <div class="help">
-            An admin creates one with <code>interlock reviewers add NAME</code>. It is kept in this browser’s local
+            An admin creates one with <code>interlock reviewers add NAME</code>, or prints a one-time link that signs
+            this browser in with <code>interlock signin-link</code>. It is kept in this browser’s local
             storage. It lets this page read and submit signed decisions; it cannot approve anything by itself.
           </div>
         </div>
