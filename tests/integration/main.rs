@@ -6,6 +6,7 @@ mod admin;
 mod callpath;
 mod canon;
 mod channels;
+mod clients_api;
 mod connect;
 mod content;
 mod envelope;

@@ -14,10 +14,10 @@ use crate::util::{stderr, stdout};
 
 /// A fresh machine's gateway: an empty data directory (no key, no reviewer,
 /// no `gateway.toml`), serving a review UI.
-struct Fresh {
+pub(crate) struct Fresh {
     dir: tempfile::TempDir,
     env: Vec<(String, String)>,
-    addr: String,
+    pub(crate) addr: String,
     /// The link printed on the first start.
     link: String,
     child: Child,
@@ -25,11 +25,16 @@ struct Fresh {
 
 impl Fresh {
     fn start() -> Fresh {
+        Fresh::start_with(&[])
+    }
+
+    /// [`Fresh::start`] with `extra` in the gateway's environment (`HOME`).
+    pub(crate) fn start_with(extra: &[(&str, &str)]) -> Fresh {
         let dir = tempfile::tempdir().unwrap();
         let ui = dir.path().join("ui");
         std::fs::create_dir_all(&ui).unwrap();
         std::fs::write(ui.join("index.html"), "<div id=\"app\"></div>").unwrap();
-        let env = vec![
+        let mut env = vec![
             (
                 "INTERLOCK_DATA_DIR".to_owned(),
                 dir.path().join("data").to_string_lossy().into_owned(),
@@ -43,6 +48,7 @@ impl Fresh {
                 ),
             ),
         ];
+        env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_interlock"));
         cmd.args(["serve", "--listen", "127.0.0.1:0", "--ui"])
             .arg(&ui)
@@ -76,16 +82,16 @@ impl Fresh {
         }
     }
 
-    fn token(&self) -> String {
+    pub(crate) fn token(&self) -> String {
         token_of(&self.link)
     }
 
-    fn origin(&self) -> String {
+    pub(crate) fn origin(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// `POST /api/v1/signin` as a browser on `origin` would.
-    fn signin(&self, origin: &str, body: &Value) -> (u16, Vec<(String, String)>, Value) {
+    pub(crate) fn signin(&self, origin: &str, body: &Value) -> (u16, Vec<(String, String)>, Value) {
         let (status, headers, body) = http(
             &self.addr,
             "POST",
@@ -100,7 +106,7 @@ impl Fresh {
         )
     }
 
-    fn get(&self, key: &str, path: &str) -> (u16, Value) {
+    pub(crate) fn get(&self, key: &str, path: &str) -> (u16, Value) {
         let (status, _, body) = http(
             &self.addr,
             "GET",
@@ -111,7 +117,7 @@ impl Fresh {
         (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
     }
 
-    fn cli(&self, args: &[&str], keychain: bool) -> std::process::Output {
+    pub(crate) fn cli(&self, args: &[&str], keychain: bool) -> std::process::Output {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_interlock"));
         cmd.args(args);
         for (k, v) in &self.env {
@@ -124,7 +130,7 @@ impl Fresh {
         cmd.output().unwrap()
     }
 
-    fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.dir.path().join("data")
     }
 }
@@ -144,12 +150,12 @@ fn token_of(link: &str) -> String {
 }
 
 /// A browser's approver public key (64 hex digits).
-fn browser_key(seed: u8) -> String {
+pub(crate) fn browser_key(seed: u8) -> String {
     let key = ed25519_dalek::SigningKey::from_bytes(&[seed; 32]);
     hex::encode(key.verifying_key().as_bytes())
 }
 
-fn body(token: &str, seed: u8, name: &str) -> Value {
+pub(crate) fn body(token: &str, seed: u8, name: &str) -> Value {
     json!({"token": token, "public_key": browser_key(seed), "name": name})
 }
 

@@ -77,6 +77,11 @@ event_types! {
     /// A log leaf only: a sign-in link redeemed by a browser (the token's
     /// hash, the reviewer key's hash and the approver key registered).
     SigninRedeemed = "signin.redeemed",
+    /// A log leaf only: a reviewer connected an AI client from the reviewer
+    /// API (`crate::clients`): what moved behind the gateway.
+    ClientConnected = "client.connected",
+    /// A log leaf only: a reviewer undid a client's connect.
+    ClientUndone = "client.undone",
     /// A log leaf only: a tool's behavioural envelope was learned and is now
     /// enforced (the envelope and its hash).
     ToolEnvelopeFixed = "tool.envelope_fixed",

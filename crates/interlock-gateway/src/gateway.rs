@@ -180,6 +180,7 @@ impl Prepared {
             envelopes: Default::default(),
             review_answers: Default::default(),
             signin: Default::default(),
+            client_connector: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.iter() {
@@ -237,6 +238,8 @@ pub(crate) struct Inner {
     review_answers: crate::review::idempotency::Cache,
     /// Outstanding one-time sign-in links (issue 19).
     signin: Arc<crate::signin::SigninLinks>,
+    /// The host's `interlock connect`, for `/api/v1/clients` (`crate::clients`).
+    client_connector: std::sync::OnceLock<Arc<dyn crate::clients::ClientConnector>>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -303,6 +306,17 @@ impl Gateway {
 
     pub fn config(&self) -> &GatewayConfig {
         &self.0.config
+    }
+
+    /// Hands the gateway the host's client connector (once; a second call
+    /// is ignored): `/api/v1/clients` answers with it.
+    pub fn set_client_connector(&self, c: Arc<dyn crate::clients::ClientConnector>) {
+        let _ = self.0.client_connector.set(c);
+    }
+
+    /// The client connector, if the host gave one.
+    pub fn client_connector(&self) -> Option<Arc<dyn crate::clients::ClientConnector>> {
+        self.0.client_connector.get().cloned()
     }
 
     /// The outstanding one-time sign-in links (`crate::signin`).

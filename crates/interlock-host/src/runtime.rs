@@ -111,6 +111,12 @@ impl Host {
             message: e.to_string(),
         })?;
         let gateway = prepared.start(engine);
+        // "Connect a client" on the reviewer API (the review UI's Settings).
+        gateway.set_client_connector(Arc::new(crate::connect::HostConnector {
+            host: self.clone(),
+            gateway_config: options.config.clone(),
+            gateway_url: format!("{}/mcp", loopback_base(bound)),
+        }));
         let (stop, mut stopped) = watch::channel(false);
         // CLI commands run beside this gateway (keys for agents and
         // reviewers) reach it here rather than needing its keychain.
@@ -154,14 +160,9 @@ impl Host {
     }
 }
 
-/// What prints sign-in links for a gateway bound at `bound`: only one that
-/// serves the review UI (the link opens it). A wildcard address is reached
-/// on loopback.
-fn signin_issuer(
-    gateway: &Gateway,
-    bound: SocketAddr,
-) -> Option<interlock_gateway::admin::SigninIssuer> {
-    gateway.config().ui_dir.as_ref()?;
+/// `http://ADDR` of a gateway bound at `bound`, as a local browser or client
+/// reaches it: a wildcard address on loopback.
+fn loopback_base(bound: SocketAddr) -> String {
     let mut at = bound;
     if at.ip().is_unspecified() {
         at.set_ip(match at {
@@ -169,9 +170,19 @@ fn signin_issuer(
             SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
         });
     }
+    format!("http://{at}")
+}
+
+/// What prints sign-in links for a gateway bound at `bound`: only one that
+/// serves the review UI (the link opens it).
+fn signin_issuer(
+    gateway: &Gateway,
+    bound: SocketAddr,
+) -> Option<interlock_gateway::admin::SigninIssuer> {
+    gateway.config().ui_dir.as_ref()?;
     Some(interlock_gateway::admin::SigninIssuer {
         links: Arc::clone(gateway.signin()),
-        base_url: format!("http://{at}"),
+        base_url: loopback_base(bound),
     })
 }
 
