@@ -5,6 +5,7 @@ import { deleteKey, ed25519Supported, ensureKey, loadKey } from '../lib/browserK
 import { desktopApproverInfo, desktopErrorMessage } from '../lib/desktop';
 import { useResource } from '../lib/hooks';
 import { ConfirmDialog } from '../components/Dialog';
+import { ConnectClients } from '../components/ConnectClients';
 import { CopyButton, Hash, Icon, SkeletonBlock } from '../components/ui';
 
 interface KeyInfo {
@@ -256,6 +257,7 @@ export function Settings() {
       </div>
       <ApiKeyCard />
       <ApproverCard />
+      {token() && <ConnectClients />}
     </div>
   );
 }

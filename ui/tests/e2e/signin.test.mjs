@@ -6,37 +6,14 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Gateway, interlockBin, uiDir, waitFor } from './harness.mjs';
+import { uiDir, waitFor } from './harness.mjs';
+import { FreshGateway } from './fresh.mjs';
 import { launch } from './browser.mjs';
 
 const shots = path.join(uiDir, 'test-results/screenshots');
 const T = 20_000;
-
-/** A fresh machine's gateway: nothing made by the CLI before `serve`. */
-class FreshGateway extends Gateway {
-  async startFresh() {
-    this.config = path.join(this.dir, 'gateway.toml');
-    fs.writeFileSync(this.config, `listen = "127.0.0.1:0"\nrecheck_secs = 2\n` + this.server('newcomer'));
-    this.child = spawn(interlockBin(), ['serve', '--config', this.config, '--ui', path.join(uiDir, 'dist')], {
-      env: this.env,
-      stdio: ['ignore', 'pipe', fs.openSync(path.join(this.dir, 'serve.log'), 'a')],
-    });
-    const rl = createInterface({ input: this.child.stdout });
-    const lines = [];
-    await new Promise((resolve, reject) => {
-      rl.on('line', (l) => (lines.push(l), lines.length === 2 && resolve()));
-      this.child.once('exit', (code) => reject(new Error(`interlock serve exited ${code}: ${this.log()}`)));
-    });
-    this.base = /^interlock gateway listening on (\S+)/.exec(lines[0])?.[1];
-    this.link = /^sign in: (\S+)$/.exec(lines[1])?.[1];
-    assert.ok(this.base && this.link, `${lines}: ${this.log()}`);
-    return this;
-  }
-}
 
 let gw;
 let browser;
