@@ -17,6 +17,7 @@ import { ServerView } from './views/Server';
 import { Log } from './views/Log';
 import { Settings } from './views/Settings';
 import { Signin } from './views/Signin';
+import { Welcome } from './views/Welcome';
 
 const STATE_TEXT: Record<StreamState, string> = {
   idle: 'Not connected',
@@ -139,6 +140,7 @@ export function App() {
       log: 'Log',
       settings: 'Settings',
       signin: 'Sign in',
+      welcome: 'Welcome',
       plan: `Plan ${(route as { id?: string }).id ?? ''}`,
       server: `Server ${(route as { name_?: string }).name_ ?? ''}`,
     };
@@ -173,6 +175,9 @@ export function App() {
       break;
     case 'signin':
       view = <Signin token={route.token} />;
+      break;
+    case 'welcome':
+      view = <Welcome />;
       break;
     default:
       view = (

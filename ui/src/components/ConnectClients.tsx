@@ -163,14 +163,14 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
 }
 
 /** Settings' (and the first run's) "Connect a client". */
-export function ConnectClients({ onlyFound = false }: { onlyFound?: boolean }) {
+export function ConnectClients({ onlyFound = false, title = 'Connect a client' }: { onlyFound?: boolean; title?: string }) {
   const list = useResource(() => clients.list(), []);
   if (list.error && (list.error as { code?: string }).code === 'not_available') return null;
   const shown = (list.data?.clients ?? []).filter((c) => !onlyFound || c.found);
   return (
     <div class="card connect-clients" data-testid="connect-clients">
       <div class="card-head">
-        <h3>Connect a client</h3>
+        <h3>{title}</h3>
         <span class="faint" style={{ marginLeft: 'auto' }}>
           its MCP servers behind the gateway, pending your review
         </span>

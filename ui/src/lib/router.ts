@@ -11,7 +11,8 @@ export type Route =
   | { name: 'standing' }
   | { name: 'log' }
   | { name: 'settings' }
-  | { name: 'signin'; token: string };
+  | { name: 'signin'; token: string }
+  | { name: 'welcome' };
 
 export function parse(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -26,6 +27,8 @@ export function parse(hash: string): Route {
       return { name: 'log' };
     case 'settings':
       return { name: 'settings' };
+    case 'welcome':
+      return { name: 'welcome' };
     case 'signin':
       return parts[1] ? { name: 'signin', token: parts[1] } : { name: 'inbox' };
     default:
@@ -42,6 +45,7 @@ export const href = {
   standing: () => '#/standing',
   log: () => '#/log',
   settings: () => '#/settings',
+  welcome: () => '#/welcome',
 };
 
 export function go(h: string) {

@@ -109,6 +109,25 @@ describe('Settings: connect a client', () => {
     await row('claude-code').locator('[data-testid=client-undo]').waitFor({ state: 'detached', timeout: T });
   });
 
+  it('the first run (#/welcome): the approver key, the clients found, then what arrived', async () => {
+    await page.evaluate(() => (location.hash = '#/settings'));
+    await page.locator('[data-testid=fingerprint]').waitFor({ timeout: T });
+    const fingerprint = await page.textContent('[data-testid=fingerprint]');
+    await page.evaluate(() => (location.hash = '#/welcome'));
+    await page.locator('[data-testid=welcome]').waitFor({ timeout: T });
+    await page.locator('[data-testid=welcome-fingerprint]', { hasText: fingerprint }).waitFor({ timeout: T });
+    // Only the clients found on this machine are offered.
+    await row('claude-code').locator('[data-testid=client-connect]').waitFor({ timeout: T });
+    const offered = await page.$$eval('[data-testid=client]', (cs) => cs.map((c) => c.getAttribute('data-client')));
+    assert.deepEqual(offered, ['claude-code']);
+    // The server configured before the first start waits for review.
+    await page.locator('[data-testid=arrived][data-key="server:newcomer"]').waitFor({ timeout: 60_000 });
+    assert.match(await page.textContent('[data-testid=arrived][data-key="server:newcomer"]'), /PENDING/);
+    await shot('welcome');
+    await page.click('[data-testid=welcome-done]');
+    await page.locator('[data-testid=inbox]').waitFor({ timeout: T });
+  });
+
   it('had no page errors', () => {
     assert.deepEqual(problems, []);
   });
