@@ -423,8 +423,10 @@ fn setup(app: &mut tauri::App, started_at: Instant) -> Result<(), Box<dyn std::e
         init_script: init_script(&backend.origin, &started.reviewer_token),
     });
     // `--hidden` (autostart): only the tray until the reviewer opens the window.
+    // The first run (the approver key made now) opens on the welcome page: the
+    // key, the AI clients found to connect, then what arrived for review.
     if !std::env::args().any(|a| a == "--hidden") {
-        open_window(&handle, None);
+        open_window(&handle, started.created_key.then_some("#/welcome"));
         eprintln!(
             "interlock-desktop: window built {} ms after start",
             started_at.elapsed().as_millis()

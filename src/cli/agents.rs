@@ -148,6 +148,30 @@ async fn add(ctx: &Context, kind: ApiKeyKind, name: &str, role: &str) -> anyhow:
     Ok(ExitCode::SUCCESS)
 }
 
+/// `interlock signin-link`: the running gateway prints it (it holds the
+/// outstanding tokens; a link from any other process would not redeem).
+pub async fn signin_link(ctx: &Context) -> anyhow::Result<ExitCode> {
+    let data_dir = ctx.host().data_dir()?;
+    match admin::request(&data_dir, &admin::Request::SigninLink).await? {
+        Some(admin::Answer::SigninLink {
+            url,
+            expires_in_secs,
+        }) => {
+            eprintln!(
+                "Open this link in the browser that will review (once, within {} min):",
+                expires_in_secs / 60
+            );
+            println!("{url}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(other) => bail!("the gateway printed no link: {other:?}"),
+        None => bail!(
+            "no gateway is running on {}; start one with `interlock serve --ui ui/dist`",
+            data_dir.display()
+        ),
+    }
+}
+
 async fn list(ctx: &Context, kind: ApiKeyKind) -> anyhow::Result<ExitCode> {
     let store = ctx.store().await?;
     for k in store.api_keys(kind).await? {

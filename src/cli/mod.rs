@@ -94,6 +94,11 @@ enum Command {
     /// API keys for reviewers' clients (the reviewer API).
     #[command(subcommand)]
     Reviewers(agents::ReviewersCommand),
+    /// Print a one-time sign-in link to the running gateway's review UI: the
+    /// browser that opens it within 15 minutes becomes a reviewer (it gets a
+    /// reviewer key and registers its own signing key). Asks the gateway
+    /// serving this data directory, through its admin socket.
+    SigninLink,
     /// Review upstream MCP servers: list, show, diff, approve, reject.
     #[command(subcommand)]
     Servers(servers::ServersCommand),
@@ -178,6 +183,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Connect(args) => context::block_on(connect::run(&ctx, args)),
         Command::Agents(cmd) => context::block_on(agents::agents(&ctx, cmd)),
         Command::Reviewers(cmd) => context::block_on(agents::reviewers(&ctx, cmd)),
+        Command::SigninLink => context::block_on(agents::signin_link(&ctx)),
         Command::Servers(cmd) => context::block_on(servers::run(&ctx, cmd)),
         Command::Standing(cmd) => context::block_on(standing::run(&ctx, cmd)),
         Command::Lock(args) => context::block_on(review::lock(&ctx, args)),

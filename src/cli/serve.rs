@@ -62,6 +62,21 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
     for up in gw.upstreams() {
         eprintln!("  upstream {}: {}", up.name, up.transport.describe());
     }
+    // The headless first run: no reviewer yet, so the terminal gets a
+    // one-time link that makes a browser one (on stdout, after the line
+    // above, so a script can read it).
+    if let Some(link) = running.first_run_signin_link().await? {
+        use std::io::Write as _;
+        eprintln!(
+            "  no reviewer yet: open this link once, within 15 min, to make that browser one \
+             (`interlock signin-link` prints another):"
+        );
+        let mut out = std::io::stdout();
+        let _ = writeln!(out, "sign in: {link}");
+        let _ = out.flush();
+    } else if running.gateway().config().ui_dir.is_none() {
+        eprintln!("  review UI: not served (`--ui ui/dist`)");
+    }
     let shutdown = async {
         let ctrl_c = tokio::signal::ctrl_c();
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())

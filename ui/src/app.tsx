@@ -18,6 +18,8 @@ import { Log } from './views/Log';
 import { Receipts } from './views/Receipts';
 import { Overview } from './views/Overview';
 import { Settings } from './views/Settings';
+import { Signin } from './views/Signin';
+import { Welcome } from './views/Welcome';
 
 const STATE_TEXT: Record<StreamState, string> = {
   idle: 'Not connected',
@@ -143,6 +145,8 @@ export function App() {
       receipts: 'Receipts',
       overview: 'Overview',
       settings: 'Settings',
+      signin: 'Sign in',
+      welcome: 'Welcome',
       plan: `Plan ${(route as { id?: string }).id ?? ''}`,
       server: `Server ${(route as { name_?: string }).name_ ?? ''}`,
     };
@@ -180,6 +184,12 @@ export function App() {
       break;
     case 'settings':
       view = <Settings />;
+      break;
+    case 'signin':
+      view = <Signin token={route.token} />;
+      break;
+    case 'welcome':
+      view = <Welcome />;
       break;
     default:
       view = (

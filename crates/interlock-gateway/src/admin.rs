@@ -11,8 +11,9 @@
 //! directory only its owner can enter (0700; the socket itself 0600), and each
 //! connection's peer must run as the gateway's own user (`SO_PEERCRED`). The
 //! protocol is one JSON request line and one JSON answer line per connection;
-//! it can only do what the CLI could do with the keychain: issue API keys, and
-//! write or delete upstreams' tokens (`interlock connect`) — never read one.
+//! it can only do what the CLI could do with the keychain: issue API keys,
+//! write or delete upstreams' tokens (`interlock connect`) — never read one —
+//! and print a one-time sign-in link (`interlock signin-link`).
 
 use std::path::{Path, PathBuf};
 
@@ -53,6 +54,9 @@ pub enum Request {
     StoreToken { name: String, value: String },
     /// Delete such a token (`interlock connect --undo`).
     DeleteToken { name: String },
+    /// A one-time sign-in link for a browser (`interlock signin-link`;
+    /// `crate::signin`).
+    SigninLink,
 }
 
 /// An [`ApiKeyKind`] on the wire: its stable name (`agent`, `reviewer`); any
@@ -82,7 +86,17 @@ pub enum Answer {
     Key { key: String, key_hash: String },
     Stored,
     Deleted(bool),
+    SigninLink { url: String, expires_in_secs: u64 },
     Error(String),
+}
+
+/// What the admin socket needs to print sign-in links: the gateway's links
+/// and the address of the review UI it serves.
+#[derive(Clone)]
+pub struct SigninIssuer {
+    pub links: std::sync::Arc<crate::signin::SigninLinks>,
+    /// `http://host:port` of the review UI.
+    pub base_url: String,
 }
 
 /// The prefix of the tokens the admin socket may write.
@@ -136,12 +150,14 @@ pub async fn bind(data_dir: &Path) -> Result<UnixListener, AdminError> {
     Ok(listener)
 }
 
-/// Serves `listener` until `stop` resolves, answering with `engine` and
-/// `tokens` (without one, token requests are refused).
+/// Serves `listener` until `stop` resolves, answering with `engine`,
+/// `tokens` (without one, token requests are refused) and `signin` (without
+/// one, no sign-in link: the gateway serves no UI to sign in to).
 pub async fn serve(
     listener: UnixListener,
     engine: Engine,
     tokens: Option<std::sync::Arc<dyn TokenStore>>,
+    signin: Option<SigninIssuer>,
     stop: impl std::future::Future<Output = ()>,
 ) {
     let uid = rustix::process::getuid().as_raw();
@@ -162,6 +178,7 @@ pub async fn serve(
         }
         let engine = engine.clone();
         let tokens = tokens.clone();
+        let signin = signin.clone();
         tokio::spawn(async move {
             let (read, mut write) = stream.into_split();
             let mut line = String::new();
@@ -169,7 +186,7 @@ pub async fn serve(
             let read = tokio::time::timeout(REQUEST_TIMEOUT, reader.read_line(&mut line)).await;
             let answer = match read {
                 Ok(Ok(_)) => match serde_json::from_str::<Request>(&line) {
-                    Ok(req) => answer(&engine, tokens, req).await,
+                    Ok(req) => answer(&engine, tokens, signin, req).await,
                     Err(e) => Answer::Error(format!("not a request: {e}")),
                 },
                 Ok(Err(e)) => Answer::Error(e.to_string()),
@@ -185,6 +202,7 @@ pub async fn serve(
 async fn answer(
     engine: &Engine,
     tokens: Option<std::sync::Arc<dyn TokenStore>>,
+    signin: Option<SigninIssuer>,
     req: Request,
 ) -> Answer {
     let token_op = |name: &str| -> Result<std::sync::Arc<dyn TokenStore>, Answer> {
@@ -199,6 +217,18 @@ async fn answer(
     };
     match req {
         Request::Ping => Answer::Pong,
+        Request::SigninLink => match signin {
+            None => Answer::Error(
+                "this gateway serves no review UI to sign in to (start it with `interlock serve --ui ui/dist`)".into(),
+            ),
+            Some(s) => match s.links.issue(engine).await {
+                Ok((token, ttl)) => Answer::SigninLink {
+                    url: crate::signin::link(&s.base_url, &token),
+                    expires_in_secs: ttl.as_secs(),
+                },
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
         Request::StoreToken { name, value } => match token_op(&name) {
             Err(a) => a,
             // A keychain call is a blocking D-Bus round trip.
@@ -288,7 +318,7 @@ mod tests {
         assert_eq!(mode(&socket_path(dir.path())), 0o600);
         assert_eq!(mode(&dir.path().join("run")), 0o700);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(listener, engine.clone(), None, async {
+        let server = tokio::spawn(serve(listener, engine.clone(), None, None, async {
             let _ = stopped.await;
         }));
 
@@ -298,6 +328,9 @@ mod tests {
             async move { request(&data, &req).await }
         };
         assert!(matches!(ask(Request::Ping).await, Ok(Some(Answer::Pong))));
+        // No UI served here: no sign-in link.
+        let e = ask(Request::SigninLink).await.unwrap_err().to_string();
+        assert!(e.contains("serves no review UI"), "{e}");
         // A kind the gateway does not issue is refused when the line is read.
         let raw = |line: &'static str| {
             let path = socket_path(dir.path());

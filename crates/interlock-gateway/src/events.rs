@@ -71,6 +71,17 @@ event_types! {
     ResourceRead = "resource.read",
     /// A log leaf only: an API key issued.
     ApiKeyIssued = "apikey.issued",
+    /// A log leaf only: a one-time sign-in link printed (its token's hash and
+    /// expiry; `crate::signin`).
+    SigninIssued = "signin.issued",
+    /// A log leaf only: a sign-in link redeemed by a browser (the token's
+    /// hash, the reviewer key's hash and the approver key registered).
+    SigninRedeemed = "signin.redeemed",
+    /// A log leaf only: a reviewer connected an AI client from the reviewer
+    /// API (`crate::clients`): what moved behind the gateway.
+    ClientConnected = "client.connected",
+    /// A log leaf only: a reviewer undid a client's connect.
+    ClientUndone = "client.undone",
     /// A log leaf only: a tool's behavioural envelope was learned and is now
     /// enforced (the envelope and its hash).
     ToolEnvelopeFixed = "tool.envelope_fixed",

@@ -182,6 +182,8 @@ impl Prepared {
             held_calls: Default::default(),
             tasks: Default::default(),
             sealer: Default::default(),
+            signin: Default::default(),
+            client_connector: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.iter() {
@@ -247,6 +249,10 @@ pub(crate) struct Inner {
     tasks: crate::calls::tasks::Tasks,
     /// Seals held calls' round-trip states (2026-07-28 clients).
     sealer: crate::calls::round_trip::Sealer,
+    /// Outstanding one-time sign-in links (issue 19).
+    signin: Arc<crate::signin::SigninLinks>,
+    /// The host's `interlock connect`, for `/api/v1/clients` (`crate::clients`).
+    client_connector: std::sync::OnceLock<Arc<dyn crate::clients::ClientConnector>>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -328,6 +334,22 @@ impl Gateway {
 
     pub fn config(&self) -> &GatewayConfig {
         &self.0.config
+    }
+
+    /// Hands the gateway the host's client connector (once; a second call
+    /// is ignored): `/api/v1/clients` answers with it.
+    pub fn set_client_connector(&self, c: Arc<dyn crate::clients::ClientConnector>) {
+        let _ = self.0.client_connector.set(c);
+    }
+
+    /// The client connector, if the host gave one.
+    pub fn client_connector(&self) -> Option<Arc<dyn crate::clients::ClientConnector>> {
+        self.0.client_connector.get().cloned()
+    }
+
+    /// The outstanding one-time sign-in links (`crate::signin`).
+    pub fn signin(&self) -> &Arc<crate::signin::SigninLinks> {
+        &self.0.signin
     }
 
     pub fn pins(&self) -> &Pins {

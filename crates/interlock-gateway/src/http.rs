@@ -74,6 +74,19 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             axum::routing::post(api::decide_envelope),
         )
         .route("/api/v1/approvers", get(api::approvers))
+        .route("/api/v1/clients", get(crate::clients::list))
+        .route(
+            "/api/v1/clients/{client}/connect",
+            axum::routing::post(crate::clients::connect),
+        )
+        .route(
+            "/api/v1/clients/{client}/undo",
+            axum::routing::post(crate::clients::undo),
+        )
+        .route(
+            "/api/v1/signin",
+            axum::routing::post(crate::signin::redeem_handler),
+        )
         .route(
             "/api/v1/standing",
             get(api::standing).post(api::grant_standing),

@@ -27,6 +27,8 @@
 //! - [`client`]: a client of another gateway's reviewer API (the desktop app's
 //!   team mode).
 //! - [`sse`]: the server-sent events parser both upstream HTTP and [`client`] read with.
+//! - [`clients`]: "Connect a client" on the reviewer API, over the host's connector.
+//! - [`signin`]: one-time sign-in links (a browser becomes a reviewer).
 //! - [`keys`]: API keys (hashed at rest), [`roles`]: what a role may call,
 //!   [`events`]: the event bus and its typed event kinds, [`jsonrpc`]: raw
 //!   JSON-RPC framing.
@@ -39,6 +41,7 @@ pub mod api;
 pub mod auth;
 pub mod calls;
 pub mod client;
+pub mod clients;
 pub mod config;
 pub mod content;
 pub mod envelopes;
@@ -57,6 +60,7 @@ pub mod probes;
 pub mod receipts_api;
 pub mod review;
 pub mod roles;
+pub mod signin;
 pub mod sse;
 mod subscriptions;
 pub mod tool_decision;

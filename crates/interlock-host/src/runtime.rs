@@ -111,6 +111,12 @@ impl Host {
             message: e.to_string(),
         })?;
         let gateway = prepared.start(engine);
+        // "Connect a client" on the reviewer API (the review UI's Settings).
+        gateway.set_client_connector(Arc::new(crate::connect::HostConnector {
+            host: self.clone(),
+            gateway_config: options.config.clone(),
+            gateway_url: format!("{}/mcp", loopback_base(bound)),
+        }));
         let (stop, mut stopped) = watch::channel(false);
         // CLI commands run beside this gateway (keys for agents and
         // reviewers) reach it here rather than needing its keychain.
@@ -125,6 +131,7 @@ impl Host {
                     listener,
                     gateway.engine().clone(),
                     tokens,
+                    signin_issuer(&gateway, bound),
                     async move {
                         let _ = admin_stopped.wait_for(|s| *s).await;
                     },
@@ -153,7 +160,65 @@ impl Host {
     }
 }
 
+/// `http://ADDR` of a gateway bound at `bound`, as a local browser or client
+/// reaches it: a wildcard address on loopback.
+fn loopback_base(bound: SocketAddr) -> String {
+    let mut at = bound;
+    if at.ip().is_unspecified() {
+        at.set_ip(match at {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    format!("http://{at}")
+}
+
+/// What prints sign-in links for a gateway bound at `bound`: only one that
+/// serves the review UI (the link opens it).
+fn signin_issuer(
+    gateway: &Gateway,
+    bound: SocketAddr,
+) -> Option<interlock_gateway::admin::SigninIssuer> {
+    gateway.config().ui_dir.as_ref()?;
+    Some(interlock_gateway::admin::SigninIssuer {
+        links: Arc::clone(gateway.signin()),
+        base_url: loopback_base(bound),
+    })
+}
+
 impl RunningGateway {
+    /// A one-time sign-in link to this gateway's review UI (issue 19): the
+    /// browser that opens it within 15 minutes becomes a reviewer.
+    /// `None` when no UI is served. Its issuance is logged.
+    pub async fn signin_link(&self) -> Result<Option<String>, HostError> {
+        let Some(issuer) = signin_issuer(&self.gateway, self.bound) else {
+            return Ok(None);
+        };
+        let (token, _) = issuer.links.issue(self.gateway.engine()).await?;
+        Ok(Some(interlock_gateway::signin::link(
+            &issuer.base_url,
+            &token,
+        )))
+    }
+
+    /// The headless first run: while no active reviewer key (of the full
+    /// scope) exists, a sign-in link ([`Self::signin_link`]); else `None`.
+    pub async fn first_run_signin_link(&self) -> Result<Option<String>, HostError> {
+        let reviewers = self
+            .gateway
+            .engine()
+            .store()
+            .api_keys(ApiKeyKind::Reviewer)
+            .await?;
+        if reviewers
+            .iter()
+            .any(|k| k.revoked_at.is_none() && k.role != interlock_gateway::api::REVIEW_ONLY_ROLE)
+        {
+            return Ok(None);
+        }
+        self.signin_link().await
+    }
+
     /// The address actually bound (the config may say port 0).
     pub fn bound(&self) -> SocketAddr {
         self.bound

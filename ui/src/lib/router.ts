@@ -12,7 +12,9 @@ export type Route =
   | { name: 'log' }
   | { name: 'receipts' }
   | { name: 'overview' }
-  | { name: 'settings' };
+  | { name: 'settings' }
+  | { name: 'signin'; token: string }
+  | { name: 'welcome' };
 
 export function parse(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -31,6 +33,10 @@ export function parse(hash: string): Route {
       return { name: 'overview' };
     case 'settings':
       return { name: 'settings' };
+    case 'welcome':
+      return { name: 'welcome' };
+    case 'signin':
+      return parts[1] ? { name: 'signin', token: parts[1] } : { name: 'inbox' };
     default:
       return { name: 'inbox' };
   }
@@ -47,6 +53,7 @@ export const href = {
   receipts: () => '#/receipts',
   overview: () => '#/overview',
   settings: () => '#/settings',
+  welcome: () => '#/welcome',
 };
 
 export function go(h: string) {

@@ -5,6 +5,7 @@ import { deleteKey, ed25519Supported, ensureKey, loadKey } from '../lib/browserK
 import { desktopApproverInfo, desktopErrorMessage } from '../lib/desktop';
 import { useResource } from '../lib/hooks';
 import { ConfirmDialog } from '../components/Dialog';
+import { ConnectClients } from '../components/ConnectClients';
 import { CopyButton, Hash, Icon, SkeletonBlock } from '../components/ui';
 
 interface KeyInfo {
@@ -79,7 +80,8 @@ function ApiKeyCard() {
             </button>
           </div>
           <div class="help">
-            An admin creates one with <code>interlock reviewers add NAME</code>. It is kept in this browser’s local
+            An admin creates one with <code>interlock reviewers add NAME</code>, or prints a one-time link that signs
+            this browser in with <code>interlock signin-link</code>. It is kept in this browser’s local
             storage. It lets this page read and submit signed decisions; it cannot approve anything by itself.
           </div>
         </div>
@@ -255,6 +257,7 @@ export function Settings() {
       </div>
       <ApiKeyCard />
       <ApproverCard />
+      {token() && <ConnectClients />}
     </div>
   );
 }

@@ -25,12 +25,14 @@
 //! (to mint the key), which is what the host owns; the faces (CLI, desktop)
 //! only choose a client and show the plan.
 
+mod api;
 mod clients;
 mod edit;
 mod entries;
 mod gateway_file;
 mod layers;
 
+pub(crate) use api::HostConnector;
 pub use clients::{Client, Paths, detect};
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,0 +1,137 @@
+//! "Connect a client" on the reviewer API (issue 19 item 2): the review UI —
+//! the desktop window's Settings and its first run — lists the AI clients
+//! found on this machine, previews what connecting each would move behind the
+//! gateway, connects and undoes.
+//!
+//! Why a trait: the work (`interlock connect`) lives in `interlock-host`,
+//! which assembles this gateway; the gateway must not depend on it, so the
+//! host hands its connector in ([`crate::Gateway::set_client_connector`]). A
+//! gateway without one (a test's, a team gateway's) answers 404.
+//!
+//! Safety: only reviewer keys reach these routes (agent keys are refused by
+//! [`crate::api::reviewer`]); a client is named by its slug from the
+//! connector's fixed table — never a path — so only the known clients' own
+//! files under the user's home can be touched; every connect and undo is a
+//! log leaf naming the reviewer key that asked.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use serde_json::{Value, json};
+
+use crate::extract::{ApiError, Param};
+use crate::gateway::Gateway;
+
+/// Why a connector refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectorError {
+    /// No client of that slug.
+    #[error("unknown client {0:?}")]
+    UnknownClient(String),
+    /// The request cannot be done as things are (no file, nothing to undo,
+    /// a file changed since connect, a malformed file): the user can act.
+    #[error("{0}")]
+    Refused(String),
+    /// It failed (the keychain, the file system).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The host's `interlock connect`, for the reviewer API. Answers are JSON
+/// already shaped for the API (see `openapi.json`, `/api/v1/clients`).
+#[async_trait::async_trait]
+pub trait ClientConnector: Send + Sync + 'static {
+    /// Every known client: its slug, name, user file, whether that file
+    /// exists, whether a connect of it can be undone, and — for a file that
+    /// exists — what connecting it would do, per server.
+    async fn clients(&self) -> Result<Value, ConnectorError>;
+    /// Connects the client `slug` (as `interlock connect SLUG --yes`).
+    async fn connect(&self, slug: &str) -> Result<Value, ConnectorError>;
+    /// Undoes its newest connect (as `interlock connect --undo SLUG`).
+    async fn undo(&self, slug: &str) -> Result<Value, ConnectorError>;
+}
+
+impl From<ConnectorError> for ApiError {
+    fn from(e: ConnectorError) -> ApiError {
+        let (status, code) = match &e {
+            ConnectorError::UnknownClient(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ConnectorError::Refused(_) => (StatusCode::CONFLICT, "refused"),
+            ConnectorError::Failed(_) => (StatusCode::INTERNAL_SERVER_ERROR, "failed"),
+        };
+        ApiError::new(status, code, e.to_string())
+    }
+}
+
+fn connector(gw: &Gateway) -> Result<std::sync::Arc<dyn ClientConnector>, ApiError> {
+    gw.client_connector().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_available",
+            "this gateway does not connect clients (run `interlock connect` on its machine)".into(),
+        )
+    })
+}
+
+/// `GET /api/v1/clients`.
+pub async fn list(State(gw): State<Gateway>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {
+    crate::api::reviewer(&gw, &headers).await?;
+    Ok(Json(connector(&gw)?.clients().await?))
+}
+
+/// `POST /api/v1/clients/{client}/connect`.
+pub async fn connect(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Param(slug): Param<String>,
+) -> Result<Json<Value>, ApiError> {
+    let reviewer = crate::api::reviewer(&gw, &headers).await?;
+    let done = connector(&gw)?.connect(&slug).await?;
+    record(
+        &gw,
+        crate::events::EventType::ClientConnected,
+        &slug,
+        &reviewer.name,
+        &done,
+    )
+    .await?;
+    Ok(Json(done))
+}
+
+/// `POST /api/v1/clients/{client}/undo`.
+pub async fn undo(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Param(slug): Param<String>,
+) -> Result<Json<Value>, ApiError> {
+    let reviewer = crate::api::reviewer(&gw, &headers).await?;
+    let done = connector(&gw)?.undo(&slug).await?;
+    record(
+        &gw,
+        crate::events::EventType::ClientUndone,
+        &slug,
+        &reviewer.name,
+        &done,
+    )
+    .await?;
+    Ok(Json(done))
+}
+
+/// The leaf: which client, by which reviewer key, and what changed (the
+/// connector's answer, which names files, upstreams and the agent key —
+/// never a secret's value).
+async fn record(
+    gw: &Gateway,
+    kind: crate::events::EventType,
+    slug: &str,
+    reviewer: &str,
+    done: &Value,
+) -> Result<(), ApiError> {
+    let mut m = interlock_canon::Map::new();
+    m.insert("client".into(), slug.into());
+    m.insert("reviewer".into(), reviewer.into());
+    let result = interlock_canon::from_serde_json(&json!(done))
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed", e.to_string()))?;
+    m.insert("result".into(), result);
+    gw.engine().record(kind.as_str(), m).await?;
+    Ok(())
+}

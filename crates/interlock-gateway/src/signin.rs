@@ -1,0 +1,382 @@
+//! One-time sign-in links (issue 19, the headless first run).
+//!
+//! Why: on a fresh machine a headless gateway has no reviewer yet, and the
+//! only way to make one was a CLI command that needs the gateway's keychain,
+//! which a second terminal may not reach. So the gateway prints a link,
+//! `http://127.0.0.1:8717/#/signin/<token>`, on its first start (and on
+//! `interlock signin-link`, through the admin socket). The browser that opens
+//! it makes its own non-extractable Ed25519 signing key and trades the token
+//! for a reviewer API key and the registration of that key as an approver
+//! (`POST /api/v1/signin`).
+//!
+//! The token is the whole authority, so it is treated as a password:
+//! - 32 random bytes, kept here only as their SHA-256 (in memory: a link dies
+//!   with the gateway that printed it), and its issuance is a log leaf;
+//! - in the URL's fragment, which browsers never send to a server (no access
+//!   logs, no `Referer`), and the UI drops it from its history once used;
+//! - single use: redeeming removes it under a lock, so of two browsers (or a
+//!   replay) racing with the same token exactly one wins;
+//! - short-lived ([`LINK_TTL`]); at most [`MAX_OUTSTANDING`] at once;
+//! - compared in constant time against every outstanding hash;
+//! - guessing is rate-limited: after [`MAX_FAILURES`] wrong tokens within
+//!   [`FAILURE_WINDOW`] every attempt is refused unchecked until the window
+//!   passes (the space is 2^256 anyway; this keeps a local process from even
+//!   trying at line rate);
+//! - a cross-origin `POST` is refused by the HTTP guard's `Origin` check
+//!   before it reaches the handler, so a web page cannot burn or use a token.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use interlock_engine::Engine;
+use subtle::ConstantTimeEq as _;
+
+use crate::events::EventType;
+
+/// How long a printed link stays usable.
+pub const LINK_TTL: Duration = Duration::from_secs(15 * 60);
+
+/// How many links may wait at once; a newer one pushes out the oldest.
+pub const MAX_OUTSTANDING: usize = 4;
+
+/// Wrong tokens tolerated within [`FAILURE_WINDOW`] before attempts are
+/// refused unchecked.
+pub const MAX_FAILURES: usize = 10;
+
+/// The window [`MAX_FAILURES`] counts in.
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+
+/// The prefix of a sign-in token (a scanner can tell it from an API key).
+pub const TOKEN_PREFIX: &str = "ils_";
+
+/// The route of the review UI that redeems a token (a hash route).
+pub const UI_ROUTE: &str = "#/signin/";
+
+/// Why a token was not redeemed.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SigninError {
+    /// Unknown, already used or expired: one answer for all three, so a
+    /// guesser learns nothing.
+    #[error(
+        "this sign-in link is unknown, already used or expired; print a new one with `interlock signin-link`"
+    )]
+    Invalid,
+    /// Too many wrong tokens lately.
+    #[error("too many wrong sign-in tokens; wait a minute and try again")]
+    RateLimited,
+}
+
+struct Pending {
+    hash: [u8; 32],
+    expires: Instant,
+}
+
+#[derive(Default)]
+struct State {
+    pending: Vec<Pending>,
+    failures: VecDeque<Instant>,
+}
+
+/// The outstanding sign-in tokens of one gateway.
+pub struct SigninLinks {
+    ttl: Duration,
+    state: Mutex<State>,
+}
+
+impl Default for SigninLinks {
+    fn default() -> Self {
+        SigninLinks::with_ttl(LINK_TTL)
+    }
+}
+
+fn digest(token: &str) -> [u8; 32] {
+    let d = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+    d.as_ref().try_into().expect("SHA-256 is 32 bytes")
+}
+
+impl SigninLinks {
+    /// Links that live `ttl` (tests use a short one).
+    pub fn with_ttl(ttl: Duration) -> SigninLinks {
+        SigninLinks {
+            ttl,
+            state: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new token (returned once; only its hash is kept) and how long it
+    /// lives. Its issuance is a log leaf (`signin.issued`, with the token's
+    /// hash): who could become a reviewer is itself worth a receipt.
+    pub async fn issue(
+        &self,
+        engine: &Engine,
+    ) -> Result<(String, Duration), interlock_engine::EngineError> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).expect("the OS random source works");
+        let token = format!("{TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes));
+        let hash = digest(&token);
+        let mut m = interlock_canon::Map::new();
+        m.insert(
+            "token_hash".into(),
+            format!("sha256:{}", hex::encode(hash)).into(),
+        );
+        let expires_at = engine.now().saturating_add(self.ttl.as_secs() as i64);
+        m.insert(
+            "expires_at".into(),
+            interlock_canon::Number::from_i64(expires_at)
+                .expect("a time fits in 2^53")
+                .into(),
+        );
+        engine.record(EventType::SigninIssued.as_str(), m).await?;
+        let mut s = self.lock();
+        let now = Instant::now();
+        s.pending.retain(|p| p.expires > now);
+        if s.pending.len() >= MAX_OUTSTANDING {
+            s.pending.remove(0);
+        }
+        s.pending.push(Pending {
+            hash,
+            expires: now + self.ttl,
+        });
+        Ok((token, self.ttl))
+    }
+
+    /// Consumes `token` if it is outstanding and unexpired; returns its hash
+    /// (`sha256:<hex>`, for the redemption's log leaf). Every outstanding
+    /// hash is compared, each in constant time.
+    pub fn redeem(&self, token: &str) -> Result<String, SigninError> {
+        let now = Instant::now();
+        let mut s = self.lock();
+        while s
+            .failures
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > FAILURE_WINDOW)
+        {
+            s.failures.pop_front();
+        }
+        if s.failures.len() >= MAX_FAILURES {
+            return Err(SigninError::RateLimited);
+        }
+        s.pending.retain(|p| p.expires > now);
+        let presented = digest(token);
+        let mut found = None;
+        for (i, p) in s.pending.iter().enumerate() {
+            if bool::from(p.hash.ct_eq(&presented)) {
+                found = Some(i);
+            }
+        }
+        match found {
+            Some(i) => {
+                s.pending.remove(i);
+                Ok(format!("sha256:{}", hex::encode(presented)))
+            }
+            None => {
+                s.failures.push_back(now);
+                Err(SigninError::Invalid)
+            }
+        }
+    }
+}
+
+/// `POST /api/v1/signin`'s body.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SigninRequest {
+    /// The token from the link.
+    pub token: String,
+    /// The browser's approver public key: 32 raw Ed25519 bytes as 64 hex digits.
+    pub public_key: String,
+    /// Who signs in: the reviewer key's name, the approver's `human:NAME`.
+    pub name: String,
+}
+
+/// `POST /api/v1/signin`: trades a one-time token for a reviewer API key and
+/// registers the browser's approver key as `human:NAME`. No API key needed
+/// (the token is the authority); the request is checked before the token is
+/// spent, so a malformed one does not burn it. Three leaves record it:
+/// `apikey.issued`, `approver.registered` (unless the key already was) and
+/// `signin.redeemed`, which ties them to the link's `signin.issued`.
+pub async fn redeem_handler(
+    axum::extract::State(gw): axum::extract::State<crate::Gateway>,
+    crate::extract::Body(req): crate::extract::Body<SigninRequest>,
+) -> Result<axum::response::Response, crate::extract::ApiError> {
+    use crate::extract::ApiError;
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse as _;
+    let invalid = |m: &str| ApiError::new(StatusCode::BAD_REQUEST, "invalid", m.to_owned());
+    let mut bytes = [0u8; 32];
+    hex::decode_to_slice(&req.public_key, &mut bytes)
+        .map_err(|_| invalid("public_key must be 64 hex digits (a raw Ed25519 public key)"))?;
+    let key = ed25519_dalek::VerifyingKey::from_bytes(&bytes)
+        .map_err(|_| invalid("public_key is not a valid Ed25519 point"))?;
+    if !valid_name(&req.name) {
+        return Err(invalid(
+            "name must be 1–64 letters, digits, '.', '_', '-' or '@'",
+        ));
+    }
+    let token_hash = gw.signin().redeem(&req.token).map_err(|e| {
+        tracing::warn!("sign-in refused: {e}");
+        match e {
+            SigninError::Invalid => {
+                ApiError::new(StatusCode::UNAUTHORIZED, "invalid_signin", e.to_string())
+            }
+            SigninError::RateLimited => {
+                ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", e.to_string())
+            }
+        }
+    })?;
+    let engine = gw.engine();
+    let (api_key, record) = crate::keys::issue_key(
+        engine,
+        interlock_store::ApiKeyKind::Reviewer,
+        &req.name,
+        "reviewer",
+    )
+    .await?;
+    let identity = format!("human:{}", req.name);
+    let key_id = engine
+        .register_approver(&key, &identity, "browser key (sign-in link)")
+        .await?;
+    // Registered before under another name: that registration stands.
+    let identity = engine
+        .store()
+        .approver_key(&key_id.to_string())
+        .await?
+        .map_or(identity, |k| k.identity);
+    let mut m = interlock_canon::Map::new();
+    m.insert("token_hash".into(), token_hash.into());
+    m.insert("key_hash".into(), record.key_hash.as_str().into());
+    m.insert("key_id".into(), key_id.to_string().into());
+    m.insert("identity".into(), identity.as_str().into());
+    engine.record(EventType::SigninRedeemed.as_str(), m).await?;
+    tracing::info!(%identity, "a browser signed in with a one-time link");
+    Ok((
+        [(header::CACHE_CONTROL, "no-store")],
+        axum::Json(serde_json::json!({
+            "key": api_key,
+            "name": req.name,
+            "identity": identity,
+            "key_id": key_id.to_string(),
+        })),
+    )
+        .into_response())
+}
+
+/// The link a browser opens: the gateway's UI at `base` (`http://host:port`)
+/// with the token in the fragment.
+pub fn link(base: &str, token: &str) -> String {
+    format!("{}/{UI_ROUTE}{token}", base.trim_end_matches('/'))
+}
+
+/// Whether `name` may name a reviewer signing in (`human:NAME`): 1–64 of
+/// letters, digits, `.`, `_`, `-`, `@`.
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn engine(dir: &std::path::Path) -> Engine {
+        Engine::open(
+            interlock_engine::EngineConfig::new(dir.join("db")),
+            std::sync::Arc::new(ed25519_dalek::SigningKey::from_bytes(&[7; 32])),
+        )
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn signin_token_replayed_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path()).await;
+        let links = SigninLinks::default();
+        let (token, ttl) = links.issue(&engine).await.unwrap();
+        assert_eq!(ttl, LINK_TTL);
+        assert!(token.starts_with(TOKEN_PREFIX) && token.len() == 4 + 43);
+        let hash = links.redeem(&token).unwrap();
+        assert_eq!(hash, format!("sha256:{}", hex::encode(digest(&token))));
+        assert_eq!(links.redeem(&token), Err(SigninError::Invalid));
+        engine.log().close().await;
+    }
+
+    #[tokio::test]
+    async fn signin_token_expired_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path()).await;
+        let links = SigninLinks::with_ttl(Duration::from_millis(50));
+        let (token, _) = links.issue(&engine).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        assert_eq!(links.redeem(&token), Err(SigninError::Invalid));
+        engine.log().close().await;
+    }
+
+    #[tokio::test]
+    async fn signin_token_guessing_is_rate_limited_even_for_the_right_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path()).await;
+        let links = SigninLinks::default();
+        let (token, _) = links.issue(&engine).await.unwrap();
+        for i in 0..MAX_FAILURES {
+            assert_eq!(
+                links.redeem(&format!("{TOKEN_PREFIX}guess{i}")),
+                Err(SigninError::Invalid)
+            );
+        }
+        // Refused unchecked: the right token does not get through either
+        // (and is not consumed by the refusal).
+        assert_eq!(links.redeem(&token), Err(SigninError::RateLimited));
+        links.lock().failures.clear();
+        assert!(links.redeem(&token).is_ok());
+        engine.log().close().await;
+    }
+
+    #[tokio::test]
+    async fn signin_issuance_is_a_log_leaf_and_old_links_are_pushed_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path()).await;
+        let links = SigninLinks::default();
+        let mut tokens = Vec::new();
+        for _ in 0..=MAX_OUTSTANDING {
+            tokens.push(links.issue(&engine).await.unwrap().0);
+        }
+        let mut issued = Vec::new();
+        for i in 0..engine.log().size() {
+            let e = engine.log().entry(i).await.unwrap();
+            if e.get("type").and_then(|t| t.as_str()) == Some(EventType::SigninIssued.as_str()) {
+                issued.push(format!("{e:?}"));
+            }
+        }
+        assert_eq!(issued.len(), MAX_OUTSTANDING + 1);
+        // The token itself is never in the log, only its hash.
+        for text in &issued {
+            assert!(text.contains("token_hash"), "{text}");
+            assert!(!tokens.iter().any(|t| text.contains(&t[4..])), "{text}");
+        }
+        assert_eq!(links.redeem(&tokens[0]), Err(SigninError::Invalid));
+        assert!(links.redeem(&tokens[MAX_OUTSTANDING]).is_ok());
+        engine.log().close().await;
+    }
+
+    #[test]
+    fn names_and_links() {
+        assert!(valid_name("alice") && valid_name("a.b-c_d@x"));
+        for bad in ["", "al ice", "a/b", "human:alice", &"x".repeat(65)] {
+            assert!(!valid_name(bad), "{bad:?}");
+        }
+        assert_eq!(
+            link("http://127.0.0.1:8717/", "ils_x"),
+            "http://127.0.0.1:8717/#/signin/ils_x"
+        );
+    }
+}

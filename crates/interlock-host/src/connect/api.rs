@@ -1,0 +1,194 @@
+//! [`interlock_gateway::clients::ClientConnector`] over this module: "Connect a
+//! client" for the review UI (the desktop's Settings and first run), through
+//! the reviewer API. Only the known clients' user files — under the home
+//! directory of the user running the gateway — are ever touched: a request
+//! names a client by slug, never a path, a project or a gateway config.
+
+use std::path::PathBuf;
+
+use interlock_gateway::clients::{ClientConnector, ConnectorError};
+use serde_json::{Value, json};
+
+use super::{
+    Action, Client, ConnectError, ConnectRequest, Paths, Plan, Reach, UndoMode, detect, layers,
+    locate,
+};
+use crate::Host;
+
+/// The host's connector for one running gateway.
+pub(crate) struct HostConnector {
+    pub host: Host,
+    /// The config the gateway was started with (the upstreams go there).
+    pub gateway_config: Option<PathBuf>,
+    /// How clients reach this gateway (`http://127.0.0.1:PORT/mcp`).
+    pub gateway_url: String,
+}
+
+/// The `interlock` binary a bridge entry runs: this one when this process is
+/// it, else the one on the PATH, else one beside this executable (the
+/// desktop app's package installs both).
+fn interlock_bin() -> PathBuf {
+    let exe = std::env::current_exe().ok();
+    if let Some(e) = exe
+        .as_ref()
+        .filter(|e| e.file_name().is_some_and(|n| n == "interlock"))
+    {
+        return e.clone();
+    }
+    let on_path = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("interlock"))
+            .find(|c| c.is_file())
+    });
+    on_path
+        .or_else(|| {
+            exe.and_then(|e| e.parent().map(|d| d.join("interlock")))
+                .filter(|c| c.is_file())
+        })
+        .unwrap_or_else(|| PathBuf::from("interlock"))
+}
+
+impl HostConnector {
+    fn request(&self, client: Client) -> Result<ConnectRequest, ConnectorError> {
+        Ok(ConnectRequest {
+            client,
+            paths: Paths::from_env().map_err(refused)?,
+            project: None,
+            file: None,
+            gateway_config: self.gateway_config.clone(),
+            gateway_url: Some(self.gateway_url.clone()),
+            interlock_bin: interlock_bin(),
+        })
+    }
+
+    fn client(slug: &str) -> Result<Client, ConnectorError> {
+        Client::from_slug(slug).ok_or_else(|| ConnectorError::UnknownClient(slug.to_owned()))
+    }
+
+    /// Whether `req`'s file has a connect to undo.
+    fn undoable(&self, req: &ConnectRequest) -> bool {
+        let Ok(data_dir) = self.host.data_dir() else {
+            return false;
+        };
+        locate(req).is_ok_and(|(_, target)| {
+            layers::top(&layers::dir(&data_dir, req.client.slug(), &target))
+                .is_ok_and(|t| t.is_some())
+        })
+    }
+}
+
+fn refused(e: ConnectError) -> ConnectorError {
+    match e {
+        ConnectError::Host(_) | ConnectError::Gateway(_) | ConnectError::File { .. } => {
+            ConnectorError::Failed(e.to_string())
+        }
+        _ => ConnectorError::Refused(e.to_string()),
+    }
+}
+
+fn joined(e: tokio::task::JoinError) -> ConnectorError {
+    ConnectorError::Failed(e.to_string())
+}
+
+/// A plan as the API shows it.
+pub(crate) fn plan_json(p: &Plan) -> Value {
+    json!({
+        "file": p.file,
+        "gateway_config": p.gateway_config,
+        "gateway_url": p.gateway_url,
+        "agent": p.agent,
+        "changes_anything": p.changes_anything(),
+        "entry": p.entry.as_ref().map(|e| json!({
+            "name": e.name,
+            "reach": match &e.reach {
+                Reach::Http { url } => json!({"kind": "http", "url": url}),
+                Reach::Bridge { command, url } => json!({"kind": "bridge", "command": command, "url": url}),
+            },
+        })),
+        "servers": p.servers.iter().map(|s| match &s.action {
+            Action::Import { upstream, transport, secrets, dropped, shared } => json!({
+                "name": s.name, "action": "import", "upstream": upstream, "transport": transport,
+                "secrets": secrets, "dropped": dropped, "shared": shared,
+            }),
+            Action::AlreadyBehindGateway => json!({"name": s.name, "action": "already"}),
+            Action::Keep { reason } => json!({"name": s.name, "action": "keep", "reason": reason}),
+        }).collect::<Vec<_>>(),
+    })
+}
+
+#[async_trait::async_trait]
+impl ClientConnector for HostConnector {
+    async fn clients(&self) -> Result<Value, ConnectorError> {
+        let paths = Paths::from_env().map_err(refused)?;
+        let mut out = Vec::new();
+        for (client, file, found) in detect(&paths) {
+            let req = self.request(client)?;
+            let undoable = self.undoable(&req);
+            // The preview reads the keychain (a blocking D-Bus call).
+            let plan = if found {
+                let host = self.host.clone();
+                Some(
+                    match tokio::task::spawn_blocking(move || host.connect_preview(&req))
+                        .await
+                        .map_err(joined)?
+                    {
+                        Ok(p) => plan_json(&p),
+                        Err(e) => json!({"error": e.to_string()}),
+                    },
+                )
+            } else {
+                None
+            };
+            out.push(json!({
+                "client": client.slug(),
+                "name": client.name(),
+                "file": file,
+                "found": found,
+                "undoable": undoable,
+                "plan": plan,
+            }));
+        }
+        Ok(json!({"clients": out, "gateway_url": self.gateway_url}))
+    }
+
+    async fn connect(&self, slug: &str) -> Result<Value, ConnectorError> {
+        let req = self.request(Self::client(slug)?)?;
+        // `Host::connect` holds a parsed JSONC document (not `Send`) across
+        // its awaits: it runs on a blocking thread of its own, on this runtime.
+        let host = self.host.clone();
+        let handle = tokio::runtime::Handle::current();
+        let done = tokio::task::spawn_blocking(move || handle.block_on(host.connect(&req)))
+            .await
+            .map_err(joined)?
+            .map_err(refused)?;
+        let new_upstreams = done.changed
+            && done
+                .plan
+                .servers
+                .iter()
+                .any(|s| matches!(s.action, Action::Import { shared: false, .. }));
+        Ok(json!({
+            "changed": done.changed,
+            // The gateway starts new upstreams when it starts.
+            "restart_needed": new_upstreams,
+            "plan": plan_json(&done.plan),
+        }))
+    }
+
+    async fn undo(&self, slug: &str) -> Result<Value, ConnectorError> {
+        let req = self.request(Self::client(slug)?)?;
+        let u = self
+            .host
+            .connect_undo(&req, UndoMode::Exact)
+            .await
+            .map_err(refused)?;
+        Ok(json!({
+            "file": u.file,
+            "merged": u.merged,
+            "servers_removed": u.servers_removed,
+            "tokens_removed": u.tokens_removed,
+            "agent_revoked": u.agent_revoked,
+            "layers_left": u.layers_left,
+        }))
+    }
+}

@@ -1,0 +1,54 @@
+// "Connect a client" (/api/v1/clients): the AI clients found on this machine,
+// what connecting each would move behind the gateway, connect and undo.
+
+import { request } from './api';
+
+export type ServerAction =
+  | { name: string; action: 'import'; upstream: string; transport: string; secrets: string[]; dropped: string[]; shared: boolean }
+  | { name: string; action: 'already' }
+  | { name: string; action: 'keep'; reason: string };
+
+export interface ConnectPlan {
+  file: string;
+  gateway_config: string;
+  gateway_url: string;
+  agent: string;
+  changes_anything: boolean;
+  entry: null | { name: string; reach: { kind: 'http'; url: string } | { kind: 'bridge'; command: string; url: string } };
+  servers: ServerAction[];
+}
+
+export interface ClientInfo {
+  client: string;
+  name: string;
+  file: string;
+  found: boolean;
+  undoable: boolean;
+  plan: ConnectPlan | { error: string } | null;
+}
+
+export interface Connected {
+  changed: boolean;
+  restart_needed: boolean;
+  plan: ConnectPlan;
+}
+
+export interface Undone {
+  file: string;
+  merged: boolean;
+  servers_removed: string[];
+  tokens_removed: number;
+  agent_revoked: string | null;
+  layers_left: boolean;
+}
+
+export const clients = {
+  list: () => request<{ clients: ClientInfo[]; gateway_url: string }>('/api/v1/clients'),
+  connect: (slug: string) =>
+    request<Connected>(`/api/v1/clients/${encodeURIComponent(slug)}/connect`, { method: 'POST' }),
+  undo: (slug: string) => request<Undone>(`/api/v1/clients/${encodeURIComponent(slug)}/undo`, { method: 'POST' }),
+};
+
+export function isPlan(p: ClientInfo['plan']): p is ConnectPlan {
+  return !!p && !('error' in p);
+}

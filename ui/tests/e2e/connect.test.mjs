@@ -1,0 +1,134 @@
+// "Connect a client" in Settings (issue 19 item 2), in a real browser against a
+// real gateway whose user has Claude Code set up (tests/data/connect/claude-code,
+// the real peers' paths filled in): the card lists the clients found, previews
+// per server what moves behind the gateway and how the client will reach it,
+// connects (the file rewritten, the upstreams in the gateway config), and undoes
+// (the file back byte for byte).
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { repoDir, uiDir } from './harness.mjs';
+import { FreshGateway } from './fresh.mjs';
+import { launch } from './browser.mjs';
+
+const shots = path.join(uiDir, 'test-results/screenshots');
+const T = 20_000;
+
+let gw;
+let browser;
+let page;
+let home;
+let original;
+const problems = [];
+
+function peer(name) {
+  const v = process.env[name];
+  if (!v) throw new Error(`$${name} is not set: run under scripts/ui.sh test (it runs scripts/peers.sh)`);
+  return v;
+}
+
+async function shot(name) {
+  await page.evaluate(() => document.fonts.ready);
+  await page.evaluate(() => document.querySelector('.toasts')?.setAttribute('style', 'visibility:hidden'));
+  await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  await page.evaluate(() => document.querySelector('.toasts')?.removeAttribute('style'));
+}
+
+before(async () => {
+  fs.mkdirSync(shots, { recursive: true });
+  home = fs.mkdtempSync(path.join(os.tmpdir(), 'interlock-connect-home-'));
+  original = fs
+    .readFileSync(path.join(repoDir, 'tests/data/connect/claude-code/.claude.json'), 'utf8')
+    .replaceAll('@NODE@', peer('INTERLOCK_PEERS_NODE'))
+    .replaceAll('@EVERYTHING@', peer('INTERLOCK_PEERS_SERVER_EVERYTHING'))
+    .replaceAll('@TIME@', peer('INTERLOCK_PEERS_TIME_SERVER'));
+  fs.writeFileSync(path.join(home, '.claude.json'), original);
+  gw = new FreshGateway();
+  [browser] = await Promise.all([
+    launch(),
+    gw.startFresh({ env: { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') } }),
+  ]);
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
+  page = await ctx.newPage();
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await gw.signIn(page, 'settings-user');
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+  if (home) fs.rmSync(home, { recursive: true, force: true });
+});
+
+const claude = () => fs.readFileSync(path.join(home, '.claude.json'), 'utf8');
+const row = (client) => page.locator(`[data-testid=client][data-client=${client}]`);
+
+describe('Settings: connect a client', () => {
+  it('lists the clients found with a per-server preview and how the client will reach the gateway', async () => {
+    await page.evaluate(() => (location.hash = '#/settings'));
+    await row('claude-code').locator('[data-testid=client-preview]').waitFor({ timeout: T });
+    const actions = await row('claude-code').locator('[data-testid=client-server]').evaluateAll((rs) =>
+      Object.fromEntries(rs.map((r) => [r.getAttribute('data-server'), r.getAttribute('data-action')])),
+    );
+    assert.deepEqual(actions, { everything: 'import', time: 'import', linear: 'keep', github: 'keep' });
+    const everything = await row('claude-code').locator('[data-server=everything]').textContent();
+    assert.match(everything, /upstream everything .*pending review; EVERYTHING_TOKEN into the OS keychain/);
+    assert.match(await row('claude-code').locator('[data-testid=client-reach]').textContent(), new RegExp(`Streamable HTTP at ${gw.base}/mcp with its own agent key connect-claude-code`));
+    assert.equal(await row('cursor').getAttribute('data-found'), 'false');
+    assert.equal(await row('cursor').locator('[data-testid=client-connect]').count(), 0);
+    await page.locator('[data-testid=connect-clients]').scrollIntoViewIfNeeded();
+    await shot('settings-connect');
+  });
+
+  it('connects: the file reaches the gateway, the upstreams are configured, a restart is asked for', async () => {
+    await row('claude-code').locator('[data-testid=client-connect]').click();
+    await row('claude-code').locator('[data-testid=client-note]').waitFor({ timeout: T });
+    assert.match(await row('claude-code').locator('[data-testid=client-note]').textContent(), /2 servers added to the gateway. Restart the gateway/);
+    const rewritten = JSON.parse(claude());
+    assert.equal(rewritten.mcpServers.interlock.url, `${gw.base}/mcp`);
+    assert.ok(!rewritten.mcpServers.everything && !rewritten.mcpServers.time);
+    const config = fs.readFileSync(gw.config, 'utf8');
+    assert.match(config, /\[servers\.everything\]/);
+    assert.match(config, /\[servers\.time\]/);
+    assert.doesNotMatch(config, /fixture-token-for-claude-code/, 'the secret went to the keychain, not the file');
+    await row('claude-code').locator('[data-testid=client-state]').waitFor({ timeout: T });
+    assert.equal(await row('claude-code').locator('[data-testid=client-state]').textContent(), 'CONNECTED');
+    await shot('settings-connected');
+  });
+
+  it('undoes: the file back byte for byte, the upstreams gone', async () => {
+    await row('claude-code').locator('[data-testid=client-undo]').click();
+    await page.locator('[role=dialog]').waitFor({ timeout: T });
+    await page.locator('[role=dialog] button', { hasText: 'Undo' }).click();
+    await row('claude-code').locator('[data-testid=client-note]', { hasText: 'byte for byte' }).waitFor({ timeout: T });
+    assert.equal(claude(), original);
+    assert.doesNotMatch(fs.readFileSync(gw.config, 'utf8'), /\[servers\.time\]/);
+    await row('claude-code').locator('[data-testid=client-undo]').waitFor({ state: 'detached', timeout: T });
+  });
+
+  it('the first run (#/welcome): the approver key, the clients found, then what arrived', async () => {
+    await page.evaluate(() => (location.hash = '#/settings'));
+    await page.locator('[data-testid=fingerprint]').waitFor({ timeout: T });
+    const fingerprint = await page.textContent('[data-testid=fingerprint]');
+    await page.evaluate(() => (location.hash = '#/welcome'));
+    await page.locator('[data-testid=welcome]').waitFor({ timeout: T });
+    await page.locator('[data-testid=welcome-fingerprint]', { hasText: fingerprint }).waitFor({ timeout: T });
+    // Only the clients found on this machine are offered.
+    await row('claude-code').locator('[data-testid=client-connect]').waitFor({ timeout: T });
+    const offered = await page.$$eval('[data-testid=client]', (cs) => cs.map((c) => c.getAttribute('data-client')));
+    assert.deepEqual(offered, ['claude-code']);
+    // The server configured before the first start waits for review.
+    await page.locator('[data-testid=arrived][data-key="server:newcomer"]').waitFor({ timeout: 60_000 });
+    assert.match(await page.textContent('[data-testid=arrived][data-key="server:newcomer"]'), /PENDING/);
+    await shot('welcome');
+    await page.click('[data-testid=welcome-done]');
+    await page.locator('[data-testid=inbox]').waitFor({ timeout: T });
+  });
+
+  it('had no page errors', () => {
+    assert.deepEqual(problems, []);
+  });
+});
