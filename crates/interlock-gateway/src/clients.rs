@@ -73,18 +73,25 @@ fn connector(gw: &Gateway) -> Result<std::sync::Arc<dyn ClientConnector>, ApiErr
 }
 
 /// `GET /api/v1/clients`.
-pub async fn list(State(gw): State<Gateway>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {
+pub async fn list(
+    State(gw): State<Gateway>,
+    peer: Option<axum::Extension<crate::http::Peer>>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
     crate::api::reviewer(&gw, &headers).await?;
+    crate::http::from_this_machine(peer.as_deref())?;
     Ok(Json(connector(&gw)?.clients().await?))
 }
 
 /// `POST /api/v1/clients/{client}/connect`.
 pub async fn connect(
     State(gw): State<Gateway>,
+    peer: Option<axum::Extension<crate::http::Peer>>,
     headers: HeaderMap,
     Param(slug): Param<String>,
 ) -> Result<Json<Value>, ApiError> {
     let reviewer = crate::api::reviewer(&gw, &headers).await?;
+    crate::http::from_this_machine(peer.as_deref())?;
     let done = connector(&gw)?.connect(&slug).await?;
     record(
         &gw,
@@ -100,10 +107,12 @@ pub async fn connect(
 /// `POST /api/v1/clients/{client}/undo`.
 pub async fn undo(
     State(gw): State<Gateway>,
+    peer: Option<axum::Extension<crate::http::Peer>>,
     headers: HeaderMap,
     Param(slug): Param<String>,
 ) -> Result<Json<Value>, ApiError> {
     let reviewer = crate::api::reviewer(&gw, &headers).await?;
+    crate::http::from_this_machine(peer.as_deref())?;
     let done = connector(&gw)?.undo(&slug).await?;
     record(
         &gw,

@@ -287,6 +287,25 @@ pub fn origin_allowed(origin: &str, listen: SocketAddr, allowed: &[String]) -> b
     port.and_then(|p| p.parse::<u16>().ok()) == Some(listen.port()) && is_loopback_name(h)
 }
 
+/// The address a request's connection came from.
+#[derive(Clone, Copy, Debug)]
+pub struct Peer(pub SocketAddr);
+
+/// Refuses a request that did not come from this machine: for routes that
+/// change files here (connecting an AI client rewrites its config file in
+/// this user's home), which a reviewer elsewhere — a gateway listening off
+/// loopback for a team — must not reach, reviewer key or not.
+pub(crate) fn from_this_machine(peer: Option<&Peer>) -> Result<(), crate::extract::ApiError> {
+    match peer {
+        Some(Peer(addr)) if addr.ip().is_loopback() => Ok(()),
+        _ => Err(crate::extract::ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "local_only",
+            "connecting AI clients edits files on the gateway's machine: do it from that machine (the desktop app, a browser there, or `interlock connect`)".into(),
+        )),
+    }
+}
+
 /// Serves on `listener` until `shutdown` resolves, within the connection
 /// limits (`[limits]`): at most `max_connections` at once (more wait in the
 /// listen backlog), `header_read_timeout_secs` to send a header block (and to
@@ -318,9 +337,9 @@ pub async fn serve(
             p = Arc::clone(&permits).acquire_owned() => p.expect("the semaphore is never closed"),
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: wait, not spin.
                     tracing::warn!(error = %e, "accept failed");
@@ -336,8 +355,16 @@ pub async fn serve(
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
-        let conn =
-            http1.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        // Each request knows the address it came from (`Peer`): a few routes
+        // act on this machine and answer only its own users.
+        let service = tower::util::MapRequest::new(
+            app.clone(),
+            move |mut req: hyper::Request<hyper::body::Incoming>| {
+                req.extensions_mut().insert(Peer(peer));
+                req
+            },
+        );
+        let conn = http1.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {
@@ -354,6 +381,17 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regression_a_remote_reviewer_cannot_rewrite_this_machines_client_files() {
+        let at = |a: &str| Peer(a.parse().unwrap());
+        assert!(from_this_machine(Some(&at("127.0.0.1:5000"))).is_ok());
+        assert!(from_this_machine(Some(&at("[::1]:5000"))).is_ok());
+        assert!(from_this_machine(Some(&at("192.168.1.20:5000"))).is_err());
+        assert!(from_this_machine(Some(&at("10.0.0.2:5000"))).is_err());
+        // No address known (a request that did not come through `serve`): refused.
+        assert!(from_this_machine(None).is_err());
+    }
 
     #[test]
     fn hosts_and_origins_are_checked() {
