@@ -90,18 +90,7 @@ pub async fn connect(
     headers: HeaderMap,
     Param(slug): Param<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let reviewer = crate::api::reviewer(&gw, &headers).await?;
-    crate::http::from_this_machine(peer.as_deref())?;
-    let done = connector(&gw)?.connect(&slug).await?;
-    record(
-        &gw,
-        crate::events::EventType::ClientConnected,
-        &slug,
-        &reviewer.name,
-        &done,
-    )
-    .await?;
-    Ok(Json(done))
+    change(&gw, peer, &headers, &slug, Change::Connect).await
 }
 
 /// `POST /api/v1/clients/{client}/undo`.
@@ -111,17 +100,38 @@ pub async fn undo(
     headers: HeaderMap,
     Param(slug): Param<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let reviewer = crate::api::reviewer(&gw, &headers).await?;
+    change(&gw, peer, &headers, &slug, Change::Undo).await
+}
+
+/// What a reviewer asks of a client's config file.
+#[derive(Clone, Copy)]
+enum Change {
+    Connect,
+    Undo,
+}
+
+/// Connects or undoes a client for a reviewer on this machine, and logs it.
+async fn change(
+    gw: &Gateway,
+    peer: Option<axum::Extension<crate::http::Peer>>,
+    headers: &HeaderMap,
+    slug: &str,
+    change: Change,
+) -> Result<Json<Value>, ApiError> {
+    let reviewer = crate::api::reviewer(gw, headers).await?;
     crate::http::from_this_machine(peer.as_deref())?;
-    let done = connector(&gw)?.undo(&slug).await?;
-    record(
-        &gw,
-        crate::events::EventType::ClientUndone,
-        &slug,
-        &reviewer.name,
-        &done,
-    )
-    .await?;
+    let connector = connector(gw)?;
+    let (done, kind) = match change {
+        Change::Connect => (
+            connector.connect(slug).await?,
+            crate::events::EventType::ClientConnected,
+        ),
+        Change::Undo => (
+            connector.undo(slug).await?,
+            crate::events::EventType::ClientUndone,
+        ),
+    };
+    record(gw, kind, slug, &reviewer.name, &done).await?;
     Ok(Json(done))
 }
 
