@@ -10,6 +10,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod backend;
+mod downloads;
 mod notify;
 mod team;
 
@@ -229,6 +230,7 @@ fn build_window(
         no_ui_page(&spec.origin)
     };
     let origin = spec.origin.clone();
+    let download_origin = spec.origin.clone();
     let window = WebviewWindowBuilder::new(app, WINDOW, WebviewUrl::External(url.parse()?))
         .title("Interlock")
         .inner_size(1200.0, 800.0)
@@ -237,10 +239,71 @@ fn build_window(
         // The window stays on the gateway's origin; nothing else may load in it.
         .on_navigation(move |u| u.scheme() == "data" || u.origin().ascii_serialization() == origin)
         .on_new_window(|_, _| tauri::webview::NewWindowResponse::Deny)
+        // A receipts bundle dropped on the window reaches the page (the
+        // Receipts view verifies it); Tauri's own handler would swallow the drop.
+        .disable_drag_drop_handler()
+        .on_download(move |webview, event| save_download(&webview, &download_origin, event))
         .build()?;
     tune_webview(&window);
     let _ = window.set_focus();
     Ok(())
+}
+
+/// Where a file the UI saves goes (see `downloads`), and a notice saying so.
+fn save_download(
+    webview: &tauri::Webview,
+    origin: &str,
+    event: tauri::webview::DownloadEvent<'_>,
+) -> bool {
+    use tauri::webview::DownloadEvent;
+    let app = webview.app_handle();
+    match event {
+        DownloadEvent::Requested { url, destination } => {
+            if !downloads::allowed(url.as_str(), origin) {
+                eprintln!("interlock-desktop: download of {url} refused (not the UI's)");
+                return false;
+            }
+            let paths = app.path();
+            let Some(folder) = downloads::folder(paths.download_dir().ok(), paths.home_dir().ok())
+            else {
+                return false;
+            };
+            if let Err(e) = std::fs::create_dir_all(&folder) {
+                eprintln!("interlock-desktop: cannot make {}: {e}", folder.display());
+                return false;
+            }
+            let suggested = destination
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            *destination =
+                downloads::free_path(&folder, &downloads::clean_name(&suggested), |p| p.exists());
+            true
+        }
+        DownloadEvent::Finished { path, success, .. } => {
+            let options = app
+                .try_state::<Arc<notify::Options>>()
+                .map(|o| Arc::clone(&o));
+            let (title, body) = match (&path, success) {
+                (Some(p), true) => (
+                    format!(
+                        "Saved {}",
+                        p.file_name().unwrap_or_default().to_string_lossy()
+                    ),
+                    format!("in {}", p.parent().unwrap_or(p).display()),
+                ),
+                _ => ("Not saved".to_owned(), "The download failed.".to_owned()),
+            };
+            eprintln!("interlock-desktop: {title} {body}");
+            if let Some(options) = options {
+                tauri::async_runtime::spawn(async move {
+                    notify::notice(&options, &title, &body).await;
+                });
+            }
+            true
+        }
+        _ => true,
+    }
 }
 
 struct WindowShell(AppHandle);
@@ -282,8 +345,33 @@ fn tune_webview(window: &tauri::WebviewWindow) {
         }
         if let Some(context) = view.context() {
             context.set_cache_model(CacheModel::DocumentViewer);
+            if let Some(tag) = language_for_the_page(&locale_env()) {
+                context.set_preferred_languages(&[tag]);
+            }
         }
     });
+}
+
+/// The locale variables, in the order POSIX consults them.
+#[cfg(target_os = "linux")]
+fn locale_env() -> Vec<String> {
+    ["LC_ALL", "LC_MESSAGES", "LANG"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .collect()
+}
+
+/// A language for the page when the process has none a browser accepts.
+/// Under the `C`/`POSIX` locale (or none: a session started without one)
+/// WebKitGTK reports `navigator.language` as `"C"`, which is not a BCP 47 tag:
+/// `Intl` throws on it, and with it the chart library the Overview loads —
+/// the charts stayed empty. `None` keeps WebKit's own choice.
+fn language_for_the_page(locale: &[String]) -> Option<&'static str> {
+    let first = locale.iter().map(String::as_str).find(|v| !v.is_empty());
+    match first.map(|v| v.split(['.', '@']).next().unwrap_or(v)) {
+        None | Some("C" | "POSIX") => Some("en-US"),
+        Some(_) => None,
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -439,11 +527,13 @@ fn setup(app: &mut tauri::App, started_at: Instant) -> Result<(), Box<dyn std::e
         std::fs::write(&p, APP_ICON).ok()?;
         Some(p.to_string_lossy().into_owned())
     });
+    let options = Arc::new(notify::Options { icon: icon_path });
+    app.manage(Arc::clone(&options));
     tauri::async_runtime::spawn(notify::run(
         Arc::clone(&backend),
         Arc::new(WindowShell(handle.clone())),
         paused,
-        Arc::new(notify::Options { icon: icon_path }),
+        options,
     ));
     tauri::async_runtime::spawn(keep_tray(Arc::clone(&backend), tray));
     if started.created_key {
@@ -491,6 +581,26 @@ fn main() {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn regression_the_c_locale_gives_the_page_a_language_intl_accepts() {
+        let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(super::language_for_the_page(&v(&[])), Some("en-US"));
+        assert_eq!(super::language_for_the_page(&v(&["C"])), Some("en-US"));
+        assert_eq!(
+            super::language_for_the_page(&v(&["C.UTF-8"])),
+            Some("en-US")
+        );
+        assert_eq!(
+            super::language_for_the_page(&v(&["", "POSIX"])),
+            Some("en-US")
+        );
+        assert_eq!(super::language_for_the_page(&v(&["de_DE.UTF-8"])), None);
+        assert_eq!(
+            super::language_for_the_page(&v(&["", "C", "fr_FR"])),
+            Some("en-US")
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -527,7 +527,7 @@ async fn show(options: &Options, what: &Show) -> Result<u32, String> {
 }
 
 /// A short notice with no actions (a decision's outcome, a refusal).
-async fn notice(options: &Options, title: &str, body: &str) {
+pub async fn notice(options: &Options, title: &str, body: &str) {
     let mut n = base(options);
     n.summary(title)
         .body(body)

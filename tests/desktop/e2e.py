@@ -417,6 +417,16 @@ class WebDriver:
         )
         return self._call("POST", "execute/async", {"script": wrapped, "args": list(args)})
 
+    def find(self, css):
+        """The WebDriver reference of the first element `css` selects."""
+        found = self._call("POST", "element", {"using": "css selector", "value": css})
+        return next(iter(found.values()))
+
+    def send_keys(self, element, text):
+        """Types `text` into `element`; for a file input, chooses that file,
+        as the file picker does."""
+        self._call("POST", f"element/{element}/value", {"text": text})
+
     def screenshot(self, name, pid):
         """The app's window as it is on screen (X11). WebDriver's own screenshot
         hangs on WebKitGTK 2.50 when accelerated compositing is off, as the app
@@ -1095,6 +1105,102 @@ def main():
         assert got.get("status") == "REJECTED", got
 
     check("a notification's Review opens the plan in the window", review_from_notification)
+
+    def auditor_in_the_window():
+        # An auditor, starting from the window: a week of one plan's receipts,
+        # exported (the app saves the bundle in ~/Downloads and says so), given
+        # back to the window (through the file picker: WebDriver cannot drag
+        # from a file manager) and verified in the page; the CLI says the same
+        # of the same file, and of a tampered copy.
+        downloads = os.path.join(os.environ["HOME"], "Downloads")
+        before = set(os.listdir(downloads)) if os.path.isdir(downloads) else set()
+        seen = len(notifications.snapshot())
+        driver.js("window.location.hash = '#/receipts'")
+        rows = "return document.querySelectorAll('[data-testid=receipt-row]').length"
+        wait(lambda: driver.js(rows) > 0, 15, "receipts")
+        driver.js("document.querySelector('[data-preset=\"7d\"]').click()")
+        plan_filter = driver.find("[data-testid=filter-plan]")
+        driver.send_keys(plan_filter, "e2e-notes")
+        texts = "return [...document.querySelectorAll('[data-testid=receipt-row]')].map(r => r.innerText)"
+        wait(
+            lambda: (t := driver.js(texts)) and all("e2e-notes" in x for x in t),
+            15,
+            "only e2e-notes's receipts",
+        )
+        shown = len(driver.js(texts))
+        assert shown >= 3, f"proposed, approved, executed: {driver.js(texts)}"
+        driver.js("document.querySelector('[data-testid=export]').click()")
+        wait(lambda: driver.js("return !!document.querySelector('[data-testid=export-result].ok')"), 30, "exported")
+        saved = notifications.wait_for(lambda c: c["summary"].startswith("Saved bundle"), 15, "saved", since=seen)
+        assert saved["body"] == f"in {downloads}", saved
+        new = wait(lambda: sorted(set(os.listdir(downloads)) - before), 10, "the bundle in Downloads")
+        assert len(new) == 1 and new[0].startswith("bundle") and new[0].endswith(".json"), new
+        bundle = os.path.join(downloads, new[0])
+        log_key = driver.js("return document.querySelector('[data-testid=pinned-key]').value")
+        assert log_key, "the log key to pin"
+
+        def cli_verify(path):
+            out = subprocess.run(
+                [CLI, "receipts", "verify", path, "--json", "--log-key", log_key],
+                env=env.environ(), capture_output=True, text=True, timeout=120,
+            )
+            assert out.returncode in (0, 1), out.stderr
+            return json.loads(out.stdout)
+
+        def window_verify(path):
+            driver.js("document.querySelector('[data-testid=bundle-file]').value = ''")
+            driver.send_keys(driver.find("[data-testid=bundle-file]"), path)
+            name = os.path.basename(path)
+            wait(
+                lambda: name in driver.js("return document.querySelector('[data-testid=bundle-result]')?.innerText || ''"),
+                60,
+                f"the window's verdict on {name}",
+            )
+            return driver.js(
+                "const r = document.querySelector('[data-testid=bundle-result]');"
+                "return {ok: r.dataset.ok, counts: r.querySelector('[data-testid=bundle-counts]').innerText.trim()};"
+            )
+
+        cli = cli_verify(bundle)
+        assert cli["ok"] is True, cli
+        # The bundle holds what the list showed, and the registrations of the
+        # approver keys its decisions are signed with (so they verify alone).
+        listed = {int(k) for k in driver.js("return [...document.querySelectorAll('[data-testid=receipt-row]')].map(r => r.dataset.key)")}
+        assert len(listed) == shown
+        exported = {r["index"]: r["kind"] for r in cli["receipts"]}
+        assert listed <= set(exported), (listed, exported)
+        assert all(exported[i] == "approver.registered" for i in set(exported) - listed), exported
+        export_says = driver.js("return document.querySelector('[data-testid=export-result]').innerText")
+        assert f"{len(exported)} receipts." in export_says, export_says
+        got = window_verify(bundle)
+        assert got == {"ok": "true", "counts": f"{len(exported)} receipts, 0 failed, 0 bundle problems"}, got
+        time.sleep(0.3)
+        driver.screenshot("receipts.png", app_item["pid"])
+        # One digit of one receipt's time edited: both refuse it, and count alike.
+        with open(bundle) as f:
+            text = f.read()
+        at = text.index('"time":', text.index('"receipts":')) + len('"time":') + 5
+        tampered = os.path.join(os.path.dirname(env.data), "bundle-tampered.json")
+        with open(tampered, "w") as f:
+            f.write(text[:at] + ("2" if text[at] == "1" else "1") + text[at + 1 :])
+        bad = cli_verify(tampered)
+        assert bad["ok"] is False, bad
+        failed = sum(1 for r in bad["receipts"] if not r["ok"])
+        problems = len(bad.get("problems", []))
+        got = window_verify(tampered)
+        assert got == {
+            "ok": "false",
+            "counts": f"{len(bad['receipts'])} receipts, {failed} failed, {problems} bundle problems",
+        }, (got, failed, problems)
+        # The overview: today's activity, its charts drawn.
+        driver.js("window.location.hash = '#/overview'")
+        try:
+            wait(lambda: driver.js("return document.querySelectorAll('[data-testid=chart-all] canvas').length") > 0, 15, "the charts")
+        finally:
+            time.sleep(0.5)
+            driver.screenshot("overview.png", app_item["pid"])
+
+    check("an auditor filters, exports and verifies receipts in the window; the CLI agrees", auditor_in_the_window)
 
     def burst_and_memory():
         seen = len(notifications.snapshot())

@@ -33,13 +33,20 @@ export function Chart({ times, lines, height = 200, testid }: { times: number[];
       axes: [{ stroke: '#6b7280', grid: { stroke: '#eef0f3' } }, { stroke: '#6b7280', grid: { stroke: '#eef0f3' }, size: 44 }],
       series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.color, width: 2, fill: `${l.color}14`, points: { show: false } }))],
     };
-    void loadUPlot().then((UPlot) => {
-      if (!live) return;
-      const p = new UPlot(opts, [times, ...lines.map((l) => l.values)] as uPlot.AlignedData, el);
-      plot = p;
-      ro = new ResizeObserver(() => p.setSize({ width: Math.max(200, el.clientWidth), height }));
-      ro.observe(el);
-    });
+    void loadUPlot().then(
+      (UPlot) => {
+        if (!live) return;
+        const p = new UPlot(opts, [times, ...lines.map((l) => l.values)] as uPlot.AlignedData, el);
+        plot = p;
+        ro = new ResizeObserver(() => p.setSize({ width: Math.max(200, el.clientWidth), height }));
+        ro.observe(el);
+      },
+      // Said, not a silent blank box (a browser whose locale `Intl` refuses
+      // made the chart library fail to load).
+      (e: Error) => {
+        if (live) el.textContent = `The chart cannot be drawn here: ${e.message}`;
+      },
+    );
     return () => {
       live = false;
       ro?.disconnect();
