@@ -1278,7 +1278,14 @@ def main():
         menu = TrayMenu(bus, app_item["sender"], app_item["path"])
         (window,) = x11.windows_of(pid)
         x11.close(window)  # the title bar's ×
-        wait(lambda: not x11.windows_of(pid), 10, "the window to close")
+        try:
+            wait(lambda: not x11.windows_of(pid), 10, "the window to close")
+        except AssertionError:
+            # Without a window manager GTK now and then drops a
+            # WM_DELETE_WINDOW (seen once in ~10 runs); a person clicks × again.
+            log("   (the close request was dropped; × once more)")
+            x11.close(window)
+            wait(lambda: not x11.windows_of(pid), 10, "the window to close")
         # No web view is left, so WebKit's processes end (under WebDriver the
         # automation session keeps them: check only without it).
         time.sleep(3)
