@@ -81,6 +81,7 @@ import x11  # noqa: E402
 from dbus_peers import Client, NotificationServer, StatusNotifierWatcher, TrayMenu  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
 SHOTS = os.path.join(HERE, "screenshots")
 APP = os.environ.get("INTERLOCK_DESKTOP_BIN") or os.path.expanduser(
     "~/.cache/interlock/target-desktop/debug/interlock-desktop"
@@ -975,6 +976,20 @@ def main():
         key = env.cli("agents", "add", "e2e-agent").strip().splitlines()[-1].strip()
     except AssertionError:
         traceback.print_exc()
+    # A Claude Code user: the first run offers to connect it (tests/data/connect).
+    claude_json = os.path.join(os.environ["HOME"], ".claude.json")
+    claude_original = None
+    peers_env = ("INTERLOCK_PEERS_NODE", "INTERLOCK_PEERS_SERVER_EVERYTHING", "INTERLOCK_PEERS_TIME_SERVER")
+    if all(os.environ.get(k) for k in peers_env) and not os.path.exists(claude_json):
+        with open(os.path.join(REPO, "tests/data/connect/claude-code/.claude.json")) as f:
+            claude_original = (
+                f.read()
+                .replace("@NODE@", os.environ["INTERLOCK_PEERS_NODE"])
+                .replace("@EVERYTHING@", os.environ["INTERLOCK_PEERS_SERVER_EVERYTHING"])
+                .replace("@TIME@", os.environ["INTERLOCK_PEERS_TIME_SERVER"])
+            )
+        with open(claude_json, "w") as f:
+            f.write(claude_original)
     driver = None
     try:
         driver = WebDriver(env)
@@ -1008,6 +1023,36 @@ def main():
         assert label == "", f"nothing is held yet, label {label!r}"
 
     check("the app starts under WebDriver with its tray item and window", launched)
+
+    def first_run():
+        # The first start made the approver key and opened on the welcome page:
+        # the key (its fingerprint, as the CLI shows it), the clients found —
+        # connect and undo from there — and what arrived for review.
+        assert claude_original, "the Claude Code fixture (scripts/peers.sh's INTERLOCK_PEERS_*)"
+        assert driver.get("url").endswith("#/welcome"), driver.get("url")
+        shown = lambda css: driver.js("const e = document.querySelector(arguments[0]); return e ? e.innerText : null;", css)  # noqa: E731
+        fingerprint = env.cli("keys", "show").split("fingerprint", 1)[1].split()[0]
+        wait(lambda: fingerprint in (shown("[data-testid=welcome-fingerprint]") or ""), 15, "the key's fingerprint")
+        claude = "[data-testid=client][data-client=claude-code]"
+        wait(lambda: shown(f"{claude} [data-testid=client-preview]"), 15, "Claude Code's preview")
+        offered = driver.js("return [...document.querySelectorAll('[data-testid=client]')].map(c => c.dataset.client)")
+        assert offered == ["claude-code"], offered
+        time.sleep(0.3)
+        driver.screenshot("welcome.png", app_item["pid"])
+        driver.js(f"document.querySelector('{claude} [data-testid=client-connect]').click()")
+        wait(lambda: "servers added" in (shown(f"{claude} [data-testid=client-note]") or ""), 30, "connected")
+        with open(claude_json) as f:
+            assert json.load(f)["mcpServers"]["interlock"]["url"] == f"{env.origin}/mcp"
+        driver.js(f"document.querySelector('{claude} [data-testid=client-undo]').click()")
+        wait(lambda: driver.js("return !!document.querySelector('[role=dialog]')"), 10, "the undo dialog")
+        driver.js("[...document.querySelectorAll('[role=dialog] button')].find(b => b.innerText.trim() === 'Undo').click()")
+        wait(lambda: "byte for byte" in (shown(f"{claude} [data-testid=client-note]") or ""), 30, "undone")
+        with open(claude_json) as f:
+            assert f.read() == claude_original
+        driver.js("document.querySelector('[data-testid=welcome-done]').click()")
+        wait(lambda: driver.get("url").endswith("#/inbox"), 10, "the inbox")
+
+    check("the first run opens on the welcome page: the key, connect and undo a client found", first_run)
 
     def approve_from_notification():
         p = plan(env, "e2e-notes", "Write release notes for 2.0")
