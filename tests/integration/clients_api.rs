@@ -140,6 +140,39 @@ fn clients_are_previewed_connected_and_undone_through_the_reviewer_api() {
     let types = leaf_types(&gw, &key);
     assert!(types.iter().any(|t| t == "client.connected"), "{types:?}");
     assert!(types.iter().any(|t| t == "client.undone"), "{types:?}");
+    // Evidence before effect: each change's intent leaf precedes its
+    // outcome, which names it; the refused second undo is logged too.
+    let (_, log) = gw.get(&key, "/api/v1/log?from=0&limit=1000");
+    let entries: Vec<(u64, Value)> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["index"].as_u64().unwrap(), e["entry"].clone()))
+        .collect();
+    let outcomes: Vec<&(u64, Value)> = entries
+        .iter()
+        .filter(|(_, e)| {
+            ["client.connected", "client.undone", "client.change_refused"]
+                .contains(&e["type"].as_str().unwrap_or(""))
+        })
+        .collect();
+    let kinds: Vec<&str> = outcomes
+        .iter()
+        .map(|(_, e)| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["client.connected", "client.undone", "client.change_refused"],
+        "{kinds:?}"
+    );
+    for (index, outcome) in outcomes {
+        let intent_index = outcome["intent_index"].as_u64().expect("intent_index");
+        assert!(intent_index < *index);
+        let (_, intent) = entries.iter().find(|(i, _)| *i == intent_index).unwrap();
+        assert_eq!(intent["type"], "client.change.intent");
+        assert_eq!(intent["client"], "claude-code");
+        assert_eq!(intent["reviewer"], outcome["reviewer"]);
+    }
     let audit = gw.cli(&["audit", "verify"], true);
     assert!(audit.status.success());
 }

@@ -11,14 +11,16 @@
 //! Safety: only reviewer keys reach these routes (agent keys are refused by
 //! [`crate::api::reviewer`]); a client is named by its slug from the
 //! connector's fixed table — never a path — so only the known clients' own
-//! files under the user's home can be touched; every connect and undo is a
-//! log leaf naming the reviewer key that asked.
+//! files under the user's home can be touched; every connect and undo is
+//! logged: its intent (durable) before the client's file is touched, then its
+//! outcome, both naming the reviewer key that asked.
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
+use crate::events::EventType;
 use crate::extract::{ApiError, Param};
 use crate::gateway::Gateway;
 
@@ -110,7 +112,28 @@ enum Change {
     Undo,
 }
 
-/// Connects or undoes a client for a reviewer on this machine, and logs it.
+impl Change {
+    fn name(self) -> &'static str {
+        match self {
+            Change::Connect => "connect",
+            Change::Undo => "undo",
+        }
+    }
+
+    /// The outcome leaf's kind when it went through.
+    fn done(self) -> EventType {
+        match self {
+            Change::Connect => EventType::ClientConnected,
+            Change::Undo => EventType::ClientUndone,
+        }
+    }
+}
+
+/// Connects or undoes a client for a reviewer on this machine. Evidence
+/// before effect: the intent leaf is durable before the connector touches
+/// the client's file (a process killed midway leaves the intent without an
+/// outcome, which says the file may have changed); the outcome leaf follows,
+/// whether it went through or was refused.
 async fn change(
     gw: &Gateway,
     peer: Option<axum::Extension<crate::http::Peer>>,
@@ -121,36 +144,46 @@ async fn change(
     let reviewer = crate::api::reviewer(gw, headers).await?;
     crate::http::from_this_machine(peer.as_deref())?;
     let connector = connector(gw)?;
-    let (done, kind) = match change {
-        Change::Connect => (
-            connector.connect(slug).await?,
-            crate::events::EventType::ClientConnected,
-        ),
-        Change::Undo => (
-            connector.undo(slug).await?,
-            crate::events::EventType::ClientUndone,
-        ),
+    let mut intent = interlock_canon::Map::new();
+    intent.insert("client".into(), slug.into());
+    intent.insert("reviewer".into(), reviewer.name.as_str().into());
+    intent.insert("change".into(), change.name().into());
+    let intent_index = gw
+        .engine()
+        .record(EventType::ClientChangeIntent.as_str(), intent.clone())
+        .await?
+        .index;
+    let outcome = match change {
+        Change::Connect => connector.connect(slug).await,
+        Change::Undo => connector.undo(slug).await,
     };
-    record(gw, kind, slug, &reviewer.name, &done).await?;
-    Ok(Json(done))
-}
-
-/// The leaf: which client, by which reviewer key, and what changed (the
-/// connector's answer, which names files, upstreams and the agent key —
-/// never a secret's value).
-async fn record(
-    gw: &Gateway,
-    kind: crate::events::EventType,
-    slug: &str,
-    reviewer: &str,
-    done: &Value,
-) -> Result<(), ApiError> {
-    let mut m = interlock_canon::Map::new();
-    m.insert("client".into(), slug.into());
-    m.insert("reviewer".into(), reviewer.into());
-    let result = interlock_canon::from_serde_json(&json!(done))
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed", e.to_string()))?;
-    m.insert("result".into(), result);
-    gw.engine().record(kind.as_str(), m).await?;
-    Ok(())
+    let mut leaf = intent;
+    let index = i64::try_from(intent_index)
+        .ok()
+        .and_then(|i| interlock_canon::Value::try_from(i).ok())
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "failed",
+                "log index out of range".into(),
+            )
+        })?;
+    leaf.insert("intent_index".into(), index);
+    match outcome {
+        Ok(done) => {
+            let result = interlock_canon::from_serde_json(&json!(done)).map_err(|e| {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed", e.to_string())
+            })?;
+            leaf.insert("result".into(), result);
+            gw.engine().record(change.done().as_str(), leaf).await?;
+            Ok(Json(done))
+        }
+        Err(e) => {
+            leaf.insert("error".into(), e.to_string().into());
+            gw.engine()
+                .record(EventType::ClientChangeRefused.as_str(), leaf)
+                .await?;
+            Err(e.into())
+        }
+    }
 }

@@ -77,6 +77,15 @@ event_types! {
     /// A log leaf only: a sign-in link redeemed by a browser (the token's
     /// hash, the reviewer key's hash and the approver key registered).
     SigninRedeemed = "signin.redeemed",
+    /// A log leaf only: a reviewer asked to connect or undo an AI client,
+    /// written (durable) before its file is touched — evidence before effect.
+    /// Its outcome (`client.connected`, `client.undone` or
+    /// `client.change_refused`) names it (`intent_index`).
+    ClientChangeIntent = "client.change.intent",
+    /// A log leaf only: a client change asked for was refused or failed; the
+    /// reason (its file may be untouched or, for a failure midway, restored
+    /// by the connector's own backup).
+    ClientChangeRefused = "client.change_refused",
     /// A log leaf only: a reviewer connected an AI client from the reviewer
     /// API (`crate::clients`): what moved behind the gateway.
     ClientConnected = "client.connected",
