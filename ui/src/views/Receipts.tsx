@@ -41,6 +41,12 @@ export const EVENT_TYPES = [
   'resource.read',
   'approver.registered',
   'apikey.issued',
+  'signin.issued',
+  'signin.redeemed',
+  'client.change.intent',
+  'client.connected',
+  'client.undone',
+  'client.change_refused',
 ];
 
 type Preset = 'today' | '7d' | '30d' | 'all' | 'custom';
