@@ -777,6 +777,42 @@ def main():
                 (third_id, "mcp.call_tool", "dispatched"),
             ], dispatches
 
+            # Issue 18 item 3: a client that runs the call as an MCP task (the
+            # official Python SDK, protocol 2025-11-25) gets the task at once and
+            # polls with short requests (5 s each) while the call waits for its
+            # reviewer; *Approve for 1 hour* on the notification completes it
+            # with the tool's own result, and the client never timed out.
+            task_key = env.cli("agents", "add", "task-agent", "--role", "cautious").strip().splitlines()[-1].strip()
+            seen = len(notifications.snapshot())
+            task = subprocess.Popen(
+                [
+                    os.environ["INTERLOCK_PEERS_PYTHON"],
+                    os.environ["INTERLOCK_PEERS_CLIENT_PY"],
+                    "--url", f"{env.origin}/mcp", "--key", task_key, "--timeout", "5",
+                    "call-task", "drifty__odd", '{"n": 3}',
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            n = notifications.wait_for(
+                lambda c: c["summary"] == "Plan held for review"
+                and "Held tool call: drifty__odd" in c["body"],
+                30,
+                "for the task's held call",
+                since=seen,
+            )
+            time.sleep(6)  # longer than the client's per-request timeout
+            assert task.poll() is None, f"the client gave up: {task.communicate()}"
+            notifications.click(n["id"], "approve_hour")
+            out, err = task.communicate(timeout=60)
+            r = json.loads(out or "{}")
+            assert "error" not in r and r, (out, err)
+            assert r["task"]["status"] == "working", r
+            assert any("waiting for a reviewer" in (s.get("statusMessage") or "") for s in r["statuses"]), r
+            assert r["statuses"][-1]["status"] == "completed", r
+            assert r["result"]["content"] == odd_result["content"], r
+
             # Quit closes the log cleanly: it audits clean (exit 0).
             TrayMenu(bus, sender, path).click("Quit")
             wait(lambda: proc.poll() is not None, 15, "the app to quit")
@@ -787,7 +823,7 @@ def main():
 
     check(
         "a call held by the bundled gateway (high risk: its notification offers Review, not Approve),"
-        " approved by its hash, runs once and returns its result",
+        " approved by its hash, runs once and returns its result; a tasks client outwaits its timeout",
         held_call,
     )
 
