@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/desktop.sh [build|test|run] [ARGS...]
+# Usage: scripts/desktop.sh [build|test|memory|run] [ARGS...]
 #
 #   build  installs what the desktop app needs (Debian packages for Tauri/WebKitGTK,
 #          only those missing), builds the review UI (scripts/ui.sh, when present)
@@ -9,6 +9,9 @@
 #          unlocked gnome-keyring (scripts/with-keyring), driving the app with
 #          tauri-driver + WebKitWebDriver. Installs tauri-driver (cargo install) and a
 #          Python venv with jeepney (tests/desktop/requirements.txt) when missing.
+#   memory build, then measure where the app's memory goes — in the tray, with the
+#          window open on 100 held items, after closing it — per process and
+#          mapping (tests/desktop/memory.py, same private session as test).
 #   run    build, then start the app (default). ARGS go to the app (`--hidden`
 #          starts it in the tray only). Needs a desktop session (DISPLAY or
 #          WAYLAND_DISPLAY) with a Secret Service keychain.
@@ -118,6 +121,17 @@ test_() {
     scripts/with-keyring "$venv/bin/python" tests/desktop/e2e.py "$@"
 }
 
+memory() {
+  build
+  apt_install "${test_packages[@]}"
+  venv
+  cargo build --locked --bin interlock ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}
+  INTERLOCK_DESKTOP_BIN="${INTERLOCK_DESKTOP_BIN:-$app}" \
+    INTERLOCK_BIN="$CARGO_TARGET_DIR/debug/interlock" \
+    xvfb-run -a -s "-screen 0 1440x900x24" \
+    scripts/with-keyring "$venv/bin/python" tests/desktop/memory.py
+}
+
 run() {
   build
   if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
@@ -130,9 +144,10 @@ run() {
 case "$cmd" in
   build) build ;;
   test) test_ "$@" ;;
+  memory) memory ;;
   run) run "$@" ;;
   *)
-    echo "usage: scripts/desktop.sh [build|test|run] [ARGS...]" >&2
+    echo "usage: scripts/desktop.sh [build|test|memory|run] [ARGS...]" >&2
     exit 2
     ;;
 esac

@@ -545,7 +545,35 @@ fn setup(app: &mut tauri::App, started_at: Instant) -> Result<(), Box<dyn std::e
     Ok(())
 }
 
+/// GTK opens GLX when it starts, to choose a visual for GL, and under software
+/// GL (Xvfb, most VMs) that maps Mesa's llvmpipe and LLVM: ~50 MiB of RSS in
+/// the tray, where the app draws nothing with GL (the web view draws without
+/// GPU compositing, `tune_webview`; figures in docs/BENCHMARKS.md, "The desktop
+/// window's memory"). `GDK_GL=disable` turns that off, and must be in the
+/// environment before GTK starts: the app re-executes itself once with it (the
+/// process keeps its PID and arguments). Not `std::env::set_var`, which is
+/// unsafe and this crate forbids `unsafe`. A user's own `GDK_GL` is kept.
+#[cfg(target_os = "linux")]
+fn without_gdk_gl() {
+    use std::os::unix::process::CommandExt as _;
+    if std::env::var_os("GDK_GL").is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let err = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env("GDK_GL", "disable")
+        .exec();
+    eprintln!("interlock-desktop: cannot re-execute with GDK_GL=disable ({err}); going on");
+}
+
+#[cfg(not(target_os = "linux"))]
+fn without_gdk_gl() {}
+
 fn main() {
+    without_gdk_gl();
     let started_at = Instant::now();
     let app = tauri::Builder::default()
         // First: a second launch only brings the running app's window forward.
