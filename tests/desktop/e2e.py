@@ -1252,7 +1252,7 @@ def main():
         assert listed <= set(exported), (listed, exported)
         assert all(exported[i] == "approver.registered" for i in set(exported) - listed), exported
         export_says = driver.js("return document.querySelector('[data-testid=export-result]').innerText")
-        assert f"{len(exported)} receipts." in export_says, export_says
+        assert export_says.startswith(f"✓ Exported\n{len(exported)} receipts"), export_says
         got = window_verify(bundle)
         assert got == {"ok": "true", "counts": f"{len(exported)} receipts, 0 failed, 0 bundle problems"}, got
         time.sleep(0.3)

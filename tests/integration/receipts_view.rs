@@ -323,6 +323,18 @@ fn the_receipts_api_pages_and_filters_100000_entries_and_exports_what_the_cli_ve
         report["receipts"].as_array().unwrap().len() as u64,
         receipts
     );
+    // The approver key registrations carried beside the selection are counted.
+    let registrations = report["receipts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "approver.registered")
+        .count() as u64;
+    assert_eq!(
+        exported["registrations"].as_u64(),
+        Some(registrations),
+        "{exported}"
+    );
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert_eq!(
         csv.lines().count() as u64,

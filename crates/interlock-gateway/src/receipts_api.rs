@@ -181,8 +181,18 @@ pub async fn export(
             "the bundle is not UTF-8".into(),
         )
     })?;
+    // Every approver key registration is exported whatever the filter (they
+    // back the decisions' signatures), so the count can exceed the list's:
+    // said, so the auditor is not left guessing.
+    let registrations = files
+        .report
+        .receipts
+        .iter()
+        .filter(|r| r.kind == "approver.registered")
+        .count();
     Ok(Json(json!({
         "receipts": files.bundle.receipts.len(),
+        "registrations": registrations,
         "log_key": files.bundle.trust.log_key,
         "verified": files.report.is_ok(),
         "problems": files.report.errors().map(ToString::to_string).collect::<Vec<_>>(),

@@ -518,6 +518,8 @@ export interface ReceiptsPage {
 
 export interface ReceiptsExport {
   receipts: number;
+  /** Approver key registrations among them (always exported: they back the signatures). */
+  registrations: number;
   log_key: string;
   verified: boolean;
   problems: string[];

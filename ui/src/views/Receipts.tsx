@@ -416,7 +416,10 @@ export function Receipts() {
               <>
                 <b>{exported.verified ? '✓ Exported' : '✗ Exported, but it does not verify'}</b>
                 <span>
-                  {exported.receipts} receipts. Pin the log key when verifying: <code class="mono">{exported.log_key}</code>
+                  {exported.receipts} receipts
+                  {exported.registrations > 0 &&
+                    `, with the ${exported.registrations} approver key registration${exported.registrations === 1 ? '' : 's'} that back${exported.registrations === 1 ? 's' : ''} their signatures`}
+                  . Pin the log key when verifying: <code class="mono">{exported.log_key}</code>
                 </span>
                 <span class="downloads">
                   {exported.files.map((f) => (
