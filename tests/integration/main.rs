@@ -25,6 +25,7 @@ mod receipts;
 mod receipts_view;
 mod review;
 mod scoped;
+mod servers_runtime;
 mod signin;
 mod standing;
 mod team;

@@ -57,6 +57,17 @@ pub enum Request {
     /// A one-time sign-in link for a browser (`interlock signin-link`;
     /// `crate::signin`).
     SigninLink,
+    /// Add a server to the running gateway, pending review (`interlock
+    /// servers add`; `crate::servers`).
+    AddServer(crate::servers::NewServer),
+    /// Start the servers `gateway.toml` has and the gateway does not run
+    /// (`interlock connect` wrote them).
+    SyncServers,
+    /// What a removal of server `name` must sign (`interlock servers
+    /// remove` signs it with the keychain's approver key).
+    RemovalTerms { name: String },
+    /// A signed removal (a DSSE envelope; verified like every decision).
+    RemoveServer { envelope: serde_json::Value },
 }
 
 /// An [`ApiKeyKind`] on the wire: its stable name (`agent`, `reviewer`); any
@@ -87,6 +98,18 @@ pub enum Answer {
     Stored,
     Deleted(bool),
     SigninLink { url: String, expires_in_secs: u64 },
+    /// A server added or removed: its leaf's index.
+    Logged(u64),
+    /// The servers started.
+    Started(Vec<String>),
+    /// What a removal signs, and the terms it is checked against.
+    RemovalTerms {
+        subject: String,
+        hash: String,
+        audience: String,
+        policy_digest: String,
+        now: i64,
+    },
     Error(String),
 }
 
@@ -158,6 +181,7 @@ pub async fn serve(
     engine: Engine,
     tokens: Option<std::sync::Arc<dyn TokenStore>>,
     signin: Option<SigninIssuer>,
+    gateway: Option<crate::Gateway>,
     stop: impl std::future::Future<Output = ()>,
 ) {
     let uid = rustix::process::getuid().as_raw();
@@ -179,6 +203,7 @@ pub async fn serve(
         let engine = engine.clone();
         let tokens = tokens.clone();
         let signin = signin.clone();
+        let gateway = gateway.clone();
         tokio::spawn(async move {
             let (read, mut write) = stream.into_split();
             let mut line = String::new();
@@ -186,7 +211,7 @@ pub async fn serve(
             let read = tokio::time::timeout(REQUEST_TIMEOUT, reader.read_line(&mut line)).await;
             let answer = match read {
                 Ok(Ok(_)) => match serde_json::from_str::<Request>(&line) {
-                    Ok(req) => answer(&engine, tokens, signin, req).await,
+                    Ok(req) => answer(&engine, tokens, signin, gateway, req).await,
                     Err(e) => Answer::Error(format!("not a request: {e}")),
                 },
                 Ok(Err(e)) => Answer::Error(e.to_string()),
@@ -203,8 +228,10 @@ async fn answer(
     engine: &Engine,
     tokens: Option<std::sync::Arc<dyn TokenStore>>,
     signin: Option<SigninIssuer>,
+    gateway: Option<crate::Gateway>,
     req: Request,
 ) -> Answer {
+    let servers = || gateway.clone().ok_or_else(|| Answer::Error("this gateway runs no servers".into()));
     let token_op = |name: &str| -> Result<std::sync::Arc<dyn TokenStore>, Answer> {
         if !name.starts_with(UPSTREAM_TOKEN_PREFIX) || !crate::config::valid_token_name(name) {
             return Err(Answer::Error(format!(
@@ -244,6 +271,43 @@ async fn answer(
                 Ok(Ok(d)) => Answer::Deleted(d),
                 Ok(Err(e)) => Answer::Error(e),
                 Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::AddServer(new) => match servers() {
+            Err(a) => a,
+            Ok(gw) => match gw.add_server(&new, "interlock servers add").await {
+                Ok(i) => Answer::Logged(i),
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::SyncServers => match servers() {
+            Err(a) => a,
+            Ok(gw) => match gw.sync_servers("interlock connect").await {
+                Ok(names) => Answer::Started(names),
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::RemovalTerms { name } => match servers() {
+            Err(a) => a,
+            Ok(gw) => match gw.removal_terms(&name).await {
+                Ok((subject, hash)) => Answer::RemovalTerms {
+                    subject,
+                    hash: hash.to_string(),
+                    audience: engine.log().origin().to_owned(),
+                    policy_digest: engine.policy().digest().to_string(),
+                    now: engine.now(),
+                },
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::RemoveServer { envelope } => match servers() {
+            Err(a) => a,
+            Ok(gw) => match interlock_core::DsseEnvelope::from_json(&envelope) {
+                Err(e) => Answer::Error(format!("not a DSSE envelope: {e}")),
+                Ok(env) => match gw.remove_server(&env).await {
+                    Ok(i) => Answer::Logged(i),
+                    Err(e) => Answer::Error(e.to_string()),
+                },
             },
         },
         Request::IssueKey { kind, name, role } => {
@@ -318,7 +382,7 @@ mod tests {
         assert_eq!(mode(&socket_path(dir.path())), 0o600);
         assert_eq!(mode(&dir.path().join("run")), 0o700);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(listener, engine.clone(), None, None, async {
+        let server = tokio::spawn(serve(listener, engine.clone(), None, None, None, async {
             let _ = stopped.await;
         }));
 

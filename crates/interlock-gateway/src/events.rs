@@ -53,6 +53,10 @@ event_types! {
     ServerProbeDrift = "server.probe_drift",
     ServerApproved = "server.approved",
     ServerRejected = "server.rejected",
+    /// A server added at run time (issue 20 item 5): pending review.
+    ServerAdded = "server.added",
+    /// A reviewer's signed removal of a server.
+    ServerRemoved = "server.removed",
     /// A reviewer approved one tool's definition into its server's baseline.
     ToolApproved = "tool.approved",
     /// A reviewer blocked one tool.
@@ -115,6 +119,7 @@ impl EventType {
                 | EventType::PlanHalted
                 | EventType::ServerApproved
                 | EventType::ServerRejected
+                | EventType::ServerRemoved
         )
     }
 

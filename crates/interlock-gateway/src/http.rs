@@ -49,7 +49,14 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/plans/{id}/rollback",
             axum::routing::post(api::propose_rollback),
         )
-        .route("/api/v1/servers", get(api::servers))
+        .route(
+            "/api/v1/servers",
+            get(api::servers).post(crate::servers::add),
+        )
+        .route(
+            "/api/v1/servers/{name}/removal",
+            get(crate::servers::removal).post(crate::servers::remove),
+        )
         .route("/api/v1/servers/{name}", get(api::server))
         .route(
             "/api/v1/servers/{name}/decisions",

@@ -60,6 +60,7 @@ pub mod probes;
 pub mod receipts_api;
 pub mod review;
 pub mod roles;
+pub mod servers;
 pub mod signin;
 pub mod sse;
 mod subscriptions;

@@ -60,6 +60,15 @@ pub enum StateChange {
         envelope: Vec<u8>,
         hash: String,
     },
+    /// Remove a server (a reviewer's signed removal, issue 20 item 5): its
+    /// row — if still at `expected_version`; `None`: it must have none —,
+    /// its probe state and its tools' envelopes, so a server added again
+    /// under the name starts pending and learns afresh. Approved surfaces
+    /// stay (they are kept by hash, as evidence).
+    RemoveServer {
+        name: String,
+        expected_version: Option<i64>,
+    },
     /// Move one plan revision from `from` to `to`.
     PlanStatus {
         plan_id: String,
@@ -112,6 +121,10 @@ impl StateChange {
                     && crate::probes::adopt_probe_baseline_in(&mut **tx, name, probe_baseline)
                         .await?
             }
+            StateChange::RemoveServer {
+                name,
+                expected_version,
+            } => crate::gateway::remove_server_in(tx, name, *expected_version).await?,
             StateChange::PlanStatus {
                 plan_id,
                 revision,
@@ -184,6 +197,14 @@ impl StateChange {
                 expected_version,
                 ..
             } => format!("server {name:?} is no longer at version {expected_version}"),
+            StateChange::RemoveServer {
+                name,
+                expected_version: Some(v),
+            } => format!("server {name:?} is no longer at version {v}"),
+            StateChange::RemoveServer {
+                name,
+                expected_version: None,
+            } => format!("server {name:?} has a row now"),
             StateChange::PlanStatus {
                 plan_id,
                 revision,

@@ -16,7 +16,7 @@ use interlock_store::ApiKeyRecord;
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use super::assess::{Assessment, arguments_digest, assess};
+use super::assess::{Assessment, arguments_digest, assess_with_roots};
 use super::envelope::{self, Answer, Recorded};
 use super::held;
 use super::leaf::{
@@ -322,7 +322,13 @@ pub(crate) async fn tools_call(
         }
     }
     let tool_def = view.observed.as_ref().and_then(|s| s.tool(&tool));
-    let mut assessment = assess(gw.config(), server, &agent.role, tool_def, &args);
+    let mut assessment = assess_with_roots(
+        gw.config(),
+        up.config.roots.clone(),
+        &agent.role,
+        tool_def,
+        &args,
+    );
     // The arguments against the tool's envelope: a host or path root outside
     // it holds the call, and no standing approval covers that.
     let before = envelope::before(gw, server, &tool, &args, agent.shadow).await;
