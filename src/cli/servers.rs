@@ -148,25 +148,30 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
             let Some(key) = ctx.host().approver_key()? else {
                 bail!("no approver key in the keychain; run `interlock keys init`");
             };
-            let terms = match running_gateway(ctx, &admin::Request::RemovalTerms { name: name.clone() }).await? {
-                admin::Answer::RemovalTerms {
-                    subject,
-                    hash,
-                    audience,
-                    policy_digest,
-                    now,
-                } => interlock_host::RemovalTerms {
-                    subject,
-                    hash: hash.parse().map_err(|_| anyhow::anyhow!("the gateway sent a malformed hash"))?,
-                    audience,
-                    policy_digest: policy_digest
-                        .parse()
-                        .map_err(|_| anyhow::anyhow!("the gateway sent a malformed policy digest"))?,
-                    now,
-                },
-                admin::Answer::Error(e) => return Ok(refused(&e)),
-                other => bail!("the gateway gave no removal terms: {other:?}"),
-            };
+            let terms =
+                match running_gateway(ctx, &admin::Request::RemovalTerms { name: name.clone() })
+                    .await?
+                {
+                    admin::Answer::RemovalTerms {
+                        subject,
+                        hash,
+                        audience,
+                        policy_digest,
+                        now,
+                    } => interlock_host::RemovalTerms {
+                        subject,
+                        hash: hash
+                            .parse()
+                            .map_err(|_| anyhow::anyhow!("the gateway sent a malformed hash"))?,
+                        audience,
+                        policy_digest: policy_digest.parse().map_err(|_| {
+                            anyhow::anyhow!("the gateway sent a malformed policy digest")
+                        })?,
+                        now,
+                    },
+                    admin::Answer::Error(e) => return Ok(refused(&e)),
+                    other => bail!("the gateway gave no removal terms: {other:?}"),
+                };
             let envelope =
                 interlock_host::sign_removal(&key, &terms, &reason, parse_duration(&expires)?)?;
             let req = admin::Request::RemoveServer {

@@ -3,6 +3,7 @@
 //! real filesystem. One test binary, one module per area.
 
 mod admin;
+mod admin_api;
 mod callpath;
 mod canon;
 mod channels;

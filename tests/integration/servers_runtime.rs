@@ -153,7 +153,12 @@ fn servers_are_added_and_removed_at_run_time_without_a_restart() {
         &json!({"name": "Bad__Name", "url": "http://127.0.0.1:9/mcp"}),
     );
     assert_eq!(s, 400, "{b}");
-    let (s, b) = post(&gw, &reviewer, "/api/v1/servers", &json!({"name": "nothing"}));
+    let (s, b) = post(
+        &gw,
+        &reviewer,
+        "/api/v1/servers",
+        &json!({"name": "nothing"}),
+    );
     assert_eq!(s, 400, "{b}");
     // An agent key cannot add servers.
     let (s, _) = post(
@@ -205,7 +210,10 @@ fn servers_are_added_and_removed_at_run_time_without_a_restart() {
     assert_eq!(s, 409, "{b}");
     // …with its signature tampered: refused.
     let mut tampered = sign_removal(&gw, &reviewer, &key, &subject, &hash, 3);
-    let sig = tampered["signatures"][0]["sig"].as_str().unwrap().to_owned();
+    let sig = tampered["signatures"][0]["sig"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let flipped = if sig.starts_with('A') { "B" } else { "A" };
     tampered["signatures"][0]["sig"] = json!(format!("{flipped}{}", &sig[1..]));
     let (s, b) = post(&gw, &reviewer, removal, &tampered);

@@ -68,6 +68,30 @@ pub enum Request {
     RemovalTerms { name: String },
     /// A signed removal (a DSSE envelope; verified like every decision).
     RemoveServer { envelope: serde_json::Value },
+    /// Mint an admin token (issue 20 item 3; `interlock admin token
+    /// create`): how the first owner token comes to be — whoever can reach
+    /// this socket owns the gateway's data directory already.
+    IssueAdminToken {
+        name: String,
+        #[serde(with = "admin_scope")]
+        scope: interlock_store::AdminScope,
+    },
+}
+
+/// An [`interlock_store::AdminScope`] on the wire: its name.
+mod admin_scope {
+    use interlock_store::AdminScope;
+    use serde::{Deserialize as _, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(s: &AdminScope, ser: S) -> Result<S::Ok, S::Error> {
+        ser.serialize_str(s.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<AdminScope, D::Error> {
+        let name = String::deserialize(d)?;
+        AdminScope::parse(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown admin scope {name:?}")))
+    }
 }
 
 /// An [`ApiKeyKind`] on the wire: its stable name (`agent`, `reviewer`); any
@@ -94,10 +118,16 @@ mod key_kind {
 #[serde(rename_all = "snake_case")]
 pub enum Answer {
     Pong,
-    Key { key: String, key_hash: String },
+    Key {
+        key: String,
+        key_hash: String,
+    },
     Stored,
     Deleted(bool),
-    SigninLink { url: String, expires_in_secs: u64 },
+    SigninLink {
+        url: String,
+        expires_in_secs: u64,
+    },
     /// A server added or removed: its leaf's index.
     Logged(u64),
     /// The servers started.
@@ -231,7 +261,11 @@ async fn answer(
     gateway: Option<crate::Gateway>,
     req: Request,
 ) -> Answer {
-    let servers = || gateway.clone().ok_or_else(|| Answer::Error("this gateway runs no servers".into()));
+    let servers = || {
+        gateway
+            .clone()
+            .ok_or_else(|| Answer::Error("this gateway runs no servers".into()))
+    };
     let token_op = |name: &str| -> Result<std::sync::Arc<dyn TokenStore>, Answer> {
         if !name.starts_with(UPSTREAM_TOKEN_PREFIX) || !crate::config::valid_token_name(name) {
             return Err(Answer::Error(format!(
@@ -310,6 +344,19 @@ async fn answer(
                 },
             },
         },
+        Request::IssueAdminToken { name, scope } => {
+            match crate::admin_api::issue_token(
+                engine,
+                &name,
+                scope,
+                serde_json::json!({"admin_socket": true}),
+            )
+            .await
+            {
+                Ok((key, key_hash)) => Answer::Key { key, key_hash },
+                Err(e) => Answer::Error(e.to_string()),
+            }
+        }
         Request::IssueKey { kind, name, role } => {
             match crate::keys::issue_key(engine, kind, &name, &role).await {
                 Ok((key, record)) => Answer::Key {

@@ -861,7 +861,8 @@ pub async fn grant_standing(
         doc.get("tool_hash").and_then(canon::Value::as_str),
     ) {
         let approved =
-            crate::calls::standing::approved_tool_hash(gw.engine(), &gw.server_configs(), tool).await?;
+            crate::calls::standing::approved_tool_hash(gw.engine(), &gw.server_configs(), tool)
+                .await?;
         if granted != approved.to_string() {
             return Err(ApiError(
                 StatusCode::CONFLICT,

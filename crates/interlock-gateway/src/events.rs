@@ -57,6 +57,9 @@ event_types! {
     ServerAdded = "server.added",
     /// A reviewer's signed removal of a server.
     ServerRemoved = "server.removed",
+    /// A log leaf only: an admin action (issue 20 item 3) — a key created,
+    /// updated, rotated or revoked, an admin token created or revoked.
+    AdminAction = "admin.action",
     /// A reviewer approved one tool's definition into its server's baseline.
     ToolApproved = "tool.approved",
     /// A reviewer blocked one tool.

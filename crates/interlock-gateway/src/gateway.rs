@@ -496,6 +496,16 @@ impl Gateway {
         Ok(found)
     }
 
+    /// Forgets a key's cached record, so an admin's change to it (revoked,
+    /// rotated, a new role or setting) applies to the next request.
+    pub(crate) fn forget_key(&self, key_hash: &str) {
+        self.0
+            .key_cache
+            .lock()
+            .expect("cache lock")
+            .remove(key_hash);
+    }
+
     /// Opens a session. A key at `limits.sessions_per_key` loses its own
     /// oldest session (a client that re-initializes without `DELETE` keeps
     /// working); a gateway at `limits.max_sessions` refuses the new one. No

@@ -37,6 +37,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod admin_api;
 pub mod api;
 pub mod auth;
 pub mod calls;

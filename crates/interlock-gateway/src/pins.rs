@@ -827,10 +827,7 @@ impl Pins {
             }
             Err(e) => return Err(e.into()),
         };
-        self.prefixes
-            .write()
-            .expect("prefixes lock")
-            .remove(name);
+        self.prefixes.write().expect("prefixes lock").remove(name);
         self.views.0.write().expect("views lock").remove(name);
         Ok(index)
     }

@@ -110,7 +110,9 @@ pub enum ServerChangeError {
         signed: String,
         current: String,
     },
-    #[error("stdio servers (a program run on the gateway's machine) are added from this machine only")]
+    #[error(
+        "stdio servers (a program run on the gateway's machine) are added from this machine only"
+    )]
     NotFromThisMachine,
     #[error("the gateway config file: {0}")]
     File(String),
@@ -139,9 +141,7 @@ impl From<ServerChangeError> for ApiError {
             E::NotFromThisMachine => {
                 ApiError::new(StatusCode::FORBIDDEN, "not_this_machine", e.to_string())
             }
-            E::File(_) => {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed", e.to_string())
-            }
+            E::File(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed", e.to_string()),
         }
     }
 }
@@ -298,7 +298,7 @@ impl Gateway {
     /// taken out of `gateway.toml`. Returns the leaf's index.
     pub async fn remove_server(&self, envelope: &DsseEnvelope) -> Result<u64, ServerChangeError> {
         let claimed = interlock_core::decision::ApprovalStatement::claimed_by(envelope)
-            .map_err(|e| interlock_engine::EngineError::Decision(e))?;
+            .map_err(interlock_engine::EngineError::Decision)?;
         let name = claimed
             .plan_id
             .strip_prefix(REMOVAL_SUBJECT_PREFIX)
@@ -394,7 +394,9 @@ pub async fn add(
     let index = gw
         .add_server(&new, &format!("reviewer:{}", caller.name))
         .await?;
-    Ok(Json(json!({"name": new.name, "status": "PENDING", "leaf": index})))
+    Ok(Json(
+        json!({"name": new.name, "status": "PENDING", "leaf": index}),
+    ))
 }
 
 /// `GET /api/v1/servers/{name}/removal`: what a removal of the server signs.

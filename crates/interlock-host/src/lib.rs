@@ -310,7 +310,10 @@ pub fn sign_removal(
     reason: &str,
     valid_for_secs: i64,
 ) -> Result<DsseEnvelope, HostError> {
-    if !terms.subject.starts_with(interlock_gateway::servers::REMOVAL_SUBJECT_PREFIX) {
+    if !terms
+        .subject
+        .starts_with(interlock_gateway::servers::REMOVAL_SUBJECT_PREFIX)
+    {
         return Err(HostError::Changed(format!(
             "the gateway asked to sign {:?}, which is not a server removal",
             terms.subject

@@ -69,6 +69,8 @@ pub enum StateChange {
         name: String,
         expected_version: Option<i64>,
     },
+    /// An admin's change to admin tokens or API keys (issue 20 item 3).
+    Admin(crate::AdminChange),
     /// Move one plan revision from `from` to `to`.
     PlanStatus {
         plan_id: String,
@@ -121,6 +123,7 @@ impl StateChange {
                     && crate::probes::adopt_probe_baseline_in(&mut **tx, name, probe_baseline)
                         .await?
             }
+            StateChange::Admin(c) => c.apply(tx).await?,
             StateChange::RemoveServer {
                 name,
                 expected_version,
@@ -197,6 +200,7 @@ impl StateChange {
                 expected_version,
                 ..
             } => format!("server {name:?} is no longer at version {expected_version}"),
+            StateChange::Admin(c) => c.describe(),
             StateChange::RemoveServer {
                 name,
                 expected_version: Some(v),

@@ -98,7 +98,8 @@ impl HostServerFile {
     fn edit(&self, f: impl FnOnce(&str) -> Result<String, String>) -> Result<(), String> {
         let exists = self.path.exists();
         let text = if exists {
-            std::fs::read_to_string(&self.path).map_err(|e| format!("{}: {e}", self.path.display()))?
+            std::fs::read_to_string(&self.path)
+                .map_err(|e| format!("{}: {e}", self.path.display()))?
         } else {
             String::new()
         };
@@ -116,7 +117,11 @@ impl HostServerFile {
 }
 
 impl interlock_gateway::servers::ServerFile for HostServerFile {
-    fn add(&self, name: &str, server: &interlock_gateway::servers::NewServer) -> Result<(), String> {
+    fn add(
+        &self,
+        name: &str,
+        server: &interlock_gateway::servers::NewServer,
+    ) -> Result<(), String> {
         let up = Upstream {
             command: server.command.clone(),
             args: server.args.clone(),
@@ -132,7 +137,8 @@ impl interlock_gateway::servers::ServerFile for HostServerFile {
                     server: &up,
                     env_tokens: &none,
                     header_tokens: &none,
-                    origin: "added at run time (`interlock servers add` or the reviewer API)".into(),
+                    origin: "added at run time (`interlock servers add` or the reviewer API)"
+                        .into(),
                 }],
             )
         })
