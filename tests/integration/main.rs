@@ -17,6 +17,7 @@ mod gateway;
 mod gateway_util;
 mod governance;
 mod held_tasks;
+mod key_limits;
 mod limits;
 mod mcp_bridge;
 mod pinning;

@@ -226,6 +226,7 @@ impl Prepared {
             signin: Default::default(),
             client_connector: Default::default(),
             server_file: Default::default(),
+            key_limits: Default::default(),
             shutdown,
         }));
         for up in gw.0.upstreams.all() {
@@ -295,6 +296,8 @@ pub(crate) struct Inner {
     signin: Arc<crate::signin::SigninLinks>,
     /// The host's `interlock connect`, for `/api/v1/clients` (`crate::clients`).
     client_connector: std::sync::OnceLock<Arc<dyn crate::clients::ClientConnector>>,
+    /// Per-key rate buckets and settings (issue 20 item 4).
+    pub(crate) key_limits: crate::calls::limits::KeyLimits,
     /// The host's `gateway.toml`, for servers added and removed at run time.
     pub(crate) server_file: std::sync::OnceLock<Arc<dyn crate::servers::ServerFile>>,
     shutdown: watch::Sender<bool>,
@@ -504,6 +507,7 @@ impl Gateway {
             .lock()
             .expect("cache lock")
             .remove(key_hash);
+        self.0.key_limits.forget(key_hash);
     }
 
     /// Opens a session. A key at `limits.sessions_per_key` loses its own
