@@ -292,3 +292,54 @@ fn servers_are_added_and_removed_at_run_time_without_a_restart() {
     assert_eq!(gw.pid(), pid, "no restart");
     gw.assert_audit_clean();
 }
+
+/// This machine's address on its default route (not loopback): a request
+/// from it reaches the gateway as from another machine would.
+fn non_loopback_ip() -> std::net::IpAddr {
+    let s = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+    // No packet is sent: connecting a UDP socket only picks the route.
+    s.connect("192.0.2.1:9")
+        .or_else(|_| s.connect("10.255.255.255:9"))
+        .expect("a default route (the test needs a non-loopback address)");
+    let ip = s.local_addr().unwrap().ip();
+    assert!(!ip.is_loopback(), "{ip}");
+    ip
+}
+
+/// A stdio server runs a program on the gateway's machine: a reviewer key
+/// used from elsewhere (a team's reviewer, a stolen key) must not add one —
+/// it could run anything there. An HTTP server it may add (pending).
+#[test]
+fn regression_a_reviewer_elsewhere_cannot_add_a_stdio_server() {
+    let ip = non_loopback_ip();
+    let gw = Gateway::start(&format!("listen = \"{ip}:0\"\n"));
+    let reviewer = gw.reviewer_key();
+    let config_path = gw.dir.path().join("gateway.toml");
+    let (s, b) = post(
+        &gw,
+        &reviewer,
+        "/api/v1/servers",
+        &json!({"name": "pwn", "command": "/bin/sh", "args": ["-c", "touch /tmp/pwned"]}),
+    );
+    assert_eq!(s, 403, "{b}");
+    assert_eq!(b["error"]["code"], "not_this_machine", "{b}");
+    assert!(
+        !std::fs::read_to_string(&config_path)
+            .unwrap()
+            .contains("pwn"),
+        "nothing written"
+    );
+    let (s, b) = post(
+        &gw,
+        &reviewer,
+        "/api/v1/servers",
+        &json!({"name": "docs", "url": "http://127.0.0.1:9/mcp"}),
+    );
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["status"], "PENDING");
+    assert!(
+        std::fs::read_to_string(&config_path)
+            .unwrap()
+            .contains("[servers.docs]")
+    );
+}
