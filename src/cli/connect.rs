@@ -165,7 +165,9 @@ pub async fn run(ctx: &Context, args: ConnectArgs) -> anyhow::Result<ExitCode> {
                 client.slug()
             );
             if !imported.is_empty() {
-                let start = if done.gateway_running {
+                let start = if !done.started.is_empty() {
+                    "The running gateway started them"
+                } else if done.gateway_running {
                     "The running gateway starts them when restarted"
                 } else {
                     "Start the gateway (`interlock serve`)"

@@ -1,5 +1,6 @@
 //! Command definitions (clap) and dispatch.
 
+mod admin;
 mod agents;
 mod audit;
 mod canon;
@@ -99,6 +100,11 @@ enum Command {
     /// reviewer key and registers its own signing key). Asks the gateway
     /// serving this data directory, through its admin socket.
     SigninLink,
+    /// The admin API (issue 20): API keys and their settings (role, shadow
+    /// mode, rate, quota, response caps and policy) and admin tokens, with
+    /// an admin token in $INTERLOCK_ADMIN_TOKEN; `admin token create` mints
+    /// one through the running gateway's admin socket.
+    Admin(admin::AdminArgs),
     /// Review upstream MCP servers: list, show, diff, approve, reject.
     #[command(subcommand)]
     Servers(servers::ServersCommand),
@@ -185,6 +191,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Reviewers(cmd) => context::block_on(agents::reviewers(&ctx, cmd)),
         Command::SigninLink => context::block_on(agents::signin_link(&ctx)),
         Command::Servers(cmd) => context::block_on(servers::run(&ctx, cmd)),
+        Command::Admin(args) => context::block_on(admin::run(&ctx, args)),
         Command::Standing(cmd) => context::block_on(standing::run(&ctx, cmd)),
         Command::Lock(args) => context::block_on(review::lock(&ctx, args)),
         Command::Review(args) => context::block_on(review::run(&ctx, args)),

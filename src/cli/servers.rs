@@ -8,7 +8,8 @@ use anyhow::bail;
 use clap::Subcommand;
 use interlock_core::Decision;
 use interlock_core::canon;
-use interlock_gateway::EventBus;
+use interlock_gateway::servers::NewServer;
+use interlock_gateway::{EventBus, admin};
 use interlock_store::ServerRecord;
 
 use super::EXIT_REJECTED;
@@ -89,10 +90,102 @@ pub enum ServersCommand {
         #[arg(long)]
         reason: String,
     },
+    /// Add a server to the running gateway without a restart: pending until
+    /// a reviewer approves its surface, and written into its gateway.toml.
+    /// `--command PROG [ARGS…]` (stdio) or `--url URL` (Streamable HTTP).
+    Add {
+        name: String,
+        #[arg(long, conflicts_with = "url", required_unless_present = "url")]
+        command: Option<String>,
+        /// The program's arguments (after `--`).
+        #[arg(last = true)]
+        args: Vec<String>,
+        #[arg(long)]
+        url: Option<String>,
+    },
+    /// Remove a server from the running gateway: a decision signed with the
+    /// approver key in the OS keychain, logged; its tools stop being served
+    /// and it leaves gateway.toml.
+    Remove {
+        name: String,
+        #[arg(long)]
+        reason: String,
+        #[arg(long, default_value = "1h")]
+        expires: String,
+    },
 }
 
 pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        ServersCommand::Add {
+            name,
+            command,
+            args,
+            url,
+        } => {
+            let req = admin::Request::AddServer(NewServer {
+                name: name.clone(),
+                command,
+                args,
+                url,
+            });
+            match running_gateway(ctx, &req).await? {
+                admin::Answer::Logged(index) => {
+                    println!(
+                        "added `{name}` (log entry {index}): pending until a reviewer approves its surface\n  interlock servers show {name}"
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                admin::Answer::Error(e) => Ok(refused(&e)),
+                other => bail!("the gateway added nothing: {other:?}"),
+            }
+        }
+        ServersCommand::Remove {
+            name,
+            reason,
+            expires,
+        } => {
+            let Some(key) = ctx.host().approver_key()? else {
+                bail!("no approver key in the keychain; run `interlock keys init`");
+            };
+            let terms =
+                match running_gateway(ctx, &admin::Request::RemovalTerms { name: name.clone() })
+                    .await?
+                {
+                    admin::Answer::RemovalTerms {
+                        subject,
+                        hash,
+                        audience,
+                        policy_digest,
+                        now,
+                    } => interlock_host::RemovalTerms {
+                        subject,
+                        hash: hash
+                            .parse()
+                            .map_err(|_| anyhow::anyhow!("the gateway sent a malformed hash"))?,
+                        audience,
+                        policy_digest: policy_digest.parse().map_err(|_| {
+                            anyhow::anyhow!("the gateway sent a malformed policy digest")
+                        })?,
+                        now,
+                    },
+                    admin::Answer::Error(e) => return Ok(refused(&e)),
+                    other => bail!("the gateway gave no removal terms: {other:?}"),
+                };
+            let envelope =
+                interlock_host::sign_removal(&key, &terms, &reason, parse_duration(&expires)?)?;
+            let req = admin::Request::RemoveServer {
+                envelope: envelope.to_json(),
+            };
+            match running_gateway(ctx, &req).await? {
+                admin::Answer::Logged(index) => {
+                    println!("removed `{name}` (log entry {index})");
+                    Ok(ExitCode::SUCCESS)
+                }
+                admin::Answer::Error(e) => Ok(refused(&e)),
+                other => bail!("the gateway removed nothing: {other:?}"),
+            }
+        }
         ServersCommand::List => {
             let store = ctx.store().await?;
             let servers = store.servers().await?;
@@ -343,6 +436,27 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
             reason,
         } => decide(ctx, &name, None, Decision::Reject, &reason, 3600).await,
     }
+}
+
+/// Sends `req` to the gateway running on this data directory; servers are
+/// added and removed at run time only there.
+async fn running_gateway(ctx: &Context, req: &admin::Request) -> anyhow::Result<admin::Answer> {
+    let data_dir = ctx.host().data_dir()?;
+    match admin::request(&data_dir, req).await {
+        Ok(Some(a)) => Ok(a),
+        Ok(None) => bail!(
+            "no gateway is running on {}; start one (`interlock serve`), or edit its gateway.toml",
+            data_dir.display()
+        ),
+        // Refused (bad input, a bad signature): printed, exit 1.
+        Err(admin::AdminError::Refused(e)) => Ok(admin::Answer::Error(e)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn refused(e: &str) -> ExitCode {
+    eprintln!("refused: {e}");
+    ExitCode::from(EXIT_REJECTED)
 }
 
 /// `servers approve --from-lock FILE` (issue 22 item 1).

@@ -69,7 +69,9 @@ pub async fn run(ctx: &Context, cmd: StandingCommand) -> anyhow::Result<ExitCode
             let engine = ctx.engine().await?;
             let until = engine.now() + parse_duration(&r#for)?;
             let tool_hash = match interlock_gateway::calls::standing::approved_tool_hash(
-                &engine, &config, &tool,
+                &engine,
+                &config.servers,
+                &tool,
             )
             .await
             {

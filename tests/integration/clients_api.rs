@@ -98,7 +98,17 @@ fn clients_are_previewed_connected_and_undone_through_the_reviewer_api() {
     let (status, done) = post(&gw, &key, "/api/v1/clients/claude-code/connect");
     assert_eq!(status, 200, "{done}");
     assert_eq!(done["changed"], true);
-    assert_eq!(done["restart_needed"], true);
+    // The running gateway started the new upstreams, pending (issue 20
+    // item 5): no restart.
+    assert!(done.get("restart_needed").is_none(), "{done}");
+    let mut started: Vec<&str> = done["started"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    started.sort_unstable();
+    assert_eq!(started, ["everything", "time"], "{done}");
     let rewritten: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     let entry = &rewritten["mcpServers"]["interlock"];
     assert_eq!(entry["url"], gateway_url.as_str(), "{rewritten}");

@@ -779,10 +779,12 @@ fn connect_a_project_file_with_its_own_key() {
 /// reach (a headless gateway's keyring lives in its own session), connect
 /// and undo still work: the gateway keeps the secrets and issues the key
 /// through its admin socket, and the secret reaches the upstream from the
-/// gateway's keychain once the gateway restarts with the new upstream.
+/// gateway's keychain: the running gateway starts the new upstream at once
+/// (issue 20 item 5), without a restart.
 #[test]
 fn connect_beside_a_live_gateway_needs_no_keychain_of_its_own() {
-    let mut gw = gateway();
+    let gw = gateway();
+    let pid = gw.pid();
     let home = Home::new("cursor");
     let file = home.path().join(".cursor/mcp.json");
     let original = std::fs::read(&file).unwrap();
@@ -791,11 +793,7 @@ fn connect_beside_a_live_gateway_needs_no_keychain_of_its_own() {
         &home.interlock_env(&gw, &["connect", "cursor", "--yes"], &no_bus),
         "connect without a keychain",
     );
-    assert!(
-        out.contains("The running gateway starts them when restarted"),
-        "{out}"
-    );
-    gw.restart();
+    assert!(out.contains("The running gateway started them"), "{out}");
     gw.wait_for_server("everything", "PENDING");
     gw.approve_server("everything");
     gw.wait_for_tool("everything__get-env", true);
@@ -804,6 +802,7 @@ fn connect_beside_a_live_gateway_needs_no_keychain_of_its_own() {
         .as_str()
         .unwrap_or_else(|| panic!("get-env answered {after}"));
     assert!(text.contains("fixture-token-for-cursor"), "{text}");
+    assert_eq!(gw.pid(), pid, "no restart");
     let out = ok(
         &home.interlock_env(&gw, &["connect", "--undo", "cursor"], &no_bus),
         "undo without a keychain",

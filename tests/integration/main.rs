@@ -3,6 +3,7 @@
 //! real filesystem. One test binary, one module per area.
 
 mod admin;
+mod admin_api;
 mod callpath;
 mod canon;
 mod channels;
@@ -16,6 +17,7 @@ mod gateway;
 mod gateway_util;
 mod governance;
 mod held_tasks;
+mod key_limits;
 mod limits;
 mod mcp_bridge;
 mod pinning;
@@ -25,6 +27,7 @@ mod receipts;
 mod receipts_view;
 mod review;
 mod scoped;
+mod servers_runtime;
 mod signin;
 mod standing;
 mod team;

@@ -57,6 +57,41 @@ pub enum Request {
     /// A one-time sign-in link for a browser (`interlock signin-link`;
     /// `crate::signin`).
     SigninLink,
+    /// Add a server to the running gateway, pending review (`interlock
+    /// servers add`; `crate::servers`).
+    AddServer(crate::servers::NewServer),
+    /// Start the servers `gateway.toml` has and the gateway does not run
+    /// (`interlock connect` wrote them).
+    SyncServers,
+    /// What a removal of server `name` must sign (`interlock servers
+    /// remove` signs it with the keychain's approver key).
+    RemovalTerms { name: String },
+    /// A signed removal (a DSSE envelope; verified like every decision).
+    RemoveServer { envelope: serde_json::Value },
+    /// Mint an admin token (issue 20 item 3; `interlock admin token
+    /// create`): how the first owner token comes to be — whoever can reach
+    /// this socket owns the gateway's data directory already.
+    IssueAdminToken {
+        name: String,
+        #[serde(with = "admin_scope")]
+        scope: interlock_store::AdminScope,
+    },
+}
+
+/// An [`interlock_store::AdminScope`] on the wire: its name.
+mod admin_scope {
+    use interlock_store::AdminScope;
+    use serde::{Deserialize as _, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(s: &AdminScope, ser: S) -> Result<S::Ok, S::Error> {
+        ser.serialize_str(s.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<AdminScope, D::Error> {
+        let name = String::deserialize(d)?;
+        AdminScope::parse(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown admin scope {name:?}")))
+    }
 }
 
 /// An [`ApiKeyKind`] on the wire: its stable name (`agent`, `reviewer`); any
@@ -83,10 +118,28 @@ mod key_kind {
 #[serde(rename_all = "snake_case")]
 pub enum Answer {
     Pong,
-    Key { key: String, key_hash: String },
+    Key {
+        key: String,
+        key_hash: String,
+    },
     Stored,
     Deleted(bool),
-    SigninLink { url: String, expires_in_secs: u64 },
+    SigninLink {
+        url: String,
+        expires_in_secs: u64,
+    },
+    /// A server added or removed: its leaf's index.
+    Logged(u64),
+    /// The servers started.
+    Started(Vec<String>),
+    /// What a removal signs, and the terms it is checked against.
+    RemovalTerms {
+        subject: String,
+        hash: String,
+        audience: String,
+        policy_digest: String,
+        now: i64,
+    },
     Error(String),
 }
 
@@ -158,6 +211,7 @@ pub async fn serve(
     engine: Engine,
     tokens: Option<std::sync::Arc<dyn TokenStore>>,
     signin: Option<SigninIssuer>,
+    gateway: Option<crate::Gateway>,
     stop: impl std::future::Future<Output = ()>,
 ) {
     let uid = rustix::process::getuid().as_raw();
@@ -179,6 +233,7 @@ pub async fn serve(
         let engine = engine.clone();
         let tokens = tokens.clone();
         let signin = signin.clone();
+        let gateway = gateway.clone();
         tokio::spawn(async move {
             let (read, mut write) = stream.into_split();
             let mut line = String::new();
@@ -186,7 +241,7 @@ pub async fn serve(
             let read = tokio::time::timeout(REQUEST_TIMEOUT, reader.read_line(&mut line)).await;
             let answer = match read {
                 Ok(Ok(_)) => match serde_json::from_str::<Request>(&line) {
-                    Ok(req) => answer(&engine, tokens, signin, req).await,
+                    Ok(req) => answer(&engine, tokens, signin, gateway, req).await,
                     Err(e) => Answer::Error(format!("not a request: {e}")),
                 },
                 Ok(Err(e)) => Answer::Error(e.to_string()),
@@ -203,8 +258,14 @@ async fn answer(
     engine: &Engine,
     tokens: Option<std::sync::Arc<dyn TokenStore>>,
     signin: Option<SigninIssuer>,
+    gateway: Option<crate::Gateway>,
     req: Request,
 ) -> Answer {
+    let servers = || {
+        gateway
+            .clone()
+            .ok_or_else(|| Answer::Error("this gateway runs no servers".into()))
+    };
     let token_op = |name: &str| -> Result<std::sync::Arc<dyn TokenStore>, Answer> {
         if !name.starts_with(UPSTREAM_TOKEN_PREFIX) || !crate::config::valid_token_name(name) {
             return Err(Answer::Error(format!(
@@ -246,6 +307,56 @@ async fn answer(
                 Err(e) => Answer::Error(e.to_string()),
             },
         },
+        Request::AddServer(new) => match servers() {
+            Err(a) => a,
+            Ok(gw) => match gw.add_server(&new, "interlock servers add").await {
+                Ok(i) => Answer::Logged(i),
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::SyncServers => match servers() {
+            Err(a) => a,
+            Ok(gw) => match gw.sync_servers("interlock connect").await {
+                Ok(names) => Answer::Started(names),
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::RemovalTerms { name } => match servers() {
+            Err(a) => a,
+            Ok(gw) => match gw.removal_terms(&name).await {
+                Ok((subject, hash)) => Answer::RemovalTerms {
+                    subject,
+                    hash: hash.to_string(),
+                    audience: engine.log().origin().to_owned(),
+                    policy_digest: engine.policy().digest().to_string(),
+                    now: engine.now(),
+                },
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::RemoveServer { envelope } => match servers() {
+            Err(a) => a,
+            Ok(gw) => match interlock_core::DsseEnvelope::from_json(&envelope) {
+                Err(e) => Answer::Error(format!("not a DSSE envelope: {e}")),
+                Ok(env) => match gw.remove_server(&env).await {
+                    Ok(i) => Answer::Logged(i),
+                    Err(e) => Answer::Error(e.to_string()),
+                },
+            },
+        },
+        Request::IssueAdminToken { name, scope } => {
+            match crate::admin_api::issue_token(
+                engine,
+                &name,
+                scope,
+                serde_json::json!({"admin_socket": true}),
+            )
+            .await
+            {
+                Ok((key, key_hash)) => Answer::Key { key, key_hash },
+                Err(e) => Answer::Error(e.to_string()),
+            }
+        }
         Request::IssueKey { kind, name, role } => {
             match crate::keys::issue_key(engine, kind, &name, &role).await {
                 Ok((key, record)) => Answer::Key {
@@ -318,7 +429,7 @@ mod tests {
         assert_eq!(mode(&socket_path(dir.path())), 0o600);
         assert_eq!(mode(&dir.path().join("run")), 0o700);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(listener, engine.clone(), None, None, async {
+        let server = tokio::spawn(serve(listener, engine.clone(), None, None, None, async {
             let _ = stopped.await;
         }));
 

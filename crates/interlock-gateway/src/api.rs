@@ -96,6 +96,7 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
         })
         .map(str::to_owned);
     let up = gw.upstream(&v.record.name);
+    let up = up.as_ref();
     json!({
         "name": v.record.name,
         "status": v.record.status.as_str(),
@@ -860,7 +861,8 @@ pub async fn grant_standing(
         doc.get("tool_hash").and_then(canon::Value::as_str),
     ) {
         let approved =
-            crate::calls::standing::approved_tool_hash(gw.engine(), gw.config(), tool).await?;
+            crate::calls::standing::approved_tool_hash(gw.engine(), &gw.server_configs(), tool)
+                .await?;
         if granted != approved.to_string() {
             return Err(ApiError(
                 StatusCode::CONFLICT,

@@ -421,7 +421,7 @@ impl EnvelopeConfig {
 }
 
 /// One upstream MCP server: a child process over stdio, or a Streamable HTTP URL.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamConfig {
     /// Program to spawn (stdio transport).

@@ -53,6 +53,13 @@ event_types! {
     ServerProbeDrift = "server.probe_drift",
     ServerApproved = "server.approved",
     ServerRejected = "server.rejected",
+    /// A server added at run time (issue 20 item 5): pending review.
+    ServerAdded = "server.added",
+    /// A reviewer's signed removal of a server.
+    ServerRemoved = "server.removed",
+    /// A log leaf only: an admin action (issue 20 item 3) — a key created,
+    /// updated, rotated or revoked, an admin token created or revoked.
+    AdminAction = "admin.action",
     /// A reviewer approved one tool's definition into its server's baseline.
     ToolApproved = "tool.approved",
     /// A reviewer blocked one tool.
@@ -124,6 +131,7 @@ impl EventType {
                 | EventType::PlanHalted
                 | EventType::ServerApproved
                 | EventType::ServerRejected
+                | EventType::ServerRemoved
         )
     }
 

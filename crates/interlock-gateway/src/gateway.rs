@@ -43,6 +43,13 @@ pub struct Upstream {
     probes: Vec<interlock_surface::probes::Probe>,
     /// What of its surface is pinned (`pin = [...]`).
     pub pin: crate::config::PinSet,
+    /// Its config entry (secrets resolved): what call-path checks read
+    /// (`roots`, the tool prefix), here rather than in the gateway's config
+    /// because a server can be added at run time (`crate::servers`).
+    pub config: crate::config::UpstreamConfig,
+    /// Set when the server is removed at run time: its supervisor stops and
+    /// closes the connection.
+    removed: watch::Sender<bool>,
 }
 
 impl Upstream {
@@ -80,43 +87,77 @@ impl Upstream {
     }
 }
 
-/// The configured upstream servers, each with its connection slot; made from
-/// the config before anything connects. Shared by the gateway (which keeps
+/// The upstream servers, each with its connection slot; made from the
+/// config before anything connects, and changed at run time when a server is
+/// added or removed (`crate::servers`). Shared by the gateway (which keeps
 /// them connected) and the engine's MCP adapter (which calls their tools for
 /// plans).
-pub struct Upstreams(BTreeMap<String, Arc<Upstream>>);
+pub struct Upstreams(RwLock<BTreeMap<String, Arc<Upstream>>>);
 
 impl Upstreams {
     fn from_config(config: &GatewayConfig) -> Result<Upstreams, ConfigError> {
         let mut upstreams = BTreeMap::new();
         for (name, up) in &config.servers {
-            let transport = up.transport(name)?;
-            let probes = up.compiled_probes(name)?;
-            upstreams.insert(
-                name.clone(),
-                Arc::new(Upstream {
-                    name: name.clone(),
-                    transport,
-                    protocol: up.protocol,
-                    conn: RwLock::new(None),
-                    hello: RwLock::new(None),
-                    link: watch::channel(LinkState::Connecting).0,
-                    recheck: Notify::new(),
-                    relays: Arc::new(Relays::default()),
-                    probes,
-                    pin: up.pin.clone(),
-                }),
-            );
+            upstreams.insert(name.clone(), Arc::new(Upstream::new(name, up)?));
         }
-        Ok(Upstreams(upstreams))
+        Ok(Upstreams(RwLock::new(upstreams)))
     }
 
-    pub fn get(&self, name: &str) -> Option<&Arc<Upstream>> {
-        self.0.get(name)
+    pub fn get(&self, name: &str) -> Option<Arc<Upstream>> {
+        self.0.read().expect("upstreams lock").get(name).cloned()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<Upstream>> {
-        self.0.values()
+    /// Every upstream now, by name.
+    pub fn all(&self) -> Vec<Arc<Upstream>> {
+        self.0
+            .read()
+            .expect("upstreams lock")
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Adds `up` unless a server of its name exists (false then).
+    pub(crate) fn insert(&self, up: Arc<Upstream>) -> bool {
+        let mut map = self.0.write().expect("upstreams lock");
+        if map.contains_key(&up.name) {
+            return false;
+        }
+        map.insert(up.name.clone(), up);
+        true
+    }
+
+    /// Takes the server named `name` out (it is no longer served or called).
+    pub(crate) fn remove(&self, name: &str) -> Option<Arc<Upstream>> {
+        self.0.write().expect("upstreams lock").remove(name)
+    }
+}
+
+impl Upstream {
+    /// An upstream from its (secrets-resolved) config entry, not connected.
+    pub(crate) fn new(
+        name: &str,
+        up: &crate::config::UpstreamConfig,
+    ) -> Result<Upstream, ConfigError> {
+        Ok(Upstream {
+            name: name.to_owned(),
+            transport: up.transport(name)?,
+            protocol: up.protocol,
+            conn: RwLock::new(None),
+            hello: RwLock::new(None),
+            link: watch::channel(LinkState::Connecting).0,
+            recheck: Notify::new(),
+            relays: Arc::new(Relays::default()),
+            probes: up.compiled_probes(name)?,
+            pin: up.pin.clone(),
+            config: up.clone(),
+            removed: watch::channel(false).0,
+        })
+    }
+
+    /// Stops its supervisor (the server was removed).
+    pub(crate) fn stop(&self) {
+        self.removed.send_replace(true);
     }
 }
 
@@ -184,10 +225,12 @@ impl Prepared {
             sealer: Default::default(),
             signin: Default::default(),
             client_connector: Default::default(),
+            server_file: Default::default(),
+            key_limits: Default::default(),
             shutdown,
         }));
-        for up in gw.0.upstreams.iter() {
-            tokio::spawn(supervise(gw.clone(), Arc::clone(up)));
+        for up in gw.0.upstreams.all() {
+            tokio::spawn(supervise(gw.clone(), up));
         }
         tokio::spawn(reload_loop(gw.clone()));
         tokio::spawn(relay_engine_events(gw.clone()));
@@ -253,6 +296,10 @@ pub(crate) struct Inner {
     signin: Arc<crate::signin::SigninLinks>,
     /// The host's `interlock connect`, for `/api/v1/clients` (`crate::clients`).
     client_connector: std::sync::OnceLock<Arc<dyn crate::clients::ClientConnector>>,
+    /// Per-key rate buckets and settings (issue 20 item 4).
+    pub(crate) key_limits: crate::calls::limits::KeyLimits,
+    /// The host's `gateway.toml`, for servers added and removed at run time.
+    pub(crate) server_file: std::sync::OnceLock<Arc<dyn crate::servers::ServerFile>>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -392,18 +439,36 @@ impl Gateway {
         &self.0.roles
     }
 
-    pub fn upstream(&self, name: &str) -> Option<&Arc<Upstream>> {
+    pub fn upstream(&self, name: &str) -> Option<Arc<Upstream>> {
         self.0.upstreams.get(name)
     }
 
-    pub fn upstreams(&self) -> impl Iterator<Item = &Arc<Upstream>> {
-        self.0.upstreams.iter()
+    /// Every upstream now (the config's and those added at run time).
+    pub fn upstreams(&self) -> Vec<Arc<Upstream>> {
+        self.0.upstreams.all()
+    }
+
+    /// Every upstream's config entry now, by name.
+    pub fn server_configs(&self) -> BTreeMap<String, crate::config::UpstreamConfig> {
+        self.upstreams()
+            .into_iter()
+            .map(|u| (u.name.clone(), u.config.clone()))
+            .collect()
+    }
+
+    pub(crate) fn upstream_table(&self) -> &Upstreams {
+        &self.0.upstreams
+    }
+
+    /// Starts the supervisor of an upstream added at run time.
+    pub(crate) fn supervise(&self, up: Arc<Upstream>) {
+        tokio::spawn(supervise(self.clone(), up));
     }
 
     /// Stops the background tasks and closes upstream connections.
     pub async fn shutdown(&self) {
         let _ = self.0.shutdown.send(true);
-        for up in self.0.upstreams.iter() {
+        for up in self.0.upstreams.all() {
             let conn = up.conn.write().expect("conn lock").take();
             if let Some(c) = conn {
                 c.close().await;
@@ -432,6 +497,17 @@ impl Gateway {
             cache.insert(hash, (rec.clone(), Instant::now()));
         }
         Ok(found)
+    }
+
+    /// Forgets a key's cached record, so an admin's change to it (revoked,
+    /// rotated, a new role or setting) applies to the next request.
+    pub(crate) fn forget_key(&self, key_hash: &str) {
+        self.0
+            .key_cache
+            .lock()
+            .expect("cache lock")
+            .remove(key_hash);
+        self.0.key_limits.forget(key_hash);
     }
 
     /// Opens a session. A key at `limits.sessions_per_key` loses its own
@@ -603,12 +679,13 @@ impl Gateway {
 /// backoff when it dies.
 async fn supervise(gw: Gateway, up: Arc<Upstream>) {
     let mut shutdown = gw.0.shutdown.subscribe();
+    let mut removed = up.removed.subscribe();
     let limits = gw.0.config.limits.clone();
     let recheck_every = Duration::from_secs(gw.0.config.recheck_secs);
     let list_timeout = limits.upstream_timeout().min(Duration::from_secs(60));
     let mut attempt = 0u32;
     loop {
-        if *shutdown.borrow() {
+        if *shutdown.borrow() || *removed.borrow() {
             return;
         }
         up.link.send_replace(LinkState::Connecting);
@@ -692,6 +769,11 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                                     conn.close().await;
                                     return;
                                 }
+                                _ = removed.changed() => {
+                                    up.conn.write().expect("conn lock").take();
+                                    conn.close().await;
+                                    return;
+                                }
                             }
                         };
                         up.conn.write().expect("conn lock").take();
@@ -709,6 +791,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
             _ = tokio::time::sleep(retry_in) => {}
             _ = up.recheck.notified() => {}
             _ = shutdown.changed() => return,
+            _ = removed.changed() => return,
         }
     }
 }

@@ -49,7 +49,14 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/plans/{id}/rollback",
             axum::routing::post(api::propose_rollback),
         )
-        .route("/api/v1/servers", get(api::servers))
+        .route(
+            "/api/v1/servers",
+            get(api::servers).post(crate::servers::add),
+        )
+        .route(
+            "/api/v1/servers/{name}/removal",
+            get(crate::servers::removal).post(crate::servers::remove),
+        )
         .route("/api/v1/servers/{name}", get(api::server))
         .route(
             "/api/v1/servers/{name}/decisions",
@@ -74,6 +81,31 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             axum::routing::post(api::decide_envelope),
         )
         .route("/api/v1/approvers", get(api::approvers))
+        .route("/api/v1/admin/whoami", get(crate::admin_api::whoami))
+        .route(
+            "/api/v1/admin/keys",
+            get(crate::admin_api::keys).post(crate::admin_api::create_key),
+        )
+        .route(
+            "/api/v1/admin/keys/{id}",
+            axum::routing::patch(crate::admin_api::update_key),
+        )
+        .route(
+            "/api/v1/admin/keys/{id}/rotate",
+            axum::routing::post(crate::admin_api::rotate_key),
+        )
+        .route(
+            "/api/v1/admin/keys/{id}/revoke",
+            axum::routing::post(crate::admin_api::revoke_key),
+        )
+        .route(
+            "/api/v1/admin/tokens",
+            get(crate::admin_api::tokens).post(crate::admin_api::create_token),
+        )
+        .route(
+            "/api/v1/admin/tokens/{id}/revoke",
+            axum::routing::post(crate::admin_api::revoke_token),
+        )
         .route("/api/v1/clients", get(crate::clients::list))
         .route(
             "/api/v1/clients/{client}/connect",

@@ -24,6 +24,9 @@ pub mod code {
     /// A bound on what one agent key (or the gateway) holds at once is
     /// reached: sessions, subscriptions, held calls.
     pub const LIMIT: i64 = -32005;
+    /// The key's rate limit or monthly quota refused the call (issue 20):
+    /// `data.retry_after_secs` says when to try again.
+    pub const RATE_LIMITED: i64 = -32006;
 }
 
 /// One incoming message, envelope parsed, payload raw.

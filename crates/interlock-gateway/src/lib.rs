@@ -37,6 +37,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod admin_api;
 pub mod api;
 pub mod auth;
 pub mod calls;
@@ -60,6 +61,7 @@ pub mod probes;
 pub mod receipts_api;
 pub mod review;
 pub mod roles;
+pub mod servers;
 pub mod signin;
 pub mod sse;
 mod subscriptions;

@@ -219,6 +219,7 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
                     tasks::start(&gw, &agent, sid, id, msg.params),
                 );
             }
+            let limited = std::sync::OnceLock::new();
             let token = progress_token(msg.params);
             if method == "tools/call" && accepts_sse && (token.is_some() || log_level.is_some()) {
                 // The client can take progress (or asked for log messages):
@@ -242,8 +243,16 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
                 "tasks/cancel" if takes_tasks => tasks::cancel(&gw, &agent, id, msg.params),
                 "tools/list" if takes_tasks => listing::tools_list(&gw, &agent, id, false, true),
                 _ => {
-                    let body =
-                        request(&gw, &agent, id, method, msg.params, session_id.as_deref()).await;
+                    let body = request(
+                        &gw,
+                        &agent,
+                        id,
+                        method,
+                        msg.params,
+                        session_id.as_deref(),
+                        Some(&limited),
+                    )
+                    .await;
                     if stateless {
                         jsonrpc::for_stateless(body, cacheable(method))
                     } else {
@@ -251,6 +260,19 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
                     }
                 }
             };
+            // A call refused by the key's rate or quota (issue 20): 429
+            // with Retry-After, the JSON-RPC error in the body — for a
+            // stateless request only: a session's SDK client (the official
+            // Python one) takes any non-2xx as its transport failing and
+            // loses the session, so a session gets the JSON-RPC error alone.
+            if let Some(secs) = limited.get()
+                && stateless
+            {
+                let mut r = json_response(StatusCode::TOO_MANY_REQUESTS, body);
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(*secs));
+                return r;
+            }
             json_response(StatusCode::OK, body)
         }
     }
@@ -533,6 +555,8 @@ async fn request(
     params: Option<&RawValue>,
     // The request's session; `None`: a stateless (2026-07-28) request.
     session_id: Option<&str>,
+    // Set when a rate limit or quota refused a `tools/call`.
+    limited: Option<&std::sync::OnceLock<u64>>,
 ) -> Vec<u8> {
     let stateless = session_id.is_none();
     match method {
@@ -552,6 +576,7 @@ async fn request(
         "tools/call" => {
             let origin = pipeline::Origin {
                 session: session_id,
+                limited,
                 ..Default::default()
             };
             pipeline::tools_call(gw, agent, id, params, &origin).await

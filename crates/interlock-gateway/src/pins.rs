@@ -409,8 +409,9 @@ pub struct Pins {
     /// One writer at a time per server (observe, approve, reload).
     writers: tokio::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     events: EventBus,
-    /// Tool-name prefix per configured server.
-    prefixes: HashMap<String, String>,
+    /// Tool-name prefix per configured server (changed when a server is
+    /// added or removed at run time; a server not here is not observed).
+    prefixes: RwLock<HashMap<String, String>>,
 }
 
 impl Pins {
@@ -424,7 +425,7 @@ impl Pins {
         Pins {
             engine,
             policy,
-            prefixes,
+            prefixes: RwLock::new(prefixes),
             views,
             writers: tokio::sync::Mutex::new(HashMap::new()),
             events,
@@ -494,6 +495,16 @@ impl Pins {
         let raw_tools = Arc::new(listing);
         let lock = self.writer(name).await;
         let _guard = lock.lock().await;
+        // A server removed at run time while its listing was in flight is
+        // not written back (its row is gone with its removal's leaf).
+        if !self
+            .prefixes
+            .read()
+            .expect("prefixes lock")
+            .contains_key(name)
+        {
+            return Err(PinError::NoSuchServer(name.to_owned()));
+        }
         let store = self.engine.store();
         for _attempt in 0..8 {
             let Some(record) = store.server(name).await? else {
@@ -773,6 +784,54 @@ impl Pins {
         Err(PinError::Contended(name.to_owned()))
     }
 
+    /// Starts pinning a server added at run time, its tools named after
+    /// `prefix`.
+    pub(crate) fn add_server(&self, name: &str, prefix: String) {
+        self.prefixes
+            .write()
+            .expect("prefixes lock")
+            .insert(name.to_owned(), prefix);
+    }
+
+    /// The tool-name prefixes of the servers pinned now.
+    pub(crate) fn prefixes(&self) -> HashMap<String, String> {
+        self.prefixes.read().expect("prefixes lock").clone()
+    }
+
+    /// Removes a server (`crate::servers`): no longer observed, its view
+    /// gone, and — in one transaction with `leaf` — its row, probe state and
+    /// envelopes deleted, so a server added again under the name starts
+    /// pending. The row must still be at the version the caller read
+    /// (`None`: it had none). Returns the leaf's index.
+    pub(crate) async fn remove_server(
+        &self,
+        name: &str,
+        expected_version: Option<i64>,
+        kind: EventType,
+        fields: Map,
+    ) -> Result<u64, PinError> {
+        let lock = self.writer(name).await;
+        let _guard = lock.lock().await;
+        let change = StateChange::RemoveServer {
+            name: name.to_owned(),
+            expected_version,
+        };
+        let index = match self
+            .engine
+            .record_with_change(kind.as_str(), fields, change)
+            .await
+        {
+            Ok(a) => a.index,
+            Err(EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => {
+                return Err(PinError::Contended(name.to_owned()));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.prefixes.write().expect("prefixes lock").remove(name);
+        self.views.0.write().expect("views lock").remove(name);
+        Ok(index)
+    }
+
     /// Re-reads one server's row (another process may have decided about it).
     pub async fn reload(&self, name: &str) -> Result<Option<Arc<ServerView>>, PinError> {
         let Some(record) = self.engine.store().server(name).await? else {
@@ -829,6 +888,8 @@ impl Pins {
     fn install(&self, record: ServerRecord, raw: Arc<Listing>) -> Arc<ServerView> {
         let prefix = self
             .prefixes
+            .read()
+            .expect("prefixes lock")
             .get(&record.name)
             .cloned()
             .unwrap_or_else(|| format!("{}{TOOL_SEPARATOR}", record.name));

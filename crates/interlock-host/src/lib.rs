@@ -290,6 +290,53 @@ fn sign(
     Ok(envelope)
 }
 
+/// The terms a running gateway gives for removing one of its servers
+/// (`interlock_gateway::admin::Answer::RemovalTerms`).
+#[derive(Clone, Debug)]
+pub struct RemovalTerms {
+    pub subject: String,
+    pub hash: Digest,
+    pub audience: String,
+    pub policy_digest: Digest,
+    pub now: i64,
+}
+
+/// Signs a server's removal (issue 20 item 5) with the keychain key, on
+/// the terms the running gateway gave: an approval of
+/// `server-removal:<name>` at its removal hash, valid `valid_for_secs`.
+pub fn sign_removal(
+    key: &KeychainKey,
+    terms: &RemovalTerms,
+    reason: &str,
+    valid_for_secs: i64,
+) -> Result<DsseEnvelope, HostError> {
+    if !terms
+        .subject
+        .starts_with(interlock_gateway::servers::REMOVAL_SUBJECT_PREFIX)
+    {
+        return Err(HostError::Changed(format!(
+            "the gateway asked to sign {:?}, which is not a server removal",
+            terms.subject
+        )));
+    }
+    let (_, envelope) = sign_decision(
+        key,
+        &Terms {
+            audience: &terms.audience,
+            subject: &terms.subject,
+            subject_hash: terms.hash,
+            decision: Decision::Approve,
+            reason,
+            issued_at: terms.now,
+            not_before: terms.now,
+            expires_at: terms.now + valid_for_secs,
+            nonce: nonce(),
+            policy_digest: terms.policy_digest,
+        },
+    )?;
+    Ok(envelope)
+}
+
 /// Decides a plan with the keychain key, signing exactly `expected_hash` (the
 /// hash the reviewer saw — a notification's, a window's). If the plan's current
 /// hash is another, nothing is signed: [`HostError::Changed`].

@@ -117,6 +117,15 @@ impl Host {
             gateway_config: options.config.clone(),
             gateway_url: format!("{}/mcp", loopback_base(bound)),
         }));
+        // Servers added and removed at run time (issue 20 item 5) are
+        // persisted in the config the gateway was started with.
+        gateway.set_server_file(Arc::new(crate::connect::HostServerFile {
+            host: self.clone(),
+            path: match &options.config {
+                Some(p) => p.clone(),
+                None => self.data_dir()?.join(crate::GATEWAY_CONFIG_FILE),
+            },
+        }));
         let (stop, mut stopped) = watch::channel(false);
         // CLI commands run beside this gateway (keys for agents and
         // reviewers) reach it here rather than needing its keychain.
@@ -132,6 +141,7 @@ impl Host {
                     gateway.engine().clone(),
                     tokens,
                     signin_issuer(&gateway, bound),
+                    Some(gateway.clone()),
                     async move {
                         let _ = admin_stopped.wait_for(|s| *s).await;
                     },

@@ -60,6 +60,17 @@ pub enum StateChange {
         envelope: Vec<u8>,
         hash: String,
     },
+    /// Remove a server (a reviewer's signed removal, issue 20 item 5): its
+    /// row — if still at `expected_version`; `None`: it must have none —,
+    /// its probe state and its tools' envelopes, so a server added again
+    /// under the name starts pending and learns afresh. Approved surfaces
+    /// stay (they are kept by hash, as evidence).
+    RemoveServer {
+        name: String,
+        expected_version: Option<i64>,
+    },
+    /// An admin's change to admin tokens or API keys (issue 20 item 3).
+    Admin(crate::AdminChange),
     /// Move one plan revision from `from` to `to`.
     PlanStatus {
         plan_id: String,
@@ -112,6 +123,11 @@ impl StateChange {
                     && crate::probes::adopt_probe_baseline_in(&mut **tx, name, probe_baseline)
                         .await?
             }
+            StateChange::Admin(c) => c.apply(tx).await?,
+            StateChange::RemoveServer {
+                name,
+                expected_version,
+            } => crate::gateway::remove_server_in(tx, name, *expected_version).await?,
             StateChange::PlanStatus {
                 plan_id,
                 revision,
@@ -184,6 +200,15 @@ impl StateChange {
                 expected_version,
                 ..
             } => format!("server {name:?} is no longer at version {expected_version}"),
+            StateChange::Admin(c) => c.describe(),
+            StateChange::RemoveServer {
+                name,
+                expected_version: Some(v),
+            } => format!("server {name:?} is no longer at version {v}"),
+            StateChange::RemoveServer {
+                name,
+                expected_version: None,
+            } => format!("server {name:?} has a row now"),
             StateChange::PlanStatus {
                 plan_id,
                 revision,

@@ -316,6 +316,48 @@ impl Store {
 
 /// The compare-and-swap of one server row, on any executor (the pool, or the
 /// transaction that also appends the change's log leaf); whether it changed a row.
+/// Deletes a server's row (at `expected_version`; `None`: there must be no
+/// row), its probe state and its tools' envelopes, inside `tx`. False if the
+/// row is not as expected (nothing is deleted then).
+pub(crate) async fn remove_server_in(
+    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    name: &str,
+    expected_version: Option<i64>,
+) -> Result<bool, StoreError> {
+    let as_expected = match expected_version {
+        Some(v) => {
+            sqlx::query("DELETE FROM servers WHERE name = ? AND version = ?")
+                .bind(name)
+                .bind(v)
+                .execute(&mut **tx)
+                .await
+                .ctx("server")?
+                .rows_affected()
+                == 1
+        }
+        None => sqlx::query("SELECT 1 FROM servers WHERE name = ?")
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await
+            .ctx("server")?
+            .is_none(),
+    };
+    if !as_expected {
+        return Ok(false);
+    }
+    for q in [
+        "DELETE FROM server_probes WHERE server = ?",
+        "DELETE FROM tool_envelopes WHERE server = ?",
+    ] {
+        sqlx::query(q)
+            .bind(name)
+            .execute(&mut **tx)
+            .await
+            .ctx("server")?;
+    }
+    Ok(true)
+}
+
 pub(crate) async fn update_server_in<'c, E>(
     ex: E,
     name: &str,

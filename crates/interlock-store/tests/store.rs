@@ -847,3 +847,34 @@ async fn receipt_facts_page_filter_and_count() {
         "a zero-width bucket is refused"
     );
 }
+
+/// Issue 20 item 4: the monthly quota is counted atomically in the store —
+/// calls beyond it are not counted (so an agent cannot run the count up by
+/// retrying), months are separate, and concurrent callers never exceed it.
+#[tokio::test]
+async fn quota_counts_stop_at_the_quota_and_months_are_separate() {
+    let (_dir, store) = open().await;
+    assert_eq!(store.count_call("k", "2026-12", 2).await.unwrap(), Some(1));
+    assert_eq!(store.count_call("k", "2026-12", 2).await.unwrap(), Some(2));
+    assert_eq!(store.count_call("k", "2026-12", 2).await.unwrap(), None);
+    assert_eq!(store.count_call("k", "2026-12", 2).await.unwrap(), None);
+    assert_eq!(store.key_usage("k", "2026-12").await.unwrap(), 2);
+    assert_eq!(store.count_call("k", "2027-01", 2).await.unwrap(), Some(1));
+    // A raised quota lets the next call through.
+    assert_eq!(store.count_call("k", "2026-12", 3).await.unwrap(), Some(3));
+    // Sixteen callers racing for a quota of five: exactly five counted.
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let s = store.clone();
+            tokio::spawn(async move { s.count_call("race", "2026-12", 5).await.unwrap() })
+        })
+        .collect();
+    let mut counted = 0;
+    for t in tasks {
+        if t.await.unwrap().is_some() {
+            counted += 1;
+        }
+    }
+    assert_eq!(counted, 5);
+    assert_eq!(store.key_usage("race", "2026-12").await.unwrap(), 5);
+}

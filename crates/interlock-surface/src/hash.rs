@@ -59,6 +59,19 @@ pub fn surface_hash(surface: &Surface) -> Digest {
     interlock_canon::digest(&Value::Object(m))
 }
 
+/// What a reviewer's signed removal of a server binds (issue 20 item 5):
+/// the digest of `{"server": NAME, "transport": ...}` — the server's name
+/// and how it is reached (`{"kind": "stdio", "command", "args"}` or
+/// `{"kind": "http", "url"}`, never its env values or headers, which may be
+/// secrets). So a removal signed for one server cannot remove a server of
+/// the same name that runs something else.
+pub fn removal_hash(name: &str, transport: &Value) -> Digest {
+    let mut m = Map::new();
+    m.insert("server".into(), name.into());
+    m.insert("transport".into(), transport.clone());
+    interlock_canon::digest(&Value::Object(m))
+}
+
 /// The tool object as hashed and compared: `required` arrays in its schemas
 /// sorted and deduplicated (see the module docs).
 pub fn normalize_tool(raw: &Map) -> Map {

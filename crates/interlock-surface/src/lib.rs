@@ -56,7 +56,7 @@ pub use content::{Content, ContentKind, ContentRef};
 pub use cues::TextCues;
 pub use drift::{Drift, DriftKind, Hint, diff, diff_with};
 pub use first::{FirstContact, Located, first_contact};
-pub use hash::{collapse_whitespace, normalize_tool, surface_hash, tool_hash};
+pub use hash::{collapse_whitespace, normalize_tool, removal_hash, surface_hash, tool_hash};
 pub use policy::{Action, DriftPolicy, Scope, Severity};
 pub use scan::{Finding, FindingKind, Scanner};
 pub use schema::{ChangeKind, Direction, SchemaChange};

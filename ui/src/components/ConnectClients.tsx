@@ -70,10 +70,10 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
     try {
       if (what === 'connect') {
         const r = await clients.connect(c.client);
-        const n = r.plan.servers.filter((s) => s.action === 'import').length;
+        const n = r.started.length;
         setNote(
-          r.restart_needed
-            ? `Connected: ${n} server${n === 1 ? '' : 's'} added to the gateway. Restart the gateway (the desktop app, or interlock serve) to start them; they then wait in the inbox for review. Restart ${c.name} too.`
+          n > 0
+            ? `Connected: ${n} server${n === 1 ? '' : 's'} added to the gateway and started (${r.started.join(', ')}); they wait in the inbox for review. Restart ${c.name} to reach the gateway.`
             : `Connected. Restart ${c.name} to reach the gateway.`,
         );
         toast(`${c.name} connected`, 'ok');

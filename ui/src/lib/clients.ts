@@ -29,7 +29,8 @@ export interface ClientInfo {
 
 export interface Connected {
   changed: boolean;
-  restart_needed: boolean;
+  /** The new upstreams the running gateway started, pending review. */
+  started: string[];
   plan: ConnectPlan;
 }
 

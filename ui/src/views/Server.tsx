@@ -20,6 +20,7 @@ import {
 } from '../lib/serverReview';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
 import { BehaviourPanel } from './ServerBehaviour';
+import { RemoveServer } from '../components/RemoveServer';
 import { ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
 import { plural } from '../components/ui';
 
@@ -497,6 +498,7 @@ export function ServerView({ name }: { name: string }) {
           />
           {d && <BehaviourPanel d={d} />}
           {!d && <SkeletonBlock lines={8} />}
+          {d && <RemoveServer name={name} d={d} />}
         </div>
       <div class="wide">
       {diff && diff.changed.length > 0 && (

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { repoDir, uiDir } from './harness.mjs';
+import { repoDir, uiDir, waitFor } from './harness.mjs';
 import { FreshGateway } from './fresh.mjs';
 import { launch } from './browser.mjs';
 
@@ -83,10 +83,15 @@ describe('Settings: connect a client', () => {
     await shot('settings-connect');
   });
 
-  it('connects: the file reaches the gateway, the upstreams are configured, a restart is asked for', async () => {
+  it('connects: the file reaches the gateway, the upstreams start at once, pending (no restart)', async () => {
     await row('claude-code').locator('[data-testid=client-connect]').click();
     await row('claude-code').locator('[data-testid=client-note]').waitFor({ timeout: T });
-    assert.match(await row('claude-code').locator('[data-testid=client-note]').textContent(), /2 servers added to the gateway. Restart the gateway/);
+    assert.match(await row('claude-code').locator('[data-testid=client-note]').textContent(), /2 servers added to the gateway and started \(everything, time\); they wait in the inbox/);
+    await waitFor('the started servers pending', async () => {
+      const { servers } = await gw.api('/api/v1/servers');
+      const pending = servers.filter((s) => ['everything', 'time'].includes(s.name) && s.status === 'PENDING');
+      return pending.length === 2 ? pending : null;
+    }, 60_000);
     const rewritten = JSON.parse(claude());
     assert.equal(rewritten.mcpServers.interlock.url, `${gw.base}/mcp`);
     assert.ok(!rewritten.mcpServers.everything && !rewritten.mcpServers.time);

@@ -3,8 +3,9 @@
 // with bash, as a new user of a machine without a desktop session would: a fresh
 // home directory (no keyring, no data, no `interlock` on the PATH), no session
 // bus, no display. The printed sign-in link is opened in Chromium, the second
-// terminal's commands reach the live gateway through its admin socket, and after
-// the restart the browser approves a server Claude Code had, which the client —
+// terminal's commands reach the live gateway through its admin socket, which
+// starts the servers connect imported at once (no restart, issue 20); the
+// browser approves a server Claude Code had, which the client —
 // configured exactly as `interlock connect` rewrote its file — then reaches.
 //
 // What the test decides, not the user: the home directory, a Claude Code
@@ -53,7 +54,6 @@ const readme = fs.readFileSync(path.join(repoDir, 'README.md'), 'utf8');
 const blocks = {
   first: readmeBlock(readme, 'terminal-1'),
   second: readmeBlock(readme, 'terminal-2'),
-  again: readmeBlock(readme, 'terminal-1-again'),
 };
 
 let home;
@@ -161,11 +161,11 @@ describe('the README, headless, followed verbatim by a new user', () => {
   let link;
   let first;
 
-  it('has the three blocks, with the commands a new user types', () => {
+  it('has the two blocks, with the commands a new user types', () => {
     assert.match(blocks.first, /^scripts\/run$/m);
     assert.match(blocks.second, /interlock agents add /);
     assert.match(blocks.second, /interlock connect claude-code --yes/);
-    assert.equal(blocks.again.trim(), 'scripts/run');
+    assert.doesNotMatch(readme, /readme-test: terminal-1-again/, 'no restart step');
     // Nothing on the PATH yet.
     assert.ok(!fs.existsSync(path.join(home, '.local/bin/interlock')));
   });
@@ -204,18 +204,12 @@ describe('the README, headless, followed verbatim by a new user', () => {
     assert.match(mcpServers.interlock.headers.Authorization, /^Bearer ilk_/);
   });
 
-  it('terminal 1 again: Ctrl-C and scripts/run; the servers wait in the browser’s inbox', async () => {
-    await ctrlC(terminal1);
-    // The same terminal: what block 1 exported is still set there.
-    const exported = blocks.first.split('\n').filter((l) => /^export /.test(l)).join('\n');
-    terminal1 = terminal(`${exported}\n${blocks.again}`);
-    const again = collect(terminal1);
-    await waitLine(again, terminal1, /^interlock gateway listening on /, 'the gateway again', 300_000);
-    // A reviewer exists now: no second link.
+  it('no restart: the servers wait in the browser’s inbox, started by the same gateway', async () => {
     await page.reload();
     await page.locator('[data-testid=row][data-key="server:time"]').waitFor({ timeout: 60_000 });
     await page.locator('[data-testid=row][data-key="server:everything"]').waitFor({ timeout: 60_000 });
-    assert.ok(!again.lines.some((l) => l.startsWith('sign in:')), again.stdout);
+    // The gateway of terminal 1 is still the first one: one listening line.
+    assert.equal(first.lines.filter((l) => /^interlock gateway listening on /.test(l)).length, 1, first.stdout);
     console.log(`# readme: connected servers pending in the inbox after ${seconds()} s`);
     await page.evaluate(() => document.fonts.ready);
     await page.screenshot({ path: path.join(shots, 'readme-inbox.png') });

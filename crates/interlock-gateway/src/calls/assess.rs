@@ -121,6 +121,18 @@ pub fn assess(
         .get(server)
         .map(|s| s.roots.clone())
         .unwrap_or_default();
+    assess_with_roots(config, roots, role, tool, arguments)
+}
+
+/// [`assess`] with the server's `roots` given (a server added at run time
+/// is not in `config`).
+pub fn assess_with_roots(
+    config: &GatewayConfig,
+    roots: Vec<String>,
+    role: &str,
+    tool: Option<&Tool>,
+    arguments: &Value,
+) -> Assessment {
     let findings = inspect_arguments(arguments, &ArgContext::with_roots(roots));
     let tool_risk = tool_risk(tool);
     let worst = findings.iter().map(|f| f.severity).max();

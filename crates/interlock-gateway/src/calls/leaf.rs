@@ -39,6 +39,9 @@ pub enum Verdict {
     },
     /// Forwarded to the upstream, on this basis.
     Forwarded(Basis),
+    /// Refused by the key's rate limit or monthly quota (issue 20 item 4):
+    /// never assessed, forwarded or held.
+    Limited(super::limits::Limited),
 }
 
 /// Why a forwarded call was allowed to run.
@@ -66,6 +69,10 @@ impl Verdict {
             Verdict::Forwarded(Basis::Standing { .. }) => "standing_approval",
             Verdict::Forwarded(Basis::ShadowWouldStop { .. }) => "shadow_would_block",
             Verdict::Forwarded(Basis::ShadowWouldHold { .. }) => "shadow_would_hold",
+            Verdict::Limited(l) => match l.limit {
+                super::limits::Limit::Rate { .. } => "rate_limited",
+                super::limits::Limit::Quota { .. } => "quota_exceeded",
+            },
         }
     }
 
@@ -95,6 +102,20 @@ impl Verdict {
             Verdict::Forwarded(Basis::Standing { id, hold_reasons }) => {
                 m.insert("standing_approval".into(), id.as_str().into());
                 m.insert("hold_reasons".into(), hold_reasons.as_str().into());
+            }
+            Verdict::Limited(l) => {
+                let int = |n: i64| Value::Number(canon::Number::from_i64(n).expect("small"));
+                let secs = i64::try_from(l.retry_after_secs).unwrap_or(i64::MAX >> 11);
+                m.insert("retry_after_secs".into(), int(secs));
+                match &l.limit {
+                    super::limits::Limit::Rate { per_minute } => {
+                        m.insert("rate_per_minute".into(), int(*per_minute));
+                    }
+                    super::limits::Limit::Quota { quota, month } => {
+                        m.insert("monthly_quota".into(), int(*quota));
+                        m.insert("month".into(), month.as_str().into());
+                    }
+                }
             }
         }
     }
@@ -220,9 +241,7 @@ impl Disposition {
     /// Why it was withheld, when the scan could not read it.
     pub fn reason(&self) -> Option<String> {
         match self {
-            Disposition::Blocked(BlockCause::Unscannable(why)) => {
-                Some(format!("{why}, so it could not be scanned"))
-            }
+            Disposition::Blocked(BlockCause::Unscannable(why)) => Some(why.reason()),
             Disposition::Blocked(BlockCause::Envelope) => {
                 Some("it is outside the tool's behavioural envelope".into())
             }

@@ -30,6 +30,7 @@ pub mod assess;
 pub mod envelope;
 pub(crate) mod held;
 pub mod leaf;
+pub mod limits;
 pub(crate) mod listing;
 pub(crate) mod pipeline;
 pub(crate) mod progress;

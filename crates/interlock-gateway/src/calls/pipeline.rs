@@ -16,7 +16,7 @@ use interlock_store::ApiKeyRecord;
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use super::assess::{Assessment, arguments_digest, assess};
+use super::assess::{Assessment, arguments_digest, assess_with_roots};
 use super::envelope::{self, Answer, Recorded};
 use super::held;
 use super::leaf::{
@@ -170,6 +170,54 @@ async fn append_or_refuse(
         })
 }
 
+/// A call over its key's rate or quota: its leaf (`rate_limited` /
+/// `quota_exceeded`), then the JSON-RPC error with the retry time. `at`:
+/// the server, tool, its view and the arguments' hash.
+async fn refuse_limited(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    (server, tool, view, arguments_hash): (&str, &str, &crate::pins::ServerView, &str),
+    limited: super::limits::Limited,
+    origin: &Origin<'_>,
+) -> Vec<u8> {
+    let call_id = new_call_id();
+    let leaf = CallLeaf {
+        agent,
+        server,
+        tool,
+        arguments_hash,
+        call_id: &call_id,
+        bound: Bound::of(view, tool),
+        assessment: None,
+        intent: None,
+        envelope: &[],
+    };
+    let message = limited.message();
+    let data = match &limited.limit {
+        super::limits::Limit::Rate { per_minute } => json!({
+            "limit": "rate", "rate_per_minute": per_minute,
+            "retry_after_secs": limited.retry_after_secs,
+        }),
+        super::limits::Limit::Quota { quota, month } => json!({
+            "limit": "quota", "monthly_quota": quota, "month": month,
+            "retry_after_secs": limited.retry_after_secs,
+        }),
+    };
+    let answer = jsonrpc::error_with_data(Some(id), code::RATE_LIMITED, &message, Some(&data));
+    let secs = limited.retry_after_secs;
+    let outcome = Outcome::Refused { message };
+    match append_or_refuse(gw, id, &leaf, &Verdict::Limited(limited), &outcome, None).await {
+        Ok(_) => {
+            if let Some(l) = origin.limited {
+                let _ = l.set(secs);
+            }
+            answer
+        }
+        Err(refusal) => refusal,
+    }
+}
+
 /// Whether the outcome means the tool ran (or may have) upstream.
 fn ran_upstream(outcome: &Outcome) -> bool {
     matches!(
@@ -194,6 +242,9 @@ pub(crate) struct Origin<'a> {
     /// Set when the agent cancels the call's task: a held call stops
     /// waiting, and an approval that arrives later runs nothing.
     pub cancelled: Option<&'a std::sync::atomic::AtomicBool>,
+    /// Set to the retry time when a rate limit or quota refused the call,
+    /// so a plain JSON answer can be HTTP 429 with `Retry-After`.
+    pub limited: Option<&'a std::sync::OnceLock<u64>>,
 }
 
 /// `tools/call`: the whole path of one call.
@@ -321,8 +372,48 @@ pub(crate) async fn tools_call(
             }
         }
     }
+    // The key's rate and monthly quota (issue 20 item 4), before anything
+    // else is decided: a refused call is never assessed, forwarded or held.
+    // A held call's stateless retry is the same call, not another.
+    let limits = &gw.0.key_limits;
+    let store = gw.engine().store();
+    let settings = match limits.settings(store, &agent.key_hash).await {
+        Ok(s) => s,
+        Err(e) => {
+            return jsonrpc::error(
+                Some(id),
+                code::INTERNAL_ERROR,
+                &format!("the gateway refused the call: its limits could not be read: {e}"),
+            );
+        }
+    };
+    if resume.is_none() {
+        let limited =
+            super::limits::check(limits, store, &agent.key_hash, &settings, gw.engine().now())
+                .await;
+        match limited {
+            Ok(None) => {}
+            Ok(Some(l)) => {
+                let at = (server, tool.as_str(), view.as_ref(), args_digest.as_str());
+                return refuse_limited(gw, agent, id, at, l, origin).await;
+            }
+            Err(e) => {
+                return jsonrpc::error(
+                    Some(id),
+                    code::INTERNAL_ERROR,
+                    &format!("the gateway refused the call: its limits could not be read: {e}"),
+                );
+            }
+        }
+    }
     let tool_def = view.observed.as_ref().and_then(|s| s.tool(&tool));
-    let mut assessment = assess(gw.config(), server, &agent.role, tool_def, &args);
+    let mut assessment = assess_with_roots(
+        gw.config(),
+        up.config.roots.clone(),
+        &agent.role,
+        tool_def,
+        &args,
+    );
     // The arguments against the tool's envelope: a host or path root outside
     // it holds the call, and no standing approval covers that.
     let before = envelope::before(gw, server, &tool, &args, agent.shadow).await;
@@ -449,7 +540,8 @@ pub(crate) async fn tools_call(
         "name".into(),
         serde_json::value::to_raw_value(&exposed.upstream_name).expect("a string serializes"),
     );
-    let rules = Arc::new(response_policy(gw.config()));
+    // The key's response policy and caps (issue 20) over the config's.
+    let rules = Arc::new(response_policy(gw.config()).for_key(&settings));
     // A call that takes progress gets a progress token of the gateway's own
     // upstream (agents' tokens may collide), relayed back as the agent's,
     // its notifications scanned like its result.

@@ -30,6 +30,42 @@ pub struct ScanPolicy {
     pub policy: ResponsePolicy,
     /// The largest answer scanned, in bytes; a larger one is withheld.
     pub max_bytes: usize,
+    /// The agent key's own response caps (issue 20): a tool result larger
+    /// than `key_max_bytes`, or with an array of more than
+    /// `max_array_items` items anywhere, is withheld.
+    pub key_max_bytes: Option<usize>,
+    pub max_array_items: Option<usize>,
+}
+
+impl ScanPolicy {
+    /// This policy with an agent key's settings applied: its response
+    /// policy's actions where it sets them, its caps.
+    pub fn for_key(mut self, s: &interlock_store::KeySettings) -> ScanPolicy {
+        if let Some(p) = s
+            .response_policy
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<serde_json::Map<String, Value>>(p).ok())
+        {
+            let action = |k: &str| {
+                p.get(k)
+                    .and_then(Value::as_str)
+                    .and_then(|a| a.parse().ok())
+            };
+            if let Some(a) = action("pii") {
+                self.policy.pii = a;
+            }
+            if let Some(a) = action("secrets") {
+                self.policy.secrets = a;
+            }
+            if let Some(a) = action("injection") {
+                self.policy.injection = a;
+            }
+        }
+        let cap = |n: Option<i64>| n.and_then(|n| usize::try_from(n).ok());
+        self.key_max_bytes = cap(s.max_response_bytes);
+        self.max_array_items = cap(s.max_array_items);
+        self
+    }
 }
 
 /// The response policy from the config (checked at load).
@@ -43,6 +79,8 @@ pub fn response_policy(config: &GatewayConfig) -> ScanPolicy {
             scanner: None,
         },
         max_bytes: config.calls.response_max_bytes,
+        key_max_bytes: None,
+        max_array_items: None,
     }
 }
 
@@ -83,6 +121,55 @@ pub enum Unscannable {
     },
     #[error("{part} is not a JSON object")]
     NotAnObject { part: Part },
+    /// Over the agent key's `max_response_bytes` (issue 20).
+    #[error("{part} is {bytes} bytes, over this key's response cap of {cap} bytes")]
+    OverKeyCap {
+        part: Part,
+        bytes: usize,
+        cap: usize,
+    },
+    /// An array over the agent key's `max_array_items` (issue 20).
+    #[error("{path} has {items} items, over this key's cap of {cap} array items")]
+    TooManyItems {
+        path: String,
+        items: usize,
+        cap: usize,
+    },
+}
+
+impl Unscannable {
+    /// Whether it was withheld for a key's response cap (it could be
+    /// scanned; the key may not receive it).
+    pub fn is_key_cap(&self) -> bool {
+        matches!(
+            self,
+            Unscannable::OverKeyCap { .. } | Unscannable::TooManyItems { .. }
+        )
+    }
+
+    /// Why it was withheld, as the agent and the leaf read it.
+    pub fn reason(&self) -> String {
+        if self.is_key_cap() {
+            self.to_string()
+        } else {
+            format!("{self}, so it could not be scanned")
+        }
+    }
+}
+
+/// The first array longer than `cap` in `v`, with its path and length.
+fn long_array(v: &Value, path: &str, cap: usize) -> Option<(String, usize)> {
+    match v {
+        Value::Array(items) if items.len() > cap => Some((path.to_owned(), items.len())),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| long_array(x, &format!("{path}[{i}]"), cap)),
+        Value::Object(m) => m
+            .iter()
+            .find_map(|(k, x)| long_array(x, &format!("{path}.{k}"), cap)),
+        _ => None,
+    }
 }
 
 /// What the scan makes of an answer.
@@ -138,7 +225,8 @@ impl Scan {
                 categories(&self.findings)
             )),
             Scanned::Unscannable(why) => Some(format!(
-                "the gateway blocked the upstream's {what}: {why}, so it could not be scanned"
+                "the gateway blocked the upstream's {what}: {}",
+                why.reason()
             )),
             _ => None,
         }
@@ -340,6 +428,15 @@ pub fn scan_result(result: &str, rules: &ScanPolicy) -> Scan {
     if let Err(why) = check_size(result, rules, Part::Result) {
         return Scan::unscannable(why);
     }
+    if let Some(cap) = rules.key_max_bytes
+        && result.len() > cap
+    {
+        return Scan::unscannable(Unscannable::OverKeyCap {
+            part: Part::Result,
+            bytes: result.len(),
+            cap,
+        });
+    }
     let members: IndexMap<String, Box<RawValue>> = match parse(result, Part::Result) {
         Ok(m) => m,
         Err(why) => return Scan::unscannable(why),
@@ -351,6 +448,11 @@ pub fn scan_result(result: &str, rules: &ScanPolicy) -> Scan {
             Ok(v) => v,
             Err(why) => return Scan::unscannable(why),
         };
+        if let Some(cap) = rules.max_array_items
+            && let Some((path, items)) = long_array(&v, &format!("$.{k}"), cap)
+        {
+            return Scan::unscannable(Unscannable::TooManyItems { path, items, cap });
+        }
         // Flags and numbers carry no text.
         let texty = !matches!(v, Value::Bool(_) | Value::Number(_) | Value::Null);
         if k == "content" {

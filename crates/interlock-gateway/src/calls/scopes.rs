@@ -151,7 +151,7 @@ pub async fn offers(gw: &Gateway, plan_id: &str) -> Result<Vec<Offer>, ScopeErro
     };
     // A grant binds to the approved definition; a call held on another one
     // (the tool drifted since it was approved) gets no standing offer.
-    match standing::approved_tool_hash(gw.engine(), gw.config(), &facts.exposed).await {
+    match standing::approved_tool_hash(gw.engine(), &gw.server_configs(), &facts.exposed).await {
         Ok(approved) if approved == facts.tool_hash => {}
         _ => return Ok(out),
     }
@@ -276,10 +276,10 @@ async fn held_facts(
     else {
         return Ok(None);
     };
-    let Some(upstream) = gw.config().servers.get(&server) else {
+    let Some(upstream) = gw.upstream(&server) else {
         return Ok(None);
     };
-    let exposed = format!("{}{tool}", upstream.tool_prefix(&server));
+    let exposed = format!("{}{tool}", upstream.config.tool_prefix(&server));
     let Some(agent) = proposer.strip_prefix(&agent_identity("")) else {
         return Ok(None);
     };

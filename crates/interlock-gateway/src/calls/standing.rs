@@ -387,17 +387,17 @@ pub async fn find(
 }
 
 /// The approved definition hash of the exposed tool `exposed` (`server__tool`)
-/// in `config`: what a new grant binds to. An error says why there is none.
+/// among `servers`: what a new grant binds to. An error says why there is none.
 pub async fn approved_tool_hash(
     engine: &Engine,
-    config: &crate::config::GatewayConfig,
+    servers: &std::collections::BTreeMap<String, crate::config::UpstreamConfig>,
     exposed: &str,
 ) -> Result<Digest, PinError> {
     let unknown = |m: String| PinError::BadSurface {
         name: "standing approval".into(),
         message: m,
     };
-    for (name, server) in &config.servers {
+    for (name, server) in servers {
         let Some(tool) = exposed.strip_prefix(&server.tool_prefix(name)) else {
             continue;
         };

@@ -298,6 +298,7 @@ async fn run(
         session: Some(&session),
         hold_secs: Some(task.ttl_ms / 1000),
         cancelled: Some(&task.cancelled),
+        limited: None,
     };
     let body = pipeline::tools_call(&gw, &agent, &id, Some(&params), &origin).await;
     drop(progress);

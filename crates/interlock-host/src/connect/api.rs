@@ -161,16 +161,11 @@ impl ClientConnector for HostConnector {
             .await
             .map_err(joined)?
             .map_err(refused)?;
-        let new_upstreams = done.changed
-            && done
-                .plan
-                .servers
-                .iter()
-                .any(|s| matches!(s.action, Action::Import { shared: false, .. }));
+        // The gateway starts the new upstreams itself, after this returns
+        // (`interlock_gateway::servers`): no restart.
         Ok(json!({
             "changed": done.changed,
-            // The gateway starts new upstreams when it starts.
-            "restart_needed": new_upstreams,
+            "started": done.started,
             "plan": plan_json(&done.plan),
         }))
     }

@@ -86,6 +86,79 @@ pub(crate) fn remove_servers(text: &str, names: &[String]) -> Result<String, Str
     Ok(doc.to_string())
 }
 
+/// The gateway's `gateway.toml` as the running gateway edits it when a
+/// server is added or removed at run time (`interlock_gateway::servers`):
+/// in place, written atomically, the rest of the file as it was.
+pub(crate) struct HostServerFile {
+    pub host: crate::Host,
+    pub path: std::path::PathBuf,
+}
+
+impl HostServerFile {
+    fn edit(&self, f: impl FnOnce(&str) -> Result<String, String>) -> Result<(), String> {
+        let exists = self.path.exists();
+        let text = if exists {
+            std::fs::read_to_string(&self.path)
+                .map_err(|e| format!("{}: {e}", self.path.display()))?
+        } else {
+            String::new()
+        };
+        let out = f(&text)?;
+        if out == text {
+            return Ok(());
+        }
+        let mode = if exists {
+            super::mode_of(&self.path).map_err(|e| e.to_string())?
+        } else {
+            0o600
+        };
+        super::write_atomic(&self.path, out.as_bytes(), mode).map_err(|e| e.to_string())
+    }
+}
+
+impl interlock_gateway::servers::ServerFile for HostServerFile {
+    fn add(
+        &self,
+        name: &str,
+        server: &interlock_gateway::servers::NewServer,
+    ) -> Result<(), String> {
+        let up = Upstream {
+            command: server.command.clone(),
+            args: server.args.clone(),
+            url: server.url.clone(),
+            ..Upstream::default()
+        };
+        let none = BTreeMap::new();
+        self.edit(|text| {
+            add_servers(
+                text,
+                &[NewServer {
+                    name,
+                    server: &up,
+                    env_tokens: &none,
+                    header_tokens: &none,
+                    origin: "added at run time (`interlock servers add` or the reviewer API)"
+                        .into(),
+                }],
+            )
+        })
+    }
+
+    fn remove(&self, name: &str) -> Result<(), String> {
+        self.edit(|text| remove_servers(text, &[name.to_owned()]))
+    }
+
+    fn load(&self) -> Result<BTreeMap<String, interlock_gateway::config::UpstreamConfig>, String> {
+        if !self.path.exists() {
+            return Ok(BTreeMap::new());
+        }
+        self.host
+            .gateway_config_with_secrets(Some(&self.path))
+            .map(|c| c.servers)
+            .map_err(|e| e.to_string())
+    }
+}
+
 fn inline(m: &BTreeMap<String, String>) -> toml_edit::InlineTable {
     let mut t = toml_edit::InlineTable::new();
     for (k, v) in m {

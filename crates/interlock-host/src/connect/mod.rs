@@ -30,6 +30,7 @@ mod clients;
 mod edit;
 mod entries;
 mod gateway_file;
+pub(crate) use gateway_file::HostServerFile;
 mod layers;
 
 pub(crate) use api::HostConnector;
@@ -258,9 +259,10 @@ pub struct Connected {
     pub plan: Plan,
     /// False when there was nothing to do (already connected).
     pub changed: bool,
-    /// A gateway serves this data directory now: it starts the new
-    /// upstreams only when restarted (its upstreams are fixed at start).
+    /// A gateway serves this data directory now.
     pub gateway_running: bool,
+    /// The upstreams that gateway started, pending review (no restart).
+    pub started: Vec<String>,
 }
 
 /// What undo does when the file changed after connect wrote it.
@@ -340,6 +342,7 @@ impl Host {
                 plan: p.plan,
                 changed: false,
                 gateway_running,
+                started: Vec::new(),
             });
         }
         let new_servers: Vec<gateway_file::NewServer<'_>> = p
@@ -460,10 +463,27 @@ impl Host {
             }
             return Err(e);
         }
+        // A gateway serving this data directory starts the new upstreams
+        // now, pending review (issue 20 item 5): no restart. A failure here
+        // leaves the connect done; the gateway starts them when restarted.
+        let mut started = Vec::new();
+        if gateway_running {
+            match interlock_gateway::admin::request(
+                &self.data_dir()?,
+                &interlock_gateway::admin::Request::SyncServers,
+            )
+            .await
+            {
+                Ok(Some(interlock_gateway::admin::Answer::Started(names))) => started = names,
+                Ok(_) => {}
+                Err(e) => tracing::warn!("the running gateway did not start the new servers: {e}"),
+            }
+        }
         Ok(Connected {
             plan: p.plan,
             changed: true,
             gateway_running,
+            started,
         })
     }
 

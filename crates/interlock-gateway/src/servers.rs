@@ -1,0 +1,439 @@
+//! Servers added and removed at run time (issue 20 item 5), without a
+//! restart.
+//!
+//! - **Adding** (`POST /api/v1/servers`, `interlock servers add` through the
+//!   admin socket, and `interlock connect` / "Connect a client", which write
+//!   `gateway.toml` and then ask the gateway to start what is new there —
+//!   [`Gateway::sync_servers`]): the server joins the upstream table, its
+//!   supervisor connects it, and it is *pending* like any new server — no
+//!   tool is served until a reviewer approves its surface. The addition is a
+//!   `server.added` leaf naming who asked, and is persisted in
+//!   `gateway.toml` (in place, the rest of the file kept) by the host's
+//!   [`ServerFile`].
+//! - **Removing** is a signed decision: an approval statement about
+//!   `server-removal:<name>` at [`interlock_surface::removal_hash`] of the
+//!   server's name and transport, by a registered approver key, verified like
+//!   every decision (strict signature, audience, policy, window, and the
+//!   decision ledger, so a replayed statement is refused). The `server.removed`
+//!   leaf embeds the envelope and commits in one transaction with the deletion
+//!   of the server's row (and probe state, envelopes), so a server added again
+//!   under the name starts pending.
+//!
+//! Safety: a stdio server runs a program on the gateway's machine, so only
+//! a reviewer on this machine may add one over the API (as "Connect a
+//! client"); an HTTP server may be added by any full reviewer key.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use interlock_canon::{Digest, Map, Value};
+use interlock_core::{Decision, DsseEnvelope};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::config::{TOOL_SEPARATOR, UpstreamConfig, valid_server_name};
+use crate::events::{EventType, GatewayEvent};
+use crate::extract::{ApiError, Body, Param};
+use crate::gateway::{Gateway, Upstream};
+use crate::pins::{PinError, to_canon};
+
+/// Signed removals name `server-removal:<name>`.
+pub const REMOVAL_SUBJECT_PREFIX: &str = "server-removal:";
+
+pub fn removal_subject(name: &str) -> String {
+    format!("{REMOVAL_SUBJECT_PREFIX}{name}")
+}
+
+/// The host's `gateway.toml` (the gateway crate does not write config files
+/// or open keychains). Blocking: called on a blocking thread.
+pub trait ServerFile: Send + Sync + 'static {
+    /// Adds `[servers.NAME]` for `server`, keeping the rest of the file.
+    fn add(&self, name: &str, server: &NewServer) -> Result<(), String>;
+    /// Removes `[servers.NAME]` if it is there.
+    fn remove(&self, name: &str) -> Result<(), String>;
+    /// The servers the file configures now, keychain references resolved.
+    fn load(&self) -> Result<BTreeMap<String, UpstreamConfig>, String>;
+}
+
+/// A server to add: a program to run (stdio) or a Streamable HTTP URL.
+#[derive(Clone, Debug, Default, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewServer {
+    pub name: String,
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+impl NewServer {
+    /// Its config entry (checked as `gateway.toml`'s would be).
+    pub fn config(&self) -> Result<UpstreamConfig, ServerChangeError> {
+        let config = UpstreamConfig {
+            command: self.command.clone(),
+            args: self.args.clone(),
+            url: self.url.clone(),
+            ..UpstreamConfig::default()
+        };
+        config
+            .transport(&self.name)
+            .map_err(|e| ServerChangeError::Invalid(e.to_string()))?;
+        Ok(config)
+    }
+}
+
+/// Why a server could not be added or removed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerChangeError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("a server named {0:?} is configured already")]
+    Exists(String),
+    #[error(
+        "server {0:?} has a stored state from before (it was configured once); remove it first with a signed removal, so it starts pending"
+    )]
+    StaleRow(String),
+    #[error("no server named {0:?}")]
+    NoSuchServer(String),
+    #[error("the signed statement is about {0:?}, not a server's removal")]
+    NotARemoval(String),
+    #[error("a removal is signed as an approval (decision \"approve\")")]
+    NotApproved,
+    #[error("server {name:?} is no longer the one signed for (signed {signed}, now {current})")]
+    Changed {
+        name: String,
+        signed: String,
+        current: String,
+    },
+    #[error(
+        "stdio servers (a program run on the gateway's machine) are added from this machine only"
+    )]
+    NotFromThisMachine,
+    #[error("the gateway config file: {0}")]
+    File(String),
+    #[error(transparent)]
+    Pin(#[from] PinError),
+    #[error(transparent)]
+    Engine(#[from] interlock_engine::EngineError),
+    #[error(transparent)]
+    Store(#[from] interlock_store::StoreError),
+}
+
+impl From<ServerChangeError> for ApiError {
+    fn from(e: ServerChangeError) -> ApiError {
+        use ServerChangeError as E;
+        match e {
+            E::Pin(p) => p.into(),
+            E::Engine(p) => p.into(),
+            E::Store(p) => p.into(),
+            E::Invalid(_) | E::NotARemoval(_) | E::NotApproved => {
+                ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.to_string())
+            }
+            E::Exists(_) | E::StaleRow(_) | E::Changed { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string())
+            }
+            E::NoSuchServer(_) => ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string()),
+            E::NotFromThisMachine => {
+                ApiError::new(StatusCode::FORBIDDEN, "not_this_machine", e.to_string())
+            }
+            E::File(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed", e.to_string()),
+        }
+    }
+}
+
+/// How a server is reached, as its removal statement binds it (never its
+/// env values or headers).
+pub fn transport_value(config: &UpstreamConfig) -> Value {
+    let mut m = Map::new();
+    if let Some(c) = &config.command {
+        m.insert("kind".into(), "stdio".into());
+        m.insert("command".into(), c.as_str().into());
+        m.insert(
+            "args".into(),
+            Value::Array(config.args.iter().map(|a| a.as_str().into()).collect()),
+        );
+    } else if let Some(u) = &config.url {
+        m.insert("kind".into(), "http".into());
+        m.insert("url".into(), u.as_str().into());
+    }
+    Value::Object(m)
+}
+
+impl Gateway {
+    /// Hands the gateway the host's `gateway.toml` (once).
+    pub fn set_server_file(&self, f: Arc<dyn ServerFile>) {
+        let _ = self.0.server_file.set(f);
+    }
+
+    fn server_file(&self) -> Option<Arc<dyn ServerFile>> {
+        self.0.server_file.get().cloned()
+    }
+
+    /// What a removal of `name` signs: its subject and hash. The server is
+    /// configured (its transport is bound), or only stored (bound as `null`).
+    pub async fn removal_terms(&self, name: &str) -> Result<(String, Digest), ServerChangeError> {
+        let transport = match self.upstream(name) {
+            Some(up) => transport_value(&up.config),
+            None if self.engine().store().server(name).await?.is_some() => Value::Null,
+            None => return Err(ServerChangeError::NoSuchServer(name.to_owned())),
+        };
+        Ok((
+            removal_subject(name),
+            interlock_surface::removal_hash(name, &transport),
+        ))
+    }
+
+    /// Checks that `config` can run as server `name` beside the others.
+    fn check_new(&self, name: &str, config: &UpstreamConfig) -> Result<(), ServerChangeError> {
+        if !valid_server_name(name) {
+            return Err(ServerChangeError::Invalid(format!(
+                "{name:?}: a server name is lower-case letters, digits, `-` and `_` (no `{TOOL_SEPARATOR}`, not at either end), at most 64 bytes"
+            )));
+        }
+        if self.upstream(name).is_some() {
+            return Err(ServerChangeError::Exists(name.to_owned()));
+        }
+        config
+            .transport(name)
+            .map_err(|e| ServerChangeError::Invalid(e.to_string()))?;
+        config
+            .compiled_probes(name)
+            .map_err(|e| ServerChangeError::Invalid(e.to_string()))?;
+        let prefix = config.tool_prefix(name);
+        for (other, p) in self.pins().prefixes() {
+            if p.starts_with(&prefix) || prefix.starts_with(&p) {
+                return Err(ServerChangeError::Invalid(format!(
+                    "its tool prefix {prefix:?} and server {other:?}'s {p:?} could collide"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts serving `config` as server `name` (pending until reviewed),
+    /// with its `server.added` leaf naming `by`. Not persisted: the caller
+    /// wrote the file, or will.
+    async fn start_server(
+        &self,
+        name: &str,
+        config: &UpstreamConfig,
+        by: &str,
+    ) -> Result<u64, ServerChangeError> {
+        self.check_new(name, config)?;
+        let up = Arc::new(
+            Upstream::new(name, config).map_err(|e| ServerChangeError::Invalid(e.to_string()))?,
+        );
+        let mut fields = Map::new();
+        fields.insert("server".into(), name.into());
+        fields.insert("transport".into(), transport_value(config));
+        fields.insert("added_by".into(), by.into());
+        let index = self
+            .engine()
+            .record(EventType::ServerAdded.as_str(), fields)
+            .await?
+            .index;
+        if !self.upstream_table().insert(Arc::clone(&up)) {
+            return Err(ServerChangeError::Exists(name.to_owned()));
+        }
+        self.pins().add_server(name, config.tool_prefix(name));
+        self.supervise(up);
+        self.events().send(GatewayEvent::server(
+            EventType::ServerAdded,
+            name,
+            format!("Added `{name}` ({by}); pending review"),
+            "info",
+            "",
+            Some(index),
+        ));
+        Ok(index)
+    }
+
+    /// Adds a server at run time (the API, `interlock servers add`):
+    /// checked, persisted in `gateway.toml`, then started, pending review.
+    pub async fn add_server(&self, new: &NewServer, by: &str) -> Result<u64, ServerChangeError> {
+        let config = new.config()?;
+        self.check_new(&new.name, &config)?;
+        if self.engine().store().server(&new.name).await?.is_some() {
+            return Err(ServerChangeError::StaleRow(new.name.clone()));
+        }
+        if let Some(file) = self.server_file() {
+            let new = new.clone();
+            tokio::task::spawn_blocking(move || file.add(&new.name, &new))
+                .await
+                .map_err(|e| ServerChangeError::File(e.to_string()))?
+                .map_err(ServerChangeError::File)?;
+        }
+        self.start_server(&new.name, &config, by).await
+    }
+
+    /// Starts every server `gateway.toml` configures that is not running
+    /// (after `interlock connect` wrote it): the names started. A server
+    /// the file no longer has keeps running until a signed removal.
+    pub async fn sync_servers(&self, by: &str) -> Result<Vec<String>, ServerChangeError> {
+        let Some(file) = self.server_file() else {
+            return Ok(Vec::new());
+        };
+        let servers = tokio::task::spawn_blocking(move || file.load())
+            .await
+            .map_err(|e| ServerChangeError::File(e.to_string()))?
+            .map_err(ServerChangeError::File)?;
+        let mut started = Vec::new();
+        for (name, config) in servers {
+            if self.upstream(&name).is_some() {
+                continue;
+            }
+            self.start_server(&name, &config, by).await?;
+            started.push(name);
+        }
+        Ok(started)
+    }
+
+    /// Applies a reviewer's signed removal of a server: verified, its leaf
+    /// and the row's deletion committed together, the server stopped and
+    /// taken out of `gateway.toml`. Returns the leaf's index.
+    pub async fn remove_server(&self, envelope: &DsseEnvelope) -> Result<u64, ServerChangeError> {
+        let claimed = interlock_core::decision::ApprovalStatement::claimed_by(envelope)
+            .map_err(interlock_engine::EngineError::Decision)?;
+        let name = claimed
+            .plan_id
+            .strip_prefix(REMOVAL_SUBJECT_PREFIX)
+            .ok_or_else(|| ServerChangeError::NotARemoval(claimed.plan_id.clone()))?
+            .to_owned();
+        if claimed.decision != Decision::Approve {
+            return Err(ServerChangeError::NotApproved);
+        }
+        let (subject, hash) = self.removal_terms(&name).await?;
+        if claimed.plan_hash != hash {
+            return Err(ServerChangeError::Changed {
+                name,
+                signed: claimed.plan_hash.to_string(),
+                current: hash.to_string(),
+            });
+        }
+        let verified = self
+            .engine()
+            .accept_subject_decision(envelope, &subject, hash)
+            .await?;
+        let record = self.engine().store().server(&name).await?;
+        let mut fields = Map::new();
+        fields.insert("server".into(), name.as_str().into());
+        fields.insert("removal_hash".into(), hash.to_string().into());
+        fields.insert(
+            "last_status".into(),
+            record
+                .as_ref()
+                .map_or(Value::Null, |r| r.status.as_str().into()),
+        );
+        fields.insert("approver".into(), verified.identity.as_str().into());
+        fields.insert(
+            "approver_key_id".into(),
+            verified.statement.approver_key_id.to_string().into(),
+        );
+        fields.insert("reason".into(), verified.statement.reason.as_str().into());
+        fields.insert("envelope".into(), to_canon(&envelope.to_json()));
+        let index = self
+            .pins()
+            .remove_server(
+                &name,
+                record.as_ref().map(|r| r.version),
+                EventType::ServerRemoved,
+                fields,
+            )
+            .await?;
+        if let Some(up) = self.upstream_table().remove(&name) {
+            up.stop();
+        }
+        if let Some(file) = self.server_file() {
+            let n = name.clone();
+            let persisted = tokio::task::spawn_blocking(move || file.remove(&n))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r);
+            if let Err(e) = persisted {
+                // Removed and logged; only the file lags (a restart would
+                // start it again, pending, as a new server).
+                tracing::warn!(server = %name, error = %e, "could not remove it from the config file");
+            }
+        }
+        self.events().send(GatewayEvent::server(
+            EventType::ServerRemoved,
+            &name,
+            format!("Removed `{name}` ({})", verified.identity),
+            "info",
+            &hash.to_string(),
+            Some(index),
+        ));
+        Ok(index)
+    }
+}
+
+/// `POST /api/v1/servers`: `{name, command, args} | {name, url}` — adds a
+/// server, pending review (stdio servers from this machine only).
+pub async fn add(
+    State(gw): State<Gateway>,
+    peer: Option<axum::Extension<crate::http::Peer>>,
+    headers: HeaderMap,
+    Body(body): Body<serde_json::Value>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let caller = crate::api::reviewer(&gw, &headers).await?;
+    let new: NewServer = serde_json::from_value(body).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("expected {{name, command, args}} or {{name, url}}: {e}"),
+        )
+    })?;
+    if new.command.is_some() && crate::http::from_this_machine(peer.as_deref()).is_err() {
+        return Err(ServerChangeError::NotFromThisMachine.into());
+    }
+    let index = gw
+        .add_server(&new, &format!("reviewer:{}", caller.name))
+        .await?;
+    Ok(Json(
+        json!({"name": new.name, "status": "PENDING", "leaf": index}),
+    ))
+}
+
+/// `GET /api/v1/servers/{name}/removal`: what a removal of the server signs.
+pub async fn removal(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Param(name): Param<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    crate::api::reviewer(&gw, &headers).await?;
+    let (subject, hash) = gw.removal_terms(&name).await?;
+    Ok(Json(json!({"subject": subject, "hash": hash.to_string()})))
+}
+
+/// `POST /api/v1/servers/{name}/removal`: a DSSE envelope around a signed
+/// approval of `server-removal:<name>` at its removal hash.
+pub async fn remove(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    Param(name): Param<String>,
+    Body(body): Body<serde_json::Value>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    crate::api::reviewer(&gw, &headers).await?;
+    let env = DsseEnvelope::from_json(&body).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("not a DSSE envelope: {e}"),
+        )
+    })?;
+    let claimed = interlock_core::decision::ApprovalStatement::claimed_by(&env).ok();
+    if claimed.as_ref().map(|s| s.plan_id.as_str()) != Some(removal_subject(&name).as_str()) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("the statement is not about removing server {name:?}"),
+        ));
+    }
+    let index = gw.remove_server(&env).await?;
+    Ok(Json(json!({"name": name, "removed": true, "leaf": index})))
+}

@@ -1,0 +1,401 @@
+//! The admin API's rows (issue 20 items 3 and 4): admin tokens (hashed),
+//! per-key settings and per-key monthly usage. Every change an admin makes
+//! goes through [`AdminChange`], applied as a [`crate::StateChange`] in the
+//! transaction of its log leaf.
+
+use sqlx::Row as _;
+use sqlx::sqlite::SqliteRow;
+
+use crate::error::SqlxResultExt as _;
+use crate::{ApiKeyKind, Store, StoreError};
+
+/// What an admin token may do is decided by its scope (the table is the
+/// gateway's `admin::Permission`); stored by its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AdminScope {
+    Owner,
+    Operator,
+    SecurityReviewer,
+    Auditor,
+}
+
+impl AdminScope {
+    pub const ALL: [AdminScope; 4] = [
+        AdminScope::Owner,
+        AdminScope::Operator,
+        AdminScope::SecurityReviewer,
+        AdminScope::Auditor,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdminScope::Owner => "owner",
+            AdminScope::Operator => "operator",
+            AdminScope::SecurityReviewer => "security_reviewer",
+            AdminScope::Auditor => "auditor",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AdminScope> {
+        AdminScope::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+}
+
+/// A stored admin token (its hash; the token itself is never stored).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdminTokenRecord {
+    pub token_hash: String,
+    pub name: String,
+    pub scope: AdminScope,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+/// A key's settings beside its role and shadow flag. `None`: no limit (or,
+/// for the response policy, the gateway's `[calls]` settings).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeySettings {
+    pub rate_per_minute: Option<i64>,
+    pub monthly_quota: Option<i64>,
+    pub max_response_bytes: Option<i64>,
+    pub max_array_items: Option<i64>,
+    /// A JSON object (`{"pii", "secrets", "injection"}`), opaque here.
+    pub response_policy: Option<String>,
+}
+
+/// One admin change, applied with its leaf.
+#[derive(Clone, Debug)]
+pub enum AdminChange {
+    /// A new admin token.
+    AddToken {
+        token_hash: String,
+        name: String,
+        scope: AdminScope,
+        now: i64,
+    },
+    /// Revoke an active admin token (refused if it is not active).
+    RevokeToken { token_hash: String, now: i64 },
+    /// A new API key with its settings.
+    AddKey {
+        key_hash: String,
+        kind: ApiKeyKind,
+        name: String,
+        role: String,
+        shadow: bool,
+        settings: KeySettings,
+        now: i64,
+    },
+    /// An active key's role, shadow flag and settings replaced (refused if
+    /// the key is revoked or unknown).
+    UpdateKey {
+        key_hash: String,
+        role: String,
+        shadow: bool,
+        settings: KeySettings,
+        now: i64,
+    },
+    /// An active key revoked.
+    RevokeKey { key_hash: String, now: i64 },
+    /// An active key replaced by a new one of the same kind, name, role,
+    /// shadow flag and settings, which also takes over its usage (so a
+    /// rotation does not reset a quota); the old one revoked.
+    RotateKey {
+        old_hash: String,
+        new_hash: String,
+        now: i64,
+    },
+}
+
+fn token_from_row(row: &SqliteRow) -> Result<AdminTokenRecord, StoreError> {
+    let scope: String = row.try_get("scope").ctx("admin token")?;
+    Ok(AdminTokenRecord {
+        token_hash: row.try_get("token_hash").ctx("admin token")?,
+        name: row.try_get("name").ctx("admin token")?,
+        scope: AdminScope::parse(&scope)
+            .ok_or_else(|| StoreError::Malformed(format!("unknown admin scope {scope:?}")))?,
+        created_at: row.try_get("created_at").ctx("admin token")?,
+        revoked_at: row.try_get("revoked_at").ctx("admin token")?,
+    })
+}
+
+fn settings_from_row(row: &SqliteRow) -> Result<KeySettings, StoreError> {
+    Ok(KeySettings {
+        rate_per_minute: row.try_get("rate_per_minute").ctx("key settings")?,
+        monthly_quota: row.try_get("monthly_quota").ctx("key settings")?,
+        max_response_bytes: row.try_get("max_response_bytes").ctx("key settings")?,
+        max_array_items: row.try_get("max_array_items").ctx("key settings")?,
+        response_policy: row.try_get("response_policy").ctx("key settings")?,
+    })
+}
+
+impl Store {
+    /// The admin token with this hash (active or not).
+    pub async fn admin_token(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<AdminTokenRecord>, StoreError> {
+        sqlx::query("SELECT * FROM admin_tokens WHERE token_hash = ?")
+            .bind(token_hash)
+            .fetch_optional(self.pool())
+            .await
+            .ctx("admin token")?
+            .as_ref()
+            .map(token_from_row)
+            .transpose()
+    }
+
+    /// Every admin token, oldest first.
+    pub async fn admin_tokens(&self) -> Result<Vec<AdminTokenRecord>, StoreError> {
+        sqlx::query("SELECT * FROM admin_tokens ORDER BY created_at, name")
+            .fetch_all(self.pool())
+            .await
+            .ctx("admin token")?
+            .iter()
+            .map(token_from_row)
+            .collect()
+    }
+
+    /// A key's settings (defaults when it has none stored).
+    pub async fn key_settings(&self, key_hash: &str) -> Result<KeySettings, StoreError> {
+        Ok(sqlx::query("SELECT * FROM key_settings WHERE key_hash = ?")
+            .bind(key_hash)
+            .fetch_optional(self.pool())
+            .await
+            .ctx("key settings")?
+            .as_ref()
+            .map(settings_from_row)
+            .transpose()?
+            .unwrap_or_default())
+    }
+
+    /// The calls counted for a key in `month` (`YYYY-MM`).
+    pub async fn key_usage(&self, key_hash: &str, month: &str) -> Result<i64, StoreError> {
+        Ok(
+            sqlx::query("SELECT calls FROM key_usage WHERE key_hash = ? AND month = ?")
+                .bind(key_hash)
+                .bind(month)
+                .fetch_optional(self.pool())
+                .await
+                .ctx("key usage")?
+                .map(|r| r.try_get::<i64, _>("calls"))
+                .transpose()
+                .ctx("key usage")?
+                .unwrap_or(0),
+        )
+    }
+
+    /// Counts one call against a key's `quota` for `month`, atomically:
+    /// `Ok(Some(n))` the call is the n-th of the month, `Ok(None)` the
+    /// quota is used up (nothing is counted then).
+    pub async fn count_call(
+        &self,
+        key_hash: &str,
+        month: &str,
+        quota: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        let row = sqlx::query(
+            "INSERT INTO key_usage (key_hash, month, calls) SELECT ?, ?, 1 WHERE ? > 0 \
+             ON CONFLICT (key_hash, month) DO UPDATE SET calls = key_usage.calls + 1 \
+             WHERE key_usage.calls < ? RETURNING calls",
+        )
+        .bind(key_hash)
+        .bind(month)
+        .bind(quota)
+        .bind(quota)
+        .fetch_optional(self.pool())
+        .await
+        .ctx("key usage")?;
+        row.map(|r| r.try_get::<i64, _>("calls"))
+            .transpose()
+            .ctx("key usage")
+    }
+}
+
+async fn upsert_settings(
+    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    key_hash: &str,
+    s: &KeySettings,
+    now: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO key_settings (key_hash, rate_per_minute, monthly_quota, max_response_bytes, \
+         max_array_items, response_policy, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (key_hash) DO UPDATE SET rate_per_minute = excluded.rate_per_minute, \
+         monthly_quota = excluded.monthly_quota, max_response_bytes = excluded.max_response_bytes, \
+         max_array_items = excluded.max_array_items, response_policy = excluded.response_policy, \
+         updated_at = excluded.updated_at",
+    )
+    .bind(key_hash)
+    .bind(s.rate_per_minute)
+    .bind(s.monthly_quota)
+    .bind(s.max_response_bytes)
+    .bind(s.max_array_items)
+    .bind(&s.response_policy)
+    .bind(now)
+    .execute(&mut **tx)
+    .await
+    .ctx("key settings")?;
+    Ok(())
+}
+
+impl AdminChange {
+    /// Applies the change inside `tx`; false when the row is not as the
+    /// change expects (a revoked or unknown key or token).
+    pub(crate) async fn apply(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    ) -> Result<bool, StoreError> {
+        match self {
+            AdminChange::AddToken {
+                token_hash,
+                name,
+                scope,
+                now,
+            } => {
+                sqlx::query(
+                    "INSERT INTO admin_tokens (token_hash, name, scope, created_at, revoked_at) \
+                     VALUES (?, ?, ?, ?, NULL)",
+                )
+                .bind(token_hash)
+                .bind(name)
+                .bind(scope.as_str())
+                .bind(now)
+                .execute(&mut **tx)
+                .await
+                .ctx("admin token")?;
+                Ok(true)
+            }
+            AdminChange::RevokeToken { token_hash, now } => Ok(sqlx::query(
+                "UPDATE admin_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
+            )
+            .bind(now)
+            .bind(token_hash)
+            .execute(&mut **tx)
+            .await
+            .ctx("admin token")?
+            .rows_affected()
+                == 1),
+            AdminChange::AddKey {
+                key_hash,
+                kind,
+                name,
+                role,
+                shadow,
+                settings,
+                now,
+            } => {
+                sqlx::query(
+                    "INSERT INTO api_keys (key_hash, kind, name, role, created_at, revoked_at, shadow) \
+                     VALUES (?, ?, ?, ?, ?, NULL, ?)",
+                )
+                .bind(key_hash)
+                .bind(kind.as_str())
+                .bind(name)
+                .bind(role)
+                .bind(now)
+                .bind(i64::from(*shadow))
+                .execute(&mut **tx)
+                .await
+                .ctx("api key")?;
+                upsert_settings(tx, key_hash, settings, *now).await?;
+                Ok(true)
+            }
+            AdminChange::UpdateKey {
+                key_hash,
+                role,
+                shadow,
+                settings,
+                now,
+            } => {
+                let done = sqlx::query(
+                    "UPDATE api_keys SET role = ?, shadow = ? WHERE key_hash = ? AND revoked_at IS NULL",
+                )
+                .bind(role)
+                .bind(i64::from(*shadow))
+                .bind(key_hash)
+                .execute(&mut **tx)
+                .await
+                .ctx("api key")?;
+                if done.rows_affected() != 1 {
+                    return Ok(false);
+                }
+                upsert_settings(tx, key_hash, settings, *now).await?;
+                Ok(true)
+            }
+            AdminChange::RevokeKey { key_hash, now } => Ok(sqlx::query(
+                "UPDATE api_keys SET revoked_at = ? WHERE key_hash = ? AND revoked_at IS NULL",
+            )
+            .bind(now)
+            .bind(key_hash)
+            .execute(&mut **tx)
+            .await
+            .ctx("api key")?
+            .rows_affected()
+                == 1),
+            AdminChange::RotateKey {
+                old_hash,
+                new_hash,
+                now,
+            } => {
+                let revoked = sqlx::query(
+                    "UPDATE api_keys SET revoked_at = ? WHERE key_hash = ? AND revoked_at IS NULL",
+                )
+                .bind(now)
+                .bind(old_hash)
+                .execute(&mut **tx)
+                .await
+                .ctx("api key")?;
+                if revoked.rows_affected() != 1 {
+                    return Ok(false);
+                }
+                sqlx::query(
+                    "INSERT INTO api_keys (key_hash, kind, name, role, created_at, revoked_at, shadow) \
+                     SELECT ?, kind, name, role, ?, NULL, shadow FROM api_keys WHERE key_hash = ?",
+                )
+                .bind(new_hash)
+                .bind(now)
+                .bind(old_hash)
+                .execute(&mut **tx)
+                .await
+                .ctx("api key")?;
+                sqlx::query(
+                    "INSERT INTO key_settings (key_hash, rate_per_minute, monthly_quota, \
+                     max_response_bytes, max_array_items, response_policy, updated_at) \
+                     SELECT ?, rate_per_minute, monthly_quota, max_response_bytes, max_array_items, \
+                     response_policy, ? FROM key_settings WHERE key_hash = ?",
+                )
+                .bind(new_hash)
+                .bind(now)
+                .bind(old_hash)
+                .execute(&mut **tx)
+                .await
+                .ctx("key settings")?;
+                sqlx::query(
+                    "INSERT INTO key_usage (key_hash, month, calls) \
+                     SELECT ?, month, calls FROM key_usage WHERE key_hash = ?",
+                )
+                .bind(new_hash)
+                .bind(old_hash)
+                .execute(&mut **tx)
+                .await
+                .ctx("key usage")?;
+                Ok(true)
+            }
+        }
+    }
+
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            AdminChange::AddToken { name, .. } => format!("admin token {name:?}"),
+            AdminChange::RevokeToken { token_hash, .. } => {
+                format!("admin token {token_hash} is not active")
+            }
+            AdminChange::AddKey { name, .. } => format!("key {name:?}"),
+            AdminChange::UpdateKey { key_hash, .. }
+            | AdminChange::RevokeKey { key_hash, .. }
+            | AdminChange::RotateKey {
+                old_hash: key_hash, ..
+            } => format!("key {key_hash} is not active"),
+        }
+    }
+}

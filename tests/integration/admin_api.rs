@@ -1,0 +1,441 @@
+//! Issue 20 item 3: the admin API and CLI — admin tokens of their own scopes
+//! manage API keys and their settings through a real `interlock serve`; every
+//! action is a log leaf. The regression tests are named after the holes an
+//! attacker would try: a scope raising itself, an auditor writing, a revoked
+//! or rotated token reused, an agent key on the admin API.
+
+use serde_json::{Value, json};
+
+use crate::gateway_util::{Gateway, http};
+use crate::util::{interlock_with, stderr, stdout};
+
+fn call(gw: &Gateway, token: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let bytes = body
+        .map(|b| serde_json::to_vec(&b).unwrap())
+        .unwrap_or_default();
+    let auth = format!("Bearer {token}");
+    let mut headers = vec![("Authorization", auth.as_str())];
+    if !bytes.is_empty() {
+        headers.push(("Content-Type", "application/json"));
+    }
+    let (s, _, b) = http(&gw.addr, method, path, &headers, &bytes);
+    (s, serde_json::from_slice(&b).unwrap_or(Value::Null))
+}
+
+/// `interlock admin token create NAME --scope S` beside the running gateway
+/// (through its admin socket).
+fn mint(gw: &Gateway, name: &str, scope: &str) -> String {
+    let out = gw.cli(&["admin", "token", "create", name, "--scope", scope]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("by the running gateway"),
+        "{}",
+        stderr(&out)
+    );
+    let token = stdout(&out).trim().to_owned();
+    assert!(token.starts_with("ila_"), "{token}");
+    token
+}
+
+/// `tools/list` with an agent key: its HTTP status.
+fn mcp_status(gw: &Gateway, key: &str) -> u16 {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    crate::gateway_util::post_mcp(
+        &gw.addr,
+        key,
+        &[("MCP-Protocol-Version", "2026-07-28")],
+        &serde_json::to_vec(&body).unwrap(),
+    )
+    .0
+}
+
+fn admin_actions(gw: &Gateway) -> Vec<Value> {
+    let reviewer = gw.reviewer_key();
+    gw.api_get(&reviewer, "/api/v1/log?from=0&limit=1000")["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["entry"].clone())
+        .filter(|e| e["type"] == "admin.action")
+        .collect()
+}
+
+#[test]
+fn admin_tokens_manage_keys_and_their_settings_and_every_action_is_a_leaf() {
+    let gw = Gateway::start("[roles.readonly]\ntools = [\"*__get_*\"]\n");
+    let owner = mint(&gw, "root", "owner");
+    let (s, me) = call(&gw, &owner, "GET", "/api/v1/admin/whoami", None);
+    assert_eq!((s, me["scope"].as_str()), (200, Some("owner")), "{me}");
+
+    // Created with its settings; the key is shown once and works on /mcp.
+    let (s, created) = call(
+        &gw,
+        &owner,
+        "POST",
+        "/api/v1/admin/keys",
+        Some(
+            json!({"kind": "agent", "name": "ci-bot", "role": "readonly", "rate_per_minute": 30,
+                    "monthly_quota": 1000, "max_response_bytes": 65536, "max_array_items": 100,
+                    "response_policy": {"pii": "redact", "secrets": "block"}}),
+        ),
+    );
+    assert_eq!(s, 200, "{created}");
+    let key = created["key"].as_str().unwrap().to_owned();
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(mcp_status(&gw, &key), 200);
+    let (_, list) = call(&gw, &owner, "GET", "/api/v1/admin/keys", None);
+    let listed = list["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["id"] == id.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(listed["role"], "readonly");
+    assert_eq!(listed["settings"]["rate_per_minute"], 30);
+    assert_eq!(listed["settings"]["response_policy"]["secrets"], "block");
+    assert!(!list.to_string().contains(&key), "the key is never listed");
+
+    // Updated: absent fields kept, null clears.
+    let (s, updated) = call(
+        &gw,
+        &owner,
+        "PATCH",
+        &format!("/api/v1/admin/keys/{id}"),
+        Some(json!({"shadow": true, "monthly_quota": null, "role": "default"})),
+    );
+    assert_eq!(s, 200, "{updated}");
+    assert_eq!(updated["shadow"], true);
+    assert_eq!(updated["role"], "default");
+    assert_eq!(updated["settings"]["monthly_quota"], Value::Null);
+    assert_eq!(updated["settings"]["rate_per_minute"], 30);
+    // Bad input: a clear reason.
+    for body in [
+        json!({"role": "no-such-role"}),
+        json!({"rate_per_minute": -1}),
+        json!({"response_policy": {"pii": "shred"}}),
+        json!({"colour": "blue"}),
+        json!({"name": "renamed"}),
+    ] {
+        let (s, b) = call(
+            &gw,
+            &owner,
+            "PATCH",
+            &format!("/api/v1/admin/keys/{id}"),
+            Some(body.clone()),
+        );
+        assert_eq!(s, 400, "{body}: {b}");
+        assert!(b["error"]["message"].as_str().is_some(), "{b}");
+    }
+
+    // Rotated: the new key works, the old one is refused at once.
+    let (s, rotated) = call(
+        &gw,
+        &owner,
+        "POST",
+        &format!("/api/v1/admin/keys/{id}/rotate"),
+        Some(json!({})),
+    );
+    assert_eq!(s, 200, "{rotated}");
+    let new_key = rotated["key"].as_str().unwrap().to_owned();
+    let new_id = rotated["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        mcp_status(&gw, &key),
+        401,
+        "the rotated-away key is refused"
+    );
+    assert_eq!(mcp_status(&gw, &new_key), 200);
+    let (_, list) = call(&gw, &owner, "GET", "/api/v1/admin/keys", None);
+    let new = list["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["id"] == new_id.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (new["name"].as_str(), new["shadow"].as_bool()),
+        (Some("ci-bot"), Some(true))
+    );
+    assert_eq!(
+        new["settings"]["rate_per_minute"], 30,
+        "settings follow the rotation"
+    );
+    // A rotated-away key cannot be rotated again.
+    let (s, _) = call(
+        &gw,
+        &owner,
+        "POST",
+        &format!("/api/v1/admin/keys/{id}/rotate"),
+        Some(json!({})),
+    );
+    assert_eq!(s, 409);
+
+    // Revoked: refused at once.
+    let (s, b) = call(
+        &gw,
+        &owner,
+        "POST",
+        &format!("/api/v1/admin/keys/{new_id}/revoke"),
+        Some(json!({})),
+    );
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(mcp_status(&gw, &new_key), 401);
+
+    // The CLI is a client of the same API.
+    let mut env: Vec<(String, String)> = gw.env_for_thread();
+    env.push(("INTERLOCK_ADMIN_TOKEN".into(), owner.clone()));
+    env.push((
+        "INTERLOCK_GATEWAY_URL".into(),
+        format!("http://{}", gw.addr),
+    ));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let out = interlock_with(
+        &[
+            "admin", "keys", "create", "nightly", "--rate", "5", "--quota", "none",
+        ],
+        None,
+        &env,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let made: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(mcp_status(&gw, made["key"].as_str().unwrap()), 200);
+    let out = interlock_with(
+        &[
+            "admin",
+            "keys",
+            "update",
+            made["id"].as_str().unwrap(),
+            "--role",
+            "nope",
+        ],
+        None,
+        &env,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("unknown role"), "{}", stderr(&out));
+
+    // Every action is a leaf naming the token (never a key or token value).
+    let actions = admin_actions(&gw);
+    let kinds: Vec<&str> = actions
+        .iter()
+        .filter_map(|a| a["action"].as_str())
+        .collect();
+    for k in [
+        "token.created",
+        "key.created",
+        "key.updated",
+        "key.rotated",
+        "key.revoked",
+    ] {
+        assert!(kinds.contains(&k), "{k} missing: {kinds:?}");
+    }
+    let text = serde_json::to_string(&actions).unwrap();
+    for secret in [&owner, &key, &new_key] {
+        assert!(!text.contains(secret.as_str()), "a secret is on the log");
+    }
+    assert!(
+        actions
+            .iter()
+            .filter(|a| a["action"] != "token.created")
+            .all(|a| a["by"]["name"] == "root")
+    );
+    gw.assert_audit_clean();
+}
+
+#[test]
+fn regression_a_scope_cannot_escalate_itself() {
+    let gw = Gateway::start("");
+    let operator = mint(&gw, "ops", "operator");
+    let security = mint(&gw, "sec", "security_reviewer");
+    // No scope but owner mints tokens: not an owner token, not its own scope.
+    for scope in ["owner", "operator"] {
+        let (s, b) = call(
+            &gw,
+            &operator,
+            "POST",
+            "/api/v1/admin/tokens",
+            Some(json!({"name": "me2", "scope": scope})),
+        );
+        assert_eq!(s, 403, "{scope}: {b}");
+    }
+    // Nor a reviewer key (it reads everything and submits decisions).
+    let (s, b) = call(
+        &gw,
+        &operator,
+        "POST",
+        "/api/v1/admin/keys",
+        Some(json!({"kind": "reviewer", "name": "r"})),
+    );
+    assert_eq!(s, 403, "{b}");
+    // An operator's agent key may not be born without the safety settings a
+    // security reviewer owns, nor have them changed.
+    let (s, b) = call(
+        &gw,
+        &operator,
+        "POST",
+        "/api/v1/admin/keys",
+        Some(json!({"name": "a", "shadow": false, "max_response_bytes": 1})),
+    );
+    assert_eq!(s, 403, "{b}");
+    let (s, made) = call(
+        &gw,
+        &operator,
+        "POST",
+        "/api/v1/admin/keys",
+        Some(json!({"name": "a", "rate_per_minute": 10})),
+    );
+    assert_eq!(s, 200, "{made}");
+    let id = made["id"].as_str().unwrap();
+    let (s, b) = call(
+        &gw,
+        &operator,
+        "PATCH",
+        &format!("/api/v1/admin/keys/{id}"),
+        Some(json!({"response_policy": {"secrets": "allow"}})),
+    );
+    assert_eq!(s, 403, "{b}");
+    // A security reviewer may not raise limits.
+    let (s, b) = call(
+        &gw,
+        &security,
+        "PATCH",
+        &format!("/api/v1/admin/keys/{id}"),
+        Some(json!({"rate_per_minute": 100000})),
+    );
+    assert_eq!(s, 403, "{b}");
+    let (s, b) = call(
+        &gw,
+        &security,
+        "PATCH",
+        &format!("/api/v1/admin/keys/{id}"),
+        Some(json!({"max_array_items": 50})),
+    );
+    assert_eq!(s, 200, "{b}");
+    // Nor can a token read or revoke tokens without the scope for it.
+    let (s, _) = call(&gw, &operator, "GET", "/api/v1/admin/tokens", None);
+    assert_eq!(s, 403);
+    let reviewer_id = {
+        let reviewer = gw.reviewer_key();
+        interlock_gateway::keys::key_hash(&reviewer)
+    };
+    let (s, b) = call(
+        &gw,
+        &operator,
+        "POST",
+        &format!("/api/v1/admin/keys/{reviewer_id}/rotate"),
+        Some(json!({})),
+    );
+    assert_eq!(
+        s, 403,
+        "an operator must not mint a reviewer key by rotation: {b}"
+    );
+}
+
+#[test]
+fn regression_an_auditor_token_cannot_write() {
+    let gw = Gateway::start("");
+    let owner = mint(&gw, "root", "owner");
+    let auditor = mint(&gw, "audit", "auditor");
+    let (_, made) = call(
+        &gw,
+        &owner,
+        "POST",
+        "/api/v1/admin/keys",
+        Some(json!({"name": "x"})),
+    );
+    let id = made["id"].as_str().unwrap().to_owned();
+    let (s, list) = call(&gw, &auditor, "GET", "/api/v1/admin/keys", None);
+    assert_eq!(s, 200, "{list}");
+    let (s, _) = call(&gw, &auditor, "GET", "/api/v1/admin/tokens", None);
+    assert_eq!(s, 200);
+    let before = admin_actions(&gw).len();
+    for (method, path, body) in [
+        (
+            "POST",
+            "/api/v1/admin/keys".to_owned(),
+            json!({"name": "y"}),
+        ),
+        (
+            "PATCH",
+            format!("/api/v1/admin/keys/{id}"),
+            json!({"shadow": true}),
+        ),
+        (
+            "PATCH",
+            format!("/api/v1/admin/keys/{id}"),
+            json!({"rate_per_minute": 1}),
+        ),
+        ("POST", format!("/api/v1/admin/keys/{id}/rotate"), json!({})),
+        ("POST", format!("/api/v1/admin/keys/{id}/revoke"), json!({})),
+        (
+            "POST",
+            "/api/v1/admin/tokens".to_owned(),
+            json!({"name": "z", "scope": "auditor"}),
+        ),
+    ] {
+        let (s, b) = call(&gw, &auditor, method, &path, Some(body));
+        assert_eq!(s, 403, "{method} {path}: {b}");
+    }
+    assert_eq!(admin_actions(&gw).len(), before, "nothing was written");
+}
+
+#[test]
+fn regression_a_revoked_or_rotated_token_is_refused() {
+    let gw = Gateway::start("");
+    let owner = mint(&gw, "root", "owner");
+    let (s, t) = call(
+        &gw,
+        &owner,
+        "POST",
+        "/api/v1/admin/tokens",
+        Some(json!({"name": "ops", "scope": "operator"})),
+    );
+    assert_eq!(s, 200, "{t}");
+    let operator = t["token"].as_str().unwrap().to_owned();
+    let (s, _) = call(&gw, &operator, "GET", "/api/v1/admin/keys", None);
+    assert_eq!(s, 200);
+    let (s, b) = call(
+        &gw,
+        &owner,
+        "POST",
+        &format!("/api/v1/admin/tokens/{}/revoke", t["id"].as_str().unwrap()),
+        Some(json!({})),
+    );
+    assert_eq!(s, 200, "{b}");
+    // At once: no cache keeps it alive.
+    let (s, _) = call(&gw, &operator, "GET", "/api/v1/admin/keys", None);
+    assert_eq!(s, 401);
+    // Revoking twice is refused, not silently repeated.
+    let (s, _) = call(
+        &gw,
+        &owner,
+        "POST",
+        &format!("/api/v1/admin/tokens/{}/revoke", t["id"].as_str().unwrap()),
+        Some(json!({})),
+    );
+    assert_eq!(s, 409);
+}
+
+#[test]
+fn regression_an_agent_key_cannot_reach_the_admin_api() {
+    let gw = Gateway::start("");
+    let reviewer = gw.reviewer_key();
+    for key in [gw.agent_key.as_str(), reviewer.as_str(), "ila_forged", ""] {
+        let (s, _) = call(&gw, key, "GET", "/api/v1/admin/keys", None);
+        assert_eq!(s, 401, "{key:?}");
+        let (s, _) = call(
+            &gw,
+            key,
+            "POST",
+            "/api/v1/admin/keys",
+            Some(json!({"name": "evil"})),
+        );
+        assert_eq!(s, 401, "{key:?}");
+    }
+    // And an admin token is no API key: refused on /mcp and the reviewer API.
+    let owner = mint(&gw, "root", "owner");
+    assert_eq!(mcp_status(&gw, &owner), 401);
+    let (s, _) = call(&gw, &owner, "GET", "/api/v1/inbox", None);
+    assert_eq!(s, 401);
+}
