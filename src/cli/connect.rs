@@ -102,9 +102,26 @@ pub async fn run(ctx: &Context, args: ConnectArgs) -> anyhow::Result<ExitCode> {
                 }
                 if !u.servers_removed.is_empty() {
                     println!(
-                        "removed from the gateway config: {} (restart the gateway to stop them)",
+                        "removed from the gateway config: {}",
                         u.servers_removed.join(", ")
                     );
+                    // The running gateway started them at connect: each is
+                    // stopped by a removal signed with this machine's key
+                    // (what the person running --undo asked for).
+                    for name in &u.servers_removed {
+                        match host
+                            .remove_running_server(name, "interlock connect --undo", 600)
+                            .await
+                        {
+                            Ok(index) => println!(
+                                "stopped `{name}` in the running gateway (signed removal, log entry {index})"
+                            ),
+                            Err(interlock_host::HostError::NoGateway(_)) => break,
+                            Err(e) => println!(
+                                "`{name}` still runs in the gateway ({e}); `interlock servers remove {name}` stops it"
+                            ),
+                        }
+                    }
                 }
                 if u.tokens_removed > 0 {
                     println!("deleted {} keychain token(s)", u.tokens_removed);

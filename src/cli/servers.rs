@@ -145,45 +145,19 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
             reason,
             expires,
         } => {
-            let Some(key) = ctx.host().approver_key()? else {
-                bail!("no approver key in the keychain; run `interlock keys init`");
-            };
-            let terms =
-                match running_gateway(ctx, &admin::Request::RemovalTerms { name: name.clone() })
-                    .await?
-                {
-                    admin::Answer::RemovalTerms {
-                        subject,
-                        hash,
-                        audience,
-                        policy_digest,
-                        now,
-                    } => interlock_host::RemovalTerms {
-                        subject,
-                        hash: hash
-                            .parse()
-                            .map_err(|_| anyhow::anyhow!("the gateway sent a malformed hash"))?,
-                        audience,
-                        policy_digest: policy_digest.parse().map_err(|_| {
-                            anyhow::anyhow!("the gateway sent a malformed policy digest")
-                        })?,
-                        now,
-                    },
-                    admin::Answer::Error(e) => return Ok(refused(&e)),
-                    other => bail!("the gateway gave no removal terms: {other:?}"),
-                };
-            let envelope =
-                interlock_host::sign_removal(&key, &terms, &reason, parse_duration(&expires)?)?;
-            let req = admin::Request::RemoveServer {
-                envelope: envelope.to_json(),
-            };
-            match running_gateway(ctx, &req).await? {
-                admin::Answer::Logged(index) => {
+            match ctx
+                .host()
+                .remove_running_server(&name, &reason, parse_duration(&expires)?)
+                .await
+            {
+                Ok(index) => {
                     println!("removed `{name}` (log entry {index})");
                     Ok(ExitCode::SUCCESS)
                 }
-                admin::Answer::Error(e) => Ok(refused(&e)),
-                other => bail!("the gateway removed nothing: {other:?}"),
+                Err(interlock_host::HostError::Admin(admin::AdminError::Refused(e))) => {
+                    Ok(refused(&e))
+                }
+                Err(e) => Err(e.into()),
             }
         }
         ServersCommand::List => {

@@ -811,6 +811,52 @@ fn connect_beside_a_live_gateway_needs_no_keychain_of_its_own() {
     assert_eq!(std::fs::read(&file).unwrap(), original);
 }
 
+/// `connect --undo` beside the live gateway that started the servers stops
+/// them there too, each by a removal signed with this machine's approver key
+/// (the person at the terminal asked for exactly this): nothing of the undone
+/// connect stays pending in the inbox, and each stop is a `server.removed` leaf.
+#[test]
+fn connect_undo_stops_the_servers_the_running_gateway_started() {
+    let gw = gateway();
+    let home = Home::new("cursor");
+    let file = home.path().join(".cursor/mcp.json");
+    let original = std::fs::read(&file).unwrap();
+    ok(
+        &home.interlock(&gw, &["connect", "cursor", "--yes"]),
+        "connect",
+    );
+    gw.wait_for_server("everything", "PENDING");
+    let out = ok(
+        &home.interlock(&gw, &["connect", "--undo", "cursor"]),
+        "undo",
+    );
+    assert!(
+        out.contains("stopped `everything` in the running gateway (signed removal"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), original);
+    let reviewer = gw.reviewer_key();
+    let servers = gw.api_get(&reviewer, "/api/v1/servers");
+    assert!(
+        !servers["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "everything"),
+        "{servers}"
+    );
+    let log = gw.api_get(&reviewer, "/api/v1/log?from=0&limit=1000");
+    let removed: Vec<&str> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["entry"])
+        .filter(|e| e["type"] == "server.removed")
+        .map(|e| e["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(removed, ["everything", "time"], "{log}");
+}
+
 /// Claude Code rewrites `~/.claude.json` itself (counters, project trust),
 /// so the file has usually changed by the time someone undoes: `--merge`
 /// keeps it as it is and undoes only connect's edit — the gateway's entry

@@ -92,6 +92,15 @@ pub enum HostError {
     /// A lockfile that cannot be trusted (issue 22).
     #[error(transparent)]
     Lock(#[from] interlock_gateway::review::lockfile::LockError),
+    /// No gateway serves this data directory (its admin socket is silent).
+    #[error("no gateway is running on {0}; start one (`interlock serve`)")]
+    NoGateway(PathBuf),
+    /// The running gateway's admin socket failed or refused.
+    #[error(transparent)]
+    Admin(#[from] interlock_gateway::admin::AdminError),
+    /// The running gateway answered something else than asked.
+    #[error("the gateway answered {0}")]
+    Unexpected(String),
 }
 
 /// The keychain service under which Interlock keeps its keys
@@ -299,6 +308,70 @@ pub struct RemovalTerms {
     pub audience: String,
     pub policy_digest: Digest,
     pub now: i64,
+}
+
+impl Host {
+    /// Removes `name` from the gateway running on this data directory, as a
+    /// decision signed with the keychain's approver key on the terms that
+    /// gateway gives (its removal hash, audience and policy digest); the log
+    /// index of the `server.removed` leaf. Used by `interlock servers remove`
+    /// and by `interlock connect --undo` for the servers its connect had
+    /// started: the person at the terminal asked for exactly this.
+    pub async fn remove_running_server(
+        &self,
+        name: &str,
+        reason: &str,
+        valid_for_secs: i64,
+    ) -> Result<u64, HostError> {
+        use interlock_gateway::admin::{Answer, Request, request};
+        let key = self.approver_key()?.ok_or(HostError::NoApproverKey)?;
+        let data_dir = self.data_dir()?;
+        let ask = |req: Request| {
+            let data_dir = data_dir.clone();
+            async move {
+                request(&data_dir, &req)
+                    .await?
+                    .ok_or_else(|| HostError::NoGateway(data_dir.clone()))
+            }
+        };
+        let terms = match ask(Request::RemovalTerms {
+            name: name.to_owned(),
+        })
+        .await?
+        {
+            Answer::RemovalTerms {
+                subject,
+                hash,
+                audience,
+                policy_digest,
+                now,
+            } => RemovalTerms {
+                subject,
+                hash: hash
+                    .parse()
+                    .map_err(|_| HostError::Unexpected("a malformed removal hash".into()))?,
+                audience,
+                policy_digest: policy_digest
+                    .parse()
+                    .map_err(|_| HostError::Unexpected("a malformed policy digest".into()))?,
+                now,
+            },
+            Answer::Error(e) => {
+                return Err(interlock_gateway::admin::AdminError::Refused(e).into());
+            }
+            other => return Err(HostError::Unexpected(format!("{other:?}"))),
+        };
+        let envelope = sign_removal(&key, &terms, reason, valid_for_secs)?;
+        match ask(Request::RemoveServer {
+            envelope: envelope.to_json(),
+        })
+        .await?
+        {
+            Answer::Logged(index) => Ok(index),
+            Answer::Error(e) => Err(interlock_gateway::admin::AdminError::Refused(e).into()),
+            other => Err(HostError::Unexpected(format!("{other:?}"))),
+        }
+    }
 }
 
 /// Signs a server's removal (issue 20 item 5) with the keychain key, on
