@@ -144,6 +144,22 @@ fn clients_are_previewed_connected_and_undone_through_the_reviewer_api() {
     let (status, undone) = post(&gw, &key, "/api/v1/clients/claude-code/undo");
     assert_eq!(status, 200, "{undone}");
     assert_eq!(std::fs::read(&file).unwrap(), original, "byte for byte");
+    // Each server its connect started is either stopped (a signed removal
+    // with this machine's key) or said to be still running, and why.
+    let names = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().or(x["name"].as_str()).unwrap().to_owned())
+            .collect()
+    };
+    let mut accounted = names(&undone["servers_stopped"]);
+    accounted.extend(names(&undone["servers_still_running"]));
+    accounted.sort();
+    let mut removed = names(&undone["servers_removed"]);
+    removed.sort();
+    assert_eq!(accounted, removed, "{undone}");
+    eprintln!("undo through the API: {undone}");
     let (status, again) = post(&gw, &key, "/api/v1/clients/claude-code/undo");
     assert_eq!(status, 409, "{again}");
 

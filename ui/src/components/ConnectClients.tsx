@@ -79,7 +79,12 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
         toast(`${c.name} connected`, 'ok');
       } else {
         const r = await clients.undo(c.client);
-        setNote(`${r.file} restored${r.merged ? ' (connect’s edit undone)' : ', byte for byte'}.`);
+        const still = r.servers_still_running ?? [];
+        setNote(
+          `${r.file} restored${r.merged ? ' (connect’s edit undone)' : ', byte for byte'}.` +
+            (r.servers_stopped?.length ? ` Stopped: ${r.servers_stopped.join(', ')}.` : '') +
+            (still.length ? ` Still running, pending: ${still.map((s) => s.name).join(', ')} — remove them on their page.` : ''),
+        );
         toast(`${c.name}: connect undone`, 'info');
       }
       onChange();
@@ -154,8 +159,9 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
             void act('undo');
           }}
         >
-          Its file is restored as it was before, byte for byte; the servers it added leave the gateway config, their
-          keychain secrets are deleted and its agent key is revoked.
+          Its file is restored as it was before, byte for byte; the servers it added leave the gateway config and are
+          stopped (a removal signed with this machine's approver key), their keychain secrets are deleted and its agent
+          key is revoked.
         </ConfirmDialog>
       )}
     </div>

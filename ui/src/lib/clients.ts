@@ -38,6 +38,10 @@ export interface Undone {
   file: string;
   merged: boolean;
   servers_removed: string[];
+  /** Stopped in the running gateway (a removal signed with this machine's key). */
+  servers_stopped?: string[];
+  /** Still running, pending review (no approver key on this machine, or refused). */
+  servers_still_running?: { name: string; why: string }[];
   tokens_removed: number;
   agent_revoked: string | null;
   layers_left: boolean;

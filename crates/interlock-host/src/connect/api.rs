@@ -177,10 +177,31 @@ impl ClientConnector for HostConnector {
             .connect_undo(&req, UndoMode::Exact)
             .await
             .map_err(refused)?;
+        // The gateway started those servers at connect; undo stops them, each
+        // by a removal signed with this machine's approver key — what the
+        // reviewer confirmed in the undo dialog, which names this. Only a
+        // reviewer on this machine reaches here (`crate` routes are
+        // loopback-only). Without a key (a headless machine whose reviewers
+        // sign in their browsers) they stay, pending, for a removal on their
+        // page.
+        let mut stopped = Vec::new();
+        let mut still_running = Vec::new();
+        for name in &u.servers_removed {
+            match self
+                .host
+                .remove_running_server(name, "connect undone from the review UI", 600)
+                .await
+            {
+                Ok(_) => stopped.push(name.clone()),
+                Err(e) => still_running.push(json!({"name": name, "why": e.to_string()})),
+            }
+        }
         Ok(json!({
             "file": u.file,
             "merged": u.merged,
             "servers_removed": u.servers_removed,
+            "servers_stopped": stopped,
+            "servers_still_running": still_running,
             "tokens_removed": u.tokens_removed,
             "agent_revoked": u.agent_revoked,
             "layers_left": u.layers_left,
