@@ -783,6 +783,9 @@ def main():
             # reviewer; *Approve for 1 hour* on the notification completes it
             # with the tool's own result, and the client never timed out.
             task_key = env.cli("agents", "add", "task-agent", "--role", "cautious").strip().splitlines()[-1].strip()
+            # Past the notifier's burst window (src-tauri notify::WINDOW, 2 s):
+            # the held call gets a notification of its own, not a summary line.
+            time.sleep(2.5)
             seen = len(notifications.snapshot())
             task = subprocess.Popen(
                 [
@@ -1087,6 +1090,13 @@ def main():
             assert f.read() == claude_original
         driver.js("document.querySelector('[data-testid=welcome-done]').click()")
         wait(lambda: driver.get("url").endswith("#/inbox"), 10, "the inbox")
+        # Connect started the servers and undo stopped them: nothing waits.
+        wait(lambda: bus.item_property(app_item["sender"], app_item["path"], "XAyatanaLabel") == "", 15, "tray 0")
+        listed = env.cli("servers", "list")
+        assert "everything" not in listed and "time" not in listed, listed
+        # Past the notifier's burst window (notify::WINDOW, 2 s), so the next
+        # checks' notifications come one by one, not folded with the server's.
+        time.sleep(2.5)
 
     check("the first run opens on the welcome page: the key, connect and undo a client found", first_run)
 
