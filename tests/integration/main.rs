@@ -3,6 +3,7 @@
 //! real filesystem. One test binary, one module per area.
 
 mod admin;
+mod alerts;
 mod callpath;
 mod canon;
 mod channels;
@@ -23,6 +24,7 @@ mod plan_seed;
 mod probes;
 mod receipts;
 mod receipts_view;
+mod receiver;
 mod review;
 mod scoped;
 mod signin;

@@ -192,6 +192,7 @@ impl Prepared {
         tokio::spawn(reload_loop(gw.clone()));
         tokio::spawn(relay_engine_events(gw.clone()));
         tokio::spawn(index_receipts_loop(gw.clone()));
+        crate::alerts::spawn(&gw);
         gw
     }
 }
@@ -253,7 +254,7 @@ pub(crate) struct Inner {
     signin: Arc<crate::signin::SigninLinks>,
     /// The host's `interlock connect`, for `/api/v1/clients` (`crate::clients`).
     client_connector: std::sync::OnceLock<Arc<dyn crate::clients::ClientConnector>>,
-    shutdown: watch::Sender<bool>,
+    pub(crate) shutdown: watch::Sender<bool>,
 }
 
 /// The most held calls remembered; the oldest are forgotten first (their
@@ -310,7 +311,9 @@ impl Gateway {
     /// It also starts building the inspection rules on a thread of their own
     /// ([`interlock_inspect::warm_up`]), so the first tool call does not wait
     /// for them while the upstreams and the log are still being opened.
-    pub fn prepare(config: GatewayConfig) -> Result<Prepared, ConfigError> {
+    pub fn prepare(mut config: GatewayConfig) -> Result<Prepared, ConfigError> {
+        // Alert sinks' `secret_env` references (keychain ones the host resolved).
+        config.alerts.resolve_env()?;
         let policy = config.drift.policy()?;
         let upstreams = Arc::new(Upstreams::from_config(&config)?);
         if let Err(e) = std::thread::Builder::new()

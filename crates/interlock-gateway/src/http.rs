@@ -108,6 +108,7 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/receipts/export",
             axum::routing::post(receipts_api::export),
         )
+        .route("/api/v1/alerts", get(crate::alerts::api::list))
         .route("/api/v1/events", get(api::events))
         .route("/healthz", get(|| async { "ok" }));
     if let Some(dir) = ui_dir {

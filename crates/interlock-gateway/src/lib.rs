@@ -26,6 +26,7 @@
 //! - [`http`]: routes and the Origin/Host guard.
 //! - [`client`]: a client of another gateway's reviewer API (the desktop app's
 //!   team mode).
+//! - [`alerts`]: alert delivery to SIEMs, chat and pagers, read from the log (issue 21).
 //! - [`sse`]: the server-sent events parser both upstream HTTP and [`client`] read with.
 //! - [`clients`]: "Connect a client" on the reviewer API, over the host's connector.
 //! - [`signin`]: one-time sign-in links (a browser becomes a reviewer).
@@ -37,6 +38,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod alerts;
 pub mod api;
 pub mod auth;
 pub mod calls;

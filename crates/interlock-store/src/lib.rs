@@ -21,6 +21,7 @@
 
 #![forbid(unsafe_code)]
 
+mod alerts;
 mod appender;
 mod approvals;
 mod change;
@@ -44,6 +45,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
+pub use alerts::{AlertCursor, DeadLetter};
 pub use appender::Flush;
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};
 pub use change::StateChange;
