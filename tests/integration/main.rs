@@ -19,6 +19,7 @@ mod governance;
 mod held_tasks;
 mod limits;
 mod mcp_bridge;
+mod metrics;
 mod pinning;
 mod plan_seed;
 mod probes;

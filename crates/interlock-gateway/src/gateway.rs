@@ -185,6 +185,7 @@ impl Prepared {
             signin: Default::default(),
             client_connector: Default::default(),
             shutdown,
+            metrics: Default::default(),
         }));
         for up in gw.0.upstreams.iter() {
             tokio::spawn(supervise(gw.clone(), Arc::clone(up)));
@@ -193,6 +194,7 @@ impl Prepared {
         tokio::spawn(relay_engine_events(gw.clone()));
         tokio::spawn(index_receipts_loop(gw.clone()));
         crate::alerts::spawn(&gw);
+        tokio::spawn(crate::metrics::tail_log(gw.clone()));
         gw
     }
 }
@@ -255,6 +257,8 @@ pub(crate) struct Inner {
     /// The host's `interlock connect`, for `/api/v1/clients` (`crate::clients`).
     client_connector: std::sync::OnceLock<Arc<dyn crate::clients::ClientConnector>>,
     pub(crate) shutdown: watch::Sender<bool>,
+    /// `/metrics` (issue 21).
+    metrics: crate::metrics::Metrics,
 }
 
 /// The most held calls remembered; the oldest are forgotten first (their
@@ -337,6 +341,11 @@ impl Gateway {
 
     pub fn config(&self) -> &GatewayConfig {
         &self.0.config
+    }
+
+    /// The gateway's metrics (`/metrics`).
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.0.metrics
     }
 
     /// Hands the gateway the host's client connector (once; a second call

@@ -109,6 +109,7 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             axum::routing::post(receipts_api::export),
         )
         .route("/api/v1/alerts", get(crate::alerts::api::list))
+        .route("/metrics", get(crate::metrics::serve))
         .route("/api/v1/events", get(api::events))
         .route("/healthz", get(|| async { "ok" }));
     if let Some(dir) = ui_dir {
