@@ -30,6 +30,7 @@ mod review;
 mod scoped;
 mod signin;
 mod standing;
+mod syslog;
 mod team;
 mod trust;
 mod util;

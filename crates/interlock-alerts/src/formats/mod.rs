@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::AlertEvent;
 
+pub mod syslog;
 pub mod webhook;
 
 /// The kinds of sink (`kind = "..."` in `[[alerts.sinks]]`).
@@ -19,12 +20,15 @@ pub mod webhook;
 pub enum SinkKind {
     /// Generic webhook: one JSON event per POST, HMAC-SHA256 signed.
     Webhook,
+    /// Syslog, RFC 5424 over TLS (RFC 5425 octet counting): `tls://host:port`.
+    Syslog,
 }
 
 impl SinkKind {
     pub fn as_str(self) -> &'static str {
         match self {
             SinkKind::Webhook => "webhook",
+            SinkKind::Syslog => "syslog",
         }
     }
 
@@ -32,6 +36,7 @@ impl SinkKind {
     pub fn needs_secret(self) -> bool {
         match self {
             SinkKind::Webhook => true,
+            SinkKind::Syslog => false,
         }
     }
 }
@@ -41,6 +46,9 @@ impl SinkKind {
 pub struct FormatContext {
     /// The sink's secret (HMAC key, token), resolved from the keychain or env.
     pub secret: Option<String>,
+    /// Syslog: the facility (0-23) and this host's name.
+    pub facility: u8,
+    pub hostname: String,
 }
 
 /// One request for the receiver.
@@ -75,5 +83,8 @@ pub fn encode(
                 .ok_or(FormatError::MissingSecret(kind.as_str()))?;
             Ok(events.iter().map(|e| webhook::request(e, secret)).collect())
         }
+        SinkKind::Syslog => Ok(syslog::request(events, ctx.facility, &ctx.hostname)
+            .into_iter()
+            .collect()),
     }
 }

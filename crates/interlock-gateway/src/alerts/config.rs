@@ -86,6 +86,20 @@ pub struct SinkConfig {
     pub timeout_ms: u64,
     #[serde(default)]
     pub start: Start,
+    /// Syslog: PEM certificates of the CAs that may sign the collector's
+    /// certificate, instead of the system's roots (a private CA).
+    #[serde(default)]
+    pub ca_file: Option<std::path::PathBuf>,
+    /// Syslog: the facility (0-23); default 13, "log audit".
+    #[serde(default = "default_facility")]
+    pub facility: u8,
+    /// Syslog: the HOSTNAME field; default this machine's name.
+    #[serde(default)]
+    pub hostname: Option<String>,
+}
+
+fn default_facility() -> u8 {
+    13
 }
 
 fn default_batch() -> u32 {
@@ -130,7 +144,13 @@ impl SinkConfig {
         {
             return err("a sink name is 1-64 letters, digits, `-` and `_`".into());
         }
-        check_url(&self.url).or_else(err)?;
+        match self.kind {
+            SinkKind::Syslog => check_stream_url(&self.url).or_else(err)?,
+            _ => check_url(&self.url).or_else(err)?,
+        }
+        if self.facility > 23 {
+            return err("facility is 0 to 23".into());
+        }
         if self.secret_keychain.is_some() && self.secret_env.is_some() {
             return err("name the secret once: secret_keychain or secret_env".into());
         }
@@ -165,13 +185,7 @@ fn check_url(url: &str) -> Result<(), String> {
     match parsed.scheme() {
         "https" => Ok(()),
         "http" => {
-            let loopback = match parsed.host() {
-                Some(url::Host::Domain(d)) => d == "localhost",
-                Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-                Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-                None => false,
-            };
-            if loopback {
+            if loopback(parsed.host()) {
                 Ok(())
             } else {
                 Err(format!(
@@ -181,6 +195,46 @@ fn check_url(url: &str) -> Result<(), String> {
             }
         }
         other => Err(format!("url {url:?}: scheme {other} is not http(s)")),
+    }
+}
+
+fn loopback(host: Option<url::Host<&str>>) -> bool {
+    match host {
+        // A non-special scheme (`tcp://`) keeps an IP address as an opaque host.
+        Some(url::Host::Domain(d)) => {
+            d == "localhost"
+                || d.trim_matches(['[', ']'])
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// A syslog collector: `tls://host:port` (RFC 5425), or `tcp://` to a
+/// loopback host only (a local relay).
+fn check_stream_url(url: &str) -> Result<(), String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("url {url:?}: {e}"))?;
+    if parsed.host().is_none() || parsed.port().is_none() {
+        return Err(format!("url {url:?}: a syslog url is tls://HOST:PORT"));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() || parsed.path().len() > 1 {
+        return Err(format!(
+            "url {url:?}: a syslog url is tls://HOST:PORT, nothing more"
+        ));
+    }
+    match parsed.scheme() {
+        "tls" => Ok(()),
+        "tcp" if loopback(parsed.host()) => Ok(()),
+        "tcp" => Err(format!(
+            "url {url:?}: plain tcp only to a loopback address (records would cross the \
+             network in clear); use tls://"
+        )),
+        other => Err(format!(
+            "url {url:?}: scheme {other} is not tls (or tcp to loopback)"
+        )),
     }
 }
 
@@ -318,6 +372,24 @@ mod tests {
         }
         parse("[[sinks]]\nname = \"s\"\nkind = \"webhook\"\nurl = \"http://127.0.0.1:9/\"\nsecret_env = \"K\"\n")
             .unwrap();
+    }
+
+    #[test]
+    fn a_syslog_sink_is_tls_or_loopback_tcp() {
+        let sink = |url: &str| {
+            parse(&format!(
+                "[[sinks]]\nname = \"s\"\nkind = \"syslog\"\nurl = {url:?}\n"
+            ))
+        };
+        sink("tls://logs.example:6514").unwrap();
+        sink("tcp://127.0.0.1:514").unwrap();
+        for bad in [
+            "tcp://logs.example:514",
+            "tls://logs.example",
+            "https://logs.example:6514",
+        ] {
+            assert!(sink(bad).unwrap_err().contains("url"), "{bad}");
+        }
     }
 
     #[test]

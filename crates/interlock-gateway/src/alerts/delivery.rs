@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use interlock_alerts::formats::FormatContext;
-use interlock_alerts::{AlertEvent, Filter, Record, WireRequest, encode};
+use interlock_alerts::{AlertEvent, Filter, Record, SinkKind, WireRequest, encode};
 use tokio::sync::watch;
 
 use super::config::{SinkConfig, Start};
@@ -19,6 +19,8 @@ pub struct SinkTask {
     sink: Arc<SinkConfig>,
     filter: Filter,
     client: reqwest::Client,
+    /// The syslog sink's connection (`None` for HTTP sinks).
+    stream: Option<Result<super::stream::SyslogConn, String>>,
     shutdown: watch::Receiver<bool>,
 }
 
@@ -33,7 +35,9 @@ impl SinkTask {
             .build()
             .expect("a reqwest client builds");
         let shutdown = gw.0.shutdown.subscribe();
+        let stream = (sink.kind == SinkKind::Syslog).then(|| super::stream::SyslogConn::new(&sink));
         SinkTask {
+            stream,
             filter: sink.filter(),
             gw,
             sink,
@@ -78,6 +82,8 @@ impl SinkTask {
         };
         let ctx = FormatContext {
             secret: self.sink.secret.clone(),
+            facility: self.sink.facility,
+            hostname: self.sink.hostname.clone().unwrap_or_else(this_host),
         };
         while !self.stopping() {
             // Only leaves under a signed checkpoint: each event names the
@@ -205,6 +211,11 @@ impl SinkTask {
     }
 
     async fn send(&self, request: &WireRequest) -> Result<(), SendError> {
+        match &self.stream {
+            Some(Ok(conn)) => return conn.send(&request.body).await,
+            Some(Err(why)) => return Err(why.clone()),
+            None => {}
+        }
         let mut req = self.client.post(&self.sink.url).body(request.body.clone());
         for (k, v) in &request.headers {
             req = req.header(k, v);
@@ -218,6 +229,16 @@ impl SinkTask {
         let text = String::from_utf8_lossy(&body[..body.len().min(ERROR_BODY_BYTES)]).into_owned();
         Err(format!("HTTP {}: {}", status.as_u16(), text.trim()))
     }
+}
+
+/// This machine's name (the syslog HOSTNAME), `-` (nil) if unknown.
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "-".into())
 }
 
 /// A reqwest error in words, with its cause (timeouts and closed connections

@@ -16,6 +16,7 @@
 pub mod api;
 pub mod config;
 pub mod delivery;
+pub mod stream;
 
 use std::sync::Arc;
 
