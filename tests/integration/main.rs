@@ -3,6 +3,7 @@
 //! real filesystem. One test binary, one module per area.
 
 mod admin;
+mod alert_formats;
 mod alerts;
 mod callpath;
 mod canon;

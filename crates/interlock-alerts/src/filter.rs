@@ -21,6 +21,16 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// [`Filter::matches`] without the minimum severity: PagerDuty's resolve
+    /// events (a low-severity decision settling a high-severity incident).
+    pub fn matches_any_severity(&self, e: &AlertEvent) -> bool {
+        Filter {
+            min_severity: None,
+            ..self.clone()
+        }
+        .matches(e)
+    }
+
     pub fn matches(&self, e: &AlertEvent) -> bool {
         let category = if self.events.is_empty() {
             e.category != Category::Internal

@@ -11,8 +11,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::AlertEvent;
 
+pub mod datadog;
+pub mod elastic;
+pub mod links;
+pub mod pagerduty;
+pub mod slack;
+pub mod splunk;
 pub mod syslog;
 pub mod webhook;
+
+#[cfg(test)]
+mod tests;
 
 /// The kinds of sink (`kind = "..."` in `[[alerts.sinks]]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -22,6 +31,16 @@ pub enum SinkKind {
     Webhook,
     /// Syslog, RFC 5424 over TLS (RFC 5425 octet counting): `tls://host:port`.
     Syslog,
+    /// Slack incoming webhook (Block Kit message per event).
+    Slack,
+    /// Splunk HTTP Event Collector.
+    SplunkHec,
+    /// Datadog logs intake (v2).
+    Datadog,
+    /// Elasticsearch `_bulk`.
+    Elastic,
+    /// PagerDuty Events API v2 (trigger and resolve).
+    Pagerduty,
 }
 
 impl SinkKind {
@@ -29,14 +48,34 @@ impl SinkKind {
         match self {
             SinkKind::Webhook => "webhook",
             SinkKind::Syslog => "syslog",
+            SinkKind::Slack => "slack",
+            SinkKind::SplunkHec => "splunk_hec",
+            SinkKind::Datadog => "datadog",
+            SinkKind::Elastic => "elastic",
+            SinkKind::Pagerduty => "pagerduty",
         }
     }
 
     /// Whether the sink needs a secret (a signing key, a token).
     pub fn needs_secret(self) -> bool {
         match self {
-            SinkKind::Webhook => true,
             SinkKind::Syslog => false,
+            SinkKind::Webhook
+            | SinkKind::Slack
+            | SinkKind::SplunkHec
+            | SinkKind::Datadog
+            | SinkKind::Elastic
+            | SinkKind::Pagerduty => true,
+        }
+    }
+
+    /// Whether the receiver's answer (2xx already checked) accepted the
+    /// request: Splunk and Elastic can refuse inside a 200.
+    pub fn accepted(self, body: &[u8]) -> Result<(), String> {
+        match self {
+            SinkKind::SplunkHec => splunk::accepted(body),
+            SinkKind::Elastic => elastic::accepted(body),
+            _ => Ok(()),
         }
     }
 }
@@ -46,9 +85,13 @@ impl SinkKind {
 pub struct FormatContext {
     /// The sink's secret (HMAC key, token), resolved from the keychain or env.
     pub secret: Option<String>,
-    /// Syslog: the facility (0-23) and this host's name.
+    /// Syslog: the facility (0-23); every format: this host's name.
     pub facility: u8,
     pub hostname: String,
+    /// The review UI's base URL, for links in chat and pager messages.
+    pub review_url: Option<String>,
+    /// Elastic: the index; Splunk: the index (default: the token's).
+    pub index: Option<String>,
 }
 
 /// One request for the receiver.
@@ -61,6 +104,8 @@ pub struct WireRequest {
     pub events: usize,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// Appended to the sink's URL (Slack: the webhook's secret path).
+    pub url_suffix: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -75,13 +120,45 @@ pub fn encode(
     events: &[AlertEvent],
     ctx: &FormatContext,
 ) -> Result<Vec<WireRequest>, FormatError> {
+    let secret = || {
+        ctx.secret
+            .as_deref()
+            .ok_or(FormatError::MissingSecret(kind.as_str()))
+    };
+    let review = ctx.review_url.as_deref();
     match kind {
         SinkKind::Webhook => {
-            let secret = ctx
-                .secret
-                .as_deref()
-                .ok_or(FormatError::MissingSecret(kind.as_str()))?;
+            let secret = secret()?;
             Ok(events.iter().map(|e| webhook::request(e, secret)).collect())
+        }
+        SinkKind::Slack => {
+            let secret = secret()?;
+            Ok(events
+                .iter()
+                .map(|e| slack::request(e, secret, review))
+                .collect())
+        }
+        SinkKind::SplunkHec => {
+            Ok(
+                splunk::request(events, secret()?, &ctx.hostname, ctx.index.as_deref())
+                    .into_iter()
+                    .collect(),
+            )
+        }
+        SinkKind::Datadog => Ok(datadog::requests(events, secret()?, &ctx.hostname)),
+        SinkKind::Elastic => Ok(elastic::request(
+            events,
+            secret()?,
+            ctx.index.as_deref().unwrap_or(elastic::DEFAULT_INDEX),
+        )
+        .into_iter()
+        .collect()),
+        SinkKind::Pagerduty => {
+            let secret = secret()?;
+            Ok(events
+                .iter()
+                .map(|e| pagerduty::request(e, secret, &ctx.hostname, review))
+                .collect())
         }
         SinkKind::Syslog => Ok(syslog::request(events, ctx.facility, &ctx.hostname)
             .into_iter()

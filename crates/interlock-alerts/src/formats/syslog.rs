@@ -87,6 +87,7 @@ pub fn request(events: &[AlertEvent], facility: u8, hostname: &str) -> Option<Wi
         events: events.len(),
         headers: Vec::new(),
         body,
+        url_suffix: None,
     })
 }
 

@@ -52,6 +52,7 @@ pub fn request(event: &AlertEvent, secret: &str) -> WireRequest {
             ),
         ],
         body,
+        url_suffix: None,
     }
 }
 

@@ -93,9 +93,18 @@ pub struct SinkConfig {
     /// Syslog: the facility (0-23); default 13, "log audit".
     #[serde(default = "default_facility")]
     pub facility: u8,
-    /// Syslog: the HOSTNAME field; default this machine's name.
+    /// Syslog: the HOSTNAME field (and Splunk's `host`, Datadog's
+    /// `hostname`, PagerDuty's `source`); default this machine's name.
     #[serde(default)]
     pub hostname: Option<String>,
+    /// The review UI's base URL (`https://gw.example`), for the links in
+    /// Slack and PagerDuty messages.
+    #[serde(default)]
+    pub review_url: Option<String>,
+    /// Elastic: the index (default `interlock-alerts`); Splunk: the index
+    /// (default: the HEC token's).
+    #[serde(default)]
+    pub index: Option<String>,
 }
 
 fn default_facility() -> u8 {

@@ -84,6 +84,8 @@ impl SinkTask {
             secret: self.sink.secret.clone(),
             facility: self.sink.facility,
             hostname: self.sink.hostname.clone().unwrap_or_else(this_host),
+            review_url: self.sink.review_url.clone(),
+            index: self.sink.index.clone(),
         };
         while !self.stopping() {
             // Only leaves under a signed checkpoint: each event names the
@@ -126,7 +128,15 @@ impl SinkTask {
                         row.appended_at,
                     )
                 })
-                .filter(|e| self.filter.matches(e))
+                .filter(|e| {
+                    self.filter.matches(e)
+                        || (self.sink.kind == SinkKind::Pagerduty
+                            && matches!(
+                                interlock_alerts::formats::pagerduty::action(e),
+                                interlock_alerts::formats::pagerduty::Action::Resolve(_)
+                            )
+                            && self.filter.matches_any_severity(e))
+                })
                 .collect();
             let requests = match encode(self.sink.kind, &events, &ctx) {
                 Ok(r) => r,
@@ -216,16 +226,20 @@ impl SinkTask {
             Some(Err(why)) => return Err(why.clone()),
             None => {}
         }
-        let mut req = self.client.post(&self.sink.url).body(request.body.clone());
+        let url = match &request.url_suffix {
+            Some(suffix) => format!("{}{suffix}", self.sink.url.trim_end_matches('/')),
+            None => self.sink.url.clone(),
+        };
+        let mut req = self.client.post(url).body(request.body.clone());
         for (k, v) in &request.headers {
             req = req.header(k, v);
         }
         let answer = req.send().await.map_err(describe)?;
         let status = answer.status();
-        if status.is_success() {
-            return Ok(());
-        }
         let body = answer.bytes().await.unwrap_or_default();
+        if status.is_success() {
+            return self.sink.kind.accepted(&body);
+        }
         let text = String::from_utf8_lossy(&body[..body.len().min(ERROR_BODY_BYTES)]).into_owned();
         Err(format!("HTTP {}: {}", status.as_u16(), text.trim()))
     }
