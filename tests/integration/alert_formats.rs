@@ -309,3 +309,119 @@ fn slack_splunk_datadog_elastic_and_pagerduty_receive_their_documented_formats()
         "the server's approval resolves its key"
     );
 }
+
+/// OTLP/HTTP logs: a local receiver standing in for an OpenTelemetry
+/// collector's `/v1/logs` decodes each body as the specification's
+/// `ExportLogsServiceRequest` (protobuf, `application/x-protobuf`) and finds
+/// every entry as a log record with the resource, scope, severity number and
+/// `interlock.*` record attributes.
+#[test]
+fn an_otlp_collector_receives_every_entry_as_log_records() {
+    use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+    use prost::Message as _;
+
+    let otlp = Receiver::start(Mode::Accept);
+    let script = peers_dir().join("drifting-server.mjs");
+    let gw = Gateway::start_with_env(
+        &format!(
+            "[roles.default]\ntools = [\"*\"]\n[alerts]\npoll_ms = 50\n[[alerts.sinks]]\nname = \"otel\"\n\
+             kind = \"otlp\"\nurl = \"{}/v1/logs\"\nsecret_env = \"OTLP_TOKEN\"\nhostname = \"gw-test\"\n\
+             [servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\n",
+            otlp.base,
+            script.to_str().unwrap()
+        ),
+        &[("OTLP_TOKEN", "otlp-token")],
+    );
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__greet", true);
+    let blocked = gw.client(
+        "py",
+        &[
+            "call",
+            "drifty__greet",
+            r#"{"name":"AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}"#,
+        ],
+    );
+    assert_eq!(
+        blocked["result"]["structuredContent"]["blocked"], true,
+        "{blocked}"
+    );
+    let reviewer = gw.reviewer_key();
+    let size = gw.api_get(&reviewer, "/api/v1/log/checkpoint")["size"]
+        .as_u64()
+        .unwrap();
+    let log = gw.api_get(&reviewer, &format!("/api/v1/log?from=0&limit={size}"));
+    let expected: BTreeSet<u64> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            let t = e["entry"]["type"].as_str().unwrap_or("");
+            t != "tool.call.intent" && !t.starts_with("log.")
+        })
+        .map(|e| e["index"].as_u64().unwrap())
+        .collect();
+    let decode = |r: &Captured| {
+        ExportLogsServiceRequest::decode(r.body.as_slice()).expect("an OTLP logs request")
+    };
+    let index_of = |rec: &opentelemetry_proto::tonic::logs::v1::LogRecord| -> u64 {
+        match rec
+            .attributes
+            .iter()
+            .find(|a| a.key == "interlock.leaf.index")
+            .and_then(|a| a.value.clone())
+            .and_then(|v| v.value)
+        {
+            Some(Any::IntValue(i)) => i as u64,
+            other => panic!("interlock.leaf.index: {other:?}"),
+        }
+    };
+    let got = otlp.wait_until("every entry as a log record", |got| {
+        let have: BTreeSet<u64> = got
+            .iter()
+            .flat_map(|r| decode(r).resource_logs)
+            .flat_map(|rl| rl.scope_logs)
+            .flat_map(|sl| sl.log_records)
+            .map(|rec| index_of(&rec))
+            .collect();
+        have.is_superset(&expected)
+    });
+    let mut severities = BTreeSet::new();
+    for r in &got {
+        assert_eq!(r.path, "/v1/logs");
+        assert_eq!(r.header("content-type"), Some("application/x-protobuf"));
+        assert_eq!(r.header("authorization"), Some("Bearer otlp-token"));
+        for rl in decode(r).resource_logs {
+            let resource = rl.resource.expect("a resource");
+            let service = resource
+                .attributes
+                .iter()
+                .find(|a| a.key == "service.name")
+                .unwrap();
+            assert_eq!(
+                service.value.clone().unwrap().value,
+                Some(Any::StringValue("interlock".into()))
+            );
+            for sl in rl.scope_logs {
+                assert_eq!(sl.scope.unwrap().name, "interlock.alerts");
+                for rec in sl.log_records {
+                    assert!(rec.time_unix_nano > 0);
+                    severities.insert(rec.severity_number);
+                    let Some(Any::StringValue(body)) = rec.body.clone().and_then(|b| b.value)
+                    else {
+                        panic!("a string body: {rec:?}");
+                    };
+                    let ev: Value = serde_json::from_str(&body).unwrap();
+                    assert_eq!(ev["index"].as_u64().unwrap(), index_of(&rec));
+                    assert_eq!(rec.event_name, ev["kind"].as_str().unwrap());
+                }
+            }
+        }
+    }
+    assert!(
+        severities.contains(&17),
+        "the block is ERROR (17): {severities:?}"
+    );
+}

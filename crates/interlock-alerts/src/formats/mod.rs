@@ -14,6 +14,7 @@ use crate::event::AlertEvent;
 pub mod datadog;
 pub mod elastic;
 pub mod links;
+pub mod otlp;
 pub mod pagerduty;
 pub mod slack;
 pub mod splunk;
@@ -41,6 +42,8 @@ pub enum SinkKind {
     Elastic,
     /// PagerDuty Events API v2 (trigger and resolve).
     Pagerduty,
+    /// OpenTelemetry logs over OTLP/HTTP (protobuf).
+    Otlp,
 }
 
 impl SinkKind {
@@ -53,13 +56,14 @@ impl SinkKind {
             SinkKind::Datadog => "datadog",
             SinkKind::Elastic => "elastic",
             SinkKind::Pagerduty => "pagerduty",
+            SinkKind::Otlp => "otlp",
         }
     }
 
     /// Whether the sink needs a secret (a signing key, a token).
     pub fn needs_secret(self) -> bool {
         match self {
-            SinkKind::Syslog => false,
+            SinkKind::Syslog | SinkKind::Otlp => false,
             SinkKind::Webhook
             | SinkKind::Slack
             | SinkKind::SplunkHec
@@ -160,6 +164,9 @@ pub fn encode(
                 .map(|e| pagerduty::request(e, secret, &ctx.hostname, review))
                 .collect())
         }
+        SinkKind::Otlp => Ok(otlp::request(events, &ctx.hostname, ctx.secret.as_deref())
+            .into_iter()
+            .collect()),
         SinkKind::Syslog => Ok(syslog::request(events, ctx.facility, &ctx.hostname)
             .into_iter()
             .collect()),

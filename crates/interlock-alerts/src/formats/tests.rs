@@ -119,3 +119,33 @@ fn every_http_kind_needs_its_secret() {
         );
     }
 }
+
+#[test]
+fn an_otlp_export_decodes_with_the_data_models_severity_and_the_record() {
+    use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+    use prost::Message as _;
+    let mut e = event("tool.call", Category::Block, None, Some("files"));
+    e.severity = Severity::High;
+    let r = otlp::request(&[e], "gw", Some("tok")).unwrap();
+    assert!(
+        r.headers
+            .contains(&("Authorization".into(), "Bearer tok".into()))
+    );
+    let req = ExportLogsServiceRequest::decode(r.body.as_slice()).unwrap();
+    let rec = &req.resource_logs[0].scope_logs[0].log_records[0];
+    assert_eq!(rec.severity_number, 17, "ERROR");
+    assert_eq!(rec.time_unix_nano, 1_700_000_000_000_000_000);
+    let attr = |k: &str| {
+        rec.attributes
+            .iter()
+            .find(|a| a.key == k)
+            .unwrap()
+            .value
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(
+        format!("{:?}", attr("interlock.leaf.index").value.unwrap()),
+        "IntValue(7)"
+    );
+}
