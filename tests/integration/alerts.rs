@@ -393,3 +393,115 @@ fn a_dead_sink_does_not_slow_calls() {
     );
     assert!(s["lag"].as_u64().unwrap() >= 12, "{s}");
 }
+
+/// A record the SIEM kept verifies with `interlock receipts verify-event`
+/// against the live log and against an exported bundle; a record whose leaf
+/// hash, index or origin was edited does not.
+#[test]
+fn an_event_a_siem_kept_verifies_against_the_log_and_a_bundle_but_a_forged_one_does_not() {
+    use crate::util::{stderr, stdout};
+    let rx = Receiver::start(Mode::Accept);
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, _) = drifting(dir.path(), &sink(&rx.base, ""));
+    greet(&gw, "Ada");
+    let got = rx.wait_until("the call", |got| {
+        got.iter().any(|r| r.json()["kind"] == "tool.call")
+    });
+    let call = got
+        .iter()
+        .find(|r| r.json()["kind"] == "tool.call")
+        .unwrap();
+    let kept = dir.path().join("kept.json");
+    std::fs::write(&kept, &call.body).unwrap();
+    let file = kept.to_str().unwrap();
+
+    let out = gw.cli(&["receipts", "verify-event", file]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("1 of 1 events verified"),
+        "{}",
+        stdout(&out)
+    );
+    // Every event the receiver got, as one NDJSON file (as a SIEM exports them),
+    // with Splunk's wrapping on one of them.
+    let all = dir.path().join("all.ndjson");
+    let mut lines: Vec<String> = got
+        .iter()
+        .map(|r| String::from_utf8(r.body.clone()).unwrap())
+        .collect();
+    lines[0] = format!("{{\"time\":1,\"event\":{}}}", lines[0]);
+    std::fs::write(&all, lines.join("\n")).unwrap();
+    let out = gw.cli(&["receipts", "verify-event", all.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["events"].as_array().unwrap().len(), got.len());
+
+    let bundle = dir.path().join("bundle");
+    let out = gw.cli(&["receipts", "export", bundle.to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let out = gw.cli(&[
+        "receipts",
+        "verify-event",
+        file,
+        "--bundle",
+        bundle.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+
+    let ev = call.json();
+    let forge = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let mut v = ev.clone();
+        edit(&mut v);
+        let p = dir.path().join(name);
+        std::fs::write(&p, v.to_string()).unwrap();
+        p
+    };
+    let flipped = {
+        let h = ev["leaf_hash"].as_str().unwrap();
+        let first = if h.starts_with('0') { "1" } else { "0" };
+        format!("{first}{}", &h[1..])
+    };
+    let cases = [
+        (
+            forge("hash.json", &|v| v["leaf_hash"] = flipped.clone().into()),
+            "hashes to",
+        ),
+        (
+            forge("index.json", &|v| {
+                v["index"] = (v["index"].as_u64().unwrap() - 1).into()
+            }),
+            "hashes to",
+        ),
+        (
+            forge("origin.json", &|v| v["origin"] = "someone.else/log".into()),
+            "someone.else/log",
+        ),
+    ];
+    for (forged, why) in &cases {
+        for extra in [&[][..], &["--bundle", bundle.to_str().unwrap()][..]] {
+            let mut args = vec!["receipts", "verify-event", forged.to_str().unwrap()];
+            args.extend_from_slice(extra);
+            let out = gw.cli(&args);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{forged:?} {extra:?}: {}",
+                stdout(&out)
+            );
+            assert!(
+                stdout(&out).contains(why),
+                "{forged:?} {extra:?}: {}",
+                stdout(&out)
+            );
+        }
+    }
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, br#"{"index": 1}"#).unwrap();
+    let out = gw.cli(&["receipts", "verify-event", junk.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("not an alert event"),
+        "{}",
+        stderr(&out)
+    );
+}
