@@ -505,3 +505,86 @@ fn an_event_a_siem_kept_verifies_against_the_log_and_a_bundle_but_a_forged_one_d
         stderr(&out)
     );
 }
+
+/// *Send test* through the reviewer API and `interlock alerts test`: the
+/// receiver gets an `alert.test` event marked as a test, under an idempotency
+/// key no real delivery uses; `interlock alerts status` shows each sink; an
+/// unknown sink is a 404.
+#[test]
+fn a_test_event_reaches_the_receiver_and_status_lists_the_sinks() {
+    use crate::gateway_util::http;
+    use crate::util::{stderr, stdout};
+    let rx = Receiver::start(Mode::Accept);
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, _) = drifting(dir.path(), &sink(&rx.base, ""));
+    let reviewer = gw.reviewer_key();
+    let auth = format!("Bearer {reviewer}");
+    let (status, _, body) = http(
+        &gw.addr,
+        "POST",
+        "/api/v1/alerts/siem/test",
+        &[("Authorization", &auth)],
+        b"",
+    );
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let outcome: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    let got = rx.wait_until("the test event", |got| {
+        got.iter().any(|r| r.json()["kind"] == "alert.test")
+    });
+    let t = got
+        .iter()
+        .find(|r| r.json()["kind"] == "alert.test")
+        .unwrap();
+    assert_eq!(t.json()["test"], true);
+    assert!(
+        t.header("idempotency-key").unwrap().starts_with("test-"),
+        "{:?}",
+        t.headers
+    );
+    let (status, _, _) = http(
+        &gw.addr,
+        "POST",
+        "/api/v1/alerts/nope/test",
+        &[("Authorization", &auth)],
+        b"",
+    );
+    assert_eq!(status, 404);
+    let (status, _, _) = http(
+        &gw.addr,
+        "POST",
+        "/api/v1/alerts/siem/test",
+        &[("Authorization", &format!("Bearer {}", gw.agent_key))],
+        b"",
+    );
+    assert_eq!(status, 401, "an agent key cannot send tests");
+
+    let config = gw.dir.path().join("gateway.toml");
+    let out = gw.cli(&[
+        "alerts",
+        "test",
+        "siem",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    rx.wait_until("two test events", |got| {
+        got.iter()
+            .filter(|r| r.json()["kind"] == "alert.test")
+            .count()
+            == 2
+    });
+    let out = gw.cli(&["alerts", "status", "--config", config.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("siem "), "{}", stdout(&out));
+    rx.set_mode(Mode::Fail(500));
+    let out = gw.cli(&[
+        "alerts",
+        "test",
+        "siem",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("HTTP 500"), "{}", stdout(&out));
+}

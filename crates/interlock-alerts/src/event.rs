@@ -136,6 +136,9 @@ pub struct AlertEvent {
     pub result_hash: Option<String>,
     /// A call's id, joining its intent and outcome leaves.
     pub call_id: Option<String>,
+    /// A *Send test* event (`alerts test`): not a delivery of its leaf, so
+    /// its idempotency keys differ from the leaf's.
+    pub test: bool,
 }
 
 fn text(m: &Map, k: &str) -> Option<String> {
@@ -164,6 +167,7 @@ impl AlertEvent {
                     result_hash: text(p, "result_hash").or_else(|| text(p, "response_hash")),
                     call_id: text(p, "call_id"),
                     summary,
+                    test: false,
                 }
             }
             Err(_) => {
@@ -181,8 +185,41 @@ impl AlertEvent {
                     arguments_hash: None,
                     result_hash: None,
                     call_id: None,
+                    test: false,
                 }
             }
+        }
+    }
+
+    /// The test event of a sink (`alerts test`, *Send test*): the record of
+    /// the latest signed leaf (so the receiver can try verifying it), kind
+    /// `alert.test`, informational, marked `"test": true`.
+    pub fn test_event(record: Record, time: i64) -> AlertEvent {
+        AlertEvent {
+            record,
+            kind: "alert.test".into(),
+            category: Category::Other,
+            severity: Severity::Info,
+            summary: ReceiptSummary {
+                kind: "alert.test".into(),
+                time,
+                reasons: Some("a test event sent from Interlock's alert settings".into()),
+                ..ReceiptSummary::default()
+            },
+            arguments_hash: None,
+            result_hash: None,
+            call_id: None,
+            test: true,
+        }
+    }
+
+    /// The key a receiver drops repeats by: the leaf index, or for a test
+    /// event `test-<index>-<time>` (never a real delivery's key).
+    pub fn idempotency_key(&self) -> String {
+        if self.test {
+            format!("test-{}-{}", self.record.index, self.summary.time)
+        } else {
+            self.record.index.to_string()
         }
     }
 
@@ -260,6 +297,9 @@ impl AlertEvent {
         }
         if let Some(f) = &s.findings {
             m.insert("findings".into(), f.clone());
+        }
+        if self.test {
+            m.insert("test".into(), true.into());
         }
         v
     }

@@ -73,6 +73,7 @@ mod tests {
             arguments_hash: None,
             result_hash: None,
             call_id: None,
+            test: false,
         }
     }
 

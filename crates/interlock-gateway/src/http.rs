@@ -109,6 +109,10 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             axum::routing::post(receipts_api::export),
         )
         .route("/api/v1/alerts", get(crate::alerts::api::list))
+        .route(
+            "/api/v1/alerts/{sink}/test",
+            axum::routing::post(crate::alerts::api::test),
+        )
         .route("/metrics", get(crate::metrics::serve))
         .route("/api/v1/events", get(api::events))
         .route("/healthz", get(|| async { "ok" }));

@@ -14,7 +14,7 @@ use crate::event::AlertEvent;
 pub const DEFAULT_INDEX: &str = "interlock-alerts";
 
 pub fn document_id(e: &AlertEvent) -> String {
-    format!("{}#{}", e.record.origin, e.record.index)
+    format!("{}#{}", e.record.origin, e.idempotency_key())
 }
 
 pub fn request(events: &[AlertEvent], api_key: &str, index: &str) -> Option<WireRequest> {

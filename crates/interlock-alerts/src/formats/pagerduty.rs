@@ -26,6 +26,9 @@ pub enum Action {
 
 /// What `event` does to an incident.
 pub fn action(e: &AlertEvent) -> Action {
+    if e.test {
+        return Action::Trigger("interlock:test".into());
+    }
     let s = &e.summary;
     match (e.kind.as_str(), &s.plan_id, &s.server) {
         ("plan.approved" | "plan.rejected" | "plan.decision" | "plan.expired", Some(p), _) => {

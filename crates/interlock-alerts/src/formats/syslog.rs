@@ -117,6 +117,7 @@ mod tests {
             arguments_hash: None,
             result_hash: None,
             call_id: None,
+            test: false,
         }
     }
 

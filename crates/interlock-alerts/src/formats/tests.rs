@@ -29,6 +29,7 @@ fn event(kind: &str, category: Category, plan: Option<&str>, server: Option<&str
         arguments_hash: None,
         result_hash: None,
         call_id: None,
+        test: false,
     }
 }
 

@@ -44,7 +44,7 @@ pub fn request(event: &AlertEvent, secret: &str) -> WireRequest {
         headers: vec![
             ("Content-Type".into(), "application/json".into()),
             (SIGNATURE_HEADER.into(), signature(secret, &body)),
-            (IDEMPOTENCY_HEADER.into(), event.record.index.to_string()),
+            (IDEMPOTENCY_HEADER.into(), event.idempotency_key()),
             ("X-Interlock-Event".into(), event.kind.clone()),
             (
                 "X-Interlock-Severity".into(),

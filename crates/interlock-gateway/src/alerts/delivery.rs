@@ -18,10 +18,68 @@ pub struct SinkTask {
     gw: Gateway,
     sink: Arc<SinkConfig>,
     filter: Filter,
+    sender: Sender,
+    shutdown: watch::Receiver<bool>,
+}
+
+/// What sends a sink's requests: its HTTP client, or its syslog connection.
+pub struct Sender {
+    sink: Arc<SinkConfig>,
     client: reqwest::Client,
     /// The syslog sink's connection (`None` for HTTP sinks).
     stream: Option<Result<super::stream::SyslogConn, String>>,
-    shutdown: watch::Receiver<bool>,
+}
+
+impl Sender {
+    pub fn new(sink: Arc<SinkConfig>) -> Sender {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_millis(sink.timeout_ms))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("a reqwest client builds");
+        let stream = (sink.kind == SinkKind::Syslog).then(|| super::stream::SyslogConn::new(&sink));
+        Sender {
+            sink,
+            client,
+            stream,
+        }
+    }
+
+    /// One try of `request`: accepted, or why not.
+    pub async fn send(&self, request: &WireRequest) -> Result<(), SendError> {
+        match &self.stream {
+            Some(Ok(conn)) => return conn.send(&request.body).await,
+            Some(Err(why)) => return Err(why.clone()),
+            None => {}
+        }
+        let url = match &request.url_suffix {
+            Some(suffix) => format!("{}{suffix}", self.sink.url.trim_end_matches('/')),
+            None => self.sink.url.clone(),
+        };
+        let mut req = self.client.post(url).body(request.body.clone());
+        for (k, v) in &request.headers {
+            req = req.header(k, v);
+        }
+        let answer = req.send().await.map_err(describe)?;
+        let status = answer.status();
+        let body = answer.bytes().await.unwrap_or_default();
+        if status.is_success() {
+            return self.sink.kind.accepted(&body);
+        }
+        let text = String::from_utf8_lossy(&body[..body.len().min(ERROR_BODY_BYTES)]).into_owned();
+        Err(format!("HTTP {}: {}", status.as_u16(), text.trim()))
+    }
+}
+
+/// The format context of `sink` (its secret, host name, links).
+pub fn context(sink: &SinkConfig) -> FormatContext {
+    FormatContext {
+        secret: sink.secret.clone(),
+        facility: sink.facility,
+        hostname: sink.hostname.clone().unwrap_or_else(this_host),
+        review_url: sink.review_url.clone(),
+        index: sink.index.clone(),
+    }
 }
 
 /// Why a request failed (kept as the sink's last error).
@@ -29,19 +87,12 @@ type SendError = String;
 
 impl SinkTask {
     pub fn new(gw: Gateway, sink: Arc<SinkConfig>) -> SinkTask {
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_millis(sink.timeout_ms))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("a reqwest client builds");
         let shutdown = gw.0.shutdown.subscribe();
-        let stream = (sink.kind == SinkKind::Syslog).then(|| super::stream::SyslogConn::new(&sink));
         SinkTask {
-            stream,
+            sender: Sender::new(Arc::clone(&sink)),
             filter: sink.filter(),
             gw,
             sink,
-            client,
             shutdown,
         }
     }
@@ -80,13 +131,7 @@ impl SinkTask {
                 }
             }
         };
-        let ctx = FormatContext {
-            secret: self.sink.secret.clone(),
-            facility: self.sink.facility,
-            hostname: self.sink.hostname.clone().unwrap_or_else(this_host),
-            review_url: self.sink.review_url.clone(),
-            index: self.sink.index.clone(),
-        };
+        let ctx = context(&self.sink);
         while !self.stopping() {
             // Only leaves under a signed checkpoint: each event names the
             // checkpoint it can be verified against.
@@ -174,7 +219,7 @@ impl SinkTask {
         loop {
             let mut shutdown = self.shutdown.clone();
             let sent = tokio::select! {
-                r = self.send(request) => r,
+                r = self.sender.send(request) => r,
                 _ = shutdown.wait_for(|s| *s) => return false,
             };
             match sent {
@@ -218,30 +263,6 @@ impl SinkTask {
                 }
             }
         }
-    }
-
-    async fn send(&self, request: &WireRequest) -> Result<(), SendError> {
-        match &self.stream {
-            Some(Ok(conn)) => return conn.send(&request.body).await,
-            Some(Err(why)) => return Err(why.clone()),
-            None => {}
-        }
-        let url = match &request.url_suffix {
-            Some(suffix) => format!("{}{suffix}", self.sink.url.trim_end_matches('/')),
-            None => self.sink.url.clone(),
-        };
-        let mut req = self.client.post(url).body(request.body.clone());
-        for (k, v) in &request.headers {
-            req = req.header(k, v);
-        }
-        let answer = req.send().await.map_err(describe)?;
-        let status = answer.status();
-        let body = answer.bytes().await.unwrap_or_default();
-        if status.is_success() {
-            return self.sink.kind.accepted(&body);
-        }
-        let text = String::from_utf8_lossy(&body[..body.len().min(ERROR_BODY_BYTES)]).into_owned();
-        Err(format!("HTTP {}: {}", status.as_u16(), text.trim()))
     }
 }
 

@@ -82,10 +82,77 @@ pub fn spawn(gw: &Gateway) {
 
 /// The status of every configured sink.
 pub async fn status(gw: &Gateway) -> Result<Vec<SinkStatus>, interlock_store::StoreError> {
-    let store = gw.engine().store();
+    status_of(&gw.config().alerts.sinks, gw.engine().store()).await
+}
+
+/// The outcome of a *Send test*.
+#[derive(Clone, Debug, Serialize)]
+pub struct TestOutcome {
+    pub sink: String,
+    pub ok: bool,
+    /// Why the receiver did not accept it.
+    pub error: Option<String>,
+    /// The leaf index the test event's record names.
+    pub index: u64,
+}
+
+/// Sends one test event through `sink` now (one try, no retry, the cursor
+/// untouched): the record of the latest signed leaf, kind `alert.test`.
+pub async fn send_test(
+    sink: &SinkConfig,
+    store: &interlock_store::Store,
+    origin: &str,
+) -> Result<TestOutcome, interlock_store::StoreError> {
+    let checkpoint = store.latest_checkpoint().await?;
+    let size = checkpoint.as_ref().map_or(0, |c| c.size);
+    let leaf = match size.checked_sub(1) {
+        Some(i) => store.leaf(i).await?,
+        None => None,
+    };
+    let record = interlock_alerts::Record {
+        origin: origin.to_owned(),
+        index: leaf.as_ref().map_or(0, |l| l.idx),
+        leaf_hash: leaf.as_ref().map_or([0; 32], |l| l.leaf_hash),
+        checkpoint_size: size,
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let event = interlock_alerts::AlertEvent::test_event(record, now);
+    let sink = Arc::new(sink.clone());
+    let mut outcome = TestOutcome {
+        sink: sink.name.clone(),
+        ok: true,
+        error: None,
+        index: event.record.index,
+    };
+    let requests = match interlock_alerts::encode(sink.kind, &[event], &delivery::context(&sink)) {
+        Ok(r) => r,
+        Err(e) => {
+            outcome.ok = false;
+            outcome.error = Some(e.to_string());
+            return Ok(outcome);
+        }
+    };
+    let sender = delivery::Sender::new(sink);
+    for r in &requests {
+        if let Err(e) = sender.send(r).await {
+            outcome.ok = false;
+            outcome.error = Some(e);
+            break;
+        }
+    }
+    Ok(outcome)
+}
+
+/// The status of `sinks` in `store` (for a CLI beside the gateway too).
+pub async fn status_of(
+    sinks: &[SinkConfig],
+    store: &interlock_store::Store,
+) -> Result<Vec<SinkStatus>, interlock_store::StoreError> {
     let signed = store.latest_checkpoint().await?.map_or(0, |c| c.size);
     let mut out = Vec::new();
-    for sink in &gw.config().alerts.sinks {
+    for sink in sinks {
         let cursor = store
             .alert_cursor(&sink.name)
             .await?
