@@ -6,6 +6,7 @@ import { desktopApproverInfo, desktopErrorMessage } from '../lib/desktop';
 import { useResource } from '../lib/hooks';
 import { ConfirmDialog } from '../components/Dialog';
 import { ConnectClients } from '../components/ConnectClients';
+import { AlertSinks } from '../components/AlertSinks';
 import { CopyButton, Hash, Icon, SkeletonBlock } from '../components/ui';
 
 interface KeyInfo {
@@ -258,6 +259,7 @@ export function Settings() {
       <ApiKeyCard />
       <ApproverCard />
       {token() && <ConnectClients />}
+      {token() && <AlertSinks />}
     </div>
   );
 }
