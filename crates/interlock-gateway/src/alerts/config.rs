@@ -402,6 +402,34 @@ mod tests {
     }
 
     #[test]
+    fn a_keychain_secret_is_resolved_and_a_missing_one_names_the_sink() {
+        let mut c = parse(
+            "[[sinks]]\nname = \"siem\"\nkind = \"webhook\"\nurl = \"https://a.example/\"\nsecret_keychain = \"alerts.siem\"\n",
+        )
+        .unwrap();
+        assert!(c.has_keychain_references());
+        let mut missing = |_: &str| Ok(None);
+        let e = c
+            .clone()
+            .resolve_secrets(&mut missing)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("siem") && e.contains("alerts.siem"), "{e}");
+        let mut found = |t: &str| Ok((t == "alerts.siem").then(|| "s3cret".to_owned()));
+        c.resolve_secrets(&mut found).unwrap();
+        assert_eq!(c.sinks[0].secret.as_deref(), Some("s3cret"));
+        // The whole gateway config resolves sinks with its upstreams.
+        let mut g = crate::config::GatewayConfig::parse(
+            "[[alerts.sinks]]\nname = \"siem\"\nkind = \"webhook\"\nurl = \"https://a.example/\"\nsecret_keychain = \"alerts.siem\"\n",
+        )
+        .unwrap();
+        assert!(g.has_keychain_references());
+        g.resolve_secrets(|t| Ok((t == "alerts.siem").then(|| "s3cret".to_owned())))
+            .unwrap();
+        assert_eq!(g.alerts.sinks[0].secret.as_deref(), Some("s3cret"));
+    }
+
+    #[test]
     fn two_sinks_of_one_name_would_share_a_cursor_and_are_refused() {
         let one = "[[sinks]]\nname = \"s\"\nkind = \"webhook\"\nurl = \"https://a.example/\"\nsecret_env = \"K\"\n";
         let e = parse(&format!("{one}{one}")).unwrap_err();
