@@ -9,7 +9,10 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 # A headless OS keychain for the keychain tests (scripts/with-keyring): a D-Bus session
 # bus, gnome-keyring's Secret Service, and secret-tool to poke it by hand. And the
 # OpenSSL CLI, which the receipts tests use to check a DSSE signature independently.
-keyring_pkgs=(dbus dbus-x11 gnome-keyring libsecret-tools openssl)
+# Alert sinks' real receivers (issue 21): Prometheus scraping /metrics, rsyslog
+# receiving RFC 5424 over TLS (its GnuTLS and OpenSSL network stream drivers).
+keyring_pkgs=(dbus dbus-x11 gnome-keyring libsecret-tools openssl
+  prometheus rsyslog rsyslog-gnutls rsyslog-openssl)
 # (dpkg-query, not `dpkg -s`: a removed package whose config files remain is "known".)
 if [ "$(dpkg-query -W -f='${Status}\n' "${keyring_pkgs[@]}" 2>/dev/null |
   grep -c '^install ok installed$')" -ne "${#keyring_pkgs[@]}" ]; then

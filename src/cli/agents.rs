@@ -105,6 +105,8 @@ pub enum ReviewerScope {
     Full,
     /// Only `POST /api/v1/servers/{name}/review` (issue 22).
     Review,
+    /// Only `GET /metrics` (issue 21): a Prometheus scraper's key.
+    Metrics,
 }
 
 pub async fn reviewers(ctx: &Context, cmd: ReviewersCommand) -> anyhow::Result<ExitCode> {
@@ -113,6 +115,7 @@ pub async fn reviewers(ctx: &Context, cmd: ReviewersCommand) -> anyhow::Result<E
             let role = match scope {
                 ReviewerScope::Full => "reviewer",
                 ReviewerScope::Review => interlock_gateway::api::REVIEW_ONLY_ROLE,
+                ReviewerScope::Metrics => interlock_gateway::metrics::METRICS_ONLY_ROLE,
             };
             add(ctx, ApiKeyKind::Reviewer, &name, role).await
         }

@@ -2,6 +2,7 @@
 
 mod admin;
 mod agents;
+mod alerts;
 mod audit;
 mod canon;
 mod connect;
@@ -70,6 +71,9 @@ enum Command {
     /// Receipts for auditors: show, export a bundle, verify a bundle offline.
     #[command(subcommand)]
     Receipts(receipts::ReceiptsCommand),
+    /// Alert sinks (SIEM, chat, pager): their delivery state, a test event.
+    #[command(subcommand)]
+    Alerts(alerts::AlertsCommand),
     /// Run the whole loop once — propose, approve, execute, prove — with throwaway keys.
     ///
     /// Needs nothing but this binary (no keychain). With --data-dir DIR the demo's
@@ -183,6 +187,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Keys(cmd) => context::block_on(keys::run(&ctx, cmd)),
         Command::Audit(cmd) => context::block_on(audit::run(&ctx, cmd)),
         Command::Receipts(cmd) => context::block_on(receipts::run(&ctx, cmd)),
+        Command::Alerts(cmd) => context::block_on(alerts::run(&ctx, cmd)),
         Command::Demo(args) => context::block_on(demo::run(cli.data_dir, args)),
         Command::Serve(args) => context::block_on(serve::run(&ctx, args)),
         Command::Mcp(args) => context::block_on(mcp_bridge::run(args)),

@@ -103,6 +103,23 @@ pub enum ReceiptsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Check an alert event a SIEM received (issue 21) against a receipts
+    /// bundle or this machine's log: the leaf at its index hashes to its leaf
+    /// hash and is included in the signed checkpoint of its size. FILE holds
+    /// one event, a JSON array or one per line, bare or as its sink wrapped it
+    /// (Splunk's `event`, Datadog's `interlock`, PagerDuty's `custom_details`).
+    /// Exit 1 if any does not verify.
+    VerifyEvent {
+        file: PathBuf,
+        /// Check against this exported bundle instead of this machine's log.
+        #[arg(long, value_name = "BUNDLE")]
+        bundle: Option<PathBuf>,
+        /// The log key you trust (as for `receipts verify`).
+        #[arg(long, value_name = "VKEY")]
+        log_key: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode> {
@@ -150,7 +167,125 @@ pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode
             log_key,
             json,
         } => claims(ctx, bundle.as_deref(), log_key, json).await,
+        ReceiptsCommand::VerifyEvent {
+            file,
+            bundle,
+            log_key,
+            json,
+        } => verify_event(ctx, &file, bundle.as_deref(), log_key, json).await,
     }
+}
+
+/// `receipts verify-event`: printing only; the checks are
+/// `interlock_receipts::event`, the live evidence `interlock_log::event_evidence`.
+async fn verify_event(
+    ctx: &Context,
+    file: &Path,
+    bundle: Option<&Path>,
+    log_key: Option<String>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    use interlock_receipts::event::{
+        parse_event_records, verify_event_in_bundle, verify_event_with_proof,
+    };
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let records = match parse_event_records(&bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("interlock: {}: {e}", file.display());
+            return Ok(ExitCode::from(EXIT_REJECTED));
+        }
+    };
+    let mut results = Vec::new();
+    let source;
+    match bundle {
+        Some(path) => {
+            let path = if path.is_dir() {
+                path.join("bundle.json")
+            } else {
+                path.to_path_buf()
+            };
+            let b = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let opts = VerifyOptions {
+                pinned_log_key: log_key,
+                ..VerifyOptions::default()
+            };
+            for r in &records {
+                results.push(
+                    verify_event_in_bundle(r, &b, &opts)
+                        .map(|size| format!("included in the bundle's signed tree of {size}")),
+                );
+            }
+            source = format!("the bundle {}", path.display());
+        }
+        None => {
+            let (key, from) = super::audit::pinned_key(ctx, log_key.as_deref())?;
+            let store = ctx.store().await?;
+            let origin = store
+                .get_meta(interlock_log::META_ORIGIN)
+                .await?
+                .context("this log records no origin")?;
+            let recorded = store.get_meta(META_VKEY).await?;
+            let verifier = match key {
+                Some(k) => NoteVerifier::new(&origin, k)?,
+                None => NoteVerifier::from_vkey(
+                    recorded.as_deref().context("this log records no log key")?,
+                )?,
+            };
+            for r in &records {
+                results.push(
+                    match interlock_log::event_evidence(&store, r.index, r.checkpoint_size).await {
+                        Ok(ev) => verify_event_with_proof(
+                            r,
+                            &ev.leaf,
+                            &ev.proof,
+                            &ev.checkpoint,
+                            &verifier,
+                        )
+                        .map(|()| format!("included in the signed tree of {}", r.checkpoint_size)),
+                        Err(e) => Err(interlock_receipts::event::EventError::Checkpoint(
+                            r.checkpoint_size,
+                            e.to_string(),
+                        )),
+                    },
+                );
+            }
+            source = format!("this log, with the log key from {from}");
+        }
+    }
+    let ok = results.iter().all(Result::is_ok);
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "ok": ok,
+                "source": source,
+                "events": records.iter().zip(&results).map(|(r, res)| serde_json::json!({
+                    "origin": r.origin, "index": r.index, "leaf_hash": hex::encode(r.leaf_hash),
+                    "checkpoint_size": r.checkpoint_size,
+                    "ok": res.is_ok(),
+                    "error": res.as_ref().err().map(ToString::to_string),
+                })).collect::<Vec<_>>(),
+            })
+        );
+    } else {
+        for (r, res) in records.iter().zip(&results) {
+            match res {
+                Ok(how) => println!("ok    leaf {}: {how}", r.index),
+                Err(e) => println!("FAIL  leaf {}: {e}", r.index),
+            }
+        }
+        println!(
+            "{} of {} events verified against {source}",
+            results.iter().filter(|r| r.is_ok()).count(),
+            results.len()
+        );
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_REJECTED)
+    })
 }
 
 async fn claims(

@@ -60,10 +60,25 @@ impl Gateway {
         Gateway::start_with(config, &[], Some(policy))
     }
 
+    /// [`Gateway::start`] with `extra` in the environment of `interlock serve`
+    /// and of its CLI calls (a sink's `secret_env`, say).
+    pub fn start_with_env(config: &str, extra: &[(&str, &str)]) -> Gateway {
+        Gateway::start_full(config, &[], None, extra)
+    }
+
     fn start_with(config: &str, wrapper: &[&str], policy: Option<&str>) -> Gateway {
+        Gateway::start_full(config, wrapper, policy, &[])
+    }
+
+    fn start_full(
+        config: &str,
+        wrapper: &[&str],
+        policy: Option<&str>,
+        extra: &[(&str, &str)],
+    ) -> Gateway {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
-        let env = vec![
+        let env: Vec<(String, String)> = [
             (
                 "INTERLOCK_DATA_DIR".to_owned(),
                 data.to_string_lossy().into_owned(),
@@ -72,7 +87,14 @@ impl Gateway {
                 "INTERLOCK_KEYCHAIN_SERVICE".to_owned(),
                 format!("interlock-gw-test-{}-{}", std::process::id(), rand_suffix()),
             ),
-        ];
+        ]
+        .into_iter()
+        .chain(
+            extra
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        )
+        .collect();
         let mut gw = Gateway {
             dir,
             url: String::new(),

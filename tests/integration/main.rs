@@ -4,6 +4,8 @@
 
 mod admin;
 mod admin_api;
+mod alert_formats;
+mod alerts;
 mod callpath;
 mod canon;
 mod channels;
@@ -20,16 +22,19 @@ mod held_tasks;
 mod key_limits;
 mod limits;
 mod mcp_bridge;
+mod metrics;
 mod pinning;
 mod plan_seed;
 mod probes;
 mod receipts;
 mod receipts_view;
+mod receiver;
 mod review;
 mod scoped;
 mod servers_runtime;
 mod signin;
 mod standing;
+mod syslog;
 mod team;
 mod trust;
 mod util;

@@ -37,6 +37,13 @@ type ApiResult = Result<Json<Value>, ApiError>;
 /// The reviewer behind a request.
 pub async fn reviewer(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, ApiError> {
     let record = any_reviewer(gw, headers).await?;
+    if record.role == crate::metrics::METRICS_ONLY_ROLE {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "metrics_only",
+            "this key is metrics-only: it can only GET /metrics".into(),
+        ));
+    }
     if record.role == REVIEW_ONLY_ROLE {
         return Err(ApiError(
             StatusCode::FORBIDDEN,
@@ -559,6 +566,13 @@ pub async fn review_server(
     use crate::review::idempotency::{Lookup, MAX_KEY_LEN};
     use axum::response::IntoResponse as _;
     let caller = any_reviewer(&gw, &headers).await?;
+    if caller.role == crate::metrics::METRICS_ONLY_ROLE {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "metrics_only",
+            "this key is metrics-only: it can only GET /metrics".into(),
+        ));
+    }
     let bad = |code: &'static str, message: String| {
         ApiError(StatusCode::UNPROCESSABLE_ENTITY, code, message)
     };

@@ -89,6 +89,9 @@ pub struct GatewayConfig {
     pub calls: CallsConfig,
     #[serde(default)]
     pub log: LogConfig,
+    /// `[alerts]`: sinks delivered from the log (issue 21).
+    #[serde(default)]
+    pub alerts: crate::alerts::AlertsConfig,
 }
 
 /// `[log]`: when checkpoints are signed and when a tool call's outcome leaf
@@ -218,6 +221,7 @@ impl Default for GatewayConfig {
             roles: BTreeMap::new(),
             calls: CallsConfig::default(),
             log: LogConfig::default(),
+            alerts: Default::default(),
         }
     }
 }
@@ -845,6 +849,7 @@ impl GatewayConfig {
         self.servers
             .values()
             .any(|u| !u.env_keychain.is_empty() || !u.headers_keychain.is_empty())
+            || self.alerts.has_keychain_references()
     }
 
     /// Replaces every `env_keychain` / `headers_keychain` reference with the
@@ -856,6 +861,7 @@ impl GatewayConfig {
         &mut self,
         mut lookup: impl FnMut(&str) -> Result<Option<String>, String>,
     ) -> Result<(), ConfigError> {
+        self.alerts.resolve_secrets(&mut lookup)?;
         for (name, up) in &mut self.servers {
             for (refs, into) in [
                 (&mut up.env_keychain, &mut up.env),
@@ -909,6 +915,7 @@ impl GatewayConfig {
     fn check(&self) -> Result<(), ConfigError> {
         self.log.check()?;
         self.envelope.check()?;
+        self.alerts.check()?;
         for (name, upstream) in &self.servers {
             if !valid_server_name(name) {
                 return Err(ConfigError::Invalid(format!(

@@ -228,6 +228,7 @@ impl Prepared {
             server_file: Default::default(),
             key_limits: Default::default(),
             shutdown,
+            metrics: Default::default(),
         }));
         for up in gw.0.upstreams.all() {
             tokio::spawn(supervise(gw.clone(), up));
@@ -235,6 +236,8 @@ impl Prepared {
         tokio::spawn(reload_loop(gw.clone()));
         tokio::spawn(relay_engine_events(gw.clone()));
         tokio::spawn(index_receipts_loop(gw.clone()));
+        crate::alerts::spawn(&gw);
+        tokio::spawn(crate::metrics::tail_log(gw.clone()));
         gw
     }
 }
@@ -300,7 +303,9 @@ pub(crate) struct Inner {
     pub(crate) key_limits: crate::calls::limits::KeyLimits,
     /// The host's `gateway.toml`, for servers added and removed at run time.
     pub(crate) server_file: std::sync::OnceLock<Arc<dyn crate::servers::ServerFile>>,
-    shutdown: watch::Sender<bool>,
+    pub(crate) shutdown: watch::Sender<bool>,
+    /// `/metrics` (issue 21).
+    metrics: crate::metrics::Metrics,
 }
 
 /// The most held calls remembered; the oldest are forgotten first (their
@@ -357,7 +362,9 @@ impl Gateway {
     /// It also starts building the inspection rules on a thread of their own
     /// ([`interlock_inspect::warm_up`]), so the first tool call does not wait
     /// for them while the upstreams and the log are still being opened.
-    pub fn prepare(config: GatewayConfig) -> Result<Prepared, ConfigError> {
+    pub fn prepare(mut config: GatewayConfig) -> Result<Prepared, ConfigError> {
+        // Alert sinks' `secret_env` references (keychain ones the host resolved).
+        config.alerts.resolve_env()?;
         let policy = config.drift.policy()?;
         let upstreams = Arc::new(Upstreams::from_config(&config)?);
         if let Err(e) = std::thread::Builder::new()
@@ -381,6 +388,11 @@ impl Gateway {
 
     pub fn config(&self) -> &GatewayConfig {
         &self.0.config
+    }
+
+    /// The gateway's metrics (`/metrics`).
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.0.metrics
     }
 
     /// Hands the gateway the host's client connector (once; a second call

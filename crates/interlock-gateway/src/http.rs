@@ -140,6 +140,12 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/receipts/export",
             axum::routing::post(receipts_api::export),
         )
+        .route("/api/v1/alerts", get(crate::alerts::api::list))
+        .route(
+            "/api/v1/alerts/{sink}/test",
+            axum::routing::post(crate::alerts::api::test),
+        )
+        .route("/metrics", get(crate::metrics::serve))
         .route("/api/v1/events", get(api::events))
         .route("/healthz", get(|| async { "ok" }));
     if let Some(dir) = ui_dir {

@@ -26,6 +26,8 @@
 //! - [`http`]: routes and the Origin/Host guard.
 //! - [`client`]: a client of another gateway's reviewer API (the desktop app's
 //!   team mode).
+//! - [`alerts`]: alert delivery to SIEMs, chat and pagers, read from the log (issue 21).
+//! - [`metrics`]: `/metrics` for Prometheus (issue 21).
 //! - [`sse`]: the server-sent events parser both upstream HTTP and [`client`] read with.
 //! - [`clients`]: "Connect a client" on the reviewer API, over the host's connector.
 //! - [`signin`]: one-time sign-in links (a browser becomes a reviewer).
@@ -38,6 +40,7 @@
 
 pub mod admin;
 pub mod admin_api;
+pub mod alerts;
 pub mod api;
 pub mod auth;
 pub mod calls;
@@ -56,6 +59,7 @@ pub mod jsonrpc;
 pub mod keys;
 pub mod listing;
 pub mod mcp;
+pub mod metrics;
 pub mod pins;
 pub mod probes;
 pub mod receipts_api;

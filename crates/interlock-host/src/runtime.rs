@@ -220,10 +220,11 @@ impl RunningGateway {
             .store()
             .api_keys(ApiKeyKind::Reviewer)
             .await?;
-        if reviewers
-            .iter()
-            .any(|k| k.revoked_at.is_none() && k.role != interlock_gateway::api::REVIEW_ONLY_ROLE)
-        {
+        if reviewers.iter().any(|k| {
+            k.revoked_at.is_none()
+                && k.role != interlock_gateway::api::REVIEW_ONLY_ROLE
+                && k.role != interlock_gateway::metrics::METRICS_ONLY_ROLE
+        }) {
             return Ok(None);
         }
         self.signin_link().await

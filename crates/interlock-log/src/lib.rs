@@ -44,7 +44,7 @@ pub use log::{
     Appended, Durability, Log, LogOptions, MAX_BATCH, MAX_ENTRY_BYTES, META_ORIGIN, META_VKEY,
 };
 pub use receipts::{
-    ExportFiles, ReceiptEntry, UNREADABLE, export_files, facts_of, index_receipts, receipts_page,
-    tlog_proof_file,
+    EventEvidence, ExportFiles, ReceiptEntry, UNREADABLE, event_evidence, export_files, facts_of,
+    index_receipts, receipts_page, tlog_proof_file,
 };
 pub use signer::{CheckpointSigner, LogSigner};

@@ -152,3 +152,53 @@ pub async fn tlog_proof_file(store: &Store, index: u64) -> Result<String, LogErr
     }
     Ok(text)
 }
+
+/// What the live log holds to check an alert event against (issue 21,
+/// `interlock receipts verify-event`): the leaf at the event's index, its
+/// inclusion proof in the tree of the event's checkpoint size, the signed
+/// checkpoint of that size and the log key the log records.
+#[derive(Debug)]
+pub struct EventEvidence {
+    pub leaf: Vec<u8>,
+    pub proof: Vec<interlock_merkle::Hash>,
+    /// The signed checkpoint note of exactly `size` leaves.
+    pub checkpoint: String,
+    /// The log's recorded verifier key (C2SP vkey), if any.
+    pub recorded_vkey: Option<String>,
+}
+
+/// The evidence for leaf `index` under the checkpoint of `size` leaves. An
+/// error names what the log lacks (no such leaf, no checkpoint of that size:
+/// the event was not sent by this log, or the log lost it).
+pub async fn event_evidence(
+    store: &Store,
+    index: u64,
+    size: u64,
+) -> Result<EventEvidence, LogError> {
+    let missing = |m: String| LogError::Export(m);
+    let checkpoint = store
+        .checkpoints()
+        .await?
+        .into_iter()
+        .find(|c| c.size == size)
+        .ok_or_else(|| missing(format!("this log signed no checkpoint of size {size}")))?
+        .note;
+    let leaf = store
+        .leaf(index)
+        .await?
+        .ok_or_else(|| missing(format!("this log has no leaf {index}")))?
+        .data;
+    let hashes = store.leaf_hashes().await?;
+    let within = usize::try_from(size)
+        .ok()
+        .filter(|s| *s <= hashes.len())
+        .ok_or_else(|| missing(format!("this log has fewer than {size} leaves")))?;
+    let proof = interlock_merkle::inclusion_proof(&hashes[..within], index)
+        .map_err(|e| missing(e.to_string()))?;
+    Ok(EventEvidence {
+        leaf,
+        proof,
+        checkpoint,
+        recorded_vkey: store.get_meta(crate::log::META_VKEY).await?,
+    })
+}

@@ -20,6 +20,7 @@
 pub mod bundle;
 pub mod claims;
 pub mod error;
+pub mod event;
 pub mod leaf;
 pub mod report;
 pub mod summary;

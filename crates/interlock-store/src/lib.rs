@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 mod admin;
+mod alerts;
 mod appender;
 mod approvals;
 mod change;
@@ -46,6 +47,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub use admin::{AdminChange, AdminScope, AdminTokenRecord, KeySettings};
+pub use alerts::{AlertCursor, DeadLetter};
 pub use appender::Flush;
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};
 pub use change::StateChange;

@@ -412,7 +412,33 @@ export interface Claims {
 
 const enc = encodeURIComponent;
 
+/** An alert sink's delivery state (issue 21, `GET /api/v1/alerts`). */
+export interface AlertSink {
+  name: string;
+  kind: string;
+  url: string;
+  state: 'ok' | 'retrying' | 'dead_letter';
+  next_index: number;
+  lag: number;
+  delivered: number;
+  attempts: number;
+  dead_letters: number;
+  last_error?: string | null;
+  last_error_at?: number | null;
+  last_delivered_at?: number | null;
+  recent_dead_letters: { first_index: number; last_index: number; attempts: number; error: string; at: number }[];
+}
+
+export interface AlertTestOutcome {
+  sink: string;
+  ok: boolean;
+  error?: string | null;
+  index: number;
+}
+
 export const api = {
+  alerts: () => request<{ sinks: AlertSink[] }>('/api/v1/alerts'),
+  testAlert: (sink: string) => request<AlertTestOutcome>(`/api/v1/alerts/${enc(sink)}/test`, { method: 'POST' }),
   inbox: () => request<{ items: InboxItem[] }>('/api/v1/inbox'),
   plans: (status?: string) =>
     request<{ plans: PlanSummary[] }>('/api/v1/plans' + (status ? `?status=${enc(status)}` : '')),

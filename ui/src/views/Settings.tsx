@@ -7,6 +7,7 @@ import { useResource } from '../lib/hooks';
 import { ConfirmDialog } from '../components/Dialog';
 import { ConnectClients } from '../components/ConnectClients';
 import { AdminKeys } from '../components/AdminKeys';
+import { AlertSinks } from '../components/AlertSinks';
 import { CopyButton, Hash, Icon, SkeletonBlock } from '../components/ui';
 
 interface KeyInfo {
@@ -260,6 +261,7 @@ export function Settings() {
       <ApproverCard />
       {token() && <ConnectClients />}
       {!isDesktop() && <AdminKeys />}
+      {token() && <AlertSinks />}
     </div>
   );
 }

@@ -10,11 +10,14 @@ import path from 'node:path';
 import { Gateway, interlockBin, uiDir, waitFor } from './harness.mjs';
 
 export class FreshGateway extends Gateway {
-  /** Starts it with `servers` (harness names) configured and `env` added. */
-  async startFresh({ servers = ['newcomer'], env = {} } = {}) {
+  /** Starts it with `servers` (harness names) configured, `env` added and `extra` TOML appended. */
+  async startFresh({ servers = ['newcomer'], env = {}, extra = '' } = {}) {
     Object.assign(this.env, env);
     this.config = path.join(this.dir, 'gateway.toml');
-    fs.writeFileSync(this.config, `listen = "127.0.0.1:0"\nrecheck_secs = 2\n` + servers.map((s) => this.server(s)).join('\n'));
+    fs.writeFileSync(
+      this.config,
+      `listen = "127.0.0.1:0"\nrecheck_secs = 2\n` + servers.map((s) => this.server(s)).join('\n') + (extra ? `\n${extra}\n` : ''),
+    );
     this.child = spawn(interlockBin(), ['serve', '--config', this.config, '--ui', path.join(uiDir, 'dist')], {
       env: this.env,
       stdio: ['ignore', 'pipe', fs.openSync(path.join(this.dir, 'serve.log'), 'a')],

@@ -84,6 +84,8 @@ pub(crate) struct Call<'a> {
     pub envelope: &'a [Recorded],
     /// The call's `tool.call.intent` leaf, once written (forwarded calls only).
     pub intent: OnceLock<u64>,
+    /// When the call arrived (its decision latency, `/metrics`).
+    pub arrived: Instant,
 }
 
 impl Call<'_> {
@@ -105,7 +107,11 @@ impl Call<'_> {
     /// sent: a call whose intent cannot be logged is refused and never reaches
     /// the upstream (evidence before effect).
     pub(crate) async fn log_intent(&self, verdict: &Verdict) -> Result<(), Vec<u8>> {
-        match self.leaf().append_intent(self.gw.engine(), verdict).await {
+        self.gw.metrics().decided(self.arrived.elapsed());
+        let appending = Instant::now();
+        let appended = self.leaf().append_intent(self.gw.engine(), verdict).await;
+        self.gw.metrics().appended(appending.elapsed());
+        match appended {
             Ok(index) => {
                 let _ = self.intent.set(index);
                 Ok(())
@@ -126,7 +132,15 @@ impl Call<'_> {
         outcome: &Outcome,
         response: Option<&ResponseScan>,
     ) -> Result<u64, Vec<u8>> {
-        append_or_refuse(self.gw, self.id, &self.leaf(), verdict, outcome, response).await
+        // A verdict not forwarded is decided now; a held one waited for a human.
+        if self.intent.get().is_none() && !matches!(verdict, Verdict::Held { .. }) {
+            self.gw.metrics().decided(self.arrived.elapsed());
+        }
+        let appending = Instant::now();
+        let appended =
+            append_or_refuse(self.gw, self.id, &self.leaf(), verdict, outcome, response).await;
+        self.gw.metrics().appended(appending.elapsed());
+        appended
     }
 
     /// Writes the leaf of `verdict` and answers `answer` — or, if the leaf
@@ -255,6 +269,7 @@ pub(crate) async fn tools_call(
     params: Option<&RawValue>,
     origin: &Origin<'_>,
 ) -> Vec<u8> {
+    let arrived = Instant::now();
     let Origin {
         progress, session, ..
     } = *origin;
@@ -440,6 +455,7 @@ pub(crate) async fn tools_call(
         bound: Bound::of(&view, &tool),
         envelope: &before.findings,
         intent: OnceLock::new(),
+        arrived,
     };
 
     let basis = if assessment.blocked() {

@@ -1,0 +1,751 @@
+//! What alert sinks cost and how fast they deliver (issue 21), in one run:
+//!
+//! - the gateway's CPU per proxied call with no sink, then with three sinks
+//!   (webhook, Splunk HEC, Datadog) delivering to a local receiver: delivery
+//!   reads the log, off the call path, so the two should be within noise;
+//! - delivery lag under a 16-way burst: for each call, from the client's
+//!   answer to the webhook receiver's arrival of its event (matched by the
+//!   arguments' hash), p50 and p99;
+//! - the events per second one sink sustains draining a backlog (a new sink
+//!   starts at the beginning of the log).
+//!
+//! ```text
+//! source scripts/env.sh && scripts/with-keyring cargo bench --bench alerts_delivery
+//! ```
+//!
+//! The upstream MCP server, the client and the gateway setup are
+//! `gateway_proxy`'s (copied: two bench roots cannot share a module without a
+//! path module of its own). The receiver is an axum server in this process.
+//! Figures in docs/BENCHMARKS.md.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read as _};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+use serde_json::value::RawValue;
+
+const PROTOCOL: &str = "2025-11-25";
+const CPU_CALLS: usize = 1500;
+const CONCURRENCY: usize = 16;
+const BURST_SECS: f64 = 3.0;
+
+// ---------------------------------------------------------------------------
+// The receiver: every sink posts here; it notes when each event arrived.
+
+#[derive(Default)]
+struct Arrivals {
+    /// Webhook events by arguments hash: when they arrived.
+    by_args: HashMap<String, Instant>,
+    /// Events received per path, and the arrival of each on the drain sink.
+    per_path: HashMap<String, u64>,
+    drain: Vec<Instant>,
+}
+
+fn start_receiver(arrivals: Arc<Mutex<Arrivals>>) -> std::net::SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("receiver".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let app = axum::Router::new().fallback(move |uri: axum::http::Uri, body: Bytes| {
+                    let arrivals = Arc::clone(&arrivals);
+                    async move {
+                        let now = Instant::now();
+                        let path = uri.path().to_owned();
+                        let mut a = arrivals.lock().unwrap();
+                        if path == "/drain" {
+                            a.drain.push(now);
+                        }
+                        if path == "/hook"
+                            && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&body)
+                            && let Some(h) = v["arguments_hash"].as_str()
+                        {
+                            a.by_args.insert(h.to_owned(), now);
+                        }
+                        *a.per_path.entry(path).or_default() += 1;
+                        (StatusCode::OK, "{\"text\":\"Success\",\"code\":0}")
+                    }
+                });
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                axum::serve(listener, app).await.unwrap();
+            });
+        })
+        .unwrap();
+    rx.recv().unwrap()
+}
+
+/// The hash the gateway logs for `{"message": m}` (JCS, SHA-256).
+fn arguments_hash(m: &str) -> String {
+    let v = interlock_core::canon::parse_json(json!({ "message": m }).to_string().as_bytes())
+        .expect("JSON");
+    interlock_core::canon::digest(&v).to_string()
+}
+
+fn call_params(tool: &str, message: &str) -> String {
+    json!({"name": tool, "arguments": {"message": message}}).to_string()
+}
+
+fn sink(name: &str, kind: &str, url: String, env: &str, extra: &str) -> String {
+    format!(
+        "\n[[alerts.sinks]]\nname = \"{name}\"\nkind = \"{kind}\"\nurl = \"{url}\"\nsecret_env = \"{env}\"\n{extra}"
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Copied from gateway_proxy: the upstream, the client, CPU and gateway setup.
+
+#[derive(Deserialize)]
+struct UpMsg<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CallParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<EchoArgs>,
+}
+
+#[derive(Deserialize)]
+struct EchoArgs {
+    message: String,
+}
+
+fn up_json(body: Vec<u8>) -> Response {
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+fn up_result(id: &RawValue, result: serde_json::Value) -> Response {
+    up_json(serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": result})).unwrap())
+}
+
+fn up_error(id: Option<&RawValue>, code: i64, message: &str) -> Response {
+    up_json(
+        serde_json::to_vec(
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        )
+        .unwrap(),
+    )
+}
+
+static UPSTREAM_SESSIONS: AtomicU64 = AtomicU64::new(1);
+
+async fn upstream_post(_headers: HeaderMap, body: Bytes) -> Response {
+    let Ok(msg) = serde_json::from_slice::<UpMsg>(&body) else {
+        return (StatusCode::BAD_REQUEST, "not JSON-RPC").into_response();
+    };
+    let Some(id) = msg.id else {
+        // A notification (notifications/initialized, …) or a response.
+        return StatusCode::ACCEPTED.into_response();
+    };
+    match msg.method.as_deref().unwrap_or("") {
+        "initialize" => {
+            let sid = format!(
+                "upstream-session-{}",
+                UPSTREAM_SESSIONS.fetch_add(1, Ordering::Relaxed)
+            );
+            let mut r = up_result(
+                id,
+                json!({
+                    "protocolVersion": PROTOCOL,
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "bench-upstream", "version": "1.0.0"},
+                }),
+            );
+            r.headers_mut()
+                .insert("mcp-session-id", HeaderValue::from_str(&sid).unwrap());
+            r
+        }
+        "ping" => up_result(id, json!({})),
+        "tools/list" => up_result(
+            id,
+            json!({"tools": [{
+                "name": "echo",
+                "description": "Echoes back the message",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"message": {"type": "string", "description": "Text to echo"}},
+                    "required": ["message"],
+                    "additionalProperties": false,
+                },
+                "annotations": {"readOnlyHint": true, "openWorldHint": false},
+            }]}),
+        ),
+        "tools/call" => {
+            let Some(p) = msg
+                .params
+                .and_then(|p| serde_json::from_str::<CallParams>(p.get()).ok())
+            else {
+                return up_error(Some(id), -32602, "tools/call needs {name, arguments}");
+            };
+            match (p.name.as_str(), p.arguments) {
+                ("echo", Some(a)) => up_result(
+                    id,
+                    json!({"content": [{"type": "text", "text": a.message}]}),
+                ),
+                _ => up_error(Some(id), -32602, "unknown tool or missing message"),
+            }
+        }
+        other => up_error(Some(id), -32601, &format!("no method {other}")),
+    }
+}
+
+/// Starts the upstream on its own runtime thread; returns its address.
+fn start_upstream() -> std::net::SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("upstream".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("upstream-rt")
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                use axum::routing::post;
+                use axum::serve::ListenerExt as _;
+                let app = axum::Router::new().route(
+                    "/mcp",
+                    post(upstream_post)
+                        .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+                        .delete(|| async { StatusCode::OK }),
+                );
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                let listener = listener.tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
+                axum::serve(listener, app).await.unwrap();
+            });
+        })
+        .unwrap();
+    rx.recv().unwrap()
+}
+
+#[derive(Clone)]
+struct McpClient {
+    http: reqwest::Client,
+    url: String,
+    auth: Option<String>,
+    session: Option<String>,
+    next_id: u64,
+}
+
+impl McpClient {
+    fn new(http: reqwest::Client, url: String, auth: Option<String>) -> McpClient {
+        McpClient {
+            http,
+            url,
+            auth,
+            session: None,
+            next_id: 1,
+        }
+    }
+
+    async fn post(&self, body: String) -> Result<(StatusCode, HeaderMap, Bytes), String> {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .body(body);
+        if let Some(a) = &self.auth {
+            req = req.header(header::AUTHORIZATION, a);
+        }
+        if let Some(s) = &self.session {
+            req = req
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", PROTOCOL);
+        }
+        let resp = req.send().await.map_err(|e| e.to_string())?;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let bytes = resp.bytes().await.map_err(|e| e.to_string())?;
+        Ok((status, headers, bytes))
+    }
+
+    async fn initialize(&mut self) -> Result<(), String> {
+        self.session = None;
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL}","capabilities":{{}},"clientInfo":{{"name":"gateway-proxy-bench","version":"1.0.0"}}}}}}"#
+        );
+        let (status, headers, bytes) = self.post(body).await?;
+        if status != StatusCode::OK {
+            return Err(format!(
+                "initialize: HTTP {status}: {}",
+                String::from_utf8_lossy(&bytes)
+            ));
+        }
+        self.session = headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let (status, _, bytes) = self
+            .post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned())
+            .await?;
+        if status != StatusCode::ACCEPTED {
+            return Err(format!(
+                "notifications/initialized: HTTP {status}: {}",
+                String::from_utf8_lossy(&bytes)
+            ));
+        }
+        Ok(())
+    }
+
+    async fn request(&mut self, method: &str, params: &str) -> Result<Bytes, String> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let body =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        let (status, _, bytes) = self.post(body).await?;
+        if status != StatusCode::OK || !contains(&bytes, b"\"result\"") {
+            return Err(format!(
+                "{method}: HTTP {status}: {}",
+                String::from_utf8_lossy(&bytes)
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// One `tools/call` with `params` (pre-built `{"name":…,"arguments":…}`).
+    async fn call(&mut self, params: &str) -> Result<Bytes, String> {
+        self.request("tools/call", params).await
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(64)
+        .no_proxy()
+        .build()
+        .unwrap()
+}
+
+/// Nearest-rank percentile of sorted samples.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// utime + stime of a process, in clock ticks (every thread, live or exited).
+fn cpu_ticks(pid: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
+    // Fields after the command name (which may hold spaces) start at field 3.
+    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+struct Cpu<'a> {
+    pid: &'a str,
+    ticks: u64,
+}
+
+impl<'a> Cpu<'a> {
+    fn start(pid: &'a str) -> Cpu<'a> {
+        Cpu {
+            pid,
+            ticks: cpu_ticks(pid),
+        }
+    }
+
+    /// CPU milliseconds per call since `start`.
+    fn ms_per_call(&self, calls: u64, clk_tck: f64) -> f64 {
+        (cpu_ticks(self.pid) - self.ticks) as f64 * 1e3 / clk_tck / calls as f64
+    }
+}
+
+/// The `interlock` binary under test: this build's, or `GATEWAY_PROXY_BIN` (an
+/// older build kept aside, to compare two builds in alternating runs).
+fn bin() -> String {
+    std::env::var("GATEWAY_PROXY_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_interlock").to_owned())
+}
+
+fn cli(env: &[(&str, String)], args: &[&str]) -> String {
+    let out = Command::new(bin())
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("run interlock");
+    if !out.status.success() {
+        panic!(
+            "interlock {}: {}\n{}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Served {
+    child: Child,
+    addr: String,
+}
+
+fn start_gateway(env: &[(&str, String)], config: &Path, log: &Path) -> Served {
+    let mut child = Command::new(bin())
+        .args(["serve", "--config"])
+        .arg(config)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .expect("spawn interlock serve");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let Some(addr) = line
+        .trim()
+        .strip_prefix("interlock gateway listening on http://")
+    else {
+        let _ = child.kill();
+        panic!(
+            "interlock serve did not start: {line:?}\n{}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+    };
+    let addr = addr.to_owned();
+    // Keep draining stdout so the gateway never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = out.read_to_end(&mut sink);
+    });
+    Served { child, addr }
+}
+
+fn stop_gateway(mut s: Served) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &s.child.id().to_string()])
+        .status();
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until {
+        if let Ok(Some(_)) = s.child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = s.child.kill();
+    let _ = s.child.wait();
+}
+
+fn poll<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let until = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// CPU milliseconds per call of `CPU_CALLS` sequential calls.
+fn cpu_per_call(
+    rt: &tokio::runtime::Runtime,
+    client: &mut McpClient,
+    pid: &str,
+    clk_tck: f64,
+) -> f64 {
+    rt.block_on(async {
+        client.initialize().await.expect("initialize");
+        // The restarted gateway serves the tool once it has listed its upstream.
+        let until = Instant::now() + Duration::from_secs(30);
+        while !client
+            .request("tools/list", "{}")
+            .await
+            .is_ok_and(|b| contains(&b, b"fast__echo"))
+        {
+            assert!(Instant::now() < until, "fast__echo is not served");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        for i in 0..200 {
+            client
+                .call(&call_params("fast__echo", &format!("warm {i}")))
+                .await
+                .expect("warm-up");
+        }
+        let cpu = Cpu::start(pid);
+        for i in 0..CPU_CALLS {
+            client
+                .call(&call_params("fast__echo", &format!("cpu {i}")))
+                .await
+                .expect("call");
+        }
+        cpu.ms_per_call(CPU_CALLS as u64, clk_tck)
+    })
+}
+
+fn approve(env: &[(&str, String)], server: &str) {
+    poll("the server listed", Duration::from_secs(30), || {
+        cli(env, &["servers", "list"])
+            .lines()
+            .any(|l| l.starts_with(&format!("{server} ")))
+            .then_some(())
+    });
+    let shown = cli(env, &["servers", "show", server]);
+    let hash = shown
+        .lines()
+        .find_map(|l| l.strip_prefix("observed").map(str::trim))
+        .expect("the observed hash")
+        .to_owned();
+    cli(
+        env,
+        &[
+            "servers", "approve", server, "--reason", "bench", "--hash", &hash,
+        ],
+    );
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("alerts_delivery: run with `cargo bench --bench alerts_delivery`; skipped");
+        return;
+    }
+    let clk_tck: f64 = String::from_utf8(
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .parse()
+    .unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("interlock-alerts-bench-")
+        .tempdir()
+        .unwrap();
+    let env = [
+        ("INTERLOCK_DATA_DIR", tmp.path().display().to_string()),
+        (
+            "INTERLOCK_KEYCHAIN_SERVICE",
+            format!("interlock-alerts-bench-{}", std::process::id()),
+        ),
+        ("RUST_LOG", "warn".to_owned()),
+        ("BENCH_SECRET", "bench-secret".to_owned()),
+    ];
+    let upstream = start_upstream();
+    let arrivals = Arc::new(Mutex::new(Arrivals::default()));
+    let receiver = start_receiver(Arc::clone(&arrivals));
+    cli(&env, &["keys", "init", "--identity", "human:bench"]);
+    let agent_key = cli(&env, &["agents", "add", "bench"]).trim().to_owned();
+    let config = tmp.path().join("gateway.toml");
+    let base = format!(
+        "listen = \"127.0.0.1:{}\"\n\n[servers.fast]\nurl = \"http://{upstream}/mcp\"\n",
+        free_port()
+    );
+    let three = format!(
+        "\n[alerts]\npoll_ms = 20\n{}{}{}",
+        sink(
+            "hook",
+            "webhook",
+            format!("http://{receiver}/hook"),
+            "BENCH_SECRET",
+            "start = \"end\"\n"
+        ),
+        sink(
+            "splunk",
+            "splunk_hec",
+            format!("http://{receiver}/splunk"),
+            "BENCH_SECRET",
+            "start = \"end\"\n"
+        ),
+        sink(
+            "dd",
+            "datadog",
+            format!("http://{receiver}/dd"),
+            "BENCH_SECRET",
+            "start = \"end\"\n"
+        ),
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let http = http_client();
+
+    // 1. CPU per call: no sink, then three sinks, alternating twice.
+    std::fs::write(&config, &base).unwrap();
+    let gw = start_gateway(&env, &config, &tmp.path().join("serve.log"));
+    approve(&env, "fast");
+    stop_gateway(gw);
+    let mut figures: Vec<(&str, f64)> = Vec::new();
+    for round in 0..2 {
+        for (label, toml) in [("none", base.clone()), ("three", format!("{base}{three}"))] {
+            std::fs::write(&config, &toml).unwrap();
+            let gw = start_gateway(
+                &env,
+                &config,
+                &tmp.path().join(format!("serve-{label}-{round}.log")),
+            );
+            let pid = gw.child.id().to_string();
+            let mut client = McpClient::new(
+                http.clone(),
+                format!("http://{}/mcp", gw.addr),
+                Some(format!("Bearer {agent_key}")),
+            );
+            let ms = cpu_per_call(&rt, &mut client, &pid, clk_tck);
+            println!("cpu per call, {label} sinks (round {round}): {:.3} ms", ms);
+            figures.push((label, ms));
+            if label == "three" && round == 1 {
+                // 2. Lag under a 16-way burst, on this gateway.
+                let started = Instant::now();
+                let deadline = started + Duration::from_secs_f64(BURST_SECS);
+                let answered: Vec<(String, Instant)> = rt.block_on(async {
+                    let mut tasks = Vec::new();
+                    for w in 0..CONCURRENCY {
+                        let mut c = client.clone();
+                        tasks.push(tokio::spawn(async move {
+                            c.initialize().await.expect("initialize");
+                            let mut done = Vec::new();
+                            let mut n = 0;
+                            while Instant::now() < deadline {
+                                let m = format!("burst {w} {n}");
+                                c.call(&call_params("fast__echo", &m)).await.expect("call");
+                                done.push((m, Instant::now()));
+                                n += 1;
+                            }
+                            done
+                        }));
+                    }
+                    let mut all = Vec::new();
+                    for t in tasks {
+                        all.extend(t.await.unwrap());
+                    }
+                    all
+                });
+                let hashes: Vec<(String, Instant)> = answered
+                    .iter()
+                    .map(|(m, t)| (arguments_hash(m), *t))
+                    .collect();
+                let lags = poll(
+                    "every burst event delivered",
+                    Duration::from_secs(120),
+                    || {
+                        let a = arrivals.lock().unwrap();
+                        let lags: Option<Vec<f64>> = hashes
+                            .iter()
+                            .map(|(h, t)| {
+                                a.by_args
+                                    .get(h)
+                                    .map(|at| at.saturating_duration_since(*t).as_secs_f64() * 1e3)
+                            })
+                            .collect();
+                        lags
+                    },
+                );
+                let mut lags = lags;
+                lags.sort_by(f64::total_cmp);
+                println!(
+                    "burst: {} calls by {CONCURRENCY} clients in {BURST_SECS} s; webhook delivery lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+                    lags.len(),
+                    percentile(&lags, 50.0),
+                    percentile(&lags, 99.0),
+                    lags[lags.len() - 1]
+                );
+                let a = arrivals.lock().unwrap();
+                println!("receiver paths: {:?}", a.per_path);
+            }
+            stop_gateway(gw);
+        }
+    }
+    let mean = |l: &str| {
+        let v: Vec<f64> = figures
+            .iter()
+            .filter(|(k, _)| *k == l)
+            .map(|(_, v)| *v)
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    println!(
+        "cpu per call: no sink {:.3} ms, three sinks {:.3} ms ({:+.1}%)",
+        mean("none"),
+        mean("three"),
+        (mean("three") / mean("none") - 1.0) * 100.0
+    );
+
+    // 3. One sink draining the whole log from the beginning.
+    std::fs::write(
+        &config,
+        format!(
+            "{base}\n[alerts]\npoll_ms = 20\n{}",
+            sink(
+                "drain",
+                "webhook",
+                format!("http://{receiver}/drain"),
+                "BENCH_SECRET",
+                "batch_size = 256\n"
+            )
+        ),
+    )
+    .unwrap();
+    let gw = start_gateway(&env, &config, &tmp.path().join("serve-drain.log"));
+    // Drained when nothing more arrives for two seconds.
+    let mut seen = 0;
+    let mut still = Instant::now();
+    poll("the drain", Duration::from_secs(300), || {
+        let n = arrivals.lock().unwrap().drain.len();
+        if n != seen {
+            seen = n;
+            still = Instant::now();
+        }
+        (n > 0 && still.elapsed() > Duration::from_secs(2)).then_some(())
+    });
+    let a = arrivals.lock().unwrap();
+    let (first, last) = (a.drain[0], a.drain[a.drain.len() - 1]);
+    let secs = last.duration_since(first).as_secs_f64();
+    println!(
+        "one webhook sink drained {} events in {:.2} s: {:.0} events/s",
+        a.drain.len(),
+        secs,
+        a.drain.len() as f64 / secs
+    );
+    drop(a);
+    stop_gateway(gw);
+}

@@ -1,0 +1,36 @@
+//! The reviewer API's alerts (issue 21): `GET /api/v1/alerts`, every sink's
+//! lag, last error and dead letters.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use serde_json::{Value, json};
+
+use crate::api::reviewer;
+use crate::extract::ApiError;
+use crate::gateway::Gateway;
+
+/// `POST /api/v1/alerts/{sink}/test`: one test event through the sink now.
+pub async fn test(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    crate::extract::Param(name): crate::extract::Param<String>,
+) -> Result<Json<Value>, ApiError> {
+    reviewer(&gw, &headers).await?;
+    let Some(sink) = gw.config().alerts.sinks.iter().find(|s| s.name == name) else {
+        return Err(ApiError(
+            axum::http::StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no alert sink is named `{name}`"),
+        ));
+    };
+    let outcome = super::send_test(sink, gw.engine().store(), gw.engine().log().origin()).await?;
+    Ok(Json(json!(outcome)))
+}
+
+/// `GET /api/v1/alerts`: the configured sinks and their delivery state.
+pub async fn list(State(gw): State<Gateway>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {
+    reviewer(&gw, &headers).await?;
+    let sinks = super::status(&gw).await?;
+    Ok(Json(json!({ "sinks": sinks })))
+}

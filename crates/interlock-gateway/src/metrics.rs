@@ -1,0 +1,278 @@
+//! `/metrics` (issue 21): the gateway's counters, latencies and alert sinks'
+//! lag in the OpenMetrics text format Prometheus scrapes (the Prometheus
+//! project's own `prometheus-client` crate encodes it).
+//!
+//! What is counted comes from the log, not the call path: a task tails the
+//! leaves this process sees (from the log's size at start) and counts calls by
+//! verdict, holds, blocks, drifts and quarantines with the same mapping the
+//! alert sinks use (`interlock_alerts::event::classify`), so the numbers agree
+//! with the evidence and cost a call nothing. Only two latencies are measured
+//! on the call path (two clock reads and an atomic add each): the time from a
+//! call's arrival to its verdict, and each log append a call waits on.
+//!
+//! Who may scrape: a reviewer key of the full scope, or a metrics-only key
+//! (`interlock reviewers add NAME --scope metrics`), which reaches nothing else.
+
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use interlock_alerts::event::{Category, classify};
+use interlock_receipts::{open_leaf_unverified, summarize};
+use interlock_store::ApiKeyKind;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::auth::bearer;
+use crate::extract::ApiError;
+use crate::gateway::Gateway;
+
+/// The role of a metrics-only reviewer key: it reaches `GET /metrics` and
+/// nothing else (not the reviewer API, not `/mcp`).
+pub const METRICS_ONLY_ROLE: &str = "metrics";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VerdictLabel {
+    verdict: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SinkLabel {
+    sink: String,
+}
+
+/// The gateway's metrics (one per gateway, in its shared state).
+pub struct Metrics {
+    registry: Registry,
+    calls: Family<VerdictLabel, Counter>,
+    holds: Counter,
+    blocks: Counter,
+    drifts: Counter,
+    quarantines: Counter,
+    leaves: Gauge<u64, AtomicU64>,
+    decision: Histogram,
+    append: Histogram,
+    sink_lag: Family<SinkLabel, Gauge<u64, AtomicU64>>,
+    sink_delivered: Family<SinkLabel, Gauge<u64, AtomicU64>>,
+    sink_dead: Family<SinkLabel, Gauge<u64, AtomicU64>>,
+    sink_retrying: Family<SinkLabel, Gauge<u64, AtomicU64>>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("interlock");
+        let calls = Family::<VerdictLabel, Counter>::default();
+        let holds = Counter::default();
+        let blocks = Counter::default();
+        let drifts = Counter::default();
+        let quarantines = Counter::default();
+        let leaves = Gauge::<u64, AtomicU64>::default();
+        // 0.1 ms … ~1.6 s.
+        let decision = Histogram::new(exponential_buckets(0.0001, 2.0, 15));
+        let append = Histogram::new(exponential_buckets(0.0001, 2.0, 15));
+        let sink_lag = Family::default();
+        let sink_delivered = Family::default();
+        let sink_dead = Family::default();
+        let sink_retrying = Family::default();
+        registry.register(
+            "tool_calls",
+            "Tool calls logged since the gateway started, by verdict",
+            calls.clone(),
+        );
+        registry.register(
+            "holds",
+            "Calls held for a reviewer since the gateway started",
+            holds.clone(),
+        );
+        registry.register(
+            "blocks",
+            "Calls and reads stopped since the gateway started",
+            blocks.clone(),
+        );
+        registry.register(
+            "drifts",
+            "Server surface drifts since the gateway started",
+            drifts.clone(),
+        );
+        registry.register(
+            "quarantines",
+            "Servers quarantined since the gateway started",
+            quarantines.clone(),
+        );
+        registry.register("log_leaves", "Leaves in the log", leaves.clone());
+        registry.register_with_unit(
+            "decision_latency",
+            "From a tool call's arrival to its verdict (held calls excluded: they wait for a human)",
+            prometheus_client::registry::Unit::Seconds,
+            decision.clone(),
+        );
+        registry.register_with_unit(
+            "log_append_latency",
+            "A tool call's wait for one log append to commit",
+            prometheus_client::registry::Unit::Seconds,
+            append.clone(),
+        );
+        registry.register(
+            "alert_sink_lag",
+            "Signed leaves an alert sink has not delivered yet",
+            sink_lag.clone(),
+        );
+        registry.register(
+            "alert_sink_delivered",
+            "Events an alert sink's receiver accepted (stored, across restarts)",
+            sink_delivered.clone(),
+        );
+        registry.register(
+            "alert_sink_dead_letters",
+            "Requests an alert sink gave up on",
+            sink_dead.clone(),
+        );
+        registry.register(
+            "alert_sink_retrying",
+            "1 while an alert sink's request in flight has failed at least once",
+            sink_retrying.clone(),
+        );
+        Metrics {
+            registry,
+            calls,
+            holds,
+            blocks,
+            drifts,
+            quarantines,
+            leaves,
+            decision,
+            append,
+            sink_lag,
+            sink_delivered,
+            sink_dead,
+            sink_retrying,
+        }
+    }
+}
+
+impl Metrics {
+    /// A verdict reached `elapsed` after the call arrived.
+    pub fn decided(&self, elapsed: Duration) {
+        self.decision.observe(elapsed.as_secs_f64());
+    }
+
+    /// A call waited `elapsed` for a log append.
+    pub fn appended(&self, elapsed: Duration) {
+        self.append.observe(elapsed.as_secs_f64());
+    }
+
+    /// Counts one leaf (by the alert sinks' classification).
+    fn count(&self, data: &[u8]) {
+        let Ok(opened) = open_leaf_unverified(data) else {
+            return;
+        };
+        let s = summarize(&opened);
+        let (category, _) = classify(&s.kind, s.verdict.as_deref(), s.outcome.as_deref());
+        if s.kind == "tool.call" {
+            self.calls
+                .get_or_create(&VerdictLabel {
+                    verdict: s.verdict.clone().unwrap_or_else(|| "none".into()),
+                })
+                .inc();
+        }
+        match category {
+            Category::Hold => {
+                self.holds.inc();
+            }
+            Category::Block => {
+                self.blocks.inc();
+            }
+            // A server first seen (pending review) is no drift of an approved surface.
+            Category::Drift if s.kind != "server.pending" => {
+                self.drifts.inc();
+            }
+            Category::Quarantine => {
+                self.quarantines.inc();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Tails the log from its size at start, counting each new leaf, until the
+/// gateway shuts down.
+pub(crate) async fn tail_log(gw: Gateway) {
+    let store = gw.engine().store().clone();
+    let mut shutdown = gw.0.shutdown.subscribe();
+    let mut next = store.log_size().await.unwrap_or(0);
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        if let Ok(size) = store.log_size().await {
+            gw.metrics().leaves.set(size);
+            while next < size {
+                let to = size.min(next + 1024);
+                match store.leaves(next..to).await {
+                    Ok(rows) => rows.iter().for_each(|r| gw.metrics().count(&r.data)),
+                    Err(e) => {
+                        tracing::debug!("metrics: reading leaves: {e}");
+                        break;
+                    }
+                }
+                next = to;
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+/// `GET /metrics`.
+pub async fn serve(State(gw): State<Gateway>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let unauthorized = || {
+        ApiError(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a reviewer or metrics-only API key is required (Authorization: Bearer ilk_…; \
+             `interlock reviewers add NAME --scope metrics`)"
+                .into(),
+        )
+    };
+    let key = bearer(&headers).ok_or_else(unauthorized)?;
+    let record = gw
+        .authenticate(key, ApiKeyKind::Reviewer)
+        .await?
+        .ok_or_else(unauthorized)?;
+    if record.role == crate::api::REVIEW_ONLY_ROLE {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "review_only",
+            "this key is review-only: it cannot read metrics".into(),
+        ));
+    }
+    let m = gw.metrics();
+    for s in crate::alerts::status(&gw).await? {
+        let l = SinkLabel { sink: s.name };
+        m.sink_lag.get_or_create(&l).set(s.lag);
+        m.sink_delivered.get_or_create(&l).set(s.delivered);
+        m.sink_dead.get_or_create(&l).set(s.dead_letters);
+        m.sink_retrying
+            .get_or_create(&l)
+            .set(u64::from(s.attempts > 0));
+    }
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &m.registry)
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, "metrics", e.to_string()))?;
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response())
+}
