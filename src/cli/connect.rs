@@ -76,7 +76,11 @@ pub async fn run(ctx: &Context, args: ConnectArgs) -> anyhow::Result<ExitCode> {
         project: args.project,
         file: args.file,
         gateway_config: args.config,
-        gateway_url: args.gateway_url,
+        gateway_url: match args.gateway_url {
+            Some(u) => Some(u),
+            // Beside a running gateway: the address it is bound to now.
+            None => ctx.host().running_gateway_url().await,
+        },
         interlock_bin: std::env::current_exe()?,
     };
     let host = ctx.host();

@@ -811,6 +811,23 @@ fn connect_beside_a_live_gateway_needs_no_keychain_of_its_own() {
     assert_eq!(std::fs::read(&file).unwrap(), original);
 }
 
+/// Regression: beside a running gateway, connect wrote the config's `listen`
+/// into the client's entry, not the address the gateway is bound to (its
+/// `--listen` or `INTERLOCK_LISTEN` may differ: here the config says port 0),
+/// so the client could not reach it. It asks the running gateway now.
+#[test]
+fn regression_connect_writes_the_address_the_running_gateway_is_bound_to() {
+    let gw = Gateway::start("[calls]\nresponse_secrets = \"allow\"\n");
+    let home = Home::new("cursor");
+    let file = home.path().join(".cursor/mcp.json");
+    ok(
+        &home.interlock(&gw, &["connect", "cursor", "--yes"]),
+        "connect",
+    );
+    let entry = gateway_entry("cursor", &file);
+    assert_eq!(entry["url"], gw.url.as_str(), "{entry}");
+}
+
 /// `connect --undo` beside the live gateway that started the servers stops
 /// them there too, each by a removal signed with this machine's approver key
 /// (the person at the terminal asked for exactly this): nothing of the undone

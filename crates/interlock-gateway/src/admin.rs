@@ -41,6 +41,10 @@ const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 pub enum Request {
     /// Is a gateway there?
     Ping,
+    /// Where agents reach it: its MCP endpoint's URL as it is bound now
+    /// (`--listen` and `INTERLOCK_LISTEN` may differ from `gateway.toml`'s
+    /// `listen`), so `interlock connect` beside it writes the right address.
+    Address,
     /// Issue an API key (as `interlock agents add` / `reviewers add`).
     IssueKey {
         #[serde(with = "key_kind")]
@@ -118,6 +122,10 @@ mod key_kind {
 #[serde(rename_all = "snake_case")]
 pub enum Answer {
     Pong,
+    /// The gateway's MCP endpoint (`Request::Address`).
+    Address {
+        mcp_url: String,
+    },
     Key {
         key: String,
         key_hash: String,
@@ -212,6 +220,7 @@ pub async fn serve(
     tokens: Option<std::sync::Arc<dyn TokenStore>>,
     signin: Option<SigninIssuer>,
     gateway: Option<crate::Gateway>,
+    mcp_url: Option<String>,
     stop: impl std::future::Future<Output = ()>,
 ) {
     let uid = rustix::process::getuid().as_raw();
@@ -234,6 +243,7 @@ pub async fn serve(
         let tokens = tokens.clone();
         let signin = signin.clone();
         let gateway = gateway.clone();
+        let mcp_url = mcp_url.clone();
         tokio::spawn(async move {
             let (read, mut write) = stream.into_split();
             let mut line = String::new();
@@ -241,6 +251,10 @@ pub async fn serve(
             let read = tokio::time::timeout(REQUEST_TIMEOUT, reader.read_line(&mut line)).await;
             let answer = match read {
                 Ok(Ok(_)) => match serde_json::from_str::<Request>(&line) {
+                    Ok(Request::Address) => match mcp_url {
+                        Some(mcp_url) => Answer::Address { mcp_url },
+                        None => Answer::Error("this gateway serves no MCP endpoint".into()),
+                    },
                     Ok(req) => answer(&engine, tokens, signin, gateway, req).await,
                     Err(e) => Answer::Error(format!("not a request: {e}")),
                 },
@@ -278,6 +292,8 @@ async fn answer(
     };
     match req {
         Request::Ping => Answer::Pong,
+        // Answered in `serve`, which knows the address.
+        Request::Address => Answer::Error("no address here".into()),
         Request::SigninLink => match signin {
             None => Answer::Error(
                 "this gateway serves no review UI to sign in to (start it with `interlock serve --ui ui/dist`)".into(),
@@ -429,9 +445,17 @@ mod tests {
         assert_eq!(mode(&socket_path(dir.path())), 0o600);
         assert_eq!(mode(&dir.path().join("run")), 0o700);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(listener, engine.clone(), None, None, None, async {
-            let _ = stopped.await;
-        }));
+        let server = tokio::spawn(serve(
+            listener,
+            engine.clone(),
+            None,
+            None,
+            None,
+            None,
+            async {
+                let _ = stopped.await;
+            },
+        ));
 
         let data = dir.path().to_owned();
         let ask = move |req: Request| {

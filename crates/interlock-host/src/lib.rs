@@ -311,6 +311,17 @@ pub struct RemovalTerms {
 }
 
 impl Host {
+    /// The MCP endpoint of the gateway running on this data directory, as it
+    /// is bound now (its `--listen` or `INTERLOCK_LISTEN` may not be the
+    /// config's `listen`); `None` when none runs.
+    pub async fn running_gateway_url(&self) -> Option<String> {
+        use interlock_gateway::admin::{Answer, Request, request};
+        match request(&self.data_dir().ok()?, &Request::Address).await {
+            Ok(Some(Answer::Address { mcp_url })) => Some(mcp_url),
+            _ => None,
+        }
+    }
+
     /// Removes `name` from the gateway running on this data directory, as a
     /// decision signed with the keychain's approver key on the terms that
     /// gateway gives (its removal hash, audience and policy digest); the log

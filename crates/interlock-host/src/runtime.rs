@@ -142,6 +142,7 @@ impl Host {
                     tokens,
                     signin_issuer(&gateway, bound),
                     Some(gateway.clone()),
+                    Some(format!("{}/mcp", loopback_base(bound))),
                     async move {
                         let _ = admin_stopped.wait_for(|s| *s).await;
                     },
