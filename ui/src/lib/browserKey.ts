@@ -24,11 +24,28 @@ interface Stored {
   createdAt: number;
 }
 
+/**
+ * A new non-extractable Ed25519 key pair. WebKitGTK 2.50 fails a generation
+ * now and then with an `OperationError` (4 of 600 in a row, measured in
+ * MiniBrowser), so that failure is retried twice before it counts; any other
+ * error is final.
+ */
+async function generateEd25519(): Promise<CryptoKeyPair> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await crypto.subtle.generateKey({ name: 'Ed25519' }, false, ['sign', 'verify'])) as CryptoKeyPair;
+    } catch (e) {
+      if (attempt >= 3 || (e as DOMException)?.name !== 'OperationError') throw e;
+    }
+  }
+}
+
 export function ed25519Supported(): Promise<boolean> {
   if (!globalThis.crypto?.subtle) return Promise.resolve(false);
-  return crypto.subtle
-    .generateKey({ name: 'Ed25519' }, false, ['sign', 'verify'])
-    .then(() => true, () => false);
+  return generateEd25519().then(
+    () => true,
+    () => false,
+  );
 }
 
 function open(): Promise<IDBDatabase> {
@@ -71,7 +88,7 @@ export async function loadKey(): Promise<BrowserKey | null> {
 export async function ensureKey(): Promise<BrowserKey> {
   const have = await loadKey();
   if (have) return have;
-  const pair = (await crypto.subtle.generateKey({ name: 'Ed25519' }, false, ['sign', 'verify'])) as CryptoKeyPair;
+  const pair = await generateEd25519();
   const s: Stored = { privateKey: pair.privateKey, publicKey: pair.publicKey, createdAt: Date.now() };
   // add(), not put(): two tabs racing keep the first key.
   await tx('readwrite', (st) => st.add(s, KEY)).catch(() => undefined);

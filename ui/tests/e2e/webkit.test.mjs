@@ -116,10 +116,21 @@ after(async () => {
 });
 
 describe('the in-browser verifier in WebKitGTK', { skip: !available && 'WebKitWebDriver or MiniBrowser is not installed' }, () => {
+  // WebKitGTK 2.50 fails about one Ed25519 generation in 150 with an
+  // OperationError (4 of 600 measured): retried twice, as the UI's
+  // lib/browserKey.ts does; signing, export, import and verify must not fail.
   it('has WebCrypto Ed25519', async () => {
     const r = await execAsync(`const done = arguments[0];
       (async () => {
-        const k = await crypto.subtle.generateKey({ name: 'Ed25519' }, true, ['sign', 'verify']);
+        const generate = async (attempt = 1) => {
+          try {
+            return await crypto.subtle.generateKey({ name: 'Ed25519' }, true, ['sign', 'verify']);
+          } catch (e) {
+            if (attempt >= 3 || e.name !== 'OperationError') throw e;
+            return generate(attempt + 1);
+          }
+        };
+        const k = await generate();
         const m = new TextEncoder().encode('interlock');
         const sig = await crypto.subtle.sign({ name: 'Ed25519' }, k.privateKey, m);
         const raw = await crypto.subtle.exportKey('raw', k.publicKey);
