@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use crate::gateway_util::{Gateway, peers_dir};
-use crate::receiver::{Captured, Mode, Receiver};
+use crate::receiver::{Captured, Mode, Receiver, block_a_call_and_list_what_sinks_deliver};
 use crate::util::{stderr, stdout};
 
 const SLACK_PATH: &str = "T0000000/B0000000/XXXXXXXXXXXXXXXXXXXXXXXX";
@@ -336,32 +336,8 @@ fn an_otlp_collector_receives_every_entry_as_log_records() {
     gw.wait_for_server("drifty", "PENDING");
     gw.approve_server("drifty");
     gw.wait_for_tool("drifty__greet", true);
-    let blocked = gw.client(
-        "py",
-        &[
-            "call",
-            "drifty__greet",
-            r#"{"name":"AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}"#,
-        ],
-    );
-    assert_eq!(
-        blocked["result"]["structuredContent"]["blocked"], true,
-        "{blocked}"
-    );
-    let reviewer = gw.reviewer_key();
-    let size = gw.api_get(&reviewer, "/api/v1/log/checkpoint")["size"]
-        .as_u64()
-        .unwrap();
-    let log = gw.api_get(&reviewer, &format!("/api/v1/log?from=0&limit={size}"));
-    let expected: BTreeSet<u64> = log["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| {
-            let t = e["entry"]["type"].as_str().unwrap_or("");
-            t != "tool.call.intent" && !t.starts_with("log.")
-        })
-        .map(|e| e["index"].as_u64().unwrap())
+    let expected: BTreeSet<u64> = block_a_call_and_list_what_sinks_deliver(&gw)
+        .into_iter()
         .collect();
     let decode = |r: &Captured| {
         ExportLogsServiceRequest::decode(r.body.as_slice()).expect("an OTLP logs request")

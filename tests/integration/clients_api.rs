@@ -224,6 +224,9 @@ fn clients_api_names_only_known_clients_never_a_path() {
         let (status, answer) = post(&gw, &key, &format!("/api/v1/clients/{slug}/connect"));
         assert_eq!(status, 404, "{slug}: {answer}");
     }
+    // Refused before the log: no intent leaf carries what an unknown slug said.
+    let types = leaf_types(&gw, &key);
+    assert!(!types.iter().any(|t| t.starts_with("client.")), "{types:?}");
     // Without a key, or a cross-site page: refused before anything runs.
     let (status, _, _) = http(
         &gw.addr,

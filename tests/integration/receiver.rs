@@ -228,3 +228,36 @@ impl Drop for Receiver {
         }
     }
 }
+
+/// Has `gw` block one call (an AWS key pair in `drifty__greet`'s arguments)
+/// and returns the indices of the log's entries a sink delivers by then:
+/// every entry but the intent leaves and the log's own.
+pub fn block_a_call_and_list_what_sinks_deliver(gw: &crate::gateway_util::Gateway) -> Vec<u64> {
+    let blocked = gw.client(
+        "py",
+        &[
+            "call",
+            "drifty__greet",
+            r#"{"name":"AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}"#,
+        ],
+    );
+    assert_eq!(
+        blocked["result"]["structuredContent"]["blocked"], true,
+        "{blocked}"
+    );
+    let reviewer = gw.reviewer_key();
+    let size = gw.api_get(&reviewer, "/api/v1/log/checkpoint")["size"]
+        .as_u64()
+        .unwrap();
+    let log = gw.api_get(&reviewer, &format!("/api/v1/log?from=0&limit={size}"));
+    log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            let t = e["entry"]["type"].as_str().unwrap_or("");
+            t != "tool.call.intent" && !t.starts_with("log.")
+        })
+        .map(|e| e["index"].as_u64().unwrap())
+        .collect()
+}

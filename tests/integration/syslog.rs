@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::gateway_util::{Gateway, free_port, peers_dir, wait_for_port};
+use crate::receiver::block_a_call_and_list_what_sinks_deliver;
 
 fn openssl(dir: &Path, args: &[&str]) {
     let out = Command::new("openssl")
@@ -170,33 +171,8 @@ fn rsyslog_receives_every_entry_as_rfc_5424_over_tls() {
         &["call", "drifty__greet", &json!({"name": "Ada"}).to_string()],
     );
     assert_eq!(r["result"]["content"][0]["text"], "Hello, Ada!", "{r}");
-    let blocked = gw.client(
-        "py",
-        &[
-            "call",
-            "drifty__greet",
-            r#"{"name":"AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}"#,
-        ],
-    );
-    assert_eq!(
-        blocked["result"]["structuredContent"]["blocked"], true,
-        "{blocked}"
-    );
+    let expected = block_a_call_and_list_what_sinks_deliver(&gw);
     let reviewer = gw.reviewer_key();
-    let size = gw.api_get(&reviewer, "/api/v1/log/checkpoint")["size"]
-        .as_u64()
-        .unwrap();
-    let log = gw.api_get(&reviewer, &format!("/api/v1/log?from=0&limit={size}"));
-    let expected: Vec<u64> = log["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| {
-            let t = e["entry"]["type"].as_str().unwrap_or("");
-            t != "tool.call.intent" && !t.starts_with("log.")
-        })
-        .map(|e| e["index"].as_u64().unwrap())
-        .collect();
     let deadline = Instant::now() + Duration::from_secs(60);
     let records = loop {
         let got = rs.records();

@@ -47,6 +47,9 @@ pub trait ClientConnector: Send + Sync + 'static {
     /// exists, whether a connect of it can be undone, and — for a file that
     /// exists — what connecting it would do, per server.
     async fn clients(&self) -> Result<Value, ConnectorError>;
+    /// Whether `slug` names one of its clients: an unknown one is refused
+    /// before anything is logged (a request names a client, never a path).
+    fn knows(&self, slug: &str) -> bool;
     /// Connects the client `slug` (as `interlock connect SLUG --yes`).
     async fn connect(&self, slug: &str) -> Result<Value, ConnectorError>;
     /// Undoes its newest connect (as `interlock connect --undo SLUG`).
@@ -144,6 +147,9 @@ async fn change(
     let reviewer = crate::api::reviewer(gw, headers).await?;
     crate::http::from_this_machine(peer.as_deref())?;
     let connector = connector(gw)?;
+    if !connector.knows(slug) {
+        return Err(ConnectorError::UnknownClient(slug.to_owned()).into());
+    }
     let mut intent = interlock_canon::Map::new();
     intent.insert("client".into(), slug.into());
     intent.insert("reviewer".into(), reviewer.name.as_str().into());

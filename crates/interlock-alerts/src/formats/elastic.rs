@@ -18,7 +18,6 @@ pub fn document_id(e: &AlertEvent) -> String {
 }
 
 pub fn request(events: &[AlertEvent], api_key: &str, index: &str) -> Option<WireRequest> {
-    let (first, last) = (events.first()?, events.last()?);
     let mut body = Vec::new();
     for e in events {
         let action = json!({"create": {"_index": index, "_id": document_id(e)}});
@@ -29,17 +28,14 @@ pub fn request(events: &[AlertEvent], api_key: &str, index: &str) -> Option<Wire
         serde_json::to_writer(&mut body, &doc).expect("JSON serializes");
         body.push(b'\n');
     }
-    Some(WireRequest {
-        first_index: first.record.index,
-        last_index: last.record.index,
-        events: events.len(),
-        headers: vec![
+    WireRequest::batch(
+        events,
+        vec![
             ("Content-Type".into(), "application/x-ndjson".into()),
             ("Authorization".into(), format!("ApiKey {api_key}")),
         ],
         body,
-        url_suffix: None,
-    })
+    )
 }
 
 /// `_bulk` answers 200 even when items failed: the request is accepted only

@@ -112,6 +112,25 @@ pub struct WireRequest {
     pub url_suffix: Option<String>,
 }
 
+impl WireRequest {
+    /// One request carrying all of `events` (in index order), or `None` for
+    /// an empty batch.
+    pub fn batch(
+        events: &[AlertEvent],
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> Option<WireRequest> {
+        Some(WireRequest {
+            first_index: events.first()?.record.index,
+            last_index: events.last()?.record.index,
+            events: events.len(),
+            headers,
+            body,
+            url_suffix: None,
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FormatError {
     #[error("the {0} sink needs a secret (secret_keychain or secret_env)")]

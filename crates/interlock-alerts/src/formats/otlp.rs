@@ -118,17 +118,9 @@ pub fn export(events: &[AlertEvent], hostname: &str) -> ExportLogsServiceRequest
 }
 
 pub fn request(events: &[AlertEvent], hostname: &str, token: Option<&str>) -> Option<WireRequest> {
-    let (first, last) = (events.first()?, events.last()?);
     let mut headers = vec![("Content-Type".into(), "application/x-protobuf".into())];
     if let Some(t) = token {
         headers.push(("Authorization".into(), format!("Bearer {t}")));
     }
-    Some(WireRequest {
-        first_index: first.record.index,
-        last_index: last.record.index,
-        events: events.len(),
-        headers,
-        body: export(events, hostname).encode_to_vec(),
-        url_suffix: None,
-    })
+    WireRequest::batch(events, headers, export(events, hostname).encode_to_vec())
 }

@@ -16,7 +16,6 @@ pub fn request(
     hostname: &str,
     index: Option<&str>,
 ) -> Option<WireRequest> {
-    let (first, last) = (events.first()?, events.last()?);
     let mut body = Vec::new();
     for e in events {
         let mut obj = json!({
@@ -32,17 +31,14 @@ pub fn request(
         serde_json::to_writer(&mut body, &obj).expect("JSON serializes");
         body.push(b'\n');
     }
-    Some(WireRequest {
-        first_index: first.record.index,
-        last_index: last.record.index,
-        events: events.len(),
-        headers: vec![
+    WireRequest::batch(
+        events,
+        vec![
             ("Content-Type".into(), "application/json".into()),
             ("Authorization".into(), format!("Splunk {token}")),
         ],
         body,
-        url_suffix: None,
-    })
+    )
 }
 
 /// Splunk HEC's answer: `code` 0 is success.

@@ -76,19 +76,11 @@ pub fn frame(message: &[u8]) -> Vec<u8> {
 
 /// The batch as one write: every event framed, back to back.
 pub fn request(events: &[AlertEvent], facility: u8, hostname: &str) -> Option<WireRequest> {
-    let (first, last) = (events.first()?, events.last()?);
     let body = events
         .iter()
         .flat_map(|e| frame(&message(e, facility, hostname)))
         .collect();
-    Some(WireRequest {
-        first_index: first.record.index,
-        last_index: last.record.index,
-        events: events.len(),
-        headers: Vec::new(),
-        body,
-        url_suffix: None,
-    })
+    WireRequest::batch(events, Vec::new(), body)
 }
 
 #[cfg(test)]

@@ -151,6 +151,10 @@ impl ClientConnector for HostConnector {
         Ok(json!({"clients": out, "gateway_url": self.gateway_url}))
     }
 
+    fn knows(&self, slug: &str) -> bool {
+        Client::from_slug(slug).is_some()
+    }
+
     async fn connect(&self, slug: &str) -> Result<Value, ConnectorError> {
         let req = self.request(Self::client(slug)?)?;
         // `Host::connect` holds a parsed JSONC document (not `Send`) across
