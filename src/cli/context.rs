@@ -17,9 +17,13 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn new(data_dir: Option<PathBuf>) -> anyhow::Result<Context> {
+    pub fn new(data_dir: Option<PathBuf>, database: Option<&str>) -> anyhow::Result<Context> {
+        let database = database
+            .map(interlock_store::StoreLocation::parse)
+            .transpose()
+            .context("--database")?;
         Ok(Context {
-            host: Host::new(data_dir),
+            host: Host::new(data_dir).with_database(database),
         })
     }
 

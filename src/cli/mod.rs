@@ -42,6 +42,16 @@ pub struct Cli {
     /// (e.g. ~/.local/share/interlock), or $INTERLOCK_DATA_DIR.
     #[arg(long, global = true, value_name = "DIR", env = "INTERLOCK_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// The database: postgres://USER@HOST/DATABASE (a team's gateways
+    /// share one; the database must exist) or sqlite:///PATH. Default: the
+    /// gateway.toml `[store] url`, else the SQLite file in the data directory.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "INTERLOCK_DATABASE_URL"
+    )]
+    database: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -177,7 +187,7 @@ pub enum FormatArg {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let ctx = context::Context::new(cli.data_dir.clone())?;
+    let ctx = context::Context::new(cli.data_dir.clone(), cli.database.as_deref())?;
     match cli.command {
         Command::Canon(args) => canon::run(args),
         Command::Plan(PlanCommand::Check(args)) => plan::check(args),

@@ -9,7 +9,7 @@ use interlock_adapters::{Adapters, Executor, Prober};
 use interlock_core::canon::{self, Map, Value};
 use interlock_core::{ActionSpec, KeyId, Policy, ProbeSpec, TrustedKeys};
 use interlock_log::{Appended, Durability, Log, LogOptions, LogSigner};
-use interlock_store::{ApproverKey, NewApproverKey, PlanRecord, PlanStatus, Store};
+use interlock_store::{ApproverKey, NewApproverKey, PlanRecord, PlanStatus, Store, StoreLocation};
 use tokio::sync::broadcast;
 
 use crate::clock::{Clock, SystemClock};
@@ -18,8 +18,12 @@ use crate::events::{EngineEvent, EventKind};
 
 /// How to open an engine.
 pub struct EngineConfig {
-    /// Where the SQLite file lives (`<data_dir>/interlock.sqlite`).
+    /// Where the SQLite file lives (`<data_dir>/interlock.sqlite`) unless
+    /// `database` says otherwise.
     pub data_dir: PathBuf,
+    /// The database, when not the SQLite file in `data_dir`: a Postgres
+    /// database shared by a team's gateways (issue 20), or another file.
+    pub database: Option<StoreLocation>,
     pub policy: Policy,
     pub adapters: Adapters,
     /// The log's origin line in its checkpoints (C2SP tlog-checkpoint).
@@ -34,10 +38,19 @@ pub struct EngineConfig {
 }
 
 impl EngineConfig {
+    /// Where the engine's database is: `database`, else the SQLite file in
+    /// `data_dir`.
+    pub fn store_location(&self) -> StoreLocation {
+        self.database
+            .clone()
+            .unwrap_or_else(|| StoreLocation::File(self.data_dir.join(DATABASE_FILE)))
+    }
+
     /// The default policy, no adapters, the system clock.
     pub fn new(data_dir: impl Into<PathBuf>) -> EngineConfig {
         EngineConfig {
             data_dir: data_dir.into(),
+            database: None,
             policy: Policy::default(),
             adapters: Adapters::new(),
             origin: "interlock.local/log".to_owned(),
@@ -101,7 +114,7 @@ impl Engine {
         config: EngineConfig,
         log_signer: Arc<dyn LogSigner + Send + Sync>,
     ) -> Result<Engine, EngineError> {
-        let store = Store::open(&config.data_dir.join(DATABASE_FILE)).await?;
+        let store = Store::connect(&config.store_location()).await?;
         let log = Log::open_with(store.clone(), log_signer, &config.origin, config.log).await?;
         let (events, _) = broadcast::channel(1024);
         let nanos = std::time::SystemTime::now()

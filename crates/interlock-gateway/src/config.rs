@@ -92,6 +92,34 @@ pub struct GatewayConfig {
     /// `[alerts]`: sinks delivered from the log (issue 21).
     #[serde(default)]
     pub alerts: crate::alerts::AlertsConfig,
+    /// `[store]`: where the database is (issue 20).
+    #[serde(default)]
+    pub store: StoreConfig,
+}
+
+/// `[store]`: the database the gateway keeps its state and log in.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// `postgres://USER@HOST/DATABASE` for a database several gateways
+    /// share (teams), or `sqlite:///PATH`. Unset: the SQLite file in the data
+    /// directory. `interlock --database` and `$INTERLOCK_DATABASE_URL` take
+    /// precedence. A password here is readable by whoever reads the file:
+    /// prefer a Unix socket with peer authentication, or `PGPASSFILE`.
+    pub url: Option<String>,
+}
+
+impl StoreConfig {
+    /// The configured location, if any (checked when the config is read).
+    pub fn location(&self) -> Result<Option<interlock_store::StoreLocation>, ConfigError> {
+        self.url
+            .as_deref()
+            .map(|u| {
+                interlock_store::StoreLocation::parse(u)
+                    .map_err(|e| ConfigError::Invalid(format!("store.url: {e}")))
+            })
+            .transpose()
+    }
 }
 
 /// `[log]`: when checkpoints are signed and when a tool call's outcome leaf
@@ -222,6 +250,7 @@ impl Default for GatewayConfig {
             calls: CallsConfig::default(),
             log: LogConfig::default(),
             alerts: Default::default(),
+            store: StoreConfig::default(),
         }
     }
 }
@@ -914,6 +943,7 @@ impl GatewayConfig {
 
     fn check(&self) -> Result<(), ConfigError> {
         self.log.check()?;
+        self.store.location()?;
         self.envelope.check()?;
         self.alerts.check()?;
         for (name, upstream) in &self.servers {

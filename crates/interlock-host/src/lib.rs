@@ -31,7 +31,7 @@ use interlock_gateway::client::{ReviewerClient, Subject};
 use interlock_gateway::pins::{PinError, decide_server, server_subject};
 use interlock_gateway::tool_decision;
 use interlock_gateway::{EventBus, GatewayConfig};
-use interlock_store::ServerRecord;
+use interlock_store::{ServerRecord, StoreLocation};
 
 /// The keychain entry of this machine's approver key.
 pub const APPROVER_KEY: &str = "approver";
@@ -113,12 +113,46 @@ pub fn keychain_service() -> String {
 #[derive(Clone, Debug)]
 pub struct Host {
     data_dir: Option<PathBuf>,
+    /// The database named on the command line or in the environment
+    /// (`--database`, `$INTERLOCK_DATABASE_URL`), over any config's.
+    database: Option<StoreLocation>,
 }
 
 impl Host {
     /// `data_dir`, or (when `None`) the platform's data directory.
     pub fn new(data_dir: Option<PathBuf>) -> Host {
-        Host { data_dir }
+        Host {
+            data_dir,
+            database: None,
+        }
+    }
+
+    /// This host with its database at `database` (when `Some`), whatever the
+    /// configs say.
+    pub fn with_database(mut self, database: Option<StoreLocation>) -> Host {
+        if database.is_some() {
+            self.database = database;
+        }
+        self
+    }
+
+    /// Where the database is: the one this host was given, else the data
+    /// directory's `gateway.toml` `[store] url`, else the SQLite file in the
+    /// data directory (the embedded default).
+    pub fn store_location(&self) -> Result<StoreLocation, HostError> {
+        if let Some(db) = &self.database {
+            return Ok(db.clone());
+        }
+        let data_dir = self.data_dir()?;
+        let config = data_dir.join(GATEWAY_CONFIG_FILE);
+        if config.exists()
+            && let Some(db) = GatewayConfig::load(&config)?.store.location()?
+        {
+            return Ok(db);
+        }
+        Ok(StoreLocation::File(
+            data_dir.join(interlock_engine::DATABASE_FILE),
+        ))
     }
 
     /// The data directory: the one given, or the platform's
@@ -188,13 +222,17 @@ impl Host {
         Ok(config)
     }
 
-    /// Opens the database in the data directory, for processes that only read.
+    /// Opens the database ([`Host::store_location`]), for processes that
+    /// only read: a SQLite file must exist already (no empty database is
+    /// made for a reader).
     pub async fn store(&self) -> Result<interlock_store::Store, HostError> {
-        let db = self.data_dir()?.join(interlock_engine::DATABASE_FILE);
-        if !db.exists() {
-            return Err(HostError::NoDatabase(db));
+        let location = self.store_location()?;
+        if let Some(db) = location.file()
+            && !db.exists()
+        {
+            return Err(HostError::NoDatabase(db.to_owned()));
         }
-        Ok(interlock_store::Store::open(&db).await?)
+        Ok(interlock_store::Store::connect(&location).await?)
     }
 
     /// Opens the engine on the data directory, signing the log with the log key
@@ -226,6 +264,7 @@ impl Host {
         // (see `load_service_key`), unlike approver keys, which sign per use.
         let log_key = log_key.load_service_key()?;
         let mut config = EngineConfig::new(&data_dir);
+        config.database = Some(self.store_location()?);
         config.policy = self.policy()?;
         config.log = log.options();
         config.outcome_durability = log.outcome_durability();

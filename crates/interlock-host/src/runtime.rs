@@ -84,11 +84,17 @@ impl Host {
             }
             config.ui_dir = Some(ui);
         }
+        // The config's `[store] url` when no database was named on the
+        // command line (which wins).
+        let host = match (&self.database, config.store.location()?) {
+            (None, Some(db)) => self.clone().with_database(Some(db)),
+            _ => self.clone(),
+        };
         let prepared = Gateway::prepare(config.clone())?;
         // The policy's MCP-bound actions and probes (issue 23 item 5) are served
         // by the same adapter, under the same pinning rules.
         let adapter = Arc::new(prepared.mcp_adapter().bound_to(&self.policy()?.registry));
-        let engine = self
+        let engine = host
             .engine_with(
                 move |adapters| {
                     adapters
@@ -113,14 +119,14 @@ impl Host {
         let gateway = prepared.start(engine);
         // "Connect a client" on the reviewer API (the review UI's Settings).
         gateway.set_client_connector(Arc::new(crate::connect::HostConnector {
-            host: self.clone(),
+            host: host.clone(),
             gateway_config: options.config.clone(),
             gateway_url: format!("{}/mcp", loopback_base(bound)),
         }));
         // Servers added and removed at run time (issue 20 item 5) are
         // persisted in the config the gateway was started with.
         gateway.set_server_file(Arc::new(crate::connect::HostServerFile {
-            host: self.clone(),
+            host: host.clone(),
             path: match &options.config {
                 Some(p) => p.clone(),
                 None => self.data_dir()?.join(crate::GATEWAY_CONFIG_FILE),

@@ -3,8 +3,8 @@
 //! goes through [`AdminChange`], applied as a [`crate::StateChange`] in the
 //! transaction of its log leaf.
 
+use crate::DbRow;
 use sqlx::Row as _;
-use sqlx::sqlite::SqliteRow;
 
 use crate::error::SqlxResultExt as _;
 use crate::{ApiKeyKind, Store, StoreError};
@@ -106,7 +106,7 @@ pub enum AdminChange {
     },
 }
 
-fn token_from_row(row: &SqliteRow) -> Result<AdminTokenRecord, StoreError> {
+fn token_from_row(row: &DbRow) -> Result<AdminTokenRecord, StoreError> {
     let scope: String = row.try_get("scope").ctx("admin token")?;
     Ok(AdminTokenRecord {
         token_hash: row.try_get("token_hash").ctx("admin token")?,
@@ -118,7 +118,7 @@ fn token_from_row(row: &SqliteRow) -> Result<AdminTokenRecord, StoreError> {
     })
 }
 
-fn settings_from_row(row: &SqliteRow) -> Result<KeySettings, StoreError> {
+fn settings_from_row(row: &DbRow) -> Result<KeySettings, StoreError> {
     Ok(KeySettings {
         rate_per_minute: row.try_get("rate_per_minute").ctx("key settings")?,
         monthly_quota: row.try_get("monthly_quota").ctx("key settings")?,
@@ -134,7 +134,7 @@ impl Store {
         &self,
         token_hash: &str,
     ) -> Result<Option<AdminTokenRecord>, StoreError> {
-        sqlx::query("SELECT * FROM admin_tokens WHERE token_hash = ?")
+        sqlx::query("SELECT * FROM admin_tokens WHERE token_hash = $1")
             .bind(token_hash)
             .fetch_optional(self.pool())
             .await
@@ -157,21 +157,23 @@ impl Store {
 
     /// A key's settings (defaults when it has none stored).
     pub async fn key_settings(&self, key_hash: &str) -> Result<KeySettings, StoreError> {
-        Ok(sqlx::query("SELECT * FROM key_settings WHERE key_hash = ?")
-            .bind(key_hash)
-            .fetch_optional(self.pool())
-            .await
-            .ctx("key settings")?
-            .as_ref()
-            .map(settings_from_row)
-            .transpose()?
-            .unwrap_or_default())
+        Ok(
+            sqlx::query("SELECT * FROM key_settings WHERE key_hash = $1")
+                .bind(key_hash)
+                .fetch_optional(self.pool())
+                .await
+                .ctx("key settings")?
+                .as_ref()
+                .map(settings_from_row)
+                .transpose()?
+                .unwrap_or_default(),
+        )
     }
 
     /// The calls counted for a key in `month` (`YYYY-MM`).
     pub async fn key_usage(&self, key_hash: &str, month: &str) -> Result<i64, StoreError> {
         Ok(
-            sqlx::query("SELECT calls FROM key_usage WHERE key_hash = ? AND month = ?")
+            sqlx::query("SELECT calls FROM key_usage WHERE key_hash = $1 AND month = $2")
                 .bind(key_hash)
                 .bind(month)
                 .fetch_optional(self.pool())
@@ -194,9 +196,9 @@ impl Store {
         quota: i64,
     ) -> Result<Option<i64>, StoreError> {
         let row = sqlx::query(
-            "INSERT INTO key_usage (key_hash, month, calls) SELECT ?, ?, 1 WHERE ? > 0 \
+            "INSERT INTO key_usage (key_hash, month, calls) SELECT $1, $2, 1 WHERE $3 > 0 \
              ON CONFLICT (key_hash, month) DO UPDATE SET calls = key_usage.calls + 1 \
-             WHERE key_usage.calls < ? RETURNING calls",
+             WHERE key_usage.calls < $4 RETURNING calls",
         )
         .bind(key_hash)
         .bind(month)
@@ -212,14 +214,14 @@ impl Store {
 }
 
 async fn upsert_settings(
-    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    tx: &mut crate::Tx,
     key_hash: &str,
     s: &KeySettings,
     now: i64,
 ) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO key_settings (key_hash, rate_per_minute, monthly_quota, max_response_bytes, \
-         max_array_items, response_policy, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) \
+         max_array_items, response_policy, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
          ON CONFLICT (key_hash) DO UPDATE SET rate_per_minute = excluded.rate_per_minute, \
          monthly_quota = excluded.monthly_quota, max_response_bytes = excluded.max_response_bytes, \
          max_array_items = excluded.max_array_items, response_policy = excluded.response_policy, \
@@ -241,10 +243,7 @@ async fn upsert_settings(
 impl AdminChange {
     /// Applies the change inside `tx`; false when the row is not as the
     /// change expects (a revoked or unknown key or token).
-    pub(crate) async fn apply(
-        &self,
-        tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
-    ) -> Result<bool, StoreError> {
+    pub(crate) async fn apply(&self, tx: &mut crate::Tx) -> Result<bool, StoreError> {
         match self {
             AdminChange::AddToken {
                 token_hash,
@@ -254,7 +253,7 @@ impl AdminChange {
             } => {
                 sqlx::query(
                     "INSERT INTO admin_tokens (token_hash, name, scope, created_at, revoked_at) \
-                     VALUES (?, ?, ?, ?, NULL)",
+                     VALUES ($1, $2, $3, $4, NULL)",
                 )
                 .bind(token_hash)
                 .bind(name)
@@ -266,7 +265,7 @@ impl AdminChange {
                 Ok(true)
             }
             AdminChange::RevokeToken { token_hash, now } => Ok(sqlx::query(
-                "UPDATE admin_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
+                "UPDATE admin_tokens SET revoked_at = $1 WHERE token_hash = $2 AND revoked_at IS NULL",
             )
             .bind(now)
             .bind(token_hash)
@@ -286,7 +285,7 @@ impl AdminChange {
             } => {
                 sqlx::query(
                     "INSERT INTO api_keys (key_hash, kind, name, role, created_at, revoked_at, shadow) \
-                     VALUES (?, ?, ?, ?, ?, NULL, ?)",
+                     VALUES ($1, $2, $3, $4, $5, NULL, $6)",
                 )
                 .bind(key_hash)
                 .bind(kind.as_str())
@@ -308,7 +307,7 @@ impl AdminChange {
                 now,
             } => {
                 let done = sqlx::query(
-                    "UPDATE api_keys SET role = ?, shadow = ? WHERE key_hash = ? AND revoked_at IS NULL",
+                    "UPDATE api_keys SET role = $1, shadow = $2 WHERE key_hash = $3 AND revoked_at IS NULL",
                 )
                 .bind(role)
                 .bind(i64::from(*shadow))
@@ -323,7 +322,7 @@ impl AdminChange {
                 Ok(true)
             }
             AdminChange::RevokeKey { key_hash, now } => Ok(sqlx::query(
-                "UPDATE api_keys SET revoked_at = ? WHERE key_hash = ? AND revoked_at IS NULL",
+                "UPDATE api_keys SET revoked_at = $1 WHERE key_hash = $2 AND revoked_at IS NULL",
             )
             .bind(now)
             .bind(key_hash)
@@ -338,7 +337,7 @@ impl AdminChange {
                 now,
             } => {
                 let revoked = sqlx::query(
-                    "UPDATE api_keys SET revoked_at = ? WHERE key_hash = ? AND revoked_at IS NULL",
+                    "UPDATE api_keys SET revoked_at = $1 WHERE key_hash = $2 AND revoked_at IS NULL",
                 )
                 .bind(now)
                 .bind(old_hash)
@@ -350,7 +349,7 @@ impl AdminChange {
                 }
                 sqlx::query(
                     "INSERT INTO api_keys (key_hash, kind, name, role, created_at, revoked_at, shadow) \
-                     SELECT ?, kind, name, role, ?, NULL, shadow FROM api_keys WHERE key_hash = ?",
+                     SELECT $1, kind, name, role, $2, NULL, shadow FROM api_keys WHERE key_hash = $3",
                 )
                 .bind(new_hash)
                 .bind(now)
@@ -361,8 +360,8 @@ impl AdminChange {
                 sqlx::query(
                     "INSERT INTO key_settings (key_hash, rate_per_minute, monthly_quota, \
                      max_response_bytes, max_array_items, response_policy, updated_at) \
-                     SELECT ?, rate_per_minute, monthly_quota, max_response_bytes, max_array_items, \
-                     response_policy, ? FROM key_settings WHERE key_hash = ?",
+                     SELECT $1, rate_per_minute, monthly_quota, max_response_bytes, max_array_items, \
+                     response_policy, $2 FROM key_settings WHERE key_hash = $3",
                 )
                 .bind(new_hash)
                 .bind(now)
@@ -372,7 +371,7 @@ impl AdminChange {
                 .ctx("key settings")?;
                 sqlx::query(
                     "INSERT INTO key_usage (key_hash, month, calls) \
-                     SELECT ?, month, calls FROM key_usage WHERE key_hash = ?",
+                     SELECT $1, month, calls FROM key_usage WHERE key_hash = $2",
                 )
                 .bind(new_hash)
                 .bind(old_hash)

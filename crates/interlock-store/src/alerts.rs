@@ -49,7 +49,7 @@ macro_rules! select_cursors {
     };
 }
 
-fn cursor_of(row: &sqlx::sqlite::SqliteRow) -> Result<AlertCursor, StoreError> {
+fn cursor_of(row: &crate::DbRow) -> Result<AlertCursor, StoreError> {
     Ok(AlertCursor {
         sink: row.get(0),
         next_idx: to_u64(row.get(1), "alert cursor")?,
@@ -71,7 +71,7 @@ impl Store {
         start: u64,
     ) -> Result<AlertCursor, StoreError> {
         sqlx::query(
-            "INSERT INTO alert_cursors (sink, next_idx, updated_at) VALUES (?, ?, ?) \
+            "INSERT INTO alert_cursors (sink, next_idx, updated_at) VALUES ($1, $2, $3) \
              ON CONFLICT (sink) DO NOTHING",
         )
         .bind(sink)
@@ -86,7 +86,7 @@ impl Store {
     }
 
     pub async fn alert_cursor(&self, sink: &str) -> Result<Option<AlertCursor>, StoreError> {
-        let row = sqlx::query(select_cursors!("FROM alert_cursors c WHERE c.sink = ?"))
+        let row = sqlx::query(select_cursors!("FROM alert_cursors c WHERE c.sink = $1"))
             .bind(sink)
             .fetch_optional(self.pool())
             .await
@@ -114,10 +114,10 @@ impl Store {
     ) -> Result<(), StoreError> {
         let now = now_secs();
         sqlx::query(
-            "UPDATE alert_cursors SET next_idx = MAX(next_idx, ?), delivered = delivered + ?, \
-             attempts = 0, updated_at = ?, \
-             last_delivered_at = CASE WHEN ? > 0 THEN ? ELSE last_delivered_at END \
-             WHERE sink = ?",
+            "UPDATE alert_cursors SET next_idx = CASE WHEN next_idx > $1 THEN next_idx ELSE $1 END, delivered = delivered + $2, \
+             attempts = 0, updated_at = $3, \
+             last_delivered_at = CASE WHEN $4 > 0 THEN $5 ELSE last_delivered_at END \
+             WHERE sink = $6",
         )
         .bind(to_i64(next, "alert cursor")?)
         .bind(to_i64(events, "delivered count")?)
@@ -140,8 +140,8 @@ impl Store {
     ) -> Result<(), StoreError> {
         let now = now_secs();
         sqlx::query(
-            "UPDATE alert_cursors SET attempts = ?, last_error = ?, last_error_at = ?, \
-             updated_at = ? WHERE sink = ?",
+            "UPDATE alert_cursors SET attempts = $1, last_error = $2, last_error_at = $3, \
+             updated_at = $4 WHERE sink = $5",
         )
         .bind(i64::from(attempts))
         .bind(error)
@@ -169,7 +169,7 @@ impl Store {
         let mut tx = self.pool().begin().await.ctx("alert dead letter")?;
         sqlx::query(
             "INSERT INTO alert_dead_letters (sink, first_idx, last_idx, attempts, error, at) \
-             VALUES (?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(sink)
         .bind(to_i64(first, "leaf index")?)
@@ -181,8 +181,8 @@ impl Store {
         .await
         .ctx("alert dead letter")?;
         sqlx::query(
-            "UPDATE alert_cursors SET next_idx = MAX(next_idx, ?), attempts = 0, \
-             last_error = ?, last_error_at = ?, updated_at = ? WHERE sink = ?",
+            "UPDATE alert_cursors SET next_idx = CASE WHEN next_idx > $1 THEN next_idx ELSE $1 END, attempts = 0, \
+             last_error = $2, last_error_at = $3, updated_at = $4 WHERE sink = $5",
         )
         .bind(to_i64(last.saturating_add(1), "alert cursor")?)
         .bind(error)
@@ -204,7 +204,7 @@ impl Store {
     ) -> Result<Vec<DeadLetter>, StoreError> {
         let rows = sqlx::query(
             "SELECT id, sink, first_idx, last_idx, attempts, error, at FROM alert_dead_letters \
-             WHERE sink = ? ORDER BY id DESC LIMIT ?",
+             WHERE sink = $1 ORDER BY id DESC LIMIT $2",
         )
         .bind(sink)
         .bind(i64::from(limit))

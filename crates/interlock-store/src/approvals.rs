@@ -3,8 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::DbRow;
 use sqlx::Row as _;
-use sqlx::sqlite::SqliteRow;
 
 use crate::error::SqlxResultExt as _;
 use crate::{Store, StoreError, now_secs};
@@ -102,7 +102,7 @@ pub struct ApprovalRecord {
     pub consumed_at: Option<i64>,
 }
 
-fn approval_from_row(row: &SqliteRow) -> Result<ApprovalRecord, StoreError> {
+fn approval_from_row(row: &DbRow) -> Result<ApprovalRecord, StoreError> {
     let decision: String = row.try_get("decision").ctx("approval")?;
     let decision = decision
         .parse()
@@ -157,14 +157,14 @@ impl Store {
 /// that also appends the decision's log leaf).
 pub(crate) async fn insert_approval_in<'c, E>(ex: E, a: &NewApproval) -> Result<(), StoreError>
 where
-    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     {
         check_new_approval(a)?;
         sqlx::query(
             "INSERT INTO approvals (approver_key_id, nonce, plan_id, revision, plan_hash, \
              decision, reason, not_before, expires_at, envelope, created_at, consumed_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL)",
         )
         .bind(&a.approver_key_id)
         .bind(&a.nonce)
@@ -205,7 +205,7 @@ impl Store {
         sqlx::query(
             "SELECT approver_key_id, nonce, plan_id, revision, plan_hash, decision, reason, \
              not_before, expires_at, envelope, created_at, consumed_at \
-             FROM approvals WHERE plan_id = ? AND revision = ? \
+             FROM approvals WHERE plan_id = $1 AND revision = $2 \
              ORDER BY created_at, approver_key_id, nonce",
         )
         .bind(plan_id)
@@ -249,7 +249,7 @@ impl Store {
 /// The body of [`Store::start_execution_leased`], inside `tx`: false (nothing
 /// written) if the revision is not APPROVED.
 pub(crate) async fn start_execution_in(
-    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    tx: &mut crate::Tx,
     plan_id: &str,
     revision: i64,
     lease: Option<(&str, i64)>,
@@ -257,8 +257,8 @@ pub(crate) async fn start_execution_in(
     {
         let now = now_secs();
         let won = sqlx::query(
-            "UPDATE plans SET status = 'EXECUTING', updated_at = ? \
-             WHERE plan_id = ? AND revision = ? AND status = 'APPROVED'",
+            "UPDATE plans SET status = 'EXECUTING', updated_at = $1 \
+             WHERE plan_id = $2 AND revision = $3 AND status = 'APPROVED'",
         )
         .bind(now)
         .bind(plan_id)
@@ -272,8 +272,8 @@ pub(crate) async fn start_execution_in(
             return Ok(false);
         }
         let consumed = sqlx::query(
-            "UPDATE approvals SET consumed_at = ? \
-             WHERE plan_id = ? AND revision = ? AND decision = 'approve' AND consumed_at IS NULL",
+            "UPDATE approvals SET consumed_at = $1 \
+             WHERE plan_id = $2 AND revision = $3 AND decision = 'approve' AND consumed_at IS NULL",
         )
         .bind(now)
         .bind(plan_id)
@@ -284,7 +284,12 @@ pub(crate) async fn start_execution_in(
         .rows_affected();
         if let Some((owner, at)) = lease {
             sqlx::query(
-                "INSERT OR REPLACE INTO execution_leases                  (plan_id, revision, owner, started_at, heartbeat_at, committed)                  VALUES (?, ?, ?, ?, ?, '')",
+                "INSERT INTO execution_leases \
+                 (plan_id, revision, owner, started_at, heartbeat_at, committed) \
+                 VALUES ($1, $2, $3, $4, $5, '') \
+                 ON CONFLICT (plan_id, revision) DO UPDATE SET owner = excluded.owner, \
+                 started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, \
+                 committed = excluded.committed",
             )
             .bind(plan_id)
             .bind(revision)

@@ -83,7 +83,7 @@ pub enum StateChange {
 /// A server row's compare-and-swap inside a decision's transaction; a
 /// decision that trusts a baseline also keeps it by its hash (issue 16 item 7).
 async fn server_update_in(
-    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    tx: &mut crate::Tx,
     name: &str,
     expected_version: i64,
     update: &crate::ServerUpdate,
@@ -103,10 +103,7 @@ async fn server_update_in(
 impl StateChange {
     /// Applies the change inside `tx`; `Err(ChangeRefused)` if its
     /// compare-and-swap finds the row moved (nothing is written then).
-    pub(crate) async fn apply(
-        &self,
-        tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
-    ) -> Result<(), StoreError> {
+    pub(crate) async fn apply(&self, tx: &mut crate::Tx) -> Result<(), StoreError> {
         let applied = match self {
             StateChange::Server {
                 name,

@@ -42,7 +42,7 @@ impl Store {
     pub async fn claim_decision(&self, c: &DecisionClaim) -> Result<ClaimOutcome, StoreError> {
         let mut tx = self.begin_write().await?;
         let used =
-            sqlx::query("SELECT 1 FROM decision_ledger WHERE approver_key_id = ? AND nonce = ?")
+            sqlx::query("SELECT 1 FROM decision_ledger WHERE approver_key_id = $1 AND nonce = $2")
                 .bind(&c.approver_key_id)
                 .bind(&c.nonce)
                 .fetch_optional(&mut *tx)
@@ -52,7 +52,7 @@ impl Store {
             return Ok(ClaimOutcome::Replayed);
         }
         let latest: Option<i64> =
-            sqlx::query("SELECT MAX(issued_at) AS latest FROM decision_ledger WHERE subject = ?")
+            sqlx::query("SELECT MAX(issued_at) AS latest FROM decision_ledger WHERE subject = $1")
                 .bind(&c.subject)
                 .fetch_one(&mut *tx)
                 .await
@@ -69,7 +69,7 @@ impl Store {
         sqlx::query(
             "INSERT INTO decision_ledger \
              (approver_key_id, nonce, subject, decision, issued_at, recorded_at) \
-             VALUES (?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(&c.approver_key_id)
         .bind(&c.nonce)

@@ -1,8 +1,8 @@
 //! Tools' behavioural envelopes (issue 16 item 2): opaque JCS bytes and their
 //! hash here; what they mean is `interlock-envelope`'s business.
 
+use crate::DbRow;
 use sqlx::Row as _;
-use sqlx::sqlite::SqliteRow;
 
 use crate::error::SqlxResultExt as _;
 use crate::{Store, StoreError};
@@ -38,7 +38,7 @@ pub struct EnvelopeRow {
     pub fixed_at: Option<i64>,
 }
 
-fn envelope_from_row(row: &SqliteRow) -> Result<EnvelopeRow, StoreError> {
+fn envelope_from_row(row: &DbRow) -> Result<EnvelopeRow, StoreError> {
     let state: String = row.try_get("state").ctx("envelope")?;
     Ok(EnvelopeRow {
         server: row.try_get("server").ctx("envelope")?,
@@ -62,7 +62,7 @@ impl Store {
         server: &str,
         tool: &str,
     ) -> Result<Option<EnvelopeRow>, StoreError> {
-        sqlx::query("SELECT * FROM tool_envelopes WHERE server = ? AND tool = ?")
+        sqlx::query("SELECT * FROM tool_envelopes WHERE server = $1 AND tool = $2")
             .bind(server)
             .bind(tool)
             .fetch_optional(self.pool())
@@ -96,7 +96,7 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
             "INSERT INTO tool_envelopes (server, tool, state, envelope, hash, learning_since) \
-             VALUES (?, ?, 'learning', ?, ?, ?) \
+             VALUES ($1, $2, 'learning', $3, $4, $5) \
              ON CONFLICT (server, tool) DO UPDATE SET envelope = excluded.envelope, \
              hash = excluded.hash WHERE tool_envelopes.state = 'learning'",
         )
@@ -122,11 +122,11 @@ pub(crate) async fn fix_envelope_in<'c, E>(
     now: i64,
 ) -> Result<bool, StoreError>
 where
-    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     let done = sqlx::query(
         "INSERT INTO tool_envelopes (server, tool, state, envelope, hash, learning_since, fixed_at) \
-         VALUES (?, ?, 'fixed', ?, ?, ?, ?) \
+         VALUES ($1, $2, 'fixed', $3, $4, $5, $6) \
          ON CONFLICT (server, tool) DO UPDATE SET state = 'fixed', envelope = excluded.envelope, \
          hash = excluded.hash, fixed_at = excluded.fixed_at WHERE tool_envelopes.state = 'learning'",
     )
@@ -152,11 +152,11 @@ pub(crate) async fn widen_envelope_in<'c, E>(
     hash: &str,
 ) -> Result<bool, StoreError>
 where
-    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     let done = sqlx::query(
-        "UPDATE tool_envelopes SET envelope = ?, hash = ? \
-         WHERE server = ? AND tool = ? AND state = 'fixed' AND hash = ?",
+        "UPDATE tool_envelopes SET envelope = $1, hash = $2 \
+         WHERE server = $3 AND tool = $4 AND state = 'fixed' AND hash = $5",
     )
     .bind(envelope)
     .bind(hash)

@@ -1,18 +1,17 @@
 //! [`StoreError`]: every way a store call can fail, typed so callers can tell a
 //! refused request (duplicate, conflict, bad input) from a broken disk.
 
-use std::path::PathBuf;
-
 use crate::PlanStatus;
 
 /// Why a store call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database file (or its directory) could not be created or opened.
-    #[error("cannot open database {path}: {source}")]
+    /// The database (its file or directory, or its server) could not be
+    /// created, reached or opened.
+    #[error("cannot open database {location}: {source}")]
     Open {
-        /// The path that was being opened.
-        path: PathBuf,
+        /// The file or (password-free) URL that was being opened.
+        location: String,
         /// What went wrong.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
@@ -149,6 +148,12 @@ impl StoreError {
             }
             _ => {}
         }
+        if let Some(state) = db
+            .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+            .map(|pg| pg.code().to_owned())
+        {
+            return StoreError::by_sqlstate(&state, Box::new(e));
+        }
         let code = db.code().and_then(|c| c.parse::<i64>().ok());
         StoreError::by_code(code, Box::new(e))
     }
@@ -182,6 +187,23 @@ impl StoreError {
                 StoreError::Io(e)
             }
             Some(SQLITE_CORRUPT | SQLITE_NOTADB) => StoreError::CorruptFile(e),
+            _ => StoreError::Database(e),
+        }
+    }
+
+    /// Sorts a Postgres SQLSTATE (Appendix A of its manual) into the same
+    /// storage failures as [`by_code`](Self::by_code).
+    fn by_sqlstate(state: &str, e: DriverError) -> StoreError {
+        match state {
+            // lock_not_available (lock_timeout), serialization_failure,
+            // deadlock_detected: another writer held on too long.
+            "55P03" | "40001" | "40P01" => StoreError::Busy(e),
+            // disk_full, io_error, read_only_sql_transaction, and class 08
+            // (the connection to the server failed).
+            "53100" | "58030" | "25006" => StoreError::Io(e),
+            s if s.starts_with("08") => StoreError::Io(e),
+            // data_corrupted, index_corrupted.
+            "XX001" | "XX002" => StoreError::CorruptFile(e),
             _ => StoreError::Database(e),
         }
     }

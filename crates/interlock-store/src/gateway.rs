@@ -5,8 +5,8 @@
 //! mean is `interlock-surface`'s business and what to do about them the
 //! gateway's.
 
+use crate::DbRow;
 use sqlx::Row as _;
-use sqlx::sqlite::SqliteRow;
 
 use crate::error::SqlxResultExt as _;
 use crate::{Store, StoreError, now_secs};
@@ -53,7 +53,7 @@ pub struct ApiKeyRecord {
     pub shadow: bool,
 }
 
-fn api_key_from_row(row: &SqliteRow) -> Result<ApiKeyRecord, StoreError> {
+fn api_key_from_row(row: &DbRow) -> Result<ApiKeyRecord, StoreError> {
     let kind: String = row.try_get("kind").ctx("api key")?;
     Ok(ApiKeyRecord {
         key_hash: row.try_get("key_hash").ctx("api key")?,
@@ -121,7 +121,7 @@ pub struct ServerRecord {
     pub updated_at: i64,
 }
 
-fn server_from_row(row: &SqliteRow) -> Result<ServerRecord, StoreError> {
+fn server_from_row(row: &DbRow) -> Result<ServerRecord, StoreError> {
     let status: String = row.try_get("status").ctx("server")?;
     Ok(ServerRecord {
         name: row.try_get("name").ctx("server")?,
@@ -167,7 +167,7 @@ impl Store {
         let now = now_secs();
         sqlx::query(
             "INSERT INTO api_keys (key_hash, kind, name, role, created_at, revoked_at) \
-             VALUES (?, ?, ?, ?, ?, NULL)",
+             VALUES ($1, $2, $3, $4, $5, NULL)",
         )
         .bind(key_hash)
         .bind(kind.as_str())
@@ -191,7 +191,7 @@ impl Store {
     /// Turns shadow mode on or off for every active key of an agent; returns how many.
     pub async fn set_shadow(&self, name: &str, shadow: bool) -> Result<u64, StoreError> {
         let done = sqlx::query(
-            "UPDATE api_keys SET shadow = ? WHERE kind = 'agent' AND name = ? AND revoked_at IS NULL",
+            "UPDATE api_keys SET shadow = $1 WHERE kind = 'agent' AND name = $2 AND revoked_at IS NULL",
         )
         .bind(i64::from(shadow))
         .bind(name)
@@ -203,7 +203,7 @@ impl Store {
 
     /// The key with this hash, revoked or not.
     pub async fn api_key(&self, key_hash: &str) -> Result<Option<ApiKeyRecord>, StoreError> {
-        sqlx::query("SELECT * FROM api_keys WHERE key_hash = ?")
+        sqlx::query("SELECT * FROM api_keys WHERE key_hash = $1")
             .bind(key_hash)
             .fetch_optional(self.pool())
             .await
@@ -215,7 +215,7 @@ impl Store {
 
     /// Every key of one kind, oldest first, revoked ones included.
     pub async fn api_keys(&self, kind: ApiKeyKind) -> Result<Vec<ApiKeyRecord>, StoreError> {
-        sqlx::query("SELECT * FROM api_keys WHERE kind = ? ORDER BY created_at, name")
+        sqlx::query("SELECT * FROM api_keys WHERE kind = $1 ORDER BY created_at, name")
             .bind(kind.as_str())
             .fetch_all(self.pool())
             .await
@@ -228,7 +228,7 @@ impl Store {
     /// Revokes every active key of `kind` named `name`; returns how many.
     pub async fn revoke_api_keys(&self, kind: ApiKeyKind, name: &str) -> Result<u64, StoreError> {
         let done = sqlx::query(
-            "UPDATE api_keys SET revoked_at = ? WHERE kind = ? AND name = ? AND revoked_at IS NULL",
+            "UPDATE api_keys SET revoked_at = $1 WHERE kind = $2 AND name = $3 AND revoked_at IS NULL",
         )
         .bind(now_secs())
         .bind(kind.as_str())
@@ -241,7 +241,7 @@ impl Store {
 
     /// One server.
     pub async fn server(&self, name: &str) -> Result<Option<ServerRecord>, StoreError> {
-        sqlx::query("SELECT * FROM servers WHERE name = ?")
+        sqlx::query("SELECT * FROM servers WHERE name = $1")
             .bind(name)
             .fetch_optional(self.pool())
             .await
@@ -272,7 +272,7 @@ impl Store {
         sqlx::query(
             "INSERT INTO servers (name, status, baseline_hash, baseline, observed_hash, observed, \
              drift, blocked_tools, version, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $10)",
         )
         .bind(name)
         .bind(row.status.as_str())
@@ -320,13 +320,13 @@ impl Store {
 /// row), its probe state and its tools' envelopes, inside `tx`. False if the
 /// row is not as expected (nothing is deleted then).
 pub(crate) async fn remove_server_in(
-    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    tx: &mut crate::Tx,
     name: &str,
     expected_version: Option<i64>,
 ) -> Result<bool, StoreError> {
     let as_expected = match expected_version {
         Some(v) => {
-            sqlx::query("DELETE FROM servers WHERE name = ? AND version = ?")
+            sqlx::query("DELETE FROM servers WHERE name = $1 AND version = $2")
                 .bind(name)
                 .bind(v)
                 .execute(&mut **tx)
@@ -335,7 +335,7 @@ pub(crate) async fn remove_server_in(
                 .rows_affected()
                 == 1
         }
-        None => sqlx::query("SELECT 1 FROM servers WHERE name = ?")
+        None => sqlx::query("SELECT 1 FROM servers WHERE name = $1")
             .bind(name)
             .fetch_optional(&mut **tx)
             .await
@@ -346,8 +346,8 @@ pub(crate) async fn remove_server_in(
         return Ok(false);
     }
     for q in [
-        "DELETE FROM server_probes WHERE server = ?",
-        "DELETE FROM tool_envelopes WHERE server = ?",
+        "DELETE FROM server_probes WHERE server = $1",
+        "DELETE FROM tool_envelopes WHERE server = $1",
     ] {
         sqlx::query(q)
             .bind(name)
@@ -365,13 +365,13 @@ pub(crate) async fn update_server_in<'c, E>(
     row: &ServerUpdate,
 ) -> Result<bool, StoreError>
 where
-    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     {
         let done = sqlx::query(
-            "UPDATE servers SET status = ?, baseline_hash = ?, baseline = ?, observed_hash = ?, \
-             observed = ?, drift = ?, blocked_tools = ?, version = version + 1, updated_at = ? \
-             WHERE name = ? AND version = ?",
+            "UPDATE servers SET status = $1, baseline_hash = $2, baseline = $3, observed_hash = $4, \
+             observed = $5, drift = $6, blocked_tools = $7, version = version + 1, updated_at = $8 \
+             WHERE name = $9 AND version = $10",
         )
         .bind(row.status.as_str())
         .bind(&row.baseline_hash)
@@ -481,7 +481,7 @@ pub struct StandingRecord {
     pub revoked_at: Option<i64>,
 }
 
-fn standing_from_row(row: &SqliteRow) -> Result<StandingRecord, StoreError> {
+fn standing_from_row(row: &DbRow) -> Result<StandingRecord, StoreError> {
     Ok(StandingRecord {
         id: row.try_get("id").ctx("standing approval")?,
         role: row.try_get("role").ctx("standing approval")?,
@@ -502,7 +502,7 @@ impl Store {
     pub async fn add_standing(&self, s: &StandingRecord) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO standing_approvals (id, role, tool, document, document_hash, expires_at, \
-             approver_key_id, envelope, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+             approver_key_id, envelope, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)",
         )
         .bind(&s.id)
         .bind(&s.role)
@@ -532,7 +532,7 @@ impl Store {
         let rows =
             match active_at {
                 Some(now) => sqlx::query(
-                    "SELECT * FROM standing_approvals WHERE revoked_at IS NULL AND expires_at > ? \
+                    "SELECT * FROM standing_approvals WHERE revoked_at IS NULL AND expires_at > $1 \
                  ORDER BY created_at DESC",
                 )
                 .bind(now)
@@ -551,7 +551,7 @@ impl Store {
     /// Revokes one; `Ok(false)` if it was not active.
     pub async fn revoke_standing(&self, id: &str) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "UPDATE standing_approvals SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+            "UPDATE standing_approvals SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
         )
         .bind(now_secs())
         .bind(id)

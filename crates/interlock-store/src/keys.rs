@@ -1,7 +1,7 @@
 //! The registry of trusted approver public keys.
 
+use crate::DbRow;
 use sqlx::Row as _;
-use sqlx::sqlite::SqliteRow;
 
 use crate::error::SqlxResultExt as _;
 use crate::{Store, StoreError, now_secs};
@@ -46,7 +46,7 @@ impl ApproverKey {
     }
 }
 
-fn key_from_row(row: &SqliteRow) -> Result<ApproverKey, StoreError> {
+fn key_from_row(row: &DbRow) -> Result<ApproverKey, StoreError> {
     let public_key: Vec<u8> = row.try_get("public_key").ctx("approver key")?;
     Ok(ApproverKey {
         key_id: row.try_get("key_id").ctx("approver key")?,
@@ -90,7 +90,7 @@ impl Store {
         let now = now_secs();
         sqlx::query(
             "INSERT INTO approver_keys (key_id, public_key, identity, label, added_at, revoked_at) \
-             VALUES (?, ?, ?, ?, ?, NULL)",
+             VALUES ($1, $2, $3, $4, $5, NULL)",
         )
         .bind(&key.key_id)
         .bind(key.public_key.as_slice())
@@ -127,7 +127,7 @@ impl Store {
 
     /// One key, revoked or not.
     pub async fn approver_key(&self, key_id: &str) -> Result<Option<ApproverKey>, StoreError> {
-        sqlx::query("SELECT * FROM approver_keys WHERE key_id = ?")
+        sqlx::query("SELECT * FROM approver_keys WHERE key_id = $1")
             .bind(key_id)
             .fetch_optional(self.pool())
             .await
@@ -142,7 +142,7 @@ impl Store {
     pub async fn revoke_approver_key(&self, key_id: &str) -> Result<bool, StoreError> {
         let mut tx = self.begin_write().await?;
         let revoked = sqlx::query(
-            "UPDATE approver_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL",
+            "UPDATE approver_keys SET revoked_at = $1 WHERE key_id = $2 AND revoked_at IS NULL",
         )
         .bind(now_secs())
         .bind(key_id)
@@ -153,7 +153,7 @@ impl Store {
             == 1;
         if !revoked {
             let exists: Option<(String,)> =
-                sqlx::query_as("SELECT key_id FROM approver_keys WHERE key_id = ?")
+                sqlx::query_as("SELECT key_id FROM approver_keys WHERE key_id = $1")
                     .bind(key_id)
                     .fetch_optional(&mut *tx)
                     .await
@@ -178,7 +178,7 @@ pub(crate) async fn approver_keys_in<'c, E>(
     include_revoked: bool,
 ) -> Result<Vec<ApproverKey>, StoreError>
 where
-    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     let sql = if include_revoked {
         "SELECT * FROM approver_keys ORDER BY added_at, key_id"
@@ -198,7 +198,7 @@ impl Store {
     /// Records which log leaf registers `key_id` (for rows from before
     /// `0008_approver_registration.sql`, matched to their leaves once).
     pub async fn set_registered_leaf(&self, key_id: &str, leaf: u64) -> Result<(), StoreError> {
-        sqlx::query("UPDATE approver_keys SET registered_leaf = ? WHERE key_id = ? AND registered_leaf IS NULL")
+        sqlx::query("UPDATE approver_keys SET registered_leaf = $1 WHERE key_id = $2 AND registered_leaf IS NULL")
             .bind(i64::try_from(leaf).unwrap_or(i64::MAX))
             .bind(key_id)
             .execute(self.pool())
@@ -212,7 +212,7 @@ impl Store {
 /// takes: run inside the write transaction that appends exactly that leaf
 /// (a [`StateChange::AddApproverKey`](crate::StateChange)).
 pub(crate) async fn add_approver_key_in(
-    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    tx: &mut crate::Tx,
     key: &NewApproverKey,
 ) -> Result<(), StoreError> {
     check_key_id(&key.key_id)?;
@@ -224,7 +224,7 @@ pub(crate) async fn add_approver_key_in(
     sqlx::query(
         "INSERT INTO approver_keys \
          (key_id, public_key, identity, label, added_at, revoked_at, registered_leaf) \
-         VALUES (?, ?, ?, ?, ?, NULL, (SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves))",
+         VALUES ($1, $2, $3, $4, $5, NULL, (SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves))",
     )
     .bind(&key.key_id)
     .bind(key.public_key.as_slice())

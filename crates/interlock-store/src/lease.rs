@@ -30,8 +30,8 @@ impl Store {
         now: i64,
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "UPDATE execution_leases SET heartbeat_at = ? \
-             WHERE plan_id = ? AND revision = ? AND owner = ?",
+            "UPDATE execution_leases SET heartbeat_at = $1 \
+             WHERE plan_id = $2 AND revision = $3 AND owner = $4",
         )
         .bind(now)
         .bind(plan_id)
@@ -53,10 +53,10 @@ impl Store {
         now: i64,
     ) -> Result<(), StoreError> {
         sqlx::query(
-            "UPDATE execution_leases SET committed = committed || ? || char(10), \
-             heartbeat_at = ? WHERE plan_id = ? AND revision = ? AND owner = ?",
+            "UPDATE execution_leases SET committed = committed || $1, \
+             heartbeat_at = $2 WHERE plan_id = $3 AND revision = $4 AND owner = $5",
         )
-        .bind(stage)
+        .bind(format!("{stage}\n"))
         .bind(now)
         .bind(plan_id)
         .bind(revision)
@@ -75,7 +75,7 @@ impl Store {
         revision: i64,
     ) -> Result<Option<Vec<String>>, StoreError> {
         let row: Option<(String,)> = sqlx::query_as(
-            "SELECT committed FROM execution_leases WHERE plan_id = ? AND revision = ?",
+            "SELECT committed FROM execution_leases WHERE plan_id = $1 AND revision = $2",
         )
         .bind(plan_id)
         .bind(revision)
@@ -96,7 +96,7 @@ impl Store {
             "SELECT p.plan_id, p.revision, l.owner, l.started_at, l.heartbeat_at, l.committed \
              FROM plans p LEFT JOIN execution_leases l \
                ON l.plan_id = p.plan_id AND l.revision = p.revision \
-             WHERE p.status = 'EXECUTING' AND (l.heartbeat_at IS NULL OR l.heartbeat_at < ?) \
+             WHERE p.status = 'EXECUTING' AND (l.heartbeat_at IS NULL OR l.heartbeat_at < $1) \
              ORDER BY p.plan_id",
         )
         .bind(stale_before)

@@ -32,19 +32,24 @@ mod error;
 mod gateway;
 mod keys;
 mod lease;
+mod location;
 mod log;
 mod plans;
 mod probes;
 mod receipts;
 mod snapshot;
+mod sql;
 mod surfaces;
+#[cfg(feature = "testing")]
+pub mod testing;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Sqlite, SqlitePool, Transaction};
+use sqlx::AnyConnection;
+use sqlx::any::AnyPoolOptions;
+use sqlx::{AnyPool, Executor as _};
 
 pub use admin::{AdminChange, AdminScope, AdminTokenRecord, KeySettings};
 pub use alerts::{AlertCursor, DeadLetter};
@@ -59,6 +64,7 @@ pub use gateway::{
 };
 pub use keys::{ApproverKey, NewApproverKey};
 pub use lease::ExecutionLease;
+pub use location::{Backend, StoreLocation};
 pub use log::{CheckpointRow, LeafRow};
 pub use plans::{NewPlan, PlanRecord, PlanStatus};
 pub use probes::ProbeState;
@@ -68,27 +74,50 @@ pub use surfaces::ApprovedSurface;
 
 use error::SqlxResultExt as _;
 
+/// The database every query of this crate runs on: sqlx's `Any` driver, so
+/// one statement text (numbered `$N` placeholders, SQL both dialects read)
+/// serves SQLite and Postgres. The few statements that differ branch on
+/// [`Backend`].
+pub(crate) type Db = sqlx::Any;
+/// A row of [`Db`].
+pub(crate) type DbRow = sqlx::any::AnyRow;
+/// A transaction on [`Db`].
+pub(crate) type Tx = sqlx::Transaction<'static, Db>;
+
 /// How long a writer waits for another writer's lock before failing with
 /// [`StoreError::Busy`]. Long, because writes are short and a refused write
 /// is worse than a slow one.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Connections in the pool. Readers run in parallel under WAL; writers
+/// Connections in a SQLite pool. Readers run in parallel under WAL; writers
 /// serialize on the database lock whatever this number is.
 const MAX_CONNECTIONS: u32 = 8;
+
+/// Connections in a Postgres pool: each is a server process, so a few more
+/// than SQLite's let readers and the writer overlap on the network.
+const MAX_PG_CONNECTIONS: u32 = 16;
+
+/// The key of the Postgres advisory lock every write transaction takes
+/// first ([`Store::begin_write`]): the same serialization SQLite's database
+/// lock gives, across every gateway sharing the database. Any fixed number
+/// works; this one spells "ILOCK" in ASCII.
+const PG_WRITE_LOCK: i64 = 0x49_4c_4f_43_4b;
 
 /// A handle on the database. Cheap to clone (a connection pool inside); all
 /// clones share the pool.
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: SqlitePool,
-    path: PathBuf,
-    /// The connection [`append_batch`](Store::append_batch) writes the log
-    /// through (`appender.rs`: synchronous SQLite on the log writer's
-    /// thread), opened on first use with the pool's settings. An async lock
-    /// because a batch that finds the database locked by another writer
-    /// waits for it on the blocking pool, holding the connection.
+    pool: AnyPool,
+    location: StoreLocation,
+    /// SQLite only: the connection [`append_batch`](Store::append_batch)
+    /// writes the log through (`appender.rs`: synchronous SQLite on the log
+    /// writer's thread), opened on first use with the pool's settings. An
+    /// async lock because a batch that finds the database locked by another
+    /// writer waits for it on the blocking pool, holding the connection.
     appender: Arc<tokio::sync::Mutex<Option<appender::Appender>>>,
+    /// Postgres only: when a log writer last asked for sealed commits (see
+    /// [`Store::request_log_seal`]), in Unix milliseconds.
+    seal_requested_ms: Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl Store {
@@ -97,50 +126,68 @@ impl Store {
     /// foreign keys enforced and a busy timeout, then applies the embedded
     /// migrations.
     pub async fn open(path: &Path) -> Result<Store, StoreError> {
+        Store::connect(&StoreLocation::File(path.to_owned())).await
+    }
+
+    /// Opens the store at `location`: a SQLite file (as [`Store::open`]) or
+    /// a Postgres database (`postgres://…`; it must exist — the store
+    /// creates its tables, not the database), and applies that backend's
+    /// embedded migrations.
+    pub async fn connect(location: &StoreLocation) -> Result<Store, StoreError> {
+        sqlx::any::install_default_drivers();
         let open_err = |source: Box<dyn std::error::Error + Send + Sync>| StoreError::Open {
-            path: path.to_owned(),
+            location: location.to_string(),
             source,
         };
-        if path.as_os_str().is_empty() {
-            return Err(open_err("empty path".into()));
+        let pool = match location {
+            StoreLocation::File(path) => {
+                let url = location::sqlite_url(path).map_err(|e| open_err(e.into()))?;
+                create_parent(path)
+                    .await
+                    .map_err(|e| open_err(Box::new(e)))?;
+                AnyPoolOptions::new()
+                    .max_connections(MAX_CONNECTIONS)
+                    // A SQLite connection is a file handle on a thread of this
+                    // process, not a socket that can go stale: pinging it before
+                    // every checkout would only add a round trip to that thread.
+                    .test_before_acquire(false)
+                    .after_connect(|conn, _| Box::pin(sqlite_settings(conn)))
+                    .connect(&url)
+                    .await
+            }
+            StoreLocation::Postgres(url) => {
+                AnyPoolOptions::new()
+                    .max_connections(MAX_PG_CONNECTIONS)
+                    .after_connect(|conn, _| Box::pin(postgres_settings(conn)))
+                    .connect(url)
+                    .await
+            }
         }
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            // Owner-only: the database holds what the gateway enforces, and other
-            // users of the machine have no business reading or editing it
-            // (docs/THREAT-MODEL.md). An existing directory is left as it is.
-            let mut dir = tokio::fs::DirBuilder::new();
-            dir.recursive(true);
-            #[cfg(unix)]
-            dir.mode(0o700);
-            dir.create(parent)
-                .await
-                .map_err(|e| open_err(Box::new(e)))?;
+        .map_err(|e| match StoreError::from_sqlx(e, "connection") {
+            StoreError::Database(e) | StoreError::Io(e) => open_err(e),
+            other => other,
+        })?;
+        match location.backend() {
+            Backend::Sqlite => sqlx::migrate!("./migrations/sqlite").run(&pool).await?,
+            Backend::Postgres => sqlx::migrate!("./migrations/postgres").run(&pool).await?,
         }
-        let options = connect_options(path);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(MAX_CONNECTIONS)
-            // A SQLite connection is a file handle on a thread of this
-            // process, not a socket that can go stale: pinging it before
-            // every checkout would only add a round trip to that thread.
-            .test_before_acquire(false)
-            .connect_with(options)
-            .await
-            .map_err(|e| match StoreError::from_sqlx(e, "connection") {
-                StoreError::Database(e) => open_err(e),
-                other => other,
-            })?;
-        sqlx::migrate!("./migrations").run(&pool).await?;
-        tracing::debug!(path = %path.display(), "store opened");
+        tracing::debug!(store = %location, "store opened");
         Ok(Store {
             pool,
-            path: path.to_owned(),
+            location: location.clone(),
             appender: Arc::new(tokio::sync::Mutex::new(None)),
+            seal_requested_ms: Arc::new(std::sync::atomic::AtomicI64::new(0)),
         })
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the store is.
+    pub fn location(&self) -> &StoreLocation {
+        &self.location
+    }
+
+    /// Which database the store is on.
+    pub fn backend(&self) -> Backend {
+        self.location.backend()
     }
 
     /// Closes every connection (waiting for in-flight calls). Later calls on
@@ -153,31 +200,96 @@ impl Store {
 
     /// Opens the appender connection (see [`Store::append_batch`]): same file,
     /// same settings as the pool's connections. Refused once the store is
-    /// closed.
+    /// closed. SQLite only.
     pub(crate) fn connect_appender(&self) -> Result<appender::Appender, StoreError> {
         if self.pool.is_closed() {
             return Err(StoreError::Database(Box::new(sqlx::Error::PoolClosed)));
         }
-        appender::Appender::open(&self.path)
+        match &self.location {
+            StoreLocation::File(path) => appender::Appender::open(path),
+            StoreLocation::Postgres(_) => Err(StoreError::InvalidInput(
+                "the SQLite appender on a Postgres store".to_owned(),
+            )),
+        }
     }
 
-    /// Starts a write transaction holding the database write lock from its
-    /// first statement. On SQLite a deferred transaction that reads and then
-    /// writes can fail with `SQLITE_BUSY_SNAPSHOT` when another connection
-    /// wrote in between (the busy timeout does not help); `BEGIN IMMEDIATE`
-    /// waits for the lock instead. This is the one dialect-specific statement:
-    /// a Postgres backend uses `BEGIN` plus row locks.
-    pub(crate) async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
-        self.pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .ctx("transaction")
+    /// Starts a write transaction holding the store's write lock from its
+    /// first statement, so every read-then-write in it (compare-and-swap
+    /// status changes, the log's next index) sees no other writer between
+    /// the two.
+    ///
+    /// - SQLite: a deferred transaction that reads and then writes can fail
+    ///   with `SQLITE_BUSY_SNAPSHOT` when another connection wrote in
+    ///   between (the busy timeout does not help); `BEGIN IMMEDIATE` takes
+    ///   the database lock first and waits for it instead.
+    /// - Postgres: `BEGIN`, then a transaction-scoped advisory lock
+    ///   ([`PG_WRITE_LOCK`]) that every writer takes — in this process or in
+    ///   another gateway on the same database — waited for up to the
+    ///   connection's `lock_timeout` ([`BUSY_TIMEOUT`]), released at commit
+    ///   or rollback. Writes are serialized exactly as on SQLite, so the
+    ///   store's rules hold unchanged across gateways.
+    pub(crate) async fn begin_write(&self) -> Result<Tx, StoreError> {
+        match self.backend() {
+            Backend::Sqlite => self
+                .pool
+                .begin_with("BEGIN IMMEDIATE")
+                .await
+                .ctx("transaction"),
+            Backend::Postgres => {
+                let mut tx = self.pool.begin().await.ctx("transaction")?;
+                sqlx::query("SELECT 1::BIGINT FROM pg_advisory_xact_lock($1)")
+                    .bind(PG_WRITE_LOCK)
+                    .execute(&mut *tx)
+                    .await
+                    .ctx("write lock")?;
+                Ok(tx)
+            }
+        }
+    }
+
+    /// Starts a read-only transaction whose view does not move while it
+    /// lasts (SQLite under WAL: from its first read; Postgres: repeatable
+    /// read). It takes no write lock.
+    pub(crate) async fn begin_read(&self) -> Result<Tx, StoreError> {
+        match self.backend() {
+            Backend::Sqlite => self.pool.begin().await.ctx("transaction"),
+            Backend::Postgres => self
+                .pool
+                .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .await
+                .ctx("transaction"),
+        }
     }
 
     /// The durability settings in force on a connection of the pool, as
-    /// SQLite reports them (for diagnostics and the tests that pin them).
+    /// the database reports them (for diagnostics and the tests that pin
+    /// them). On Postgres the journal is always a WAL and foreign keys are
+    /// always enforced; `synchronous` is `synchronous_commit` and the busy
+    /// timeout is `lock_timeout`.
     pub async fn durability(&self) -> Result<Durability, StoreError> {
         let mut c = self.pool.acquire().await.ctx("connection")?;
+        if self.backend() == Backend::Postgres {
+            let synchronous: String =
+                sqlx::query_scalar("SELECT current_setting('synchronous_commit')")
+                    .fetch_one(&mut *c)
+                    .await
+                    .ctx("setting")?;
+            let lock_timeout_ms: String =
+                sqlx::query_scalar("SELECT setting FROM pg_settings WHERE name = 'lock_timeout'")
+                    .fetch_one(&mut *c)
+                    .await
+                    .ctx("setting")?;
+            return Ok(Durability {
+                journal_mode: "wal".to_owned(),
+                synchronous: if synchronous == "on" {
+                    "full".to_owned()
+                } else {
+                    synchronous
+                },
+                foreign_keys: true,
+                busy_timeout_ms: lock_timeout_ms.parse().unwrap_or(-1),
+            });
+        }
         let journal_mode: String = sqlx::query_scalar("PRAGMA journal_mode")
             .fetch_one(&mut *c)
             .await
@@ -209,7 +321,7 @@ impl Store {
         })
     }
 
-    pub(crate) fn pool(&self) -> &SqlitePool {
+    pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
     }
 }
@@ -227,8 +339,11 @@ pub struct Durability {
     pub busy_timeout_ms: i64,
 }
 
-/// The connection settings shared by every connection of the pool.
-fn connect_options(path: &Path) -> SqliteConnectOptions {
+/// The pool's SQLite settings as sqlx's own options, for tests that open a
+/// second, plain SQLite connection on a store's file.
+#[cfg(test)]
+pub(crate) fn connect_options(path: &Path) -> sqlx::sqlite::SqliteConnectOptions {
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
     SqliteConnectOptions::new()
         .filename(path)
         .create_if_missing(true)
@@ -238,11 +353,75 @@ fn connect_options(path: &Path) -> SqliteConnectOptions {
         .busy_timeout(BUSY_TIMEOUT)
 }
 
+/// Creates the SQLite file's directory if missing. Owner-only: the database
+/// holds what the gateway enforces, and other users of the machine have no
+/// business reading or editing it (docs/THREAT-MODEL.md). An existing
+/// directory is left as it is.
+async fn create_parent(path: &Path) -> std::io::Result<()> {
+    let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    let mut dir = tokio::fs::DirBuilder::new();
+    dir.recursive(true);
+    #[cfg(unix)]
+    dir.mode(0o700);
+    dir.create(parent).await
+}
+
+/// The settings every SQLite connection of the pool runs with: WAL,
+/// `synchronous=FULL` (a returned commit survives power loss), foreign keys
+/// enforced, and the busy timeout.
+async fn sqlite_settings(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    conn.execute("PRAGMA journal_mode = WAL").await?;
+    conn.execute("PRAGMA synchronous = FULL").await?;
+    conn.execute("PRAGMA foreign_keys = ON").await?;
+    conn.execute(sqlx::AssertSqlSafe(format!(
+        "PRAGMA busy_timeout = {}",
+        BUSY_TIMEOUT.as_millis()
+    )))
+    .await?;
+    Ok(())
+}
+
+/// The settings every Postgres connection of the pool runs with: a lock
+/// wait as long as SQLite's busy timeout, and commits flushed before they
+/// return (the server's default, set here so a server configured otherwise
+/// does not weaken the log's contract).
+async fn postgres_settings(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    conn.execute(sqlx::AssertSqlSafe(format!(
+        "SET lock_timeout = {}",
+        BUSY_TIMEOUT.as_millis()
+    )))
+    .await?;
+    conn.execute("SET synchronous_commit = on").await?;
+    Ok(())
+}
+
 /// Unix seconds now (0 if the clock is before 1970, which only a broken clock reports).
 pub(crate) fn now_secs() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// A BLOB column that older releases may have written as TEXT on SQLite
+/// (sqlx's `Any` rows keep a value's stored type, so `Vec<u8>` alone would
+/// refuse it): the bytes either way.
+pub(crate) fn bytes_column(row: &DbRow, column: &str) -> Result<Vec<u8>, sqlx::Error> {
+    use sqlx::Row as _;
+    match row.try_get::<Vec<u8>, _>(column) {
+        Err(sqlx::Error::ColumnDecode { .. }) => {
+            row.try_get::<String, _>(column).map(String::into_bytes)
+        }
+        other => other,
+    }
+}
+
+/// Unix milliseconds now (0 if the clock is before 1970).
+pub(crate) fn now_millis() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
 }
 
 /// A stored BIGINT that must be a non-negative count or index.

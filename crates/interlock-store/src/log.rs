@@ -9,11 +9,10 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use sqlx::Row as _;
-use sqlx::{Sqlite, Transaction};
 
 use crate::appender::{AppendError, Flush};
 use crate::error::SqlxResultExt as _;
-use crate::{BUSY_TIMEOUT, Store, StoreError, to_hash, to_i64, to_u64};
+use crate::{BUSY_TIMEOUT, Backend, Store, StoreError, now_millis, to_hash, to_i64, to_u64};
 
 /// One log leaf.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,7 +97,8 @@ fn insert_leaves_sql(chunk: usize) -> &'static str {
                     if i > 0 {
                         s.push_str(", ");
                     }
-                    s.push_str("(?, ?, ?, ?)");
+                    let b = 4 * i;
+                    s.push_str(&format!("(${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4));
                 }
                 s
             })
@@ -111,7 +111,7 @@ fn insert_leaves_sql(chunk: usize) -> &'static str {
     &all[pos]
 }
 
-fn checkpoint_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<CheckpointRow, StoreError> {
+fn checkpoint_from_row(row: &crate::DbRow) -> Result<CheckpointRow, StoreError> {
     let size: i64 = row.try_get("size").ctx("checkpoint")?;
     let root: Vec<u8> = row.try_get("root").ctx("checkpoint")?;
     Ok(CheckpointRow {
@@ -136,7 +136,7 @@ fn check_contiguous(leaves: &[LeafRow]) -> Result<(), StoreError> {
 }
 
 /// The index the next leaf must take, read inside the write transaction.
-async fn next_index(tx: &mut Transaction<'static, Sqlite>) -> Result<u64, StoreError> {
+async fn next_index(tx: &mut crate::Tx) -> Result<u64, StoreError> {
     let next: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves")
         .fetch_one(&mut **tx)
         .await
@@ -147,7 +147,7 @@ async fn next_index(tx: &mut Transaction<'static, Sqlite>) -> Result<u64, StoreE
 /// Inserts `leaves` (which must start at `next`) and `checkpoint` (which must
 /// be for the size after them) in the caller's write transaction.
 async fn insert_batch(
-    tx: &mut Transaction<'static, Sqlite>,
+    tx: &mut crate::Tx,
     next: u64,
     leaves: &[LeafRow],
     checkpoint: Option<&CheckpointRow>,
@@ -189,7 +189,7 @@ async fn insert_batch(
     }
     if let Some(cp) = checkpoint {
         sqlx::query(
-            "INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)",
+            "INSERT INTO log_checkpoints (size, root, note, created_at) VALUES ($1, $2, $3, $4)",
         )
         .bind(to_i64(cp.size, "checkpoint size")?)
         .bind(cp.root.as_slice())
@@ -212,7 +212,7 @@ async fn insert_batch(
 /// [`Store::log_size`] on any executor.
 pub(crate) async fn log_size_in<'c, E>(ex: E) -> Result<u64, StoreError>
 where
-    E: sqlx::Executor<'c, Database = Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     let next: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves")
         .fetch_one(ex)
@@ -224,7 +224,7 @@ where
 /// [`Store::checkpoints`] on any executor.
 pub(crate) async fn checkpoints_in<'c, E>(ex: E) -> Result<Vec<CheckpointRow>, StoreError>
 where
-    E: sqlx::Executor<'c, Database = Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     sqlx::query("SELECT size, root, note, created_at FROM log_checkpoints ORDER BY size")
         .fetch_all(ex)
@@ -238,9 +238,9 @@ where
 /// [`Store::get_meta`] on any executor.
 pub(crate) async fn get_meta_in<'c, E>(ex: E, key: &str) -> Result<Option<String>, StoreError>
 where
-    E: sqlx::Executor<'c, Database = Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
-    sqlx::query_scalar("SELECT value FROM meta WHERE key = ?")
+    sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
         .bind(key)
         .fetch_optional(ex)
         .await
@@ -249,7 +249,7 @@ where
 
 async fn latest_checkpoint<'c, E>(ex: E) -> Result<Option<CheckpointRow>, StoreError>
 where
-    E: sqlx::Executor<'c, Database = Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     sqlx::query(
         "SELECT size, root, note, created_at FROM log_checkpoints ORDER BY size DESC LIMIT 1",
@@ -266,10 +266,10 @@ where
 /// a first index other than `from`) is [`StoreError::Malformed`].
 async fn leaf_hashes_from<'c, E>(ex: E, from: u64) -> Result<Vec<[u8; 32]>, StoreError>
 where
-    E: sqlx::Executor<'c, Database = Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     let rows: Vec<(i64, Vec<u8>)> =
-        sqlx::query_as("SELECT idx, leaf_hash FROM log_leaves WHERE idx >= ? ORDER BY idx")
+        sqlx::query_as("SELECT idx, leaf_hash FROM log_leaves WHERE idx >= $1 ORDER BY idx")
             .bind(to_i64(from, "leaf index")?)
             .fetch_all(ex)
             .await
@@ -338,8 +338,20 @@ impl Store {
             }
         }
         let rows = leaves.len() + usize::from(checkpoint.is_some());
-        if rows > MAX_STATEMENT_ROWS {
+        if self.backend() == Backend::Postgres || rows > MAX_STATEMENT_ROWS {
+            // Postgres: one transaction under the write lock (a round trip
+            // per statement over a socket, no thread hand-off to save), the
+            // next index checked in it as SQLite's triggers check it.
             let mut tx = self.begin_write().await?;
+            if flush == Flush::Deferred && self.backend() == Backend::Postgres {
+                // Committed — in the server's memory and WAL buffers, so a
+                // killed gateway loses nothing — with its flush left to the
+                // next synchronous commit (see `flush_log`).
+                sqlx::query("SET LOCAL synchronous_commit = off")
+                    .execute(&mut *tx)
+                    .await
+                    .ctx("log leaf")?;
+            }
             let next = next_index(&mut tx).await?;
             insert_batch(&mut tx, next, leaves, checkpoint).await?;
             tx.commit().await.ctx("log leaf")?;
@@ -429,41 +441,76 @@ impl Store {
         }
     }
 
-    /// The file beside the database (`<db>-seal-wanted`) whose modification
-    /// time says that a log writer waits for another writer's checkpoint. A
-    /// file, not a row: asking must not need the database lock the busy writer
-    /// keeps taking.
-    fn seal_request_file(&self) -> std::path::PathBuf {
-        let mut p = self.path.clone().into_os_string();
+    /// The file beside a SQLite database (`<db>-seal-wanted`) whose
+    /// modification time says that a log writer waits for another writer's
+    /// checkpoint. A file, not a row: asking must not need the database lock
+    /// the busy writer keeps taking.
+    fn seal_request_file(&self) -> Option<std::path::PathBuf> {
+        let mut p = self.location().file()?.to_owned().into_os_string();
         p.push("-seal-wanted");
-        p.into()
+        Some(p.into())
     }
 
-    /// Asks the other log writers on this file to sign their next commits.
+    /// Asks the other log writers on this database to sign their next
+    /// commits.
+    ///
+    /// On Postgres the request reaches this process's writers only: another
+    /// gateway's writer signs on its own schedule (its checkpoint interval),
+    /// so a waiting writer there waits at most that long.
     pub fn request_log_seal(&self) -> Result<(), StoreError> {
+        let Some(file) = self.seal_request_file() else {
+            let now_ms = i64::try_from(now_millis()).unwrap_or(i64::MAX);
+            self.seal_requested_ms
+                .store(now_ms, std::sync::atomic::Ordering::Relaxed);
+            return Ok(());
+        };
         std::fs::OpenOptions::new()
             .create(true)
             .truncate(true)
             .write(true)
-            .open(self.seal_request_file())
+            .open(file)
             .and_then(|f| f.set_modified(std::time::SystemTime::now()))
             .map_err(|e| StoreError::Io(Box::new(e)))
     }
 
     /// Whether a log writer asked, within `window`, for commits to be signed:
-    /// one `stat`, for a commit that would otherwise go unsigned.
+    /// one `stat` (or one atomic load), for a commit that would otherwise go
+    /// unsigned.
     pub fn log_seal_requested_within(&self, window: Duration) -> bool {
-        std::fs::metadata(self.seal_request_file())
+        let Some(file) = self.seal_request_file() else {
+            let asked = self
+                .seal_requested_ms
+                .load(std::sync::atomic::Ordering::Relaxed);
+            let age_ms = i64::try_from(now_millis()).unwrap_or(i64::MAX) - asked;
+            return asked > 0 && u128::try_from(age_ms).is_ok_and(|a| a < window.as_millis());
+        };
+        std::fs::metadata(file)
             .and_then(|m| m.modified())
             .is_ok_and(|t| t.elapsed().is_ok_and(|age| age < window))
     }
 
-    /// Makes every commit so far durable: `fsync`s the database's WAL file,
-    /// which holds every frame committed since the last checkpoint of it (an
-    /// `fsync` covers what any connection wrote to the file). For the log's
-    /// [`Flush::Deferred`] commits, when no durable commit followed them.
+    /// Makes every commit so far durable, for the log's
+    /// [`Flush::Deferred`] commits when no durable commit followed them.
+    ///
+    /// - SQLite: `fsync`s the database's WAL file, which holds every frame
+    ///   committed since the last checkpoint of it (an `fsync` covers what
+    ///   any connection wrote to the file).
+    /// - Postgres: commits a one-row write with `synchronous_commit = on`,
+    ///   which returns once the WAL is flushed up to its commit record — and
+    ///   so past every earlier commit's.
     pub async fn flush_log(&self) -> Result<(), StoreError> {
-        let mut wal = self.path.clone().into_os_string();
+        let Some(db) = self.location().file() else {
+            sqlx::query(
+                "INSERT INTO meta (key, value) VALUES ('log.flushed_at', $1) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            )
+            .bind(now_millis().to_string())
+            .execute(self.pool())
+            .await
+            .ctx("log flush")?;
+            return Ok(());
+        };
+        let mut wal = db.to_owned().into_os_string();
         wal.push("-wal");
         match std::fs::File::open(&wal) {
             Ok(f) => f.sync_data().map_err(|e| StoreError::Io(Box::new(e))),
@@ -569,7 +616,7 @@ impl Store {
 /// [`Store::leaves`] on any executor (the pool, or an audit's snapshot).
 pub(crate) async fn leaves_in<'c, E>(ex: E, range: Range<u64>) -> Result<Vec<LeafRow>, StoreError>
 where
-    E: sqlx::Executor<'c, Database = Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     {
         if range.is_empty() {
@@ -579,7 +626,7 @@ where
         let hi = i64::try_from(range.end).unwrap_or(i64::MAX);
         let rows: Vec<(i64, Vec<u8>, Vec<u8>, i64)> = sqlx::query_as(
             "SELECT idx, leaf_hash, data, appended_at FROM log_leaves \
-             WHERE idx >= ? AND idx < ? ORDER BY idx",
+             WHERE idx >= $1 AND idx < $2 ORDER BY idx",
         )
         .bind(lo)
         .bind(hi)
@@ -639,7 +686,7 @@ impl Store {
     /// Sets a metadata value (insert or replace).
     pub async fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO meta (key, value) VALUES (?, ?) \
+            "INSERT INTO meta (key, value) VALUES ($1, $2) \
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         )
         .bind(key)
@@ -655,13 +702,13 @@ impl Store {
     /// database agree on one value (first writer wins).
     pub async fn get_or_init_meta(&self, key: &str, value: &str) -> Result<String, StoreError> {
         let mut tx = self.begin_write().await?;
-        sqlx::query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING")
+        sqlx::query("INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
             .bind(key)
             .bind(value)
             .execute(&mut *tx)
             .await
             .ctx("meta")?;
-        let stored: String = sqlx::query_scalar("SELECT value FROM meta WHERE key = ?")
+        let stored: String = sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
             .bind(key)
             .fetch_one(&mut *tx)
             .await
@@ -753,7 +800,7 @@ mod tests {
             let pool = sqlx::SqlitePool::connect_with(crate::connect_options(&path))
                 .await
                 .unwrap();
-            let mut v4 = sqlx::migrate!("./migrations");
+            let mut v4 = sqlx::migrate!("./migrations/sqlite");
             v4.migrations = std::borrow::Cow::Owned(
                 v4.migrations
                     .iter()
@@ -764,7 +811,7 @@ mod tests {
             v4.run(&pool).await.unwrap();
             for i in 0..3u64 {
                 let l = leaf(i);
-                sqlx::query("INSERT INTO log_leaves VALUES (?, ?, ?, ?)")
+                sqlx::query("INSERT INTO log_leaves VALUES ($1, $2, $3, $4)")
                     .bind(i as i64)
                     .bind(l.leaf_hash.as_slice())
                     .bind(l.data)
@@ -773,7 +820,7 @@ mod tests {
                     .await
                     .unwrap();
             }
-            sqlx::query("INSERT INTO log_checkpoints VALUES (3, ?, 'cp 3', 1)")
+            sqlx::query("INSERT INTO log_checkpoints VALUES (3, $1, 'cp 3', 1)")
                 .bind([3u8; 32].as_slice())
                 .execute(&pool)
                 .await

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::DbRow;
 use sqlx::Row as _;
-use sqlx::sqlite::SqliteRow;
 
 use crate::error::SqlxResultExt as _;
 use crate::{Store, StoreError, now_secs};
@@ -153,7 +153,7 @@ pub struct PlanRecord {
 const PLAN_COLUMNS: &str =
     "plan_id, revision, plan_hash, document, title, proposer, risk, status, created_at, updated_at";
 
-fn plan_from_row(row: &SqliteRow) -> Result<PlanRecord, StoreError> {
+fn plan_from_row(row: &DbRow) -> Result<PlanRecord, StoreError> {
     let status: String = row.try_get("status").ctx("plan")?;
     let status = status.parse().map_err(|_| {
         StoreError::Malformed(format!("plan status {status:?} is not a known status"))
@@ -202,7 +202,7 @@ impl Store {
         let now = now_secs();
         let mut tx = self.begin_write().await?;
         let owner: Option<String> = sqlx::query_scalar(
-            "SELECT proposer FROM plans WHERE plan_id = ? ORDER BY revision ASC LIMIT 1",
+            "SELECT proposer FROM plans WHERE plan_id = $1 ORDER BY revision ASC LIMIT 1",
         )
         .bind(&plan.plan_id)
         .fetch_optional(&mut *tx)
@@ -218,7 +218,7 @@ impl Store {
             });
         }
         let current: Option<(i64, String)> = sqlx::query_as(
-            "SELECT revision, status FROM plans WHERE plan_id = ? ORDER BY revision DESC LIMIT 1",
+            "SELECT revision, status FROM plans WHERE plan_id = $1 ORDER BY revision DESC LIMIT 1",
         )
         .bind(&plan.plan_id)
         .fetch_optional(&mut *tx)
@@ -238,8 +238,8 @@ impl Store {
                     });
                 }
                 sqlx::query(
-                    "UPDATE plans SET status = 'SUPERSEDED', updated_at = ? \
-                     WHERE plan_id = ? AND revision = ?",
+                    "UPDATE plans SET status = 'SUPERSEDED', updated_at = $1 \
+                     WHERE plan_id = $2 AND revision = $3",
                 )
                 .bind(now)
                 .bind(&plan.plan_id)
@@ -252,7 +252,7 @@ impl Store {
         };
         sqlx::query(
             "INSERT INTO plans (plan_id, revision, plan_hash, document, title, proposer, risk, \
-             status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'PROPOSED', ?, ?)",
+             status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'PROPOSED', $8, $9)",
         )
         .bind(&plan.plan_id)
         .bind(revision)
@@ -285,7 +285,7 @@ impl Store {
     /// The current (highest) revision of `plan_id`.
     pub async fn current_plan(&self, plan_id: &str) -> Result<Option<PlanRecord>, StoreError> {
         let sql = format!(
-            "SELECT {PLAN_COLUMNS} FROM plans WHERE plan_id = ? ORDER BY revision DESC LIMIT 1"
+            "SELECT {PLAN_COLUMNS} FROM plans WHERE plan_id = $1 ORDER BY revision DESC LIMIT 1"
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(plan_id)
@@ -303,7 +303,7 @@ impl Store {
         plan_id: &str,
         revision: i64,
     ) -> Result<Option<PlanRecord>, StoreError> {
-        let sql = format!("SELECT {PLAN_COLUMNS} FROM plans WHERE plan_id = ? AND revision = ?");
+        let sql = format!("SELECT {PLAN_COLUMNS} FROM plans WHERE plan_id = $1 AND revision = $2");
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(plan_id)
             .bind(revision)
@@ -317,7 +317,7 @@ impl Store {
 
     /// Every revision of `plan_id`, oldest first.
     pub async fn plan_revisions(&self, plan_id: &str) -> Result<Vec<PlanRecord>, StoreError> {
-        let sql = format!("SELECT {PLAN_COLUMNS} FROM plans WHERE plan_id = ? ORDER BY revision");
+        let sql = format!("SELECT {PLAN_COLUMNS} FROM plans WHERE plan_id = $1 ORDER BY revision");
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(plan_id)
             .fetch_all(self.pool())
@@ -335,9 +335,9 @@ impl Store {
         status: Option<PlanStatus>,
     ) -> Result<Vec<PlanRecord>, StoreError> {
         // The filter is spliced in as a fixed string (never user text) rather
-        // than `? IS NULL OR status = ?`, which Postgres cannot type.
+        // than `$1 IS NULL OR status = $1`, which Postgres cannot type.
         let filter = if status.is_some() {
-            "AND status = ?"
+            "AND status = $1"
         } else {
             ""
         };
@@ -383,14 +383,14 @@ pub(crate) async fn transition_in<'c, E>(
     to: PlanStatus,
 ) -> Result<bool, StoreError>
 where
-    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     if !from.can_transition_to(to) {
         return Err(StoreError::InvalidTransition { from, to });
     }
     let done = sqlx::query(
-        "UPDATE plans SET status = ?, updated_at = ? \
-         WHERE plan_id = ? AND revision = ? AND status = ?",
+        "UPDATE plans SET status = $1, updated_at = $2 \
+         WHERE plan_id = $3 AND revision = $4 AND status = $5",
     )
     .bind(to.as_str())
     .bind(now_secs())

@@ -25,7 +25,7 @@ pub struct ProbeState {
 impl Store {
     /// A server's probe state, if its probes ever ran.
     pub async fn probe_state(&self, server: &str) -> Result<Option<ProbeState>, StoreError> {
-        let row = sqlx::query("SELECT * FROM server_probes WHERE server = ?")
+        let row = sqlx::query("SELECT * FROM server_probes WHERE server = $1")
             .bind(server)
             .fetch_optional(self.pool())
             .await
@@ -34,7 +34,8 @@ impl Store {
             Ok(ProbeState {
                 server: r.try_get("server").ctx("server probes")?,
                 observed: r.try_get("observed").ctx("server probes")?,
-                findings: r.try_get("findings").ctx("server probes")?,
+                // Releases before the Postgres store wrote `[]` here as TEXT.
+                findings: crate::bytes_column(&r, "findings").ctx("server probes")?,
                 observed_at: r.try_get("observed_at").ctx("server probes")?,
                 baseline: r.try_get("baseline").ctx("server probes")?,
                 baseline_at: r.try_get("baseline_at").ctx("server probes")?,
@@ -52,7 +53,7 @@ impl Store {
         findings: &[u8],
     ) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO server_probes (server, observed, findings, observed_at) VALUES (?, ?, ?, ?) \
+            "INSERT INTO server_probes (server, observed, findings, observed_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (server) DO UPDATE SET observed = excluded.observed, \
              findings = excluded.findings, observed_at = excluded.observed_at",
         )
@@ -88,13 +89,15 @@ pub(crate) async fn adopt_probe_baseline_in<'c, E>(
     runs: &[u8],
 ) -> Result<bool, StoreError>
 where
-    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     let done = sqlx::query(
-        "UPDATE server_probes SET baseline = ?, baseline_at = ?, findings = '[]' WHERE server = ?",
+        "UPDATE server_probes SET baseline = $1, baseline_at = $2, findings = $3 WHERE server = $4",
     )
     .bind(runs)
     .bind(now_secs())
+    // Bound as bytes: a `'[]'` literal is TEXT on SQLite, in a BLOB column.
+    .bind(b"[]".as_slice())
     .bind(server)
     .execute(ex)
     .await

@@ -7,7 +7,7 @@
 //! which catches the table up with the log before it asks; this module only
 //! stores and selects them, and treats them as opaque strings.
 
-use sqlx::{QueryBuilder, Sqlite};
+use crate::sql::SqlBuilder;
 
 use crate::error::SqlxResultExt as _;
 use crate::log::LeafRow;
@@ -62,20 +62,19 @@ impl ReceiptFilter {
 
     /// Appends ` AND ...` for each member to a query over `receipt_facts`
     /// aliased `f`.
-    fn push_where(&self, q: &mut QueryBuilder<Sqlite>) -> Result<(), StoreError> {
+    fn push_where(&self, q: &mut SqlBuilder) -> Result<(), StoreError> {
         if let Some(t) = self.since {
-            q.push(" AND f.at >= ").push_bind(t);
+            q.push(" AND f.at >= ").bind(t)?;
         }
         if let Some(t) = self.until {
-            q.push(" AND f.at < ").push_bind(t);
+            q.push(" AND f.at < ").bind(t)?;
         }
         if let Some(i) = self.from_index {
-            q.push(" AND f.idx >= ")
-                .push_bind(to_i64(i, "receipt index")?);
+            q.push(" AND f.idx >= ").bind(to_i64(i, "receipt index")?)?;
         }
         if let Some(i) = self.to_index {
             q.push(" AND f.idx <= ")
-                .push_bind(i64::try_from(i).unwrap_or(i64::MAX));
+                .bind(i64::try_from(i).unwrap_or(i64::MAX))?;
         }
         for (column, value) in [
             ("plan_id", &self.plan_id),
@@ -85,8 +84,7 @@ impl ReceiptFilter {
             ("kind", &self.kind),
         ] {
             if let Some(v) = value {
-                q.push(format_args!(" AND f.{column} = "))
-                    .push_bind(v.clone());
+                q.push(format_args!(" AND f.{column} = ")).bind(v.clone())?;
             }
         }
         Ok(())
@@ -145,26 +143,30 @@ impl Store {
         // 9 values a row: 100 rows a statement stays far below SQLite's
         // bound-variable limit.
         for chunk in facts.chunks(100) {
-            let mut q = QueryBuilder::<Sqlite>::new(
-                "INSERT OR IGNORE INTO receipt_facts \
-                 (idx, at, kind, plan_id, server, agent, tool, verdict, shadow) ",
+            let mut q = SqlBuilder::new(
+                "INSERT INTO receipt_facts \
+                 (idx, at, kind, plan_id, server, agent, tool, verdict, shadow) VALUES ",
             );
-            let mut rows = Vec::with_capacity(chunk.len());
-            for f in chunk {
-                rows.push((to_i64(f.idx, "receipt index")?, f));
+            for (i, f) in chunk.iter().enumerate() {
+                q.push(if i == 0 { "(" } else { ", (" });
+                q.bind(to_i64(f.idx, "receipt index")?)?.push(", ");
+                q.bind(f.at)?.push(", ");
+                q.bind(f.kind.clone())?.push(", ");
+                q.bind(f.plan_id.clone())?.push(", ");
+                q.bind(f.server.clone())?.push(", ");
+                q.bind(f.agent.clone())?.push(", ");
+                q.bind(f.tool.clone())?.push(", ");
+                q.bind(f.verdict.clone())?.push(", ");
+                q.bind(opt_i64_bool(f.shadow))?.push(")");
             }
-            q.push_values(rows, |mut b, (idx, f)| {
-                b.push_bind(idx)
-                    .push_bind(f.at)
-                    .push_bind(f.kind.clone())
-                    .push_bind(f.plan_id.clone())
-                    .push_bind(f.server.clone())
-                    .push_bind(f.agent.clone())
-                    .push_bind(f.tool.clone())
-                    .push_bind(f.verdict.clone())
-                    .push_bind(opt_i64_bool(f.shadow));
-            });
-            q.build().execute(&mut *tx).await.ctx("receipt facts")?;
+            // A leaf's facts are written once; a catch-up that overlaps
+            // another's keeps the first.
+            q.push(" ON CONFLICT (idx) DO NOTHING");
+            let (sql, args) = q.finish();
+            sqlx::query_with(sql, args)
+                .execute(&mut *tx)
+                .await
+                .ctx("receipt facts")?;
         }
         tx.commit().await.ctx("receipt facts")?;
         Ok(())
@@ -179,19 +181,19 @@ impl Store {
         before: Option<u64>,
         limit: u32,
     ) -> Result<Vec<LeafRow>, StoreError> {
-        let mut q = QueryBuilder::<Sqlite>::new(
+        let mut q = SqlBuilder::new(
             "SELECT l.idx, l.leaf_hash, l.data, l.appended_at \
              FROM receipt_facts f JOIN log_leaves l ON l.idx = f.idx WHERE 1 = 1",
         );
         filter.push_where(&mut q)?;
         if let Some(b) = before {
             q.push(" AND f.idx < ")
-                .push_bind(i64::try_from(b).unwrap_or(i64::MAX));
+                .bind(i64::try_from(b).unwrap_or(i64::MAX))?;
         }
         q.push(" ORDER BY f.idx DESC LIMIT ")
-            .push_bind(i64::from(limit));
-        let rows: Vec<(i64, Vec<u8>, Vec<u8>, i64)> = q
-            .build_query_as()
+            .bind(i64::from(limit))?;
+        let (sql, args) = q.finish();
+        let rows: Vec<(i64, Vec<u8>, Vec<u8>, i64)> = sqlx::query_as_with(sql, args)
             .fetch_all(self.pool())
             .await
             .ctx("receipt facts")?;
@@ -210,11 +212,11 @@ impl Store {
     /// The indices of every receipt `filter` selects, in increasing order
     /// (an export's selection).
     pub async fn receipt_indices(&self, filter: &ReceiptFilter) -> Result<Vec<u64>, StoreError> {
-        let mut q = QueryBuilder::<Sqlite>::new("SELECT f.idx FROM receipt_facts f WHERE 1 = 1");
+        let mut q = SqlBuilder::new("SELECT f.idx FROM receipt_facts f WHERE 1 = 1");
         filter.push_where(&mut q)?;
         q.push(" ORDER BY f.idx");
-        let rows: Vec<i64> = q
-            .build_query_scalar()
+        let (sql, args) = q.finish();
+        let rows: Vec<i64> = sqlx::query_scalar_with(sql, args)
             .fetch_all(self.pool())
             .await
             .ctx("receipt facts")?;
@@ -237,8 +239,8 @@ impl Store {
             )));
         }
         let rows: Vec<CountRow> = sqlx::query_as(
-            "SELECT (at - ?1) / ?2 * ?2 + ?1 AS start, kind, server, agent, verdict, \
-                 COALESCE(shadow, 0), COUNT(*) FROM receipt_facts WHERE at >= ?1 \
+            "SELECT (at - $1) / $2 * $2 + $1 AS start, kind, server, agent, verdict, \
+                 COALESCE(shadow, 0), COUNT(*) FROM receipt_facts WHERE at >= $1 \
                  GROUP BY start, kind, server, agent, verdict, COALESCE(shadow, 0) \
                  ORDER BY start",
         )

@@ -8,22 +8,19 @@
 
 use std::ops::Range;
 
-use sqlx::{Sqlite, Transaction};
-
-use crate::error::SqlxResultExt as _;
 use crate::keys::approver_keys_in;
 use crate::log::{checkpoints_in, get_meta_in, leaves_in, log_size_in};
 use crate::{ApproverKey, CheckpointRow, LeafRow, Store, StoreError};
 
 /// A read-only view of the database as of its first read.
 pub struct Snapshot {
-    tx: Transaction<'static, Sqlite>,
+    tx: crate::Tx,
 }
 
 impl Store {
     /// Starts a consistent read (see the module docs).
     pub async fn snapshot(&self) -> Result<Snapshot, StoreError> {
-        let tx = self.pool().begin().await.ctx("transaction")?;
+        let tx = self.begin_read().await?;
         Ok(Snapshot { tx })
     }
 }

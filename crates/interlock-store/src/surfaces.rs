@@ -29,11 +29,11 @@ pub(crate) async fn keep_surface_in<'c, E>(
     server: &str,
 ) -> Result<(), StoreError>
 where
-    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+    E: sqlx::Executor<'c, Database = crate::Db>,
 {
     sqlx::query(
         "INSERT INTO approved_surfaces (hash, surface, server, first_approved_at) \
-         VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
+         VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING",
     )
     .bind(hash)
     .bind(surface)
@@ -53,7 +53,7 @@ impl Store {
     ) -> Result<Option<ApprovedSurface>, StoreError> {
         use sqlx::Row as _;
         let row = sqlx::query(
-            "SELECT hash, surface, server, first_approved_at FROM approved_surfaces WHERE hash = ?",
+            "SELECT hash, surface, server, first_approved_at FROM approved_surfaces WHERE hash = $1",
         )
         .bind(hash)
         .fetch_optional(self.pool())

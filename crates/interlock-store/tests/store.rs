@@ -1,4 +1,7 @@
-//! Store tests on real SQLite files in temporary directories.
+//! Store tests on a real database: a SQLite file in a temporary directory,
+//! or — when `$INTERLOCK_TEST_POSTGRES` names a server — a fresh Postgres
+//! database of its own (`interlock_store::testing`). Tests of what only
+//! SQLite has (its file, its pragmas, its WAL) open a file whatever the run.
 
 use std::sync::Arc;
 
@@ -12,10 +15,33 @@ use interlock_store::{
 async fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     // A nested path: open must create the parent directories.
-    let store = Store::open(&dir.path().join("data/db/interlock.sqlite"))
+    let store =
+        interlock_store::testing::open_fresh(&dir.path().join("data/db/interlock.sqlite")).await;
+    (dir, store)
+}
+
+/// A store on a SQLite file whatever the run, for what only SQLite has.
+async fn open_sqlite() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("interlock.sqlite"))
         .await
         .unwrap();
     (dir, store)
+}
+
+/// A plain connection to `s`'s database, as another program would open it.
+async fn raw(s: &Store) -> sqlx::AnyConnection {
+    sqlx::any::install_default_drivers();
+    let url = match s.location() {
+        interlock_store::StoreLocation::File(p) => format!("sqlite://{}", p.display()),
+        interlock_store::StoreLocation::Postgres(url) => url.clone(),
+    };
+    sqlx::AnyConnection::connect(&url).await.unwrap()
+}
+
+/// A second handle on `s`'s database (another process, in effect).
+async fn reopen(s: &Store) -> Store {
+    Store::connect(s.location()).await.unwrap()
 }
 
 fn plan(id: &str, hash: &str) -> NewPlan {
@@ -355,10 +381,8 @@ async fn fifty_concurrent_start_execution_one_wins() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_handles_on_one_file_one_wins() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("shared.sqlite");
-    let a = Store::open(&path).await.unwrap();
-    let b = Store::open(&path).await.unwrap();
+    let (_dir, a) = open().await;
+    let b = reopen(&a).await;
     approved_plan(&a).await;
     let barrier = Arc::new(tokio::sync::Barrier::new(50));
     let tasks: Vec<_> = (0..50)
@@ -552,14 +576,14 @@ async fn a_batch_failing_at_its_checkpoint_writes_no_leaf() {
         .await
         .unwrap();
     // Another program left a checkpoint at size 4 behind.
-    let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", s.path().display()))
-        .await
-        .unwrap();
-    sqlx::query("INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (4, ?, 'x', 0)")
-        .bind([4u8; 32].as_slice())
-        .execute(&mut c)
-        .await
-        .unwrap();
+    let mut c = raw(&s).await;
+    sqlx::query(
+        "INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (4, $1, 'x', 0)",
+    )
+    .bind([4u8; 32].as_slice())
+    .execute(&mut c)
+    .await
+    .unwrap();
     let err = s
         .append_batch(&[leaf(2), leaf(3)], Some(&cp(4)))
         .await
@@ -589,7 +613,7 @@ async fn a_batch_failing_at_its_checkpoint_writes_no_leaf() {
 #[tokio::test]
 async fn two_writers_racing_for_an_index_one_batch_lands() {
     let (_d, a) = open().await;
-    let b = Store::open(a.path()).await.unwrap();
+    let b = reopen(&a).await;
     a.append_batch(&[leaf(0)], Some(&cp(1))).await.unwrap();
     let batch: Vec<_> = (1..4).map(leaf).collect();
     let checkpoint = cp(4);
@@ -663,11 +687,15 @@ async fn a_very_large_batch_is_appended_in_one_transaction() {
 /// written through it by another program, statement and all.
 #[tokio::test]
 async fn the_append_view_refuses_bad_rows() {
-    let (_d, s) = open().await;
+    // The view is SQLite's (Postgres appends in a locked transaction).
+    let (_d, s) = open_sqlite().await;
     s.append_batch(&[leaf(0)], Some(&cp(1))).await.unwrap();
-    let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", s.path().display()))
-        .await
-        .unwrap();
+    let mut c = sqlx::SqliteConnection::connect(&format!(
+        "sqlite://{}",
+        s.location().file().unwrap().display()
+    ))
+    .await
+    .unwrap();
     for sql in [
         "INSERT INTO log_append (kind, n, hash, body, at) VALUES ('other', 1, x'00', x'00', 0)",
         "INSERT INTO log_append (kind, n, hash, body, at) VALUES (NULL, 1, x'00', x'00', 0)",
@@ -688,7 +716,7 @@ async fn appends_are_durable_and_stop_when_closed() {
     let (_d, s) = open().await;
     s.append_batch(&[leaf(0)], Some(&cp(1))).await.unwrap();
     // Durable: a fresh handle (another process, in effect) sees it.
-    let other = Store::open(s.path()).await.unwrap();
+    let other = reopen(&s).await;
     assert_eq!(other.latest_checkpoint().await.unwrap(), Some(cp(1)));
     s.close().await;
     let err = s.append_batch(&[leaf(1)], Some(&cp(2))).await.unwrap_err();
@@ -717,8 +745,7 @@ async fn regression_the_data_directory_is_created_owner_only() {
 #[tokio::test]
 async fn regression_decision_ledger_is_one_shot_and_ordered() {
     use interlock_store::{ApprovalDecision, ClaimOutcome, DecisionClaim};
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("x.sqlite")).await.unwrap();
+    let (_dir, store) = open().await;
     let claim = |nonce: &str, issued_at: i64| DecisionClaim {
         approver_key_id: key_id(1),
         nonce: nonce.into(),
@@ -762,10 +789,7 @@ async fn regression_decision_ledger_is_one_shot_and_ordered() {
 #[tokio::test]
 async fn receipt_facts_page_filter_and_count() {
     use interlock_store::{LeafRow, ReceiptFacts, ReceiptFilter};
-    let dir = tempfile::tempdir().unwrap();
-    let s = interlock_store::Store::open(&dir.path().join("db.sqlite"))
-        .await
-        .unwrap();
+    let (_dir, s) = open().await;
     let leaves: Vec<LeafRow> = (0..10u64)
         .map(|i| LeafRow {
             idx: i,
