@@ -89,6 +89,16 @@ impl Gateway {
             ),
         ]
         .into_iter()
+        // On a Postgres run ($INTERLOCK_TEST_POSTGRES), a database of its own
+        // for this gateway, which its CLI commands share
+        // ($INTERLOCK_DATABASE_URL).
+        .chain(interlock_store::testing::test_postgres().map(|_| {
+            let db = interlock_store::testing::fresh_location_blocking(&data.join("unused"));
+            let interlock_store::StoreLocation::Postgres(url) = db else {
+                unreachable!("a Postgres run gives a Postgres database")
+            };
+            ("INTERLOCK_DATABASE_URL".to_owned(), url)
+        }))
         .chain(
             extra
                 .iter()
@@ -203,6 +213,15 @@ impl Gateway {
 
     pub fn data(&self) -> PathBuf {
         self.dir.path().join("data")
+    }
+
+    /// The Postgres database of this gateway on a Postgres run
+    /// (`$INTERLOCK_TEST_POSTGRES`); `None` on SQLite (`data()/interlock.sqlite`).
+    pub fn database_url(&self) -> Option<&str> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == "INTERLOCK_DATABASE_URL")
+            .map(|(_, v)| v.as_str())
     }
 
     /// The value of one of the gateway's environment variables (its data

@@ -291,20 +291,49 @@ fn regression_agent_cannot_supersede_read_list_or_run_another_agents_plan() {
     assert!(!gw.data().join("workspace/evil.txt").exists());
 }
 
-/// Runs SQL on the database file with Python's sqlite3 (another program, as a
-/// failing disk or an operator would act on the file).
-fn on_database(gw: &Gateway, sql: &str) {
-    let db = gw.data().join("interlock.sqlite");
-    let status = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1], timeout=30); c.executescript(sys.argv[2]); c.commit()",
-            db.to_str().unwrap(),
-            sql,
-        ])
-        .status()
-        .expect("python3 runs");
-    assert!(status.success(), "{sql}");
+/// Runs SQL on the gateway's database as another program would (a failing
+/// disk, an operator): with Python's sqlite3 on the SQLite file, or with
+/// `psql` on a Postgres run. `sqlite` and `postgres` are the same change in
+/// each dialect.
+fn on_database(gw: &Gateway, sqlite: &str, postgres: &str) {
+    let status = match gw.database_url() {
+        Some(url) => std::process::Command::new("psql")
+            .args(["-v", "ON_ERROR_STOP=1", "-q", "-d", url, "-c", postgres])
+            .status()
+            .expect("psql runs"),
+        None => std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1], timeout=30); c.executescript(sys.argv[2]); c.commit()",
+                gw.data().join("interlock.sqlite").to_str().unwrap(),
+                sqlite,
+            ])
+            .status()
+            .expect("python3 runs"),
+    };
+    assert!(status.success(), "{sqlite} / {postgres}");
+}
+
+/// Makes every log leaf insert fail, as on a full or failing disk.
+fn refuse_log_leaves(gw: &Gateway) {
+    on_database(
+        gw,
+        "CREATE TRIGGER refuse_leaves BEFORE INSERT ON log_leaves \
+         BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
+        "CREATE FUNCTION refuse_leaves() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN RAISE EXCEPTION 'disk says no'; END $$; \
+         CREATE TRIGGER refuse_leaves BEFORE INSERT ON log_leaves \
+         FOR EACH ROW EXECUTE FUNCTION refuse_leaves();",
+    );
+}
+
+/// Undoes [`refuse_log_leaves`].
+fn allow_log_leaves(gw: &Gateway) {
+    on_database(
+        gw,
+        "DROP TRIGGER refuse_leaves;",
+        "DROP TRIGGER refuse_leaves ON log_leaves; DROP FUNCTION refuse_leaves();",
+    );
 }
 
 /// Issue 15, item 13: the server row flipped to TRUSTED before its
@@ -317,14 +346,10 @@ fn regression_server_is_not_trusted_when_its_approval_leaf_cannot_be_written() {
     let gw = Gateway::start(&drifting_config(dir.path()));
     gw.wait_for_server("drifty", "PENDING");
     // Every log leaf insert now fails, as on a full or failing disk.
-    on_database(
-        &gw,
-        "CREATE TRIGGER refuse_leaves BEFORE INSERT ON log_leaves \
-         BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
-    );
+    refuse_log_leaves(&gw);
     let out = gw.approve("servers", "drifty", "reviewed every tool");
     assert!(!out.status.success(), "{}", stdout(&out));
-    on_database(&gw, "DROP TRIGGER refuse_leaves;");
+    allow_log_leaves(&gw);
     let listed = stdout(&gw.cli(&["servers", "list"]));
     assert!(
         listed
@@ -351,11 +376,7 @@ fn regression_a_call_whose_intent_cannot_be_logged_never_reaches_the_upstream() 
     gw.approve_server("drifty");
     gw.wait_for_tool("drifty__die", true);
     let downs = |gw: &Gateway| gw.log().matches("upstream down").count();
-    on_database(
-        &gw,
-        "CREATE TRIGGER refuse_leaves BEFORE INSERT ON log_leaves \
-         BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
-    );
+    refuse_log_leaves(&gw);
     let (_, _, refused) = gw.rpc(
         "tools/call",
         serde_json::json!({"name": "drifty__die", "arguments": {}}),
@@ -369,7 +390,7 @@ fn regression_a_call_whose_intent_cannot_be_logged_never_reaches_the_upstream() 
     );
     std::thread::sleep(std::time::Duration::from_secs(2));
     assert_eq!(downs(&gw), 0, "the upstream ran the call: {}", gw.log());
-    on_database(&gw, "DROP TRIGGER refuse_leaves;");
+    allow_log_leaves(&gw);
     // With the log writable again the same call is forwarded (and the upstream
     // exits, as `die` does): the check above would have seen it.
     let _ = gw.rpc(

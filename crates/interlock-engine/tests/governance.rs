@@ -31,6 +31,12 @@ async fn world_with(policy: Policy) -> World {
     let work = work.canonicalize().unwrap();
     let clock = Arc::new(ManualClock::new(T0));
     let mut config = EngineConfig::new(dir.path().join("data"));
+    config.database = Some(
+        interlock_store::testing::fresh_location(
+            &config.store_location().file().unwrap().to_owned(),
+        )
+        .await,
+    );
     config.policy = policy;
     config.clock = clock.clone();
     config.adapters = Adapters::builtin(&AdapterConfig {
@@ -780,6 +786,12 @@ async fn regression_a_stage_is_on_the_log_before_its_adapter_acts() {
         saw: std::sync::Mutex::new(None),
     });
     let mut config = EngineConfig::new(work.join("data"));
+    config.database = Some(
+        interlock_store::testing::fresh_location(
+            &config.store_location().file().unwrap().to_owned(),
+        )
+        .await,
+    );
     config.clock = Arc::new(ManualClock::new(T0));
     config.adapters = Adapters::builtin(&AdapterConfig {
         fs_roots: vec![work.clone()],

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use ed25519_dalek::SigningKey;
 use interlock_canon::{Map, Value};
 use interlock_log::{CheckpointSigner, Log, LogOptions};
-use interlock_store::Store;
-use sqlx::{Connection as _, SqliteConnection};
+use interlock_store::{Store, StoreError, StoreLocation};
+use sqlx::Connection as _;
 
 pub const ORIGIN: &str = "test.interlock.example/log";
 
@@ -22,6 +22,17 @@ pub fn signer() -> CheckpointSigner {
 
 pub fn db(dir: &Path) -> PathBuf {
     dir.join("log.sqlite")
+}
+
+/// The database of `dir`: the SQLite file [`db`], or on a Postgres run
+/// (`$INTERLOCK_TEST_POSTGRES`) the database created for `dir`.
+pub async fn location(dir: &Path) -> StoreLocation {
+    interlock_store::testing::location_in(dir, "log.sqlite").await
+}
+
+/// Opens the store of `dir` (as another process would, when called again).
+pub async fn open_store(dir: &Path) -> Result<Store, StoreError> {
+    Store::connect(&location(dir).await).await
 }
 
 pub fn event(n: u64) -> Value {
@@ -43,7 +54,7 @@ pub fn every_commit() -> LogOptions {
 /// A log of 40 entries written as four batches: checkpoints at 10, 20, 30, 40
 /// (one per commit: the tamper matrix places checkpoints exactly).
 pub async fn forty(dir: &Path) {
-    let store = Store::open(&db(dir)).await.unwrap();
+    let store = open_store(dir).await.unwrap();
     let log = Log::open_with(store.clone(), signer(), ORIGIN, every_commit())
         .await
         .unwrap();
@@ -55,15 +66,19 @@ pub async fn forty(dir: &Path) {
     store.close().await;
 }
 
-/// A plain connection to the database file, to tamper with it.
-pub async fn raw(dir: &Path) -> SqliteConnection {
-    SqliteConnection::connect(&format!("sqlite://{}", db(dir).display()))
-        .await
-        .unwrap()
+/// A plain connection to the database, to tamper with it.
+pub async fn raw(dir: &Path) -> sqlx::AnyConnection {
+    interlock_store::testing::raw_connection(&location(dir).await).await
 }
 
+/// Runs `sql` (SQLite's dialect, translated on a Postgres run) on a plain
+/// connection.
 pub async fn exec(dir: &Path, sql: &'static str) {
+    let sql = interlock_store::testing::dialect(&location(dir).await, sql);
     let mut c = raw(dir).await;
-    sqlx::query(sql).execute(&mut c).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(sql))
+        .execute(&mut c)
+        .await
+        .unwrap();
     c.close().await.unwrap();
 }

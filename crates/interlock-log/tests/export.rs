@@ -13,7 +13,7 @@ use interlock_store::Store;
 
 /// 40 entries about three plans, one checkpoint over all of them.
 async fn plans_log(dir: &std::path::Path) -> Store {
-    let store = Store::open(&db(dir)).await.unwrap();
+    let store = open_store(dir).await.unwrap();
     let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
     let entries = (0..40u64)
         .map(|n| {

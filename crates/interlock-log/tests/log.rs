@@ -12,12 +12,11 @@ use interlock_log::{Log, LogError, audit};
 use interlock_merkle::{
     Checkpoint, NoteVerifier, open_checkpoint, verify_consistency, verify_inclusion,
 };
-use interlock_store::Store;
 
 #[tokio::test]
 async fn append_assigns_seq_and_proves_inclusion() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&db(dir.path())).await.unwrap();
+    let store = open_store(dir.path()).await.unwrap();
     let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
     assert_eq!(log.size(), 0);
     assert!(log.latest_checkpoint().is_none());
@@ -85,7 +84,7 @@ async fn append_assigns_seq_and_proves_inclusion() {
 #[tokio::test]
 async fn entries_must_be_objects_without_seq() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&db(dir.path())).await.unwrap();
+    let store = open_store(dir.path()).await.unwrap();
     let log = Log::open(store, signer(), ORIGIN).await.unwrap();
     assert!(matches!(
         log.append(Value::from("text")).await,
@@ -115,7 +114,7 @@ async fn entries_must_be_objects_without_seq() {
 async fn another_key_or_origin_cannot_continue_the_log() {
     let dir = tempfile::tempdir().unwrap();
     forty(dir.path()).await;
-    let store = Store::open(&db(dir.path())).await.unwrap();
+    let store = open_store(dir.path()).await.unwrap();
     let other: interlock_log::CheckpointSigner = Arc::new(SigningKey::from_bytes(&[2u8; 32]));
     let err = Log::open(store.clone(), other, ORIGIN).await.unwrap_err();
     assert!(matches!(err, LogError::KeyMismatch { .. }), "{err}");
@@ -144,7 +143,7 @@ async fn another_key_or_origin_cannot_continue_the_log() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_appenders_get_unique_contiguous_indices() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&db(dir.path())).await.unwrap();
+    let store = open_store(dir.path()).await.unwrap();
     let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
     let tasks: Vec<_> = (0..32u64)
         .map(|t| {
@@ -198,7 +197,7 @@ impl interlock_log::LogSigner for Lying {
 #[tokio::test]
 async fn a_signer_with_a_mismatched_key_is_refused_at_open() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&db(dir.path())).await.unwrap();
+    let store = open_store(dir.path()).await.unwrap();
     let lying: interlock_log::CheckpointSigner = Arc::new(Lying {
         claims: key(),
         signs: SigningKey::from_bytes(&[2u8; 32]),

@@ -22,7 +22,7 @@ use interlock_store::{CheckpointRow, LeafRow, Store};
 /// A `Log` on its own `Store` (its own connection pool), as another process
 /// would have.
 async fn handle(dir: &std::path::Path) -> (Store, Log) {
-    let store = Store::open(&db(dir)).await.unwrap();
+    let store = open_store(dir).await.unwrap();
     let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
     (store, log)
 }
@@ -206,8 +206,12 @@ struct Writer {
 }
 
 impl Writer {
-    fn start(dir: &std::path::Path) -> Writer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_log-crash-writer"))
+    fn start(dir: &std::path::Path, db: &interlock_store::StoreLocation) -> Writer {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_log-crash-writer"));
+        if let interlock_store::StoreLocation::Postgres(url) = db {
+            cmd.env("INTERLOCK_DATABASE_URL", url);
+        }
+        let mut child = cmd
             .arg(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -253,7 +257,8 @@ impl Writer {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_append_to_one_file() {
     let dir = tempfile::tempdir().unwrap();
-    let first = Writer::start(dir.path());
+    let db = location(dir.path()).await;
+    let first = Writer::start(dir.path(), &db);
     // Let the first create the database before the second opens it.
     let mut early = BTreeSet::new();
     early.insert(
@@ -262,7 +267,7 @@ async fn two_processes_append_to_one_file() {
             .recv_timeout(Duration::from_secs(60))
             .expect("first writer acknowledged nothing"),
     );
-    let second = Writer::start(dir.path());
+    let second = Writer::start(dir.path(), &db);
     // Run both until each has appended for a while after the second's first
     // acknowledgement.
     let second_first = second
@@ -291,7 +296,7 @@ async fn two_processes_append_to_one_file() {
     );
 
     let key = SigningKey::from_bytes(&CRASH_KEY_SEED);
-    let store = Store::open(&db(dir.path())).await.unwrap();
+    let store = open_store(dir.path()).await.unwrap();
     let log = Log::open(store.clone(), Arc::new(key.clone()), CRASH_ORIGIN)
         .await
         .unwrap();
@@ -363,7 +368,7 @@ async fn invalid_foreign_append_is_refused() {
     forty(dir.path()).await;
     let (store, log) = handle(dir.path()).await;
     // A second store handle plays the other writer.
-    let other = Store::open(&db(dir.path())).await.unwrap();
+    let other = open_store(dir.path()).await.unwrap();
     let mut hashes = other.leaf_hashes().await.unwrap();
     let leaf = foreign_leaf(40);
     hashes.push(leaf.leaf_hash);
@@ -439,13 +444,15 @@ async fn invalid_foreign_append_is_refused() {
     exec(dir.path(), "DELETE FROM log_leaves WHERE idx = 39").await;
     assert_foreign(log.append(event(100)).await, "removed outside the log");
     let mut c = raw(dir.path()).await;
-    sqlx::query("INSERT INTO log_leaves (idx, leaf_hash, data, appended_at) VALUES (39, ?, ?, ?)")
-        .bind(kept.leaf_hash.as_slice())
-        .bind(kept.data.as_slice())
-        .bind(kept.appended_at)
-        .execute(&mut c)
-        .await
-        .unwrap();
+    sqlx::query(
+        "INSERT INTO log_leaves (idx, leaf_hash, data, appended_at) VALUES (39, $1, $2, $3)",
+    )
+    .bind(kept.leaf_hash.as_slice())
+    .bind(kept.data.as_slice())
+    .bind(kept.appended_at)
+    .execute(&mut c)
+    .await
+    .unwrap();
     drop(c);
 
     // With the bad rows gone, appending resumes where the verified log

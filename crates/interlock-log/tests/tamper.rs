@@ -5,10 +5,9 @@ mod common;
 use common::*;
 use interlock_log::{AuditProblem, Log, LogError, audit};
 use interlock_merkle::{Checkpoint, leaf_hash, sign_checkpoint};
-use interlock_store::Store;
 
 async fn audit_dir(dir: &std::path::Path) -> interlock_log::AuditReport {
-    let store = Store::open(&db(dir)).await.unwrap();
+    let store = open_store(dir).await.unwrap();
     let report = audit(&store, Some(key().verifying_key())).await.unwrap();
     store.close().await;
     println!("{report}");
@@ -16,7 +15,7 @@ async fn audit_dir(dir: &std::path::Path) -> interlock_log::AuditReport {
 }
 
 async fn reopen(dir: &std::path::Path) -> Result<Log, LogError> {
-    let store = Store::open(&db(dir)).await.unwrap();
+    let store = open_store(dir).await.unwrap();
     Log::open(store, signer(), ORIGIN).await
 }
 
@@ -32,7 +31,7 @@ async fn untouched_log_audits_clean() {
             .starts_with("log OK: 40 entries, 4 checkpoints")
     );
     // Without a trusted key, the database's own key is used.
-    let store = Store::open(&db(dir.path())).await.unwrap();
+    let store = open_store(dir.path()).await.unwrap();
     assert!(audit(&store, None).await.unwrap().is_ok());
 }
 
@@ -88,7 +87,7 @@ async fn edit_with_recomputed_leaf_hash_is_caught_by_the_checkpoint() {
     .unwrap();
     let data = data.as_slice();
     let mut c = raw(dir.path()).await;
-    sqlx::query("UPDATE log_leaves SET data = ?, leaf_hash = ? WHERE idx = 15")
+    sqlx::query("UPDATE log_leaves SET data = $1, leaf_hash = $2 WHERE idx = 15")
         .bind(data)
         .bind(leaf_hash(data).as_slice())
         .execute(&mut c)
@@ -214,7 +213,7 @@ async fn swapped_data_only_is_named() {
         .await
         .unwrap();
     for (idx, d) in [(12, &d13), (13, &d12)] {
-        sqlx::query("UPDATE log_leaves SET data = ? WHERE idx = ?")
+        sqlx::query("UPDATE log_leaves SET data = $1 WHERE idx = $2")
             .bind(d.as_slice())
             .bind(idx)
             .execute(&mut c)
@@ -302,12 +301,14 @@ async fn forked_checkpoint_is_named() {
         .unwrap()
         .to_string();
     let mut c = raw(dir.path()).await;
-    sqlx::query("INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (15, ?, ?, 0)")
-        .bind(cp.root.as_slice())
-        .bind(note)
-        .execute(&mut c)
-        .await
-        .unwrap();
+    sqlx::query(
+        "INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (15, $1, $2, 0)",
+    )
+    .bind(cp.root.as_slice())
+    .bind(note)
+    .execute(&mut c)
+    .await
+    .unwrap();
     drop(c);
     let r = audit_dir(dir.path()).await;
     assert_eq!(
@@ -330,12 +331,14 @@ async fn inserted_entry_without_checkpoint_is_named() {
     forty(dir.path()).await;
     let data = br#"{"n":"smuggled","seq":40,"type":"decision"}"#;
     let mut c = raw(dir.path()).await;
-    sqlx::query("INSERT INTO log_leaves (idx, leaf_hash, data, appended_at) VALUES (40, ?, ?, 0)")
-        .bind(leaf_hash(data).as_slice())
-        .bind(data.as_slice())
-        .execute(&mut c)
-        .await
-        .unwrap();
+    sqlx::query(
+        "INSERT INTO log_leaves (idx, leaf_hash, data, appended_at) VALUES (40, $1, $2, 0)",
+    )
+    .bind(leaf_hash(data).as_slice())
+    .bind(data.as_slice())
+    .execute(&mut c)
+    .await
+    .unwrap();
     drop(c);
     let r = audit_dir(dir.path()).await;
     // Not a signed receipt, and not covered by any signed checkpoint.
@@ -362,7 +365,7 @@ async fn inserted_entry_without_checkpoint_is_named() {
 async fn regression_audit_during_concurrent_appends_reports_nothing() {
     let dir = tempfile::tempdir().unwrap();
     forty(dir.path()).await;
-    let store = Store::open(&db(dir.path())).await.unwrap();
+    let store = open_store(dir.path()).await.unwrap();
     let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
     let writer = {
         let log = log.clone();
@@ -372,7 +375,7 @@ async fn regression_audit_during_concurrent_appends_reports_nothing() {
             }
         })
     };
-    let auditor = Store::open(&db(dir.path())).await.unwrap();
+    let auditor = open_store(dir.path()).await.unwrap();
     let mut audits = 0;
     while !writer.is_finished() {
         let r = audit(&auditor, Some(key().verifying_key())).await.unwrap();
@@ -390,7 +393,7 @@ async fn regression_audit_during_concurrent_appends_reports_nothing() {
 async fn regression_approver_key_without_its_log_entry_is_named() {
     let dir = tempfile::tempdir().unwrap();
     forty(dir.path()).await;
-    let store = Store::open(&db(dir.path())).await.unwrap();
+    let store = open_store(dir.path()).await.unwrap();
     store
         .add_approver_key(&interlock_store::NewApproverKey {
             key_id: format!("ed25519:{}", "ab".repeat(32)),

@@ -81,3 +81,53 @@ async fn create_database(admin: &str) -> String {
     url.set_path(&format!("/{name}"));
     url.into()
 }
+
+/// The database of the test directory `dir` (the log tests reopen "the
+/// database in `dir`" many times, as processes would): the SQLite file
+/// `dir/file`, or on a Postgres run the database created for `dir` on first
+/// use, whose URL is kept in `dir/file.postgres-url`.
+pub async fn location_in(dir: &Path, file: &str) -> StoreLocation {
+    let Some(admin) = test_postgres() else {
+        return StoreLocation::File(dir.join(file));
+    };
+    let marker = dir.join(format!("{file}.postgres-url"));
+    if let Ok(url) = std::fs::read_to_string(&marker) {
+        return StoreLocation::Postgres(url);
+    }
+    let url = create_database(&admin).await;
+    std::fs::write(&marker, &url).expect("the test directory is writable");
+    StoreLocation::Postgres(url)
+}
+
+/// A plain connection to the database at `location`, as another program
+/// (a tamperer, a second writer) would open it.
+pub async fn raw_connection(location: &StoreLocation) -> sqlx::AnyConnection {
+    sqlx::any::install_default_drivers();
+    let url = match location {
+        StoreLocation::File(p) => format!("sqlite://{}", p.display()),
+        StoreLocation::Postgres(url) => url.clone(),
+    };
+    sqlx::AnyConnection::connect(&url)
+        .await
+        .unwrap_or_else(|e| panic!("a plain connection to {location}: {e}"))
+}
+
+/// `sql` written in SQLite's dialect, for `location`'s: the few functions a
+/// tamper test uses (`CAST(… AS BLOB)`, `zeroblob(n)`, `char(n)`) become
+/// Postgres's on a Postgres run.
+pub fn dialect(location: &StoreLocation, sql: &str) -> String {
+    if location.file().is_some() {
+        return sql.to_owned();
+    }
+    let mut out = sql
+        .replace(" AS BLOB)", ", 'UTF8')")
+        .replace("CAST(", "convert_to(");
+    while let Some(start) = out.find("zeroblob(") {
+        let rest = &out[start + "zeroblob(".len()..];
+        let end = rest.find(')').expect("zeroblob(n)");
+        let n = &rest[..end];
+        let replacement = format!("decode(repeat('00', {n}), 'hex')");
+        out = format!("{}{replacement}{}", &out[..start], &rest[end + 1..]);
+    }
+    out.replace("char(10)", "chr(10)")
+}

@@ -27,7 +27,19 @@ async fn main() {
         eprintln!("usage: log-crash-writer DIR");
         std::process::exit(2);
     };
-    let store = match Store::open(&dir.join("log.sqlite")).await {
+    // The database: `$INTERLOCK_DATABASE_URL` (a test on Postgres), else
+    // the SQLite file in DIR.
+    let location = match std::env::var("INTERLOCK_DATABASE_URL") {
+        Ok(url) => match interlock_store::StoreLocation::parse(&url) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("INTERLOCK_DATABASE_URL: {e}");
+                std::process::exit(2);
+            }
+        },
+        Err(_) => interlock_store::StoreLocation::File(dir.join("log.sqlite")),
+    };
+    let store = match Store::connect(&location).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("open store: {e}");
