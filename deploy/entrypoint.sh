@@ -53,9 +53,24 @@ elif [ -n "${INTERLOCK_KEYRING_PASSWORD:-}" ]; then
 else
   die "no keyring password: mount it at $password_file (a compose secret) or set INTERLOCK_KEYRING_PASSWORD"
 fi
-# Nothing the gateway starts needs it (stdio upstreams get a cleared environment
+# Every input is read before anything starts.
+if [ "${1:-}" = interlock ]; then
+  shift
+fi
+if [ "${1:-}" = serve ]; then
+  url_file="${INTERLOCK_DATABASE_URL_FILE:-/run/secrets/interlock_database_url}"
+  if [ -e "$url_file" ]; then
+    # An assignment of its own, so an unreadable file stops the start here (set -e);
+    # inside `set -- …` its failure would be lost and `--database ''` passed on.
+    url="$(read_secret "$url_file")"
+    shift
+    set -- serve --database "$url" "$@"
+    unset url
+  fi
+fi
+# Nothing the gateway starts needs them (stdio upstreams get a cleared environment
 # anyway).
-unset INTERLOCK_KEYRING_PASSWORD INTERLOCK_KEYRING_PASSWORD_FILE
+unset INTERLOCK_KEYRING_PASSWORD INTERLOCK_KEYRING_PASSWORD_FILE INTERLOCK_DATABASE_URL_FILE
 
 mkdir -p -m 0700 "$INTERLOCK_KEYRING_DIR"
 # The runtime directory (bus socket, keyring control socket) is in /tmp, the one
@@ -94,15 +109,4 @@ for _ in $(seq 100); do
 done
 has_owner || die "gnome-keyring-daemon did not start the Secret Service (a wrong password for an existing keyring in $INTERLOCK_KEYRING_DIR?)"
 
-if [ "${1:-}" = interlock ]; then
-  shift
-fi
-if [ "${1:-}" = serve ]; then
-  url_file="${INTERLOCK_DATABASE_URL_FILE:-/run/secrets/interlock_database_url}"
-  if [ -e "$url_file" ]; then
-    shift
-    set -- serve --database "$(read_secret "$url_file")" "$@"
-  fi
-fi
-unset INTERLOCK_DATABASE_URL_FILE
 exec /usr/local/bin/interlock "$@"
