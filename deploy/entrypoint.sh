@@ -72,7 +72,8 @@ fi
 # anyway).
 unset INTERLOCK_KEYRING_PASSWORD INTERLOCK_KEYRING_PASSWORD_FILE INTERLOCK_DATABASE_URL_FILE
 
-mkdir -p -m 0700 "$INTERLOCK_KEYRING_DIR"
+mkdir -p "$INTERLOCK_KEYRING_DIR"
+chmod 0700 "$INTERLOCK_KEYRING_DIR"
 # The runtime directory (bus socket, keyring control socket) is in /tmp, the one
 # place a read-only container still writes (a tmpfs): ours alone, or no start.
 mkdir -m 0700 "$XDG_RUNTIME_DIR" 2>/dev/null || true
