@@ -25,8 +25,8 @@ fi
 # The container image test (scripts/container-test, deploy/): rootful podman with
 # runc (crun refuses hybrid cgroups), netavark's iptables, slirp4netns (the container
 # reaches an MCP server on the host's loopback), debootstrap for a base image that
-# is not pulled from a registry, binutils' objcopy.
-container_pkgs=(podman runc netavark aardvark-dns iptables slirp4netns debootstrap binutils)
+# is not pulled from a registry, binutils' objcopy, curl.
+container_pkgs=(podman runc netavark aardvark-dns iptables slirp4netns debootstrap binutils curl)
 if [ "$(dpkg-query -W -f='${Status}\n' "${container_pkgs[@]}" 2>/dev/null |
   grep -c '^install ok installed$')" -ne "${#container_pkgs[@]}" ]; then
   sudo=""
