@@ -22,3 +22,16 @@ if [ "$(dpkg-query -W -f='${Status}\n' "${keyring_pkgs[@]}" 2>/dev/null |
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     "${keyring_pkgs[@]}" >/dev/null
 fi
+# The container image test (scripts/container-test, deploy/): rootful podman with
+# runc (crun refuses hybrid cgroups), netavark's iptables, slirp4netns (the container
+# reaches an MCP server on the host's loopback), debootstrap for a base image that
+# is not pulled from a registry, binutils' objcopy, curl.
+container_pkgs=(podman runc netavark aardvark-dns iptables slirp4netns debootstrap binutils curl)
+if [ "$(dpkg-query -W -f='${Status}\n' "${container_pkgs[@]}" 2>/dev/null |
+  grep -c '^install ok installed$')" -ne "${#container_pkgs[@]}" ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${container_pkgs[@]}" >/dev/null
+fi
