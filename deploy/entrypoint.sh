@@ -18,8 +18,11 @@
 #      `podman stop`, signing its last checkpoint while the keyring is still up.
 #
 # With `serve`, a database URL in $INTERLOCK_DATABASE_URL_FILE (default
-# /run/secrets/interlock_database_url), if that file exists, becomes `--database URL`
-# (Postgres, issue 20); without it the gateway uses the SQLite file in /data.
+# /run/secrets/interlock_database_url), if that file exists, becomes
+# the database of every `interlock` command (they read $INTERLOCK_DATABASE_URL_FILE
+# themselves, so the password is in no process's arguments or environment); here it
+# is only checked to be readable before anything starts. Without it the gateway uses
+# the SQLite file in /data.
 set -euo pipefail
 
 die() {
@@ -63,8 +66,6 @@ if [ "${1:-}" = serve ]; then
     # An assignment of its own, so an unreadable file stops the start here (set -e);
     # inside `set -- …` its failure would be lost and `--database ''` passed on.
     url="$(read_secret "$url_file")"
-    shift
-    set -- serve --database "$url" "$@"
     unset url
   fi
 fi

@@ -11,8 +11,10 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 # OpenSSL CLI, which the receipts tests use to check a DSSE signature independently.
 # Alert sinks' real receivers (issue 21): Prometheus scraping /metrics, rsyslog
 # receiving RFC 5424 over TLS (its GnuTLS and OpenSSL network stream drivers).
+# Postgres (issue 20): the test suites run again on a throwaway cluster
+# (scripts/pg-cluster); psql for the tests that act on the database as an operator.
 keyring_pkgs=(dbus dbus-x11 gnome-keyring libsecret-tools openssl
-  prometheus rsyslog rsyslog-gnutls rsyslog-openssl)
+  prometheus rsyslog rsyslog-gnutls rsyslog-openssl postgresql postgresql-client)
 # (dpkg-query, not `dpkg -s`: a removed package whose config files remain is "known".)
 if [ "$(dpkg-query -W -f='${Status}\n' "${keyring_pkgs[@]}" 2>/dev/null |
   grep -c '^install ok installed$')" -ne "${#keyring_pkgs[@]}" ]; then

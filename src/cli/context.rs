@@ -18,7 +18,12 @@ pub struct Context {
 
 impl Context {
     pub fn new(data_dir: Option<PathBuf>, database: Option<&str>) -> anyhow::Result<Context> {
+        let from_file = match database {
+            Some(_) => None,
+            None => database_url_file()?,
+        };
         let database = database
+            .or(from_file.as_deref())
             .map(interlock_store::StoreLocation::parse)
             .transpose()
             .context("--database")?;
@@ -112,4 +117,22 @@ pub fn parse_duration(s: &str) -> anyhow::Result<i64> {
         _ => bail!("`{s}` is not a duration like 30m, 2h or 7d"),
     };
     Ok(n * mult)
+}
+
+/// The database URL in the file `$INTERLOCK_DATABASE_URL_FILE` names (a
+/// container's secret), when that file exists: so the password is in no
+/// command line or environment. A named file that exists but cannot be read
+/// is an error, not a silent fall-back to the SQLite file.
+fn database_url_file() -> anyhow::Result<Option<String>> {
+    let Some(path) = std::env::var_os("INTERLOCK_DATABASE_URL_FILE").filter(|p| !p.is_empty())
+    else {
+        return Ok(None);
+    };
+    let path = PathBuf::from(path);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let url = std::fs::read_to_string(&path)
+        .with_context(|| format!("$INTERLOCK_DATABASE_URL_FILE {}", path.display()))?;
+    Ok(Some(url.trim().to_owned()))
 }

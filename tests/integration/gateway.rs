@@ -991,7 +991,8 @@ fn reviewer_api_bad_input_gets_json_errors() {
 fn a_full_disk_fails_calls_clearly_and_the_gateway_recovers() {
     let dir = tempfile::tempdir().unwrap();
     let (cfg, _) = drifting(dir.path());
-    let gw = Gateway::start_wrapped(&cfg, &["sh", "-c", r#"trap "" XFSZ; exec "$@""#, "sh"]);
+    let gw =
+        Gateway::start_wrapped_on_sqlite(&cfg, &["sh", "-c", r#"trap "" XFSZ; exec "$@""#, "sh"]);
     gw.wait_for_server("drifty", "PENDING");
     gw.approve_server("drifty");
     gw.wait_for_tool("drifty__add", true);

@@ -63,11 +63,18 @@ impl Gateway {
     /// [`Gateway::start`] with `extra` in the environment of `interlock serve`
     /// and of its CLI calls (a sink's `secret_env`, say).
     pub fn start_with_env(config: &str, extra: &[(&str, &str)]) -> Gateway {
-        Gateway::start_full(config, &[], None, extra)
+        Gateway::start_full(config, &[], None, extra, false)
     }
 
     fn start_with(config: &str, wrapper: &[&str], policy: Option<&str>) -> Gateway {
-        Gateway::start_full(config, wrapper, policy, &[])
+        Gateway::start_full(config, wrapper, policy, &[], false)
+    }
+
+    /// [`Gateway::start_wrapped`] on a SQLite file whatever the run, for what
+    /// only an embedded database shows (the gateway's own file-size limit
+    /// filling its disk).
+    pub fn start_wrapped_on_sqlite(config: &str, wrapper: &[&str]) -> Gateway {
+        Gateway::start_full(config, wrapper, None, &[], true)
     }
 
     fn start_full(
@@ -75,6 +82,7 @@ impl Gateway {
         wrapper: &[&str],
         policy: Option<&str>,
         extra: &[(&str, &str)],
+        sqlite_only: bool,
     ) -> Gateway {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
@@ -92,13 +100,18 @@ impl Gateway {
         // On a Postgres run ($INTERLOCK_TEST_POSTGRES), a database of its own
         // for this gateway, which its CLI commands share
         // ($INTERLOCK_DATABASE_URL).
-        .chain(interlock_store::testing::test_postgres().map(|_| {
-            let db = interlock_store::testing::fresh_location_blocking(&data.join("unused"));
-            let interlock_store::StoreLocation::Postgres(url) = db else {
-                unreachable!("a Postgres run gives a Postgres database")
-            };
-            ("INTERLOCK_DATABASE_URL".to_owned(), url)
-        }))
+        .chain(
+            interlock_store::testing::test_postgres()
+                .filter(|_| !sqlite_only)
+                .map(|_| {
+                    let db =
+                        interlock_store::testing::fresh_location_blocking(&data.join("unused"));
+                    let interlock_store::StoreLocation::Postgres(url) = db else {
+                        unreachable!("a Postgres run gives a Postgres database")
+                    };
+                    ("INTERLOCK_DATABASE_URL".to_owned(), url)
+                }),
+        )
         .chain(
             extra
                 .iter()

@@ -84,12 +84,14 @@ fn seed(gw: &Gateway, count: u64) {
         .build()
         .unwrap();
     rt.block_on(async {
-        let engine = interlock_engine::Engine::open(
-            interlock_engine::EngineConfig::new(gw.data()),
-            Arc::new(key),
-        )
-        .await
-        .unwrap();
+        let mut config = interlock_engine::EngineConfig::new(gw.data());
+        // The gateway's own database (on a Postgres run, not the data directory's).
+        config.database = gw
+            .database_url()
+            .map(|u| interlock_store::StoreLocation::parse(u).unwrap());
+        let engine = interlock_engine::Engine::open(config, Arc::new(key))
+            .await
+            .unwrap();
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()

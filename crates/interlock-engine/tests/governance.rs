@@ -32,10 +32,7 @@ async fn world_with(policy: Policy) -> World {
     let clock = Arc::new(ManualClock::new(T0));
     let mut config = EngineConfig::new(dir.path().join("data"));
     config.database = Some(
-        interlock_store::testing::fresh_location(
-            &config.store_location().file().unwrap().to_owned(),
-        )
-        .await,
+        interlock_store::testing::fresh_location(config.store_location().file().unwrap()).await,
     );
     config.policy = policy;
     config.clock = clock.clone();
@@ -787,10 +784,7 @@ async fn regression_a_stage_is_on_the_log_before_its_adapter_acts() {
     });
     let mut config = EngineConfig::new(work.join("data"));
     config.database = Some(
-        interlock_store::testing::fresh_location(
-            &config.store_location().file().unwrap().to_owned(),
-        )
-        .await,
+        interlock_store::testing::fresh_location(config.store_location().file().unwrap()).await,
     );
     config.clock = Arc::new(ManualClock::new(T0));
     config.adapters = Adapters::builtin(&AdapterConfig {

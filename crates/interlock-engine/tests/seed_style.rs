@@ -42,10 +42,7 @@ async fn world(healthy: Option<Arc<dyn Prober>>) -> World {
     let shop = Arc::new(Shop::seeded());
     let mut config = EngineConfig::new(dir.path().join("data"));
     config.database = Some(
-        interlock_store::testing::fresh_location(
-            &config.store_location().file().unwrap().to_owned(),
-        )
-        .await,
+        interlock_store::testing::fresh_location(config.store_location().file().unwrap()).await,
     );
     config.policy = Policy::from_value(
         &canon::parse_yaml(&repo_file("examples/policies/seed-style.yaml")).unwrap(),
