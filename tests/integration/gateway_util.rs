@@ -185,6 +185,61 @@ impl Gateway {
         gw.child = Some(child);
     }
 
+    /// A second gateway process sharing `first`'s database and keychain
+    /// service (so its log key: the gateways of a team append to one log,
+    /// signed by one key), with a data directory, admin socket and port of its
+    /// own — another machine of the team, in effect. On a Postgres run the
+    /// database is `first`'s Postgres database; otherwise `first`'s SQLite file,
+    /// named by URL. Its workspace is `first`'s (a volume both machines
+    /// mount), so a plan names the same files on either. It serves `config`
+    /// with `first`'s agent key.
+    pub fn start_beside(first: &Gateway, config: &str) -> Gateway {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        std::os::unix::fs::symlink(first.data().join("workspace"), data.join("workspace")).unwrap();
+        let database = match first.database_url() {
+            Some(url) => url.to_owned(),
+            None => format!(
+                "sqlite://{}",
+                first.data().join("interlock.sqlite").display()
+            ),
+        };
+        let env = first
+            .env
+            .iter()
+            .filter(|(k, _)| k != "INTERLOCK_DATA_DIR" && k != "INTERLOCK_DATABASE_URL")
+            .cloned()
+            .chain([
+                (
+                    "INTERLOCK_DATA_DIR".to_owned(),
+                    data.to_string_lossy().into_owned(),
+                ),
+                ("INTERLOCK_DATABASE_URL".to_owned(), database),
+            ])
+            .collect();
+        let mut gw = Gateway {
+            dir,
+            url: String::new(),
+            addr: String::new(),
+            agent_key: first.agent_key.clone(),
+            env,
+            child: None,
+        };
+        let listen = if config.starts_with("listen") {
+            ""
+        } else {
+            "listen = \"127.0.0.1:0\"\n"
+        };
+        std::fs::write(
+            gw.dir.path().join("gateway.toml"),
+            format!("{listen}{config}"),
+        )
+        .unwrap();
+        gw.serve(&[]);
+        gw
+    }
+
     /// Stops `interlock serve` and starts it again on the same data
     /// directory and config (it listens on a new port).
     pub fn restart(&mut self) {

@@ -32,6 +32,7 @@ mod receiver;
 mod review;
 mod scoped;
 mod servers_runtime;
+mod shared_store;
 mod signin;
 mod standing;
 mod syslog;

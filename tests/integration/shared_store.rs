@@ -1,0 +1,126 @@
+//! Issue 20 item 2: several gateways, one database. Three `interlock serve`
+//! processes — each with its own data directory, admin socket and port, as on
+//! three machines of a team — share one store: a Postgres database on a
+//! Postgres run (`$INTERLOCK_TEST_POSTGRES`), else one SQLite file named by
+//! URL. A decision made through one is enforced by the others; a plan runs
+//! once whichever gateways its callers reach; the one log they append to
+//! stays gap-free and verifies.
+
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::gateway_util::{Gateway, peers_dir, write_file_plan};
+use crate::util::{stderr, stdout};
+
+fn drifting_config(dir: &std::path::Path) -> String {
+    let script = peers_dir().join("drifting-server.mjs");
+    format!(
+        "[servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ DRIFT_FILE = {:?} }}\n",
+        script.to_str().unwrap(),
+        dir.join("greet-description.txt").to_str().unwrap()
+    )
+}
+
+fn has_tool(gw: &Gateway, tool: &str) -> bool {
+    let listed = gw.list_tools();
+    listed["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["name"] == tool))
+}
+
+/// A server approved through one gateway is served by the two others, and
+/// each of the three records the same decision: the others pick it up from the
+/// database (no restart, no message between them). The time each took is
+/// printed; the test only needs it to happen.
+#[test]
+fn a_server_approved_on_one_gateway_is_served_by_every_gateway() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = drifting_config(dir.path());
+    let a = Gateway::start(&config);
+    let b = Gateway::start_beside(&a, &config);
+    let c = Gateway::start_beside(&a, &config);
+    a.wait_for_server("drifty", "PENDING");
+    for gw in [&a, &b, &c] {
+        assert!(!has_tool(gw, "drifty__add"), "served before approval");
+    }
+    // The decision, made through gateway A's data directory (its CLI).
+    a.approve_server("drifty");
+    let approved = Instant::now();
+    for (name, gw) in [("a", &a), ("b", &b), ("c", &c)] {
+        gw.wait_for_tool("drifty__add", true);
+        println!(
+            "gateway {name} serves the approved server after {} ms",
+            approved.elapsed().as_millis()
+        );
+        let (_, _, r) = gw.rpc(
+            "tools/call",
+            json!({"name": "drifty__add", "arguments": {"a": 2, "b": 3}}),
+        );
+        assert_eq!(r["result"]["content"][0]["text"], "5", "{r}");
+    }
+    // Every gateway lists the server as trusted: the same row.
+    for gw in [&b, &c] {
+        gw.wait_for_server("drifty", "TRUSTED");
+    }
+    // The one log all three appended to verifies, from any of them.
+    for gw in [&a, &b, &c] {
+        gw.assert_audit_clean();
+    }
+}
+
+/// Fifty `execute_plan` calls for one approved plan, spread over three
+/// gateways at once: exactly one runs it; the others are refused; the file is
+/// written once; the log verifies.
+#[test]
+fn fifty_concurrent_executions_over_three_gateways_run_the_plan_once() {
+    let a = Gateway::start("");
+    let b = Gateway::start_beside(&a, "");
+    let c = Gateway::start_beside(&a, "");
+    let plan = write_file_plan(&a, "once", "Write once", "once.txt");
+    let r = a.client("py", &["call", "propose_plan", &plan.to_string()]);
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    let out = a.approve("plans", "once", "one file");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+
+    let gateways = [&a, &b, &c];
+    let barrier = std::sync::Barrier::new(50);
+    let results: Vec<Value> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..50)
+            .map(|i| {
+                let gw = gateways[i % 3];
+                let barrier = &barrier;
+                s.spawn(move || {
+                    barrier.wait();
+                    gw.rpc(
+                        "tools/call",
+                        json!({"name": "execute_plan", "arguments": {"plan_id": "once"}}),
+                    )
+                    .2
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let ran: Vec<&Value> = results
+        .iter()
+        .filter(|r| r["result"]["isError"] == false)
+        .collect();
+    assert_eq!(ran.len(), 1, "exactly one execution: {results:#?}");
+    for r in &results {
+        assert!(
+            r["result"]["isError"] == false || r["result"]["isError"] == true,
+            "every call is answered: {r}"
+        );
+    }
+    assert!(a.data().join("workspace/once.txt").exists());
+    // A later call on any gateway is refused too: the plan has run.
+    let (_, _, again) = c.rpc(
+        "tools/call",
+        json!({"name": "execute_plan", "arguments": {"plan_id": "once"}}),
+    );
+    assert_eq!(again["result"]["isError"], true, "{again}");
+    for gw in gateways {
+        gw.assert_audit_clean();
+    }
+}
