@@ -1,5 +1,6 @@
 //! SIGKILL during a burst of appends: every acknowledged entry survives, the
-//! log reopens, and the audit is clean. Three rounds on the same directory.
+//! log reopens, and the audit is clean. Three rounds on the same database (the
+//! SQLite file, or on a Postgres run the test's database on the server).
 
 mod common;
 
@@ -21,8 +22,13 @@ async fn sigkill_during_appends_loses_nothing_acknowledged() {
     let dir = tempfile::tempdir().unwrap();
     let key = SigningKey::from_bytes(&KEY_SEED);
     let mut total_acked = 0usize;
+    let db = common::location(dir.path()).await;
     for round in 0..3 {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_log-crash-writer"))
+        let mut writer = Command::new(env!("CARGO_BIN_EXE_log-crash-writer"));
+        if let interlock_store::StoreLocation::Postgres(url) = &db {
+            writer.env("INTERLOCK_DATABASE_URL", url);
+        }
+        let mut child = writer
             .arg(dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -63,7 +69,7 @@ async fn sigkill_during_appends_loses_nothing_acknowledged() {
             "round {round}: the writer acknowledged nothing"
         );
 
-        let store = Store::open(&dir.path().join("log.sqlite")).await.unwrap();
+        let store = Store::connect(&db).await.unwrap();
         let log = Log::open(store.clone(), std::sync::Arc::new(key.clone()), ORIGIN)
             .await
             .unwrap_or_else(|e| panic!("round {round}: log does not reopen after SIGKILL: {e}"));
