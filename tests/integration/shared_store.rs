@@ -124,3 +124,65 @@ fn fifty_concurrent_executions_over_three_gateways_run_the_plan_once() {
         gw.assert_audit_clean();
     }
 }
+
+/// A mistyped `--database` is refused with the accepted forms, never taken
+/// for a new SQLite file, and its password is not echoed.
+#[test]
+fn regression_a_bad_database_url_is_refused_without_its_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    for bad in [
+        "mysql://gw:s3cret@db/x",
+        "postgres://gw:s3cret@db",
+        "interlock.sqlite",
+    ] {
+        let out = crate::util::interlock_with(
+            &["--database", bad, "servers", "list"],
+            None,
+            &[("INTERLOCK_DATA_DIR", data)],
+        );
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{bad}: {}", stdout(&out));
+        assert!(
+            err.contains("postgres://") || err.contains("names no database"),
+            "{bad}: {err}"
+        );
+        assert!(!err.contains("s3cret"), "{bad}: the password leaked: {err}");
+    }
+    assert!(
+        !dir.path().join("interlock.sqlite").exists() && !dir.path().join("mysql:").exists(),
+        "no database was created"
+    );
+}
+
+/// `$INTERLOCK_DATABASE_URL_FILE` (a container's secret) names the database
+/// for every command; a file that exists but cannot be parsed stops the
+/// command instead of falling back to the SQLite file.
+#[test]
+fn the_database_url_can_come_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let shared = dir.path().join("shared.sqlite");
+    let url_file = dir.path().join("database_url");
+    std::fs::write(&url_file, format!("sqlite://{}\n", shared.display())).unwrap();
+    let env = [
+        ("INTERLOCK_DATA_DIR", data.to_str().unwrap()),
+        ("INTERLOCK_DATABASE_URL_FILE", url_file.to_str().unwrap()),
+        (
+            "INTERLOCK_KEYCHAIN_SERVICE",
+            "interlock-test-database-url-file",
+        ),
+    ];
+    let out = crate::util::interlock_with(&["agents", "add", "filed"], None, &env);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(shared.exists(), "the database named in the file was used");
+    assert!(!data.join("interlock.sqlite").exists());
+    std::fs::write(&url_file, "not a url\n").unwrap();
+    let out = crate::util::interlock_with(&["agents", "list"], None, &env);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("not a database URL"),
+        "{}",
+        stderr(&out)
+    );
+}
