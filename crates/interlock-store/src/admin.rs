@@ -186,6 +186,52 @@ impl Store {
         )
     }
 
+    /// Takes one token from a key's rate bucket shared through the database
+    /// (team mode: every gateway on it draws from the same bucket): a GCRA
+    /// of `per_minute` calls a minute with a burst of as many, at `now_ms`.
+    /// `Ok(None)`: taken; `Ok(Some(ms))`: none free, one will be in `ms`.
+    ///
+    /// One conditional upsert moves the bucket's theoretical arrival time
+    /// on by one emission interval only if that leaves it within the burst,
+    /// so concurrent takers (here or in another gateway) never share a token.
+    pub async fn take_rate_token(
+        &self,
+        key_hash: &str,
+        per_minute: i64,
+        now_ms: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        if per_minute <= 0 {
+            return Err(StoreError::InvalidInput(format!(
+                "a rate of {per_minute} calls a minute"
+            )));
+        }
+        let interval = (60_000 / per_minute).max(1);
+        let tolerance = interval * (per_minute - 1);
+        let taken = sqlx::query(
+            "INSERT INTO key_rate (key_hash, tat_ms) VALUES ($1, $2 + $3) \
+             ON CONFLICT (key_hash) DO UPDATE SET \
+             tat_ms = (CASE WHEN key_rate.tat_ms > $2 THEN key_rate.tat_ms ELSE $2 END) + $3 \
+             WHERE (CASE WHEN key_rate.tat_ms > $2 THEN key_rate.tat_ms ELSE $2 END) - $2 <= $4 \
+             RETURNING tat_ms",
+        )
+        .bind(key_hash)
+        .bind(now_ms)
+        .bind(interval)
+        .bind(tolerance)
+        .fetch_optional(self.pool())
+        .await
+        .ctx("key rate")?;
+        if taken.is_some() {
+            return Ok(None);
+        }
+        let tat: i64 = sqlx::query_scalar("SELECT tat_ms FROM key_rate WHERE key_hash = $1")
+            .bind(key_hash)
+            .fetch_one(self.pool())
+            .await
+            .ctx("key rate")?;
+        Ok(Some((tat.max(now_ms) - tolerance - now_ms).max(1)))
+    }
+
     /// Counts one call against a key's `quota` for `month`, atomically:
     /// `Ok(Some(n))` the call is the n-th of the month, `Ok(None)` the
     /// quota is used up (nothing is counted then).

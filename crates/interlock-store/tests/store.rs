@@ -902,3 +902,35 @@ async fn quota_counts_stop_at_the_quota_and_months_are_separate() {
     assert_eq!(counted, 5);
     assert_eq!(store.key_usage("race", "2026-12").await.unwrap(), 5);
 }
+
+/// Issue 20 item 4: the shared rate bucket lets a burst of `per_minute`
+/// through, then refuses with the wait for the next token; fifty takers at
+/// once on two handles (two gateways, in effect) get exactly the burst.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_shared_rate_bucket_gives_each_token_once() {
+    let (_d, a) = open().await;
+    let b = reopen(&a).await;
+    let now = 1_000_000_i64;
+    for _ in 0..3 {
+        assert_eq!(a.take_rate_token("k", 3, now).await.unwrap(), None);
+    }
+    let wait = a.take_rate_token("k", 3, now).await.unwrap().unwrap();
+    assert_eq!(wait, 20_000, "the next token in one interval (60 s / 3)");
+    assert_eq!(b.take_rate_token("k", 3, now + 20_000).await.unwrap(), None);
+    assert!(a.take_rate_token("other", 3, now).await.unwrap().is_none());
+    assert!(a.take_rate_token("k", 0, now).await.is_err());
+
+    let tasks: Vec<_> = (0..50)
+        .map(|i| {
+            let s = if i % 2 == 0 { a.clone() } else { b.clone() };
+            tokio::spawn(async move { s.take_rate_token("burst", 10, now).await.unwrap() })
+        })
+        .collect();
+    let mut taken = 0;
+    for t in tasks {
+        if t.await.unwrap().is_none() {
+            taken += 1;
+        }
+    }
+    assert_eq!(taken, 10, "exactly the burst of 10");
+}

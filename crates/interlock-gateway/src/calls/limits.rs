@@ -1,8 +1,11 @@
 //! Per-key rate limits and monthly quotas on the call path (issue 20 item 4),
 //! and the per-key settings the call path reads (cached like keys).
 //!
-//! - **Rate**: a token bucket per key (`governor`'s GCRA), `rate_per_minute`
-//!   calls a minute with a burst of as many; in memory, per gateway process.
+//! - **Rate**: a token bucket per key (GCRA), `rate_per_minute` calls a
+//!   minute with a burst of as many: in memory (`governor`) on a gateway's
+//!   own SQLite file; in the database on Postgres (team mode), where every
+//!   gateway on it draws from the same bucket (`Store::take_rate_token`, one
+//!   conditional upsert per call).
 //! - **Quota**: `monthly_quota` calls per calendar month (UTC), counted in
 //!   the store by an atomic conditional increment, so a restart does not
 //!   reset it and two gateways on one database share it.
@@ -153,13 +156,26 @@ pub(crate) async fn check(
     settings: &KeySettings,
     now: i64,
 ) -> Result<Option<Limited>, StoreError> {
-    if let Some(per_minute) = settings.rate_per_minute
-        && let Err(wait) = limits.take(key_hash, per_minute)
-    {
-        return Ok(Some(Limited {
-            limit: Limit::Rate { per_minute },
-            retry_after_secs: wait.as_secs_f64().ceil().max(1.0) as u64,
-        }));
+    if let Some(per_minute) = settings.rate_per_minute {
+        let wait = match store.backend() {
+            interlock_store::Backend::Sqlite => limits.take(key_hash, per_minute).err(),
+            interlock_store::Backend::Postgres if per_minute > 0 => {
+                let now_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+                store
+                    .take_rate_token(key_hash, per_minute, now_ms)
+                    .await?
+                    .map(|ms| Duration::from_millis(u64::try_from(ms).unwrap_or(1)))
+            }
+            interlock_store::Backend::Postgres => None,
+        };
+        if let Some(wait) = wait {
+            return Ok(Some(Limited {
+                limit: Limit::Rate { per_minute },
+                retry_after_secs: wait.as_secs_f64().ceil().max(1.0) as u64,
+            }));
+        }
     }
     if let Some(quota) = settings.monthly_quota {
         let (month, until_next) = month_of(now);
