@@ -31,8 +31,8 @@ fn has_tool(gw: &Gateway, tool: &str) -> bool {
 
 /// A server approved through one gateway is served by the two others, and
 /// each of the three records the same decision: the others pick it up from the
-/// database (no restart, no message between them). The time each took is
-/// printed; the test only needs it to happen.
+/// database (no restart; on Postgres woken by its `NOTIFY`, on SQLite by
+/// polling). The time each took is printed; the test only needs it to happen.
 #[test]
 fn a_server_approved_on_one_gateway_is_served_by_every_gateway() {
     let dir = tempfile::tempdir().unwrap();

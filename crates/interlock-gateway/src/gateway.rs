@@ -811,6 +811,10 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
 /// Picks up decisions made by other processes (`interlock servers approve`).
 async fn reload_loop(gw: Gateway) {
     let mut shutdown = gw.0.shutdown.subscribe();
+    // A decision committed by another gateway on the same Postgres database
+    // wakes the loop at once; polling stays for SQLite and for what a lost
+    // notification connection missed.
+    let mut decided = gw.0.engine.store().subscribe_changes();
     let mut first = true;
     loop {
         match gw.0.pins.reload_changed().await {
@@ -845,6 +849,7 @@ async fn reload_loop(gw: Gateway) {
         }
         tokio::select! {
             _ = tokio::time::sleep(RELOAD_EVERY) => {}
+            Ok(()) = decided.changed() => {}
             _ = shutdown.changed() => return,
         }
     }

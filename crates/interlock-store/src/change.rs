@@ -7,6 +7,7 @@
 //! store applies the change under one write lock, in one transaction
 //! ([`Store::append_batch_locked`]): both are durable, or neither is.
 
+use crate::error::SqlxResultExt as _;
 use crate::gateway::update_server_in;
 use crate::{ServerUpdate, StoreError};
 
@@ -177,6 +178,17 @@ impl StateChange {
             }
         };
         if applied {
+            // On Postgres, every gateway on the database hears of the
+            // decision when it commits (`Store::subscribe_changes`), instead
+            // of at its next poll. A notification is transactional: a change
+            // rolled back is never announced.
+            if tx.backend_name() == crate::POSTGRES_BACKEND_NAME {
+                sqlx::query("SELECT 1::BIGINT FROM pg_notify($1, '')")
+                    .bind(crate::CHANGES_CHANNEL)
+                    .execute(&mut **tx)
+                    .await
+                    .ctx("change notification")?;
+            }
             Ok(())
         } else {
             Err(StoreError::ChangeRefused {

@@ -103,6 +103,12 @@ const MAX_PG_CONNECTIONS: u32 = 16;
 /// works; this one spells "ILOCK" in ASCII.
 const PG_WRITE_LOCK: i64 = 0x49_4c_4f_43_4b;
 
+/// The Postgres channel decisions are announced on (`StateChange::apply`).
+pub(crate) const CHANGES_CHANNEL: &str = "interlock_changes";
+
+/// What sqlx's `Any` driver calls a Postgres connection.
+pub(crate) const POSTGRES_BACKEND_NAME: &str = "PostgreSQL";
+
 /// A handle on the database. Cheap to clone (a connection pool inside); all
 /// clones share the pool.
 #[derive(Clone, Debug)]
@@ -118,6 +124,10 @@ pub struct Store {
     /// Postgres only: when a log writer last asked for sealed commits (see
     /// [`Store::request_log_seal`]), in Unix milliseconds.
     seal_requested_ms: Arc<std::sync::atomic::AtomicI64>,
+    /// Counts the decisions committed by any process on the database that
+    /// this process has heard of (Postgres: LISTEN on [`CHANGES_CHANNEL`];
+    /// SQLite: never moves, readers poll).
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Store {
@@ -172,12 +182,30 @@ impl Store {
             Backend::Postgres => sqlx::migrate!("./migrations/postgres").run(&pool).await?,
         }
         tracing::debug!(store = %location, "store opened");
+        let changes = Arc::new(tokio::sync::watch::Sender::new(0));
+        if let StoreLocation::Postgres(url) = location {
+            tokio::spawn(listen_for_changes(
+                url.clone(),
+                pool.clone(),
+                Arc::clone(&changes),
+            ));
+        }
         Ok(Store {
             pool,
             location: location.clone(),
             appender: Arc::new(tokio::sync::Mutex::new(None)),
             seal_requested_ms: Arc::new(std::sync::atomic::AtomicI64::new(0)),
+            changes,
         })
+    }
+
+    /// Moves whenever a decision (a server's, a plan's, a key's, an
+    /// envelope's: any [`StateChange`]) commits on the database, in this
+    /// process or in another gateway on the same Postgres database — so a
+    /// cache can reload at once rather than at its next poll. On SQLite it
+    /// never moves: other processes' decisions are found by polling.
+    pub fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// Where the store is.
@@ -323,6 +351,48 @@ impl Store {
 
     pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+}
+
+/// Listens on [`CHANGES_CHANNEL`] for as long as the pool is open, counting
+/// each notification into `changes`. A lost connection is re-made (sqlx's
+/// listener reconnects; what was announced meanwhile is missed, and the
+/// readers' polling finds it).
+async fn listen_for_changes(
+    url: String,
+    pool: AnyPool,
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
+) {
+    while !pool.is_closed() {
+        let mut listener = match sqlx::postgres::PgListener::connect(&url).await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = %e, "listening for decisions on Postgres failed");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        if let Err(e) = listener.listen(CHANGES_CHANNEL).await {
+            tracing::warn!(error = %e, "listening for decisions on Postgres failed");
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            continue;
+        }
+        while !pool.is_closed() {
+            match tokio::time::timeout(Duration::from_secs(1), listener.try_recv()).await {
+                Ok(Ok(Some(_))) => {
+                    changes.send_modify(|n| *n += 1);
+                }
+                // The connection was lost: `try_recv` reconnects on the next
+                // call; decisions in between are found by polling.
+                Ok(Ok(None)) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "listening for decisions on Postgres failed");
+                    break;
+                }
+                // No decision this second: check the pool is still open.
+                Err(_) => {}
+            }
+        }
     }
 }
 
