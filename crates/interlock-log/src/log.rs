@@ -156,6 +156,10 @@ struct Shared {
     /// lock because it is held across store calls; the writer is its only
     /// frequent user, so on the append path it is uncontended.
     extend: tokio::sync::Mutex<()>,
+    /// The signed size, published whenever a checkpoint is adopted or signed:
+    /// what tails the log (alert delivery) waits on instead of polling the
+    /// store.
+    sealed_tx: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
@@ -280,6 +284,7 @@ impl Log {
                 sealed,
             }),
             extend: tokio::sync::Mutex::new(()),
+            sealed_tx: tokio::sync::watch::channel(sealed).0,
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         // The writer builds the checkpoint signer it keeps (which checks the
@@ -373,6 +378,14 @@ impl Log {
     /// The size the latest signed checkpoint covers (at most [`size`](Self::size)).
     pub fn sealed_size(&self) -> u64 {
         self.shared.read().sealed
+    }
+
+    /// The signed size as it changes: a receiver that wakes whenever this
+    /// `Log` signs or adopts a checkpoint, so a tail of the log (alert
+    /// delivery) waits on it instead of polling the store. Other writers'
+    /// checkpoints show only once this `Log` catches up with them.
+    pub fn sealed_watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.sealed_tx.subscribe()
     }
 
     /// Appends one entry together with the state change it records, in one
@@ -757,6 +770,7 @@ async fn catch_up(shared: &Shared) -> Result<u64, LogError> {
         st.tree.extend(tail);
         st.checkpoint = note;
         st.sealed = st.tree.len();
+        shared.sealed_tx.send_replace(st.sealed);
         st.tree.len()
     };
     tracing::debug!(
@@ -1036,6 +1050,7 @@ async fn seal_now(shared: &Shared, notes: &Notes<'_>) -> Result<Option<Arc<str>>
     let mut st = shared.write();
     st.checkpoint = Some(Arc::clone(&note));
     st.sealed = size;
+    shared.sealed_tx.send_replace(st.sealed);
     Ok(Some(note))
 }
 
@@ -1380,6 +1395,7 @@ fn adopt(shared: &Shared, foreign: Vec<Hash>, note: Option<Arc<str>>) {
     st.tree.extend(foreign);
     st.checkpoint = note;
     st.sealed = st.tree.len();
+    shared.sealed_tx.send_replace(st.sealed);
 }
 
 /// Commits one batch and answers its waiters; returns whether a checkpoint
@@ -1478,11 +1494,13 @@ async fn publish(
                     st.tree.extend(foreign);
                     st.checkpoint = foreign_note;
                     st.sealed = st.tree.len();
+                    shared.sealed_tx.send_replace(st.sealed);
                 }
                 st.tree.extend(leaves.iter().map(|l| l.leaf_hash));
                 if let Some(note) = &note {
                     st.checkpoint = Some(Arc::clone(note));
                     st.sealed = st.tree.len();
+                    shared.sealed_tx.send_replace(st.sealed);
                 }
                 st.tree.len()
             };

@@ -3,9 +3,10 @@
 //! slow or dead sink cannot slow a tool call; the call path does not know the
 //! sinks exist.
 //!
-//! Each sink has one task ([`delivery`]): it reads a batch of leaves from its
-//! durable cursor (`interlock_store::AlertCursor`) up to the latest signed
-//! checkpoint, turns them into events and wire requests with
+//! One reader follows the log's signed size and decodes each leaf once for
+//! every sink ([`feed`]). Each sink has one task ([`delivery`]): it takes a
+//! batch of events from its durable cursor (`interlock_store::AlertCursor`)
+//! up to the latest signed checkpoint, turns them into wire requests with
 //! `interlock_alerts` (pure), sends each request with retries (exponential
 //! backoff with jitter) and moves the cursor only once the receiver accepted
 //! it. After `max_attempts` a request is dead-lettered (its leaf range and
@@ -16,6 +17,7 @@
 pub mod api;
 pub mod config;
 pub mod delivery;
+pub mod feed;
 pub mod stream;
 
 use std::sync::Arc;
@@ -74,8 +76,12 @@ impl From<DeadLetter> for DeadLetterView {
 
 /// Starts one delivery task per configured sink (they end with the gateway).
 pub fn spawn(gw: &Gateway) {
+    if gw.config().alerts.sinks.is_empty() {
+        return;
+    }
+    let feed = feed::Feed::start(gw);
     for sink in &gw.config().alerts.sinks {
-        let task = delivery::SinkTask::new(gw.clone(), Arc::new(sink.clone()));
+        let task = delivery::SinkTask::new(gw.clone(), Arc::new(sink.clone()), Arc::clone(&feed));
         tokio::spawn(task.run());
     }
 }
