@@ -594,3 +594,142 @@ fn a_test_event_reaches_the_receiver_and_status_lists_the_sinks() {
     assert!(stdout(&out).contains("HTTP 500"), "{}", stdout(&out));
 }
 
+/// A sink that fails until its requests are dead-lettered, then comes back:
+/// a redelivery while it still fails settles nothing (`interlock alerts
+/// redeliver` exits 1 and says why); once it is back, the reviewer API's
+/// redelivery sends exactly the dead-lettered events, each once, and a second
+/// one sends nothing. Each redelivery is an `admin.action` leaf.
+#[test]
+fn redelivery_sends_exactly_the_dead_lettered_events_once() {
+    let rx = Receiver::start(Mode::Fail(503));
+    let dir = tempfile::tempdir().unwrap();
+    // Admin actions (`other`) are not sent: the redeliveries' own leaves do
+    // not join the dead letters while the receiver still fails.
+    let (gw, _) = drifting(
+        dir.path(),
+        &sink(
+            &rx.base,
+            "max_attempts = 2\nevents = [\"block\", \"hold\", \"drift\", \"quarantine\", \"decision\", \"call\", \"plan\"]",
+        ),
+    );
+    let reviewer = gw.reviewer_key();
+    for n in 0..3 {
+        greet(&gw, &format!("caller {n}"));
+    }
+    // Everything signed so far given up on: the cursor past it, no retry on.
+    let (size, expected) = expected_indices(&gw, &reviewer);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        let s = gw.api_get(&reviewer, "/api/v1/alerts")["sinks"][0].clone();
+        if s["next_index"].as_u64().unwrap() >= size && s["attempts"] == 0 {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "not dead-lettered: {s}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status["delivered"], 0, "{status}");
+    let dead_letters = status["dead_letters"].as_u64().unwrap();
+    assert!(dead_letters > 0, "{status}");
+    // What was dead-lettered: every event the receiver refused (each tried
+    // `max_attempts` times), all of them under `size`.
+    let dead: BTreeSet<u64> = rx
+        .requests()
+        .iter()
+        .map(|r| r.json()["index"].as_u64().unwrap())
+        .collect();
+    assert!(dead.iter().all(|i| *i < size), "{dead:?}");
+    assert!(
+        dead.iter().any(|i| expected[i]["type"] == "tool.call"),
+        "the calls are among the dead letters"
+    );
+
+    // Still failing: nothing settled, exit 1 with the receiver's answer.
+    let config = gw.dir.path().join("gateway.toml");
+    let out = gw.cli(&[
+        "alerts",
+        "redeliver",
+        "siem",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("refused") && text.contains("HTTP 503"),
+        "{text}"
+    );
+    let s = gw.api_get(&reviewer, "/api/v1/alerts")["sinks"][0].clone();
+    assert_eq!(s["dead_letters"].as_u64().unwrap(), dead_letters, "{s}");
+
+    // Back: the API's redelivery sends each dead-lettered event once.
+    rx.set_mode(Mode::Accept);
+    let post = |path: &str| {
+        let (code, _, body) = crate::gateway_util::http(
+            &gw.addr,
+            "POST",
+            path,
+            &[("Authorization", &format!("Bearer {reviewer}"))],
+            b"",
+        );
+        assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+        serde_json::from_slice::<Value>(&body).unwrap()
+    };
+    let first = post("/api/v1/alerts/siem/redeliver");
+    assert!(first["refused"].is_null(), "{first}");
+    assert_eq!(
+        first["events"].as_u64().unwrap(),
+        dead.len() as u64,
+        "{first}"
+    );
+    assert_eq!(first["remaining"], 0, "{first}");
+    let again = post("/api/v1/alerts/siem/redeliver");
+    assert_eq!(again["events"], 0, "{again}");
+    assert_eq!(again["redelivered"], json!([]), "{again}");
+    assert!(
+        again["leaf_index"].is_null(),
+        "nothing to do is not recorded: {again}"
+    );
+    // Unknown sinks are named as such.
+    let (code, _, _) = crate::gateway_util::http(
+        &gw.addr,
+        "POST",
+        "/api/v1/alerts/nope/redeliver",
+        &[("Authorization", &format!("Bearer {reviewer}"))],
+        b"",
+    );
+    assert_eq!(code, 404);
+    // Normal delivery of later leaves (the admin actions) goes on beside it:
+    // count only the leaves that were dead-lettered.
+    let mut sent: BTreeMap<u64, usize> = BTreeMap::new();
+    for r in rx.accepted() {
+        let i = r.json()["index"].as_u64().unwrap();
+        if i < size {
+            *sent.entry(i).or_default() += 1;
+        }
+    }
+    assert_eq!(sent.keys().copied().collect::<BTreeSet<_>>(), dead);
+    assert!(
+        sent.values().all(|n| *n == 1),
+        "sent more than once: {sent:?}"
+    );
+    let s = gw.api_get(&reviewer, "/api/v1/alerts")["sinks"][0].clone();
+    assert_eq!(s["dead_letters"], 0, "{s}");
+    assert_eq!(s["state"], "ok", "{s}");
+
+    // Both attempts are on the log, naming who asked and what was sent.
+    let at = first["leaf_index"].as_u64().unwrap();
+    let log = gw.api_get(&reviewer, &format!("/api/v1/log?from=0&limit={}", at + 1));
+    let actions: Vec<&Value> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["entry"])
+        .filter(|e| e["type"] == "admin.action" && e["action"] == "alerts.redeliver")
+        .collect();
+    assert_eq!(actions.len(), 2, "{actions:?}");
+    assert!(actions[0]["by"]["cli"].is_string(), "{}", actions[0]);
+    assert!(actions[0]["error"].as_str().unwrap().contains("HTTP 503"));
+    assert_eq!(actions[1]["by"]["reviewer"], "ui", "{}", actions[1]);
+    assert_eq!(actions[1]["events"].as_u64().unwrap(), dead.len() as u64);
+    assert_eq!(actions[1]["sink"], "siem");
+}

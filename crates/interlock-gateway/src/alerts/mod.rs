@@ -18,6 +18,7 @@ pub mod api;
 pub mod config;
 pub mod delivery;
 pub mod feed;
+pub mod redeliver;
 pub mod stream;
 
 use std::sync::Arc;
