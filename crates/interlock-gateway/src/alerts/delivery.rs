@@ -189,11 +189,20 @@ impl SinkTask {
                     continue;
                 }
             };
-            let events: Vec<AlertEvent> = events
+            let mut events: Vec<AlertEvent> = events
                 .iter()
                 .filter(|e| self.wanted(e))
                 .map(|e| AlertEvent::clone(e))
                 .collect();
+            if self.sink.kind == SinkKind::OtlpTraces
+                && let Err(e) = fill_intents(&store, &mut events).await
+            {
+                tracing::warn!("alerts: sink {name}: reading intent leaves: {e}");
+                if !self.pause(poll).await {
+                    return;
+                }
+                continue;
+            }
             let requests = match encode(self.sink.kind, &events, &ctx) {
                 Ok(r) => r,
                 Err(e) => {
@@ -296,6 +305,40 @@ pub(crate) fn wanted(sink: &SinkConfig, filter: &Filter, e: &AlertEvent) -> bool
                 interlock_alerts::formats::pagerduty::Action::Resolve(_)
             )
             && filter.matches_any_severity(e))
+}
+
+/// Fills in the intent leaf's hash and time of each forwarded call among
+/// `events` (a span starts at its intent), with one read of the leaves they
+/// span.
+pub(crate) async fn fill_intents(
+    store: &interlock_store::Store,
+    events: &mut [AlertEvent],
+) -> Result<(), interlock_store::StoreError> {
+    let wanted = events
+        .iter()
+        .filter_map(|e| e.intent.as_ref())
+        .filter(|i| i.leaf_hash.is_none())
+        .map(|i| i.index);
+    let (Some(lo), Some(hi)) = (wanted.clone().min(), wanted.max()) else {
+        return Ok(());
+    };
+    let rows = store.leaves(lo..hi + 1).await?;
+    for e in events.iter_mut() {
+        if let Some(i) = &mut e.intent
+            && let Some(row) = rows.iter().find(|r| r.idx == i.index)
+        {
+            i.leaf_hash = Some(row.leaf_hash);
+            // The leaf's own time (what the span starts at), else when it
+            // was stored.
+            i.time = Some(
+                interlock_receipts::open_leaf_unverified(&row.data)
+                    .ok()
+                    .map(|o| interlock_receipts::summarize(&o).time)
+                    .unwrap_or(row.appended_at),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// This machine's name (the syslog HOSTNAME), `-` (nil) if unknown.

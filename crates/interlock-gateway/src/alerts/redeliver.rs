@@ -96,7 +96,7 @@ pub async fn redeliver(
             break;
         }
         let rows = store.leaves(letter.first_idx..letter.last_idx + 1).await?;
-        let events: Vec<AlertEvent> = rows
+        let mut events: Vec<AlertEvent> = rows
             .iter()
             .map(|row| {
                 AlertEvent::from_leaf(
@@ -112,6 +112,9 @@ pub async fn redeliver(
             })
             .filter(|e| wanted(sink, &filter, e))
             .collect();
+        if sink.kind == interlock_alerts::SinkKind::OtlpTraces {
+            super::delivery::fill_intents(store, &mut events).await?;
+        }
         let requests = match encode(sink.kind, &events, &ctx) {
             Ok(r) => r,
             Err(e) => {
