@@ -733,3 +733,199 @@ fn redelivery_sends_exactly_the_dead_lettered_events_once() {
     assert_eq!(actions[1]["events"].as_u64().unwrap(), dead.len() as u64);
     assert_eq!(actions[1]["sink"], "siem");
 }
+
+/// Per-key sinks, end to end through the admin API and CLI: an agent key's
+/// settings name the sinks that receive its events, with its minimum
+/// severity. `pager` is `keys_only`: it gets the events of the key that names
+/// it and nobody else's; `siem` is global with `min_severity = "high"`: it
+/// keeps sending everyone's blocks, and the naming key's allowed calls too
+/// (its minimum `info`). A sink gateway.toml does not configure, or a
+/// severity that is none, is refused. Raising the key's minimum with
+/// `interlock admin keys update` stops its allowed calls reaching `pager`.
+#[test]
+fn a_keys_sinks_receive_its_events_at_its_minimum_severity() {
+    let siem = Receiver::start(Mode::Accept);
+    let pager = Receiver::start(Mode::Accept);
+    let dir = tempfile::tempdir().unwrap();
+    let alerts = format!(
+        "[alerts]\npoll_ms = 50\n\
+         [[alerts.sinks]]\nname = \"siem\"\nkind = \"webhook\"\nurl = \"{}/hook\"\n\
+         secret_env = \"SIEM_HOOK_SECRET\"\nmin_severity = \"high\"\n\
+         [[alerts.sinks]]\nname = \"pager\"\nkind = \"webhook\"\nurl = \"{}/hook\"\n\
+         secret_env = \"SIEM_HOOK_SECRET\"\nkeys_only = true\n",
+        siem.base, pager.base
+    );
+    let (gw, _) = drifting(dir.path(), &alerts);
+    let out = gw.cli(&["admin", "token", "create", "ops", "--scope", "owner"]);
+    assert!(out.status.success(), "{out:?}");
+    let owner = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let admin = |method: &str, path: &str, body: Value| {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let auth = format!("Bearer {owner}");
+        let (s, _, b) = crate::gateway_util::http(
+            &gw.addr,
+            method,
+            path,
+            &[
+                ("Authorization", auth.as_str()),
+                ("Content-Type", "application/json"),
+            ],
+            if method == "GET" { b"" } else { &bytes },
+        );
+        (
+            s,
+            serde_json::from_slice::<Value>(&b).unwrap_or(Value::Null),
+        )
+    };
+    let keys = admin("GET", "/api/v1/admin/keys", Value::Null).1;
+    let builder = keys["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "builder")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Bad input is refused with a clear error, nothing changed.
+    let (s, b) = admin(
+        "PATCH",
+        &format!("/api/v1/admin/keys/{builder}"),
+        json!({"alert_sinks": ["pager", "nope"]}),
+    );
+    assert_eq!(s, 400, "{b}");
+    assert!(
+        b.to_string().contains("no sink is named \\\"nope\\\""),
+        "{b}"
+    );
+    let (s, b) = admin(
+        "PATCH",
+        &format!("/api/v1/admin/keys/{builder}"),
+        json!({"alert_min_severity": "loud"}),
+    );
+    assert_eq!(s, 400, "{b}");
+    let (s, b) = admin(
+        "PATCH",
+        &format!("/api/v1/admin/keys/{builder}"),
+        json!({"alert_sinks": ["pager", "siem", "pager"], "alert_min_severity": "info"}),
+    );
+    assert_eq!(s, 200, "{b}");
+    let keys = admin("GET", "/api/v1/admin/keys", Value::Null).1;
+    let shown = keys["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["id"] == builder.as_str())
+        .unwrap()["settings"]
+        .clone();
+    assert_eq!(shown["alert_sinks"], json!(["pager", "siem"]), "{shown}");
+    assert_eq!(shown["alert_min_severity"], "info", "{shown}");
+    // Another agent, naming no sink.
+    let (s, other) = admin(
+        "POST",
+        "/api/v1/admin/keys",
+        json!({"kind": "agent", "name": "other"}),
+    );
+    assert_eq!(s, 200, "{other}");
+    let other_key = other["key"].as_str().unwrap().to_owned();
+    // The routes are read again within a second.
+    std::thread::sleep(Duration::from_millis(1200));
+    greet(&gw, "from builder");
+    let by_other = crate::gateway_util::client(
+        "py",
+        &gw.url,
+        Some(&other_key),
+        &["call", "drifty__greet", r#"{"name":"from other"}"#],
+    );
+    assert_eq!(
+        by_other["result"]["content"][0]["text"],
+        "Hello, from other!"
+    );
+    crate::receiver::block_a_call_and_list_what_sinks_deliver(&gw);
+    let blocks = |rx: &Receiver, n: usize| {
+        rx.wait_until("the blocked call", |got| {
+            got.iter()
+                .filter(|r| r.json()["kind"] == "tool.call" && r.json()["verdict"] == "blocked")
+                .count()
+                >= n
+        });
+    };
+    let calls = |rx: &Receiver| -> Vec<(String, String)> {
+        rx.accepted()
+            .iter()
+            .map(|r| r.json())
+            .filter(|e| e["kind"] == "tool.call")
+            .map(|e| {
+                (
+                    e["agent"].as_str().unwrap_or("").to_owned(),
+                    e["verdict"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    };
+    // Both have caught up with the log once the blocked call (the last call)
+    // arrived.
+    blocks(&siem, 1);
+    blocks(&pager, 1);
+    let p = calls(&pager);
+    assert!(
+        p.iter().all(|(agent, _)| agent == "builder"),
+        "pager gets only builder's events: {p:?}"
+    );
+    assert!(p.iter().any(|(_, v)| v == "allowed"), "{p:?}");
+    assert!(p.iter().any(|(_, v)| v == "blocked"), "{p:?}");
+    assert!(
+        pager
+            .accepted()
+            .iter()
+            .all(|r| r.json()["agent"] == "builder"),
+        "no event without builder's name reaches a keys-only sink"
+    );
+    let s = calls(&siem);
+    assert!(
+        s.iter().any(|(a, v)| a == "builder" && v == "allowed"),
+        "builder's minimum (info) applies on siem: {s:?}"
+    );
+    assert!(
+        !s.iter().any(|(a, v)| a == "other" && v == "allowed"),
+        "other's allowed call is below siem's own minimum: {s:?}"
+    );
+    assert!(s.iter().any(|(_, v)| v == "blocked"), "{s:?}");
+
+    // The CLI raises builder's minimum: its allowed calls stop reaching pager.
+    let mut env: Vec<(String, String)> = gw.env_for_thread();
+    env.push(("INTERLOCK_ADMIN_TOKEN".into(), owner.clone()));
+    env.push((
+        "INTERLOCK_GATEWAY_URL".into(),
+        format!("http://{}", gw.addr),
+    ));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let out = crate::util::interlock_with(
+        &[
+            "admin",
+            "keys",
+            "update",
+            &builder,
+            "--alert-sinks",
+            "pager",
+            "--alert-min-severity",
+            "high",
+        ],
+        None,
+        &env,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        printed["settings"]["alert_sinks"],
+        json!(["pager"]),
+        "{printed}"
+    );
+    std::thread::sleep(Duration::from_millis(1200));
+    let allowed_before = calls(&pager).iter().filter(|(_, v)| v == "allowed").count();
+    greet(&gw, "quietly");
+    crate::receiver::block_a_call_and_list_what_sinks_deliver(&gw);
+    blocks(&pager, 2);
+    let allowed_after = calls(&pager).iter().filter(|(_, v)| v == "allowed").count();
+    assert_eq!(allowed_after, allowed_before, "below builder's new minimum");
+}

@@ -116,10 +116,11 @@ enum Request {
     Seal {
         reply: oneshot::Sender<Result<Option<Arc<str>>, LogError>>,
     },
-    /// One entry and the state change it records, committed together.
+    /// One entry and the state change it records, committed together (boxed:
+    /// a change is far larger than the other requests).
     AppendWithChange {
         entry: Value,
-        change: StateChange,
+        change: Box<StateChange>,
         reply: oneshot::Sender<Result<Vec<Appended>, LogError>>,
     },
     Close {
@@ -403,7 +404,7 @@ impl Log {
         self.tx
             .send(Request::AppendWithChange {
                 entry,
-                change,
+                change: Box::new(change),
                 reply,
             })
             .await
@@ -905,7 +906,7 @@ async fn writer(
                     change,
                     reply,
                 } => {
-                    with_change = Some((entry, change, reply));
+                    with_change = Some((entry, *change, reply));
                     break;
                 }
                 Request::Append {

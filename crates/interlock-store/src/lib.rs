@@ -46,7 +46,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
-pub use admin::{AdminChange, AdminScope, AdminTokenRecord, KeySettings};
+pub use admin::{AdminChange, AdminScope, AdminTokenRecord, KeyAlertRoute, KeySettings};
 pub use alerts::{AlertCursor, DeadLetter};
 pub use appender::Flush;
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};

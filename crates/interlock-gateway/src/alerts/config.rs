@@ -69,6 +69,10 @@ pub struct SinkConfig {
     pub servers: Vec<String>,
     #[serde(default)]
     pub agents: Vec<String>,
+    /// Only the events of agent keys whose settings name this sink
+    /// (`alert_sinks`, admin API); otherwise every event the filter passes.
+    #[serde(default)]
+    pub keys_only: bool,
     /// Leaves read from the log per batch.
     #[serde(default = "default_batch")]
     pub batch_size: u32,

@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use interlock_alerts::formats::FormatContext;
-use interlock_alerts::{AlertEvent, Filter, SinkKind, WireRequest, encode};
+use interlock_alerts::{AlertEvent, Filter, Severity, SinkKind, WireRequest, encode};
 use tokio::sync::watch;
 
 use super::config::{SinkConfig, Start};
 use super::feed::Feed;
+use super::routes::KeyRoutes;
 use crate::Gateway;
 
 /// Requests of one batch in flight at once, for the formats that send one
@@ -141,8 +142,8 @@ impl SinkTask {
         }
     }
 
-    fn wanted(&self, e: &AlertEvent) -> bool {
-        wanted(&self.sink, &self.filter, e)
+    fn wanted(&self, routes: &KeyRoutes, e: &AlertEvent) -> bool {
+        wanted(&self.sink, &self.filter, routes, e)
     }
 
     pub async fn run(self) {
@@ -189,9 +190,10 @@ impl SinkTask {
                     continue;
                 }
             };
+            let routes = self.feed.routes().await;
             let mut events: Vec<AlertEvent> = events
                 .iter()
-                .filter(|e| self.wanted(e))
+                .filter(|e| self.wanted(&routes, e))
                 .map(|e| AlertEvent::clone(e))
                 .collect();
             if self.sink.kind == SinkKind::OtlpTraces
@@ -295,16 +297,30 @@ impl SinkTask {
 }
 
 /// Whether `sink` (whose filter is `filter`) sends `e`: what its filter
-/// passes, and for PagerDuty every resolve the filter passes at any severity
-/// (a low-severity decision settles a high-severity incident).
-pub(crate) fn wanted(sink: &SinkConfig, filter: &Filter, e: &AlertEvent) -> bool {
-    filter.matches(e)
-        || (sink.kind == SinkKind::Pagerduty
-            && matches!(
-                interlock_alerts::formats::pagerduty::action(e),
-                interlock_alerts::formats::pagerduty::Action::Resolve(_)
-            )
-            && filter.matches_any_severity(e))
+/// passes — for the events of a key that names the sink, at the key's
+/// minimum severity; a `keys_only` sink, only those — and for PagerDuty every
+/// resolve the filter passes at any severity (a low-severity decision
+/// settles a high-severity incident).
+pub(crate) fn wanted(
+    sink: &SinkConfig,
+    filter: &Filter,
+    routes: &KeyRoutes,
+    e: &AlertEvent,
+) -> bool {
+    let resolve = sink.kind == SinkKind::Pagerduty
+        && matches!(
+            interlock_alerts::formats::pagerduty::action(e),
+            interlock_alerts::formats::pagerduty::Action::Resolve(_)
+        );
+    match routes.route(&sink.name, e) {
+        Some(key_min) => {
+            filter.matches_any_severity(e)
+                && (resolve
+                    || e.severity >= key_min.or(sink.min_severity).unwrap_or(Severity::Info))
+        }
+        None if sink.keys_only => false,
+        None => filter.matches(e) || (resolve && filter.matches_any_severity(e)),
+    }
 }
 
 /// Fills in the intent leaf's hash and time of each forwarded call among

@@ -25,6 +25,8 @@ use interlock_alerts::{AlertEvent, Record};
 use interlock_store::{Store, StoreError};
 use tokio::sync::{Mutex, watch};
 
+use super::routes::KeyRoutes;
+
 /// Decoded events kept for the sinks that follow the head of the log.
 const WINDOW: usize = 8192;
 
@@ -47,7 +49,13 @@ pub struct Feed {
     origin: String,
     signed: watch::Receiver<u64>,
     window: Mutex<Window>,
+    /// Per-key sinks, read again at most every [`ROUTES_TTL`] (an admin's
+    /// change reaches delivery within it).
+    routes: Mutex<(Option<std::time::Instant>, Arc<KeyRoutes>)>,
 }
+
+/// How long the per-key routes are used before they are read again.
+const ROUTES_TTL: Duration = Duration::from_secs(1);
 
 impl Feed {
     /// Starts following the signed size of `gw`'s log; the task ends with
@@ -96,7 +104,21 @@ impl Feed {
             origin: log.origin().to_owned(),
             signed,
             window: Mutex::new(Window::default()),
+            routes: Mutex::new((None, Arc::default())),
         })
+    }
+
+    /// The per-key routes (at most [`ROUTES_TTL`] old; the last ones read if
+    /// the store cannot be read now).
+    pub async fn routes(&self) -> Arc<KeyRoutes> {
+        let mut r = self.routes.lock().await;
+        if r.0.is_none_or(|at| at.elapsed() >= ROUTES_TTL) {
+            match KeyRoutes::load(&self.store).await {
+                Ok(routes) => *r = (Some(std::time::Instant::now()), Arc::new(routes)),
+                Err(e) => tracing::warn!("alerts: reading per-key sinks: {e}"),
+            }
+        }
+        Arc::clone(&r.1)
     }
 
     /// The signed size as it grows.

@@ -19,6 +19,7 @@ pub mod config;
 pub mod delivery;
 pub mod feed;
 pub mod redeliver;
+pub mod routes;
 pub mod stream;
 
 use std::sync::Arc;

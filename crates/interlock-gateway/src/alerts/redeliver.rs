@@ -70,6 +70,7 @@ pub async fn redeliver(
     let shared = Arc::new(sink.clone());
     let sender = Sender::new(Arc::clone(&shared));
     let filter = sink.filter();
+    let routes = super::routes::KeyRoutes::load(store).await?;
     let ctx = context(sink);
     let mut outcome = RedeliverOutcome {
         sink: sink.name.clone(),
@@ -110,7 +111,7 @@ pub async fn redeliver(
                     row.appended_at,
                 )
             })
-            .filter(|e| wanted(sink, &filter, e))
+            .filter(|e| wanted(sink, &filter, &routes, e))
             .collect();
         if sink.kind == interlock_alerts::SinkKind::OtlpTraces {
             super::delivery::fill_intents(store, &mut events).await?;
