@@ -323,9 +323,9 @@ export function AdminKeys() {
                       <b>{k.name}</b>
                       <div class="faint">{k.kind}</div>
                       {k.settings.alert_sinks && k.settings.alert_sinks.length > 0 && (
-                        <div class="faint" data-testid="admin-key-alerts">
-                          alerts → {k.settings.alert_sinks.join(', ')}
-                          {k.settings.alert_min_severity ? ` (≥ ${k.settings.alert_min_severity})` : ''}
+                        <div class="faint admin-key-alerts" data-testid="admin-key-alerts">
+                          <span>alerts →</span> <span>{k.settings.alert_sinks.join(', ')}</span>
+                          {k.settings.alert_min_severity && <span> (≥ {k.settings.alert_min_severity})</span>}
                         </div>
                       )}
                     </td>
