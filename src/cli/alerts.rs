@@ -1,8 +1,9 @@
-//! `interlock alerts status|test|redeliver` (issue 21): printing only; the
+//! `interlock alerts status|test|redeliver|run` (issue 21): printing only; the
 //! state is the store's cursors (`interlock_gateway::alerts::status_of`), the
 //! test event is sent by `interlock_gateway::alerts::send_test` and dead
 //! letters by `interlock_gateway::alerts::redeliver::redeliver`, with the
-//! sink's config.
+//! sink's config; `run` hosts `interlock_gateway::alerts::run` in this
+//! process.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,6 +28,13 @@ pub enum AlertsCommand {
     /// if the receiver does not accept it.
     Test {
         sink: String,
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Deliver every sink from the log in this process, beside `interlock
+    /// serve` (which leaves delivery to it when `[alerts] process =
+    /// "separate"`), until interrupted.
+    Run {
         #[arg(long)]
         config: Option<PathBuf>,
     },
@@ -63,6 +71,46 @@ pub async fn run(ctx: &Context, cmd: AlertsCommand) -> anyhow::Result<ExitCode> 
                 if let Some(e) = &s.last_error {
                     println!("{:<16} last error: {e}", "");
                 }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AlertsCommand::Run { config } => {
+            let mut config = ctx.host().gateway_config_with_secrets(config.as_deref())?;
+            config.alerts.resolve_env()?;
+            config.alerts.check()?;
+            anyhow::ensure!(
+                !config.alerts.sinks.is_empty(),
+                "no alert sinks are configured ([[alerts.sinks]] in gateway.toml)"
+            );
+            let store = ctx.store().await?;
+            let origin = store
+                .get_meta(interlock_log::META_ORIGIN)
+                .await?
+                .context("this log records no origin (start `interlock serve` once first)")?;
+            let (stop, shutdown) = tokio::sync::watch::channel(false);
+            let tasks = interlock_gateway::alerts::run(
+                interlock_gateway::alerts::feed::Host {
+                    store,
+                    origin,
+                    poll: std::time::Duration::from_millis(config.alerts.poll_ms),
+                    shutdown,
+                    sealed: None,
+                },
+                &config.alerts.sinks,
+            );
+            eprintln!(
+                "interlock: delivering {} alert sink(s) from the log; Ctrl-C stops",
+                tasks.len()
+            );
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            let _ = stop.send(true);
+            for t in tasks {
+                let _ = t.await;
             }
             Ok(ExitCode::SUCCESS)
         }

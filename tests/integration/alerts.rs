@@ -929,3 +929,76 @@ fn a_keys_sinks_receive_its_events_at_its_minimum_severity() {
     let allowed_after = calls(&pager).iter().filter(|(_, v)| v == "allowed").count();
     assert_eq!(allowed_after, allowed_before, "below builder's new minimum");
 }
+
+/// `[alerts] process = "separate"`: `interlock serve` delivers nothing
+/// itself, and `interlock alerts run` beside it — another process on the same
+/// database, polling for the gateway's checkpoints — delivers every entry,
+/// signed, from the sink's cursor; stopped with SIGTERM, it exits cleanly.
+#[test]
+fn a_delivery_process_beside_serve_delivers_everything_serve_logs() {
+    let rx = Receiver::start(Mode::Accept);
+    let dir = tempfile::tempdir().unwrap();
+    let alerts = sink(&rx.base, "").replacen("[alerts]\n", "[alerts]\nprocess = \"separate\"\n", 1);
+    let (gw, _) = drifting(dir.path(), &alerts);
+    greet(&gw, "Ada");
+    greet(&gw, "Grace");
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        rx.requests().is_empty(),
+        "serve delivered: {:?}",
+        rx.requests().len()
+    );
+    let config = gw.dir.path().join("gateway.toml");
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_interlock"))
+        .args(["alerts", "run", "--config", config.to_str().unwrap()])
+        .envs(gw.env_for_thread())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("interlock alerts run starts");
+    let reviewer = gw.reviewer_key();
+    let (_, expected) = expected_indices(&gw, &reviewer);
+    let got = rx.wait_until("every signed entry from the delivery process", |got| {
+        let have = by_index(got);
+        expected.keys().all(|i| have.contains_key(i))
+    });
+    for r in &got {
+        assert_eq!(
+            r.header("x-interlock-signature"),
+            Some(openssl_hmac(&r.body).as_str())
+        );
+    }
+    let calls = by_index(&got)
+        .values()
+        .filter(|e| e["kind"] == "tool.call")
+        .count();
+    assert_eq!(calls, 2, "both calls delivered");
+    // A call after it started arrives too (it polls the gateway's checkpoints).
+    greet(&gw, "Edsger");
+    rx.wait_until("the later call", |got| {
+        got.iter()
+            .filter(|r| r.json()["kind"] == "tool.call")
+            .count()
+            >= 3
+    });
+    // SIGTERM: a clean stop.
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &run.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = run.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "alerts run did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    let s = gw.api_get(&reviewer, "/api/v1/alerts")["sinks"][0].clone();
+    assert!(
+        s["delivered"].as_u64().unwrap() >= expected.len() as u64,
+        "{s}"
+    );
+}

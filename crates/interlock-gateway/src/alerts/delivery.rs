@@ -10,9 +10,8 @@ use interlock_alerts::{AlertEvent, Filter, Severity, SinkKind, WireRequest, enco
 use tokio::sync::watch;
 
 use super::config::{SinkConfig, Start};
-use super::feed::Feed;
+use super::feed::{Feed, Host};
 use super::routes::KeyRoutes;
-use crate::Gateway;
 
 /// Requests of one batch in flight at once, for the formats that send one
 /// event per request: a burst's webhook events do not wait on each other's
@@ -23,7 +22,7 @@ const IN_FLIGHT: usize = 8;
 const ERROR_BODY_BYTES: usize = 200;
 
 pub struct SinkTask {
-    gw: Gateway,
+    host: Host,
     sink: Arc<SinkConfig>,
     feed: Arc<Feed>,
     filter: Filter,
@@ -105,12 +104,12 @@ pub fn context(sink: &SinkConfig) -> FormatContext {
 type SendError = String;
 
 impl SinkTask {
-    pub fn new(gw: Gateway, sink: Arc<SinkConfig>, feed: Arc<Feed>) -> SinkTask {
-        let shutdown = gw.0.shutdown.subscribe();
+    pub fn new(host: Host, sink: Arc<SinkConfig>, feed: Arc<Feed>) -> SinkTask {
+        let shutdown = host.shutdown.clone();
         SinkTask {
             sender: Sender::new(Arc::clone(&sink)),
             filter: sink.filter(),
-            gw,
+            host,
             sink,
             feed,
             shutdown,
@@ -148,8 +147,8 @@ impl SinkTask {
 
     pub async fn run(self) {
         let name = self.sink.name.clone();
-        let poll = Duration::from_millis(self.gw.config().alerts.poll_ms);
-        let store = self.gw.engine().store().clone();
+        let poll = self.host.poll;
+        let store = self.host.store.clone();
         let start = match self.sink.start {
             Start::Beginning => 0,
             Start::End => store.log_size().await.unwrap_or(0),
@@ -270,7 +269,7 @@ impl SinkTask {
     /// failed; each failed try is recorded as the sink's last error.
     async fn deliver(&self, request: &WireRequest) -> Outcome {
         let name = &self.sink.name;
-        let store = self.gw.engine().store();
+        let store = &self.host.store;
         let mut attempts = 0u32;
         loop {
             let mut shutdown = self.shutdown.clone();

@@ -54,32 +54,56 @@ pub struct Feed {
     routes: Mutex<(Option<std::time::Instant>, Arc<KeyRoutes>)>,
 }
 
+/// What delivery needs from the process it runs in: `interlock serve`
+/// (the gateway's store, log and shutdown) or `interlock alerts run` (the
+/// same database, polled).
+#[derive(Clone)]
+pub struct Host {
+    pub store: Store,
+    /// The log's origin (every record names it).
+    pub origin: String,
+    /// How often the store is read for checkpoints nothing woke delivery for.
+    pub poll: Duration,
+    /// Turns true when delivery should stop.
+    pub shutdown: watch::Receiver<bool>,
+    /// The log writer's signed size and its notification, when the log is
+    /// written in this process.
+    pub sealed: Option<(u64, watch::Receiver<u64>)>,
+}
+
 /// How long the per-key routes are used before they are read again.
 const ROUTES_TTL: Duration = Duration::from_secs(1);
 
 impl Feed {
-    /// Starts following the signed size of `gw`'s log; the task ends with
-    /// the gateway.
-    pub fn start(gw: &crate::Gateway) -> Arc<Feed> {
-        let log = gw.engine().log().clone();
-        let store = gw.engine().store().clone();
-        let poll = Duration::from_millis(gw.config().alerts.poll_ms.max(1));
-        let mut sealed = log.sealed_watch();
-        let (tx, signed) = watch::channel(log.sealed_size());
-        let mut shutdown = gw.0.shutdown.subscribe();
+    /// Starts following the signed size of `host`'s log; the task ends
+    /// when `host.shutdown` turns true.
+    pub fn start(host: &Host) -> Arc<Feed> {
+        let store = host.store.clone();
+        let poll = host.poll.max(Duration::from_millis(1));
+        let (initial, mut sealed) = match &host.sealed {
+            Some((size, rx)) => (*size, Some(rx.clone())),
+            None => (0, None),
+        };
+        let (tx, signed) = watch::channel(initial);
+        let mut shutdown = host.shutdown.clone();
         let poll_store = store.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(poll);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
-                let size = tokio::select! {
-                    changed = sealed.changed() => {
-                        if changed.is_err() {
-                            return;
-                        }
-                        *sealed.borrow_and_update()
+                let woken = async {
+                    match sealed.as_mut() {
+                        Some(rx) => rx.changed().await.map(|()| *rx.borrow_and_update()),
+                        None => std::future::pending().await,
                     }
-                    // Checkpoints another writer (a CLI on the same database)
+                };
+                let size = tokio::select! {
+                    changed = woken => match changed {
+                        Ok(size) => size,
+                        Err(_) => return,
+                    },
+                    // Checkpoints another writer (a CLI on the same database;
+                    // the gateway, when delivery runs in its own process)
                     // signed do not wake `sealed`.
                     _ = tick.tick() => match poll_store.latest_checkpoint().await {
                         Ok(c) => c.map_or(0, |c| c.size),
@@ -101,7 +125,7 @@ impl Feed {
         });
         Arc::new(Feed {
             store,
-            origin: log.origin().to_owned(),
+            origin: host.origin.clone(),
             signed,
             window: Mutex::new(Window::default()),
             routes: Mutex::new((None, Arc::default())),

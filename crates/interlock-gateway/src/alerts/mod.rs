@@ -76,16 +76,39 @@ impl From<DeadLetter> for DeadLetterView {
     }
 }
 
-/// Starts one delivery task per configured sink (they end with the gateway).
+/// Starts one delivery task per configured sink in the gateway's process
+/// (they end with the gateway) — unless `[alerts] process = "separate"`,
+/// when `interlock alerts run` delivers beside it.
 pub fn spawn(gw: &Gateway) {
-    if gw.config().alerts.sinks.is_empty() {
+    let alerts = &gw.config().alerts;
+    if alerts.sinks.is_empty() || alerts.process == config::Process::Separate {
         return;
     }
-    let feed = feed::Feed::start(gw);
-    for sink in &gw.config().alerts.sinks {
-        let task = delivery::SinkTask::new(gw.clone(), Arc::new(sink.clone()), Arc::clone(&feed));
-        tokio::spawn(task.run());
-    }
+    let log = gw.engine().log();
+    run(
+        feed::Host {
+            store: gw.engine().store().clone(),
+            origin: log.origin().to_owned(),
+            poll: std::time::Duration::from_millis(alerts.poll_ms),
+            shutdown: gw.0.shutdown.subscribe(),
+            sealed: Some((log.sealed_size(), log.sealed_watch())),
+        },
+        &alerts.sinks,
+    );
+}
+
+/// Starts the shared reader and one delivery task per sink in `host`; the
+/// tasks end when its shutdown turns true.
+pub fn run(host: feed::Host, sinks: &[SinkConfig]) -> Vec<tokio::task::JoinHandle<()>> {
+    let feed = feed::Feed::start(&host);
+    sinks
+        .iter()
+        .map(|sink| {
+            let task =
+                delivery::SinkTask::new(host.clone(), Arc::new(sink.clone()), Arc::clone(&feed));
+            tokio::spawn(task.run())
+        })
+        .collect()
 }
 
 /// The status of every configured sink.
