@@ -104,13 +104,15 @@ fn sink(name: &str, kind: &str, url: String, env: &str, extra: &str) -> String {
     )
 }
 
-/// CPU milliseconds per call of `CPU_CALLS` sequential calls.
+/// CPU milliseconds per call of `CPU_CALLS` sequential calls: the gateway's,
+/// and `beside`'s (a delivery process) over the same calls.
 fn cpu_per_call(
     rt: &tokio::runtime::Runtime,
     client: &mut McpClient,
     pid: &str,
+    beside: Option<&str>,
     clk_tck: f64,
-) -> f64 {
+) -> (f64, f64) {
     rt.block_on(async {
         client.initialize().await.expect("initialize");
         // The restarted gateway serves the tool once it has listed its upstream.
@@ -130,13 +132,21 @@ fn cpu_per_call(
                 .expect("warm-up");
         }
         let cpu = Cpu::start(pid);
+        let other = beside.map(Cpu::start);
         for i in 0..CPU_CALLS {
             client
                 .call(&call_params("fast__echo", &format!("cpu {i}")))
                 .await
                 .expect("call");
         }
-        cpu.ms_per_call(CPU_CALLS as u64, clk_tck)
+        if other.is_some() {
+            // The delivery process catches up with the calls before it is read.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        (
+            cpu.ms_per_call(CPU_CALLS as u64, clk_tck),
+            other.map_or(0.0, |o| o.ms_per_call(CPU_CALLS as u64, clk_tck)),
+        )
     })
 }
 
@@ -200,15 +210,39 @@ fn main() {
         "listen = \"127.0.0.1:{}\"\n\n[servers.fast]\nurl = \"http://{upstream}/mcp\"\n",
         free_port()
     );
-    let three = format!(
-        "\n[alerts]\npoll_ms = 20\n{}{}{}",
+    // ALERTS_BENCH_BATCH_ONLY=1: an OTLP logs sink instead of the webhook, so
+    // all three send a batch per request (no per-event request): the CPU
+    // figures only, to tell the per-event requests' share (no burst or drain).
+    let batch_only = std::env::var_os("ALERTS_BENCH_BATCH_ONLY").is_some();
+    // ALERTS_BENCH_SEPARATE=1: `[alerts] process = "separate"`, delivery by
+    // `interlock alerts run` beside the gateway (its CPU reported apart; no
+    // drain).
+    let separate = std::env::var_os("ALERTS_BENCH_SEPARATE").is_some();
+    let first = if batch_only {
+        sink(
+            "otel",
+            "otlp",
+            format!("http://{receiver}/v1/logs"),
+            "BENCH_SECRET",
+            "start = \"end\"\n",
+        )
+    } else {
         sink(
             "hook",
             "webhook",
             format!("http://{receiver}/hook"),
             "BENCH_SECRET",
-            "start = \"end\"\n"
-        ),
+            "start = \"end\"\n",
+        )
+    };
+    let three = format!(
+        "\n[alerts]\npoll_ms = 20\n{}{}{}{}",
+        if separate {
+            "process = \"separate\"\n"
+        } else {
+            ""
+        },
+        first,
         sink(
             "splunk",
             "splunk_hec",
@@ -246,15 +280,33 @@ fn main() {
                 &tmp.path().join(format!("serve-{label}-{round}.log")),
             );
             let pid = gw.child.id().to_string();
+            let mut delivery = (separate && label == "three").then(|| {
+                Command::new(bin())
+                    .args(["alerts", "run", "--config"])
+                    .arg(&config)
+                    .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .expect("interlock alerts run")
+            });
+            let delivery_pid = delivery.as_ref().map(|c| c.id().to_string());
             let mut client = McpClient::new(
                 http.clone(),
                 format!("http://{}/mcp", gw.addr),
                 Some(format!("Bearer {agent_key}")),
             );
-            let ms = cpu_per_call(&rt, &mut client, &pid, clk_tck);
-            println!("cpu per call, {label} sinks (round {round}): {:.3} ms", ms);
+            let (ms, beside) =
+                cpu_per_call(&rt, &mut client, &pid, delivery_pid.as_deref(), clk_tck);
+            if delivery_pid.is_some() {
+                println!(
+                    "cpu per call, {label} sinks (round {round}): gateway {ms:.3} ms, \
+                     delivery process {beside:.3} ms"
+                );
+            } else {
+                println!("cpu per call, {label} sinks (round {round}): {:.3} ms", ms);
+            }
             figures.push((label, ms));
-            if label == "three" && round == 1 {
+            if label == "three" && round == 1 && !batch_only {
                 // 2. Lag under a 16-way burst, on this gateway.
                 let started = Instant::now();
                 let deadline = started + Duration::from_secs_f64(BURST_SECS);
@@ -314,6 +366,10 @@ fn main() {
                 println!("receiver paths: {:?}", a.per_path);
             }
             stop_gateway(gw);
+            if let Some(mut d) = delivery.take() {
+                let _ = d.kill();
+                let _ = d.wait();
+            }
         }
     }
     let mean = |l: &str| {
@@ -331,6 +387,11 @@ fn main() {
         (mean("three") / mean("none") - 1.0) * 100.0
     );
 
+    if batch_only || separate {
+        let a = arrivals.lock().unwrap();
+        println!("receiver paths: {:?}", a.per_path);
+        return;
+    }
     // 3. One sink draining the whole log from the beginning.
     std::fs::write(
         &config,

@@ -71,6 +71,14 @@ struct SettingsArgs {
     /// `{"pii": "redact", "secrets": "block", "injection": "block"}`, or `none`.
     #[arg(long, value_name = "JSON|none")]
     response_policy: Option<String>,
+    /// The alert sinks (names from gateway.toml, comma-separated) that
+    /// receive this key's events, or `none`.
+    #[arg(long, value_name = "SINK,...|none")]
+    alert_sinks: Option<String>,
+    /// The minimum severity of this key's events those sinks receive
+    /// (info, low, medium, high, critical), or `none` (the sink's own).
+    #[arg(long, value_name = "SEVERITY|none")]
+    alert_min_severity: Option<String>,
 }
 
 impl SettingsArgs {
@@ -108,6 +116,23 @@ impl SettingsArgs {
             };
             m.insert("response_policy".into(), v);
         }
+        if let Some(list) = &self.alert_sinks {
+            let v = if list == "none" {
+                Value::Null
+            } else {
+                json!(
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .collect::<Vec<_>>()
+                )
+            };
+            m.insert("alert_sinks".into(), v);
+        }
+        if let Some(s) = &self.alert_min_severity {
+            let v = if s == "none" { Value::Null } else { json!(s) };
+            m.insert("alert_min_severity".into(), v);
+        }
         Ok(m)
     }
 }
@@ -121,13 +146,13 @@ enum KeysCommand {
         #[arg(long, value_parser = ["agent", "reviewer"], default_value = "agent")]
         kind: String,
         #[command(flatten)]
-        settings: SettingsArgs,
+        settings: Box<SettingsArgs>,
     },
     /// Change a key's role, shadow mode and settings (ID: `keys list`).
     Update {
         id: String,
         #[command(flatten)]
-        settings: SettingsArgs,
+        settings: Box<SettingsArgs>,
     },
     /// A new key for the same name, role and settings; the old one revoked.
     Rotate {

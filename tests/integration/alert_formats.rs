@@ -401,3 +401,187 @@ fn an_otlp_collector_receives_every_entry_as_log_records() {
         "the block is ERROR (17): {severities:?}"
     );
 }
+
+/// The span ids the documentation promises, computed apart from the
+/// gateway's code (OpenSSL's SHA-256): the first `n` bytes of
+/// SHA-256(`domain` NUL origin NUL call id NUL), hex.
+fn openssl_id(domain: &str, origin: &str, call: &str, n: usize) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("input");
+    std::fs::write(&f, format!("{domain}\0{origin}\0{call}\0")).unwrap();
+    let out = std::process::Command::new("openssl")
+        .args(["dgst", "-sha256", "-r"])
+        .arg(&f)
+        .output()
+        .expect("openssl runs");
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()[..2 * n].to_owned()
+}
+
+/// OTLP/HTTP traces: a local receiver standing in for an OpenTelemetry
+/// collector's `/v1/traces` decodes each body as the specification's
+/// `ExportTraceServiceRequest` (protobuf, `application/x-protobuf`) and finds
+/// one SERVER span per tool call — from its intent leaf to its outcome leaf,
+/// with the server, tool, verdict, both leaves' indices and hashes — whose
+/// trace and span ids are derived from the log's origin and the call id (so a
+/// restart resends the same ids; recomputed here with OpenSSL). The block is
+/// an ERROR span. A second sink, new after a restart, sends the same ids.
+#[test]
+fn an_otlp_collector_receives_a_span_per_call_with_ids_from_the_call() {
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+    use opentelemetry_proto::tonic::trace::v1::{Span, span::SpanKind, status::StatusCode};
+    use prost::Message as _;
+
+    let otlp = Receiver::start(Mode::Accept);
+    let script = peers_dir().join("drifting-server.mjs");
+    let traces_sink = |name: &str| {
+        format!(
+            "[[alerts.sinks]]\nname = \"{name}\"\nkind = \"otlp_traces\"\n\
+             url = \"{}/{name}/v1/traces\"\nhostname = \"gw-test\"\n",
+            otlp.base
+        )
+    };
+    let config = |sinks: &str| {
+        format!(
+            "[roles.default]\ntools = [\"*\"]\n[alerts]\npoll_ms = 50\n{sinks}\
+             [servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\n",
+            script.to_str().unwrap()
+        )
+    };
+    let mut gw = Gateway::start(&config(&traces_sink("first")));
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__greet", true);
+    let ok = gw.client("py", &["call", "drifty__greet", r#"{"name":"Ada"}"#]);
+    assert_eq!(ok["result"]["content"][0]["text"], "Hello, Ada!", "{ok}");
+    block_a_call_and_list_what_sinks_deliver(&gw);
+    let reviewer = gw.reviewer_key();
+    let size = gw.api_get(&reviewer, "/api/v1/log/checkpoint")["size"]
+        .as_u64()
+        .unwrap();
+    let log = gw.api_get(&reviewer, &format!("/api/v1/log?from=0&limit={size}"));
+    let calls: BTreeMap<u64, Value> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["entry"]["type"] == "tool.call")
+        .map(|e| (e["index"].as_u64().unwrap(), e["entry"].clone()))
+        .collect();
+    assert_eq!(calls.len(), 2, "one allowed, one blocked");
+
+    let attr = |s: &Span, k: &str| {
+        s.attributes
+            .iter()
+            .find(|a| a.key == k)
+            .and_then(|a| a.value.clone())
+            .and_then(|v| v.value)
+    };
+    let int = |s: &Span, k: &str| match attr(s, k) {
+        Some(Any::IntValue(i)) => i as u64,
+        other => panic!("{k}: {other:?}"),
+    };
+    let text = |s: &Span, k: &str| match attr(s, k) {
+        Some(Any::StringValue(v)) => v,
+        other => panic!("{k}: {other:?}"),
+    };
+    let spans_of = |path: &str| -> Vec<Span> {
+        otlp.requests()
+            .iter()
+            .filter(|r| r.path == path)
+            .flat_map(|r| {
+                assert_eq!(r.header("content-type"), Some("application/x-protobuf"));
+                ExportTraceServiceRequest::decode(r.body.as_slice())
+                    .expect("an OTLP traces request")
+                    .resource_spans
+            })
+            .flat_map(|rs| rs.scope_spans)
+            .flat_map(|ss| ss.spans)
+            .collect()
+    };
+    let wait_spans = |path: &str| {
+        otlp.wait_until("a span per call", |_| {
+            let have: BTreeSet<u64> = spans_of(path)
+                .iter()
+                .map(|s| int(s, "interlock.leaf.index"))
+                .collect();
+            calls.keys().all(|i| have.contains(i))
+        });
+        spans_of(path)
+    };
+    let first = wait_spans("/first/v1/traces");
+    assert_eq!(first.len(), calls.len(), "only calls have spans: {first:?}");
+    for span in &first {
+        let index = int(span, "interlock.leaf.index");
+        let entry = &calls[&index];
+        assert_eq!(span.kind, SpanKind::Server as i32);
+        assert_eq!(text(span, "interlock.server"), "drifty");
+        assert_eq!(text(span, "interlock.tool"), "greet");
+        assert_eq!(
+            text(span, "interlock.call_id"),
+            entry["call_id"].as_str().unwrap()
+        );
+        let proof = gw.api_get(&reviewer, &format!("/api/v1/log/{index}/proof"));
+        assert_eq!(text(span, "interlock.leaf.hash"), proof["leaf_hash"]);
+        let origin = text(span, "interlock.origin");
+        let call = entry["call_id"].as_str().unwrap();
+        assert_eq!(
+            hex::encode(&span.trace_id),
+            openssl_id("interlock.trace.v1", &origin, call, 16)
+        );
+        assert_eq!(
+            hex::encode(&span.span_id),
+            openssl_id("interlock.span.v1", &origin, call, 8)
+        );
+        assert_eq!(
+            span.end_time_unix_nano,
+            entry["time"].as_u64().unwrap() * 1_000_000_000
+        );
+        let status = span.status.clone().unwrap();
+        if entry["outcome"] == "blocked" {
+            assert_eq!(status.code, StatusCode::Error as i32, "{span:?}");
+            assert!(
+                attr(span, "interlock.intent.index").is_none(),
+                "never forwarded"
+            );
+        } else {
+            assert_eq!(status.code, StatusCode::Ok as i32, "{span:?}");
+            assert_eq!(text(span, "interlock.verdict"), "allowed");
+            let intent = entry["intent_index"].as_u64().unwrap();
+            assert_eq!(int(span, "interlock.intent.index"), intent);
+            let intent_proof = gw.api_get(&reviewer, &format!("/api/v1/log/{intent}/proof"));
+            assert_eq!(
+                text(span, "interlock.intent.hash"),
+                intent_proof["leaf_hash"]
+            );
+            assert!(span.start_time_unix_nano <= span.end_time_unix_nano);
+            assert!(span.start_time_unix_nano > 0);
+        }
+    }
+
+    // A restart with a new sink reading from the beginning: the same ids.
+    std::fs::write(
+        gw.dir.path().join("gateway.toml"),
+        config(&format!(
+            "{}{}",
+            traces_sink("first"),
+            traces_sink("second")
+        )),
+    )
+    .unwrap();
+    gw.restart();
+    let second = wait_spans("/second/v1/traces");
+    let ids = |spans: &[Span]| -> BTreeMap<u64, (Vec<u8>, Vec<u8>)> {
+        spans
+            .iter()
+            .filter(|s| calls.contains_key(&int(s, "interlock.leaf.index")))
+            .map(|s| {
+                (
+                    int(s, "interlock.leaf.index"),
+                    (s.trace_id.clone(), s.span_id.clone()),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(ids(&second), ids(&first));
+}

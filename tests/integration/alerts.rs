@@ -323,13 +323,18 @@ fn a_request_that_keeps_failing_is_dead_lettered_with_its_error() {
 }
 
 /// `interlock serve` SIGKILLed while requests are in flight: after a restart
-/// every entry arrives, and at most the one request in flight at the kill
-/// arrives twice (same idempotency key).
+/// every entry arrives, and at most the batch in flight at the kill (its
+/// requests go out together; the cursor moves past the whole batch) arrives
+/// twice (same idempotency key).
 #[test]
 fn a_gateway_killed_mid_delivery_loses_nothing_and_resends_at_most_the_batch_in_flight() {
+    const BATCH: usize = 4;
     let rx = Receiver::start(Mode::Late(Duration::from_millis(150)));
     let dir = tempfile::tempdir().unwrap();
-    let (mut gw, _) = drifting(dir.path(), &sink(&rx.base, ""));
+    let (mut gw, _) = drifting(
+        dir.path(),
+        &sink(&rx.base, &format!("batch_size = {BATCH}")),
+    );
     for n in 0..8 {
         greet(&gw, &format!("caller {n}"));
     }
@@ -352,15 +357,15 @@ fn a_gateway_killed_mid_delivery_loses_nothing_and_resends_at_most_the_batch_in_
     }
     let repeated: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
     assert!(
-        repeated.len() <= 1,
-        "more than the request in flight was resent: {repeated:?}"
+        repeated.len() <= BATCH,
+        "more than the batch in flight was resent: {repeated:?}"
     );
     assert!(repeated.iter().all(|(_, n)| **n == 2), "{repeated:?}");
 }
 
 /// A dead sink (it never answers) does not slow calls: every call of a burst
-/// is answered and logged while the sink has delivered nothing and holds one
-/// request open.
+/// is answered and logged while the sink has delivered nothing and holds at
+/// most one batch's requests open (`IN_FLIGHT`, 8).
 #[test]
 fn a_dead_sink_does_not_slow_calls() {
     let rx = Receiver::start(Mode::Hang);
@@ -386,10 +391,10 @@ fn a_dead_sink_does_not_slow_calls() {
     let s = gw.api_get(&reviewer, "/api/v1/alerts")["sinks"][0].clone();
     assert_eq!(s["delivered"], 0, "{s}");
     assert!(rx.accepted().is_empty());
-    assert_eq!(
-        rx.requests().len(),
-        1,
-        "one request held open, no more sent"
+    let open = rx.requests().len();
+    assert!(
+        (1..=8).contains(&open),
+        "{open} requests held open: at most one batch's in flight, no more sent"
     );
     assert!(s["lag"].as_u64().unwrap() >= 12, "{s}");
 }
@@ -587,4 +592,413 @@ fn a_test_event_reaches_the_receiver_and_status_lists_the_sinks() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).contains("HTTP 500"), "{}", stdout(&out));
+}
+
+/// A sink that fails until its requests are dead-lettered, then comes back:
+/// a redelivery while it still fails settles nothing (`interlock alerts
+/// redeliver` exits 1 and says why); once it is back, the reviewer API's
+/// redelivery sends exactly the dead-lettered events, each once, and a second
+/// one sends nothing. Each redelivery is an `admin.action` leaf.
+#[test]
+fn redelivery_sends_exactly_the_dead_lettered_events_once() {
+    let rx = Receiver::start(Mode::Fail(503));
+    let dir = tempfile::tempdir().unwrap();
+    // Admin actions (`other`) are not sent: the redeliveries' own leaves do
+    // not join the dead letters while the receiver still fails.
+    let (gw, _) = drifting(
+        dir.path(),
+        &sink(
+            &rx.base,
+            "max_attempts = 2\nevents = [\"block\", \"hold\", \"drift\", \"quarantine\", \"decision\", \"call\", \"plan\"]",
+        ),
+    );
+    let reviewer = gw.reviewer_key();
+    for n in 0..3 {
+        greet(&gw, &format!("caller {n}"));
+    }
+    // Everything signed so far given up on: the cursor past it, no retry on.
+    let (size, expected) = expected_indices(&gw, &reviewer);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        let s = gw.api_get(&reviewer, "/api/v1/alerts")["sinks"][0].clone();
+        if s["next_index"].as_u64().unwrap() >= size && s["attempts"] == 0 {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "not dead-lettered: {s}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status["delivered"], 0, "{status}");
+    let dead_letters = status["dead_letters"].as_u64().unwrap();
+    assert!(dead_letters > 0, "{status}");
+    // What was dead-lettered: every event the receiver refused (each tried
+    // `max_attempts` times), all of them under `size`.
+    let dead: BTreeSet<u64> = rx
+        .requests()
+        .iter()
+        .map(|r| r.json()["index"].as_u64().unwrap())
+        .collect();
+    assert!(dead.iter().all(|i| *i < size), "{dead:?}");
+    assert!(
+        dead.iter().any(|i| expected[i]["type"] == "tool.call"),
+        "the calls are among the dead letters"
+    );
+
+    // Still failing: nothing settled, exit 1 with the receiver's answer.
+    let config = gw.dir.path().join("gateway.toml");
+    let out = gw.cli(&[
+        "alerts",
+        "redeliver",
+        "siem",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("refused") && text.contains("HTTP 503"),
+        "{text}"
+    );
+    let s = gw.api_get(&reviewer, "/api/v1/alerts")["sinks"][0].clone();
+    assert_eq!(s["dead_letters"].as_u64().unwrap(), dead_letters, "{s}");
+
+    // Back: the API's redelivery sends each dead-lettered event once.
+    rx.set_mode(Mode::Accept);
+    let post = |path: &str| {
+        let (code, _, body) = crate::gateway_util::http(
+            &gw.addr,
+            "POST",
+            path,
+            &[("Authorization", &format!("Bearer {reviewer}"))],
+            b"",
+        );
+        assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+        serde_json::from_slice::<Value>(&body).unwrap()
+    };
+    let first = post("/api/v1/alerts/siem/redeliver");
+    assert!(first["refused"].is_null(), "{first}");
+    assert_eq!(
+        first["events"].as_u64().unwrap(),
+        dead.len() as u64,
+        "{first}"
+    );
+    assert_eq!(first["remaining"], 0, "{first}");
+    let again = post("/api/v1/alerts/siem/redeliver");
+    assert_eq!(again["events"], 0, "{again}");
+    assert_eq!(again["redelivered"], json!([]), "{again}");
+    assert!(
+        again["leaf_index"].is_null(),
+        "nothing to do is not recorded: {again}"
+    );
+    // Unknown sinks are named as such.
+    let (code, _, _) = crate::gateway_util::http(
+        &gw.addr,
+        "POST",
+        "/api/v1/alerts/nope/redeliver",
+        &[("Authorization", &format!("Bearer {reviewer}"))],
+        b"",
+    );
+    assert_eq!(code, 404);
+    // Normal delivery of later leaves (the admin actions) goes on beside it:
+    // count only the leaves that were dead-lettered.
+    let mut sent: BTreeMap<u64, usize> = BTreeMap::new();
+    for r in rx.accepted() {
+        let i = r.json()["index"].as_u64().unwrap();
+        if i < size {
+            *sent.entry(i).or_default() += 1;
+        }
+    }
+    assert_eq!(sent.keys().copied().collect::<BTreeSet<_>>(), dead);
+    assert!(
+        sent.values().all(|n| *n == 1),
+        "sent more than once: {sent:?}"
+    );
+    let s = gw.api_get(&reviewer, "/api/v1/alerts")["sinks"][0].clone();
+    assert_eq!(s["dead_letters"], 0, "{s}");
+    assert_eq!(s["state"], "ok", "{s}");
+
+    // Both attempts are on the log, naming who asked and what was sent.
+    let at = first["leaf_index"].as_u64().unwrap();
+    let log = gw.api_get(&reviewer, &format!("/api/v1/log?from=0&limit={}", at + 1));
+    let actions: Vec<&Value> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["entry"])
+        .filter(|e| e["type"] == "admin.action" && e["action"] == "alerts.redeliver")
+        .collect();
+    assert_eq!(actions.len(), 2, "{actions:?}");
+    assert!(actions[0]["by"]["cli"].is_string(), "{}", actions[0]);
+    assert!(actions[0]["error"].as_str().unwrap().contains("HTTP 503"));
+    assert_eq!(actions[1]["by"]["reviewer"], "ui", "{}", actions[1]);
+    assert_eq!(actions[1]["events"].as_u64().unwrap(), dead.len() as u64);
+    assert_eq!(actions[1]["sink"], "siem");
+}
+
+/// Per-key sinks, end to end through the admin API and CLI: an agent key's
+/// settings name the sinks that receive its events, with its minimum
+/// severity. `pager` is `keys_only`: it gets the events of the key that names
+/// it and nobody else's; `siem` is global with `min_severity = "high"`: it
+/// keeps sending everyone's blocks, and the naming key's allowed calls too
+/// (its minimum `info`). A sink gateway.toml does not configure, or a
+/// severity that is none, is refused. Raising the key's minimum with
+/// `interlock admin keys update` stops its allowed calls reaching `pager`.
+#[test]
+fn a_keys_sinks_receive_its_events_at_its_minimum_severity() {
+    let siem = Receiver::start(Mode::Accept);
+    let pager = Receiver::start(Mode::Accept);
+    let dir = tempfile::tempdir().unwrap();
+    let alerts = format!(
+        "[alerts]\npoll_ms = 50\n\
+         [[alerts.sinks]]\nname = \"siem\"\nkind = \"webhook\"\nurl = \"{}/hook\"\n\
+         secret_env = \"SIEM_HOOK_SECRET\"\nmin_severity = \"high\"\n\
+         [[alerts.sinks]]\nname = \"pager\"\nkind = \"webhook\"\nurl = \"{}/hook\"\n\
+         secret_env = \"SIEM_HOOK_SECRET\"\nkeys_only = true\n",
+        siem.base, pager.base
+    );
+    let (gw, _) = drifting(dir.path(), &alerts);
+    let out = gw.cli(&["admin", "token", "create", "ops", "--scope", "owner"]);
+    assert!(out.status.success(), "{out:?}");
+    let owner = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let admin = |method: &str, path: &str, body: Value| {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let auth = format!("Bearer {owner}");
+        let (s, _, b) = crate::gateway_util::http(
+            &gw.addr,
+            method,
+            path,
+            &[
+                ("Authorization", auth.as_str()),
+                ("Content-Type", "application/json"),
+            ],
+            if method == "GET" { b"" } else { &bytes },
+        );
+        (
+            s,
+            serde_json::from_slice::<Value>(&b).unwrap_or(Value::Null),
+        )
+    };
+    let keys = admin("GET", "/api/v1/admin/keys", Value::Null).1;
+    let builder = keys["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "builder")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Bad input is refused with a clear error, nothing changed.
+    let (s, b) = admin(
+        "PATCH",
+        &format!("/api/v1/admin/keys/{builder}"),
+        json!({"alert_sinks": ["pager", "nope"]}),
+    );
+    assert_eq!(s, 400, "{b}");
+    assert!(
+        b.to_string().contains("no sink is named \\\"nope\\\""),
+        "{b}"
+    );
+    let (s, b) = admin(
+        "PATCH",
+        &format!("/api/v1/admin/keys/{builder}"),
+        json!({"alert_min_severity": "loud"}),
+    );
+    assert_eq!(s, 400, "{b}");
+    let (s, b) = admin(
+        "PATCH",
+        &format!("/api/v1/admin/keys/{builder}"),
+        json!({"alert_sinks": ["pager", "siem", "pager"], "alert_min_severity": "info"}),
+    );
+    assert_eq!(s, 200, "{b}");
+    let keys = admin("GET", "/api/v1/admin/keys", Value::Null).1;
+    let shown = keys["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["id"] == builder.as_str())
+        .unwrap()["settings"]
+        .clone();
+    assert_eq!(shown["alert_sinks"], json!(["pager", "siem"]), "{shown}");
+    assert_eq!(shown["alert_min_severity"], "info", "{shown}");
+    // Another agent, naming no sink.
+    let (s, other) = admin(
+        "POST",
+        "/api/v1/admin/keys",
+        json!({"kind": "agent", "name": "other"}),
+    );
+    assert_eq!(s, 200, "{other}");
+    let other_key = other["key"].as_str().unwrap().to_owned();
+    // The routes are read again within a second.
+    std::thread::sleep(Duration::from_millis(1200));
+    greet(&gw, "from builder");
+    let by_other = crate::gateway_util::client(
+        "py",
+        &gw.url,
+        Some(&other_key),
+        &["call", "drifty__greet", r#"{"name":"from other"}"#],
+    );
+    assert_eq!(
+        by_other["result"]["content"][0]["text"],
+        "Hello, from other!"
+    );
+    crate::receiver::block_a_call_and_list_what_sinks_deliver(&gw);
+    let blocks = |rx: &Receiver, n: usize| {
+        rx.wait_until("the blocked call", |got| {
+            got.iter()
+                .filter(|r| r.json()["kind"] == "tool.call" && r.json()["verdict"] == "blocked")
+                .count()
+                >= n
+        });
+    };
+    let calls = |rx: &Receiver| -> Vec<(String, String)> {
+        rx.accepted()
+            .iter()
+            .map(|r| r.json())
+            .filter(|e| e["kind"] == "tool.call")
+            .map(|e| {
+                (
+                    e["agent"].as_str().unwrap_or("").to_owned(),
+                    e["verdict"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    };
+    // Both have caught up with the log once the blocked call (the last call)
+    // arrived.
+    blocks(&siem, 1);
+    blocks(&pager, 1);
+    let p = calls(&pager);
+    assert!(
+        p.iter().all(|(agent, _)| agent == "builder"),
+        "pager gets only builder's events: {p:?}"
+    );
+    assert!(p.iter().any(|(_, v)| v == "allowed"), "{p:?}");
+    assert!(p.iter().any(|(_, v)| v == "blocked"), "{p:?}");
+    assert!(
+        pager
+            .accepted()
+            .iter()
+            .all(|r| r.json()["agent"] == "builder"),
+        "no event without builder's name reaches a keys-only sink"
+    );
+    let s = calls(&siem);
+    assert!(
+        s.iter().any(|(a, v)| a == "builder" && v == "allowed"),
+        "builder's minimum (info) applies on siem: {s:?}"
+    );
+    assert!(
+        !s.iter().any(|(a, v)| a == "other" && v == "allowed"),
+        "other's allowed call is below siem's own minimum: {s:?}"
+    );
+    assert!(s.iter().any(|(_, v)| v == "blocked"), "{s:?}");
+
+    // The CLI raises builder's minimum: its allowed calls stop reaching pager.
+    let mut env: Vec<(String, String)> = gw.env_for_thread();
+    env.push(("INTERLOCK_ADMIN_TOKEN".into(), owner.clone()));
+    env.push((
+        "INTERLOCK_GATEWAY_URL".into(),
+        format!("http://{}", gw.addr),
+    ));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let out = crate::util::interlock_with(
+        &[
+            "admin",
+            "keys",
+            "update",
+            &builder,
+            "--alert-sinks",
+            "pager",
+            "--alert-min-severity",
+            "high",
+        ],
+        None,
+        &env,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        printed["settings"]["alert_sinks"],
+        json!(["pager"]),
+        "{printed}"
+    );
+    std::thread::sleep(Duration::from_millis(1200));
+    let allowed_before = calls(&pager).iter().filter(|(_, v)| v == "allowed").count();
+    greet(&gw, "quietly");
+    crate::receiver::block_a_call_and_list_what_sinks_deliver(&gw);
+    blocks(&pager, 2);
+    let allowed_after = calls(&pager).iter().filter(|(_, v)| v == "allowed").count();
+    assert_eq!(allowed_after, allowed_before, "below builder's new minimum");
+}
+
+/// `[alerts] process = "separate"`: `interlock serve` delivers nothing
+/// itself, and `interlock alerts run` beside it — another process on the same
+/// database, polling for the gateway's checkpoints — delivers every entry,
+/// signed, from the sink's cursor; stopped with SIGTERM, it exits cleanly.
+#[test]
+fn a_delivery_process_beside_serve_delivers_everything_serve_logs() {
+    let rx = Receiver::start(Mode::Accept);
+    let dir = tempfile::tempdir().unwrap();
+    let alerts = sink(&rx.base, "").replacen("[alerts]\n", "[alerts]\nprocess = \"separate\"\n", 1);
+    let (gw, _) = drifting(dir.path(), &alerts);
+    greet(&gw, "Ada");
+    greet(&gw, "Grace");
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        rx.requests().is_empty(),
+        "serve delivered: {:?}",
+        rx.requests().len()
+    );
+    let config = gw.dir.path().join("gateway.toml");
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_interlock"))
+        .args(["alerts", "run", "--config", config.to_str().unwrap()])
+        .envs(gw.env_for_thread())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("interlock alerts run starts");
+    let reviewer = gw.reviewer_key();
+    let (_, expected) = expected_indices(&gw, &reviewer);
+    let got = rx.wait_until("every signed entry from the delivery process", |got| {
+        let have = by_index(got);
+        expected.keys().all(|i| have.contains_key(i))
+    });
+    for r in &got {
+        assert_eq!(
+            r.header("x-interlock-signature"),
+            Some(openssl_hmac(&r.body).as_str())
+        );
+    }
+    let calls = by_index(&got)
+        .values()
+        .filter(|e| e["kind"] == "tool.call")
+        .count();
+    assert_eq!(calls, 2, "both calls delivered");
+    // A call after it started arrives too (it polls the gateway's checkpoints).
+    greet(&gw, "Edsger");
+    rx.wait_until("the later call", |got| {
+        got.iter()
+            .filter(|r| r.json()["kind"] == "tool.call")
+            .count()
+            >= 3
+    });
+    // SIGTERM: a clean stop.
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &run.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = run.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "alerts run did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    let s = gw.api_get(&reviewer, "/api/v1/alerts")["sinks"][0].clone();
+    assert!(
+        s["delivered"].as_u64().unwrap() >= expected.len() as u64,
+        "{s}"
+    );
 }

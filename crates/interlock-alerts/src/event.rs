@@ -139,6 +139,21 @@ pub struct AlertEvent {
     /// A *Send test* event (`alerts test`): not a delivery of its leaf, so
     /// its idempotency keys differ from the leaf's.
     pub test: bool,
+    /// A forwarded call's intent leaf (the outcome leaf's `intent_index`):
+    /// where its span starts. The leaf names only the index; delivery fills
+    /// in the intent's hash and time from the log for the formats that use
+    /// them (OTLP traces).
+    pub intent: Option<Intent>,
+}
+
+/// The intent leaf of a forwarded call, as far as it is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Intent {
+    pub index: u64,
+    /// RFC 6962 leaf hash of the intent leaf (filled in by delivery).
+    pub leaf_hash: Option<[u8; 32]>,
+    /// Its time, Unix seconds (filled in by delivery).
+    pub time: Option<i64>,
 }
 
 fn text(m: &Map, k: &str) -> Option<String> {
@@ -166,6 +181,16 @@ impl AlertEvent {
                     arguments_hash: text(p, "arguments_hash"),
                     result_hash: text(p, "result_hash").or_else(|| text(p, "response_hash")),
                     call_id: text(p, "call_id"),
+                    intent: p
+                        .get("intent_index")
+                        .and_then(Value::as_number)
+                        .and_then(|n| n.as_i64())
+                        .and_then(|i| u64::try_from(i).ok())
+                        .map(|index| Intent {
+                            index,
+                            leaf_hash: None,
+                            time: None,
+                        }),
                     summary,
                     test: false,
                 }
@@ -186,6 +211,7 @@ impl AlertEvent {
                     result_hash: None,
                     call_id: None,
                     test: false,
+                    intent: None,
                 }
             }
         }
@@ -210,6 +236,7 @@ impl AlertEvent {
             result_hash: None,
             call_id: None,
             test: true,
+            intent: None,
         }
     }
 

@@ -74,6 +74,7 @@ mod tests {
             result_hash: None,
             call_id: None,
             test: false,
+            intent: None,
         }
     }
 

@@ -21,7 +21,7 @@ pub mod filter;
 pub mod formats;
 pub mod severity;
 
-pub use event::{AlertEvent, Category, Record};
+pub use event::{AlertEvent, Category, Intent, Record};
 pub use filter::Filter;
 pub use formats::{SinkKind, WireRequest, encode};
 pub use severity::Severity;

@@ -225,6 +225,8 @@ fn settings_json(s: &KeySettings) -> Value {
         "max_response_bytes": s.max_response_bytes,
         "max_array_items": s.max_array_items,
         "response_policy": s.response_policy.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()),
+        "alert_sinks": s.alert_sinks.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()),
+        "alert_min_severity": s.alert_min_severity,
     })
 }
 
@@ -244,7 +246,69 @@ fn key_json(k: &ApiKeyRecord, s: &KeySettings) -> Value {
 /// The fields of a key's settings a request may set, and which permission
 /// each needs.
 const LIMIT_FIELDS: [&str; 2] = ["rate_per_minute", "monthly_quota"];
-const SAFETY_FIELDS: [&str; 3] = ["max_response_bytes", "max_array_items", "response_policy"];
+const SAFETY_FIELDS: [&str; 5] = [
+    "max_response_bytes",
+    "max_array_items",
+    "response_policy",
+    "alert_sinks",
+    "alert_min_severity",
+];
+
+/// A key's alert sinks: `null` or `[]` clears; else the names of sinks
+/// gateway.toml configures (each once), as canonical JSON text.
+fn alert_sinks(gw: &Gateway, v: &Value) -> Result<Option<String>, ApiError> {
+    let bad = |m: String| {
+        err(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("alert_sinks: {m}"),
+        )
+    };
+    if v.is_null() {
+        return Ok(None);
+    }
+    let names = v
+        .as_array()
+        .ok_or_else(|| bad("an array of sink names, or null".into()))?;
+    let configured = &gw.config().alerts.sinks;
+    let mut out: Vec<&str> = Vec::new();
+    for n in names {
+        let n = n
+            .as_str()
+            .ok_or_else(|| bad("sink names are strings".into()))?;
+        if !configured.iter().any(|s| s.name == n) {
+            return Err(bad(format!(
+                "no sink is named {n:?}; gateway.toml configures: {}",
+                configured
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    Ok((!out.is_empty()).then(|| json!(out).to_string()))
+}
+
+/// A key's minimum alert severity: `null` clears.
+fn alert_min_severity(v: &Value) -> Result<Option<String>, ApiError> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    serde_json::from_value::<interlock_alerts::Severity>(v.clone())
+        .ok()
+        .map(|s| Some(s.as_str().to_owned()))
+        .ok_or_else(|| {
+            err(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                "alert_min_severity: info, low, medium, high or critical, or null",
+            )
+        })
+}
 
 /// The response policy's members and their actions (`allow`, `redact`,
 /// `block`, as `[calls]`), canonical JSON text.
@@ -358,6 +422,12 @@ fn apply_body(
     s.max_array_items = limit(body, "max_array_items", s.max_array_items)?;
     if let Some(p) = o.get("response_policy") {
         s.response_policy = response_policy(p)?;
+    }
+    if let Some(v) = o.get("alert_sinks") {
+        s.alert_sinks = alert_sinks(gw, v)?;
+    }
+    if let Some(v) = o.get("alert_min_severity") {
+        s.alert_min_severity = alert_min_severity(v)?;
     }
     Ok(needs)
 }

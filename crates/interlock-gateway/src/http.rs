@@ -145,6 +145,10 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/alerts/{sink}/test",
             axum::routing::post(crate::alerts::api::test),
         )
+        .route(
+            "/api/v1/alerts/{sink}/redeliver",
+            axum::routing::post(crate::alerts::api::redeliver),
+        )
         .route("/metrics", get(crate::metrics::serve))
         .route("/api/v1/events", get(api::events))
         .route("/healthz", get(|| async { "ok" }));

@@ -116,10 +116,11 @@ enum Request {
     Seal {
         reply: oneshot::Sender<Result<Option<Arc<str>>, LogError>>,
     },
-    /// One entry and the state change it records, committed together.
+    /// One entry and the state change it records, committed together (boxed:
+    /// a change is far larger than the other requests).
     AppendWithChange {
         entry: Value,
-        change: StateChange,
+        change: Box<StateChange>,
         reply: oneshot::Sender<Result<Vec<Appended>, LogError>>,
     },
     Close {
@@ -156,6 +157,10 @@ struct Shared {
     /// lock because it is held across store calls; the writer is its only
     /// frequent user, so on the append path it is uncontended.
     extend: tokio::sync::Mutex<()>,
+    /// The signed size, published whenever a checkpoint is adopted or signed:
+    /// what tails the log (alert delivery) waits on instead of polling the
+    /// store.
+    sealed_tx: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
@@ -280,6 +285,7 @@ impl Log {
                 sealed,
             }),
             extend: tokio::sync::Mutex::new(()),
+            sealed_tx: tokio::sync::watch::channel(sealed).0,
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         // The writer builds the checkpoint signer it keeps (which checks the
@@ -375,6 +381,14 @@ impl Log {
         self.shared.read().sealed
     }
 
+    /// The signed size as it changes: a receiver that wakes whenever this
+    /// `Log` signs or adopts a checkpoint, so a tail of the log (alert
+    /// delivery) waits on it instead of polling the store. Other writers'
+    /// checkpoints show only once this `Log` catches up with them.
+    pub fn sealed_watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.sealed_tx.subscribe()
+    }
+
     /// Appends one entry together with the state change it records, in one
     /// transaction: when this returns `Ok`, both are durable; on any error,
     /// neither is — [`LogError::ChangeRefused`] if the change's
@@ -390,7 +404,7 @@ impl Log {
         self.tx
             .send(Request::AppendWithChange {
                 entry,
-                change,
+                change: Box::new(change),
                 reply,
             })
             .await
@@ -757,6 +771,7 @@ async fn catch_up(shared: &Shared) -> Result<u64, LogError> {
         st.tree.extend(tail);
         st.checkpoint = note;
         st.sealed = st.tree.len();
+        shared.sealed_tx.send_replace(st.sealed);
         st.tree.len()
     };
     tracing::debug!(
@@ -891,7 +906,7 @@ async fn writer(
                     change,
                     reply,
                 } => {
-                    with_change = Some((entry, change, reply));
+                    with_change = Some((entry, *change, reply));
                     break;
                 }
                 Request::Append {
@@ -1036,6 +1051,7 @@ async fn seal_now(shared: &Shared, notes: &Notes<'_>) -> Result<Option<Arc<str>>
     let mut st = shared.write();
     st.checkpoint = Some(Arc::clone(&note));
     st.sealed = size;
+    shared.sealed_tx.send_replace(st.sealed);
     Ok(Some(note))
 }
 
@@ -1380,6 +1396,7 @@ fn adopt(shared: &Shared, foreign: Vec<Hash>, note: Option<Arc<str>>) {
     st.tree.extend(foreign);
     st.checkpoint = note;
     st.sealed = st.tree.len();
+    shared.sealed_tx.send_replace(st.sealed);
 }
 
 /// Commits one batch and answers its waiters; returns whether a checkpoint
@@ -1478,11 +1495,13 @@ async fn publish(
                     st.tree.extend(foreign);
                     st.checkpoint = foreign_note;
                     st.sealed = st.tree.len();
+                    shared.sealed_tx.send_replace(st.sealed);
                 }
                 st.tree.extend(leaves.iter().map(|l| l.leaf_hash));
                 if let Some(note) = &note {
                     st.checkpoint = Some(Arc::clone(note));
                     st.sealed = st.tree.len();
+                    shared.sealed_tx.send_replace(st.sealed);
                 }
                 st.tree.len()
             };

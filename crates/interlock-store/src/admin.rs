@@ -61,6 +61,22 @@ pub struct KeySettings {
     pub max_array_items: Option<i64>,
     /// A JSON object (`{"pii", "secrets", "injection"}`), opaque here.
     pub response_policy: Option<String>,
+    /// The alert sinks (by name, from gateway.toml) that receive this key's
+    /// events: a JSON array of names, opaque here (the gateway checks them).
+    pub alert_sinks: Option<String>,
+    /// The minimum severity of this key's events those sinks receive
+    /// (`info` … `critical`; the gateway checks it).
+    pub alert_min_severity: Option<String>,
+}
+
+/// An active agent key's alert routing ([`Store::key_alert_routes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyAlertRoute {
+    /// The key's agent name (what its events' `agent` says).
+    pub agent: String,
+    /// [`KeySettings::alert_sinks`].
+    pub sinks: String,
+    pub min_severity: Option<String>,
 }
 
 /// One admin change, applied with its leaf.
@@ -125,6 +141,8 @@ fn settings_from_row(row: &DbRow) -> Result<KeySettings, StoreError> {
         max_response_bytes: row.try_get("max_response_bytes").ctx("key settings")?,
         max_array_items: row.try_get("max_array_items").ctx("key settings")?,
         response_policy: row.try_get("response_policy").ctx("key settings")?,
+        alert_sinks: row.try_get("alert_sinks").ctx("key settings")?,
+        alert_min_severity: row.try_get("alert_min_severity").ctx("key settings")?,
     })
 }
 
@@ -168,6 +186,29 @@ impl Store {
                 .transpose()?
                 .unwrap_or_default(),
         )
+    }
+
+    /// Every active agent key that names alert sinks: its agent name, the
+    /// sinks and the minimum severity (for alert delivery's routing).
+    pub async fn key_alert_routes(&self) -> Result<Vec<KeyAlertRoute>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT k.name, s.alert_sinks, s.alert_min_severity FROM api_keys k \
+             JOIN key_settings s ON s.key_hash = k.key_hash \
+             WHERE k.kind = 'agent' AND k.revoked_at IS NULL AND s.alert_sinks IS NOT NULL \
+             ORDER BY k.created_at",
+        )
+        .fetch_all(self.pool())
+        .await
+        .ctx("key alert routes")?;
+        rows.iter()
+            .map(|r| {
+                Ok(KeyAlertRoute {
+                    agent: r.try_get(0).ctx("key alert routes")?,
+                    sinks: r.try_get(1).ctx("key alert routes")?,
+                    min_severity: r.try_get(2).ctx("key alert routes")?,
+                })
+            })
+            .collect()
     }
 
     /// The calls counted for a key in `month` (`YYYY-MM`).
@@ -267,10 +308,12 @@ async fn upsert_settings(
 ) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO key_settings (key_hash, rate_per_minute, monthly_quota, max_response_bytes, \
-         max_array_items, response_policy, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+         max_array_items, response_policy, alert_sinks, alert_min_severity, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
          ON CONFLICT (key_hash) DO UPDATE SET rate_per_minute = excluded.rate_per_minute, \
          monthly_quota = excluded.monthly_quota, max_response_bytes = excluded.max_response_bytes, \
          max_array_items = excluded.max_array_items, response_policy = excluded.response_policy, \
+         alert_sinks = excluded.alert_sinks, alert_min_severity = excluded.alert_min_severity, \
          updated_at = excluded.updated_at",
     )
     .bind(key_hash)
@@ -279,6 +322,8 @@ async fn upsert_settings(
     .bind(s.max_response_bytes)
     .bind(s.max_array_items)
     .bind(&s.response_policy)
+    .bind(&s.alert_sinks)
+    .bind(&s.alert_min_severity)
     .bind(now)
     .execute(&mut **tx)
     .await
@@ -405,9 +450,11 @@ impl AdminChange {
                 .ctx("api key")?;
                 sqlx::query(
                     "INSERT INTO key_settings (key_hash, rate_per_minute, monthly_quota, \
-                     max_response_bytes, max_array_items, response_policy, updated_at) \
+                     max_response_bytes, max_array_items, response_policy, alert_sinks, \
+                     alert_min_severity, updated_at) \
                      SELECT $1, rate_per_minute, monthly_quota, max_response_bytes, max_array_items, \
-                     response_policy, $2 FROM key_settings WHERE key_hash = $3",
+                     response_policy, alert_sinks, alert_min_severity, $2 FROM key_settings \
+                     WHERE key_hash = $3",
                 )
                 .bind(new_hash)
                 .bind(now)

@@ -211,20 +211,52 @@ impl Store {
         .fetch_all(self.pool())
         .await
         .ctx("alert dead letters")?;
-        rows.iter()
-            .map(|r| {
-                Ok(DeadLetter {
-                    id: r.get(0),
-                    sink: r.get(1),
-                    first_idx: to_u64(r.get(2), "leaf index")?,
-                    last_idx: to_u64(r.get(3), "leaf index")?,
-                    attempts: u32::try_from(r.get::<i64, _>(4)).unwrap_or(u32::MAX),
-                    error: r.get(5),
-                    at: r.get(6),
-                })
-            })
-            .collect()
+        rows.iter().map(dead_letter_of).collect()
     }
+
+    /// The oldest `limit` dead letters of `sink`, oldest first: the order a
+    /// redelivery sends them in.
+    pub async fn alert_dead_letters_oldest(
+        &self,
+        sink: &str,
+        limit: u32,
+    ) -> Result<Vec<DeadLetter>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, sink, first_idx, last_idx, attempts, error, at FROM alert_dead_letters \
+             WHERE sink = $1 ORDER BY id ASC LIMIT $2",
+        )
+        .bind(sink)
+        .bind(i64::from(limit))
+        .fetch_all(self.pool())
+        .await
+        .ctx("alert dead letters")?;
+        rows.iter().map(dead_letter_of).collect()
+    }
+
+    /// A dead letter of `sink` was redelivered: it is removed (the log's
+    /// `admin.action` leaf keeps the record). `false` if it was already gone
+    /// (settled by another redelivery).
+    pub async fn alert_dead_letter_settled(&self, sink: &str, id: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query("DELETE FROM alert_dead_letters WHERE id = $1 AND sink = $2")
+            .bind(id)
+            .bind(sink)
+            .execute(self.pool())
+            .await
+            .ctx("alert dead letter")?;
+        Ok(done.rows_affected() == 1)
+    }
+}
+
+fn dead_letter_of(r: &crate::DbRow) -> Result<DeadLetter, StoreError> {
+    Ok(DeadLetter {
+        id: r.get(0),
+        sink: r.get(1),
+        first_idx: to_u64(r.get(2), "leaf index")?,
+        last_idx: to_u64(r.get(3), "leaf index")?,
+        attempts: u32::try_from(r.get::<i64, _>(4)).unwrap_or(u32::MAX),
+        error: r.get(5),
+        at: r.get(6),
+    })
 }
 
 #[cfg(test)]
@@ -267,5 +299,47 @@ mod tests {
         let d = store.alert_dead_letters("hook", 10).await.unwrap();
         assert_eq!((d[0].first_idx, d[0].last_idx, d[0].attempts), (0, 3, 5));
         assert_eq!(d[0].error, "HTTP 500");
+    }
+
+    #[tokio::test]
+    async fn a_dead_letter_is_settled_once() {
+        let (_dir, store) = store().await;
+        store.alert_cursor_open("hook", 0).await.unwrap();
+        store
+            .alert_dead_letter("hook", 0, 1, 2, "HTTP 503")
+            .await
+            .unwrap();
+        store
+            .alert_dead_letter("hook", 2, 2, 2, "HTTP 503")
+            .await
+            .unwrap();
+        let d = store.alert_dead_letters_oldest("hook", 10).await.unwrap();
+        assert_eq!(
+            d.iter()
+                .map(|d| (d.first_idx, d.last_idx))
+                .collect::<Vec<_>>(),
+            [(0, 1), (2, 2)]
+        );
+        // Another sink's name cannot settle it.
+        assert!(
+            !store
+                .alert_dead_letter_settled("other", d[0].id)
+                .await
+                .unwrap()
+        );
+        assert!(
+            store
+                .alert_dead_letter_settled("hook", d[0].id)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !store
+                .alert_dead_letter_settled("hook", d[0].id)
+                .await
+                .unwrap()
+        );
+        let c = store.alert_cursor("hook").await.unwrap().unwrap();
+        assert_eq!(c.dead_letters, 1);
     }
 }

@@ -51,7 +51,7 @@ use sqlx::AnyConnection;
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyPool, Executor as _};
 
-pub use admin::{AdminChange, AdminScope, AdminTokenRecord, KeySettings};
+pub use admin::{AdminChange, AdminScope, AdminTokenRecord, KeyAlertRoute, KeySettings};
 pub use alerts::{AlertCursor, DeadLetter};
 pub use appender::Flush;
 pub use approvals::{ApprovalDecision, ApprovalRecord, NewApproval};

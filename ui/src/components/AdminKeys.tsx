@@ -1,10 +1,22 @@
 // Settings → Keys (issue 20): the gateway's API keys and their settings —
-// role, shadow mode, rate per minute, monthly quota, response caps — through
+// role, shadow mode, rate per minute, monthly quota, response caps, the alert
+// sinks that receive a key's events and their minimum severity — through
 // the admin API, with an admin token kept for this tab only. What a token may
 // change is its scope's (the gateway refuses the rest and says why).
 
 import { useEffect, useState } from 'preact/hooks';
-import { adminKeys, adminToken, limitValue, setAdminToken, type AdminKey, type SettingsPatch, type WhoAmI } from '../lib/adminKeys';
+import {
+  adminKeys,
+  adminToken,
+  limitValue,
+  SEVERITIES,
+  setAdminToken,
+  sinksValue,
+  type AdminKey,
+  type SettingsPatch,
+  type Severity,
+  type WhoAmI,
+} from '../lib/adminKeys';
 import { ConfirmDialog } from './Dialog';
 import { CopyButton } from './ui';
 import { toast } from './Toasts';
@@ -48,6 +60,8 @@ function EditRow({ k, onSaved, onCancel }: { k: AdminKey; onSaved: () => void; o
   const [limits, setLimits] = useState<Record<LimitField, string>>(
     Object.fromEntries(LIMITS.map(([f]) => [f, k.settings[f] === null ? '' : String(k.settings[f])])) as Record<LimitField, string>,
   );
+  const [sinks, setSinks] = useState((k.settings.alert_sinks ?? []).join(', '));
+  const [minSeverity, setMinSeverity] = useState<Severity | ''>(k.settings.alert_min_severity ?? '');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const save = async (e: Event) => {
@@ -63,6 +77,10 @@ function EditRow({ k, onSaved, onCancel }: { k: AdminKey; onSaved: () => void; o
       }
       if (v !== k.settings[f]) patch[f] = v;
     }
+    const sinkList = sinksValue(sinks);
+    if (JSON.stringify(sinkList) !== JSON.stringify(k.settings.alert_sinks ?? null)) patch.alert_sinks = sinkList;
+    const min = minSeverity === '' ? null : minSeverity;
+    if (min !== (k.settings.alert_min_severity ?? null)) patch.alert_min_severity = min;
     if (Object.keys(patch).length === 0) {
       onCancel();
       return;
@@ -101,6 +119,34 @@ function EditRow({ k, onSaved, onCancel }: { k: AdminKey; onSaved: () => void; o
               />
             </div>
           ))}
+          <div class="field admin-sinks">
+            <label for={`sinks-${k.id}`}>Alert sinks</label>
+            <input
+              id={`sinks-${k.id}`}
+              type="text"
+              placeholder="none (names from gateway.toml)"
+              title="The alert sinks that receive this key's events, comma-separated"
+              value={sinks}
+              data-testid="admin-alert-sinks"
+              onInput={(e) => setSinks((e.target as HTMLInputElement).value)}
+            />
+          </div>
+          <div class="field">
+            <label for={`minsev-${k.id}`}>Alert minimum</label>
+            <select
+              id={`minsev-${k.id}`}
+              value={minSeverity}
+              data-testid="admin-alert-min"
+              onChange={(e) => setMinSeverity((e.target as HTMLSelectElement).value as Severity | '')}
+            >
+              <option value="">each sink's own</option>
+              {SEVERITIES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </div>
           <div class="field admin-shadow">
             <label>
               <input type="checkbox" checked={shadow} onChange={(e) => setShadow((e.target as HTMLInputElement).checked)} /> Shadow
@@ -276,6 +322,12 @@ export function AdminKeys() {
                     <td>
                       <b>{k.name}</b>
                       <div class="faint">{k.kind}</div>
+                      {k.settings.alert_sinks && k.settings.alert_sinks.length > 0 && (
+                        <div class="faint admin-key-alerts" data-testid="admin-key-alerts">
+                          <span>alerts →</span> <span>{k.settings.alert_sinks.join(', ')}</span>
+                          {k.settings.alert_min_severity && <span> (≥ {k.settings.alert_min_severity})</span>}
+                        </div>
+                      )}
                     </td>
                     <td>
                       {k.role}

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type AlertSink, type AlertTestOutcome } from '../lib/api';
+import { api, type AlertRedeliverOutcome, type AlertSink, type AlertTestOutcome } from '../lib/api';
 import { useResource } from '../lib/hooks';
 import { SkeletonBlock, Time } from './ui';
 
@@ -15,7 +15,32 @@ function State({ s }: { s: AlertSink }) {
   );
 }
 
-function SinkRow({ s }: { s: AlertSink }) {
+/** What a redelivery did, in words. */
+function redeliveredText(r: AlertRedeliverOutcome): string {
+  const sent = r.redelivered.length;
+  const head =
+    sent === 0 && !r.refused
+      ? 'No dead letters to redeliver.'
+      : `Redelivered ${r.events} event${r.events === 1 ? '' : 's'} from ${sent} dead letter${sent === 1 ? '' : 's'}.`;
+  return r.refused ? `${head} Refused: leaves ${r.refused.first_index}–${r.refused.last_index}: ${r.error ?? ''}` : head;
+}
+
+function SinkRow({ s, reload }: { s: AlertSink; reload: () => void }) {
+  const [redelivering, setRedelivering] = useState(false);
+  const [redelivery, setRedelivery] = useState<{ ok: boolean; text: string } | null>(null);
+  const redeliver = async () => {
+    setRedelivering(true);
+    setRedelivery(null);
+    try {
+      const r = await api.redeliverAlerts(s.name);
+      setRedelivery({ ok: !r.refused, text: redeliveredText(r) });
+      reload();
+    } catch (e) {
+      setRedelivery({ ok: false, text: `Redelivery failed: ${(e as Error).message}` });
+    } finally {
+      setRedelivering(false);
+    }
+  };
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<AlertTestOutcome | { ok: false; error: string } | null>(null);
   const send = async () => {
@@ -63,6 +88,19 @@ function SinkRow({ s }: { s: AlertSink }) {
           <button class="btn small" data-testid="alert-test" disabled={busy} onClick={() => void send()}>
             {busy ? 'Sending…' : 'Send test'}
           </button>
+          <button
+            class="btn small"
+            data-testid="alert-redeliver"
+            disabled={redelivering || s.dead_letters === 0}
+            title={
+              s.dead_letters === 0
+                ? 'No dead letters: nothing to redeliver'
+                : 'Send the dead-lettered events again, oldest first (recorded in the log)'
+            }
+            onClick={() => void redeliver()}
+          >
+            {redelivering ? 'Redelivering…' : 'Redeliver'}
+          </button>
         </td>
       </tr>
       <tr class="alert-detail" data-sink={s.name}>
@@ -77,6 +115,11 @@ function SinkRow({ s }: { s: AlertSink }) {
           >
             {result ? (result.ok ? 'Test event accepted by the receiver.' : `Test event not accepted: ${result.error ?? ''}`) : ''}
           </div>
+          {redelivery && (
+            <div data-testid="alert-redeliver-result" data-sink={s.name} class={redelivery.ok ? 'ok-text' : 'bad-text'}>
+              {redelivery.text}
+            </div>
+          )}
         </td>
       </tr>
     </>
@@ -85,7 +128,8 @@ function SinkRow({ s }: { s: AlertSink }) {
 
 /**
  * Settings → Alerts (issue 21): each sink's delivery from the log — lag, last
- * error, dead letters — and a *Send test* button. Refreshed every 5 seconds.
+ * error, dead letters — a *Send test* button, and *Redeliver* for a sink's
+ * dead letters. Refreshed every 5 seconds.
  */
 export function AlertSinks() {
   const list = useResource(() => api.alerts(), []);
@@ -126,7 +170,7 @@ export function AlertSinks() {
           </thead>
           <tbody>
             {sinks.map((s) => (
-              <SinkRow key={s.name} s={s} />
+              <SinkRow key={s.name} s={s} reload={() => list.reload()} />
             ))}
           </tbody>
         </table>

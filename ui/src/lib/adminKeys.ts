@@ -22,6 +22,22 @@ export interface KeySettings {
   max_response_bytes: number | null;
   max_array_items: number | null;
   response_policy: { pii?: string; secrets?: string; injection?: string } | null;
+  /** The alert sinks (gateway.toml names) that receive this key's events (issue 21). */
+  alert_sinks?: string[] | null;
+  /** The minimum severity of those events; null: each sink's own. */
+  alert_min_severity?: Severity | null;
+}
+
+export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** An alert sinks field's text (comma-separated names) → the API's value: empty is none. */
+export function sinksValue(text: string): string[] | null {
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  return names.length === 0 ? null : [...new Set(names)];
 }
 
 export interface AdminKey {

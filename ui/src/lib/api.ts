@@ -436,9 +436,22 @@ export interface AlertTestOutcome {
   index: number;
 }
 
+/** What a redelivery of a sink's dead letters did (`POST /api/v1/alerts/{sink}/redeliver`). */
+export interface AlertRedeliverOutcome {
+  sink: string;
+  redelivered: { first_index: number; last_index: number }[];
+  events: number;
+  refused?: { first_index: number; last_index: number } | null;
+  error?: string | null;
+  remaining: number;
+  leaf_index?: number | null;
+}
+
 export const api = {
   alerts: () => request<{ sinks: AlertSink[] }>('/api/v1/alerts'),
   testAlert: (sink: string) => request<AlertTestOutcome>(`/api/v1/alerts/${enc(sink)}/test`, { method: 'POST' }),
+  redeliverAlerts: (sink: string) =>
+    request<AlertRedeliverOutcome>(`/api/v1/alerts/${enc(sink)}/redeliver`, { method: 'POST' }),
   inbox: () => request<{ items: InboxItem[] }>('/api/v1/inbox'),
   plans: (status?: string) =>
     request<{ plans: PlanSummary[] }>('/api/v1/plans' + (status ? `?status=${enc(status)}` : '')),

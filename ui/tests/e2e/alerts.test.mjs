@@ -1,8 +1,11 @@
 // Settings → Alerts (issue 21 item 7), in a real browser against a real gateway
 // with two sinks: a webhook to a local HTTP server started here (it stands in
 // for the team's SIEM endpoint and records what arrives) and one to a port
-// where nothing listens. The card shows each sink's state, lag, deliveries
-// and last error, and *Send test* reaches the receiver (or says why not).
+// where nothing listens, and a third ("flaky") whose endpoint answers 503 until
+// the test lets it through. The card shows each sink's state, lag, deliveries
+// and last error, *Send test* reaches the receiver (or says why not), and
+// *Redeliver* sends the flaky sink's dead letters once it is back — each
+// dead-lettered event exactly once.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +26,10 @@ let page;
 let receiver;
 const received = [];
 const problems = [];
+// The flaky endpoint: refused (503) until `flakyUp`; what it refused and took.
+let flakyUp = false;
+const flakyRefused = [];
+const flakyTaken = [];
 
 async function freePort() {
   return new Promise((resolve) => {
@@ -45,15 +52,21 @@ before(async () => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
-      received.push({ headers: req.headers, body: JSON.parse(body) });
+      const event = JSON.parse(body);
+      if (req.url === '/flaky') {
+        (flakyUp ? flakyTaken : flakyRefused).push(event);
+        res.writeHead(flakyUp ? 200 : 503, { 'content-type': 'application/json' }).end(flakyUp ? '{"ok":true}' : '{"error":"down"}');
+        return;
+      }
+      received.push({ headers: req.headers, body: event });
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
   });
   await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
   const dead = await freePort();
-  const sink = (name, url) =>
+  const sink = (name, url, attempts = 1000) =>
     `[[alerts.sinks]]\nname = "${name}"\nkind = "webhook"\nurl = "${url}"\nsecret_env = "UI_ALERT_SECRET"\n` +
-    `backoff_ms = 100\nbackoff_max_ms = 500\nmax_attempts = 1000\ntimeout_ms = 1000\n`;
+    `backoff_ms = 100\nbackoff_max_ms = 500\nmax_attempts = ${attempts}\ntimeout_ms = 1000\n`;
   gw = new FreshGateway();
   [browser] = await Promise.all([
     launch(),
@@ -62,7 +75,8 @@ before(async () => {
       extra:
         `[alerts]\npoll_ms = 100\n` +
         sink('siem', `http://127.0.0.1:${receiver.address().port}/hook`) +
-        sink('pager-down', `http://127.0.0.1:${dead}/hook`),
+        sink('pager-down', `http://127.0.0.1:${dead}/hook`) +
+        sink('flaky', `http://127.0.0.1:${receiver.address().port}/flaky`, 2),
     }),
   ]);
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
@@ -107,6 +121,28 @@ describe('Settings: alerts', () => {
     assert.match(await detail('pager-down').locator('[data-testid=alert-test-result]').textContent(), /could not connect/);
     await page.locator('[data-testid=alert-sinks]').scrollIntoViewIfNeeded();
     await shot('settings-alerts');
+    assert.deepEqual(problems, []);
+  });
+
+  it('Redeliver sends the dead-lettered events once the sink is back, each exactly once', async () => {
+    await waitFor('the flaky sink dead-lettered', async () => Number(await row('flaky').locator('[data-testid=alert-dead]').textContent()) > 0, T);
+    await waitFor('its cursor past what it refused', async () => (await row('flaky').getAttribute('data-state')) === 'dead_letter', T);
+    const dead = new Set(flakyRefused.map((e) => e.index));
+    assert.ok(dead.size > 0);
+    assert.equal(await row('pager-down').locator('[data-testid=alert-redeliver]').isDisabled(), true, 'nothing to redeliver there');
+    flakyUp = true;
+    const button = row('flaky').locator('[data-testid=alert-redeliver]');
+    assert.equal(await button.isDisabled(), false);
+    await button.click();
+    const result = detail('flaky').locator('[data-testid=alert-redeliver-result]');
+    await result.waitFor({ timeout: T });
+    assert.match(await result.textContent(), new RegExp(`^Redelivered ${dead.size} events? from \\d+ dead letters?\\.$`));
+    const again = flakyTaken.filter((e) => dead.has(e.index)).map((e) => e.index);
+    assert.deepEqual([...again].sort((a, b) => a - b), [...dead].sort((a, b) => a - b), 'each dead-lettered event exactly once');
+    await waitFor('no dead letters left', async () => (await row('flaky').locator('[data-testid=alert-dead]').textContent()) === '0', T);
+    assert.equal(await button.isDisabled(), true);
+    await page.locator('[data-testid=alert-sinks]').scrollIntoViewIfNeeded();
+    await shot('settings-alerts-redelivered');
     assert.deepEqual(problems, []);
   });
 });

@@ -15,6 +15,7 @@ pub mod datadog;
 pub mod elastic;
 pub mod links;
 pub mod otlp;
+pub mod otlp_traces;
 pub mod pagerduty;
 pub mod slack;
 pub mod splunk;
@@ -44,6 +45,8 @@ pub enum SinkKind {
     Pagerduty,
     /// OpenTelemetry logs over OTLP/HTTP (protobuf).
     Otlp,
+    /// OpenTelemetry traces over OTLP/HTTP (protobuf): a span per call.
+    OtlpTraces,
 }
 
 impl SinkKind {
@@ -57,13 +60,14 @@ impl SinkKind {
             SinkKind::Elastic => "elastic",
             SinkKind::Pagerduty => "pagerduty",
             SinkKind::Otlp => "otlp",
+            SinkKind::OtlpTraces => "otlp_traces",
         }
     }
 
     /// Whether the sink needs a secret (a signing key, a token).
     pub fn needs_secret(self) -> bool {
         match self {
-            SinkKind::Syslog | SinkKind::Otlp => false,
+            SinkKind::Syslog | SinkKind::Otlp | SinkKind::OtlpTraces => false,
             SinkKind::Webhook
             | SinkKind::Slack
             | SinkKind::SplunkHec
@@ -186,6 +190,13 @@ pub fn encode(
         SinkKind::Otlp => Ok(otlp::request(events, &ctx.hostname, ctx.secret.as_deref())
             .into_iter()
             .collect()),
+        SinkKind::OtlpTraces => {
+            Ok(
+                otlp_traces::request(events, &ctx.hostname, ctx.secret.as_deref())
+                    .into_iter()
+                    .collect(),
+            )
+        }
         SinkKind::Syslog => Ok(syslog::request(events, ctx.facility, &ctx.hostname)
             .into_iter()
             .collect()),

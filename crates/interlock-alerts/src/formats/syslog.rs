@@ -110,6 +110,7 @@ mod tests {
             result_hash: None,
             call_id: None,
             test: false,
+            intent: None,
         }
     }
 

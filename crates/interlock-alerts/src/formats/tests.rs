@@ -30,6 +30,7 @@ fn event(kind: &str, category: Category, plan: Option<&str>, server: Option<&str
         result_hash: None,
         call_id: None,
         test: false,
+        intent: None,
     }
 }
 

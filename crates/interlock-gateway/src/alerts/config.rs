@@ -14,15 +14,32 @@ use crate::config::ConfigError;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AlertsConfig {
-    /// How often an idle sink looks for newly signed leaves (milliseconds).
+    /// How often delivery reads the store for checkpoints nothing woke it
+    /// for (another process signed them), in milliseconds.
     pub poll_ms: u64,
+    /// Where delivery runs: in `interlock serve` (default) or in `interlock
+    /// alerts run` beside it, off the gateway's CPU.
+    pub process: Process,
     pub sinks: Vec<SinkConfig>,
+}
+
+/// Where alert delivery runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Process {
+    /// In the gateway's process (`interlock serve`).
+    #[default]
+    Serve,
+    /// In a process of its own (`interlock alerts run`), reading the same
+    /// database; `serve` does not deliver.
+    Separate,
 }
 
 impl Default for AlertsConfig {
     fn default() -> Self {
         AlertsConfig {
             poll_ms: 200,
+            process: Process::Serve,
             sinks: Vec::new(),
         }
     }
@@ -69,6 +86,10 @@ pub struct SinkConfig {
     pub servers: Vec<String>,
     #[serde(default)]
     pub agents: Vec<String>,
+    /// Only the events of agent keys whose settings name this sink
+    /// (`alert_sinks`, admin API); otherwise every event the filter passes.
+    #[serde(default)]
+    pub keys_only: bool,
     /// Leaves read from the log per batch.
     #[serde(default = "default_batch")]
     pub batch_size: u32,

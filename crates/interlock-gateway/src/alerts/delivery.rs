@@ -4,22 +4,40 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::StreamExt as _;
 use interlock_alerts::formats::FormatContext;
-use interlock_alerts::{AlertEvent, Filter, Record, SinkKind, WireRequest, encode};
+use interlock_alerts::{AlertEvent, Filter, Severity, SinkKind, WireRequest, encode};
 use tokio::sync::watch;
 
 use super::config::{SinkConfig, Start};
-use crate::Gateway;
+use super::feed::{Feed, Host};
+use super::routes::KeyRoutes;
+
+/// Requests of one batch in flight at once, for the formats that send one
+/// event per request: a burst's webhook events do not wait on each other's
+/// round trips, and the cursor still moves only past the whole batch.
+const IN_FLIGHT: usize = 8;
 
 /// The most of a receiver's error answer kept in the last error.
 const ERROR_BODY_BYTES: usize = 200;
 
 pub struct SinkTask {
-    gw: Gateway,
+    host: Host,
     sink: Arc<SinkConfig>,
+    feed: Arc<Feed>,
     filter: Filter,
     sender: Sender,
     shutdown: watch::Receiver<bool>,
+}
+
+/// How a request's delivery ended.
+enum Outcome {
+    /// The receiver accepted it.
+    Delivered,
+    /// Given up on after this many attempts, for this reason.
+    DeadLetter(u32, SendError),
+    /// The gateway is shutting down: the batch is resent on the next start.
+    Stopped,
 }
 
 /// What sends a sink's requests: its HTTP client, or its syslog connection.
@@ -86,13 +104,14 @@ pub fn context(sink: &SinkConfig) -> FormatContext {
 type SendError = String;
 
 impl SinkTask {
-    pub fn new(gw: Gateway, sink: Arc<SinkConfig>) -> SinkTask {
-        let shutdown = gw.0.shutdown.subscribe();
+    pub fn new(host: Host, sink: Arc<SinkConfig>, feed: Arc<Feed>) -> SinkTask {
+        let shutdown = host.shutdown.clone();
         SinkTask {
             sender: Sender::new(Arc::clone(&sink)),
             filter: sink.filter(),
-            gw,
+            host,
             sink,
+            feed,
             shutdown,
         }
     }
@@ -102,7 +121,7 @@ impl SinkTask {
     }
 
     /// Sleeps `d`, or less if the gateway shuts down; `false` then.
-    async fn pause(&mut self, d: Duration) -> bool {
+    async fn pause(&self, d: Duration) -> bool {
         let mut shutdown = self.shutdown.clone();
         tokio::select! {
             _ = tokio::time::sleep(d) => {}
@@ -111,11 +130,25 @@ impl SinkTask {
         !self.stopping()
     }
 
-    pub async fn run(mut self) {
+    /// Requests of one batch this sink may have in flight at once: one where
+    /// order matters (a PagerDuty resolve must not overtake its trigger; a
+    /// syslog connection carries one write at a time), several for the
+    /// formats that send an event per request (webhook, Slack).
+    fn in_flight(&self) -> usize {
+        match self.sink.kind {
+            SinkKind::Pagerduty | SinkKind::Syslog => 1,
+            _ => IN_FLIGHT,
+        }
+    }
+
+    fn wanted(&self, routes: &KeyRoutes, e: &AlertEvent) -> bool {
+        wanted(&self.sink, &self.filter, routes, e)
+    }
+
+    pub async fn run(self) {
         let name = self.sink.name.clone();
-        let poll = Duration::from_millis(self.gw.config().alerts.poll_ms);
-        let store = self.gw.engine().store().clone();
-        let origin = self.gw.engine().log().origin().to_owned();
+        let poll = self.host.poll;
+        let store = self.host.store.clone();
         let start = match self.sink.start {
             Start::Beginning => 0,
             Start::End => store.log_size().await.unwrap_or(0),
@@ -132,25 +165,22 @@ impl SinkTask {
             }
         };
         let ctx = context(&self.sink);
+        let mut signed_rx = self.feed.signed();
+        let mut shutdown = self.shutdown.clone();
         while !self.stopping() {
             // Only leaves under a signed checkpoint: each event names the
             // checkpoint it can be verified against.
-            let signed = match store.latest_checkpoint().await {
-                Ok(c) => c.map_or(0, |c| c.size),
-                Err(e) => {
-                    tracing::warn!("alerts: sink {name}: {e}");
-                    0
-                }
-            };
+            let signed = *signed_rx.borrow_and_update();
             if next >= signed {
-                if !self.pause(poll).await {
-                    return;
+                tokio::select! {
+                    changed = signed_rx.changed() => if changed.is_err() { return },
+                    _ = shutdown.wait_for(|s| *s) => return,
                 }
                 continue;
             }
             let to = signed.min(next + u64::from(self.sink.batch_size));
-            let rows = match store.leaves(next..to).await {
-                Ok(rows) => rows,
+            let events = match self.feed.events(next..to, signed).await {
+                Ok(events) => events,
                 Err(e) => {
                     tracing::warn!("alerts: sink {name}: reading leaves {next}..{to}: {e}");
                     if !self.pause(poll).await {
@@ -159,30 +189,21 @@ impl SinkTask {
                     continue;
                 }
             };
-            let events: Vec<AlertEvent> = rows
+            let routes = self.feed.routes().await;
+            let mut events: Vec<AlertEvent> = events
                 .iter()
-                .map(|row| {
-                    AlertEvent::from_leaf(
-                        &row.data,
-                        Record {
-                            origin: origin.clone(),
-                            index: row.idx,
-                            leaf_hash: row.leaf_hash,
-                            checkpoint_size: signed,
-                        },
-                        row.appended_at,
-                    )
-                })
-                .filter(|e| {
-                    self.filter.matches(e)
-                        || (self.sink.kind == SinkKind::Pagerduty
-                            && matches!(
-                                interlock_alerts::formats::pagerduty::action(e),
-                                interlock_alerts::formats::pagerduty::Action::Resolve(_)
-                            )
-                            && self.filter.matches_any_severity(e))
-                })
+                .filter(|e| self.wanted(&routes, e))
+                .map(|e| AlertEvent::clone(e))
                 .collect();
+            if self.sink.kind == SinkKind::OtlpTraces
+                && let Err(e) = fill_intents(&store, &mut events).await
+            {
+                tracing::warn!("alerts: sink {name}: reading intent leaves: {e}");
+                if !self.pause(poll).await {
+                    return;
+                }
+                continue;
+            }
             let requests = match encode(self.sink.kind, &events, &ctx) {
                 Ok(r) => r,
                 Err(e) => {
@@ -195,47 +216,22 @@ impl SinkTask {
                     continue;
                 }
             };
-            for request in &requests {
-                if !self.deliver(request).await {
-                    return;
-                }
+            // Futures collected first: a stream over a borrowing closure is
+            // not provably `Send` for `tokio::spawn`.
+            let sends: Vec<_> = requests.iter().map(|r| self.deliver(r)).collect();
+            let outcomes: Vec<Outcome> = futures_util::stream::iter(sends)
+                .buffered(self.in_flight())
+                .collect()
+                .await;
+            if outcomes.iter().any(|o| matches!(o, Outcome::Stopped)) {
+                // The cursor stays: the batch is resent on the next start.
+                return;
             }
-            // The leaves after the last request were filtered out.
-            if let Err(e) = store.alert_advance(&name, to, 0).await {
-                tracing::warn!("alerts: sink {name}: {e}");
-                continue;
-            }
-            next = to;
-        }
-    }
-
-    /// Sends `request` until the receiver accepts it or it is dead-lettered,
-    /// moving the cursor past it either way; `false` if the gateway shut down
-    /// first (the cursor stays: it is resent on the next start).
-    async fn deliver(&mut self, request: &WireRequest) -> bool {
-        let name = self.sink.name.clone();
-        let store = self.gw.engine().store().clone();
-        let mut attempts = 0u32;
-        loop {
-            let mut shutdown = self.shutdown.clone();
-            let sent = tokio::select! {
-                r = self.sender.send(request) => r,
-                _ = shutdown.wait_for(|s| *s) => return false,
-            };
-            match sent {
-                Ok(()) => {
-                    if let Err(e) = store
-                        .alert_advance(&name, request.last_index + 1, request.events as u64)
-                        .await
-                    {
-                        tracing::warn!("alerts: sink {name}: {e}");
-                    }
-                    return true;
-                }
-                Err(why) => {
-                    attempts += 1;
-                    tracing::debug!("alerts: sink {name}: attempt {attempts}: {why}");
-                    if attempts >= self.sink.max_attempts {
+            let mut delivered = 0u64;
+            for (request, outcome) in requests.iter().zip(outcomes) {
+                match outcome {
+                    Outcome::Delivered => delivered += request.events as u64,
+                    Outcome::DeadLetter(attempts, why) => {
                         tracing::warn!(
                             "alerts: sink {name}: leaves {}..={} dead-lettered after {attempts} \
                              attempts: {why}",
@@ -254,16 +250,110 @@ impl SinkTask {
                         {
                             tracing::warn!("alerts: sink {name}: {e}");
                         }
-                        return true;
                     }
-                    let _ = store.alert_failed(&name, attempts, &why).await;
+                    Outcome::Stopped => unreachable!("handled above"),
+                }
+            }
+            // One write per batch, once every request in it is settled (the
+            // leaves after the last request were filtered out): a crash
+            // resends at most this batch.
+            if let Err(e) = store.alert_advance(&name, to, delivered).await {
+                tracing::warn!("alerts: sink {name}: {e}");
+                continue;
+            }
+            next = to;
+        }
+    }
+
+    /// Sends `request` until the receiver accepts it or `max_attempts` tries
+    /// failed; each failed try is recorded as the sink's last error.
+    async fn deliver(&self, request: &WireRequest) -> Outcome {
+        let name = &self.sink.name;
+        let store = &self.host.store;
+        let mut attempts = 0u32;
+        loop {
+            let mut shutdown = self.shutdown.clone();
+            let sent = tokio::select! {
+                r = self.sender.send(request) => r,
+                _ = shutdown.wait_for(|s| *s) => return Outcome::Stopped,
+            };
+            match sent {
+                Ok(()) => return Outcome::Delivered,
+                Err(why) => {
+                    attempts += 1;
+                    tracing::debug!("alerts: sink {name}: attempt {attempts}: {why}");
+                    if attempts >= self.sink.max_attempts {
+                        return Outcome::DeadLetter(attempts, why);
+                    }
+                    let _ = store.alert_failed(name, attempts, &why).await;
                     if !self.pause(backoff(&self.sink, attempts)).await {
-                        return false;
+                        return Outcome::Stopped;
                     }
                 }
             }
         }
     }
+}
+
+/// Whether `sink` (whose filter is `filter`) sends `e`: what its filter
+/// passes — for the events of a key that names the sink, at the key's
+/// minimum severity; a `keys_only` sink, only those — and for PagerDuty every
+/// resolve the filter passes at any severity (a low-severity decision
+/// settles a high-severity incident).
+pub(crate) fn wanted(
+    sink: &SinkConfig,
+    filter: &Filter,
+    routes: &KeyRoutes,
+    e: &AlertEvent,
+) -> bool {
+    let resolve = sink.kind == SinkKind::Pagerduty
+        && matches!(
+            interlock_alerts::formats::pagerduty::action(e),
+            interlock_alerts::formats::pagerduty::Action::Resolve(_)
+        );
+    match routes.route(&sink.name, e) {
+        Some(key_min) => {
+            filter.matches_any_severity(e)
+                && (resolve
+                    || e.severity >= key_min.or(sink.min_severity).unwrap_or(Severity::Info))
+        }
+        None if sink.keys_only => false,
+        None => filter.matches(e) || (resolve && filter.matches_any_severity(e)),
+    }
+}
+
+/// Fills in the intent leaf's hash and time of each forwarded call among
+/// `events` (a span starts at its intent), with one read of the leaves they
+/// span.
+pub(crate) async fn fill_intents(
+    store: &interlock_store::Store,
+    events: &mut [AlertEvent],
+) -> Result<(), interlock_store::StoreError> {
+    let wanted = events
+        .iter()
+        .filter_map(|e| e.intent.as_ref())
+        .filter(|i| i.leaf_hash.is_none())
+        .map(|i| i.index);
+    let (Some(lo), Some(hi)) = (wanted.clone().min(), wanted.max()) else {
+        return Ok(());
+    };
+    let rows = store.leaves(lo..hi + 1).await?;
+    for e in events.iter_mut() {
+        if let Some(i) = &mut e.intent
+            && let Some(row) = rows.iter().find(|r| r.idx == i.index)
+        {
+            i.leaf_hash = Some(row.leaf_hash);
+            // The leaf's own time (what the span starts at), else when it
+            // was stored.
+            i.time = Some(
+                interlock_receipts::open_leaf_unverified(&row.data)
+                    .ok()
+                    .map(|o| interlock_receipts::summarize(&o).time)
+                    .unwrap_or(row.appended_at),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// This machine's name (the syslog HOSTNAME), `-` (nil) if unknown.

@@ -3,9 +3,10 @@
 //! slow or dead sink cannot slow a tool call; the call path does not know the
 //! sinks exist.
 //!
-//! Each sink has one task ([`delivery`]): it reads a batch of leaves from its
-//! durable cursor (`interlock_store::AlertCursor`) up to the latest signed
-//! checkpoint, turns them into events and wire requests with
+//! One reader follows the log's signed size and decodes each leaf once for
+//! every sink ([`feed`]). Each sink has one task ([`delivery`]): it takes a
+//! batch of events from its durable cursor (`interlock_store::AlertCursor`)
+//! up to the latest signed checkpoint, turns them into wire requests with
 //! `interlock_alerts` (pure), sends each request with retries (exponential
 //! backoff with jitter) and moves the cursor only once the receiver accepted
 //! it. After `max_attempts` a request is dead-lettered (its leaf range and
@@ -16,6 +17,9 @@
 pub mod api;
 pub mod config;
 pub mod delivery;
+pub mod feed;
+pub mod redeliver;
+pub mod routes;
 pub mod stream;
 
 use std::sync::Arc;
@@ -72,12 +76,39 @@ impl From<DeadLetter> for DeadLetterView {
     }
 }
 
-/// Starts one delivery task per configured sink (they end with the gateway).
+/// Starts one delivery task per configured sink in the gateway's process
+/// (they end with the gateway) — unless `[alerts] process = "separate"`,
+/// when `interlock alerts run` delivers beside it.
 pub fn spawn(gw: &Gateway) {
-    for sink in &gw.config().alerts.sinks {
-        let task = delivery::SinkTask::new(gw.clone(), Arc::new(sink.clone()));
-        tokio::spawn(task.run());
+    let alerts = &gw.config().alerts;
+    if alerts.sinks.is_empty() || alerts.process == config::Process::Separate {
+        return;
     }
+    let log = gw.engine().log();
+    run(
+        feed::Host {
+            store: gw.engine().store().clone(),
+            origin: log.origin().to_owned(),
+            poll: std::time::Duration::from_millis(alerts.poll_ms),
+            shutdown: gw.0.shutdown.subscribe(),
+            sealed: Some((log.sealed_size(), log.sealed_watch())),
+        },
+        &alerts.sinks,
+    );
+}
+
+/// Starts the shared reader and one delivery task per sink in `host`; the
+/// tasks end when its shutdown turns true.
+pub fn run(host: feed::Host, sinks: &[SinkConfig]) -> Vec<tokio::task::JoinHandle<()>> {
+    let feed = feed::Feed::start(&host);
+    sinks
+        .iter()
+        .map(|sink| {
+            let task =
+                delivery::SinkTask::new(host.clone(), Arc::new(sink.clone()), Arc::clone(&feed));
+            tokio::spawn(task.run())
+        })
+        .collect()
 }
 
 /// The status of every configured sink.
