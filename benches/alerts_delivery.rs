@@ -150,43 +150,12 @@ fn cpu_per_call(
     })
 }
 
-fn approve(env: &[(&str, String)], server: &str) {
-    poll("the server listed", Duration::from_secs(30), || {
-        cli(env, &["servers", "list"])
-            .lines()
-            .any(|l| l.starts_with(&format!("{server} ")))
-            .then_some(())
-    });
-    let shown = cli(env, &["servers", "show", server]);
-    let hash = shown
-        .lines()
-        .find_map(|l| l.strip_prefix("observed").map(str::trim))
-        .expect("the observed hash")
-        .to_owned();
-    cli(
-        env,
-        &[
-            "servers", "approve", server, "--reason", "bench", "--hash", &hash,
-        ],
-    );
-}
-
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         println!("alerts_delivery: run with `cargo bench --bench alerts_delivery`; skipped");
         return;
     }
-    let clk_tck: f64 = String::from_utf8(
-        Command::new("getconf")
-            .arg("CLK_TCK")
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .parse()
-    .unwrap();
+    let clk_tck = clk_tck();
     let tmp = tempfile::Builder::new()
         .prefix("interlock-alerts-bench-")
         .tempdir()

@@ -228,17 +228,7 @@ fn main() {
         println!("gateway_proxy: run with `cargo bench --bench gateway_proxy`; skipped");
         return;
     }
-    let clk_tck: f64 = String::from_utf8(
-        Command::new("getconf")
-            .arg("CLK_TCK")
-            .output()
-            .expect("getconf CLK_TCK")
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .parse()
-    .expect("CLK_TCK");
+    let clk_tck = clk_tck();
     let total = Instant::now();
     let load_before = loadavg();
 

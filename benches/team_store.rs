@@ -49,27 +49,6 @@ fn postgres_ticks() -> u64 {
     total
 }
 
-fn approve(env: &[(&str, String)], server: &str) {
-    poll("the server listed", Duration::from_secs(30), || {
-        cli(env, &["servers", "list"])
-            .lines()
-            .any(|l| l.starts_with(&format!("{server} ")))
-            .then_some(())
-    });
-    let shown = cli(env, &["servers", "show", server]);
-    let hash = shown
-        .lines()
-        .find_map(|l| l.strip_prefix("observed").map(str::trim))
-        .expect("the observed hash")
-        .to_owned();
-    cli(
-        env,
-        &[
-            "servers", "approve", server, "--reason", "bench", "--hash", &hash,
-        ],
-    );
-}
-
 /// One scenario: `gateways` (their addresses and pids) each driven by
 /// [`CLIENTS`] clients for [`SECS`] seconds.
 fn drive(
@@ -158,17 +137,7 @@ fn main() {
         println!("team_store: run with `cargo bench --bench team_store`; skipped");
         return;
     }
-    let clk_tck: f64 = String::from_utf8(
-        Command::new("getconf")
-            .arg("CLK_TCK")
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .parse()
-    .unwrap();
+    let clk_tck = clk_tck();
     if std::env::var_os("INTERLOCK_TEST_POSTGRES").is_none() {
         return with_own_cluster();
     }

@@ -395,3 +395,41 @@ pub fn poll<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) 
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Approves `server` at the surface the gateway observed (`interlock servers
+/// show`), once the gateway lists it.
+pub fn approve(env: &[(&str, String)], server: &str) {
+    poll("the server listed", Duration::from_secs(30), || {
+        cli(env, &["servers", "list"])
+            .lines()
+            .any(|l| l.starts_with(&format!("{server} ")))
+            .then_some(())
+    });
+    let shown = cli(env, &["servers", "show", server]);
+    let hash = shown
+        .lines()
+        .find_map(|l| l.strip_prefix("observed").map(str::trim))
+        .expect("the observed hash")
+        .to_owned();
+    cli(
+        env,
+        &[
+            "servers", "approve", server, "--reason", "bench", "--hash", &hash,
+        ],
+    );
+}
+
+/// Clock ticks per second, the unit of /proc's CPU times.
+pub fn clk_tck() -> f64 {
+    String::from_utf8(
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .expect("getconf CLK_TCK")
+            .stdout,
+    )
+    .expect("UTF-8")
+    .trim()
+    .parse()
+    .expect("CLK_TCK")
+}

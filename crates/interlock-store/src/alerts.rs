@@ -202,16 +202,7 @@ impl Store {
         sink: &str,
         limit: u32,
     ) -> Result<Vec<DeadLetter>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT id, sink, first_idx, last_idx, attempts, error, at FROM alert_dead_letters \
-             WHERE sink = $1 ORDER BY id DESC LIMIT $2",
-        )
-        .bind(sink)
-        .bind(i64::from(limit))
-        .fetch_all(self.pool())
-        .await
-        .ctx("alert dead letters")?;
-        rows.iter().map(dead_letter_of).collect()
+        self.dead_letters_in_order(sink, limit, true).await
     }
 
     /// The oldest `limit` dead letters of `sink`, oldest first: the order a
@@ -221,15 +212,28 @@ impl Store {
         sink: &str,
         limit: u32,
     ) -> Result<Vec<DeadLetter>, StoreError> {
-        let rows = sqlx::query(
+        self.dead_letters_in_order(sink, limit, false).await
+    }
+
+    async fn dead_letters_in_order(
+        &self,
+        sink: &str,
+        limit: u32,
+        newest_first: bool,
+    ) -> Result<Vec<DeadLetter>, StoreError> {
+        let sql: &'static str = if newest_first {
             "SELECT id, sink, first_idx, last_idx, attempts, error, at FROM alert_dead_letters \
-             WHERE sink = $1 ORDER BY id ASC LIMIT $2",
-        )
-        .bind(sink)
-        .bind(i64::from(limit))
-        .fetch_all(self.pool())
-        .await
-        .ctx("alert dead letters")?;
+             WHERE sink = $1 ORDER BY id DESC LIMIT $2"
+        } else {
+            "SELECT id, sink, first_idx, last_idx, attempts, error, at FROM alert_dead_letters \
+             WHERE sink = $1 ORDER BY id ASC LIMIT $2"
+        };
+        let rows = sqlx::query(sql)
+            .bind(sink)
+            .bind(i64::from(limit))
+            .fetch_all(self.pool())
+            .await
+            .ctx("alert dead letters")?;
         rows.iter().map(dead_letter_of).collect()
     }
 

@@ -22,7 +22,8 @@ use super::WireRequest;
 use crate::event::AlertEvent;
 use crate::severity::Severity;
 
-fn kv(key: &str, value: Any) -> KeyValue {
+/// An OTLP attribute (shared with the traces format).
+pub(crate) fn kv(key: &str, value: Any) -> KeyValue {
     KeyValue {
         key: key.into(),
         value: Some(AnyValue { value: Some(value) }),
@@ -30,7 +31,8 @@ fn kv(key: &str, value: Any) -> KeyValue {
     }
 }
 
-fn text(key: &str, value: &str) -> KeyValue {
+/// A string attribute.
+pub(crate) fn text(key: &str, value: &str) -> KeyValue {
     kv(key, Any::StringValue(value.into()))
 }
 

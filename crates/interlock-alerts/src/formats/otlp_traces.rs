@@ -17,7 +17,7 @@
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{
-    AnyValue, InstrumentationScope, KeyValue, any_value::Value as Any,
+    InstrumentationScope, KeyValue, any_value::Value as Any,
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status, span};
@@ -26,17 +26,7 @@ use prost::Message as _;
 use super::WireRequest;
 use crate::event::{AlertEvent, Category};
 
-fn kv(key: &str, value: Any) -> KeyValue {
-    KeyValue {
-        key: key.into(),
-        value: Some(AnyValue { value: Some(value) }),
-        ..Default::default()
-    }
-}
-
-fn text(key: &str, value: &str) -> KeyValue {
-    kv(key, Any::StringValue(value.into()))
-}
+use super::otlp::{kv, text};
 
 fn int(key: &str, value: u64) -> KeyValue {
     kv(key, Any::IntValue(i64::try_from(value).unwrap_or(i64::MAX)))
