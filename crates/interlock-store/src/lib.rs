@@ -106,6 +106,10 @@ const PG_WRITE_LOCK: i64 = 0x49_4c_4f_43_4b;
 /// The Postgres channel decisions are announced on (`StateChange::apply`).
 pub(crate) const CHANGES_CHANNEL: &str = "interlock_changes";
 
+/// The Postgres channel a log writer asks the other gateways' writers on to
+/// sign their next commits (`Store::request_log_seal`).
+pub(crate) const SEAL_CHANNEL: &str = "interlock_seal";
+
 /// What sqlx's `Any` driver calls a Postgres connection.
 pub(crate) const POSTGRES_BACKEND_NAME: &str = "PostgreSQL";
 
@@ -183,18 +187,20 @@ impl Store {
         }
         tracing::debug!(store = %location, "store opened");
         let changes = Arc::new(tokio::sync::watch::Sender::new(0));
+        let seal_requested_ms = Arc::new(std::sync::atomic::AtomicI64::new(0));
         if let StoreLocation::Postgres(url) = location {
             tokio::spawn(listen_for_changes(
                 url.clone(),
                 pool.clone(),
                 Arc::clone(&changes),
+                Arc::clone(&seal_requested_ms),
             ));
         }
         Ok(Store {
             pool,
             location: location.clone(),
             appender: Arc::new(tokio::sync::Mutex::new(None)),
-            seal_requested_ms: Arc::new(std::sync::atomic::AtomicI64::new(0)),
+            seal_requested_ms,
             changes,
         })
     }
@@ -354,14 +360,16 @@ impl Store {
     }
 }
 
-/// Listens on [`CHANGES_CHANNEL`] for as long as the pool is open, counting
-/// each notification into `changes`. A lost connection is re-made (sqlx's
-/// listener reconnects; what was announced meanwhile is missed, and the
-/// readers' polling finds it).
+/// Listens on [`CHANGES_CHANNEL`] and [`SEAL_CHANNEL`] for as long as the
+/// pool is open: counts each decision into `changes`, and notes each seal
+/// request's time in `seal_requested_ms`. A lost connection is re-made
+/// (sqlx's listener reconnects; what was announced meanwhile is missed:
+/// readers poll, and a waiting writer asks again).
 async fn listen_for_changes(
     url: String,
     pool: AnyPool,
     changes: Arc<tokio::sync::watch::Sender<u64>>,
+    seal_requested_ms: Arc<std::sync::atomic::AtomicI64>,
 ) {
     while !pool.is_closed() {
         let mut listener = match sqlx::postgres::PgListener::connect(&url).await {
@@ -372,13 +380,17 @@ async fn listen_for_changes(
                 continue;
             }
         };
-        if let Err(e) = listener.listen(CHANGES_CHANNEL).await {
+        if let Err(e) = listener.listen_all([CHANGES_CHANNEL, SEAL_CHANNEL]).await {
             tracing::warn!(error = %e, "listening for decisions on Postgres failed");
             tokio::time::sleep(Duration::from_secs(1)).await;
             continue;
         }
         while !pool.is_closed() {
             match tokio::time::timeout(Duration::from_secs(1), listener.try_recv()).await {
+                Ok(Ok(Some(n))) if n.channel() == SEAL_CHANNEL => {
+                    let now = i64::try_from(now_millis()).unwrap_or(i64::MAX);
+                    seal_requested_ms.store(now, std::sync::atomic::Ordering::Relaxed);
+                }
                 Ok(Ok(Some(_))) => {
                     changes.send_modify(|n| *n += 1);
                 }

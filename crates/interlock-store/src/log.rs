@@ -454,14 +454,27 @@ impl Store {
     /// Asks the other log writers on this database to sign their next
     /// commits.
     ///
-    /// On Postgres the request reaches this process's writers only: another
-    /// gateway's writer signs on its own schedule (its checkpoint interval),
-    /// so a waiting writer there waits at most that long.
+    /// On Postgres the request is a `NOTIFY` on the seal channel, which
+    /// every gateway's store listens on (sent from a task: asking must not
+    /// wait; a request lost with its connection is asked again by the
+    /// waiting writer).
     pub fn request_log_seal(&self) -> Result<(), StoreError> {
         let Some(file) = self.seal_request_file() else {
             let now_ms = i64::try_from(now_millis()).unwrap_or(i64::MAX);
             self.seal_requested_ms
                 .store(now_ms, std::sync::atomic::Ordering::Relaxed);
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let pool = self.pool().clone();
+                runtime.spawn(async move {
+                    let sent = sqlx::query("SELECT 1::BIGINT FROM pg_notify($1, '')")
+                        .bind(crate::SEAL_CHANNEL)
+                        .execute(&pool)
+                        .await;
+                    if let Err(e) = sent {
+                        tracing::warn!(error = %e, "cannot ask the other gateways for a checkpoint");
+                    }
+                });
+            }
             return Ok(());
         };
         std::fs::OpenOptions::new()
