@@ -17,8 +17,8 @@
 //! (another process appending) is retried on tokio's blocking pool with the
 //! full [`BUSY_TIMEOUT`].
 //!
-//! SQLite only: a Postgres backend would append through its pool, whose
-//! connections are sockets and need no thread of their own.
+//! SQLite only: on Postgres the log appends through the pool (`log.rs`),
+//! whose connections are sockets and need no thread of their own.
 //!
 //! [`Store::append_batch`]: crate::Store::append_batch
 

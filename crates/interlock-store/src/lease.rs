@@ -1,5 +1,5 @@
 //! Execution leases: which process runs an EXECUTING plan, and whether it is
-//! still alive (see `migrations/0007_execution_lease.sql`).
+//! still alive (see `migrations/sqlite/0007_execution_lease.sql`).
 
 use sqlx::Row;
 

@@ -1,19 +1,21 @@
 //! Interlock's storage: plans (every revision), signed approval statements,
 //! the approver key registry, and the Merkle log's leaves, checkpoints and
-//! metadata — in one SQL database (a SQLite file by default).
+//! metadata — in one SQL database: a SQLite file by default, or a Postgres
+//! database a team's gateways share (issue 20).
 //!
 //! Why a crate of its own: it is the *only* place in Interlock that speaks
 //! SQL, so the rules that make the guarantees hold (one transaction per
 //! decision, compare-and-swap status changes, one-shot approval consumption,
-//! gap-free log appends) live in one reviewable file each, and a Postgres
-//! backend can follow by re-implementing this API over the same schema.
+//! gap-free log appends) live in one reviewable file each, written once for
+//! both backends (see [`Db`]).
 //!
 //! Durability: the SQLite file is opened in WAL mode with `synchronous=FULL`,
-//! so a call that returned `Ok` survives power loss or `SIGKILL`. Every write
-//! takes the database write lock at the start of its transaction
-//! (`BEGIN IMMEDIATE`), so concurrent writers — tasks in this process or other
-//! processes on the same file — queue on the busy timeout instead of failing
-//! on a stale snapshot.
+//! and Postgres commits with `synchronous_commit = on`, so a call that
+//! returned `Ok` survives power loss or `SIGKILL`. Every write takes the
+//! store's write lock at the start of its transaction ([`Store::begin_write`]:
+//! `BEGIN IMMEDIATE`, or an advisory lock on Postgres), so concurrent writers
+//! — tasks in this process or other processes on the same database — queue
+//! on the busy timeout instead of failing on a stale snapshot.
 //!
 //! The store computes no hashes and checks no signatures: those come from
 //! `interlock-merkle` / `interlock-core` in the layers above; here they are
@@ -192,8 +194,8 @@ impl Store {
             tokio::spawn(listen_for_changes(
                 url.clone(),
                 pool.clone(),
-                Arc::clone(&changes),
-                Arc::clone(&seal_requested_ms),
+                Arc::downgrade(&changes),
+                Arc::downgrade(&seal_requested_ms),
             ));
         }
         Ok(Store {
@@ -360,18 +362,21 @@ impl Store {
     }
 }
 
-/// Listens on [`CHANGES_CHANNEL`] and [`SEAL_CHANNEL`] for as long as the
-/// pool is open: counts each decision into `changes`, and notes each seal
-/// request's time in `seal_requested_ms`. A lost connection is re-made
-/// (sqlx's listener reconnects; what was announced meanwhile is missed:
-/// readers poll, and a waiting writer asks again).
+/// Listens on [`CHANGES_CHANNEL`] and [`SEAL_CHANNEL`] while the store is
+/// open: counts each decision into `changes`, and notes each seal request's
+/// time in `seal_requested_ms`. It holds them weakly and stops within a
+/// second once every handle of the store is dropped or the pool is closed
+/// (so a dropped store keeps no connection open). A lost connection is
+/// re-made (sqlx's listener reconnects; what was announced meanwhile is
+/// missed: readers poll, and a waiting writer asks again).
 async fn listen_for_changes(
     url: String,
     pool: AnyPool,
-    changes: Arc<tokio::sync::watch::Sender<u64>>,
-    seal_requested_ms: Arc<std::sync::atomic::AtomicI64>,
+    changes: std::sync::Weak<tokio::sync::watch::Sender<u64>>,
+    seal_requested_ms: std::sync::Weak<std::sync::atomic::AtomicI64>,
 ) {
-    while !pool.is_closed() {
+    let open = |pool: &AnyPool| !pool.is_closed() && changes.strong_count() > 0;
+    while open(&pool) {
         let mut listener = match sqlx::postgres::PgListener::connect(&url).await {
             Ok(l) => l,
             Err(e) => {
@@ -385,14 +390,18 @@ async fn listen_for_changes(
             tokio::time::sleep(Duration::from_secs(1)).await;
             continue;
         }
-        while !pool.is_closed() {
+        while open(&pool) {
             match tokio::time::timeout(Duration::from_secs(1), listener.try_recv()).await {
                 Ok(Ok(Some(n))) if n.channel() == SEAL_CHANNEL => {
-                    let now = i64::try_from(now_millis()).unwrap_or(i64::MAX);
-                    seal_requested_ms.store(now, std::sync::atomic::Ordering::Relaxed);
+                    if let Some(asked) = seal_requested_ms.upgrade() {
+                        let now = i64::try_from(now_millis()).unwrap_or(i64::MAX);
+                        asked.store(now, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
                 Ok(Ok(Some(_))) => {
-                    changes.send_modify(|n| *n += 1);
+                    if let Some(changes) = changes.upgrade() {
+                        changes.send_modify(|n| *n += 1);
+                    }
                 }
                 // The connection was lost: `try_recv` reconnects on the next
                 // call; decisions in between are found by polling.

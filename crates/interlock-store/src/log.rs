@@ -58,7 +58,7 @@ const MAX_STATEMENT_ROWS: usize = 4097;
 pub(crate) const CACHED_STATEMENT_ROWS: usize = 33;
 
 /// What the `log_append` triggers say when they refuse a row
-/// (`migrations/0004_log_append.sql`, re-created as they were in `0005`).
+/// (`migrations/sqlite/0004_log_append.sql`, re-created as they were in `0005`).
 const REFUSED_LEAF: &str = "log_append: leaf index does not continue the log";
 const REFUSED_CHECKPOINT: &str = "log_append: checkpoint size is not the log size";
 
@@ -298,7 +298,7 @@ impl Store {
     /// one request to SQLite: the whole batch is **one statement**, an
     /// `INSERT` into the `log_append` view whose triggers check each index
     /// against the stored log and write the rows
-    /// (`migrations/0004_log_append.sql`; the tables are keyed by their rowid
+    /// (`migrations/sqlite/0004_log_append.sql`; the tables are keyed by their rowid
     /// since `0005`, so a commit touches few pages). One statement is one transaction
     /// — atomic, taking the write lock before it reads, committed with
     /// `fsync` (WAL, `synchronous=FULL`) before it returns — and it runs on
