@@ -1,4 +1,5 @@
-//! `interlock keys init|show`: the approver key, held in the OS keychain.
+//! `interlock keys init|show|register`: the approver key, held in the OS keychain
+//! (`keys log-key …`: the log key on a team's machines, in `log_key.rs`).
 
 use std::process::ExitCode;
 
@@ -38,6 +39,10 @@ pub enum KeysCommand {
         #[arg(long, default_value = "registered public key")]
         label: String,
     },
+    /// The log key on a team's machines: every gateway on one shared database
+    /// signs its log with the same key, handed over sealed.
+    #[command(subcommand)]
+    LogKey(super::log_key::LogKeyCommand),
 }
 
 pub async fn run(ctx: &Context, cmd: KeysCommand) -> anyhow::Result<ExitCode> {
@@ -60,6 +65,9 @@ pub async fn run(ctx: &Context, cmd: KeysCommand) -> anyhow::Result<ExitCode> {
         engine.log().close().await;
         println!("trusted {id} for {identity}");
         return Ok(ExitCode::SUCCESS);
+    }
+    if let KeysCommand::LogKey(cmd) = cmd {
+        return super::log_key::run(ctx, cmd).await;
     }
     let keychain = ctx.keychain()?;
     match cmd {
@@ -105,7 +113,7 @@ pub async fn run(ctx: &Context, cmd: KeysCommand) -> anyhow::Result<ExitCode> {
                 println!("fingerprint  {}", key.fingerprint());
             }
         }
-        KeysCommand::Register { .. } => unreachable!("handled above"),
+        KeysCommand::Register { .. } | KeysCommand::LogKey(_) => unreachable!("handled above"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@ mod context;
 mod demo;
 mod input;
 mod keys;
+mod log_key;
 mod mcp_bridge;
 mod plan;
 mod plans;

@@ -194,6 +194,26 @@ impl Gateway {
     /// mount), so a plan names the same files on either. It serves `config`
     /// with `first`'s agent key.
     pub fn start_beside(first: &Gateway, config: &str) -> Gateway {
+        let mut gw = Gateway::beside(first, config, None);
+        gw.serve(&[]);
+        gw
+    }
+
+    /// A team member's machine joining `first`'s database: as
+    /// [`Gateway::start_beside`], but with a keychain of its own, so it has no
+    /// log key yet (it must receive the team's), and not started
+    /// ([`Gateway::start_serving`]).
+    pub fn joining(first: &Gateway, config: &str) -> Gateway {
+        let service = format!("interlock-gw-join-{}-{}", std::process::id(), rand_suffix());
+        Gateway::beside(first, config, Some(service))
+    }
+
+    /// Starts `interlock serve` for a gateway made by [`Gateway::joining`].
+    pub fn start_serving(&mut self) {
+        self.serve(&[]);
+    }
+
+    fn beside(first: &Gateway, config: &str, keychain: Option<String>) -> Gateway {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
         std::fs::create_dir_all(&data).unwrap();
@@ -205,10 +225,15 @@ impl Gateway {
                 first.data().join("interlock.sqlite").display()
             ),
         };
+        let own_keychain = keychain.is_some();
         let env = first
             .env
             .iter()
-            .filter(|(k, _)| k != "INTERLOCK_DATA_DIR" && k != "INTERLOCK_DATABASE_URL")
+            .filter(|(k, _)| {
+                k != "INTERLOCK_DATA_DIR"
+                    && k != "INTERLOCK_DATABASE_URL"
+                    && !(own_keychain && k == "INTERLOCK_KEYCHAIN_SERVICE")
+            })
             .cloned()
             .chain([
                 (
@@ -217,8 +242,9 @@ impl Gateway {
                 ),
                 ("INTERLOCK_DATABASE_URL".to_owned(), database),
             ])
+            .chain(keychain.map(|k| ("INTERLOCK_KEYCHAIN_SERVICE".to_owned(), k)))
             .collect();
-        let mut gw = Gateway {
+        let gw = Gateway {
             dir,
             url: String::new(),
             addr: String::new(),
@@ -236,7 +262,6 @@ impl Gateway {
             format!("{listen}{config}"),
         )
         .unwrap();
-        gw.serve(&[]);
         gw
     }
 

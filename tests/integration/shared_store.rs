@@ -186,3 +186,119 @@ fn the_database_url_can_come_from_a_file() {
         stderr(&out)
     );
 }
+
+/// Issue 20: a team member's gateway joins a shared database from a machine
+/// whose keychain has no log key. It makes none of its own (the log would
+/// refuse it) and says how to receive the team's; a key sealed to its
+/// recipient by a gateway of *another* log is refused as not this database's;
+/// the team's key, sealed by gateway A, is kept, spent once, and the joined
+/// gateway serves and extends the one log, which verifies from both machines
+/// with the same pinned key. Both hand-over steps are log leaves.
+#[test]
+fn a_joining_gateway_receives_the_team_log_key_sealed_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Gateway::start("");
+    let mut b = Gateway::joining(&a, "");
+    // No log key here: a command that writes the log explains, and leaves no key.
+    let out = b.cli(&["agents", "add", "early"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("interlock keys log-key request"),
+        "{}",
+        stderr(&out)
+    );
+    let shown = b.cli(&["keys", "log-key", "show", "--json"]);
+    let shown: Value = serde_json::from_str(&stdout(&shown)).unwrap();
+    assert_eq!(shown["public_key"], Value::Null, "{shown}");
+    assert!(shown["database_vkey"].is_string(), "{shown}");
+
+    let out = b.cli(&["keys", "log-key", "request"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let recipient = stdout(&out).trim().to_owned();
+    assert!(recipient.starts_with("age1"), "{recipient}");
+
+    // Someone else's log key, sealed to the same public recipient: refused.
+    let stranger = Gateway::start("");
+    let forged = dir.path().join("forged.age");
+    let out = stranger.cli(&[
+        "keys",
+        "log-key",
+        "send",
+        "--to",
+        &recipient,
+        "--out",
+        forged.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = b.cli(&["keys", "log-key", "accept", forged.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("is not this database's log key"),
+        "{}",
+        stderr(&out)
+    );
+
+    // The team's key, from gateway A.
+    let sealed = dir.path().join("log-key.age");
+    let out = a.cli(&[
+        "keys",
+        "log-key",
+        "send",
+        "--to",
+        &recipient,
+        "--out",
+        sealed.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&sealed).unwrap();
+    assert!(
+        text.starts_with("-----BEGIN AGE ENCRYPTED FILE-----"),
+        "{text}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&sealed).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // --out never overwrites.
+    let again = a.cli(&[
+        "keys",
+        "log-key",
+        "send",
+        "--to",
+        &recipient,
+        "--out",
+        sealed.to_str().unwrap(),
+    ]);
+    assert!(!again.status.success());
+    let out = b.cli(&["keys", "log-key", "accept", sealed.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Spent: the same file does not open twice.
+    let out = b.cli(&["keys", "log-key", "accept", sealed.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("no transfer"), "{}", stderr(&out));
+
+    let pinned = |gw: &Gateway| {
+        let out = gw.cli(&["keys", "log-key", "show", "--json"]);
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap()["public_key"].clone()
+    };
+    assert_eq!(pinned(&a), pinned(&b));
+    b.start_serving();
+    let (_, _, r) = b.rpc("tools/list", json!({}));
+    assert!(r["result"]["tools"].is_array(), "{r}");
+    for gw in [&a, &b] {
+        gw.assert_audit_clean();
+    }
+    let reviewer = b.reviewer_key();
+    let actions: Vec<String> = b.api_get(&reviewer, "/api/v1/log?from=0&limit=1000")["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["entry"]["type"] == "admin.action")
+        .map(|e| e["entry"]["action"].as_str().unwrap_or("").to_owned())
+        .collect();
+    for action in ["log_key.sealed", "log_key.accepted"] {
+        let text = actions.join(", ");
+        assert!(text.contains(action), "{action} not logged: {text}");
+    }
+}

@@ -10,8 +10,10 @@
 #![forbid(unsafe_code)]
 
 pub mod connect;
+mod log_key;
 mod runtime;
 
+pub use log_key::AcceptedLogKey;
 pub use runtime::{GatewayOptions, RunningGateway};
 
 // What a face needs of the lower crates, so it depends on this one alone
@@ -57,6 +59,20 @@ pub enum HostError {
     Changed(String),
     #[error(transparent)]
     Keychain(#[from] interlock_keychain::KeychainError),
+    /// This machine has no log key, and the database's log is signed by one:
+    /// a team member's gateway joining a shared database.
+    #[error(
+        "this database's log is signed by {vkey}, and this machine's keychain holds no log key. Receive the team's: `interlock keys log-key request` here, `interlock keys log-key send --to RECIPIENT` on a machine that has it, then `interlock keys log-key accept FILE` here"
+    )]
+    NoLogKeyForSharedLog { vkey: String },
+    /// The database's log is signed by another key than this machine's.
+    #[error(
+        "this database's log is signed by {stored}, not by this machine's log key {ours}. Receive the team's key (`interlock keys log-key request`, `send`, then `accept --replace`)"
+    )]
+    LogKeyMismatch { stored: String, ours: String },
+    /// A sealed log key that is not the one the database's log records.
+    #[error("the sealed key ({offered}) is not this database's log key ({vkey}); nothing was kept")]
+    NotTheTeamLogKey { offered: String, vkey: String },
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error(transparent)]
@@ -259,7 +275,7 @@ impl Host {
         log: &interlock_gateway::LogConfig,
     ) -> Result<Engine, HostError> {
         let data_dir = self.data_dir()?;
-        let (log_key, _) = self.keychain()?.load_or_create(LOG_KEY)?;
+        let log_key = self.writer_log_key(&self.keychain()?).await?;
         // The log key signs every receipt: held in memory for this process
         // (see `load_service_key`), unlike approver keys, which sign per use.
         let log_key = log_key.load_service_key()?;
@@ -277,7 +293,9 @@ impl Host {
             fs_roots: vec![workspace],
             ..AdapterConfig::default()
         })?);
-        Ok(Engine::open(config, Arc::new(log_key)).await?)
+        Engine::open(config, Arc::new(log_key))
+            .await
+            .map_err(log_key::explain_key_mismatch)
     }
 }
 

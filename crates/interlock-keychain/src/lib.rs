@@ -47,6 +47,9 @@ use keyring_core::api::{CredentialPersistence, CredentialStore};
 use keyring_core::{Entry, Error as StoreError};
 use zeroize::{Zeroize, Zeroizing};
 
+pub mod transfer;
+pub use transfer::{OfferedKey, TransferError};
+
 /// The longest key name accepted. Names end up in Secret Service attributes and
 /// labels, which some implementations limit; 128 is far more than a name needs.
 pub const MAX_NAME_LEN: usize = 128;
@@ -106,6 +109,9 @@ pub enum KeychainError {
     /// The OS random number generator failed while generating a key.
     #[error("the OS random number generator failed: {0}")]
     Random(String),
+    /// Handing a key to another machine failed ([`transfer`]).
+    #[error(transparent)]
+    Transfer(#[from] TransferError),
 }
 
 /// A handle on the OS keychain, scoped to one service name (e.g. `interlock`), under

@@ -10,7 +10,7 @@ use interlock_core::Digest;
 use interlock_core::decision::{
     Decision, Expectation, Terms, TrustedKeys, sign_decision, verify_decision,
 };
-use interlock_keychain::{Keychain, KeychainError, KeychainKey};
+use interlock_keychain::{Keychain, KeychainError, KeychainKey, TransferError};
 use interlock_merkle::{Checkpoint, NoteVerifier, open_checkpoint, sign_checkpoint};
 
 const SERVICE: &str = "interlock-keychain-test";
@@ -286,4 +286,129 @@ fn tokens_are_kept_apart_from_keys_and_replaced_in_place() {
     assert!(again.store_token(&name, "").is_err());
     assert!(again.delete_token(&name).unwrap());
     assert!(again.load_token(&name).unwrap().is_none());
+}
+
+/// Two keychains, as on two machines: the receiver's service differs from the
+/// sender's. Deletes both sides' keys and the receiver's pending request.
+struct TransferCleanup(String);
+
+const RECEIVER: &str = "interlock-keychain-test-receiver";
+
+impl Drop for TransferCleanup {
+    fn drop(&mut self) {
+        for service in [SERVICE, RECEIVER] {
+            if let Ok(k) = Keychain::open(service) {
+                let _ = k.delete_key(&self.0);
+                let _ = k.delete_token(&format!("transfer.{}", self.0));
+            }
+        }
+    }
+}
+
+fn receiver() -> Keychain {
+    Keychain::open(RECEIVER).unwrap()
+}
+
+/// Issue 20: a team's gateways sign one log, so the log key must reach a
+/// second machine. Sealed to the receiver's one-time recipient, it arrives
+/// whole (the same public key, signatures that verify with it) and the
+/// request is spent: the same sealed text cannot be opened twice.
+#[test]
+fn a_key_sealed_for_a_request_arrives_whole_and_the_request_is_spent() {
+    let name = unique("log");
+    let _cleanup = TransferCleanup(name.clone());
+    let sender = keychain().create_key(&name).unwrap();
+    let recipient = receiver().request_transfer(&name).unwrap();
+    assert!(recipient.starts_with("age1"), "{recipient}");
+    let sealed = keychain().seal_key_for(&name, &recipient).unwrap();
+    assert!(
+        sealed.starts_with("-----BEGIN AGE ENCRYPTED FILE-----"),
+        "{sealed}"
+    );
+    let offered = receiver().open_transfer(&name, &sealed).unwrap();
+    assert_eq!(offered.public_key(), sender.public_key());
+    let received = receiver().accept_transfer(offered, false).unwrap();
+    assert_eq!(received.public_key(), sender.public_key());
+    let sig = received.sign_message(b"checkpoint").unwrap();
+    sender
+        .public_key()
+        .verify_strict(b"checkpoint", &sig)
+        .unwrap();
+    // Spent: the identity that opened it is gone.
+    let again = receiver().open_transfer(&name, &sealed).unwrap_err();
+    assert!(
+        matches!(
+            again,
+            KeychainError::Transfer(TransferError::NotRequested(_))
+        ),
+        "{again:?}"
+    );
+}
+
+/// A sealed key made for an earlier request (or someone else's) does not
+/// open with a later one; damaged or oversized text is refused; a recipient
+/// that is not one is refused before the key is read.
+#[test]
+fn regression_a_sealed_key_opens_only_with_the_request_it_was_made_for() {
+    let name = unique("log");
+    let _cleanup = TransferCleanup(name.clone());
+    keychain().create_key(&name).unwrap();
+    let first = receiver().request_transfer(&name).unwrap();
+    let sealed = keychain().seal_key_for(&name, &first).unwrap();
+    receiver().request_transfer(&name).unwrap();
+    let err = receiver().open_transfer(&name, &sealed).unwrap_err();
+    assert!(
+        matches!(err, KeychainError::Transfer(TransferError::CannotOpen(_))),
+        "{err:?}"
+    );
+    let damaged = sealed.replacen('A', "B", 3);
+    assert!(receiver().open_transfer(&name, &damaged).is_err());
+    let huge = "A".repeat(64 * 1024);
+    assert!(matches!(
+        receiver().open_transfer(&name, &huge).unwrap_err(),
+        KeychainError::Transfer(TransferError::TooLarge(_))
+    ));
+    for bad in ["", "age1notarecipient", "AGE-SECRET-KEY-1XYZ"] {
+        assert!(matches!(
+            keychain().seal_key_for(&name, bad).unwrap_err(),
+            KeychainError::Transfer(TransferError::BadRecipient(_))
+        ));
+    }
+    // Asked under another name, the sealed key is refused as that name.
+    let other = format!("{name}-other");
+    let _other_cleanup = TransferCleanup(other.clone());
+    let recipient = receiver().request_transfer(&other).unwrap();
+    let sealed = keychain().seal_key_for(&name, &recipient).unwrap();
+    assert!(matches!(
+        receiver().open_transfer(&other, &sealed).unwrap_err(),
+        KeychainError::Transfer(TransferError::NotAKey { .. })
+    ));
+}
+
+/// The receiver already holds a different key of that name (a log key made
+/// before it joined the team): kept unless replacing is asked for.
+#[test]
+fn a_different_key_already_held_is_replaced_only_when_asked() {
+    let name = unique("log");
+    let _cleanup = TransferCleanup(name.clone());
+    let team = keychain().create_key(&name).unwrap();
+    let own = receiver().create_key(&name).unwrap();
+    let recipient = receiver().request_transfer(&name).unwrap();
+    let sealed = keychain().seal_key_for(&name, &recipient).unwrap();
+    let offered = receiver().open_transfer(&name, &sealed).unwrap();
+    let err = receiver().accept_transfer(offered, false).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            KeychainError::Transfer(TransferError::Different { .. })
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        receiver().load_key(&name).unwrap().unwrap().public_key(),
+        own.public_key()
+    );
+    let offered = receiver().open_transfer(&name, &sealed).unwrap();
+    let kept = receiver().accept_transfer(offered, true).unwrap();
+    assert_eq!(kept.public_key(), team.public_key());
 }
