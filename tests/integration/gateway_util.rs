@@ -410,7 +410,19 @@ impl Gateway {
     pub fn rpc(&self, method: &str, params: Value) -> (u16, Vec<(String, String)>, Value) {
         let body =
             serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let (status, headers, bytes) = http(
+        let (status, headers, bytes) = self
+            .post_mcp(&body)
+            .unwrap_or_else(|e| panic!("{method} on {}: {e}", self.addr));
+        (
+            status,
+            headers,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    /// POSTs a JSON-RPC message to `/mcp` as the agent.
+    fn post_mcp(&self, body: &Value) -> Result<(u16, Vec<(String, String)>, Vec<u8>), String> {
+        try_http(
             &self.addr,
             "POST",
             "/mcp",
@@ -420,13 +432,18 @@ impl Gateway {
                 ("Accept", "application/json, text/event-stream"),
                 ("MCP-Protocol-Version", "2026-07-28"),
             ],
-            &serde_json::to_vec(&body).unwrap(),
-        );
-        (
-            status,
-            headers,
-            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            &serde_json::to_vec(body).unwrap(),
         )
+    }
+
+    /// `tools/call` that returns `None` when the gateway is gone or the
+    /// answer was cut (a gateway killed meanwhile), and the JSON-RPC
+    /// response otherwise.
+    pub fn try_call(&self, tool: &str, arguments: Value) -> Option<Value> {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}});
+        let (status, _, bytes) = self.post_mcp(&body).ok()?;
+        (status == 200).then(|| serde_json::from_slice(&bytes).ok())?
     }
 
     /// A new reviewer API key.
@@ -582,7 +599,20 @@ pub fn http(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> (u16, Vec<(String, String)>, Vec<u8>) {
-    let mut s = TcpStream::connect(addr).expect("the gateway accepts connections");
+    try_http(addr, method, path, headers, body)
+        .unwrap_or_else(|e| panic!("{method} {path} on {addr}: {e}"))
+}
+
+/// [`http`] that reports a refused connection or a cut response instead of
+/// panicking: for calls to a gateway that may be killed meanwhile.
+pub fn try_http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<(u16, Vec<(String, String)>, Vec<u8>), String> {
+    let mut s = TcpStream::connect(addr).map_err(|e| format!("connecting: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let mut req = format!(
         "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
@@ -595,7 +625,8 @@ pub fn http(
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
-    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(req.as_bytes())
+        .map_err(|e| format!("sending: {e}"))?;
     // The server may answer (413) before reading a huge body: ignore a broken pipe.
     let _ = s.write_all(body);
     let mut raw = Vec::new();
@@ -603,17 +634,14 @@ pub fn http(
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no HTTP response: {:?}", String::from_utf8_lossy(&raw)));
+        .ok_or_else(|| format!("no HTTP response: {:?}", String::from_utf8_lossy(&raw)))?;
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let mut lines = head.lines();
     let status: u16 = lines
         .next()
-        .unwrap()
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("no status line: {head:?}"))?;
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
@@ -623,23 +651,26 @@ pub fn http(
         .iter()
         .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"))
     {
-        body = dechunk(&body);
+        body = dechunk(&body).ok_or("a chunked body cut short")?;
     }
-    (status, headers, body)
+    Ok((status, headers, body))
 }
 
-fn dechunk(mut b: &[u8]) -> Vec<u8> {
+/// The body of a chunked response; `None` if it was cut mid-chunk.
+fn dechunk(mut b: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     while let Some(nl) = b.windows(2).position(|w| w == b"\r\n") {
-        let size =
-            usize::from_str_radix(std::str::from_utf8(&b[..nl]).unwrap().trim(), 16).unwrap_or(0);
+        let size = std::str::from_utf8(&b[..nl])
+            .ok()
+            .and_then(|s| usize::from_str_radix(s.trim(), 16).ok())
+            .unwrap_or(0);
         if size == 0 {
             break;
         }
-        out.extend_from_slice(&b[nl + 2..nl + 2 + size]);
-        b = &b[nl + 2 + size + 2..];
+        out.extend_from_slice(b.get(nl + 2..nl + 2 + size)?);
+        b = b.get(nl + 2 + size + 2..).unwrap_or_default();
     }
-    out
+    Some(out)
 }
 
 /// A free loopback port (bind 0, read it, release it).
