@@ -421,7 +421,7 @@ impl Gateway {
     }
 
     /// POSTs a JSON-RPC message to `/mcp` as the agent.
-    fn post_mcp(&self, body: &Value) -> Result<(u16, Vec<(String, String)>, Vec<u8>), String> {
+    fn post_mcp(&self, body: &Value) -> Result<HttpResponse, String> {
         try_http(
             &self.addr,
             "POST",
@@ -603,6 +603,9 @@ pub fn http(
         .unwrap_or_else(|e| panic!("{method} {path} on {addr}: {e}"))
 }
 
+/// An HTTP answer: status, lower-cased headers, body.
+pub type HttpResponse = (u16, Vec<(String, String)>, Vec<u8>);
+
 /// [`http`] that reports a refused connection or a cut response instead of
 /// panicking: for calls to a gateway that may be killed meanwhile.
 pub fn try_http(
@@ -611,7 +614,7 @@ pub fn try_http(
     path: &str,
     headers: &[(&str, &str)],
     body: &[u8],
-) -> Result<(u16, Vec<(String, String)>, Vec<u8>), String> {
+) -> Result<HttpResponse, String> {
     let mut s = TcpStream::connect(addr).map_err(|e| format!("connecting: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let mut req = format!(

@@ -376,11 +376,12 @@ fn one_of_three_gateways_killed_mid_burst_loses_nothing_acknowledged() {
                         while !stop.load(Ordering::Relaxed) {
                             let n = next.fetch_add(1, Ordering::Relaxed);
                             let args = json!({"a": n, "b": w});
+                            let sum = (n + w as u64).to_string();
                             let was_killed = killed.load(Ordering::Relaxed);
                             match gw.try_call("drifty__add", args.clone()) {
                                 Some(r)
-                                    if r["result"]["content"][0]["text"]
-                                        == (n + w as u64).to_string() =>
+                                    if r["result"]["content"][0]["text"].as_str()
+                                        == Some(sum.as_str()) =>
                                 {
                                     acked.push(args);
                                     if was_killed && !is_victim {
