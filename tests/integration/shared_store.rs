@@ -463,3 +463,95 @@ fn one_of_three_gateways_killed_mid_burst_loses_nothing_acknowledged() {
         gw.assert_audit_clean();
     }
 }
+
+/// Reads `gw`'s reviewer event stream (SSE) until every `(event, subject)` in
+/// `wanted` has arrived, or 30 s pass; returns what arrived, with the time
+/// each wanted one took from `since`.
+fn events_until(
+    gw: &Gateway,
+    reviewer: &str,
+    wanted: &[(&str, &str)],
+    started: std::sync::mpsc::Sender<()>,
+) -> (String, Vec<(String, u128)>) {
+    use std::io::{Read, Write};
+    let addr = gw.addr.clone();
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        s,
+        "GET /api/v1/events HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {reviewer}\r\n\r\n"
+    )
+    .unwrap();
+    let since = Instant::now();
+    let mut seen = String::new();
+    let mut arrived = Vec::new();
+    let mut buf = [0u8; 8192];
+    let mut told = false;
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        if !told {
+            // The response head: the stream is subscribed.
+            let _ = started.send(());
+            told = true;
+        }
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        for (event, subject) in wanted {
+            let found = seen.split("\n\n").any(|block| {
+                block.contains(&format!("event: {event}\n"))
+                    && block.contains(&format!("\"subject\":\"{subject}\""))
+            });
+            if found && !arrived.iter().any(|(e, _)| e == event) {
+                arrived.push(((*event).to_owned(), since.elapsed().as_millis()));
+            }
+        }
+        if arrived.len() == wanted.len() {
+            break;
+        }
+    }
+    (seen, arrived)
+}
+
+/// Issue 20: a reviewer connected to one gateway is told of what happens on
+/// the others. A plan proposed through gateway C, and the server and the plan
+/// approved through gateway A's CLI, reach gateway B's reviewer event stream
+/// (what the desktop app relays as notifications), read from the entries B
+/// adopts from the shared log.
+#[test]
+fn a_reviewer_on_one_gateway_hears_what_the_others_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = drifting_config(dir.path());
+    let a = Gateway::start(&config);
+    a.wait_for_server("drifty", "PENDING");
+    let b = Gateway::start_beside(&a, &config);
+    let c = Gateway::start_beside(&a, &config);
+    let reviewer = b.reviewer_key();
+    let wanted = [
+        ("server.approved", "drifty"),
+        ("plan.proposed", "team-evt"),
+        ("plan.approved", "team-evt"),
+    ];
+    let (started_tx, started) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| events_until(&b, &reviewer, &wanted, started_tx));
+        started
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the event stream answered");
+        a.approve_server("drifty");
+        let plan = write_file_plan(&c, "team-evt", "Proposed on C", "evt.txt");
+        let r = c.client("py", &["call", "propose_plan", &plan.to_string()]);
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        let out = a.approve("plans", "team-evt", "approved on A");
+        assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+        let (seen, arrived) = reader.join().unwrap();
+        for (event, _) in &wanted {
+            assert!(
+                arrived.iter().any(|(e, _)| e == event),
+                "gateway B's reviewers never heard {event}: {seen}"
+            );
+        }
+        println!("on gateway B's event stream (ms after subscribing): {arrived:?}");
+    });
+}

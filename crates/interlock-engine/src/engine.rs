@@ -415,6 +415,47 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Announces a plan event another process recorded (a plan proposed,
+    /// decided or run through another gateway on the same database), as
+    /// [`Engine::announce`] does for this one's: `entry` is the leaf at
+    /// `index`, adopted from the shared log. Leaves that are not plan events
+    /// are ignored; a plan row not found is an error.
+    pub async fn announce_recorded(&self, index: u64, entry: &Value) -> Result<(), EngineError> {
+        let field = |k: &str| entry.get(k);
+        let kind = match field("type").and_then(Value::as_str) {
+            Some("plan.proposed") => EventKind::Proposed,
+            Some("plan.transition") => {
+                let to = field("to").and_then(Value::as_str).unwrap_or_default();
+                match to.parse::<PlanStatus>().ok().and_then(event_kind) {
+                    Some(kind) => kind,
+                    None => return Ok(()),
+                }
+            }
+            Some("executor.lost") => EventKind::Halted,
+            _ => return Ok(()),
+        };
+        let (Some(plan_id), Some(revision)) = (
+            field("plan_id").and_then(Value::as_str),
+            field("revision").and_then(|v| match v {
+                Value::Number(n) => n.as_i64(),
+                _ => None,
+            }),
+        ) else {
+            return Ok(());
+        };
+        let plan = self
+            .store
+            .plan_revision(plan_id, revision)
+            .await?
+            .ok_or_else(|| interlock_store::StoreError::NotFound {
+                what: format!("plan {plan_id} revision {revision}"),
+            })?;
+        self.announce(kind, &plan, index);
+        Ok(())
+    }
+}
+
 fn event_kind(status: PlanStatus) -> Option<EventKind> {
     Some(match status {
         PlanStatus::Proposed => EventKind::Proposed,

@@ -255,6 +255,59 @@ impl GatewayEvent {
         })
     }
 
+    /// The event a server leaf recorded by another process stands for (a
+    /// server that another gateway on the same database met, quarantined or
+    /// had decided): its kind, name and surface hash come from the leaf; the
+    /// title is generic, since the observing gateway's wording is not
+    /// recorded. `None` for leaves that announce nothing to a reviewer.
+    pub fn of_recorded_server_leaf(
+        index: u64,
+        entry: &interlock_core::canon::Value,
+    ) -> Option<GatewayEvent> {
+        let kind = EventType::parse(entry.get("type")?.as_str()?)?;
+        let name = entry.get("server")?.as_str()?;
+        let hash = entry
+            .get("surface_hash")
+            .and_then(|h| h.as_str())
+            .unwrap_or_default();
+        let (title, risk) = match kind {
+            EventType::ServerPending => {
+                let risk = entry
+                    .get("first_contact")
+                    .and_then(|f| f.get("risk"))
+                    .and_then(|r| r.as_str());
+                (
+                    format!("New MCP server `{name}` waits for review"),
+                    // Never below medium, as for a server met here.
+                    match risk {
+                        Some(r @ ("high" | "critical")) => r,
+                        _ => "medium",
+                    },
+                )
+            }
+            EventType::ServerQuarantined => (
+                format!("MCP server `{name}` quarantined: its surface drifted"),
+                "high",
+            ),
+            EventType::ServerDriftHeld => (
+                format!("MCP server `{name}` drifted: its changed tools are held"),
+                "medium",
+            ),
+            EventType::ServerApproved => (format!("Approved `{name}`"), "info"),
+            EventType::ServerRejected => (format!("Rejected `{name}`"), "info"),
+            EventType::ServerRemoved => (format!("Removed `{name}`"), "info"),
+            _ => return None,
+        };
+        Some(GatewayEvent::server(
+            kind,
+            name,
+            title,
+            risk,
+            hash,
+            Some(index),
+        ))
+    }
+
     pub fn from_engine(e: &EngineEvent) -> GatewayEvent {
         GatewayEvent {
             kind: EventType::of_plan(e.kind),
@@ -292,5 +345,11 @@ impl EventBus {
 
     pub fn subscribe(&self) -> broadcast::Receiver<GatewayEvent> {
         self.0.subscribe()
+    }
+
+    /// Whether anyone listens (an SSE stream, the desktop app): what is
+    /// announced only to be heard need not be worked out otherwise.
+    pub fn has_listeners(&self) -> bool {
+        self.0.receiver_count() > 0
     }
 }

@@ -235,6 +235,7 @@ impl Prepared {
         }
         tokio::spawn(reload_loop(gw.clone()));
         tokio::spawn(relay_engine_events(gw.clone()));
+        tokio::spawn(announce_adopted_entries(gw.clone()));
         tokio::spawn(index_receipts_loop(gw.clone()));
         crate::alerts::spawn(&gw);
         tokio::spawn(crate::metrics::tail_log(gw.clone()));
@@ -868,6 +869,49 @@ async fn index_receipts_loop(gw: Gateway) {
         tokio::select! {
             _ = tokio::time::sleep(RELOAD_EVERY * 5) => {}
             _ = shutdown.changed() => return,
+        }
+    }
+}
+
+/// Announces to this gateway's reviewers what other processes on the same
+/// database recorded — a plan proposed or decided, a server met, quarantined
+/// or decided through another gateway of the team (issue 20) — as the log
+/// adopts their entries, so a desktop connected to any gateway is notified
+/// of every item held on any of them.
+async fn announce_adopted_entries(gw: Gateway) {
+    let log = gw.0.engine.log();
+    let mut adopted = log.adopted_ranges();
+    let mut shutdown = gw.0.shutdown.subscribe();
+    loop {
+        let range = tokio::select! {
+            r = adopted.recv() => match r {
+                Ok(range) => range,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "announcing other gateways' entries lagged");
+                    continue;
+                }
+                Err(_) => return,
+            },
+            _ = shutdown.changed() => return,
+        };
+        // Nobody to tell (no SSE stream, no desktop): skip reading them; a
+        // reviewer who connects later reads the inbox itself.
+        if !gw.0.events.has_listeners() {
+            continue;
+        }
+        for index in range {
+            let entry = match log.entry(index).await {
+                Ok(entry) => entry,
+                Err(e) => {
+                    tracing::warn!(index, error = %e, "reading an adopted entry failed");
+                    continue;
+                }
+            };
+            if let Some(event) = GatewayEvent::of_recorded_server_leaf(index, &entry) {
+                gw.0.events.send(event);
+            } else if let Err(e) = gw.0.engine.announce_recorded(index, &entry).await {
+                tracing::warn!(index, error = %e, "announcing an adopted plan event failed");
+            }
         }
     }
 }

@@ -41,7 +41,8 @@ pub use claims::drift_window_claim_of;
 pub use error::LogError;
 pub use export::{ExportFilter, META_LAST_EXPORT, export, export_tlog_proof};
 pub use log::{
-    Appended, Durability, Log, LogOptions, MAX_BATCH, MAX_ENTRY_BYTES, META_ORIGIN, META_VKEY,
+    ADOPTED_BACKLOG, Appended, Durability, Log, LogOptions, MAX_BATCH, MAX_ENTRY_BYTES,
+    META_ORIGIN, META_VKEY,
 };
 pub use receipts::{
     EventEvidence, ExportFiles, ReceiptEntry, UNREADABLE, event_evidence, export_files, facts_of,

@@ -145,6 +145,10 @@ struct State {
     sealed: u64,
 }
 
+/// How many adopted ranges [`Log::adopted_ranges`] keeps for a slow
+/// receiver before telling it that it lagged.
+pub const ADOPTED_BACKLOG: usize = 1024;
+
 struct Shared {
     store: Store,
     origin: String,
@@ -161,6 +165,10 @@ struct Shared {
     /// what tails the log (alert delivery) waits on instead of polling the
     /// store.
     sealed_tx: tokio::sync::watch::Sender<u64>,
+    /// The index ranges of entries other writers appended, as this `Log`
+    /// adopts them: what a gateway announces to its reviewers when another
+    /// gateway on the same database proposed or decided something.
+    adopted_tx: tokio::sync::broadcast::Sender<std::ops::Range<u64>>,
 }
 
 impl Shared {
@@ -286,6 +294,7 @@ impl Log {
             }),
             extend: tokio::sync::Mutex::new(()),
             sealed_tx: tokio::sync::watch::channel(sealed).0,
+            adopted_tx: tokio::sync::broadcast::channel(ADOPTED_BACKLOG).0,
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         // The writer builds the checkpoint signer it keeps (which checks the
@@ -387,6 +396,14 @@ impl Log {
     /// checkpoints show only once this `Log` catches up with them.
     pub fn sealed_watch(&self) -> tokio::sync::watch::Receiver<u64> {
         self.shared.sealed_tx.subscribe()
+    }
+
+    /// The index ranges of entries other writers (another gateway or a CLI
+    /// on the same database) appended, each sent once as this `Log` adopts
+    /// them — verified, under a checkpoint. A receiver that falls more than
+    /// [`ADOPTED_BACKLOG`] ranges behind is told it lagged.
+    pub fn adopted_ranges(&self) -> tokio::sync::broadcast::Receiver<std::ops::Range<u64>> {
+        self.shared.adopted_tx.subscribe()
     }
 
     /// Appends one entry together with the state change it records, in one
@@ -774,6 +791,10 @@ async fn catch_up(shared: &Shared) -> Result<u64, LogError> {
         shared.sealed_tx.send_replace(st.sealed);
         st.tree.len()
     };
+    if new_size > size {
+        // No receivers is fine: nobody announces adopted entries.
+        let _ = shared.adopted_tx.send(size..new_size);
+    }
     tracing::debug!(
         origin = %shared.origin,
         from = size,
@@ -1393,10 +1414,12 @@ fn adopt(shared: &Shared, foreign: Vec<Hash>, note: Option<Arc<str>>) {
         return;
     }
     let mut st = shared.write();
+    let from = st.tree.len();
     st.tree.extend(foreign);
     st.checkpoint = note;
     st.sealed = st.tree.len();
     shared.sealed_tx.send_replace(st.sealed);
+    let _ = shared.adopted_tx.send(from..st.tree.len());
 }
 
 /// Commits one batch and answers its waiters; returns whether a checkpoint
@@ -1492,10 +1515,12 @@ async fn publish(
             let size = {
                 let mut st = shared.write();
                 if !foreign.is_empty() {
+                    let from = st.tree.len();
                     st.tree.extend(foreign);
                     st.checkpoint = foreign_note;
                     st.sealed = st.tree.len();
                     shared.sealed_tx.send_replace(st.sealed);
+                    let _ = shared.adopted_tx.send(from..st.tree.len());
                 }
                 st.tree.extend(leaves.iter().map(|l| l.leaf_hash));
                 if let Some(note) = &note {

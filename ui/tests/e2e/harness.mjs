@@ -17,7 +17,7 @@
 //     `rotate-logs` (two revisions, so a diff), `restart-web` (high),
 //     `migrate-db` (critical: six mutating high-risk stages), `make-cache` (low).
 
-import { spawn, execFile } from 'node:child_process';
+import { spawn, execFile, execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -73,6 +73,23 @@ export function plan(id, title, stages, extra = {}) {
   };
 }
 
+let databases = 0;
+
+/**
+ * On a Postgres run ($INTERLOCK_TEST_POSTGRES names a server, as scripts/test sets
+ * for its second pass; issue 20), a fresh database on it for one gateway and its
+ * CLI calls; otherwise null (the data directory's SQLite file).
+ */
+export function freshPostgresDatabase() {
+  const server = process.env.INTERLOCK_TEST_POSTGRES;
+  if (!server) return null;
+  const name = `interlock_ui_${process.pid}_${Date.now()}_${databases++}`;
+  execFileSync('psql', [server, '-v', 'ON_ERROR_STOP=1', '-qc', `CREATE DATABASE ${name}`]);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 export class Gateway {
   constructor() {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'interlock-ui-'));
@@ -81,6 +98,8 @@ export class Gateway {
       INTERLOCK_DATA_DIR: path.join(this.dir, 'data'),
       INTERLOCK_KEYCHAIN_SERVICE: `interlock-ui-test-${process.pid}-${Date.now()}`,
     };
+    const database = freshPostgresDatabase();
+    if (database) this.env.INTERLOCK_DATABASE_URL = database;
     this.drift = {};
   }
 
