@@ -279,10 +279,8 @@ impl GatewayEvent {
                 (
                     format!("New MCP server `{name}` waits for review"),
                     // Never below medium, as for a server met here.
-                    match risk {
-                        Some(r @ ("high" | "critical")) => r,
-                        _ => "medium",
-                    },
+                    risk.filter(|r| matches!(*r, "high" | "critical"))
+                        .unwrap_or("medium"),
                 )
             }
             EventType::ServerQuarantined => (
