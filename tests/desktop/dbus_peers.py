@@ -82,7 +82,7 @@ class NotificationServer(_Peer):
     def __init__(self):
         super().__init__()
         self.next_id = 1
-        self.calls = []  # dicts: id, t, app, replaces, summary, body, actions, hints
+        self.calls = []  # dicts: id, t, app, sender, replaces, summary, body, actions, hints
         self.closed = []
 
     def handle(self, msg):
@@ -96,6 +96,7 @@ class NotificationServer(_Peer):
         if member == "Notify":
             t = time.monotonic()
             app, replaces, _icon, summary, body, actions, hints, _timeout = msg.body
+            sender = msg.header.fields.get(HeaderFields.sender)
             with self.lock:
                 nid = replaces or self.next_id
                 if not replaces:
@@ -105,6 +106,7 @@ class NotificationServer(_Peer):
                         "id": nid,
                         "t": t,
                         "app": app,
+                        "sender": sender,
                         "replaces": replaces,
                         "summary": summary,
                         "body": body,

@@ -902,6 +902,119 @@ def main():
 
     check("team mode: a notification's Approve decides on a team's gateway", team_gateway)
 
+    def team_postgres():
+        # Issue 20: a team on one Postgres database. Three `interlock serve`
+        # processes (three machines' gateways, sharing the log key as a
+        # joined machine does after `keys log-key accept`), and two
+        # reviewers' desktops in team mode, Alice's on gateway 1 and Bob's
+        # on gateway 2. A plan proposed through gateway 3 notifies both;
+        # Alice approves from her notification; every gateway and both trays
+        # agree at once, and the decision is Alice's.
+        server, own_cluster = os.environ.get("INTERLOCK_TEST_POSTGRES"), None
+        if not server:
+            own_cluster = os.path.join(root, "pg")
+            server = subprocess.run(
+                [os.path.join(REPO, "scripts/pg-cluster"), "start", own_cluster],
+                capture_output=True, text=True, check=True, timeout=120,
+            ).stdout.strip()
+        database = f"interlock_desktop_{os.getpid()}"
+        subprocess.run(["psql", server, "-v", "ON_ERROR_STOP=1", "-qc", f"CREATE DATABASE {database}"],
+                       check=True, capture_output=True, timeout=60)
+        url = re.sub(r"^(postgres(?:ql)?://[^/?]*)/[^?]*", rf"\1/{database}", server)
+        gateways, serves, apps = [], [], []
+        try:
+            for i in (1, 2, 3):
+                gw = Env(root, f"pg-gw{i}")
+                gw.vars["INTERLOCK_DATABASE_URL"] = url
+                if gateways:
+                    gw.vars["INTERLOCK_KEYCHAIN_SERVICE"] = gateways[0].vars["INTERLOCK_KEYCHAIN_SERVICE"]
+                gateways.append(gw)
+            first = gateways[0]
+            agent_key = first.cli("agents", "add", "pg-agent").strip().splitlines()[-1].strip()
+            keys = {
+                who: first.cli("reviewers", "add", f"{who}-desktop").strip().splitlines()[-1].strip()
+                for who in ("alice", "bob")
+            }
+            for i, gw in enumerate(gateways, 1):
+                serve = subprocess.Popen(
+                    [CLI, "serve", "--listen", f"127.0.0.1:{gw.port}"],
+                    env=gw.environ(), stdout=subprocess.PIPE,
+                    stderr=open(os.path.join(root, f"pg-gw{i}.log"), "w"),
+                    text=True, start_new_session=True,
+                )
+                serves.append(serve)
+                line = serve.stdout.readline()
+                assert line.startswith("interlock gateway listening on"), (line, open(os.path.join(root, f"pg-gw{i}.log")).read())
+            trays = {}
+            for who, gw in (("alice", gateways[0]), ("bob", gateways[1])):
+                app_env = Env(root, f"pg-app-{who}")
+                app_env.vars["INTERLOCK_TEAM_GATEWAY"] = gw.origin
+                app_env.vars["INTERLOCK_TEAM_REVIEWER_KEY"] = keys[who]
+                _, proc, (sender, path) = launch_to_tray(app_env, watcher, bus, f"pg-app-{who}", "--hidden")
+                apps.append(proc)
+                trays[who] = (proc, sender, path)
+                hint = wait(
+                    lambda: re.search(
+                        r"interlock keys register --public-key ([0-9a-f]{64})",
+                        open(os.path.join(root, f"pg-app-{who}.log")).read(),
+                    ),
+                    20,
+                    f"{who}'s registration hint",
+                )
+                first.cli("keys", "register", "--public-key", hint.group(1), "--identity", f"human:{who}")
+                wait(
+                    lambda: "connected to the team gateway" in open(os.path.join(root, f"pg-app-{who}.log")).read(),
+                    15,
+                    f"{who}'s app connected",
+                )
+
+            def label(who):
+                _, sender, path = trays[who]
+                return bus.item_property(sender, path, "XAyatanaLabel")
+
+            seen = len(notifications.snapshot())
+            Agent(gateways[2].origin, agent_key).call("propose_plan", {"plan": plan(first, "pg-team-1", "Postgres team plan")})
+            t_resp = time.monotonic()
+            notified = {}
+            for who in ("alice", "bob"):
+                pid = trays[who][0].pid
+                n = notifications.wait_for(
+                    lambda c: "Postgres team plan" in c["body"] and c.get("sender") and bus.pid_of(c["sender"]) == pid,
+                    20,
+                    f"on {who}'s desktop",
+                    since=seen,
+                )
+                notified[who] = n
+                FIGURES[f"Postgres team: plan proposed on gateway 3 to Notify on {who}'s desktop (ms)"] = round(
+                    (n["t"] - t_resp) * 1000, 1
+                )
+            wait(lambda: label("alice") == "1" and label("bob") == "1", 15, "both trays at 1")
+            notifications.click(notified["alice"]["id"], "approve")
+            t_click = time.monotonic()
+            for gw in gateways:
+                wait(lambda: gw.plans()["pg-team-1"]["status"] == "APPROVED", 15, f"APPROVED on {gw.origin}")
+            wait(lambda: label("alice") == "" and label("bob") == "", 15, "both trays back to 0")
+            FIGURES["Postgres team: Alice's Approve to both trays at 0 (ms)"] = round((time.monotonic() - t_click) * 1000, 1)
+            auth = {"Authorization": f"Bearer {keys['bob']}"}
+            status, shown = http("GET", f"{gateways[1].origin}/api/v1/plans/pg-team-1", None, auth)
+            assert status == 200, shown
+            status, approvers = http("GET", f"{gateways[1].origin}/api/v1/approvers", None, auth)
+            alice = [a["key_id"] for a in approvers["approvers"] if a["identity"] == "human:alice"]
+            assert [d["approver_key_id"] for d in shown["decisions"]] == alice, (shown, approvers)
+            for gw in gateways:
+                gw.cli("audit", "verify")
+        finally:
+            for proc in apps + serves:
+                stop(proc)
+            if own_cluster:
+                subprocess.run([os.path.join(REPO, "scripts/pg-cluster"), "stop", own_cluster],
+                               capture_output=True, timeout=60)
+
+    check(
+        "team mode on Postgres: three gateways and two reviewers' desktops agree on a decision",
+        team_postgres,
+    )
+
     def team_origin():
         # Team mode's trust rules (issue 15, item 7). A plain http:// team
         # gateway on another host is refused at start: the reviewer API key
