@@ -572,14 +572,34 @@ fn without_gdk_gl() {
 #[cfg(not(target_os = "linux"))]
 fn without_gdk_gl() {}
 
+/// The single-instance D-Bus name's stem: one app per data directory, not
+/// one per user. Two apps on two data directories (two teams' reviews, or
+/// two reviewers in one session as the e2e test runs them) are two apps; a
+/// second launch on the same directory — the one that would open the same
+/// database and keychain service — still only brings the first forward.
+fn instance_id() -> String {
+    let data_dir =
+        interlock_host::Host::new(std::env::var_os("INTERLOCK_DATA_DIR").map(Into::into))
+            .data_dir()
+            .map(|d| std::path::absolute(&d).unwrap_or(d))
+            .unwrap_or_default();
+    let digest = interlock_core::canon::Digest::of_bytes(data_dir.as_os_str().as_encoded_bytes());
+    // A D-Bus name element may not start with a digit.
+    format!("dev.interlock.desktop.d{}", &digest.hex()[..16])
+}
+
 fn main() {
     without_gdk_gl();
     let started_at = Instant::now();
     let app = tauri::Builder::default()
-        // First: a second launch only brings the running app's window forward.
-        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
-            open_window(app, None);
-        }))
+        // First: a second launch on the same data directory only brings the
+        // running app's window forward.
+        .plugin(
+            tauri_plugin_single_instance::Builder::new()
+                .dbus_id(instance_id())
+                .callback(|app, _argv, _cwd| open_window(app, None))
+                .build(),
+        )
         // Used from Rust only (`decide`'s confirmation); no page is granted its commands.
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![decide, approver_info])

@@ -976,10 +976,18 @@ def main():
             Agent(gateways[2].origin, agent_key).call("propose_plan", {"plan": plan(first, "pg-team-1", "Postgres team plan")})
             t_resp = time.monotonic()
             notified = {}
+
+            def sent_by(c, pid):
+                # The sender's process; a connection gone since is nobody's.
+                try:
+                    return c.get("sender") and bus.pid_of(c["sender"]) == pid
+                except RuntimeError:
+                    return False
+
             for who in ("alice", "bob"):
                 pid = trays[who][0].pid
                 n = notifications.wait_for(
-                    lambda c: "Postgres team plan" in c["body"] and c.get("sender") and bus.pid_of(c["sender"]) == pid,
+                    lambda c: "Postgres team plan" in c["body"] and sent_by(c, pid),
                     20,
                     f"on {who}'s desktop",
                     since=seen,
