@@ -161,6 +161,95 @@ struct Shared {
     /// what tails the log (alert delivery) waits on instead of polling the
     /// store.
     sealed_tx: tokio::sync::watch::Sender<u64>,
+    /// When checkpoints and deferred `fsync`s are due. Held by whoever
+    /// commits — the writer task for a batch, or an appender committing on
+    /// its own task ([`Log::append_inline`]) — so commits never interleave
+    /// and the two agree on what is due.
+    pace: tokio::sync::Mutex<Pace>,
+    /// Tells the writer that an inline commit set a deadline (a checkpoint
+    /// or a deferred `fsync` became due) it may not be waiting for yet. At
+    /// most once per flush window and once per checkpoint interval, not
+    /// once per commit.
+    paced: tokio::sync::Notify,
+}
+
+/// The writer's clock: what its timers wait for.
+#[derive(Default)]
+struct Pace {
+    /// When this log last signed a checkpoint (`None`: never).
+    signed_at: Option<Instant>,
+    /// When the unsigned tail, if any, must be signed.
+    seal_due: Option<Instant>,
+    /// When the writer next checks for committed leaves left without an
+    /// `fsync` (`unflushed`). Left set by a durable commit, which clears
+    /// `unflushed` instead: re-arming the writer's timer on every commit
+    /// woke a parked worker thread per call (issue 17's profile).
+    flush_due: Option<Instant>,
+    /// A [`Flush::Deferred`] commit that no `fsync` has covered yet.
+    unflushed: bool,
+}
+
+impl Pace {
+    /// Whether the next commit must sign a checkpoint.
+    fn checkpoint_due(&self, options: &LogOptions) -> bool {
+        options.checkpoint_interval.is_zero()
+            || self
+                .signed_at
+                .is_none_or(|t| t.elapsed() >= options.checkpoint_interval)
+    }
+
+    /// The writer's next deadline.
+    fn next_due(&self) -> Option<Instant> {
+        match (self.seal_due, self.flush_due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Records a commit; returns whether it set a deadline that was not set
+    /// before (the writer must be told if it did not commit itself).
+    fn committed(&mut self, shared: &Shared, flush: Flush, signed: bool) -> bool {
+        let now = Instant::now();
+        let mut new = false;
+        if signed {
+            self.signed_at = Some(now);
+        }
+        match flush {
+            Flush::Now => self.unflushed = false,
+            Flush::Deferred => {
+                self.unflushed = true;
+                if self.flush_due.is_none() {
+                    self.flush_due = Some(now + shared.options.flush_window);
+                    new = true;
+                }
+            }
+        }
+        let unsealed = {
+            let st = shared.read();
+            st.sealed < st.tree.len()
+        };
+        if !unsealed {
+            self.seal_due = None;
+        } else if self.seal_due.is_none() {
+            let from = self.signed_at.unwrap_or(now);
+            self.seal_due = Some(from + shared.options.checkpoint_interval);
+            new = true;
+        }
+        new
+    }
+
+    /// `fsync`s deferred commits whose window has ended, unless a durable
+    /// commit already did.
+    async fn flush_if_due(&mut self, shared: &Shared, now: Instant) {
+        if self.flush_due.is_some_and(|d| d <= now) {
+            self.flush_due = None;
+            if std::mem::take(&mut self.unflushed)
+                && let Err(e) = shared.store.flush_log().await
+            {
+                tracing::error!(error = %e, "flushing the log's committed entries failed");
+            }
+        }
+    }
 }
 
 impl Shared {
@@ -286,6 +375,8 @@ impl Log {
             }),
             extend: tokio::sync::Mutex::new(()),
             sealed_tx: tokio::sync::watch::channel(sealed).0,
+            pace: tokio::sync::Mutex::new(Pace::default()),
+            paced: tokio::sync::Notify::new(),
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         // The writer builds the checkpoint signer it keeps (which checks the
@@ -351,6 +442,10 @@ impl Log {
         for e in &entries {
             check_entry(e)?;
         }
+        let entries = match self.append_inline(entries, durability).await {
+            Ok(done) => return done,
+            Err(entries) => entries,
+        };
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Request::Append {
@@ -361,6 +456,89 @@ impl Log {
             .await
             .map_err(|_| LogError::Closed)?;
         rx.await.map_err(|_| LogError::Closed)?
+    }
+
+    /// Commits `entries` on the caller's task when nobody else is committing
+    /// or queued and no checkpoint is due: the store's append, the tree's
+    /// extension and the answer happen here, with no hand-off to the writer
+    /// task and back. Those two wake-ups — often of a parked worker thread —
+    /// cost a sequential proxied call more CPU than the append itself
+    /// (issue 17's profile, docs/BENCHMARKS.md). A single appender is a batch
+    /// of one either way; under load the writer keeps batching, since an
+    /// appender that finds a commit under way queues.
+    ///
+    /// Safe to drop midway: everything before the store's write may wait, and
+    /// nothing after it does ([`Store::try_append_batch_now`] refuses rather
+    /// than wait), so a commit is published by whoever made it. Returns the
+    /// entries when the writer must take them: a commit or a queue ahead, a
+    /// checkpoint due or wanted (the writer keeps the signer), another
+    /// process holding the database, Postgres.
+    async fn append_inline(
+        &self,
+        entries: Vec<Value>,
+        durability: Durability,
+    ) -> Result<Result<Vec<Appended>, LogError>, Vec<Value>> {
+        // An inline commit never waits, so a task appending in a loop would
+        // never yield to the others on its worker (through the writer it
+        // yielded at every append): count each append against tokio's
+        // cooperative budget, which yields once the task has used it up.
+        tokio::task::coop::consume_budget().await;
+        let shared = &*self.shared;
+        let Ok(mut pace) = shared.pace.try_lock() else {
+            return Err(entries);
+        };
+        // Requests already queued go first; a closed log refuses.
+        if self.tx.is_closed()
+            || self.tx.capacity() < self.tx.max_capacity()
+            || pace.checkpoint_due(&shared.options)
+            || shared.store.log_seal_requested_within(SEAL_WANTED_FOR)
+        {
+            return Err(entries);
+        }
+        let Ok(extend) = shared.extend.try_lock() else {
+            return Err(entries);
+        };
+        let flush = match durability {
+            Durability::Committed => Flush::Deferred,
+            Durability::Durable => Flush::Now,
+        };
+        let now = now_secs();
+        let start = shared.read().tree.len();
+        let (reply, mut rx) = oneshot::channel();
+        let (leaves, waiters) = encode(vec![(entries, reply)], start, now);
+        if !leaves.is_empty() {
+            match shared
+                .store
+                .try_append_batch_now(&leaves, None, flush)
+                .await
+            {
+                Ok(true) => {
+                    let written = Written {
+                        foreign: Vec::new(),
+                        foreign_note: None,
+                        written: Some((leaves, None)),
+                    };
+                    publish(shared, Ok(written), waiters).await;
+                    if pace.committed(shared, flush, false) {
+                        shared.paced.notify_one();
+                    }
+                }
+                // Nothing written: the writer retries (under the database
+                // lock, adopting another writer's entries, if need be).
+                Ok(false) | Err(StoreError::LeafIndexMismatch { .. }) => {
+                    drop((extend, pace));
+                    return match entries_of(&leaves) {
+                        Ok(entries) => Err(entries),
+                        Err(e) => Ok(Err(e)),
+                    };
+                }
+                Err(e) => {
+                    drop(extend);
+                    publish(shared, Err(BatchError::Store(Arc::new(e))), waiters).await;
+                }
+            }
+        }
+        Ok(rx.try_recv().unwrap_or(Err(LogError::Closed)))
     }
 
     /// Signs a checkpoint over every entry this log has committed, unless the
@@ -798,7 +976,10 @@ struct Pending {
 /// The checkpoint signer the writer keeps: built (and its key checked) once.
 type Notes<'a> = NoteSigner<'a, AsSigner<'a>>;
 
-/// The single writer: drains, commits, acknowledges; repeat.
+/// The single writer: drains, commits, acknowledges; repeat. An append that
+/// finds nothing committing or queued and no checkpoint due commits itself
+/// ([`Log::append_inline`]); the writer batches the rest, signs checkpoints
+/// and runs the timers. Both hold `Shared::pace` while they commit.
 ///
 /// A commit runs inline on this task, start to end: encoding the leaves, and
 /// the store's append, which is synchronous SQLite with its `fsync` (see
@@ -851,41 +1032,28 @@ async fn writer(
     // Waiters answered by the previous commit, and gather yields so far.
     let mut last_waiters = 0usize;
     let mut yields = 0u32;
-    // When this writer last signed a checkpoint (`None`: never), and when the
-    // unsigned tail, if any, must be signed / the deferred fsync done.
-    let mut signed_at: Option<Instant> = None;
-    let mut seal_due: Option<Instant> = None;
-    let mut flush_due: Option<Instant> = None;
     loop {
         let first = match carry.take() {
             Some(r) => r,
             None => {
-                let due = match (seal_due, flush_due) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
-                let next = match due {
-                    None => rx.recv().await,
-                    Some(due) => tokio::select! {
-                        biased;
-                        r = rx.recv() => r,
-                        () = tokio::time::sleep_until(due.into()) => {
-                            let now = Instant::now();
-                            if flush_due.is_some_and(|d| d <= now) {
-                                flush_due = None;
-                                if let Err(e) = shared.store.flush_log().await {
-                                    tracing::error!(error = %e, "flushing the log's committed entries failed");
-                                }
+                let due = shared.pace.lock().await.next_due();
+                let next = tokio::select! {
+                    biased;
+                    r = rx.recv() => r,
+                    // An inline commit set a deadline: wait for it instead.
+                    () = shared.paced.notified() => continue,
+                    () = tokio::time::sleep_until(due.unwrap_or_else(Instant::now).into()), if due.is_some() => {
+                        let now = Instant::now();
+                        let mut pace = shared.pace.lock().await;
+                        pace.flush_if_due(&shared, now).await;
+                        if pace.seal_due.is_some_and(|d| d <= now) {
+                            pace.seal_due = None;
+                            if seal_now(&shared, &notes).await.is_ok() {
+                                pace.signed_at = Some(Instant::now());
                             }
-                            if seal_due.is_some_and(|d| d <= now) {
-                                seal_due = None;
-                                if seal_now(&shared, &notes).await.is_ok() {
-                                    signed_at = Some(Instant::now());
-                                }
-                            }
-                            continue;
                         }
-                    },
+                        continue;
+                    }
                 };
                 match next {
                     Some(r) => r,
@@ -893,6 +1061,8 @@ async fn writer(
                 }
             }
         };
+        // Whoever holds `pace` commits: inline appenders queue meanwhile.
+        let mut pace = shared.pace.lock().await;
         let mut next = Some(first);
         while let Some(req) = next.take() {
             match req {
@@ -945,8 +1115,7 @@ async fn writer(
         yields = 0;
         if !batch.is_empty() {
             last_waiters = batch.len();
-            let due = options.checkpoint_interval.is_zero()
-                || signed_at.is_none_or(|t| t.elapsed() >= options.checkpoint_interval);
+            let due = pace.checkpoint_due(&options);
             let wanted = !due && shared.store.log_seal_requested_within(SEAL_WANTED_FOR);
             let sign = due || wanted;
             let flush = if deferrable {
@@ -955,50 +1124,40 @@ async fn writer(
                 Flush::Now
             };
             let signed = commit(&shared, &notes, std::mem::take(&mut batch), sign, flush).await;
-            if signed {
-                signed_at = Some(Instant::now());
+            // A failed batch made nothing durable: earlier deferred leaves
+            // still wait for their fsync.
+            if let Some(signed) = signed {
+                pace.committed(&shared, flush, signed);
             }
             if wanted {
                 // Another writer waits for the lock: leave it a moment.
                 tokio::time::sleep(SEAL_WANTED_GAP).await;
             }
-            match flush {
-                Flush::Now => flush_due = None,
-                Flush::Deferred => {
-                    flush_due.get_or_insert_with(|| Instant::now() + options.flush_window);
-                }
-            }
             queued = 0;
             deferrable = true;
         }
-        if let Some((entry, change, reply)) = with_change.take() {
-            commit_with_change(&shared, &notes, entry, change, reply).await;
-            signed_at = Some(Instant::now());
-            flush_due = None;
+        if let Some((entry, change, reply)) = with_change.take()
+            && let Some(signed) = commit_with_change(&shared, &notes, entry, change, reply).await
+        {
+            // Durable (and signed, unless nothing was written).
+            pace.committed(&shared, Flush::Now, signed);
         }
-        let unsealed = {
-            let st = shared.read();
-            st.sealed < st.tree.len()
-        };
         if !seal_requests.is_empty() || closing.is_some() {
+            let unsealed = {
+                let st = shared.read();
+                st.sealed < st.tree.len()
+            };
             let sealed = seal_now(&shared, &notes).await.map_err(|e| e.to_string());
             if unsealed && sealed.is_ok() {
-                signed_at = Some(Instant::now());
+                pace.signed_at = Some(Instant::now());
             }
             for reply in seal_requests.drain(..) {
                 let _ = reply.send(sealed.clone().map_err(LogError::Sealing));
             }
-            seal_due = None;
-        } else if unsealed {
-            if seal_due.is_none() {
-                let from = signed_at.unwrap_or_else(Instant::now);
-                seal_due = Some(from + options.checkpoint_interval);
-            }
-        } else {
-            seal_due = None;
+            pace.seal_due = None;
         }
         if let Some(reply) = closing.take() {
-            if flush_due.take().is_some()
+            if std::mem::take(&mut pace.unflushed)
                 && let Err(e) = shared.store.flush_log().await
             {
                 tracing::error!(error = %e, "flushing the log's committed entries failed");
@@ -1147,6 +1306,22 @@ fn predicate(entry: Value, index: u64, now: i64) -> Result<CanonicalPredicate, L
         });
     }
     Ok(predicate)
+}
+
+/// The entries of leaves encoded but not written (an inline commit handing
+/// its batch to the writer): their predicates, `seq` to be replaced, `time`
+/// kept.
+fn entries_of(leaves: &[LeafRow]) -> Result<Vec<Value>, LogError> {
+    leaves
+        .iter()
+        .map(|l| {
+            interlock_receipts::open_leaf_unverified(&l.data)
+                .map(|opened| Value::Object(opened.predicate))
+                .map_err(|e| {
+                    LogError::Sealing(format!("cannot re-read a sealed entry to re-seal it: {e}"))
+                })
+        })
+        .collect()
 }
 
 /// Re-encodes a batch that lost the race for its indices, at `start`.
@@ -1400,7 +1575,7 @@ fn adopt(shared: &Shared, foreign: Vec<Hash>, note: Option<Arc<str>>) {
 }
 
 /// Commits one batch and answers its waiters; returns whether a checkpoint
-/// was signed with it.
+/// was signed with it, or `None` if nothing of it was written.
 ///
 /// The first write is optimistic: encoded for the tree's size, signed (with
 /// `sign`) and appended without a prior read. If another writer took that
@@ -1415,14 +1590,14 @@ async fn commit(
     batch: Vec<(Vec<Value>, Reply)>,
     sign: bool,
     flush: Flush,
-) -> bool {
+) -> Option<bool> {
     // Nothing else extends the tree until this batch is published or failed.
     let _extend = shared.extend.lock().await;
     let now = now_secs();
     let start = shared.read().tree.len();
     let (leaves, mut waiters) = encode(batch, start, now);
     if leaves.is_empty() {
-        return false;
+        return None;
     }
     let result = match write_batch(shared, notes, &leaves, now, sign, flush).await {
         Ok(row) => Ok(Written {
@@ -1458,25 +1633,26 @@ async fn commit_with_change(
     entry: Value,
     change: StateChange,
     reply: Reply,
-) {
+) -> Option<bool> {
     let _extend = shared.extend.lock().await;
     let now = now_secs();
     let start = shared.read().tree.len();
     let (leaves, mut waiters) = encode(vec![(vec![entry], reply)], start, now);
     if leaves.is_empty() {
-        return;
+        return None;
     }
     let result = write_batch_locked(shared, notes, leaves, &mut waiters, now, Some(&change)).await;
-    publish(shared, result, waiters).await;
+    publish(shared, result, waiters).await
 }
 
 /// Publishes a written batch to the tree and answers its waiters (or answers
-/// them with the batch's error). Returns whether a checkpoint was signed.
+/// them with the batch's error). Returns whether a checkpoint was signed, or
+/// `None` if nothing of the batch was written.
 async fn publish(
     shared: &Shared,
     result: Result<Written, BatchError>,
     mut waiters: Vec<Pending>,
-) -> bool {
+) -> Option<bool> {
     match result {
         Ok(Written {
             foreign,
@@ -1485,7 +1661,7 @@ async fn publish(
         }) => {
             let Some((leaves, row)) = written else {
                 adopt(shared, foreign, foreign_note);
-                return false;
+                return None;
             };
             let signed = row.is_some();
             let note: Option<Arc<str>> = row.map(|r| Arc::from(r.note));
@@ -1520,7 +1696,7 @@ async fn publish(
                 let _ = w.reply.send(Ok(acks));
             }
             tracing::trace!(size, signed, "log batch committed");
-            signed
+            Some(signed)
         }
         Err(err) => {
             tracing::error!(error = %err.to_log_error(), "log batch failed");
@@ -1530,7 +1706,7 @@ async fn publish(
             for w in waiters.drain(..) {
                 let _ = w.reply.send(Err(err.to_log_error()));
             }
-            false
+            None
         }
     }
 }
