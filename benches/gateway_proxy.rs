@@ -204,6 +204,7 @@ impl Perf {
 /// (issue 17's profile), and `perf stat` counts them without slowing the gateway
 /// much (tracepoint counters, no sampling).
 const COUNTED: &[(&str, &str)] = &[
+    ("task-clock", "CPU ms"),
     ("context-switches", "ctx switches"),
     ("cpu-migrations", "migrations"),
     ("raw_syscalls:sys_enter", "syscalls"),
@@ -259,7 +260,12 @@ impl Counts {
                 (f.len() > 2 && f[2] == *event).then(|| f[0].parse::<f64>().ok())?
             });
             if let Some(v) = value {
-                parts.push(format!("{label} {:.2}", v / calls as f64));
+                let per_call = v / calls as f64;
+                parts.push(if *event == "task-clock" {
+                    format!("{label} {per_call:.3}")
+                } else {
+                    format!("{label} {per_call:.2}")
+                });
             }
         }
         Some(parts.join(", "))

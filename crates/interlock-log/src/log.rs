@@ -166,11 +166,36 @@ struct Shared {
     /// its own task ([`Log::append_inline`]) — so commits never interleave
     /// and the two agree on what is due.
     pace: tokio::sync::Mutex<Pace>,
+    /// Appends under way (from their start to their answer): an append
+    /// commits inline only when it is alone, so that under load appends
+    /// keep meeting in the writer's group commit, one `fsync` for many.
+    appending: std::sync::atomic::AtomicUsize,
     /// Tells the writer that an inline commit set a deadline (a checkpoint
     /// or a deferred `fsync` became due) it may not be waiting for yet. At
     /// most once per flush window and once per checkpoint interval, not
     /// once per commit.
     paced: tokio::sync::Notify,
+}
+
+/// Counts an append in [`Shared::appending`] while it lives (also when the
+/// append's future is dropped midway).
+struct Appending<'a>(&'a Shared);
+
+impl<'a> Appending<'a> {
+    fn enter(shared: &'a Shared) -> Self {
+        shared
+            .appending
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Appending(shared)
+    }
+}
+
+impl Drop for Appending<'_> {
+    fn drop(&mut self) {
+        self.0
+            .appending
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 /// The writer's clock: what its timers wait for.
@@ -187,6 +212,11 @@ struct Pace {
     flush_due: Option<Instant>,
     /// A [`Flush::Deferred`] commit that no `fsync` has covered yet.
     unflushed: bool,
+    /// How many appenders the writer's latest batch answered. An append
+    /// commits inline only after a batch of one: once appenders meet in the
+    /// writer's batches, they keep sharing its `fsync`s (an inline commit
+    /// cannot gather the appenders that arrive while it runs).
+    last_batch: usize,
 }
 
 impl Pace {
@@ -376,6 +406,7 @@ impl Log {
             extend: tokio::sync::Mutex::new(()),
             sealed_tx: tokio::sync::watch::channel(sealed).0,
             pace: tokio::sync::Mutex::new(Pace::default()),
+            appending: std::sync::atomic::AtomicUsize::new(0),
             paced: tokio::sync::Notify::new(),
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
@@ -442,6 +473,7 @@ impl Log {
         for e in &entries {
             check_entry(e)?;
         }
+        let _appending = Appending::enter(&self.shared);
         let entries = match self.append_inline(entries, durability).await {
             Ok(done) => return done,
             Err(entries) => entries,
@@ -458,14 +490,15 @@ impl Log {
         rx.await.map_err(|_| LogError::Closed)?
     }
 
-    /// Commits `entries` on the caller's task when nobody else is committing
-    /// or queued and no checkpoint is due: the store's append, the tree's
+    /// Commits `entries` on the caller's task when no other append is under
+    /// way, nobody is committing or queued, the writer's last batch had one
+    /// appender and no checkpoint is due: the store's append, the tree's
     /// extension and the answer happen here, with no hand-off to the writer
-    /// task and back. Those two wake-ups — often of a parked worker thread —
-    /// cost a sequential proxied call more CPU than the append itself
-    /// (issue 17's profile, docs/BENCHMARKS.md). A single appender is a batch
-    /// of one either way; under load the writer keeps batching, since an
-    /// appender that finds a commit under way queues.
+    /// task and back: two task wake-ups per append, often of a parked worker
+    /// thread (a sequential proxied call went from 10 to 7.5 context
+    /// switches, issue 17, docs/BENCHMARKS.md). A lone appender is a batch of
+    /// one either way; under load the writer keeps batching, since an
+    /// appender that is not alone, or comes after a batch of several, queues.
     ///
     /// Safe to drop midway: everything before the store's write may wait, and
     /// nothing after it does ([`Store::try_append_batch_now`] refuses rather
@@ -484,12 +517,16 @@ impl Log {
         // cooperative budget, which yields once the task has used it up.
         tokio::task::coop::consume_budget().await;
         let shared = &*self.shared;
+        if shared.appending.load(std::sync::atomic::Ordering::Acquire) > 1 {
+            return Err(entries);
+        }
         let Ok(mut pace) = shared.pace.try_lock() else {
             return Err(entries);
         };
         // Requests already queued go first; a closed log refuses.
         if self.tx.is_closed()
             || self.tx.capacity() < self.tx.max_capacity()
+            || pace.last_batch > 1
             || pace.checkpoint_due(&shared.options)
             || shared.store.log_seal_requested_within(SEAL_WANTED_FOR)
         {
@@ -1115,6 +1152,7 @@ async fn writer(
         yields = 0;
         if !batch.is_empty() {
             last_waiters = batch.len();
+            pace.last_batch = batch.len();
             let due = pace.checkpoint_due(&options);
             let wanted = !due && shared.store.log_seal_requested_within(SEAL_WANTED_FOR);
             let sign = due || wanted;
