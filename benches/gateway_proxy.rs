@@ -23,6 +23,8 @@
 //!   with 1,000 more agent sessions open.
 //! - `GATEWAY_PROXY_ENVELOPE=off|monitor|hold` sets `[envelope] mode` (the
 //!   behavioural envelope's cost per call is the difference).
+//! - `GATEWAY_PROXY_COUNTS=1` prints the gateway's CPU time, context switches
+//!   and syscalls per proxied call (`perf stat` during the proxied runs).
 //!
 //! See docs/BENCHMARKS.md for figures and how to read them.
 
