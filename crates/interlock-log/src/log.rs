@@ -517,7 +517,12 @@ impl Log {
         // cooperative budget, which yields once the task has used it up.
         tokio::task::coop::consume_budget().await;
         let shared = &*self.shared;
-        if shared.appending.load(std::sync::atomic::Ordering::Acquire) > 1 {
+        // (Postgres appends and very large batches go to the writer anyway:
+        // decided here, before the entries are encoded for nothing.)
+        if shared.appending.load(std::sync::atomic::Ordering::Acquire) > 1
+            || shared.store.backend() == interlock_store::Backend::Postgres
+            || entries.len() > MAX_BATCH
+        {
             return Err(entries);
         }
         let Ok(mut pace) = shared.pace.try_lock() else {
