@@ -23,6 +23,8 @@
 //!   with 1,000 more agent sessions open.
 //! - `GATEWAY_PROXY_ENVELOPE=off|monitor|hold` sets `[envelope] mode` (the
 //!   behavioural envelope's cost per call is the difference).
+//! - `GATEWAY_PROXY_COUNTS=1` prints the gateway's CPU time, context switches
+//!   and syscalls per proxied call (`perf stat` during the proxied runs).
 //!
 //! See docs/BENCHMARKS.md for figures and how to read them.
 
@@ -199,6 +201,79 @@ impl Perf {
     }
 }
 
+/// The kernel events counted per call with `GATEWAY_PROXY_COUNTS=1`: thread
+/// switches and syscalls are what a sequential call's fixed cost is made of
+/// (issue 17's profile), and `perf stat` counts them without slowing the gateway
+/// much (tracepoint counters, no sampling).
+const COUNTED: &[(&str, &str)] = &[
+    ("task-clock", "CPU ms"),
+    ("context-switches", "ctx switches"),
+    ("cpu-migrations", "migrations"),
+    ("raw_syscalls:sys_enter", "syscalls"),
+    ("syscalls:sys_enter_futex", "futex"),
+    ("syscalls:sys_enter_epoll_wait", "epoll_wait"),
+    ("syscalls:sys_enter_fdatasync", "fdatasync"),
+    ("syscalls:sys_enter_fsync", "fsync"),
+    ("syscalls:sys_enter_write", "write"),
+    ("syscalls:sys_enter_writev", "writev"),
+    ("syscalls:sys_enter_sendto", "sendto"),
+    ("syscalls:sys_enter_recvfrom", "recvfrom"),
+    ("syscalls:sys_enter_read", "read"),
+    ("syscalls:sys_enter_pwrite64", "pwrite64"),
+    ("syscalls:sys_enter_pread64", "pread64"),
+];
+
+/// With `GATEWAY_PROXY_COUNTS=1`, `perf stat` on the gateway during a phase;
+/// [`Counts::per_call`] gives each of [`COUNTED`] divided by the calls made.
+struct Counts(Option<(Child, tempfile::NamedTempFile)>);
+
+impl Counts {
+    fn start(pid: &str) -> Counts {
+        if std::env::var("GATEWAY_PROXY_COUNTS").map_or(true, |v| v != "1") {
+            return Counts(None);
+        }
+        let out = tempfile::NamedTempFile::new().expect("perf stat output file");
+        let events: Vec<&str> = COUNTED.iter().map(|(e, _)| *e).collect();
+        let child = Command::new("perf")
+            .args(["stat", "-x", ",", "-e", &events.join(",")])
+            .arg("-o")
+            .arg(out.path())
+            .args(["-p", pid])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("perf stat");
+        std::thread::sleep(Duration::from_millis(300));
+        Counts(Some((child, out)))
+    }
+
+    /// `label value` pairs per call, or `None` when not counting.
+    fn per_call(self, calls: u64) -> Option<String> {
+        let (mut child, out) = self.0?;
+        let _ = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status();
+        let _ = child.wait();
+        let text = std::fs::read_to_string(out.path()).ok()?;
+        let mut parts = Vec::new();
+        for (event, label) in COUNTED {
+            let value = text.lines().find_map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (f.len() > 2 && f[2] == *event).then(|| f[0].parse::<f64>().ok())?
+            });
+            if let Some(v) = value {
+                let per_call = v / calls as f64;
+                parts.push(if *event == "task-clock" {
+                    format!("{label} {per_call:.3}")
+                } else {
+                    format!("{label} {per_call:.2}")
+                });
+            }
+        }
+        Some(parts.join(", "))
+    }
+}
+
 /// The 1-, 5- and 15-minute load averages.
 /// Agent sessions opened for the memory figure.
 const OPEN_SESSIONS: usize = 1000;
@@ -361,10 +436,12 @@ fn main() {
     // Sequential.
     let d_seq = rt.block_on(sequential(&mut direct, &direct_params, &msg));
     let perf = Perf::start(&pid, "sequential");
+    let counts = Counts::start(&pid);
     let gw_cpu = Cpu::start(&pid);
     let p_seq = rt.block_on(sequential(&mut proxied, &proxied_params, &msg));
     let seq_calls = (WARMUP_CALLS + SEQ_CALLS + 1) as u64;
     let gw_seq_cpu = gw_cpu.ms_per_call(seq_calls, clk_tck);
+    let seq_counts = counts.per_call(seq_calls);
     perf.stop();
 
     // 16-way concurrent.
@@ -372,12 +449,14 @@ fn main() {
     let d_conc = rt.block_on(concurrent(&direct, &direct_params));
     let me_d_cpu = me_cpu.ms_per_call(d_conc.calls + 20 * CONCURRENCY as u64, clk_tck);
     let perf = Perf::start(&pid, "concurrent");
+    let counts = Counts::start(&pid);
     let gw_cpu = Cpu::start(&pid);
     let me_cpu = Cpu::start(&me);
     let p_conc = rt.block_on(concurrent(&proxied, &proxied_params));
     let conc_calls = p_conc.calls + 20 * CONCURRENCY as u64;
     let gw_conc_cpu = gw_cpu.ms_per_call(conc_calls, clk_tck);
     let me_p_cpu = me_cpu.ms_per_call(conc_calls, clk_tck);
+    let conc_counts = counts.per_call(conc_calls);
     perf.stop();
 
     // The peers, after the fast upstream's phases. ContextForge is started
@@ -516,6 +595,10 @@ fn main() {
         "  bench process (client + upstream) CPU per call, 16-way: {:.3} ms direct, {:.3} ms proxied",
         me_d_cpu, me_p_cpu
     );
+    if let (Some(seq), Some(conc)) = (&seq_counts, &conc_counts) {
+        println!("  gateway per proxied call (perf stat), sequential: {seq}");
+        println!("  gateway per proxied call (perf stat), 16-way: {conc}");
+    }
     match peer_rows {
         Some((version, d, il, cf)) => {
             let cf_name = match &cf {

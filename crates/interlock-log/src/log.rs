@@ -169,6 +169,125 @@ struct Shared {
     /// adopts them: what a gateway announces to its reviewers when another
     /// gateway on the same database proposed or decided something.
     adopted_tx: tokio::sync::broadcast::Sender<std::ops::Range<u64>>,
+    /// When checkpoints and deferred `fsync`s are due. Held by whoever
+    /// commits — the writer task for a batch, or an appender committing on
+    /// its own task ([`Log::append_inline`]) — so commits never interleave
+    /// and the two agree on what is due.
+    pace: tokio::sync::Mutex<Pace>,
+    /// Appends under way (from their start to their answer): an append
+    /// commits inline only when it is alone, so that under load appends
+    /// keep meeting in the writer's group commit, one `fsync` for many.
+    appending: std::sync::atomic::AtomicUsize,
+    /// Tells the writer that an inline commit set a deadline (a checkpoint
+    /// or a deferred `fsync` became due) it may not be waiting for yet. At
+    /// most once per flush window and once per checkpoint interval, not
+    /// once per commit.
+    paced: tokio::sync::Notify,
+}
+
+/// Counts an append in [`Shared::appending`] while it lives (also when the
+/// append's future is dropped midway).
+struct Appending<'a>(&'a Shared);
+
+impl<'a> Appending<'a> {
+    fn enter(shared: &'a Shared) -> Self {
+        shared
+            .appending
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Appending(shared)
+    }
+}
+
+impl Drop for Appending<'_> {
+    fn drop(&mut self) {
+        self.0
+            .appending
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// The writer's clock: what its timers wait for.
+#[derive(Default)]
+struct Pace {
+    /// When this log last signed a checkpoint (`None`: never).
+    signed_at: Option<Instant>,
+    /// When the unsigned tail, if any, must be signed.
+    seal_due: Option<Instant>,
+    /// When the writer next checks for committed leaves left without an
+    /// `fsync` (`unflushed`). Left set by a durable commit, which clears
+    /// `unflushed` instead: re-arming the writer's timer on every commit
+    /// woke a parked worker thread per call (issue 17's profile).
+    flush_due: Option<Instant>,
+    /// A [`Flush::Deferred`] commit that no `fsync` has covered yet.
+    unflushed: bool,
+    /// How many appenders the writer's latest batch answered. An append
+    /// commits inline only after a batch of one: once appenders meet in the
+    /// writer's batches, they keep sharing its `fsync`s (an inline commit
+    /// cannot gather the appenders that arrive while it runs).
+    last_batch: usize,
+}
+
+impl Pace {
+    /// Whether the next commit must sign a checkpoint.
+    fn checkpoint_due(&self, options: &LogOptions) -> bool {
+        options.checkpoint_interval.is_zero()
+            || self
+                .signed_at
+                .is_none_or(|t| t.elapsed() >= options.checkpoint_interval)
+    }
+
+    /// The writer's next deadline.
+    fn next_due(&self) -> Option<Instant> {
+        match (self.seal_due, self.flush_due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Records a commit; returns whether it set a deadline that was not set
+    /// before (the writer must be told if it did not commit itself).
+    fn committed(&mut self, shared: &Shared, flush: Flush, signed: bool) -> bool {
+        let now = Instant::now();
+        let mut new = false;
+        if signed {
+            self.signed_at = Some(now);
+        }
+        match flush {
+            Flush::Now => self.unflushed = false,
+            Flush::Deferred => {
+                self.unflushed = true;
+                if self.flush_due.is_none() {
+                    self.flush_due = Some(now + shared.options.flush_window);
+                    new = true;
+                }
+            }
+        }
+        let unsealed = {
+            let st = shared.read();
+            st.sealed < st.tree.len()
+        };
+        if !unsealed {
+            self.seal_due = None;
+        } else if self.seal_due.is_none() {
+            let from = self.signed_at.unwrap_or(now);
+            self.seal_due = Some(from + shared.options.checkpoint_interval);
+            new = true;
+        }
+        new
+    }
+
+    /// `fsync`s deferred commits whose window has ended, unless a durable
+    /// commit already did.
+    async fn flush_if_due(&mut self, shared: &Shared, now: Instant) {
+        if self.flush_due.is_some_and(|d| d <= now) {
+            self.flush_due = None;
+            if std::mem::take(&mut self.unflushed)
+                && let Err(e) = shared.store.flush_log().await
+            {
+                tracing::error!(error = %e, "flushing the log's committed entries failed");
+            }
+        }
+    }
 }
 
 impl Shared {
@@ -295,6 +414,9 @@ impl Log {
             extend: tokio::sync::Mutex::new(()),
             sealed_tx: tokio::sync::watch::channel(sealed).0,
             adopted_tx: tokio::sync::broadcast::channel(ADOPTED_BACKLOG).0,
+            pace: tokio::sync::Mutex::new(Pace::default()),
+            appending: std::sync::atomic::AtomicUsize::new(0),
+            paced: tokio::sync::Notify::new(),
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         // The writer builds the checkpoint signer it keeps (which checks the
@@ -360,6 +482,11 @@ impl Log {
         for e in &entries {
             check_entry(e)?;
         }
+        let _appending = Appending::enter(&self.shared);
+        let entries = match self.append_inline(entries, durability).await {
+            Ok(done) => return done,
+            Err(entries) => entries,
+        };
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Request::Append {
@@ -370,6 +497,99 @@ impl Log {
             .await
             .map_err(|_| LogError::Closed)?;
         rx.await.map_err(|_| LogError::Closed)?
+    }
+
+    /// Commits `entries` on the caller's task when no other append is under
+    /// way, nobody is committing or queued, the writer's last batch had one
+    /// appender and no checkpoint is due: the store's append, the tree's
+    /// extension and the answer happen here, with no hand-off to the writer
+    /// task and back: two task wake-ups per append, often of a parked worker
+    /// thread (a sequential proxied call went from 10 to 7.5 context
+    /// switches, issue 17, docs/BENCHMARKS.md). A lone appender is a batch of
+    /// one either way; under load the writer keeps batching, since an
+    /// appender that is not alone, or comes after a batch of several, queues.
+    ///
+    /// Safe to drop midway: everything before the store's write may wait, and
+    /// nothing after it does ([`Store::try_append_batch_now`] refuses rather
+    /// than wait), so a commit is published by whoever made it. Returns the
+    /// entries when the writer must take them: a commit or a queue ahead, a
+    /// checkpoint due or wanted (the writer keeps the signer), another
+    /// process holding the database, Postgres.
+    async fn append_inline(
+        &self,
+        entries: Vec<Value>,
+        durability: Durability,
+    ) -> Result<Result<Vec<Appended>, LogError>, Vec<Value>> {
+        // An inline commit never waits, so a task appending in a loop would
+        // never yield to the others on its worker (through the writer it
+        // yielded at every append): count each append against tokio's
+        // cooperative budget, which yields once the task has used it up.
+        tokio::task::coop::consume_budget().await;
+        let shared = &*self.shared;
+        // (Postgres appends and very large batches go to the writer anyway:
+        // decided here, before the entries are encoded for nothing.)
+        if shared.appending.load(std::sync::atomic::Ordering::Acquire) > 1
+            || shared.store.backend() == interlock_store::Backend::Postgres
+            || entries.len() > MAX_BATCH
+        {
+            return Err(entries);
+        }
+        let Ok(mut pace) = shared.pace.try_lock() else {
+            return Err(entries);
+        };
+        // Requests already queued go first; a closed log refuses.
+        if self.tx.is_closed()
+            || self.tx.capacity() < self.tx.max_capacity()
+            || pace.last_batch > 1
+            || pace.checkpoint_due(&shared.options)
+            || shared.store.log_seal_requested_within(SEAL_WANTED_FOR)
+        {
+            return Err(entries);
+        }
+        let Ok(extend) = shared.extend.try_lock() else {
+            return Err(entries);
+        };
+        let flush = match durability {
+            Durability::Committed => Flush::Deferred,
+            Durability::Durable => Flush::Now,
+        };
+        let now = now_secs();
+        let start = shared.read().tree.len();
+        let (reply, mut rx) = oneshot::channel();
+        let (leaves, waiters) = encode(vec![(entries, reply)], start, now);
+        if !leaves.is_empty() {
+            match shared
+                .store
+                .try_append_batch_now(&leaves, None, flush)
+                .await
+            {
+                Ok(true) => {
+                    let written = Written {
+                        foreign: Vec::new(),
+                        foreign_note: None,
+                        written: Some((leaves, None)),
+                    };
+                    publish(shared, Ok(written), waiters).await;
+                    if pace.committed(shared, flush, false) {
+                        shared.paced.notify_one();
+                    }
+                }
+                // Nothing written: the writer retries (under the database
+                // lock, adopting another writer's entries, if need be).
+                Ok(false) | Err(StoreError::LeafIndexMismatch { .. }) => {
+                    drop((extend, pace));
+                    return match entries_of(&leaves) {
+                        Ok(entries) => Err(entries),
+                        Err(e) => Ok(Err(e)),
+                    };
+                }
+                Err(e) => {
+                    drop(extend);
+                    publish(shared, Err(BatchError::Store(Arc::new(e))), waiters).await;
+                }
+            }
+        }
+        Ok(rx.try_recv().unwrap_or(Err(LogError::Closed)))
     }
 
     /// Signs a checkpoint over every entry this log has committed, unless the
@@ -819,7 +1039,10 @@ struct Pending {
 /// The checkpoint signer the writer keeps: built (and its key checked) once.
 type Notes<'a> = NoteSigner<'a, AsSigner<'a>>;
 
-/// The single writer: drains, commits, acknowledges; repeat.
+/// The single writer: drains, commits, acknowledges; repeat. An append that
+/// finds nothing committing or queued and no checkpoint due commits itself
+/// ([`Log::append_inline`]); the writer batches the rest, signs checkpoints
+/// and runs the timers. Both hold `Shared::pace` while they commit.
 ///
 /// A commit runs inline on this task, start to end: encoding the leaves, and
 /// the store's append, which is synchronous SQLite with its `fsync` (see
@@ -872,41 +1095,28 @@ async fn writer(
     // Waiters answered by the previous commit, and gather yields so far.
     let mut last_waiters = 0usize;
     let mut yields = 0u32;
-    // When this writer last signed a checkpoint (`None`: never), and when the
-    // unsigned tail, if any, must be signed / the deferred fsync done.
-    let mut signed_at: Option<Instant> = None;
-    let mut seal_due: Option<Instant> = None;
-    let mut flush_due: Option<Instant> = None;
     loop {
         let first = match carry.take() {
             Some(r) => r,
             None => {
-                let due = match (seal_due, flush_due) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
-                let next = match due {
-                    None => rx.recv().await,
-                    Some(due) => tokio::select! {
-                        biased;
-                        r = rx.recv() => r,
-                        () = tokio::time::sleep_until(due.into()) => {
-                            let now = Instant::now();
-                            if flush_due.is_some_and(|d| d <= now) {
-                                flush_due = None;
-                                if let Err(e) = shared.store.flush_log().await {
-                                    tracing::error!(error = %e, "flushing the log's committed entries failed");
-                                }
+                let due = shared.pace.lock().await.next_due();
+                let next = tokio::select! {
+                    biased;
+                    r = rx.recv() => r,
+                    // An inline commit set a deadline: wait for it instead.
+                    () = shared.paced.notified() => continue,
+                    () = tokio::time::sleep_until(due.unwrap_or_else(Instant::now).into()), if due.is_some() => {
+                        let now = Instant::now();
+                        let mut pace = shared.pace.lock().await;
+                        pace.flush_if_due(&shared, now).await;
+                        if pace.seal_due.is_some_and(|d| d <= now) {
+                            pace.seal_due = None;
+                            if seal_now(&shared, &notes).await.is_ok() {
+                                pace.signed_at = Some(Instant::now());
                             }
-                            if seal_due.is_some_and(|d| d <= now) {
-                                seal_due = None;
-                                if seal_now(&shared, &notes).await.is_ok() {
-                                    signed_at = Some(Instant::now());
-                                }
-                            }
-                            continue;
                         }
-                    },
+                        continue;
+                    }
                 };
                 match next {
                     Some(r) => r,
@@ -914,6 +1124,8 @@ async fn writer(
                 }
             }
         };
+        // Whoever holds `pace` commits: inline appenders queue meanwhile.
+        let mut pace = shared.pace.lock().await;
         let mut next = Some(first);
         while let Some(req) = next.take() {
             match req {
@@ -966,8 +1178,8 @@ async fn writer(
         yields = 0;
         if !batch.is_empty() {
             last_waiters = batch.len();
-            let due = options.checkpoint_interval.is_zero()
-                || signed_at.is_none_or(|t| t.elapsed() >= options.checkpoint_interval);
+            pace.last_batch = batch.len();
+            let due = pace.checkpoint_due(&options);
             let wanted = !due && shared.store.log_seal_requested_within(SEAL_WANTED_FOR);
             let sign = due || wanted;
             let flush = if deferrable {
@@ -976,50 +1188,40 @@ async fn writer(
                 Flush::Now
             };
             let signed = commit(&shared, &notes, std::mem::take(&mut batch), sign, flush).await;
-            if signed {
-                signed_at = Some(Instant::now());
+            // A failed batch made nothing durable: earlier deferred leaves
+            // still wait for their fsync.
+            if let Some(signed) = signed {
+                pace.committed(&shared, flush, signed);
             }
             if wanted {
                 // Another writer waits for the lock: leave it a moment.
                 tokio::time::sleep(SEAL_WANTED_GAP).await;
             }
-            match flush {
-                Flush::Now => flush_due = None,
-                Flush::Deferred => {
-                    flush_due.get_or_insert_with(|| Instant::now() + options.flush_window);
-                }
-            }
             queued = 0;
             deferrable = true;
         }
-        if let Some((entry, change, reply)) = with_change.take() {
-            commit_with_change(&shared, &notes, entry, change, reply).await;
-            signed_at = Some(Instant::now());
-            flush_due = None;
+        if let Some((entry, change, reply)) = with_change.take()
+            && let Some(signed) = commit_with_change(&shared, &notes, entry, change, reply).await
+        {
+            // Durable (and signed, unless nothing was written).
+            pace.committed(&shared, Flush::Now, signed);
         }
-        let unsealed = {
-            let st = shared.read();
-            st.sealed < st.tree.len()
-        };
         if !seal_requests.is_empty() || closing.is_some() {
+            let unsealed = {
+                let st = shared.read();
+                st.sealed < st.tree.len()
+            };
             let sealed = seal_now(&shared, &notes).await.map_err(|e| e.to_string());
             if unsealed && sealed.is_ok() {
-                signed_at = Some(Instant::now());
+                pace.signed_at = Some(Instant::now());
             }
             for reply in seal_requests.drain(..) {
                 let _ = reply.send(sealed.clone().map_err(LogError::Sealing));
             }
-            seal_due = None;
-        } else if unsealed {
-            if seal_due.is_none() {
-                let from = signed_at.unwrap_or_else(Instant::now);
-                seal_due = Some(from + options.checkpoint_interval);
-            }
-        } else {
-            seal_due = None;
+            pace.seal_due = None;
         }
         if let Some(reply) = closing.take() {
-            if flush_due.take().is_some()
+            if std::mem::take(&mut pace.unflushed)
                 && let Err(e) = shared.store.flush_log().await
             {
                 tracing::error!(error = %e, "flushing the log's committed entries failed");
@@ -1168,6 +1370,22 @@ fn predicate(entry: Value, index: u64, now: i64) -> Result<CanonicalPredicate, L
         });
     }
     Ok(predicate)
+}
+
+/// The entries of leaves encoded but not written (an inline commit handing
+/// its batch to the writer): their predicates, `seq` to be replaced, `time`
+/// kept.
+fn entries_of(leaves: &[LeafRow]) -> Result<Vec<Value>, LogError> {
+    leaves
+        .iter()
+        .map(|l| {
+            interlock_receipts::open_leaf_unverified(&l.data)
+                .map(|opened| Value::Object(opened.predicate))
+                .map_err(|e| {
+                    LogError::Sealing(format!("cannot re-read a sealed entry to re-seal it: {e}"))
+                })
+        })
+        .collect()
 }
 
 /// Re-encodes a batch that lost the race for its indices, at `start`.
@@ -1423,7 +1641,7 @@ fn adopt(shared: &Shared, foreign: Vec<Hash>, note: Option<Arc<str>>) {
 }
 
 /// Commits one batch and answers its waiters; returns whether a checkpoint
-/// was signed with it.
+/// was signed with it, or `None` if nothing of it was written.
 ///
 /// The first write is optimistic: encoded for the tree's size, signed (with
 /// `sign`) and appended without a prior read. If another writer took that
@@ -1438,14 +1656,14 @@ async fn commit(
     batch: Vec<(Vec<Value>, Reply)>,
     sign: bool,
     flush: Flush,
-) -> bool {
+) -> Option<bool> {
     // Nothing else extends the tree until this batch is published or failed.
     let _extend = shared.extend.lock().await;
     let now = now_secs();
     let start = shared.read().tree.len();
     let (leaves, mut waiters) = encode(batch, start, now);
     if leaves.is_empty() {
-        return false;
+        return None;
     }
     let result = match write_batch(shared, notes, &leaves, now, sign, flush).await {
         Ok(row) => Ok(Written {
@@ -1481,25 +1699,26 @@ async fn commit_with_change(
     entry: Value,
     change: StateChange,
     reply: Reply,
-) {
+) -> Option<bool> {
     let _extend = shared.extend.lock().await;
     let now = now_secs();
     let start = shared.read().tree.len();
     let (leaves, mut waiters) = encode(vec![(vec![entry], reply)], start, now);
     if leaves.is_empty() {
-        return;
+        return None;
     }
     let result = write_batch_locked(shared, notes, leaves, &mut waiters, now, Some(&change)).await;
-    publish(shared, result, waiters).await;
+    publish(shared, result, waiters).await
 }
 
 /// Publishes a written batch to the tree and answers its waiters (or answers
-/// them with the batch's error). Returns whether a checkpoint was signed.
+/// them with the batch's error). Returns whether a checkpoint was signed, or
+/// `None` if nothing of the batch was written.
 async fn publish(
     shared: &Shared,
     result: Result<Written, BatchError>,
     mut waiters: Vec<Pending>,
-) -> bool {
+) -> Option<bool> {
     match result {
         Ok(Written {
             foreign,
@@ -1508,7 +1727,7 @@ async fn publish(
         }) => {
             let Some((leaves, row)) = written else {
                 adopt(shared, foreign, foreign_note);
-                return false;
+                return None;
             };
             let signed = row.is_some();
             let note: Option<Arc<str>> = row.map(|r| Arc::from(r.note));
@@ -1545,7 +1764,7 @@ async fn publish(
                 let _ = w.reply.send(Ok(acks));
             }
             tracing::trace!(size, signed, "log batch committed");
-            signed
+            Some(signed)
         }
         Err(err) => {
             tracing::error!(error = %err.to_log_error(), "log batch failed");
@@ -1555,7 +1774,7 @@ async fn publish(
             for w in waiters.drain(..) {
                 let _ = w.reply.send(Err(err.to_log_error()));
             }
-            false
+            None
         }
     }
 }

@@ -221,3 +221,84 @@ async fn a_signer_with_a_mismatched_key_is_refused_at_open() {
     assert_eq!((a.index, a.tree_size), (0, 1));
     log.close().await;
 }
+
+/// Issue 17: an append made while nothing else commits is committed on the
+/// appender's own task, without the writer task. Its leaf must still be
+/// signed within the checkpoint interval with no further append to carry it
+/// (the writer learns of the deadline from the inline commit), and a
+/// committed-only leaf (`append_committed`) must be durable after a reopen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_an_inline_commit_is_signed_within_the_interval_without_another_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path()).await.unwrap();
+    let options = interlock_log::LogOptions {
+        checkpoint_interval: std::time::Duration::from_millis(50),
+        flush_window: std::time::Duration::from_millis(10),
+    };
+    let log = Log::open_with(store.clone(), signer(), ORIGIN, options)
+        .await
+        .unwrap();
+    // The first commit signs (none was signed yet); the next ones, within
+    // the interval, are committed inline and left unsigned for now.
+    let first = log.append(event(0)).await.unwrap();
+    assert!(first.checkpoint.is_some());
+    let second = log.append(event(1)).await.unwrap();
+    let third = log.append_committed(event(2)).await.unwrap();
+    assert!(second.checkpoint.is_none() && third.checkpoint.is_none());
+    assert_eq!((log.size(), log.sealed_size()), (3, 1));
+    // Nothing else is appended: the writer's timer signs the tail.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while log.sealed_size() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the inline commits were never signed: sealed {} of {}",
+            log.sealed_size(),
+            log.size()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    log.close().await;
+    drop(log);
+    drop(store);
+    let store = open_store(dir.path()).await.unwrap();
+    let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
+    assert_eq!((log.size(), log.sealed_size()), (3, 3));
+    assert_eq!(
+        log.entry(2).await.unwrap().get("n").and_then(Value::as_str),
+        Some("event-2")
+    );
+    let r = audit(&store, Some(key().verifying_key())).await.unwrap();
+    assert!(r.is_ok(), "{r}");
+}
+
+/// Issue 17: an inline commit never waits, so without counting against
+/// tokio's cooperative budget a task appending in a loop held its worker
+/// until it stopped (the audit regression test starved on a one-thread
+/// runtime). Another task on the same one-thread runtime gets to run while
+/// a loop of appends is under way.
+#[tokio::test]
+async fn regression_a_loop_of_inline_appends_lets_other_tasks_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path()).await.unwrap();
+    let log = Log::open(store, signer(), ORIGIN).await.unwrap();
+    let appender = {
+        let log = log.clone();
+        tokio::spawn(async move {
+            for n in 0..600u64 {
+                log.append_committed(event(n)).await.unwrap();
+            }
+        })
+    };
+    let mut ran_during = 0;
+    while !appender.is_finished() {
+        ran_during += 1;
+        tokio::task::yield_now().await;
+    }
+    appender.await.unwrap();
+    assert_eq!(log.size(), 600);
+    assert!(
+        ran_during > 2,
+        "the appending task held the runtime: the other task ran {ran_during} times"
+    );
+    log.close().await;
+}

@@ -357,7 +357,53 @@ impl Store {
             tx.commit().await.ctx("log leaf")?;
             return Ok(());
         }
-        let mut slot = self.appender.lock().await;
+        let slot = self.appender.lock().await;
+        self.append_on(slot, leaves, checkpoint, flush, true)
+            .await
+            .map(drop)
+    }
+
+    /// [`append_batch_flushed`](Self::append_batch_flushed) if it can run
+    /// to its end at once, without waiting: `Ok(false)` — nothing written,
+    /// nothing to undo — when it would have to wait (another append holds the
+    /// connection, another process the database lock), on Postgres, or for a
+    /// batch too large for one statement.
+    ///
+    /// For the log's appends made on the appender's own task: it has no
+    /// await point once the write has started, so a caller dropped midway
+    /// cannot leave a committed batch that it never saw (the log's tree is
+    /// extended only by whoever saw the commit).
+    pub async fn try_append_batch_now(
+        &self,
+        leaves: &[LeafRow],
+        checkpoint: Option<&CheckpointRow>,
+        flush: Flush,
+    ) -> Result<bool, StoreError> {
+        let rows = leaves.len() + usize::from(checkpoint.is_some());
+        if self.backend() == Backend::Postgres
+            || rows > MAX_STATEMENT_ROWS
+            || (leaves.is_empty() && checkpoint.is_none())
+        {
+            return Ok(false);
+        }
+        check_contiguous(leaves)?;
+        let Ok(slot) = self.appender.try_lock() else {
+            return Ok(false);
+        };
+        self.append_on(slot, leaves, checkpoint, flush, false).await
+    }
+
+    /// The SQLite append on the kept connection. With `wait`, a batch that
+    /// finds another writer holding the lock waits on the blocking pool;
+    /// without, it returns `Ok(false)` having written nothing.
+    async fn append_on(
+        &self,
+        mut slot: tokio::sync::MutexGuard<'_, Option<crate::appender::Appender>>,
+        leaves: &[LeafRow],
+        checkpoint: Option<&CheckpointRow>,
+        flush: Flush,
+        wait: bool,
+    ) -> Result<bool, StoreError> {
         let mut appender = match slot.take() {
             Some(a) => a,
             None => self.connect_appender()?,
@@ -367,6 +413,10 @@ impl Store {
         // waits on the blocking pool, with the full busy timeout.
         appender.set_busy_timeout(Duration::ZERO)?;
         let mut result = appender.append(leaves, checkpoint, flush);
+        if !wait && result.as_ref().is_err_and(AppendError::is_busy) {
+            *slot = Some(appender);
+            return Ok(false);
+        }
         if result.as_ref().is_err_and(AppendError::is_busy) {
             let (leaves, checkpoint) = (leaves.to_vec(), checkpoint.cloned());
             let waited = tokio::task::spawn_blocking(move || {
@@ -383,7 +433,7 @@ impl Store {
         let e = match result {
             Ok(()) => {
                 *slot = Some(appender);
-                return Ok(());
+                return Ok(true);
             }
             Err(AppendError::Input(e)) => {
                 *slot = Some(appender);
