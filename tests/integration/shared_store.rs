@@ -187,6 +187,19 @@ fn the_database_url_can_come_from_a_file() {
     );
 }
 
+/// `interlock keys log-key send --to RECIPIENT --out FILE` on `gw`.
+fn send_log_key(gw: &Gateway, recipient: &str, out: &std::path::Path) -> std::process::Output {
+    gw.cli(&[
+        "keys",
+        "log-key",
+        "send",
+        "--to",
+        recipient,
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
 /// Issue 20: a team member's gateway joins a shared database from a machine
 /// whose keychain has no log key. It makes none of its own (the log would
 /// refuse it) and says how to receive the team's; a key sealed to its
@@ -220,15 +233,7 @@ fn a_joining_gateway_receives_the_team_log_key_sealed_and_nothing_else() {
     // Someone else's log key, sealed to the same public recipient: refused.
     let stranger = Gateway::start("");
     let forged = dir.path().join("forged.age");
-    let out = stranger.cli(&[
-        "keys",
-        "log-key",
-        "send",
-        "--to",
-        &recipient,
-        "--out",
-        forged.to_str().unwrap(),
-    ]);
+    let out = send_log_key(&stranger, &recipient, &forged);
     assert!(out.status.success(), "{}", stderr(&out));
     let out = b.cli(&["keys", "log-key", "accept", forged.to_str().unwrap()]);
     assert!(!out.status.success());
@@ -240,15 +245,7 @@ fn a_joining_gateway_receives_the_team_log_key_sealed_and_nothing_else() {
 
     // The team's key, from gateway A.
     let sealed = dir.path().join("log-key.age");
-    let out = a.cli(&[
-        "keys",
-        "log-key",
-        "send",
-        "--to",
-        &recipient,
-        "--out",
-        sealed.to_str().unwrap(),
-    ]);
+    let out = send_log_key(&a, &recipient, &sealed);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(&sealed).unwrap();
     assert!(
@@ -261,15 +258,7 @@ fn a_joining_gateway_receives_the_team_log_key_sealed_and_nothing_else() {
         0o600
     );
     // --out never overwrites.
-    let again = a.cli(&[
-        "keys",
-        "log-key",
-        "send",
-        "--to",
-        &recipient,
-        "--out",
-        sealed.to_str().unwrap(),
-    ]);
+    let again = send_log_key(&a, &recipient, &sealed);
     assert!(!again.status.success());
     let out = b.cli(&["keys", "log-key", "accept", sealed.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
