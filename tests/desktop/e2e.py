@@ -915,7 +915,9 @@ def main():
         # trays agree at once, and the one decision is that reviewer's.
         server, own_cluster = os.environ.get("INTERLOCK_TEST_POSTGRES"), None
         if not server:
-            own_cluster = os.path.join(root, "pg")
+            # Its own temp dir: as root, pg-cluster runs the server as
+            # `postgres`, which cannot enter this test's private root.
+            own_cluster = tempfile.mkdtemp(prefix="interlock-desktop-pg-")
             server = subprocess.run(
                 [os.path.join(REPO, "scripts/pg-cluster"), "start", own_cluster],
                 capture_output=True, text=True, check=True, timeout=120,
@@ -1016,6 +1018,7 @@ def main():
             if own_cluster:
                 subprocess.run([os.path.join(REPO, "scripts/pg-cluster"), "stop", own_cluster],
                                capture_output=True, timeout=60)
+                shutil.rmtree(own_cluster, ignore_errors=True)
 
     check(
         "team mode on Postgres: three gateways and two reviewers' desktops agree on a decision",
