@@ -104,9 +104,15 @@ async fn send(ctx: &Context, to: &str, out: Option<PathBuf>) -> anyhow::Result<E
     if keychain.load_key(interlock_host::LOG_KEY)?.is_none() {
         bail!("this machine's keychain holds no log key to send");
     }
-    // Refuse a bad recipient before anything is logged.
-    let sealed_check = keychain.seal_key_for(interlock_host::LOG_KEY, to)?;
-    drop(sealed_check);
+    // Sealed first (a bad recipient is refused before anything is logged)
+    // and the output file made (one that exists is refused), so the leaf
+    // below records a hand-over that then happens. The sealed text is
+    // ciphertext: holding it in memory meanwhile exposes nothing.
+    let sealed = keychain.seal_key_for(interlock_host::LOG_KEY, to)?;
+    let file = out
+        .as_ref()
+        .map(|path| open_new_private(path).map(|f| (path, f)))
+        .transpose()?;
     let mut fields = Map::new();
     fields.insert("action".into(), "log_key.sealed".into());
     fields.insert("recipient".into(), to.trim().into());
@@ -114,10 +120,8 @@ async fn send(ctx: &Context, to: &str, out: Option<PathBuf>) -> anyhow::Result<E
     let engine = ctx.engine().await?;
     engine.record("admin.action", fields).await?;
     engine.log().close().await;
-    let sealed = keychain.seal_key_for(interlock_host::LOG_KEY, to)?;
-    match out {
-        Some(path) => {
-            let mut file = open_new_private(&path)?;
+    match file {
+        Some((path, mut file)) => {
             file.write_all(sealed.as_bytes())
                 .and_then(|()| file.sync_all())
                 .with_context(|| format!("writing {}", path.display()))?;
