@@ -119,15 +119,75 @@ pub enum KeychainError {
 #[derive(Clone)]
 pub struct Keychain {
     service: String,
-    store: Arc<CredentialStore>,
+    store: Arc<StoreSlot>,
 }
 
 impl fmt::Debug for Keychain {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Keychain")
             .field("service", &self.service)
-            .field("store", &self.store.vendor())
+            .field("store", &self.store.current().vendor())
             .finish()
+    }
+}
+
+/// The store a [`Keychain`] talks to, and how to open it again.
+///
+/// A Secret Service store holds one D-Bus session with the daemon; when the
+/// daemon dies (gnome-keyring aborts on a GLib assertion when clients open
+/// sessions concurrently — gnome-keyring#190, seen under this project's test
+/// load) that session is gone for good, and every later call through the old
+/// store fails. D-Bus activation (or systemd) starts a new daemon with the
+/// items on disk, so a store [`Keychain::open`] made is opened again once
+/// and the call repeated ([`Keychain::on_item`]). An explicit store
+/// ([`Keychain::with_store`]) is never replaced behind its owner's back.
+struct StoreSlot {
+    current: std::sync::Mutex<Arc<CredentialStore>>,
+    reopen: Option<OpenStore>,
+}
+
+/// Opens a store (the platform's, for a [`Keychain::open`] handle).
+type OpenStore = fn() -> Result<Arc<CredentialStore>, KeychainError>;
+
+impl StoreSlot {
+    fn current(&self) -> Arc<CredentialStore> {
+        self.current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// A new store in place of `failed`, unless another thread already
+    /// replaced it (then that one); `None` for a store that is not reopened.
+    fn replace(
+        &self,
+        failed: &Arc<CredentialStore>,
+    ) -> Option<Result<Arc<CredentialStore>, KeychainError>> {
+        let reopen = self.reopen?;
+        let mut current = self
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !Arc::ptr_eq(&current, failed) {
+            return Some(Ok(current.clone()));
+        }
+        Some(reopen().inspect(|fresh| *current = fresh.clone()))
+    }
+}
+
+/// Which keychain item a call is about: a key (username = its name) or a
+/// token (username = `token:<name>`), each with the label it is stored under.
+#[derive(Clone, Copy)]
+enum Item<'a> {
+    Key(&'a str),
+    Token(&'a str),
+}
+
+impl Item<'_> {
+    fn name(&self) -> &str {
+        match self {
+            Item::Key(name) | Item::Token(name) => name,
+        }
     }
 }
 
@@ -138,7 +198,12 @@ impl Keychain {
     /// to anything that does not persist.
     pub fn open(service: &str) -> Result<Keychain, KeychainError> {
         check_name("service name", service)?;
-        Keychain::with_store(os_store()?, service)
+        let mut keychain = Keychain::with_store(os_store()?, service)?;
+        keychain.store = Arc::new(StoreSlot {
+            current: std::sync::Mutex::new(keychain.store.current()),
+            reopen: Some(os_store),
+        });
+        Ok(keychain)
     }
 
     /// Uses an explicit `keyring` store (e.g. another platform's, or a store a caller
@@ -165,7 +230,10 @@ impl Keychain {
         }
         Ok(Keychain {
             service: service.to_owned(),
-            store,
+            store: Arc::new(StoreSlot {
+                current: std::sync::Mutex::new(store),
+                reopen: None,
+            }),
         })
     }
 
@@ -183,17 +251,14 @@ impl Keychain {
     /// second replaces the first); [`KeychainKey`]'s signing detects that afterwards
     /// ([`KeychainError::KeyChanged`]) instead of signing with the wrong key.
     pub fn create_key(&self, name: &str) -> Result<KeychainKey, KeychainError> {
-        let entry = self.entry(name)?;
-        if let Some(mut existing) = read_secret(&entry, name)? {
+        if let Some(mut existing) = self.read_secret(name)? {
             existing.zeroize();
             return Err(KeychainError::AlreadyExists(name.to_owned()));
         }
         let mut secret = Zeroizing::new([0u8; SECRET_KEY_LENGTH]);
         getrandom::fill(secret.as_mut_slice()).map_err(|e| KeychainError::Random(e.to_string()))?;
         let public = SigningKey::from_bytes(&secret).verifying_key();
-        entry
-            .set_secret(secret.as_slice())
-            .map_err(|e| store_error(e, name))?;
+        self.set_secret(Item::Key(name), secret.as_slice())?;
         // Read it back: a key the keychain did not really keep would sign now and be
         // unusable later, after its public key was registered as an approver.
         let stored = self.load_key(name)?.ok_or_else(|| {
@@ -212,8 +277,7 @@ impl Keychain {
     /// Loads the key stored under `name` (its public key, derived from the secret), or
     /// `None` if there is none.
     pub fn load_key(&self, name: &str) -> Result<Option<KeychainKey>, KeychainError> {
-        let entry = self.entry(name)?;
-        let Some(secret) = read_secret(&entry, name)? else {
+        let Some(secret) = self.read_secret(name)? else {
             return Ok(None);
         };
         let public = SigningKey::from_bytes(&secret).verifying_key();
@@ -236,11 +300,7 @@ impl Keychain {
     /// Deletes the key `name` from the keychain. Returns whether there was one.
     /// Irreversible: approvals it made still verify, but it can make no more.
     pub fn delete_key(&self, name: &str) -> Result<bool, KeychainError> {
-        match self.entry(name)?.delete_credential() {
-            Ok(()) => Ok(true),
-            Err(StoreError::NoEntry) => Ok(false),
-            Err(e) => Err(store_error(e, name)),
-        }
+        self.delete(Item::Key(name))
     }
 
     /// Stores an API token (e.g. a team gateway's reviewer key) under `name`,
@@ -250,17 +310,13 @@ impl Keychain {
         if token.is_empty() {
             return Err(KeychainError::Store(format!("token `{name}` is empty")));
         }
-        self.token_entry(name)?
-            .set_secret(token.as_bytes())
-            .map_err(|e| store_error(e, name))
+        self.set_secret(Item::Token(name), token.as_bytes())
     }
 
     /// The API token stored under `name`, if any.
     pub fn load_token(&self, name: &str) -> Result<Option<Zeroizing<String>>, KeychainError> {
-        let bytes = match self.token_entry(name)?.get_secret() {
-            Ok(bytes) => Zeroizing::new(bytes),
-            Err(StoreError::NoEntry) => return Ok(None),
-            Err(e) => return Err(store_error(e, name)),
+        let Some(bytes) = self.get_secret(Item::Token(name))? else {
+            return Ok(None);
         };
         match std::str::from_utf8(&bytes) {
             Ok(s) => Ok(Some(Zeroizing::new(s.to_owned()))),
@@ -273,35 +329,100 @@ impl Keychain {
 
     /// Deletes the token `name`. Returns whether there was one.
     pub fn delete_token(&self, name: &str) -> Result<bool, KeychainError> {
-        match self.token_entry(name)?.delete_credential() {
-            Ok(()) => Ok(true),
-            Err(StoreError::NoEntry) => Ok(false),
-            Err(e) => Err(store_error(e, name)),
+        self.delete(Item::Token(name))
+    }
+
+    /// Runs `op` on `item`'s entry. When the Secret Service went away
+    /// mid-call (its daemon died: see [`StoreSlot`]), the store is opened
+    /// again and `op` runs once more; every `op` here is safe to repeat (a
+    /// read, a write of the same bytes, a delete).
+    fn on_item<T>(
+        &self,
+        item: Item<'_>,
+        op: impl Fn(&Entry) -> Result<T, StoreError>,
+    ) -> Result<T, KeychainError> {
+        let name = item.name();
+        match item {
+            Item::Key(name) => check_name("key name", name)?,
+            Item::Token(name) => check_name("token name", name)?,
+        }
+        let run = |store: &CredentialStore| {
+            let (user, label) = match item {
+                Item::Key(name) => (
+                    name.to_owned(),
+                    format!("Interlock key {name} ({})", self.service),
+                ),
+                Item::Token(name) => (
+                    format!("token:{name}"),
+                    format!("Interlock token {name} ({})", self.service),
+                ),
+            };
+            let modifiers = HashMap::from([("label", label.as_str())]);
+            op(&store.build(&self.service, &user, Some(&modifiers))?)
+        };
+        let store = self.store.current();
+        match run(store.as_ref()) {
+            Err(e) if service_went_away(&describe(&e)) => match self.store.replace(&store) {
+                Some(Ok(fresh)) => run(fresh.as_ref()).map_err(|e| store_error(e, name)),
+                Some(Err(reopen)) => Err(reopen),
+                None => Err(store_error(e, name)),
+            },
+            other => other.map_err(|e| store_error(e, name)),
         }
     }
 
-    fn token_entry(&self, name: &str) -> Result<Entry, KeychainError> {
-        check_name("token name", name)?;
-        let user = format!("token:{name}");
-        let label = format!("Interlock token {name} ({})", self.service);
-        let modifiers = HashMap::from([("label", label.as_str())]);
-        self.store
-            .build(&self.service, &user, Some(&modifiers))
-            .map_err(|e| store_error(e, name))
+    /// The secret bytes of `item`, `None` if there is no such item.
+    fn get_secret(&self, item: Item<'_>) -> Result<Option<Zeroizing<Vec<u8>>>, KeychainError> {
+        self.on_item(item, |entry| match entry.get_secret() {
+            Ok(bytes) => Ok(Some(Zeroizing::new(bytes))),
+            Err(StoreError::NoEntry) => Ok(None),
+            Err(e) => Err(e),
+        })
     }
 
-    fn entry(&self, name: &str) -> Result<Entry, KeychainError> {
-        check_name("key name", name)?;
-        let label = format!("Interlock key {name} ({})", self.service);
-        let modifiers = HashMap::from([("label", label.as_str())]);
-        self.store
-            .build(&self.service, name, Some(&modifiers))
-            .map_err(|e| store_error(e, name))
+    fn set_secret(&self, item: Item<'_>, secret: &[u8]) -> Result<(), KeychainError> {
+        self.on_item(item, |entry| entry.set_secret(secret))
+    }
+
+    /// Deletes `item`; whether there was one. A delete repeated after the
+    /// service went away that finds nothing reports `true`: the first try
+    /// may have deleted it, and either way it is gone.
+    fn delete(&self, item: Item<'_>) -> Result<bool, KeychainError> {
+        let tries = std::cell::Cell::new(0u8);
+        self.on_item(item, |entry| {
+            tries.set(tries.get() + 1);
+            match entry.delete_credential() {
+                Ok(()) => Ok(true),
+                Err(StoreError::NoEntry) => Ok(tries.get() > 1),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    /// The 32-byte secret of key `name`: `None` if there is no item, an
+    /// error if it is not a 32-byte key. Zeroized when dropped.
+    fn read_secret(
+        &self,
+        name: &str,
+    ) -> Result<Option<Zeroizing<[u8; SECRET_KEY_LENGTH]>>, KeychainError> {
+        let Some(bytes) = self.get_secret(Item::Key(name))? else {
+            return Ok(None);
+        };
+        if bytes.len() != SECRET_KEY_LENGTH {
+            return Err(KeychainError::Malformed {
+                name: name.to_owned(),
+                len: bytes.len(),
+            });
+        }
+        let mut secret = Zeroizing::new([0u8; SECRET_KEY_LENGTH]);
+        secret.copy_from_slice(&bytes);
+        Ok(Some(secret))
     }
 
     /// Fetches the secret for `key` and checks it still is the key that was loaded.
     fn signing_key(&self, key: &KeychainKey) -> Result<SigningKey, KeychainError> {
-        let secret = read_secret(&self.entry(&key.name)?, &key.name)?
+        let secret = self
+            .read_secret(&key.name)?
             .ok_or_else(|| KeychainError::NotFound(key.name.clone()))?;
         // SigningKey zeroizes its copy on drop (ed25519-dalek's default `zeroize`
         // feature); `secret` is zeroized when it goes out of scope here.
@@ -408,7 +529,7 @@ fn os_store() -> Result<Arc<CredentialStore>, KeychainError> {
     loop {
         match zbus_secret_service_keyring_store::Store::new() {
             Ok(store) => return Ok(store),
-            Err(e) if attempt < 2 && transient(&describe(&e)) => {
+            Err(e) if attempt < 2 && service_went_away(&describe(&e)) => {
                 attempt += 1;
                 std::thread::sleep(std::time::Duration::from_millis(250 * attempt));
             }
@@ -417,40 +538,23 @@ fn os_store() -> Result<Arc<CredentialStore>, KeychainError> {
     }
 }
 
-/// Whether a D-Bus failure says the service went away mid-request (worth a
-/// new attempt), rather than that there is none or it refused.
-#[cfg(target_os = "linux")]
-fn transient(described: &str) -> bool {
-    ["NoReply", "Disconnected", "disconnected from message bus"]
-        .iter()
-        .any(|m| described.contains(m))
+/// Whether a D-Bus failure says the service went away mid-request, or that
+/// the daemon serving now is a new one that never saw our session (worth a
+/// new session and attempt), rather than that there is none or it refused.
+fn service_went_away(described: &str) -> bool {
+    [
+        "NoReply",
+        "Disconnected",
+        "disconnected from message bus",
+        "Secret.Error.NoSession",
+    ]
+    .iter()
+    .any(|m| described.contains(m))
 }
 
 #[cfg(not(target_os = "linux"))]
 fn os_store() -> Result<Arc<CredentialStore>, KeychainError> {
     Err(KeychainError::Unsupported)
-}
-
-/// Reads the secret under `entry`: `None` if there is no item, an error if it is not a
-/// 32-byte key. The bytes are zeroized when the returned value is dropped.
-fn read_secret(
-    entry: &Entry,
-    name: &str,
-) -> Result<Option<Zeroizing<[u8; SECRET_KEY_LENGTH]>>, KeychainError> {
-    let bytes = match entry.get_secret() {
-        Ok(bytes) => Zeroizing::new(bytes),
-        Err(StoreError::NoEntry) => return Ok(None),
-        Err(e) => return Err(store_error(e, name)),
-    };
-    if bytes.len() != SECRET_KEY_LENGTH {
-        return Err(KeychainError::Malformed {
-            name: name.to_owned(),
-            len: bytes.len(),
-        });
-    }
-    let mut secret = Zeroizing::new([0u8; SECRET_KEY_LENGTH]);
-    secret.copy_from_slice(&bytes);
-    Ok(Some(secret))
 }
 
 /// Converts a `keyring` error without its payload: `BadEncoding` and `BadDataFormat`
@@ -497,10 +601,14 @@ mod transient_tests {
     /// approval opened its session is retried; "nothing there" is not.
     #[test]
     fn regression_a_daemon_that_dies_mid_session_is_tried_again() {
-        assert!(super::transient(
+        assert!(super::service_went_away(
             "Platform failure: zbus error: org.freedesktop.DBus.Error.NoReply: Message recipient disconnected from message bus without replying"
         ));
-        assert!(!super::transient(
+        // What a handle's next call meets once a new daemon serves.
+        assert!(super::service_went_away(
+            "Platform failure: zbus error: org.freedesktop.Secret.Error.NoSession: The session does not exist"
+        ));
+        assert!(!super::service_went_away(
             "Platform failure: zbus error: org.freedesktop.DBus.Error.ServiceUnknown: The name is not activatable"
         ));
     }

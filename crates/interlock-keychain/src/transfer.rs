@@ -172,10 +172,7 @@ impl Keychain {
             }
             .into());
         }
-        let entry = self.entry(&name)?;
-        entry
-            .set_secret(offered.secret.as_slice())
-            .map_err(|e| crate::store_error(e, &name))?;
+        self.set_secret(crate::Item::Key(&name), offered.secret.as_slice())?;
         let stored = self
             .load_key(&name)?
             .ok_or_else(|| KeychainError::Store(format!("key `{name}` was not kept")))?;

@@ -412,3 +412,118 @@ fn a_different_key_already_held_is_replaced_only_when_asked() {
     let kept = receiver().accept_transfer(offered, true).unwrap();
     assert_eq!(kept.public_key(), team.public_key());
 }
+
+/// Set in the child process of
+/// [`regression_a_handle_survives_the_secret_service_daemon_dying`].
+const DAEMON_DEATH_MARKER: &str = "INTERLOCK_KEYCHAIN_TEST_DAEMON_DEATH_CHILD";
+
+/// Regression (CI, 2026-12-05): gnome-keyring-daemon 42 aborts on a GLib
+/// assertion when clients open sessions at once (gnome-keyring#190), and every
+/// later call through a handle opened before the crash failed with `NoReply`
+/// or an unknown session. A handle now opens the service again and repeats the
+/// call. The daemon is killed for real, so the child runs on a private bus
+/// and keychain of its own (`scripts/with-keyring` again), never the one the
+/// other tests share.
+#[test]
+fn regression_a_handle_survives_the_secret_service_daemon_dying() {
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
+    let with_keyring = std::path::Path::new(&manifest).join("../../scripts/with-keyring");
+    let output = Command::new(with_keyring)
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "daemon_death_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(DAEMON_DEATH_MARKER, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "child failed:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "child test did not run:\n{stdout}"
+    );
+    // with-keyring reports a restarted daemon: the kill really happened.
+    assert!(
+        stderr.contains("gnome-keyring-daemon died and was restarted"),
+        "{stderr}"
+    );
+}
+
+/// The process that owns the Secret Service name on this session bus.
+fn secret_service_pid() -> u32 {
+    let out = Command::new("dbus-send")
+        .args([
+            "--session",
+            "--print-reply",
+            "--dest=org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.GetConnectionUnixProcessID",
+            "string:org.freedesktop.secrets",
+        ])
+        .output()
+        .expect("dbus-send");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .last()
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("no Secret Service owner: {text}"))
+}
+
+/// The child half of [`regression_a_handle_survives_the_secret_service_daemon_dying`];
+/// a no-op when run directly (it would kill the shared daemon).
+#[test]
+fn daemon_death_child() {
+    if std::env::var_os(DAEMON_DEATH_MARKER).is_none() {
+        return;
+    }
+    let kc = keychain();
+    let name = unique("survivor");
+    let created = kc.create_key(&name).unwrap();
+    kc.store_token(&name, "ilk_before").unwrap();
+
+    for round in 0..2 {
+        let pid = secret_service_pid();
+        let killed = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success(), "kill {pid}");
+        let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+        for _ in 0..100 {
+            if !proc_dir.exists()
+                || std::fs::read_to_string(proc_dir.join("stat")).is_ok_and(|s| s.contains(") Z "))
+            {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // The same handle, opened before the daemon died: its key is still
+        // there and signs, its token reads back, and it writes and deletes.
+        let loaded = kc.load_key(&name).unwrap().expect("the key survives");
+        assert_eq!(loaded.public_key(), created.public_key(), "round {round}");
+        let signature = loaded.sign_message(b"after").unwrap();
+        created
+            .public_key()
+            .verify_strict(b"after", &signature)
+            .unwrap();
+        assert_eq!(
+            kc.load_token(&name).unwrap().as_deref().map(String::as_str),
+            Some(if round == 0 {
+                "ilk_before"
+            } else {
+                "ilk_round_0"
+            })
+        );
+        kc.store_token(&name, &format!("ilk_round_{round}"))
+            .unwrap();
+        assert_ne!(secret_service_pid(), pid, "a new daemon serves");
+    }
+    assert!(kc.delete_token(&name).unwrap());
+    assert!(kc.delete_key(&name).unwrap());
+    assert!(kc.load_key(&name).unwrap().is_none());
+    println!("the handle outlived two daemons");
+}
