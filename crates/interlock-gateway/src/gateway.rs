@@ -236,9 +236,8 @@ impl Prepared {
         tokio::spawn(reload_loop(gw.clone()));
         tokio::spawn(relay_engine_events(gw.clone()));
         tokio::spawn(announce_adopted_entries(gw.clone()));
-        tokio::spawn(index_receipts_loop(gw.clone()));
         crate::alerts::spawn(&gw);
-        tokio::spawn(crate::metrics::tail_log(gw.clone()));
+        tokio::spawn(crate::tally::tally(gw.clone()));
         gw
     }
 }
@@ -851,23 +850,6 @@ async fn reload_loop(gw: Gateway) {
         tokio::select! {
             _ = tokio::time::sleep(RELOAD_EVERY) => {}
             Ok(()) = decided.changed() => {}
-            _ = shutdown.changed() => return,
-        }
-    }
-}
-
-/// Keeps the store's receipt index (`receipt_facts`, issue 18) caught up
-/// with the log in the background, so the receipts view's first page after a
-/// long quiet spell (or on a log written before the index existed) does not
-/// wait for it. The API catches up too, for what arrived since.
-async fn index_receipts_loop(gw: Gateway) {
-    let mut shutdown = gw.0.shutdown.subscribe();
-    loop {
-        if let Err(e) = interlock_log::index_receipts(gw.0.engine.store()).await {
-            tracing::warn!(error = %e, "indexing receipts failed");
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(RELOAD_EVERY * 5) => {}
             _ = shutdown.changed() => return,
         }
     }

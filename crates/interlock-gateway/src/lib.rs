@@ -27,7 +27,8 @@
 //! - [`client`]: a client of another gateway's reviewer API (the desktop app's
 //!   team mode).
 //! - [`alerts`]: alert delivery to SIEMs, chat and pagers, read from the log (issue 21).
-//! - [`metrics`]: `/metrics` for Prometheus (issue 21).
+//! - [`metrics`]: `/metrics` for Prometheus (issue 21), counted by the tally
+//!   (`tally`), which also keeps the receipts index: every leaf decoded once.
 //! - [`sse`]: the server-sent events parser both upstream HTTP and [`client`] read with.
 //! - [`clients`]: "Connect a client" on the reviewer API, over the host's connector.
 //! - [`signin`]: one-time sign-in links (a browser becomes a reviewer).
@@ -69,6 +70,7 @@ pub mod servers;
 pub mod signin;
 pub mod sse;
 mod subscriptions;
+mod tally;
 pub mod tool_decision;
 pub mod upstream;
 pub mod views;

@@ -2,11 +2,12 @@
 //! lag in the OpenMetrics text format Prometheus scrapes (the Prometheus
 //! project's own `prometheus-client` crate encodes it).
 //!
-//! What is counted comes from the log, not the call path: a task tails the
-//! leaves this process sees (from the log's size at start) and counts calls by
-//! verdict, holds, blocks, drifts and quarantines with the same mapping the
-//! alert sinks use (`interlock_alerts::event::classify`), so the numbers agree
-//! with the evidence and cost a call nothing. Only two latencies are measured
+//! What is counted comes from the log, not the call path: the tally
+//! (`crate::tally`) reads every leaf this process sees (from the log's size
+//! at start) and counts calls by verdict, holds, blocks, drifts and
+//! quarantines with the same mapping the alert sinks use
+//! (`interlock_alerts::event::classify`), so the numbers agree with the
+//! evidence and cost a call nothing. Only two latencies are measured
 //! on the call path (two clock reads and an atomic add each): the time from a
 //! call's arrival to its verdict, and each log append a call waits on.
 //!
@@ -20,7 +21,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use interlock_alerts::event::{Category, classify};
-use interlock_receipts::{open_leaf_unverified, summarize};
+use interlock_receipts::ReceiptSummary;
 use interlock_store::ApiKeyKind;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -168,11 +169,7 @@ impl Metrics {
     }
 
     /// Counts one leaf (by the alert sinks' classification).
-    fn count(&self, data: &[u8]) {
-        let Ok(opened) = open_leaf_unverified(data) else {
-            return;
-        };
-        let s = summarize(&opened);
+    pub(crate) fn count(&self, s: &ReceiptSummary) {
         let (category, _) = classify(&s.kind, s.verdict.as_deref(), s.outcome.as_deref());
         if s.kind == "tool.call" {
             self.calls
@@ -198,36 +195,10 @@ impl Metrics {
             _ => {}
         }
     }
-}
 
-/// Tails the log from its size at start, counting each new leaf, until the
-/// gateway shuts down.
-pub(crate) async fn tail_log(gw: Gateway) {
-    let store = gw.engine().store().clone();
-    let mut shutdown = gw.0.shutdown.subscribe();
-    let mut next = store.log_size().await.unwrap_or(0);
-    loop {
-        if *shutdown.borrow() {
-            return;
-        }
-        if let Ok(size) = store.log_size().await {
-            gw.metrics().leaves.set(size);
-            while next < size {
-                let to = size.min(next + 1024);
-                match store.leaves(next..to).await {
-                    Ok(rows) => rows.iter().for_each(|r| gw.metrics().count(&r.data)),
-                    Err(e) => {
-                        tracing::debug!("metrics: reading leaves: {e}");
-                        break;
-                    }
-                }
-                next = to;
-            }
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-            _ = shutdown.changed() => return,
-        }
+    /// The log's size as this gateway sees it.
+    pub(crate) fn set_leaves(&self, size: u64) {
+        self.leaves.set(size);
     }
 }
 

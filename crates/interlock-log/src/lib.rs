@@ -35,6 +35,7 @@ mod export;
 mod log;
 mod receipts;
 mod signer;
+mod tail;
 
 pub use audit::{AuditProblem, AuditReport, PENDING_SECS, audit};
 pub use claims::drift_window_claim_of;
@@ -46,6 +47,7 @@ pub use log::{
 };
 pub use receipts::{
     EventEvidence, ExportFiles, ReceiptEntry, UNREADABLE, event_evidence, export_files, facts_of,
-    index_receipts, receipts_page, tlog_proof_file,
+    facts_of_summary, index_receipts, receipts_page, tlog_proof_file,
 };
 pub use signer::{CheckpointSigner, LogSigner};
+pub use tail::{LeafTail, RECENT_LEAVES, TAIL_CHUNK};

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::error::LogError;
 use crate::signer::{AsSigner, CheckpointSigner};
+use crate::tail::{LeafTail, Recent};
 
 /// At most this many entries go into one commit. Bounds the latency of a
 /// commit and the memory of a batch; larger bursts take several commits.
@@ -149,8 +150,8 @@ struct State {
 /// receiver before telling it that it lagged.
 pub const ADOPTED_BACKLOG: usize = 1024;
 
-struct Shared {
-    store: Store,
+pub(crate) struct Shared {
+    pub(crate) store: Store,
     origin: String,
     verifier: NoteVerifier,
     options: LogOptions,
@@ -183,6 +184,16 @@ struct Shared {
     /// most once per flush window and once per checkpoint interval, not
     /// once per commit.
     paced: tokio::sync::Notify,
+    /// The leaves this log committed lately, kept while a [`LeafTail`]
+    /// reads them (so it need not read them back from the store).
+    pub(crate) recent: Recent,
+}
+
+impl Shared {
+    /// The committed size (the tree's).
+    pub(crate) fn size(&self) -> u64 {
+        self.read().tree.len()
+    }
 }
 
 /// Counts an append in [`Shared::appending`] while it lives (also when the
@@ -417,6 +428,7 @@ impl Log {
             pace: tokio::sync::Mutex::new(Pace::default()),
             appending: std::sync::atomic::AtomicUsize::new(0),
             paced: tokio::sync::Notify::new(),
+            recent: Recent::default(),
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         // The writer builds the checkpoint signer it keeps (which checks the
@@ -624,6 +636,13 @@ impl Log {
     /// [`ADOPTED_BACKLOG`] ranges behind is told it lagged.
     pub fn adopted_ranges(&self) -> tokio::sync::broadcast::Receiver<std::ops::Range<u64>> {
         self.shared.adopted_tx.subscribe()
+    }
+
+    /// Every leaf from index `from` on, in order, each once: what this
+    /// process committed comes from memory, the rest from the store (see
+    /// [`LeafTail`]).
+    pub fn tail(&self, from: u64) -> LeafTail {
+        LeafTail::new(Arc::clone(&self.shared), from)
     }
 
     /// Appends one entry together with the state change it records, in one
@@ -1749,7 +1768,7 @@ async fn publish(
                 }
                 st.tree.len()
             };
-            let mut it = leaves.into_iter();
+            let mut it = leaves.iter();
             for w in waiters.drain(..) {
                 let acks = it
                     .by_ref()
@@ -1762,6 +1781,9 @@ async fn publish(
                     })
                     .collect();
                 let _ = w.reply.send(Ok(acks));
+            }
+            if shared.recent.wanted() {
+                shared.recent.push(leaves);
             }
             tracing::trace!(size, signed, "log batch committed");
             Some(signed)

@@ -22,24 +22,34 @@ const CATCH_UP_CHUNK: u64 = 2048;
 /// The facts of leaf `row`: a leaf that does not open is indexed under the
 /// kind `unreadable` (so it is still listed, and the audit names why).
 pub fn facts_of(row: &LeafRow) -> ReceiptFacts {
-    match open_leaf_unverified(&row.data) {
-        Ok(opened) => {
-            let s = summarize(&opened);
-            ReceiptFacts {
-                idx: row.idx,
-                at: s.time,
-                kind: s.kind,
-                plan_id: s.plan_id,
-                server: s.server,
-                agent: s.agent,
-                tool: s.tool,
-                verdict: s.verdict,
-                shadow: s.shadow,
-            }
-        }
-        Err(_) => ReceiptFacts {
-            idx: row.idx,
-            at: row.appended_at,
+    let summary = open_leaf_unverified(&row.data)
+        .ok()
+        .map(|opened| summarize(&opened));
+    facts_of_summary(row.idx, row.appended_at, summary)
+}
+
+/// The facts of leaf `idx` from its summary, for a reader that decoded the
+/// leaf already (`None`: it does not open; `appended_at` then dates it).
+pub fn facts_of_summary(
+    idx: u64,
+    appended_at: i64,
+    summary: Option<ReceiptSummary>,
+) -> ReceiptFacts {
+    match summary {
+        Some(s) => ReceiptFacts {
+            idx,
+            at: s.time,
+            kind: s.kind,
+            plan_id: s.plan_id,
+            server: s.server,
+            agent: s.agent,
+            tool: s.tool,
+            verdict: s.verdict,
+            shadow: s.shadow,
+        },
+        None => ReceiptFacts {
+            idx,
+            at: appended_at,
             kind: UNREADABLE.into(),
             ..ReceiptFacts::default()
         },
