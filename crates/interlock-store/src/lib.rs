@@ -130,10 +130,21 @@ pub struct Store {
     /// Postgres only: when a log writer last asked for sealed commits (see
     /// [`Store::request_log_seal`]), in Unix milliseconds.
     seal_requested_ms: Arc<std::sync::atomic::AtomicI64>,
+    /// SQLite only: the seal request file's modification time as last read,
+    /// and when it was read (see [`Store::log_seal_requested_within`]).
+    seal_file_seen: Arc<std::sync::Mutex<Option<SealFileSeen>>>,
     /// Counts the decisions committed by any process on the database that
     /// this process has heard of (Postgres: LISTEN on [`CHANGES_CHANNEL`];
     /// SQLite: never moves, readers poll).
     changes: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+/// When the seal request file was last looked at, and its modification time
+/// then (`None`: there was none).
+#[derive(Clone, Copy, Debug)]
+struct SealFileSeen {
+    at: std::time::Instant,
+    modified: Option<std::time::SystemTime>,
 }
 
 impl Store {
@@ -203,6 +214,7 @@ impl Store {
             location: location.clone(),
             appender: Arc::new(tokio::sync::Mutex::new(None)),
             seal_requested_ms,
+            seal_file_seen: Arc::default(),
             changes,
         })
     }
