@@ -219,3 +219,69 @@ fn a_metrics_only_key_reaches_metrics_and_nothing_else() {
     );
     assert_eq!(status, 401, "a reviewer key is no agent key");
 }
+
+/// Issue 17: the tally counts and indexes every call once, off the call path,
+/// from the log's memory — no receipts request needed for the index to keep
+/// up, and no call counted twice when the buffer and the store both hold it.
+#[test]
+fn the_tally_counts_every_call_once_and_keeps_the_receipts_index_current() {
+    let gw = gateway();
+    let key = metrics_key(&gw);
+    const CALLS: usize = 25;
+    for i in 0..CALLS {
+        let r = gw
+            .try_call("drifty__greet", json!({ "name": format!("n{i}") }))
+            .expect("a call answered");
+        assert_eq!(
+            r["result"]["content"][0]["text"],
+            format!("Hello, n{i}!"),
+            "{r}"
+        );
+    }
+    let want = format!("interlock_tool_calls_total{{verdict=\"allowed\"}} {CALLS}\n");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let text = loop {
+        let (status, text) = get(&gw, "/metrics", Some(&key));
+        assert_eq!(status, 200, "{text}");
+        if text.contains(&want) || Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(text.contains(&want), "want {want:?} in:\n{text}");
+    // The receipts index reaches the log's end by itself (written every
+    // 2.5 s), read straight from the store, not through the receipts API
+    // (which would catch it up on its own).
+    let location = match gw.database_url() {
+        Some(url) => interlock_store::StoreLocation::parse(url).unwrap(),
+        None => interlock_store::StoreLocation::File(gw.data().join("interlock.sqlite")),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (indexed, size) = rt.block_on(async {
+        let store = interlock_store::Store::connect(&location).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let indexed = store.receipt_facts_next().await.unwrap();
+            let size = store.log_size().await.unwrap();
+            if indexed == size || Instant::now() > deadline {
+                store.close().await;
+                break (indexed, size);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    assert_eq!(indexed, size, "the receipts index ends where the log does");
+    // Every call's leaves are listed (the page reads the index).
+    let page = gw.api_get(
+        &gw.reviewer_key(),
+        "/api/v1/receipts?event=tool.call&limit=100",
+    );
+    let listed = page["receipts"].as_array().map_or(0, Vec::len);
+    assert!(
+        listed >= CALLS,
+        "{listed} tool.call receipts listed: {page}"
+    );
+}

@@ -47,13 +47,22 @@ pub(crate) async fn tally(gw: Gateway) {
     let mut tail = log.tail(index_end(&gw, counted_up_to).await);
     let mut facts: Vec<ReceiptFacts> = Vec::new();
     let mut written_at = Instant::now();
+    let mut failing: Option<String> = None;
     loop {
         gw.metrics().set_leaves(log.size());
         loop {
             let rows = match tail.read_new().await {
-                Ok(rows) => rows,
+                Ok(rows) => {
+                    failing = None;
+                    rows
+                }
                 Err(e) => {
-                    tracing::warn!(error = %e, "reading new log leaves failed");
+                    // Said once per distinct failure, not twice a second.
+                    let said = e.to_string();
+                    if failing.as_deref() != Some(said.as_str()) {
+                        tracing::warn!(error = %said, at = tail.position(), "reading new log leaves failed");
+                        failing = Some(said);
+                    }
                     break;
                 }
             };
