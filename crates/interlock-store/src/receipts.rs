@@ -140,15 +140,15 @@ impl Store {
             return Ok(());
         }
         let mut tx = self.begin_write().await?;
-        // 9 values a row, 32 rows a statement: binding is quadratic in a
-        // statement's parameters (sqlx looks each one's name up, and
-        // SQLite's lookup is a list scan), which at 100 rows was 3 % of the
-        // gateway's CPU (issue 17's profile); 32 keeps it small and the
-        // statements few.
-        for chunk in facts.chunks(32) {
+        // 9 values a row: 100 rows a statement stays far below SQLite's
+        // bound-variable limit. (Its placeholders are bare `?` on SQLite:
+        // numbered ones made binding quadratic in the row count, see
+        // `SqlBuilder`.)
+        for chunk in facts.chunks(100) {
             let mut q = SqlBuilder::new(
                 "INSERT INTO receipt_facts \
                  (idx, at, kind, plan_id, server, agent, tool, verdict, shadow) VALUES ",
+                self.backend(),
             );
             for (i, f) in chunk.iter().enumerate() {
                 q.push(if i == 0 { "(" } else { ", (" });
@@ -187,6 +187,7 @@ impl Store {
         let mut q = SqlBuilder::new(
             "SELECT l.idx, l.leaf_hash, l.data, l.appended_at \
              FROM receipt_facts f JOIN log_leaves l ON l.idx = f.idx WHERE 1 = 1",
+            self.backend(),
         );
         filter.push_where(&mut q)?;
         if let Some(b) = before {
@@ -215,7 +216,10 @@ impl Store {
     /// The indices of every receipt `filter` selects, in increasing order
     /// (an export's selection).
     pub async fn receipt_indices(&self, filter: &ReceiptFilter) -> Result<Vec<u64>, StoreError> {
-        let mut q = SqlBuilder::new("SELECT f.idx FROM receipt_facts f WHERE 1 = 1");
+        let mut q = SqlBuilder::new(
+            "SELECT f.idx FROM receipt_facts f WHERE 1 = 1",
+            self.backend(),
+        );
         filter.push_where(&mut q)?;
         q.push(" ORDER BY f.idx");
         let (sql, args) = q.finish();
