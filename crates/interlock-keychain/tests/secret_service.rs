@@ -216,6 +216,24 @@ fn invalid_names_are_refused_before_touching_the_keychain() {
     ));
 }
 
+/// Runs the test `name` of this binary through `child` (this binary, or a
+/// wrapper given it as its first argument); asserts it ran and passed, and
+/// returns its stdout and stderr.
+fn run_child_test(mut child: Command, name: &str) -> (String, String) {
+    let output = child
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "child failed:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "child test did not run:\n{stdout}"
+    );
+    (stdout, stderr)
+}
+
 /// Set in the child process of [`open_fails_clearly_without_a_secret_service`].
 const CHILD_MARKER: &str = "INTERLOCK_KEYCHAIN_TEST_NO_BUS_CHILD";
 
@@ -224,22 +242,12 @@ const CHILD_MARKER: &str = "INTERLOCK_KEYCHAIN_TEST_NO_BUS_CHILD";
 #[test]
 fn open_fails_clearly_without_a_secret_service() {
     let dir = std::env::temp_dir().join(unique("interlock-no-bus"));
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "no_bus_child", "--nocapture", "--test-threads=1"])
-        .env(CHILD_MARKER, "1")
-        .env(
-            "DBUS_SESSION_BUS_ADDRESS",
-            format!("unix:path={}", dir.join("bus").display()),
-        )
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "child failed:\n{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("1 passed"),
-        "child test did not run:\n{stdout}"
+    let mut child = Command::new(std::env::current_exe().unwrap());
+    child.env(CHILD_MARKER, "1").env(
+        "DBUS_SESSION_BUS_ADDRESS",
+        format!("unix:path={}", dir.join("bus").display()),
     );
+    let (stdout, _) = run_child_test(child, "no_bus_child");
     assert!(
         stdout.contains(
             "no Secret Service on the session bus; start gnome-keyring (see scripts/with-keyring)"
@@ -428,24 +436,11 @@ const DAEMON_DEATH_MARKER: &str = "INTERLOCK_KEYCHAIN_TEST_DAEMON_DEATH_CHILD";
 fn regression_a_handle_survives_the_secret_service_daemon_dying() {
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
     let with_keyring = std::path::Path::new(&manifest).join("../../scripts/with-keyring");
-    let output = Command::new(with_keyring)
+    let mut child = Command::new(with_keyring);
+    child
         .arg(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "daemon_death_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(DAEMON_DEATH_MARKER, "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "child failed:\n{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("1 passed"),
-        "child test did not run:\n{stdout}"
-    );
+        .env(DAEMON_DEATH_MARKER, "1");
+    let (_, stderr) = run_child_test(child, "daemon_death_child");
     // with-keyring reports a restarted daemon: the kill really happened.
     assert!(
         stderr.contains("gnome-keyring-daemon died and was restarted"),

@@ -21,6 +21,12 @@ async fn drain(tail: &mut LeafTail) -> Vec<LeafRow> {
     }
 }
 
+/// A log on a new database in `dir`.
+async fn new_log(dir: &std::path::Path) -> Log {
+    let store = open_store(dir).await.unwrap();
+    Log::open(store, signer(), ORIGIN).await.unwrap()
+}
+
 /// What the tail returned is exactly what the store holds for that range.
 async fn assert_as_stored(log: &Log, from: u64, rows: &[LeafRow]) {
     let stored = log.store().leaves(from..log.size()).await.unwrap();
@@ -33,8 +39,7 @@ async fn assert_as_stored(log: &Log, from: u64, rows: &[LeafRow]) {
 #[tokio::test]
 async fn a_tail_takes_this_logs_new_leaves_from_memory_and_older_ones_from_the_store() {
     let dir = tempfile::tempdir().unwrap();
-    let store = open_store(dir.path()).await.unwrap();
-    let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
+    let log = new_log(dir.path()).await;
     for i in 0..5 {
         log.append(event(i)).await.unwrap();
     }
@@ -62,8 +67,7 @@ async fn a_tail_takes_this_logs_new_leaves_from_memory_and_older_ones_from_the_s
 #[tokio::test]
 async fn a_tail_that_falls_behind_the_buffer_reads_the_rest_from_the_store() {
     let dir = tempfile::tempdir().unwrap();
-    let store = open_store(dir.path()).await.unwrap();
-    let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
+    let log = new_log(dir.path()).await;
     let mut tail = log.tail(0);
     let total = RECENT_LEAVES as u64 + 1500;
     let mut n = 0;
@@ -88,10 +92,9 @@ async fn a_tail_that_falls_behind_the_buffer_reads_the_rest_from_the_store() {
 #[tokio::test]
 async fn a_tail_reads_another_writers_leaves_in_order_between_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let store_a = open_store(dir.path()).await.unwrap();
-    let a = Log::open(store_a.clone(), signer(), ORIGIN).await.unwrap();
-    let store_b = open_store(dir.path()).await.unwrap();
-    let b = Log::open(store_b.clone(), signer(), ORIGIN).await.unwrap();
+    let a = new_log(dir.path()).await;
+    // Its own store: another writer, as another process would be.
+    let b = new_log(dir.path()).await;
     let mut tail = a.tail(0);
     a.append(event(0)).await.unwrap();
     b.refresh().await.unwrap();
@@ -115,8 +118,7 @@ async fn a_tail_reads_another_writers_leaves_in_order_between_its_own() {
 #[tokio::test]
 async fn leaves_are_kept_only_while_a_tail_is_open() {
     let dir = tempfile::tempdir().unwrap();
-    let store = open_store(dir.path()).await.unwrap();
-    let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
+    let log = new_log(dir.path()).await;
     let tail = log.tail(0);
     log.append(event(0)).await.unwrap();
     drop(tail);
