@@ -65,6 +65,12 @@ export function useRoute(): Route {
   useEffect(() => {
     const f = () => setR(parse(location.hash));
     window.addEventListener('hashchange', f);
+    // The hash may have changed between the first render and this effect (a
+    // click, or a test, while a slow first load was painting): its
+    // hashchange fired before anyone listened, so read it now. The WebKitGTK
+    // test met exactly this on a Postgres run: #/receipts showing the inbox.
+    const now = parse(location.hash);
+    setR((prev) => (JSON.stringify(prev) === JSON.stringify(now) ? prev : now));
     return () => window.removeEventListener('hashchange', f);
   }, []);
   return r;
