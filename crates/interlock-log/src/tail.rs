@@ -18,9 +18,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use interlock_store::LeafRow;
-
-use interlock_store::StoreError;
+use interlock_store::{LeafRow, StoreError};
 
 use crate::error::LogError;
 use crate::log::Shared;
@@ -136,13 +134,23 @@ impl LeafTail {
             }
             // Not in memory: read up to the next kept leaf (or the end).
             let upto = recent.next_kept_after(self.next).map_or(to, |k| k.min(to));
-            let rows = self.shared.store.leaves(self.next..upto).await?;
+            let rows = match self.shared.store.leaves(self.next..upto).await {
+                Ok(rows) => rows,
+                // What was taken already is returned (its position is past
+                // it: dropping it would skip it for good); the next call
+                // meets the failure again.
+                Err(_) if !out.is_empty() => return Ok(out),
+                Err(e) => return Err(e.into()),
+            };
             let contiguous = rows
                 .iter()
                 .zip(self.next..)
                 .take_while(|(row, idx)| row.idx == *idx)
                 .count();
             if contiguous == 0 {
+                if !out.is_empty() {
+                    return Ok(out);
+                }
                 return Err(LogError::Store(StoreError::Malformed(format!(
                     "log leaf {} is missing from the store",
                     self.next

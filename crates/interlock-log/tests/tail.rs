@@ -129,3 +129,29 @@ async fn leaves_are_kept_only_while_a_tail_is_open() {
     assert_eq!(later.read_from_store(), 2);
     log.close().await;
 }
+
+/// Regression: a store read that fails after leaves were taken from memory
+/// returns those leaves (the tail's position is already past them) and
+/// reports the failure on the next call, so no leaf is skipped.
+#[tokio::test]
+async fn regression_a_failing_store_read_keeps_what_came_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = new_log(dir.path()).await;
+    let b = new_log(dir.path()).await;
+    let mut tail = a.tail(0);
+    a.append(event(0)).await.unwrap();
+    b.refresh().await.unwrap();
+    b.append_many((1..4).map(event).collect()).await.unwrap();
+    a.append(event(4)).await.unwrap();
+    // B's three must come from the store, which is now closed.
+    a.store().close().await;
+    let first = tail.read_new().await.unwrap();
+    assert_eq!(first.iter().map(|r| r.idx).collect::<Vec<_>>(), [0]);
+    assert_eq!(tail.position(), 1);
+    assert!(
+        tail.read_new().await.is_err(),
+        "the failure is reported next"
+    );
+    assert_eq!(tail.position(), 1, "and nothing is skipped");
+    b.close().await;
+}
