@@ -1,0 +1,413 @@
+//! The command that starts a server confined: bubblewrap's namespaces (user,
+//! mount, PID, IPC, UTS, cgroup, network) over an empty root with only the
+//! granted paths bound into it, the protected ones masked, no capabilities,
+//! a new session, killed with its parent; util-linux's `prlimit` inside it
+//! sets the resource limits before the server's program runs.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use crate::defaults::{Derived, Launch, SYSTEM_READ};
+use crate::profile::{Limits, Net, Profile, Setting};
+use crate::protected::Protected;
+
+/// Why a server cannot start confined. Each names what is missing; the
+/// server is not started unconfined instead.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "the sandbox needs bubblewrap (`bwrap`), which is not installed: install it (Debian: `apt install bubblewrap`) or set sandbox = \"off\" for this server"
+    )]
+    NoBubblewrap,
+    #[error(
+        "the sandbox cannot start here: {0} (bubblewrap needs unprivileged user namespaces, or root); or set sandbox = \"off\" for this server"
+    )]
+    KernelRefused(String),
+    #[error("the sandbox needs util-linux's `prlimit` for resource limits, which is not installed")]
+    NoPrlimit,
+    #[error("cannot start `{command}`: {why}")]
+    NoProgram { command: String, why: String },
+    #[error("`{path}` is inside `{protected}`, which no server may reach")]
+    Protected { path: PathBuf, protected: PathBuf },
+    #[error("the sandbox path `{0}` is not absolute")]
+    Relative(PathBuf),
+    #[error("the server's state directory `{path}` cannot be made: {why}")]
+    StateDir { path: PathBuf, why: String },
+    #[error(
+        "net = [{0}]: egress by host needs the gateway's egress proxy, which this build does not have; the server is not started with more network than its profile allows (use net = \"none\", or sandbox = \"off\")"
+    )]
+    EgressUnsupported(String),
+}
+
+/// What the gateway knows about its machine when it starts a server.
+#[derive(Clone, Debug)]
+pub struct Host {
+    /// Never reachable.
+    pub protected: Protected,
+    /// `bwrap`, checked to work here ([`Host::check`]).
+    pub bwrap: PathBuf,
+    /// `prlimit`.
+    pub prlimit: PathBuf,
+}
+
+impl Host {
+    /// Finds bubblewrap and prlimit in `path` and starts one trivial sandbox
+    /// to learn whether this kernel lets it. Blocking (one short process).
+    pub fn check(protected: Protected, path: Option<&OsStr>) -> Result<Host, SandboxError> {
+        let path = path.map(OsStr::to_os_string).unwrap_or_else(|| {
+            OsString::from("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+        });
+        let bwrap = crate::defaults::find_program("bwrap", Some(&path), None)
+            .ok_or(SandboxError::NoBubblewrap)?;
+        let prlimit = crate::defaults::find_program("prlimit", Some(&path), None)
+            .ok_or(SandboxError::NoPrlimit)?;
+        let mut trial = std::process::Command::new(&bwrap);
+        trial.args(base_args());
+        for dir in SYSTEM_READ {
+            trial.arg("--ro-bind-try").arg(dir).arg(dir);
+        }
+        let out = trial
+            .arg("--")
+            .arg(&prlimit)
+            .arg("--nofile=64")
+            .arg("true")
+            .env_clear()
+            .output()
+            .map_err(|e| SandboxError::KernelRefused(e.to_string()))?;
+        if !out.status.success() {
+            let why = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+            return Err(SandboxError::KernelRefused(if why.is_empty() {
+                format!("bwrap exited with {}", out.status)
+            } else {
+                why
+            }));
+        }
+        Ok(Host {
+            protected,
+            bwrap,
+            prlimit,
+        })
+    }
+}
+
+/// A server's confinement, resolved: what it may read and write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The program, absolute.
+    pub program: PathBuf,
+    /// Read-only paths (beyond the system's directories).
+    pub read: Vec<PathBuf>,
+    /// Read-write paths (beyond its state directory).
+    pub write: Vec<PathBuf>,
+    /// Its private state directory (its `HOME`), read-write.
+    pub state_dir: PathBuf,
+    pub net: Net,
+    pub limits: Limits,
+}
+
+/// Resolves `launch` under `profile` (the derived defaults plus what the
+/// profile adds) against what is protected. Refuses a granted path inside a
+/// protected one; symlinks are followed first, so a link into `~/.ssh` is
+/// `~/.ssh`.
+pub fn resolve(
+    launch: &Launch<'_>,
+    profile: &Profile,
+    derived: Derived,
+    state_dir: &Path,
+    protected: &Protected,
+) -> Result<Resolved, SandboxError> {
+    if let Net::Allow(list) = &profile.net {
+        let names: Vec<String> = list.iter().map(|h| format!("\"{h}\"")).collect();
+        return Err(SandboxError::EgressUnsupported(names.join(", ")));
+    }
+    let _ = launch;
+    let check = |paths: Vec<PathBuf>| -> Result<Vec<PathBuf>, SandboxError> {
+        let mut out = Vec::new();
+        for p in paths {
+            if !p.is_absolute() {
+                return Err(SandboxError::Relative(p));
+            }
+            // A path that does not exist yet is bound when it does.
+            let real = std::fs::canonicalize(&p).unwrap_or(p.clone());
+            for candidate in [&p, &real] {
+                if let Some(prot) = protected.containing(candidate) {
+                    return Err(SandboxError::Protected {
+                        path: p.clone(),
+                        protected: prot.to_path_buf(),
+                    });
+                }
+            }
+            out.push(real);
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    };
+    let write = check(
+        derived
+            .write
+            .into_iter()
+            .chain(profile.write.clone())
+            .collect(),
+    )?;
+    let read = check(
+        derived
+            .read
+            .into_iter()
+            .chain(profile.read.clone())
+            .collect(),
+    )?
+    .into_iter()
+    .filter(|r| !write.iter().any(|w| r.starts_with(w)))
+    .collect();
+    Ok(Resolved {
+        program: derived.program,
+        read,
+        write,
+        state_dir: state_dir.to_path_buf(),
+        net: profile.net.clone(),
+        limits: profile.limits,
+    })
+}
+
+/// The profile a setting stands for (`Default` and `Off` alike: the caller
+/// does not confine an `Off` server at all).
+pub fn profile_of(setting: &Setting) -> Profile {
+    match setting {
+        Setting::Profile(p) => p.clone(),
+        Setting::Default | Setting::Off => Profile::default(),
+    }
+}
+
+/// The flags every sandbox starts with.
+fn base_args() -> Vec<&'static str> {
+    vec![
+        // User, mount, PID, IPC, UTS, cgroup and network namespaces: the
+        // server sees no other process (the gateway's /proc, memory and
+        // signals are out of reach), no abstract Unix socket (session buses)
+        // and no TCP port of the machine, only its own loopback.
+        "--unshare-all",
+        "--die-with-parent",
+        // setsid: no TIOCSTI into the gateway's terminal.
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+    ]
+}
+
+fn push(a: &mut Vec<OsString>, items: &[&OsStr]) {
+    a.extend(items.iter().map(|s| s.to_os_string()));
+}
+
+/// An empty tmpfs over `dir`, read-only unless the server's own state
+/// directory is bound inside it (then what the server writes there stays in
+/// its sandbox's memory and is gone when it exits).
+fn mask_dir(a: &mut Vec<OsString>, dir: &Path, state_dir: &Path) {
+    a.push("--tmpfs".into());
+    a.push(dir.as_os_str().to_os_string());
+    if !state_dir.starts_with(dir) {
+        a.push("--remount-ro".into());
+        a.push(dir.as_os_str().to_os_string());
+    }
+}
+
+/// The program and arguments that start `launch` confined by `resolved`
+/// (run with the environment the server gets, `HOME` set to its state
+/// directory).
+pub fn command(host: &Host, launch: &Launch<'_>, resolved: &Resolved) -> (PathBuf, Vec<OsString>) {
+    let mut a: Vec<OsString> = base_args().into_iter().map(OsString::from).collect();
+    for dir in SYSTEM_READ {
+        push(
+            &mut a,
+            &["--ro-bind-try".as_ref(), dir.as_ref(), dir.as_ref()],
+        );
+    }
+    for p in &resolved.read {
+        push(
+            &mut a,
+            &["--ro-bind".as_ref(), p.as_os_str(), p.as_os_str()],
+        );
+    }
+    for p in &resolved.write {
+        push(&mut a, &["--bind".as_ref(), p.as_os_str(), p.as_os_str()]);
+    }
+    // Masks after the binds they cover (bubblewrap applies them in order).
+    let mut granted: Vec<&Path> = SYSTEM_READ.iter().map(Path::new).collect();
+    granted.extend(resolved.read.iter().map(PathBuf::as_path));
+    granted.extend(resolved.write.iter().map(PathBuf::as_path));
+    let mut masks: Vec<&Path> = granted
+        .iter()
+        .flat_map(|g| host.protected.inside(g))
+        .collect();
+    masks.sort();
+    masks.dedup();
+    for m in masks {
+        let writable = resolved.write.iter().any(|w| m.starts_with(w));
+        match std::fs::symlink_metadata(m) {
+            Ok(meta) if meta.is_dir() => mask_dir(&mut a, m, &resolved.state_dir),
+            Ok(_) => push(
+                &mut a,
+                &["--ro-bind".as_ref(), "/dev/null".as_ref(), m.as_os_str()],
+            ),
+            // Absent under a writable grant: the server could create it (an
+            // `authorized_keys` on the host); an empty file or tmpfs takes
+            // its place (bubblewrap makes the mount point, empty, on the host).
+            Err(_) if writable && crate::protected::file_like(m) => {
+                push(
+                    &mut a,
+                    &["--ro-bind".as_ref(), "/dev/null".as_ref(), m.as_os_str()],
+                );
+            }
+            Err(_) if writable => mask_dir(&mut a, m, &resolved.state_dir),
+            Err(_) => {}
+        }
+    }
+    let state = resolved.state_dir.as_os_str();
+    push(&mut a, &["--bind".as_ref(), state, state]);
+    // The root itself (the directories made for the mount points) read-only.
+    push(&mut a, &["--remount-ro".as_ref(), "/".as_ref()]);
+    let cwd = launch
+        .cwd
+        .map(Path::as_os_str)
+        .unwrap_or(resolved.state_dir.as_os_str());
+    push(&mut a, &["--chdir".as_ref(), cwd]);
+    push(&mut a, &["--".as_ref(), host.prlimit.as_os_str()]);
+    let l = resolved.limits;
+    a.push(format!("--data={}", l.memory_mb.saturating_mul(1 << 20)).into());
+    a.push(format!("--nofile={}", l.open_files).into());
+    a.push(format!("--fsize={}", l.file_size_mb.saturating_mul(1 << 20)).into());
+    if l.cpu_secs > 0 {
+        a.push(format!("--cpu={}", l.cpu_secs).into());
+    }
+    if l.processes > 0 {
+        a.push(format!("--nproc={}", l.processes).into());
+    }
+    a.push("--".into());
+    a.push(resolved.program.as_os_str().to_os_string());
+    a.extend(launch.args.iter().map(OsString::from));
+    (host.bwrap.clone(), a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn host(protected: Protected) -> Host {
+        Host {
+            protected,
+            bwrap: "/usr/bin/bwrap".into(),
+            prlimit: "/usr/bin/prlimit".into(),
+        }
+    }
+
+    #[test]
+    fn a_granted_path_inside_a_secret_is_refused_even_through_a_symlink() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join(".ssh")).unwrap();
+        let link = home.path().join("innocent");
+        std::os::unix::fs::symlink(home.path().join(".ssh"), &link).unwrap();
+        let protected = Protected::new(Some(home.path()), None, &[]);
+        let env = BTreeMap::new();
+        let launch = Launch {
+            command: "/bin/sh",
+            args: &[],
+            env: &env,
+            cwd: None,
+        };
+        let derived = Derived {
+            program: "/bin/sh".into(),
+            read: vec![],
+            write: vec![link.clone()],
+        };
+        let err = resolve(
+            &launch,
+            &Profile::default(),
+            derived,
+            Path::new("/tmp/s"),
+            &protected,
+        )
+        .unwrap_err();
+        assert!(matches!(err, SandboxError::Protected { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_granted_parent_masks_the_secrets_inside_it() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join(".ssh")).unwrap();
+        std::fs::write(home.path().join(".netrc"), "machine x").unwrap();
+        let protected = Protected::new(Some(home.path()), None, &[]);
+        let env = BTreeMap::new();
+        let launch = Launch {
+            command: "/bin/sh",
+            args: &[],
+            env: &env,
+            cwd: None,
+        };
+        let derived = Derived {
+            program: "/bin/sh".into(),
+            read: vec![],
+            write: vec![home.path().to_path_buf()],
+        };
+        let r = resolve(
+            &launch,
+            &Profile::default(),
+            derived,
+            Path::new("/tmp/s"),
+            &protected,
+        )
+        .unwrap();
+        let (_, args) = command(&host(protected), &launch, &r);
+        let text: Vec<String> = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let at = |flag: &str, path: &Path| {
+            text.windows(2)
+                .position(|w| w[0] == flag && w[1] == path.to_string_lossy())
+        };
+        let home_real = std::fs::canonicalize(home.path()).unwrap();
+        let bound = text
+            .windows(3)
+            .position(|w| w[0] == "--bind" && w[1] == home_real.to_string_lossy())
+            .expect("home bound");
+        let ssh = at("--tmpfs", &home.path().join(".ssh")).expect(".ssh masked");
+        assert!(ssh > bound, "the mask comes after the bind");
+        assert!(text.windows(3).any(|w| w[0] == "--ro-bind"
+            && w[1] == "/dev/null"
+            && w[2] == home.path().join(".netrc").to_string_lossy()));
+        // Absent under a writable grant: masked too, so it cannot be created.
+        assert!(at("--tmpfs", &home.path().join(".aws")).is_some());
+        assert_eq!(text.last().map(String::as_str), Some("/bin/sh"));
+    }
+
+    #[test]
+    fn egress_by_host_is_refused_rather_than_opened() {
+        let env = BTreeMap::new();
+        let launch = Launch {
+            command: "/bin/sh",
+            args: &[],
+            env: &env,
+            cwd: None,
+        };
+        let profile = Profile {
+            net: Net::Allow(vec![crate::HostPort::parse("api.github.com:443").unwrap()]),
+            ..Profile::default()
+        };
+        let err = resolve(
+            &launch,
+            &profile,
+            Derived::default(),
+            Path::new("/tmp/s"),
+            &Protected::default(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("api.github.com:443"), "{err}");
+    }
+}

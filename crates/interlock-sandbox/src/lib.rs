@@ -1,0 +1,149 @@
+//! Confinement of the stdio MCP servers the gateway starts (issue 38).
+//!
+//! An upstream server is third-party code that runs before anyone has
+//! reviewed it. Started as the gateway's user it could read the gateway's
+//! memory and environment, rewrite the database that judges it, reach the
+//! keyring that holds the approver key, or connect to the admin socket. Here
+//! every stdio server starts in a sandbox from its first start, pending or
+//! approved: [`confine`] turns a launch and its [`Setting`] into the
+//! bubblewrap command that runs it, or an error that names what is missing
+//! (never an unconfined start, unless the operator wrote `sandbox = "off"`).
+//!
+//! - [`profile`]: the `sandbox` setting as written (`read`, `write`, `net`,
+//!   `limits`, or `"off"`).
+//! - [`defaults`]: what a server may use without settings, derived from its
+//!   launch; the launch as pinned with the server's surface.
+//! - [`protected`]: what no server may reach, whatever its profile says.
+//! - [`confine`](mod@confine): the bubblewrap command.
+//!
+//! Architecture invariant: this crate decides what a server may reach and
+//! builds the command; it starts nothing but the one trial sandbox of
+//! [`Host::check`], speaks no MCP, and has no async.
+
+pub mod confine;
+pub mod defaults;
+pub mod profile;
+pub mod protected;
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+pub use confine::{Host, Resolved, SandboxError};
+pub use defaults::Launch;
+pub use profile::{HostPort, Limits, Net, Profile, Setting};
+pub use protected::Protected;
+
+/// One gateway's confinement of its servers: what is protected, where each
+/// server's private state lives (`<state root>/<server>`), and bubblewrap,
+/// checked once on first use.
+#[derive(Debug)]
+pub struct Confiner {
+    protected: Protected,
+    state_root: PathBuf,
+    host: std::sync::OnceLock<Result<Host, SandboxError>>,
+}
+
+impl Confiner {
+    /// A confiner for a gateway whose state is in `data_dir` (protected,
+    /// with `extra` paths: its config file, say); servers' state goes in
+    /// `<data_dir>/servers/`, each server seeing only its own.
+    pub fn new(data_dir: &Path, extra: &[PathBuf]) -> Confiner {
+        let mut gateway_paths = vec![data_dir.to_path_buf()];
+        gateway_paths.extend(extra.iter().cloned());
+        Confiner {
+            protected: Protected::from_env(&gateway_paths),
+            state_root: data_dir.join("servers"),
+            host: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// A confiner with `protected` given (tests: a home of their own).
+    pub fn with_protected(protected: Protected, state_root: PathBuf) -> Confiner {
+        Confiner {
+            protected,
+            state_root,
+            host: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The state directory of `server`.
+    pub fn state_dir(&self, server: &str) -> PathBuf {
+        self.state_root.join(server)
+    }
+
+    /// bubblewrap on this machine (checked the first time; blocking).
+    pub fn host(&self) -> Result<&Host, SandboxError> {
+        self.host
+            .get_or_init(|| {
+                Host::check(self.protected.clone(), std::env::var_os("PATH").as_deref())
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// [`confine`] for `server`.
+    pub fn confine(
+        &self,
+        server: &str,
+        launch: &Launch<'_>,
+        setting: &Setting,
+        path: Option<&OsStr>,
+    ) -> Result<Confined, SandboxError> {
+        if server.is_empty() || server.contains('/') || server.starts_with('.') {
+            return Err(SandboxError::StateDir {
+                path: self.state_root.join(server),
+                why: "a server name is one path component".into(),
+            });
+        }
+        confine(self.host()?, launch, setting, &self.state_dir(server), path)
+    }
+}
+
+/// A server ready to start confined: the program to run (bubblewrap), its
+/// arguments, and what it was granted (for the review window and the log).
+#[derive(Clone, Debug)]
+pub struct Confined {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub resolved: Resolved,
+}
+
+/// Confines `launch` under `setting` on `host`, with `state_dir` as the
+/// server's private home (made if missing, owner-only). `path` is the
+/// `PATH` the server gets, to find its program. Not for `Setting::Off`:
+/// the caller starts such a server itself.
+pub fn confine(
+    host: &Host,
+    launch: &Launch<'_>,
+    setting: &Setting,
+    state_dir: &Path,
+    path: Option<&OsStr>,
+) -> Result<Confined, SandboxError> {
+    let derived = defaults::derive(launch, path).map_err(|why| SandboxError::NoProgram {
+        command: launch.command.to_owned(),
+        why,
+    })?;
+    let profile = confine::profile_of(setting);
+    let resolved = confine::resolve(launch, &profile, derived, state_dir, &host.protected)?;
+    make_state_dir(state_dir)?;
+    let (program, args) = confine::command(host, launch, &resolved);
+    Ok(Confined {
+        program,
+        args,
+        resolved,
+    })
+}
+
+fn make_state_dir(dir: &Path) -> Result<(), SandboxError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let fail = |e: std::io::Error| SandboxError::StateDir {
+        path: dir.to_path_buf(),
+        why: e.to_string(),
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(fail)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(fail)
+}
