@@ -24,6 +24,18 @@ if [ "$(dpkg-query -W -f='${Status}\n' "${keyring_pkgs[@]}" 2>/dev/null |
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     "${keyring_pkgs[@]}" >/dev/null
 fi
+# Every stdio MCP server the gateway starts runs in a bubblewrap sandbox (issue 38;
+# util-linux's prlimit, essential on Debian, sets its limits): the product needs it
+# too, so `scripts/run` installs it through here.
+sandbox_pkgs=(bubblewrap util-linux)
+if [ "$(dpkg-query -W -f='${Status}\n' "${sandbox_pkgs[@]}" 2>/dev/null |
+  grep -c '^install ok installed$')" -ne "${#sandbox_pkgs[@]}" ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${sandbox_pkgs[@]}" >/dev/null
+fi
 # The container image test (scripts/container-test, deploy/): rootful podman with
 # runc (crun refuses hybrid cgroups), netavark's iptables, slirp4netns (the container
 # reaches an MCP server on the host's loopback), debootstrap for a base image that

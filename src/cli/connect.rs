@@ -248,6 +248,7 @@ fn print_plan(plan: &Plan) {
                 secrets,
                 dropped,
                 shared,
+                sandbox,
             } => {
                 let mut w = if *shared {
                     format!("→ upstream `{upstream}` ({transport}), already configured: shared")
@@ -265,6 +266,9 @@ fn print_plan(plan: &Plan) {
                         "; client-only settings not carried over: {}",
                         dropped.join(", ")
                     );
+                }
+                if let Some(sandbox) = sandbox.as_ref().filter(|_| !shared) {
+                    w += &format!("\n  {:<width$}    {sandbox}", "");
                 }
                 w
             }

@@ -196,7 +196,9 @@ pub async fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<ExitCode> {
             surfaces,
         }
     };
-    let review = match review::review(&config, &args.servers, &baselines, &policy).await {
+    let confiner = ctx.host().confiner(args.config.as_deref())?;
+    let review = match review::review(&config, &args.servers, &baselines, &policy, &confiner).await
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("interlock: {e}");

@@ -128,6 +128,7 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 command,
                 args,
                 url,
+                ..NewServer::default()
             });
             match running_gateway(ctx, &req).await? {
                 admin::Answer::Logged(index) => {

@@ -30,6 +30,7 @@ mod receipts;
 mod receipts_view;
 mod receiver;
 mod review;
+mod sandbox;
 mod scoped;
 mod servers_runtime;
 mod shared_store;

@@ -109,6 +109,12 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
         "status": v.record.status.as_str(),
         "configured": up.is_some(),
         "transport": up.map(|u| u.transport.describe()),
+        // How it is started and what its sandbox grants (issue 38).
+        "launch": crate::launch_view::launch_json(
+            up.map(|u| &u.transport),
+            v.observed.as_ref(),
+            v.baseline.as_ref(),
+        ),
         "link": up.map(|u| link_json(&u.link())),
         // What approving the surface also lets agents read (served and
         // inspected; pinned when `pinned` names it; see content.rs).

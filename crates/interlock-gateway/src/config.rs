@@ -509,6 +509,12 @@ pub struct UpstreamConfig {
     /// `"tools"` cannot be left out: no tool is served unpinned.
     #[serde(default)]
     pub pin: PinSet,
+    /// What a `command` server may reach (issue 38): absent, the profile
+    /// derived from its launch; `{ read = [...], write = [...], net = ...,
+    /// limits = {...} }` adds to it; `"off"` runs it unconfined (shown as a
+    /// warning and recorded in its approval). Pinned with its surface.
+    #[serde(default)]
+    pub sandbox: interlock_sandbox::Setting,
 }
 
 /// One part of a server's surface that can be pinned.
@@ -708,6 +714,8 @@ pub enum Transport {
         args: Vec<String>,
         env: BTreeMap<String, String>,
         cwd: Option<PathBuf>,
+        /// Its confinement (`interlock_sandbox`).
+        sandbox: interlock_sandbox::Setting,
     },
     Http {
         url: String,
@@ -716,6 +724,30 @@ pub enum Transport {
 }
 
 impl Transport {
+    /// The launch as pinned with the server's surface (issue 38): for a
+    /// `command` server its command, arguments, environment names, working
+    /// directory and sandbox setting; `None` for an HTTP server.
+    pub fn pinned_launch(&self) -> Option<serde_json::Value> {
+        match self {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+                sandbox,
+            } => Some(
+                interlock_sandbox::Launch {
+                    command,
+                    args,
+                    env,
+                    cwd: cwd.as_deref(),
+                }
+                .pinned(sandbox),
+            ),
+            Transport::Http { .. } => None,
+        }
+    }
+
     /// A short description for humans (`stdio: npx …` / `http: URL`).
     pub fn describe(&self) -> String {
         match self {
@@ -790,6 +822,7 @@ impl UpstreamConfig {
                     args: self.args.clone(),
                     env: self.env.clone(),
                     cwd: self.cwd.clone(),
+                    sandbox: self.sandbox.clone(),
                 })
             }
             (None, Some(url)) => {
@@ -802,9 +835,10 @@ impl UpstreamConfig {
                     || !self.env.is_empty()
                     || !self.env_keychain.is_empty()
                     || self.cwd.is_some()
+                    || self.sandbox != interlock_sandbox::Setting::Default
                 {
                     return Err(ConfigError::Invalid(format!(
-                        "servers.{name}: `args`, `env` and `cwd` are for `command` servers"
+                        "servers.{name}: `args`, `env`, `cwd` and `sandbox` are for `command` servers"
                     )));
                 }
                 Ok(Transport::Http {

@@ -50,6 +50,8 @@ pub struct Upstream {
     /// Set when the server is removed at run time: its supervisor stops and
     /// closes the connection.
     removed: watch::Sender<bool>,
+    /// What starts it confined (the gateway's, shared by its upstreams).
+    confiner: Arc<interlock_sandbox::Confiner>,
 }
 
 impl Upstream {
@@ -92,24 +94,46 @@ impl Upstream {
 /// added or removed (`crate::servers`). Shared by the gateway (which keeps
 /// them connected) and the engine's MCP adapter (which calls their tools for
 /// plans).
-pub struct Upstreams(RwLock<BTreeMap<String, Arc<Upstream>>>);
+pub struct Upstreams {
+    servers: RwLock<BTreeMap<String, Arc<Upstream>>>,
+    /// What confines every stdio server this gateway starts (issue 38).
+    confiner: Arc<interlock_sandbox::Confiner>,
+}
 
 impl Upstreams {
-    fn from_config(config: &GatewayConfig) -> Result<Upstreams, ConfigError> {
+    fn from_config(
+        config: &GatewayConfig,
+        confiner: Arc<interlock_sandbox::Confiner>,
+    ) -> Result<Upstreams, ConfigError> {
         let mut upstreams = BTreeMap::new();
         for (name, up) in &config.servers {
-            upstreams.insert(name.clone(), Arc::new(Upstream::new(name, up)?));
+            upstreams.insert(
+                name.clone(),
+                Arc::new(Upstream::new(name, up, Arc::clone(&confiner))?),
+            );
         }
-        Ok(Upstreams(RwLock::new(upstreams)))
+        Ok(Upstreams {
+            servers: RwLock::new(upstreams),
+            confiner,
+        })
+    }
+
+    /// What confines the servers of this table.
+    pub(crate) fn confiner(&self) -> &Arc<interlock_sandbox::Confiner> {
+        &self.confiner
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<Upstream>> {
-        self.0.read().expect("upstreams lock").get(name).cloned()
+        self.servers
+            .read()
+            .expect("upstreams lock")
+            .get(name)
+            .cloned()
     }
 
     /// Every upstream now, by name.
     pub fn all(&self) -> Vec<Arc<Upstream>> {
-        self.0
+        self.servers
             .read()
             .expect("upstreams lock")
             .values()
@@ -119,7 +143,7 @@ impl Upstreams {
 
     /// Adds `up` unless a server of its name exists (false then).
     pub(crate) fn insert(&self, up: Arc<Upstream>) -> bool {
-        let mut map = self.0.write().expect("upstreams lock");
+        let mut map = self.servers.write().expect("upstreams lock");
         if map.contains_key(&up.name) {
             return false;
         }
@@ -129,7 +153,7 @@ impl Upstreams {
 
     /// Takes the server named `name` out (it is no longer served or called).
     pub(crate) fn remove(&self, name: &str) -> Option<Arc<Upstream>> {
-        self.0.write().expect("upstreams lock").remove(name)
+        self.servers.write().expect("upstreams lock").remove(name)
     }
 }
 
@@ -138,8 +162,10 @@ impl Upstream {
     pub(crate) fn new(
         name: &str,
         up: &crate::config::UpstreamConfig,
+        confiner: Arc<interlock_sandbox::Confiner>,
     ) -> Result<Upstream, ConfigError> {
         Ok(Upstream {
+            confiner,
             name: name.to_owned(),
             transport: up.transport(name)?,
             protocol: up.protocol,
@@ -362,11 +388,16 @@ impl Gateway {
     /// It also starts building the inspection rules on a thread of their own
     /// ([`interlock_inspect::warm_up`]), so the first tool call does not wait
     /// for them while the upstreams and the log are still being opened.
-    pub fn prepare(mut config: GatewayConfig) -> Result<Prepared, ConfigError> {
+    ///
+    /// `confiner` confines every stdio server it starts (issue 38).
+    pub fn prepare(
+        mut config: GatewayConfig,
+        confiner: Arc<interlock_sandbox::Confiner>,
+    ) -> Result<Prepared, ConfigError> {
         // Alert sinks' `secret_env` references (keychain ones the host resolved).
         config.alerts.resolve_env()?;
         let policy = config.drift.policy()?;
-        let upstreams = Arc::new(Upstreams::from_config(&config)?);
+        let upstreams = Arc::new(Upstreams::from_config(&config, confiner)?);
         if let Err(e) = std::thread::Builder::new()
             .name("inspect-warm-up".into())
             .spawn(interlock_inspect::warm_up)
@@ -708,6 +739,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
             up.protocol,
             &limits,
             Signals::new(tx, Arc::clone(&up.relays)),
+            &up.confiner,
         )
         .await
         {
@@ -720,7 +752,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                     let tools = conn
                         .list_tools(list_timeout, limits.tools_list_caps())
                         .await?;
-                    let listing = crate::listing::pinned_listing(
+                    let mut listing = crate::listing::pinned_listing(
                         &conn,
                         up.hello().as_ref(),
                         &up.pin,
@@ -729,6 +761,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                         tools,
                     )
                     .await?;
+                    listing.launch = up.transport.pinned_launch();
                     gw.0.pins
                         .observe(&up.name, listing)
                         .await

@@ -58,6 +58,7 @@ pub mod governance;
 pub mod http;
 pub mod jsonrpc;
 pub mod keys;
+pub mod launch_view;
 pub mod listing;
 pub mod mcp;
 pub mod metrics;

@@ -53,5 +53,6 @@ pub async fn pinned_listing(
             .map(str::to_owned),
         tools,
         content,
+        launch: None,
     })
 }

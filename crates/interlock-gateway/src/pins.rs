@@ -84,6 +84,18 @@ pub fn drift_record(d: &Drift, policy: &DriftPolicy) -> serde_json::Value {
     if let Some(c) = d.content() {
         record["content"] = serde_json::json!({"kind": c.kind.name(), "key": c.key});
     }
+    if let DriftKind::LaunchChanged { from, to } = &d.kind {
+        let json = |v: &Option<Value>| {
+            v.as_ref().map_or(serde_json::Value::Null, |v| {
+                serde_json::from_slice(&canon::canonical_bytes(v)).expect("canonical JSON")
+            })
+        };
+        record["launch"] = serde_json::json!({
+            "from": json(from),
+            "to": json(to),
+            "changed": interlock_surface::launch_fields_changed(from.as_ref(), to.as_ref()),
+        });
+    }
     record
 }
 
@@ -162,6 +174,7 @@ pub fn drift_kind_name(k: &DriftKind) -> &'static str {
         DriftKind::MetaChanged => "meta_changed",
         DriftKind::OtherFieldChanged { .. } => "other_field_changed",
         DriftKind::InstructionsChanged { .. } => "instructions_changed",
+        DriftKind::LaunchChanged { .. } => "launch_changed",
         DriftKind::SuspiciousText { .. } => "suspicious_text",
         DriftKind::ContentAdded { entry, .. } => match entry.kind {
             ContentKind::Prompt => "prompt_added",
@@ -192,6 +205,9 @@ pub struct Listing {
     /// Each pinned and offered content listing (`prompts/list`, …), pages
     /// concatenated. A kind absent here is not pinned for this server.
     pub content: BTreeMap<ContentKind, Vec<Box<RawValue>>>,
+    /// How a `command` server was started (`Transport::pinned_launch`),
+    /// pinned with what it lists (issue 38).
+    pub launch: Option<serde_json::Value>,
 }
 
 /// A tool as agents see it: renamed `server__tool`, everything else as the
@@ -1148,7 +1164,7 @@ pub(crate) fn parse_surface(name: &str, listing: &Listing) -> Result<Surface, Pi
             .with_listing(*kind, &items)
             .map_err(|e| bad(e.to_string()))?;
     }
-    Ok(surface)
+    Ok(surface.with_launch(listing.launch.as_ref().map(to_canon)))
 }
 
 /// The key (name, URI, URI template) of a raw listed entry.

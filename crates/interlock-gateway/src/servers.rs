@@ -69,6 +69,10 @@ pub struct NewServer {
     pub args: Vec<String>,
     #[serde(default)]
     pub url: Option<String>,
+    /// A `command` server's sandbox (issue 38): absent, the profile derived
+    /// from its launch.
+    #[serde(default)]
+    pub sandbox: interlock_sandbox::Setting,
 }
 
 impl NewServer {
@@ -78,6 +82,7 @@ impl NewServer {
             command: self.command.clone(),
             args: self.args.clone(),
             url: self.url.clone(),
+            sandbox: self.sandbox.clone(),
             ..UpstreamConfig::default()
         };
         config
@@ -157,6 +162,14 @@ pub fn transport_value(config: &UpstreamConfig) -> Value {
             "args".into(),
             Value::Array(config.args.iter().map(|a| a.as_str().into()).collect()),
         );
+        // Only when set, so removals signed for servers without one bind
+        // the same bytes as before.
+        if config.sandbox != interlock_sandbox::Setting::Default {
+            m.insert(
+                "sandbox".into(),
+                to_canon(&serde_json::to_value(&config.sandbox).expect("a setting serializes")),
+            );
+        }
     } else if let Some(u) = &config.url {
         m.insert("kind".into(), "http".into());
         m.insert("url".into(), u.as_str().into());
@@ -226,7 +239,8 @@ impl Gateway {
     ) -> Result<u64, ServerChangeError> {
         self.check_new(name, config)?;
         let up = Arc::new(
-            Upstream::new(name, config).map_err(|e| ServerChangeError::Invalid(e.to_string()))?,
+            Upstream::new(name, config, Arc::clone(self.upstream_table().confiner()))
+                .map_err(|e| ServerChangeError::Invalid(e.to_string()))?,
         );
         let mut fields = Map::new();
         fields.insert("server".into(), name.into());

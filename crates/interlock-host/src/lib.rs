@@ -182,6 +182,21 @@ impl Host {
         Ok(dirs.data_dir().to_path_buf())
     }
 
+    /// What confines the stdio servers that a gateway or a review of this
+    /// data directory starts (issue 38): the data directory and
+    /// `config_file` are protected, and each server's private state goes in
+    /// `<data dir>/servers/<name>`.
+    pub fn confiner(
+        &self,
+        config_file: Option<&std::path::Path>,
+    ) -> Result<interlock_sandbox::Confiner, HostError> {
+        let extra: Vec<PathBuf> = config_file
+            .map(std::path::Path::to_path_buf)
+            .into_iter()
+            .collect();
+        Ok(interlock_sandbox::Confiner::new(&self.data_dir()?, &extra))
+    }
+
     pub fn keychain(&self) -> Result<Keychain, HostError> {
         Ok(Keychain::open(&keychain_service())?)
     }

@@ -90,7 +90,8 @@ impl Host {
             (None, Some(db)) => self.clone().with_database(Some(db)),
             _ => self.clone(),
         };
-        let prepared = Gateway::prepare(config.clone())?;
+        let confiner = Arc::new(self.confiner(options.config.as_deref())?);
+        let prepared = Gateway::prepare(config.clone(), confiner)?;
         // The policy's MCP-bound actions and probes (issue 23 item 5) are served
         // by the same adapter, under the same pinning rules.
         let adapter = Arc::new(prepared.mcp_adapter().bound_to(&self.policy()?.registry));

@@ -99,7 +99,8 @@ pub struct Resolved {
     pub read: Vec<PathBuf>,
     /// Read-write paths (beyond its state directory).
     pub write: Vec<PathBuf>,
-    /// Its private state directory (its `HOME`), read-write.
+    /// Its private state directory on the host, read-write, bound at
+    /// [`SANDBOX_HOME`] (its `HOME`).
     pub state_dir: PathBuf,
     pub net: Net,
     pub limits: Limits,
@@ -174,7 +175,7 @@ pub fn resolve(
 /// does not confine an `Off` server at all).
 pub fn profile_of(setting: &Setting) -> Profile {
     match setting {
-        Setting::Profile(p) => p.clone(),
+        Setting::Profile(p) => (**p).clone(),
         Setting::Default | Setting::Off => Profile::default(),
     }
 }
@@ -205,21 +206,23 @@ fn push(a: &mut Vec<OsString>, items: &[&OsStr]) {
     a.extend(items.iter().map(|s| s.to_os_string()));
 }
 
-/// An empty tmpfs over `dir`, read-only unless the server's own state
-/// directory is bound inside it (then what the server writes there stays in
-/// its sandbox's memory and is gone when it exits).
-fn mask_dir(a: &mut Vec<OsString>, dir: &Path, state_dir: &Path) {
-    a.push("--tmpfs".into());
-    a.push(dir.as_os_str().to_os_string());
-    if !state_dir.starts_with(dir) {
-        a.push("--remount-ro".into());
+/// Where a confined server's private state directory appears inside its
+/// sandbox, and so its `HOME`: a fixed path, so nothing of the host's tree
+/// (the gateway's data directory, where the state lives) is made visible
+/// even as an empty mount point.
+pub const SANDBOX_HOME: &str = "/state";
+
+/// An empty read-only tmpfs over `dir`.
+fn mask_dir(a: &mut Vec<OsString>, dir: &Path) {
+    for flag in ["--tmpfs", "--remount-ro"] {
+        a.push(flag.into());
         a.push(dir.as_os_str().to_os_string());
     }
 }
 
 /// The program and arguments that start `launch` confined by `resolved`
-/// (run with the environment the server gets, `HOME` set to its state
-/// directory).
+/// (run with the environment the server gets, `HOME` set to
+/// [`SANDBOX_HOME`], where its state directory is bound).
 pub fn command(host: &Host, launch: &Launch<'_>, resolved: &Resolved) -> (PathBuf, Vec<OsString>) {
     let mut a: Vec<OsString> = base_args().into_iter().map(OsString::from).collect();
     for dir in SYSTEM_READ {
@@ -250,7 +253,7 @@ pub fn command(host: &Host, launch: &Launch<'_>, resolved: &Resolved) -> (PathBu
     for m in masks {
         let writable = resolved.write.iter().any(|w| m.starts_with(w));
         match std::fs::symlink_metadata(m) {
-            Ok(meta) if meta.is_dir() => mask_dir(&mut a, m, &resolved.state_dir),
+            Ok(meta) if meta.is_dir() => mask_dir(&mut a, m),
             Ok(_) => push(
                 &mut a,
                 &["--ro-bind".as_ref(), "/dev/null".as_ref(), m.as_os_str()],
@@ -264,18 +267,24 @@ pub fn command(host: &Host, launch: &Launch<'_>, resolved: &Resolved) -> (PathBu
                     &["--ro-bind".as_ref(), "/dev/null".as_ref(), m.as_os_str()],
                 );
             }
-            Err(_) if writable => mask_dir(&mut a, m, &resolved.state_dir),
+            Err(_) if writable => mask_dir(&mut a, m),
             Err(_) => {}
         }
     }
-    let state = resolved.state_dir.as_os_str();
-    push(&mut a, &["--bind".as_ref(), state, state]);
+    push(
+        &mut a,
+        &[
+            "--bind".as_ref(),
+            resolved.state_dir.as_os_str(),
+            SANDBOX_HOME.as_ref(),
+        ],
+    );
     // The root itself (the directories made for the mount points) read-only.
     push(&mut a, &["--remount-ro".as_ref(), "/".as_ref()]);
     let cwd = launch
         .cwd
         .map(Path::as_os_str)
-        .unwrap_or(resolved.state_dir.as_os_str());
+        .unwrap_or(SANDBOX_HOME.as_ref());
     push(&mut a, &["--chdir".as_ref(), cwd]);
     push(&mut a, &["--".as_ref(), host.prlimit.as_os_str()]);
     let l = resolved.limits;

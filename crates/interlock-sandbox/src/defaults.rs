@@ -51,6 +51,31 @@ pub struct Derived {
     pub write: Vec<PathBuf>,
 }
 
+impl Derived {
+    /// One line for a person: what the server may read and write by
+    /// default (`interlock connect` shows it for each imported server).
+    pub fn describe(&self) -> String {
+        let list = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let reads = if self.read.is_empty() {
+            "the system's directories".to_owned()
+        } else {
+            format!("the system's directories, {}", list(&self.read))
+        };
+        let writes = if self.write.is_empty() {
+            "only its own state directory".to_owned()
+        } else {
+            format!("{} and its own state directory", list(&self.write))
+        };
+        format!("sandboxed, no network; reads {reads}; writes {writes}")
+    }
+}
+
 /// Derives the default profile of `launch`, looking `command` up in `path`
 /// (the `PATH` the server gets). `None` when the program cannot be found.
 pub fn derive(launch: &Launch<'_>, path: Option<&OsStr>) -> Result<Derived, String> {

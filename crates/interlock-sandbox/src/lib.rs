@@ -28,7 +28,7 @@ pub mod protected;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-pub use confine::{Host, Resolved, SandboxError};
+pub use confine::{Host, Resolved, SANDBOX_HOME, SandboxError};
 pub use defaults::Launch;
 pub use profile::{HostPort, Limits, Net, Profile, Setting};
 pub use protected::Protected;

@@ -18,7 +18,7 @@ pub enum Setting {
     Default,
     /// `sandbox = { read = [...], write = [...], net = ..., limits = {...} }`:
     /// added to the derived profile.
-    Profile(Profile),
+    Profile(Box<Profile>),
     /// `sandbox = "off"`: the operator's explicit choice to run unconfined.
     Off,
 }
@@ -41,6 +41,17 @@ impl Setting {
     }
 }
 
+impl Serialize for Setting {
+    /// As written: `"default"`, `"off"` or the profile's table.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Setting::Default => s.serialize_str("default"),
+            Setting::Off => s.serialize_str("off"),
+            Setting::Profile(p) => p.serialize(s),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Setting {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Setting, D::Error> {
         #[derive(Deserialize)]
@@ -55,7 +66,7 @@ impl<'de> Deserialize<'de> for Setting {
             Written::Word(w) => Err(serde::de::Error::custom(format!(
                 "sandbox must be \"off\", \"default\" or a table {{ read, write, net, limits }}, not {w:?}"
             ))),
-            Written::Table(p) => Ok(Setting::Profile(p)),
+            Written::Table(p) => Ok(Setting::Profile(Box::new(p))),
         }
     }
 }
@@ -257,11 +268,11 @@ mod tests {
 
     #[test]
     fn the_pinned_form_names_every_member() {
-        let p = Setting::Profile(Profile {
+        let p = Setting::Profile(Box::new(Profile {
             read: vec!["/a".into()],
             net: Net::Allow(vec![HostPort::parse("Example.org:443").unwrap()]),
             ..Profile::default()
-        });
+        }));
         let v = p.pinned();
         assert_eq!(v["net"], serde_json::json!(["example.org:443"]));
         assert_eq!(v["read"], serde_json::json!(["/a"]));

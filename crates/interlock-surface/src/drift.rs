@@ -154,6 +154,16 @@ pub enum DriftKind {
         /// The field.
         field: String,
     },
+    /// How the server is started changed (issue 38): its command,
+    /// arguments, environment names, working directory or sandbox. Always
+    /// quarantines the server, whatever the policy: what runs is no longer
+    /// what was approved.
+    LaunchChanged {
+        /// The pinned launch (`None`: pinned before launches were).
+        from: Option<Value>,
+        /// The launch now.
+        to: Option<Value>,
+    },
     /// The server's instructions changed.
     InstructionsChanged {
         /// Sentences of the new instructions absent from the old.
@@ -199,6 +209,23 @@ pub enum DriftKind {
         /// The findings new to it.
         suspicious: Vec<Finding>,
     },
+}
+
+/// The members of a launch that differ (`command`, `args`, `sandbox`, …).
+pub fn launch_fields_changed(from: Option<&Value>, to: Option<&Value>) -> Vec<String> {
+    let empty = interlock_canon::Map::new();
+    let members = |v: Option<&Value>| match v {
+        Some(Value::Object(m)) => m.clone(),
+        _ => empty.clone(),
+    };
+    let (a, b) = (members(from), members(to));
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .cloned()
+        .collect()
 }
 
 /// One classified change. `tool` is the observed tool name (the baseline
@@ -311,7 +338,7 @@ impl Drift {
                     Severity::Low
                 }
             }
-            SuspiciousText { .. } => Severity::Critical,
+            SuspiciousText { .. } | LaunchChanged { .. } => Severity::Critical,
             OtherFieldChanged { .. } => Severity::Low,
             AnnotationChanged { .. } | TitleChanged { .. } | MetaChanged => Severity::Info,
         }
@@ -490,6 +517,14 @@ impl fmt::Display for Drift {
                 suspicious,
                 cues,
             } => text_change(f, "instructions", added_text, suspicious, cues),
+            LaunchChanged { from, to } => {
+                let fields = launch_fields_changed(from.as_ref(), to.as_ref());
+                if from.is_none() {
+                    write!(f, "launch pinned for the first time (not yet approved)")
+                } else {
+                    write!(f, "launch changed: {}", fields.join(", "))
+                }
+            }
             SuspiciousText { field, suspicious } => {
                 write!(f, "{field} changed; SUSPICIOUS: {}", list(suspicious))
             }
@@ -574,6 +609,15 @@ pub fn diff_with(baseline: &Surface, observed: &Surface, scanner: &Scanner) -> V
             .as_deref()
             .map(crate::hash::collapse_whitespace),
     );
+    if baseline.launch() != observed.launch() {
+        out.push(Drift {
+            tool: None,
+            kind: DriftKind::LaunchChanged {
+                from: baseline.launch().cloned(),
+                to: observed.launch().cloned(),
+            },
+        });
+    }
     if old != new {
         let old = old.as_deref().unwrap_or("");
         let new = new.as_deref().unwrap_or("");

@@ -29,7 +29,8 @@ pub fn tool_hash(tool: &Tool) -> Digest {
 /// The server's hash: the digest of
 /// `{"instructions": string|null, "tools": {name: "sha256:…", …}}`, plus
 /// `"prompts"`, `"resources"` and `"resourceTemplates"` maps (key → entry
-/// hash) for the kinds with pinned entries. A kind without entries adds no
+/// hash) for the kinds with pinned entries, and `"launch"` (how a `command`
+/// server is started) when pinned. A kind without entries adds no
 /// member, so a server that lists no prompts (or does not pin them) keeps
 /// the hash it had before prompts were pinned, and its approval stands.
 pub fn surface_hash(surface: &Surface) -> Digest {
@@ -55,6 +56,11 @@ pub fn surface_hash(surface: &Surface) -> Digest {
         if !entries.is_empty() {
             m.insert(kind.list_key().into(), Value::Object(entries));
         }
+    }
+    // A `command` server's launch (issue 38): absent for HTTP servers, so
+    // their hashes are as before.
+    if let Some(launch) = surface.launch() {
+        m.insert("launch".into(), launch.clone());
     }
     interlock_canon::digest(&Value::Object(m))
 }

@@ -54,7 +54,7 @@ pub mod surface;
 
 pub use content::{Content, ContentKind, ContentRef};
 pub use cues::TextCues;
-pub use drift::{Drift, DriftKind, Hint, diff, diff_with};
+pub use drift::{Drift, DriftKind, Hint, diff, diff_with, launch_fields_changed};
 pub use first::{FirstContact, Located, first_contact};
 pub use hash::{collapse_whitespace, normalize_tool, removal_hash, surface_hash, tool_hash};
 pub use policy::{Action, DriftPolicy, Scope, Severity};

@@ -154,8 +154,12 @@ impl DriftPolicy {
         }
     }
 
-    /// The action for one drift.
+    /// The action for one drift. A changed launch quarantines whatever the
+    /// thresholds say: no policy serves a program nobody approved.
     pub fn action(&self, d: &Drift) -> Action {
+        if matches!(d.kind, crate::drift::DriftKind::LaunchChanged { .. }) {
+            return Action::Quarantine;
+        }
         self.action_for(d.severity())
     }
 

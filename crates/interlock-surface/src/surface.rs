@@ -157,6 +157,11 @@ pub struct Surface {
     pub instructions: Option<String>,
     tools: BTreeMap<String, Tool>,
     content: BTreeMap<ContentRef, Content>,
+    /// How a `command` server is started — command, arguments, environment
+    /// names, working directory, sandbox — pinned with what it lists
+    /// (issue 38): the same name running something else is not the server
+    /// that was approved. `None` for an HTTP server.
+    launch: Option<Value>,
 }
 
 impl Surface {
@@ -204,6 +209,7 @@ impl Surface {
             instructions: instructions.map(str::to_owned),
             tools: by_name.into_iter().map(|(k, (_, t))| (k, t)).collect(),
             content: BTreeMap::new(),
+            launch: None,
         })
     }
 
@@ -235,6 +241,7 @@ impl Surface {
         let instructions = m.get("instructions").and_then(Value::as_str);
         let tools = m.get("tools").cloned().unwrap_or(Value::Array(Vec::new()));
         let mut s = Surface::from_tools_list(&tools, instructions)?;
+        s.launch = m.get("launch").cloned();
         for kind in ContentKind::ALL {
             match m.get(kind.list_key()) {
                 None => {}
@@ -259,6 +266,7 @@ impl Surface {
             instructions,
             tools: tools.into_iter().map(|t| (t.name.clone(), t)).collect(),
             content: BTreeMap::new(),
+            launch: None,
         }
     }
 
@@ -273,6 +281,17 @@ impl Surface {
     /// The pinned entries of one kind.
     pub fn contents_of(&self, kind: ContentKind) -> impl Iterator<Item = &Content> {
         self.content.values().filter(move |c| c.kind() == kind)
+    }
+
+    /// How the server is started, as pinned (`None`: an HTTP server, or a
+    /// surface pinned before launches were).
+    pub fn launch(&self) -> Option<&Value> {
+        self.launch.as_ref()
+    }
+    /// This surface with `launch` pinned in it.
+    pub fn with_launch(mut self, launch: Option<Value>) -> Surface {
+        self.launch = launch;
+        self
     }
 
     /// The tools, by name.
@@ -319,6 +338,9 @@ impl Surface {
             if !items.is_empty() {
                 m.insert(kind.list_key().into(), Value::Array(items));
             }
+        }
+        if let Some(launch) = &self.launch {
+            m.insert("launch".into(), launch.clone());
         }
         Value::Object(m)
     }

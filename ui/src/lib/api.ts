@@ -72,11 +72,34 @@ export interface Link {
   retry_in_ms?: number;
 }
 
+/** What a command server's sandbox grants it (issue 38), or why it will not start. */
+export type SandboxGrants =
+  | {
+      program: string;
+      read: string[];
+      write: string[];
+      net: 'none' | string[];
+      limits: { memory_mb: number; open_files: number; cpu_secs: number; processes: number; file_size_mb: number };
+    }
+  | { error: string };
+
+/** How a command server is started (pinned with its surface), now and at approval. */
+export interface LaunchView {
+  pinned: Record<string, unknown> | null;
+  approved: Record<string, unknown> | null;
+  /** Launch members that differ from the approved ones (`command`, `args`, `sandbox`, …). */
+  changed: string[];
+  sandbox_off: boolean;
+  grants: SandboxGrants | null;
+}
+
 export interface ServerSummary {
   name: string;
   status: string;
   configured: boolean;
   transport?: string | null;
+  /** A command server's launch and sandbox; null for an HTTP server. */
+  launch?: LaunchView | null;
   link?: Link | null;
   /** Prompts, resources, completions: served with the tools once approved (inspected; pinned when `pinned` names them). */
   also_offers?: string[];

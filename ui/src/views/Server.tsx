@@ -21,6 +21,7 @@ import {
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
 import { BehaviourPanel } from './ServerBehaviour';
 import { RemoveServer } from '../components/RemoveServer';
+import { LaunchPanel } from '../components/LaunchPanel';
 import { ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
 import { plural } from '../components/ui';
 
@@ -447,6 +448,7 @@ export function ServerView({ name }: { name: string }) {
           </dd>
         </div>
       </div>
+      <LaunchPanel launch={s?.launch} />
       <div>
           {(!d || d.drift.length > 0) && (
             <>

@@ -363,6 +363,7 @@ pub async fn review(
     only: &[String],
     baselines: &Baselines,
     policy: &DriftPolicy,
+    confiner: &interlock_sandbox::Confiner,
 ) -> Result<Review, ReviewError> {
     let started = std::time::Instant::now();
     for name in only {
@@ -378,7 +379,7 @@ pub async fn review(
     let observed = futures_util::future::join_all(
         names
             .iter()
-            .map(|n| observe::observe(n, &config.servers[n.as_str()], &config.limits)),
+            .map(|n| observe::observe(n, &config.servers[n.as_str()], &config.limits, confiner)),
     )
     .await;
     let mut servers = Vec::new();

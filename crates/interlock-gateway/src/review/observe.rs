@@ -49,11 +49,12 @@ pub async fn observe(
     server: &str,
     up: &UpstreamConfig,
     limits: &Limits,
+    confiner: &interlock_sandbox::Confiner,
 ) -> Result<Observed, ObserveError> {
     let started = Instant::now();
     let mut attempt = 0;
     loop {
-        match observe_once(server, up, limits).await {
+        match observe_once(server, up, limits, confiner).await {
             Err(ObserveError::Upstream { .. } | ObserveError::Timeout { .. })
                 if attempt + 1 < ATTEMPTS =>
             {
@@ -76,6 +77,7 @@ pub async fn observe_once(
     server: &str,
     up: &UpstreamConfig,
     limits: &Limits,
+    confiner: &interlock_sandbox::Confiner,
 ) -> Result<Observed, ObserveError> {
     let started = Instant::now();
     let transport = up.transport(server).map_err(|e| ObserveError::Config {
@@ -102,6 +104,7 @@ pub async fn observe_once(
             up.protocol,
             limits,
             Signals::new(tx, Arc::new(Relays::default())),
+            confiner,
         )
         .await
         .map_err(upstream)?;
@@ -122,7 +125,8 @@ pub async fn observe_once(
             Err(e) => Err(e),
         };
         conn.close().await;
-        let listing = listed.map_err(upstream)?;
+        let mut listing = listed.map_err(upstream)?;
+        listing.launch = transport.pinned_launch();
         crate::pins::parse_surface(server, &listing).map_err(|e| ObserveError::BadSurface {
             server: server.to_owned(),
             message: e.to_string(),

@@ -60,6 +60,11 @@ impl HttpConnection {
             // has one URL, so a redirect is answered as an error instead
             // (issue 15 item 17).
             .redirect(reqwest::redirect::Policy::none())
+            // A host name may not lead to this machine or the cloud's
+            // metadata service unless the URL itself says so (issue 38).
+            .dns_resolver(Arc::new(super::address_guard::AddressGuard::for_url(
+                &parsed,
+            )))
             .pool_max_idle_per_host(64)
             .tcp_nodelay(true)
             .build()

@@ -8,6 +8,7 @@
 //! the connection's era on the way out; what the upstream answers reaches the
 //! agent byte for byte.
 
+mod address_guard;
 pub mod era;
 mod http;
 pub mod relay;
@@ -118,6 +119,7 @@ impl Connection {
         choice: EraChoice,
         limits: &Limits,
         signals: Signals,
+        confiner: &interlock_sandbox::Confiner,
     ) -> Result<(Connection, ServerHello), UpstreamError> {
         let relays = Arc::clone(&signals.relays);
         let link = match transport {
@@ -126,12 +128,17 @@ impl Connection {
                 args,
                 env,
                 cwd,
+                sandbox,
             } => Link::Stdio(stdio::StdioConnection::spawn(
                 name,
-                command,
-                args,
-                env,
-                cwd.as_deref(),
+                &interlock_sandbox::Launch {
+                    command,
+                    args,
+                    env,
+                    cwd: cwd.as_deref(),
+                },
+                sandbox,
+                confiner,
                 limits.max_upstream_message_bytes,
                 signals.clone(),
             )?),

@@ -1,8 +1,7 @@
 //! An upstream MCP server as a child process: newline-delimited JSON-RPC on
 //! its stdin/stdout, its stderr copied to the gateway's log.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,6 +11,8 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
+
+use interlock_sandbox::{Confiner, Launch, Setting};
 
 use super::{Signals, UpstreamError, UpstreamSignal};
 use crate::jsonrpc::{self, OwnedIncoming};
@@ -130,28 +131,51 @@ pub(super) fn handle_unsolicited(
 
 /// The only variables a stdio upstream inherits from the gateway (if set):
 /// enough to find programs (`npx`, `uvx`), a home for their caches, and a
-/// locale. Anything else it needs is named in its `env` table.
+/// locale. Anything else it needs is named in its `env` table. A confined
+/// server's `HOME` is its private state directory instead.
 pub const INHERITED_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
 
 pub struct StdioConnection {
     next_id: AtomicU64,
     pending: Arc<Pending>,
     to_child: mpsc::UnboundedSender<Vec<u8>>,
-    child: Mutex<Option<Child>>,
+    child: Arc<Mutex<Option<Child>>>,
     pid: Option<u32>,
 }
 
 impl StdioConnection {
+    /// Starts `launch` as server `name`: confined by `sandbox` through
+    /// `confiner` (issue 38), or, for `sandbox = "off"` alone, unconfined.
+    /// A sandbox that cannot start is an error naming what is missing; the
+    /// server is never started unconfined instead.
     pub fn spawn(
         name: &str,
-        command: &str,
-        args: &[String],
-        env: &BTreeMap<String, String>,
-        cwd: Option<&Path>,
+        launch: &Launch<'_>,
+        sandbox: &Setting,
+        confiner: &Confiner,
         max_message: usize,
         signals: Signals,
     ) -> Result<StdioConnection, UpstreamError> {
-        let mut cmd = Command::new(command);
+        let command = launch.command;
+        let mut cmd = if sandbox.is_off() {
+            tracing::warn!(server = name, "sandbox = \"off\": started unconfined");
+            let mut cmd = Command::new(command);
+            cmd.args(launch.args);
+            if let Some(dir) = launch.cwd {
+                cmd.current_dir(dir);
+            }
+            cmd
+        } else {
+            let path = std::env::var_os("PATH");
+            let confined = confiner
+                .confine(name, launch, sandbox, path.as_deref())
+                .map_err(|e| {
+                    UpstreamError::Unavailable(format!("cannot start `{command}` sandboxed: {e}"))
+                })?;
+            let mut cmd = Command::new(&confined.program);
+            cmd.args(&confined.args);
+            cmd
+        };
         // A cleared environment plus an allow-list: the gateway's own
         // environment holds its secrets (`INTERLOCK_*`, upstream tokens), and
         // an upstream is third-party code (issue 15 item 17).
@@ -161,8 +185,11 @@ impl StdioConnection {
                 cmd.env(key, value);
             }
         }
-        cmd.args(args)
-            .envs(env)
+        if !sandbox.is_off() {
+            cmd.env("HOME", interlock_sandbox::SANDBOX_HOME);
+            cmd.env("TMPDIR", "/tmp");
+        }
+        cmd.envs(launch.env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -170,9 +197,6 @@ impl StdioConnection {
             // Its own process group, so closing kills the server's children too
             // (`npx` runs the real server as a grandchild).
             .process_group(0);
-        if let Some(dir) = cwd {
-            cmd.current_dir(dir);
-        }
         let mut child = cmd
             .spawn()
             .map_err(|e| UpstreamError::Unavailable(format!("cannot start `{command}`: {e}")))?;
@@ -180,6 +204,8 @@ impl StdioConnection {
         let mut stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
+        let child = Arc::new(Mutex::new(Some(child)));
+        let exited = Arc::clone(&child);
         let pending = Arc::new(Pending::default());
         let (to_child, mut outbox) = mpsc::unbounded_channel::<Vec<u8>>();
 
@@ -206,6 +232,14 @@ impl StdioConnection {
                 }
             })
             .await;
+            // Why it ended, when it did: a server over one of its limits is
+            // stopped by the kernel, and the supervisor reports that.
+            let why = match exit_status(&exited).await {
+                Some(status) if why.starts_with("exited") => {
+                    format!("{why} ({})", describe_exit(status))
+                }
+                _ => why,
+            };
             reader_pending.fail_all(&format!("upstream `{server}` {why}"));
             let _ = signals.send(UpstreamSignal::Closed(why));
         });
@@ -219,7 +253,7 @@ impl StdioConnection {
             next_id: AtomicU64::new(1),
             pending,
             to_child,
-            child: Mutex::new(Some(child)),
+            child,
             pid,
         })
     }
@@ -288,6 +322,47 @@ impl StdioConnection {
 impl Drop for StdioConnection {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+/// The exit status of a child whose output ended, if it ends within a
+/// second (it may close its output and go on).
+async fn exit_status(child: &Mutex<Option<Child>>) -> Option<std::process::ExitStatus> {
+    for _ in 0..50 {
+        let status = {
+            let mut slot = child.lock().expect("child lock");
+            match slot.as_mut() {
+                None => return None,
+                Some(c) => c.try_wait().ok().flatten(),
+            }
+        };
+        if status.is_some() {
+            return status;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
+}
+
+/// An exit status for a person, naming the limit a signal stands for. A
+/// sandboxed server's status is bubblewrap's, which exits with 128 + the
+/// signal that ended the server.
+pub(crate) fn describe_exit(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let signal = status.signal().or_else(|| {
+        status
+            .code()
+            .filter(|c| (129..160).contains(c))
+            .map(|c| c - 128)
+    });
+    match (signal, status.code()) {
+        (Some(24), _) => "stopped by the kernel: over its CPU time limit (SIGXCPU)".into(),
+        (Some(25), _) => "stopped by the kernel: over its file size limit (SIGXFSZ)".into(),
+        (Some(9), _) => "killed (SIGKILL)".into(),
+        (Some(6), _) => "aborted (SIGABRT; often out of memory under its memory limit)".into(),
+        (Some(s), _) => format!("ended by signal {s}"),
+        (None, Some(c)) => format!("exit code {c}"),
+        (None, None) => "no exit status".into(),
     }
 }
 
@@ -416,5 +491,26 @@ mod stderr_tests {
         );
         assert!(lines[0].ends_with("(line cut at 4096 bytes)"));
         assert_eq!(lines[1], "after");
+    }
+}
+
+#[cfg(test)]
+mod exit_tests {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+
+    #[test]
+    fn a_server_over_its_limits_is_reported_by_the_limit() {
+        // Directly signalled, and through bubblewrap (128 + signal).
+        let cpu = super::describe_exit(ExitStatus::from_raw(24));
+        assert!(cpu.contains("CPU time limit"), "{cpu}");
+        let cpu = super::describe_exit(ExitStatus::from_raw((128 + 24) << 8));
+        assert!(cpu.contains("CPU time limit"), "{cpu}");
+        let fsize = super::describe_exit(ExitStatus::from_raw((128 + 25) << 8));
+        assert!(fsize.contains("file size limit"), "{fsize}");
+        assert_eq!(
+            super::describe_exit(ExitStatus::from_raw(3 << 8)),
+            "exit code 3"
+        );
     }
 }

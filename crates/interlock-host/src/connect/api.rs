@@ -106,9 +106,9 @@ pub(crate) fn plan_json(p: &Plan) -> Value {
             },
         })),
         "servers": p.servers.iter().map(|s| match &s.action {
-            Action::Import { upstream, transport, secrets, dropped, shared } => json!({
+            Action::Import { upstream, transport, secrets, dropped, shared, sandbox } => json!({
                 "name": s.name, "action": "import", "upstream": upstream, "transport": transport,
-                "secrets": secrets, "dropped": dropped, "shared": shared,
+                "secrets": secrets, "dropped": dropped, "shared": shared, "sandbox": sandbox,
             }),
             Action::AlreadyBehindGateway => json!({"name": s.name, "action": "already"}),
             Action::Keep { reason } => json!({"name": s.name, "action": "keep", "reason": reason}),

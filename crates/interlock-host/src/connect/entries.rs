@@ -34,6 +34,9 @@ pub(crate) struct Upstream {
     pub env: BTreeMap<String, String>,
     pub url: Option<String>,
     pub headers: BTreeMap<String, String>,
+    /// Its sandbox: the default (derived from its launch) for an imported
+    /// entry; as asked for a server added at run time.
+    pub sandbox: interlock_sandbox::Setting,
     /// The client's own settings for this entry (timeouts, trust, tool
     /// filters) that have no meaning behind the gateway.
     pub dropped: Vec<String>,
@@ -180,6 +183,9 @@ pub(crate) fn parse(client: Client, value: &Value, gateway_url: &str) -> Parsed 
         env,
         url,
         headers,
+        // A client entry has no sandbox of its own: the default, derived
+        // from its launch (which `connect` shows).
+        sandbox: interlock_sandbox::Setting::Default,
         dropped: obj
             .keys()
             .filter(|k| !RUN_KEYS.contains(&k.as_str()))

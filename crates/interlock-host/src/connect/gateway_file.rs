@@ -18,6 +18,29 @@ pub(crate) struct NewServer<'a> {
     pub origin: String,
 }
 
+/// A `sandbox` setting as written in `gateway.toml`: nothing for the
+/// default, `"off"`, or an inline table.
+fn sandbox_item(setting: &interlock_sandbox::Setting) -> Result<Option<toml_edit::Item>, String> {
+    use interlock_sandbox::Setting;
+    match setting {
+        Setting::Default => Ok(None),
+        Setting::Off => Ok(Some(toml_edit::value("off"))),
+        Setting::Profile(p) => {
+            let text =
+                toml::to_string(&serde_json::json!({ "sandbox": p })).map_err(|e| e.to_string())?;
+            let doc: toml_edit::DocumentMut = text
+                .parse()
+                .map_err(|e: toml_edit::TomlError| e.to_string())?;
+            let table = doc["sandbox"]
+                .as_table()
+                .ok_or("a sandbox profile is a table")?
+                .clone()
+                .into_inline_table();
+            Ok(Some(toml_edit::value(table)))
+        }
+    }
+}
+
 /// `text` with `servers` appended as `[servers.NAME]` tables.
 pub(crate) fn add_servers(text: &str, servers: &[NewServer<'_>]) -> Result<String, String> {
     let mut doc: toml_edit::DocumentMut = text
@@ -57,6 +80,9 @@ pub(crate) fn add_servers(text: &str, servers: &[NewServer<'_>]) -> Result<Strin
             }
             if !s.env_tokens.is_empty() {
                 t.insert("env_keychain", toml_edit::value(inline(s.env_tokens)));
+            }
+            if let Some(sandbox) = sandbox_item(&up.sandbox)? {
+                t.insert("sandbox", sandbox);
             }
         } else if let Some(u) = &up.url {
             t.insert("url", toml_edit::value(u.as_str()));
@@ -126,6 +152,7 @@ impl interlock_gateway::servers::ServerFile for HostServerFile {
             command: server.command.clone(),
             args: server.args.clone(),
             url: server.url.clone(),
+            sandbox: server.sandbox.clone(),
             ..Upstream::default()
         };
         let none = BTreeMap::new();

@@ -206,6 +206,24 @@ impl Plan {
     }
 }
 
+/// The sandbox a `command` entry gets by default, for a person: what it may
+/// read and write (or why it will not start).
+fn sandbox_summary(server: &entries::Upstream) -> Option<String> {
+    let command = server.command.as_deref()?;
+    let launch = interlock_sandbox::Launch {
+        command,
+        args: &server.args,
+        env: &server.env,
+        cwd: server.cwd.as_deref().map(std::path::Path::new),
+    };
+    Some(
+        match interlock_sandbox::defaults::derive(&launch, std::env::var_os("PATH").as_deref()) {
+            Ok(d) => d.describe(),
+            Err(e) => format!("will not start: {e}"),
+        },
+    )
+}
+
 /// One server entry of the client's file.
 #[derive(Clone, Debug)]
 pub struct PlannedServer {
@@ -229,6 +247,9 @@ pub enum Action {
         /// An identical upstream of that name was already configured: it is
         /// reused, not added again.
         shared: bool,
+        /// For a `command` server, the sandbox it gets by default (issue 38):
+        /// what it may read and write, derived from its entry.
+        sandbox: Option<String>,
     },
     /// Already reaches this gateway.
     AlreadyBehindGateway,
@@ -733,6 +754,7 @@ impl Host {
                             .collect(),
                         dropped: server.dropped.clone(),
                         shared,
+                        sandbox: sandbox_summary(&server),
                     };
                     imports.push(Import {
                         upstream,
