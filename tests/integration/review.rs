@@ -2,7 +2,7 @@
 //! (issue 22) against real third-party servers: server-everything and
 //! server-filesystem (npm) at an earlier release, upgraded in a "pull
 //! request" to the current one, and mcp-server-time (PyPI) whose
-//! `--local-timezone` argument changes its tools' argument descriptions.
+//! time zone (`TZ`) changes its tools' argument descriptions.
 
 use std::path::Path;
 use std::process::Output;
@@ -13,13 +13,16 @@ use crate::gateway_util::{Gateway, peer};
 use crate::util::{interlock_with, stderr, stdout};
 
 /// The gateway config's `[servers]`: the three peers, at `everything` and
-/// `filesystem` (paths to their entry points) and with `tz` for the time server.
+/// `filesystem` (paths to their entry points) and with `tz` for the time server
+/// — in its environment (`TZ`, which it reads as `--local-timezone`), so a
+/// change of zone drifts its tools' descriptions without changing its launch
+/// (pinned with the surface since issue 38: an argument change quarantines).
 fn servers(everything: &Path, filesystem: &Path, root: &Path, tz: &str) -> String {
     format!(
         "[limits]\nmax_tools = {MAX_TOOLS}\n\n\
          [servers.everything]\ncommand = {node:?}\nargs = [{everything:?}, \"stdio\"]\n\n\
          [servers.filesystem]\ncommand = {node:?}\nargs = [{filesystem:?}, {root:?}]\n\n\
-         [servers.time]\ncommand = {time:?}\nargs = [\"--local-timezone\", {tz:?}]\n",
+         [servers.time]\ncommand = {time:?}\nenv = {{ TZ = {tz:?} }}\n",
         node = peer("INTERLOCK_PEERS_NODE"),
         time = peer("INTERLOCK_PEERS_TIME_SERVER"),
     )
@@ -62,10 +65,12 @@ fn code(o: &Output) -> i32 {
 }
 
 /// A gateway that saw the three peers at their earlier releases and whose
-/// reviewer approved each; and its lockfile.
-fn locked() -> (Gateway, std::path::PathBuf) {
-    let root = tempfile::tempdir().unwrap().keep();
-    let gw = Gateway::start(&before(&root));
+/// reviewer approved each; its lockfile; and the filesystem server's root.
+/// The root is part of that server's launch, which is pinned with its
+/// surface (issue 38): "the same servers" elsewhere name the same root.
+fn locked() -> (Gateway, std::path::PathBuf, tempfile::TempDir) {
+    let root = tempfile::tempdir().unwrap();
+    let gw = Gateway::start(&before(root.path()));
     for name in ["everything", "filesystem", "time"] {
         gw.wait_for_server(name, "PENDING");
         gw.approve_server(name);
@@ -78,7 +83,7 @@ fn locked() -> (Gateway, std::path::PathBuf) {
         stdout(&out),
         stderr(&out)
     );
-    (gw, lock)
+    (gw, lock, root)
 }
 
 fn write_config(gw: &Gateway, file: &str, servers: &str) -> String {
@@ -112,7 +117,7 @@ fn sarif_validator() -> jsonschema::Validator {
 
 #[test]
 fn review_of_a_drifted_upgrade_fails_with_markdown_and_valid_sarif_and_a_reformat_passes() {
-    let (gw, lock) = locked();
+    let (gw, lock, root) = locked();
     let text = std::fs::read_to_string(&lock).unwrap();
     // Canonical: locking again gives the same bytes; one tool per block.
     let again = gw.dir.path().join("again.lock");
@@ -130,7 +135,6 @@ fn review_of_a_drifted_upgrade_fails_with_markdown_and_valid_sarif_and_a_reforma
         assert!(s["approval"]["statement"]["payload"].is_string());
     }
 
-    let root = tempfile::tempdir().unwrap();
     // The same servers: clean, exit 0.
     let same = write_config(&gw, "same.toml", &before(root.path()));
     let out = review(&gw, &same, &lock, &["--format", "json"]);
@@ -349,8 +353,7 @@ fn review_of_a_drifted_upgrade_fails_with_markdown_and_valid_sarif_and_a_reforma
 
 #[test]
 fn regression_review_refuses_a_tampered_lockfile() {
-    let (gw, lock) = locked();
-    let root = tempfile::tempdir().unwrap();
+    let (gw, lock, root) = locked();
     let same = write_config(&gw, "same.toml", &before(root.path()));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();
 
@@ -423,9 +426,8 @@ fn public_key(gw: &Gateway) -> String {
 
 #[test]
 fn approve_from_lock_trusts_only_the_servers_whose_surface_still_matches() {
-    let (a, lock) = locked();
+    let (a, lock, root) = locked();
     // Another gateway, its own approver; it trusts the first one's key.
-    let root = tempfile::tempdir().unwrap();
     let b = Gateway::start(
         &after(root.path()).replace(
             peer("INTERLOCK_PEERS_SERVER_FILESYSTEM").to_str().unwrap(),
@@ -479,8 +481,7 @@ fn approve_from_lock_trusts_only_the_servers_whose_surface_still_matches() {
 
 #[test]
 fn review_over_http_with_a_review_only_key_agrees_with_the_lockfile_and_changes_nothing() {
-    let (gw, lock) = locked();
-    let root = tempfile::tempdir().unwrap();
+    let (gw, lock, root) = locked();
     let pr = write_config(&gw, "pr.toml", &after(root.path()));
     let out = cli(&gw, &["reviewers", "add", "ci", "--scope", "review"]);
     assert!(out.status.success(), "{}", stderr(&out));

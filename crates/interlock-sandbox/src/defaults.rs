@@ -110,13 +110,24 @@ pub fn derive(launch: &Launch<'_>, path: Option<&OsStr>) -> Result<Derived, Stri
         };
         if meta.is_dir() {
             out.write.push(p);
-        } else if let Some(tree) = package_tree(&p) {
+            continue;
+        }
+        if let Some(tree) = package_tree(&p) {
             out.read.push(tree);
         } else if let Some(dir) = p.parent() {
             // A script or data file: its directory (its neighbours: the
             // modules it imports), read-only; it never rewrites itself.
             out.read.push(dir.to_path_buf());
         }
+        // The `node_modules` a script's imports resolve from (Node looks in
+        // every ancestor), where a link leads (pnpm, a workspace's).
+        out.read.extend(
+            p.ancestors()
+                .skip(1)
+                .map(|a| a.join("node_modules"))
+                .filter(|nm| nm.is_dir())
+                .filter_map(|nm| std::fs::canonicalize(nm).ok()),
+        );
     }
     out.read.sort();
     out.read.dedup();
@@ -284,6 +295,35 @@ mod tests {
         assert!(d.program.is_absolute());
         assert_eq!(d.write, vec![root]);
         assert!(d.read.contains(&nm), "{:?}", d.read);
+    }
+
+    #[test]
+    fn a_script_beside_a_linked_node_modules_reads_where_the_link_leads() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store/node_modules");
+        std::fs::create_dir_all(store.join("@modelcontextprotocol/sdk")).unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        std::os::unix::fs::symlink(&store, project.join("node_modules")).unwrap();
+        std::fs::write(project.join("server.mjs"), "").unwrap();
+        let args = vec![project.join("server.mjs").to_string_lossy().into_owned()];
+        let env = BTreeMap::new();
+        let d = derive(
+            &Launch {
+                command: "/bin/sh",
+                args: &args,
+                env: &env,
+                cwd: None,
+            },
+            None,
+        )
+        .unwrap();
+        assert!(d.read.contains(&project), "{:?}", d.read);
+        assert!(
+            d.read.contains(&std::fs::canonicalize(&store).unwrap()),
+            "{:?}",
+            d.read
+        );
     }
 
     #[test]

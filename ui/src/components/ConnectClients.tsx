@@ -18,6 +18,11 @@ function ServerLine({ s }: { s: ServerAction }) {
             </>
           )}
           {s.shared && <>; shares the upstream already there</>}
+          {s.sandbox && !s.shared && (
+            <div class="faint" data-testid="client-server-sandbox">
+              {s.sandbox}
+            </div>
+          )}
         </>
       );
       break;

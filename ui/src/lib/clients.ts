@@ -4,7 +4,7 @@
 import { request } from './api';
 
 export type ServerAction =
-  | { name: string; action: 'import'; upstream: string; transport: string; secrets: string[]; dropped: string[]; shared: boolean }
+  | { name: string; action: 'import'; upstream: string; transport: string; secrets: string[]; dropped: string[]; shared: boolean; sandbox?: string | null }
   | { name: string; action: 'already' }
   | { name: string; action: 'keep'; reason: string };
 
