@@ -912,3 +912,72 @@ fn regression_undo_merge_keeps_changes_made_after_connect() {
     let config = std::fs::read_to_string(gw.dir.path().join("gateway.toml")).unwrap();
     assert!(!config.contains("[servers."), "{config}");
 }
+
+/// Issue 38: `@modelcontextprotocol/server-filesystem`, imported by `connect`
+/// from a project's file as its client configured it (a root directory), runs
+/// sandboxed with the profile derived from that entry — which the preview
+/// shows — and, approved, writes in its root through the gateway.
+#[test]
+fn connect_a_filesystem_server_runs_sandboxed_with_its_derived_profile() {
+    let gw = gateway();
+    let home = Home::new("claude-code");
+    let project = home.path().join("src/site");
+    let root = project.join("files");
+    std::fs::create_dir_all(&root).unwrap();
+    let file = project.join(".mcp.json");
+    let original = serde_json::json!({"mcpServers": {"files": {
+        "command": peer("INTERLOCK_PEERS_NODE"),
+        "args": [peer("INTERLOCK_PEERS_SERVER_FILESYSTEM"), root],
+    }}});
+    std::fs::write(&file, serde_json::to_vec_pretty(&original).unwrap()).unwrap();
+    let dir = project.to_str().unwrap();
+    let preview = ok(
+        &home.interlock(&gw, &["connect", "claude-code", "--project", dir]),
+        "connect --project (preview)",
+    );
+    let sandbox_line = preview
+        .lines()
+        .find(|l| l.contains("sandboxed, no network"))
+        .unwrap_or_else(|| panic!("no sandbox line:\n{preview}"));
+    assert!(
+        sandbox_line.contains(&format!("writes {}", root.display())),
+        "{preview}"
+    );
+    ok(
+        &home.interlock(&gw, &["connect", "claude-code", "--project", dir, "--yes"]),
+        "connect --project --yes",
+    );
+    gw.wait_for_server("files", "PENDING");
+    gw.approve_server("files");
+    gw.wait_for_tool("files__write_file", true);
+    let entry = gateway_entry("claude-code", &file);
+    let url = entry["url"].as_str().expect("an HTTP entry");
+    let mut args: Vec<String> = Vec::new();
+    for (k, v) in entry["headers"].as_object().unwrap() {
+        args.push("--header".into());
+        args.push(format!("{k}: {}", v.as_str().unwrap()));
+    }
+    let target = root.join("hello.txt");
+    let call = serde_json::json!({"path": target, "content": "written from a sandbox"}).to_string();
+    let answer = client(
+        "py",
+        url,
+        None,
+        &args
+            .iter()
+            .map(String::as_str)
+            .chain(["call", "files__write_file", &call])
+            .collect::<Vec<_>>(),
+    );
+    assert!(answer["error"].is_null(), "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "written from a sandbox",
+        "{answer}"
+    );
+    let key = gw.reviewer_key();
+    let view = gw.api_get(&key, "/api/v1/servers/files");
+    let grants = &view["server"]["launch"]["grants"];
+    assert_eq!(grants["write"], serde_json::json!([root]), "{view:#}");
+    assert_eq!(grants["net"], "none", "{view:#}");
+}
