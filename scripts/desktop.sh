@@ -53,7 +53,7 @@ apt_install() {
 # appindicator), and the keychain's Secret Service.
 build_packages=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
   libsoup-3.0-dev libjavascriptcoregtk-4.1-dev libxdo-dev libssl-dev pkg-config build-essential
-  dbus gnome-keyring bubblewrap)
+  dbus gnome-keyring bubblewrap socat)
 # The end-to-end test: a virtual display, WebKit's WebDriver, a private session bus
 # and keyring (scripts/with-keyring), and Python's venv for jeepney.
 test_packages=(xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools python3-venv)

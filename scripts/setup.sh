@@ -25,9 +25,10 @@ if [ "$(dpkg-query -W -f='${Status}\n' "${keyring_pkgs[@]}" 2>/dev/null |
     "${keyring_pkgs[@]}" >/dev/null
 fi
 # Every stdio MCP server the gateway starts runs in a bubblewrap sandbox (issue 38;
-# util-linux's prlimit, essential on Debian, sets its limits): the product needs it
-# too, so `scripts/run` installs it through here.
-sandbox_pkgs=(bubblewrap util-linux)
+# util-linux's prlimit, essential on Debian, sets its limits; socat relays a server
+# whose profile lists destinations to the gateway's egress proxy): the product needs
+# them too, so `scripts/run` installs them through here.
+sandbox_pkgs=(bubblewrap util-linux socat)
 if [ "$(dpkg-query -W -f='${Status}\n' "${sandbox_pkgs[@]}" 2>/dev/null |
   grep -c '^install ok installed$')" -ne "${#sandbox_pkgs[@]}" ]; then
   sudo=""

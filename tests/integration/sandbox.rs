@@ -245,3 +245,73 @@ fn regression_issue_38_a_changed_launch_is_not_served_on_the_old_approval() {
     gw.wait_for_tool("hostile__escape", true);
     gw.assert_audit_clean();
 }
+
+/// A listener that accepts and closes connections until the test ends.
+fn accepting() -> (std::net::TcpListener, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let l = listener.try_clone().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            drop(s);
+        }
+    });
+    (listener, addr)
+}
+
+/// `net = ["host:port"]` is enforced, not a convention: the server's only
+/// way out is the gateway's egress proxy, which tunnels to a listed
+/// destination only once the server is approved, and to nothing else.
+#[test]
+fn regression_issue_38_egress_reaches_only_listed_destinations_and_only_once_approved() {
+    let (gw, _home) = gateway("");
+    let (_allowed, allowed) = accepting();
+    let (_other, other) = accepting();
+    let targets = json!({
+        "via_proxy": [allowed, other],
+        "tcp": [allowed],
+    });
+    let python = peer("INTERLOCK_PEERS_PYTHON");
+    let config = gw.dir.path().join("gateway.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[servers.hostile]\ncommand = {:?}\nargs = [{:?}, {:?}]\nsandbox = {{ net = [{allowed:?}] }}\n",
+        python.to_str().unwrap(),
+        hostile_script().to_str().unwrap(),
+        format!("targets={targets}"),
+    ));
+    std::fs::write(&config, text).unwrap();
+    let mut gw = gw;
+    gw.restart();
+    gw.wait_for_server("hostile", "PENDING");
+    gw.approve_server("hostile");
+    gw.wait_for_tool("hostile__escape", true);
+    let report = call_escape(&gw);
+    // Pending, it had no network at all.
+    assert_eq!(report["at_start"]["escaped"], json!([]), "{report:#}");
+    // Approved, only the listed destination, and only through the proxy.
+    assert_eq!(
+        report["at_call"]["escaped"],
+        json!([format!("via proxy {allowed}")]),
+        "{report:#}"
+    );
+    let denied = report["at_call"]["denied"].as_object().unwrap();
+    assert!(
+        denied[&format!("via proxy {other}")]
+            .as_str()
+            .unwrap()
+            .contains("403"),
+        "{report:#}"
+    );
+    assert!(
+        denied.contains_key(&format!("connect tcp {allowed}")),
+        "{report:#}"
+    );
+    let key = gw.reviewer_key();
+    let view = gw.api_get(&key, "/api/v1/servers/hostile");
+    assert_eq!(
+        view["server"]["launch"]["grants"]["net"],
+        json!([allowed]),
+        "{view:#}"
+    );
+}

@@ -12,6 +12,7 @@ defaults grant nothing for it):
   unix_sockets  Unix sockets it tries to connect to (admin socket, session bus)
   abstract_sockets  abstract Unix socket names (a session bus in the abstract namespace)
   tcp           "host:port" it tries to connect to (the gateway's own port)
+  via_proxy     "host:port" it asks $HTTPS_PROXY to tunnel to (CONNECT), when set
 
 `--once` prints the report as one JSON line and exits (no MCP).
 Each report is {"escaped": [what worked], "denied": {attempt: error}}.
@@ -97,6 +98,22 @@ def attempts(targets):
             finally:
                 s.close()
         attempt(f"connect @{name}", connect_abstract)
+
+    proxy = os.environ.get("HTTPS_PROXY", "")
+    for hp in targets.get("via_proxy", []):
+        def via_proxy(hp=hp):
+            if not proxy:
+                raise LookupError("no HTTPS_PROXY")
+            phost, pport = proxy.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)
+            s = socket.create_connection((phost, int(pport)), timeout=3)
+            try:
+                s.sendall(f"CONNECT {hp} HTTP/1.1\r\nHost: {hp}\r\n\r\n".encode())
+                head = s.recv(4096)
+            finally:
+                s.close()
+            if not head.startswith(b"HTTP/1.1 200"):
+                raise PermissionError(head.split(b"\r\n")[0].decode(errors="replace"))
+        attempt(f"via proxy {hp}", via_proxy)
 
     for hp in targets.get("tcp", []):
         def connect_tcp(hp=hp):

@@ -717,10 +717,49 @@ impl Gateway {
     }
 }
 
+/// The egress proxy of `up`, when its sandbox lists destinations.
+fn start_egress(gw: &Gateway, up: &Upstream) -> Option<crate::upstream::egress::EgressProxy> {
+    let Transport::Stdio {
+        sandbox: interlock_sandbox::Setting::Profile(profile),
+        ..
+    } = &up.transport
+    else {
+        return None;
+    };
+    let interlock_sandbox::Net::Allow(allowed) = &profile.net else {
+        return None;
+    };
+    let path = up.confiner.egress_socket(&up.name);
+    if let Some(dir) = path.parent()
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        tracing::warn!(server = %up.name, error = %e, "egress proxy: no directory for its socket");
+        return None;
+    }
+    let (gw, name) = (gw.clone(), up.name.clone());
+    let approved: crate::upstream::egress::MayConnect = Arc::new(move || {
+        gw.pins()
+            .view(&name)
+            .is_some_and(|v| v.record.status == interlock_store::ServerStatus::Trusted)
+    });
+    match crate::upstream::egress::start(&up.name, &path, allowed.clone(), approved) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            // The server then starts with no network at all.
+            tracing::warn!(server = %up.name, error = %e, "egress proxy did not start");
+            None
+        }
+    }
+}
+
 /// Keeps one upstream connected: connect, handshake, list and pin its tools;
 /// re-list on `list_changed`, on request and periodically; reconnect with
 /// backoff when it dies.
 async fn supervise(gw: Gateway, up: Arc<Upstream>) {
+    // A `command` server whose sandbox lists destinations reaches them only
+    // through its egress proxy, and only while approved (issue 38); the
+    // proxy lives as long as this supervisor.
+    let _egress = start_egress(&gw, &up);
     let mut shutdown = gw.0.shutdown.subscribe();
     let mut removed = up.removed.subscribe();
     let limits = gw.0.config.limits.clone();

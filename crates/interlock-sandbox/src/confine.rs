@@ -34,9 +34,9 @@ pub enum SandboxError {
     #[error("the server's state directory `{path}` cannot be made: {why}")]
     StateDir { path: PathBuf, why: String },
     #[error(
-        "net = [{0}]: egress by host needs the gateway's egress proxy, which this build does not have; the server is not started with more network than its profile allows (use net = \"none\", or sandbox = \"off\")"
+        "net = [...] needs `socat` in the sandbox to relay to the gateway's egress proxy, which is not installed (Debian: `apt install socat`)"
     )]
-    EgressUnsupported(String),
+    NoRelay,
 }
 
 /// What the gateway knows about its machine when it starts a server.
@@ -48,6 +48,9 @@ pub struct Host {
     pub bwrap: PathBuf,
     /// `prlimit`.
     pub prlimit: PathBuf,
+    /// `socat`, the relay inside a sandbox with egress (`net = [...]`) from
+    /// its loopback port to the gateway's egress proxy; `None`: not here.
+    pub socat: Option<PathBuf>,
 }
 
 impl Host {
@@ -82,10 +85,12 @@ impl Host {
                 why
             }));
         }
+        let socat = crate::defaults::find_program("socat", Some(&path), None);
         Ok(Host {
             protected,
             bwrap,
             prlimit,
+            socat,
         })
     }
 }
@@ -104,6 +109,10 @@ pub struct Resolved {
     pub state_dir: PathBuf,
     pub net: Net,
     pub limits: Limits,
+    /// The egress proxy's socket on the host, bound into the sandbox, when
+    /// `net` lists destinations and the gateway runs the proxy; `None`: no
+    /// network at all.
+    pub egress: Option<PathBuf>,
 }
 
 /// Resolves `launch` under `profile` (the derived defaults plus what the
@@ -111,17 +120,11 @@ pub struct Resolved {
 /// protected one; symlinks are followed first, so a link into `~/.ssh` is
 /// `~/.ssh`.
 pub fn resolve(
-    launch: &Launch<'_>,
     profile: &Profile,
     derived: Derived,
     state_dir: &Path,
     protected: &Protected,
 ) -> Result<Resolved, SandboxError> {
-    if let Net::Allow(list) = &profile.net {
-        let names: Vec<String> = list.iter().map(|h| format!("\"{h}\"")).collect();
-        return Err(SandboxError::EgressUnsupported(names.join(", ")));
-    }
-    let _ = launch;
     let check = |paths: Vec<PathBuf>| -> Result<Vec<PathBuf>, SandboxError> {
         let mut out = Vec::new();
         for p in paths {
@@ -168,6 +171,7 @@ pub fn resolve(
         state_dir: state_dir.to_path_buf(),
         net: profile.net.clone(),
         limits: profile.limits,
+        egress: None,
     })
 }
 
@@ -206,6 +210,30 @@ fn push(a: &mut Vec<OsString>, items: &[&OsStr]) {
     a.extend(items.iter().map(|s| s.to_os_string()));
 }
 
+/// Where the egress proxy's socket appears inside a sandbox with egress.
+pub const EGRESS_SOCKET: &str = "/run/interlock/egress.sock";
+
+/// The loopback port inside a sandbox with egress where the relay listens:
+/// what `HTTPS_PROXY` names.
+pub const EGRESS_PORT: u16 = 3128;
+
+/// The environment a server with egress gets, so HTTP clients that honour
+/// the proxy variables (curl, Python's, Go's, Java's) use the relay.
+pub fn egress_env() -> Vec<(String, String)> {
+    let proxy = format!("http://127.0.0.1:{EGRESS_PORT}");
+    [
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ]
+    .into_iter()
+    .map(|k| (k.to_owned(), proxy.clone()))
+    .collect()
+}
+
 /// Where a confined server's private state directory appears inside its
 /// sandbox, and so its `HOME`: a fixed path, so nothing of the host's tree
 /// (the gateway's data directory, where the state lives) is made visible
@@ -223,7 +251,11 @@ fn mask_dir(a: &mut Vec<OsString>, dir: &Path) {
 /// The program and arguments that start `launch` confined by `resolved`
 /// (run with the environment the server gets, `HOME` set to
 /// [`SANDBOX_HOME`], where its state directory is bound).
-pub fn command(host: &Host, launch: &Launch<'_>, resolved: &Resolved) -> (PathBuf, Vec<OsString>) {
+pub fn command(
+    host: &Host,
+    launch: &Launch<'_>,
+    resolved: &Resolved,
+) -> Result<(PathBuf, Vec<OsString>), SandboxError> {
     let mut a: Vec<OsString> = base_args().into_iter().map(OsString::from).collect();
     for dir in SYSTEM_READ {
         push(
@@ -279,6 +311,21 @@ pub fn command(host: &Host, launch: &Launch<'_>, resolved: &Resolved) -> (PathBu
             SANDBOX_HOME.as_ref(),
         ],
     );
+    let relay = match &resolved.egress {
+        Some(socket) => {
+            let socat = host.socat.as_ref().ok_or(SandboxError::NoRelay)?;
+            push(
+                &mut a,
+                &[
+                    "--bind".as_ref(),
+                    socket.as_os_str(),
+                    EGRESS_SOCKET.as_ref(),
+                ],
+            );
+            Some(socat)
+        }
+        None => None,
+    };
     // The root itself (the directories made for the mount points) read-only.
     push(&mut a, &["--remount-ro".as_ref(), "/".as_ref()]);
     let cwd = launch
@@ -286,7 +333,21 @@ pub fn command(host: &Host, launch: &Launch<'_>, resolved: &Resolved) -> (PathBu
         .map(Path::as_os_str)
         .unwrap_or(SANDBOX_HOME.as_ref());
     push(&mut a, &["--chdir".as_ref(), cwd]);
-    push(&mut a, &["--".as_ref(), host.prlimit.as_os_str()]);
+    push(&mut a, &["--".as_ref()]);
+    if let Some(socat) = relay {
+        // The relay from the sandbox's loopback to the proxy, then the server
+        // (its arguments as `$@`, never through the shell's parser).
+        a.push("/bin/sh".into());
+        a.push("-c".into());
+        a.push(
+            format!(
+                "\"$0\" TCP-LISTEN:{EGRESS_PORT},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:{EGRESS_SOCKET} & exec \"$@\""
+            )
+            .into(),
+        );
+        a.push(socat.as_os_str().to_os_string());
+    }
+    push(&mut a, &[host.prlimit.as_os_str()]);
     let l = resolved.limits;
     a.push(format!("--data={}", l.memory_mb.saturating_mul(1 << 20)).into());
     a.push(format!("--nofile={}", l.open_files).into());
@@ -300,7 +361,7 @@ pub fn command(host: &Host, launch: &Launch<'_>, resolved: &Resolved) -> (PathBu
     a.push("--".into());
     a.push(resolved.program.as_os_str().to_os_string());
     a.extend(launch.args.iter().map(OsString::from));
-    (host.bwrap.clone(), a)
+    Ok((host.bwrap.clone(), a))
 }
 
 #[cfg(test)]
@@ -313,6 +374,7 @@ mod tests {
             protected,
             bwrap: "/usr/bin/bwrap".into(),
             prlimit: "/usr/bin/prlimit".into(),
+            socat: None,
         }
     }
 
@@ -323,20 +385,12 @@ mod tests {
         let link = home.path().join("innocent");
         std::os::unix::fs::symlink(home.path().join(".ssh"), &link).unwrap();
         let protected = Protected::new(Some(home.path()), None, &[]);
-        let env = BTreeMap::new();
-        let launch = Launch {
-            command: "/bin/sh",
-            args: &[],
-            env: &env,
-            cwd: None,
-        };
         let derived = Derived {
             program: "/bin/sh".into(),
             read: vec![],
             write: vec![link.clone()],
         };
         let err = resolve(
-            &launch,
             &Profile::default(),
             derived,
             Path::new("/tmp/s"),
@@ -365,14 +419,13 @@ mod tests {
             write: vec![home.path().to_path_buf()],
         };
         let r = resolve(
-            &launch,
             &Profile::default(),
             derived,
             Path::new("/tmp/s"),
             &protected,
         )
         .unwrap();
-        let (_, args) = command(&host(protected), &launch, &r);
+        let (_, args) = command(&host(protected), &launch, &r).unwrap();
         let text: Vec<String> = args
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
@@ -397,26 +450,42 @@ mod tests {
     }
 
     #[test]
-    fn egress_by_host_is_refused_rather_than_opened() {
+    fn egress_binds_the_proxy_socket_and_runs_the_relay_before_the_server() {
         let env = BTreeMap::new();
         let launch = Launch {
             command: "/bin/sh",
-            args: &[],
+            args: &["-c".into(), "echo $0".into()],
             env: &env,
             cwd: None,
         };
-        let profile = Profile {
-            net: Net::Allow(vec![crate::HostPort::parse("api.github.com:443").unwrap()]),
-            ..Profile::default()
-        };
-        let err = resolve(
-            &launch,
-            &profile,
-            Derived::default(),
+        let mut r = resolve(
+            &Profile::default(),
+            Derived {
+                program: "/bin/sh".into(),
+                ..Derived::default()
+            },
             Path::new("/tmp/s"),
             &Protected::default(),
         )
-        .unwrap_err();
-        assert!(err.to_string().contains("api.github.com:443"), "{err}");
+        .unwrap();
+        r.egress = Some("/srv/gw/servers/s.egress.sock".into());
+        let without = command(&host(Protected::default()), &launch, &r).unwrap_err();
+        assert!(matches!(without, SandboxError::NoRelay), "{without}");
+        let mut h = host(Protected::default());
+        h.socat = Some("/usr/bin/socat".into());
+        let (_, args) = command(&h, &launch, &r).unwrap();
+        let text: Vec<String> = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            text.windows(3)
+                .any(|w| w == ["--bind", "/srv/gw/servers/s.egress.sock", EGRESS_SOCKET])
+        );
+        let sh = text.iter().position(|t| t == "/bin/sh").unwrap();
+        assert_eq!(text[sh + 3], "/usr/bin/socat");
+        assert_eq!(text[sh + 4], "/usr/bin/prlimit");
+        // The server's own arguments stay arguments.
+        assert_eq!(&text[text.len() - 2..], ["-c", "echo $0"]);
     }
 }

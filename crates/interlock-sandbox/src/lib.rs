@@ -28,7 +28,9 @@ pub mod protected;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-pub use confine::{Host, Resolved, SANDBOX_HOME, SandboxError};
+pub use confine::{
+    EGRESS_PORT, EGRESS_SOCKET, Host, Resolved, SANDBOX_HOME, SandboxError, egress_env,
+};
 pub use defaults::Launch;
 pub use profile::{HostPort, Limits, Net, Profile, Setting};
 pub use protected::Protected;
@@ -66,6 +68,12 @@ impl Confiner {
         }
     }
 
+    /// Where the gateway's egress proxy for `server` listens (beside its
+    /// state directory, not in it: the server cannot replace it).
+    pub fn egress_socket(&self, server: &str) -> PathBuf {
+        self.state_root.join(format!("{server}.egress.sock"))
+    }
+
     /// The state directory of `server`.
     pub fn state_dir(&self, server: &str) -> PathBuf {
         self.state_root.join(server)
@@ -95,42 +103,67 @@ impl Confiner {
                 why: "a server name is one path component".into(),
             });
         }
-        confine(self.host()?, launch, setting, &self.state_dir(server), path)
+        let egress = self.egress_socket(server);
+        confine(
+            self.host()?,
+            launch,
+            setting,
+            &self.state_dir(server),
+            path,
+            // Egress only through a proxy the gateway runs now; without one
+            // (a review's observation), no network.
+            Some(egress.as_path()).filter(|p| p.exists()),
+        )
     }
 }
 
 /// A server ready to start confined: the program to run (bubblewrap), its
-/// arguments, and what it was granted (for the review window and the log).
+/// arguments, what it was granted (for the review window and the log), and
+/// the environment it needs besides its own.
 #[derive(Clone, Debug)]
 pub struct Confined {
     pub program: PathBuf,
     pub args: Vec<OsString>,
     pub resolved: Resolved,
+    /// The proxy variables, when it has egress.
+    pub env: Vec<(String, String)>,
 }
 
 /// Confines `launch` under `setting` on `host`, with `state_dir` as the
 /// server's private home (made if missing, owner-only). `path` is the
-/// `PATH` the server gets, to find its program. Not for `Setting::Off`:
-/// the caller starts such a server itself.
+/// `PATH` the server gets, to find its program; `egress` the socket of the
+/// gateway's egress proxy for it, if one runs (a profile's `net` list is
+/// reached only through it; without one the server has no network). Not
+/// for `Setting::Off`: the caller starts such a server itself.
 pub fn confine(
     host: &Host,
     launch: &Launch<'_>,
     setting: &Setting,
     state_dir: &Path,
     path: Option<&OsStr>,
+    egress: Option<&Path>,
 ) -> Result<Confined, SandboxError> {
     let derived = defaults::derive(launch, path).map_err(|why| SandboxError::NoProgram {
         command: launch.command.to_owned(),
         why,
     })?;
     let profile = confine::profile_of(setting);
-    let resolved = confine::resolve(launch, &profile, derived, state_dir, &host.protected)?;
+    let mut resolved = confine::resolve(&profile, derived, state_dir, &host.protected)?;
+    if matches!(profile.net, Net::Allow(_)) {
+        resolved.egress = egress.map(Path::to_path_buf);
+    }
     make_state_dir(state_dir)?;
-    let (program, args) = confine::command(host, launch, &resolved);
+    let (program, args) = confine::command(host, launch, &resolved)?;
+    let env = if resolved.egress.is_some() {
+        egress_env()
+    } else {
+        Vec::new()
+    };
     Ok(Confined {
         program,
         args,
         resolved,
+        env,
     })
 }
 

@@ -35,7 +35,11 @@ impl AddressGuard {
 
     /// `addrs` without the ones this upstream may not reach; an error naming
     /// them when none is left.
-    fn keep(&self, name: &str, addrs: Vec<SocketAddr>) -> Result<Vec<SocketAddr>, String> {
+    pub(super) fn keep(
+        &self,
+        name: &str,
+        addrs: Vec<SocketAddr>,
+    ) -> Result<Vec<SocketAddr>, String> {
         if self.allow_local {
             return Ok(addrs);
         }

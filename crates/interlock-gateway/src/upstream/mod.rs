@@ -9,6 +9,7 @@
 //! agent byte for byte.
 
 mod address_guard;
+pub mod egress;
 pub mod era;
 mod http;
 pub mod relay;

@@ -157,6 +157,7 @@ impl StdioConnection {
         signals: Signals,
     ) -> Result<StdioConnection, UpstreamError> {
         let command = launch.command;
+        let mut extra_env: Vec<(String, String)> = Vec::new();
         let mut cmd = if sandbox.is_off() {
             tracing::warn!(server = name, "sandbox = \"off\": started unconfined");
             let mut cmd = Command::new(command);
@@ -174,6 +175,7 @@ impl StdioConnection {
                 })?;
             let mut cmd = Command::new(&confined.program);
             cmd.args(&confined.args);
+            extra_env = confined.env;
             cmd
         };
         // A cleared environment plus an allow-list: the gateway's own
@@ -189,6 +191,8 @@ impl StdioConnection {
             cmd.env("HOME", interlock_sandbox::SANDBOX_HOME);
             cmd.env("TMPDIR", "/tmp");
         }
+        // The egress proxy's variables, when its profile lists destinations.
+        cmd.envs(extra_env);
         cmd.envs(launch.env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
