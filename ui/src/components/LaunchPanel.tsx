@@ -40,8 +40,8 @@ export function LaunchPanel({ launch }: { launch: LaunchView | null | undefined 
           <div>
             <b>Sandbox off: this program runs unconfined, as the gateway’s own user</b>
             <span>
-              It can read the gateway’s data and keys and act as you on this machine. `sandbox = "off"` is pinned with
-              its launch, so approving records that you accepted it.
+              It can read the gateway’s data and keys and act as you on this machine. <code>sandbox = "off"</code> is
+              pinned with its launch, so approving records that you accepted it.
             </span>
           </div>
         </div>

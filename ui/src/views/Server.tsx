@@ -227,7 +227,9 @@ function banner(d: ServerDetail) {
           <span>
             {(d.probes?.findings ?? []).some((f) => f.action === 'quarantine') && d.server.observed_hash === d.server.baseline_hash
               ? 'Its surface is unchanged, but a probe expected to be refused now succeeds: its behaviour reaches further than approved. Approving adopts the probes’ outcomes as the new baseline.'
-              : 'Its surface drifted in a way the policy quarantines. Approving makes the observed surface the new baseline.'}
+              : s.launch?.changed?.length
+                ? `How it is started changed since it was approved (${s.launch.changed.join(', ')}): it is not served on the old approval. Approving adopts the new launch and the observed surface.`
+                : 'Its surface drifted in a way the policy quarantines. Approving makes the observed surface the new baseline.'}
           </span>
         </div>
       </div>
