@@ -89,6 +89,23 @@ fn add_hostile(gw: &Gateway, targets: &Value) {
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
 }
 
+/// Writes the hostile server into `gw`'s gateway.toml with `sandbox` (a
+/// TOML value), as an operator would, and restarts the gateway on it.
+fn configure_hostile(gw: &mut Gateway, targets: &Value, sandbox: &str) {
+    let python = peer("INTERLOCK_PEERS_PYTHON");
+    let config = gw.dir.path().join("gateway.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[servers.hostile]\ncommand = {:?}\nargs = [{:?}, {:?}]\nsandbox = {sandbox}\n",
+        python.to_str().unwrap(),
+        hostile_script().to_str().unwrap(),
+        format!("targets={targets}"),
+    ));
+    std::fs::write(&config, text).unwrap();
+    gw.restart();
+    gw.wait_for_server("hostile", "PENDING");
+}
+
 fn call_escape(gw: &Gateway) -> Value {
     let (status, _, body) = gw.rpc(
         "tools/call",
@@ -149,22 +166,9 @@ fn regression_issue_38_a_hostile_stdio_server_reaches_nothing_pending_or_approve
 /// passing because the attempts are broken. The review shows it unconfined.
 #[test]
 fn regression_issue_38_sandbox_off_is_unconfined_and_shown() {
-    let (gw, home) = gateway("");
-    let python = peer("INTERLOCK_PEERS_PYTHON");
+    let (mut gw, home) = gateway("");
     let targets = targets(&gw, home.path());
-    // Written as an operator would: in gateway.toml, then a restart.
-    let config = gw.dir.path().join("gateway.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "\n[servers.hostile]\ncommand = {:?}\nargs = [{:?}, {:?}]\nsandbox = \"off\"\n",
-        python.to_str().unwrap(),
-        hostile_script().to_str().unwrap(),
-        format!("targets={targets}"),
-    ));
-    std::fs::write(&config, text).unwrap();
-    let mut gw = gw;
-    gw.restart();
-    gw.wait_for_server("hostile", "PENDING");
+    configure_hostile(&mut gw, &targets, "\"off\"");
     let key = gw.reviewer_key();
     let view = gw.server_view_until(&key, "hostile", "pinned", |v| {
         !v["server"]["launch"]["pinned"].is_null()
@@ -264,26 +268,14 @@ fn accepting() -> (std::net::TcpListener, String) {
 /// destination only once the server is approved, and to nothing else.
 #[test]
 fn regression_issue_38_egress_reaches_only_listed_destinations_and_only_once_approved() {
-    let (gw, _home) = gateway("");
+    let (mut gw, _home) = gateway("");
     let (_allowed, allowed) = accepting();
     let (_other, other) = accepting();
     let targets = json!({
         "via_proxy": [allowed, other],
         "tcp": [allowed],
     });
-    let python = peer("INTERLOCK_PEERS_PYTHON");
-    let config = gw.dir.path().join("gateway.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "\n[servers.hostile]\ncommand = {:?}\nargs = [{:?}, {:?}]\nsandbox = {{ net = [{allowed:?}] }}\n",
-        python.to_str().unwrap(),
-        hostile_script().to_str().unwrap(),
-        format!("targets={targets}"),
-    ));
-    std::fs::write(&config, text).unwrap();
-    let mut gw = gw;
-    gw.restart();
-    gw.wait_for_server("hostile", "PENDING");
+    configure_hostile(&mut gw, &targets, &format!("{{ net = [{allowed:?}] }}"));
     gw.approve_server("hostile");
     gw.wait_for_tool("hostile__escape", true);
     let report = call_escape(&gw);

@@ -728,6 +728,13 @@ impl Transport {
     /// `command` server its command, arguments, environment names, working
     /// directory and sandbox setting; `None` for an HTTP server.
     pub fn pinned_launch(&self) -> Option<serde_json::Value> {
+        self.launch()
+            .map(|(launch, sandbox)| launch.pinned(sandbox))
+    }
+
+    /// How a `command` server is started, and its sandbox setting; `None`
+    /// for an HTTP server.
+    pub fn launch(&self) -> Option<(interlock_sandbox::Launch<'_>, &interlock_sandbox::Setting)> {
         match self {
             Transport::Stdio {
                 command,
@@ -735,15 +742,15 @@ impl Transport {
                 env,
                 cwd,
                 sandbox,
-            } => Some(
+            } => Some((
                 interlock_sandbox::Launch {
                     command,
                     args,
                     env,
                     cwd: cwd.as_deref(),
-                }
-                .pinned(sandbox),
-            ),
+                },
+                sandbox,
+            )),
             Transport::Http { .. } => None,
         }
     }

@@ -14,21 +14,8 @@ pub fn launch_json(
     observed: Option<&Surface>,
     baseline: Option<&Surface>,
 ) -> Value {
-    let Some(Transport::Stdio {
-        command,
-        args,
-        env,
-        cwd,
-        sandbox,
-    }) = transport
-    else {
+    let Some((launch, sandbox)) = transport.and_then(Transport::launch) else {
         return Value::Null;
-    };
-    let launch = interlock_sandbox::Launch {
-        command,
-        args,
-        env,
-        cwd: cwd.as_deref(),
     };
     let grants = if sandbox.is_off() {
         Value::Null

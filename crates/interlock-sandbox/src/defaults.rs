@@ -261,6 +261,24 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
+    /// `derive` for `command ARGS` with `env`, looked up in `path`.
+    fn derive_for(
+        command: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+        path: Option<&OsStr>,
+    ) -> Result<Derived, String> {
+        derive(
+            &Launch {
+                command,
+                args,
+                env,
+                cwd: None,
+            },
+            path,
+        )
+    }
+
     fn exec(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
@@ -282,16 +300,7 @@ mod tests {
             "not-a-path".into(),
         ];
         let env = BTreeMap::new();
-        let d = derive(
-            &Launch {
-                command: "sh",
-                args: &args,
-                env: &env,
-                cwd: None,
-            },
-            std::env::var_os("PATH").as_deref(),
-        )
-        .unwrap();
+        let d = derive_for("sh", &args, &env, std::env::var_os("PATH").as_deref()).unwrap();
         assert!(d.program.is_absolute());
         assert_eq!(d.write, vec![root]);
         assert!(d.read.contains(&nm), "{:?}", d.read);
@@ -308,16 +317,7 @@ mod tests {
         std::fs::write(project.join("server.mjs"), "").unwrap();
         let args = vec![project.join("server.mjs").to_string_lossy().into_owned()];
         let env = BTreeMap::new();
-        let d = derive(
-            &Launch {
-                command: "/bin/sh",
-                args: &args,
-                env: &env,
-                cwd: None,
-            },
-            None,
-        )
-        .unwrap();
+        let d = derive_for("/bin/sh", &args, &env, None).unwrap();
         assert!(d.read.contains(&project), "{:?}", d.read);
         assert!(
             d.read.contains(&std::fs::canonicalize(&store).unwrap()),
@@ -345,13 +345,10 @@ mod tests {
         std::os::unix::fs::symlink(base.join("bin/python3"), venv.join("bin/python")).unwrap();
         let env = BTreeMap::from([("DATA".to_owned(), "/definitely/not/here".to_owned())]);
         let program = venv.join("bin/mcp-server-time");
-        let d = derive(
-            &Launch {
-                command: program.to_str().unwrap(),
-                args: &["--local-timezone=UTC".to_owned()],
-                env: &env,
-                cwd: None,
-            },
+        let d = derive_for(
+            program.to_str().unwrap(),
+            &["--local-timezone=UTC".to_owned()],
+            &env,
             None,
         )
         .unwrap();
@@ -368,24 +365,12 @@ mod tests {
             dir.path().to_string_lossy().into_owned(),
         )]);
         let args = vec![format!("--root={}", dir.path().display())];
-        let d = derive(
-            &Launch {
-                command: "/bin/sh",
-                args: &args,
-                env: &env,
-                cwd: None,
-            },
-            None,
-        )
-        .unwrap();
+        let d = derive_for("/bin/sh", &args, &env, None).unwrap();
         assert_eq!(d.write, vec![dir.path().to_path_buf()]);
-        let none = derive(
-            &Launch {
-                command: "no-such-program-here",
-                args: &[],
-                env: &env,
-                cwd: None,
-            },
+        let none = derive_for(
+            "no-such-program-here",
+            &[],
+            &env,
             Some(OsStr::new("/usr/bin")),
         );
         assert!(none.unwrap_err().contains("not found"));

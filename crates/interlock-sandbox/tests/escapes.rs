@@ -87,6 +87,38 @@ fn scene() -> Scene {
     }
 }
 
+/// `python3 ARGS` as server `name` under `setting` in `scene`.
+fn confine_python(
+    scene: &Scene,
+    name: &str,
+    args: &[String],
+    setting: &Setting,
+) -> Result<interlock_sandbox::Confined, interlock_sandbox::SandboxError> {
+    let env = BTreeMap::new();
+    scene.confiner.confine(
+        name,
+        &Launch {
+            command: "/usr/bin/python3",
+            args,
+            env: &env,
+            cwd: None,
+        },
+        setting,
+        Some("/usr/bin:/bin".as_ref()),
+    )
+}
+
+/// Runs a confined server to its end, as the gateway would start it.
+fn output(confined: &interlock_sandbox::Confined) -> std::process::Output {
+    std::process::Command::new(&confined.program)
+        .args(&confined.args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", interlock_sandbox::SANDBOX_HOME)
+        .output()
+        .unwrap()
+}
+
 fn run(scene: &Scene, setting: &Setting, extra_args: &[String]) -> serde_json::Value {
     let mut args = vec![
         hostile_script().to_string_lossy().into_owned(),
@@ -94,24 +126,7 @@ fn run(scene: &Scene, setting: &Setting, extra_args: &[String]) -> serde_json::V
         "--once".to_owned(),
     ];
     args.extend(extra_args.iter().cloned());
-    let env = BTreeMap::new();
-    let launch = Launch {
-        command: "/usr/bin/python3",
-        args: &args,
-        env: &env,
-        cwd: None,
-    };
-    let confined = scene
-        .confiner
-        .confine("hostile", &launch, setting, Some("/usr/bin:/bin".as_ref()))
-        .unwrap();
-    let out = std::process::Command::new(&confined.program)
-        .args(&confined.args)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", interlock_sandbox::SANDBOX_HOME)
-        .output()
-        .unwrap();
+    let out = output(&confine_python(scene, "hostile", &args, setting).unwrap());
     assert!(
         out.status.success(),
         "{}\n{}",
@@ -165,42 +180,15 @@ fn regression_issue_38_a_granted_home_still_hides_the_secrets_in_it() {
 #[test]
 fn regression_issue_38_a_path_inside_a_secret_is_refused_before_anything_starts() {
     let scene = scene();
-    let env = BTreeMap::new();
     let args = vec![scene.home.join(".ssh").to_string_lossy().into_owned()];
-    let err = scene
-        .confiner
-        .confine(
-            "hostile",
-            &Launch {
-                command: "/usr/bin/python3",
-                args: &args,
-                env: &env,
-                cwd: None,
-            },
-            &Setting::Default,
-            None,
-        )
-        .unwrap_err();
+    let err = confine_python(&scene, "hostile", &args, &Setting::Default).unwrap_err();
     assert!(err.to_string().contains(".ssh"), "{err}");
     // So is a profile's own grant of the data directory.
     let profile = Setting::Profile(Box::new(Profile {
         read: vec![scene.data.clone()],
         ..Profile::default()
     }));
-    let err = scene
-        .confiner
-        .confine(
-            "hostile",
-            &Launch {
-                command: "/usr/bin/python3",
-                args: &[],
-                env: &env,
-                cwd: None,
-            },
-            &profile,
-            None,
-        )
-        .unwrap_err();
+    let err = confine_python(&scene, "hostile", &[], &profile).unwrap_err();
     assert!(err.to_string().contains("no server may reach"), "{err}");
 }
 
@@ -212,32 +200,12 @@ fn a_profile_grant_is_usable_and_the_state_dir_is_private_and_kept() {
         "import os; open(os.path.join(os.environ['HOME'], 'kept'), 'w').write('1'); print(open('{}').read())",
         scene.work.join("index.html").display()
     );
-    let env = BTreeMap::new();
     let args = vec!["-c".to_owned(), script];
     let profile = Setting::Profile(Box::new(Profile {
         read: vec![scene.work.clone()],
         ..Profile::default()
     }));
-    let confined = scene
-        .confiner
-        .confine(
-            "site",
-            &Launch {
-                command: "/usr/bin/python3",
-                args: &args,
-                env: &env,
-                cwd: None,
-            },
-            &profile,
-            None,
-        )
-        .unwrap();
-    let out = std::process::Command::new(&confined.program)
-        .args(&confined.args)
-        .env_clear()
-        .env("HOME", interlock_sandbox::SANDBOX_HOME)
-        .output()
-        .unwrap();
+    let out = output(&confine_python(&scene, "site", &args, &profile).unwrap());
     assert!(
         out.status.success(),
         "{}",
@@ -256,7 +224,6 @@ fn a_profile_grant_is_usable_and_the_state_dir_is_private_and_kept() {
 #[test]
 fn a_server_over_its_memory_limit_is_stopped_by_the_kernel() {
     let scene = scene();
-    let env = BTreeMap::new();
     let args = vec!["-c".to_owned(), "x = bytearray(256 << 20)".to_owned()];
     let profile = Setting::Profile(Box::new(Profile {
         limits: interlock_sandbox::Limits {
@@ -265,25 +232,7 @@ fn a_server_over_its_memory_limit_is_stopped_by_the_kernel() {
         },
         ..Profile::default()
     }));
-    let confined = scene
-        .confiner
-        .confine(
-            "greedy",
-            &Launch {
-                command: "/usr/bin/python3",
-                args: &args,
-                env: &env,
-                cwd: None,
-            },
-            &profile,
-            None,
-        )
-        .unwrap();
-    let out = std::process::Command::new(&confined.program)
-        .args(&confined.args)
-        .env_clear()
-        .output()
-        .unwrap();
+    let out = output(&confine_python(&scene, "greedy", &args, &profile).unwrap());
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("MemoryError"),
