@@ -18,8 +18,11 @@ defaults grant nothing for it):
 Each report is {"escaped": [what worked], "denied": {attempt: error}}.
 """
 
+import ctypes
+import errno
 import json
 import os
+import platform
 import signal
 import socket
 import sys
@@ -121,6 +124,20 @@ def attempts(targets):
             s = socket.create_connection((host, int(port)), timeout=2)
             s.close()
         attempt(f"connect tcp {hp}", connect_tcp)
+
+    # The kernel's keyrings, which every process of the OS user shares:
+    # keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, create).
+    def user_keyring():
+        numbers = {"x86_64": 250, "aarch64": 219}
+        nr = numbers.get(platform.machine())
+        if nr is None:
+            raise OSError(errno.ENOSYS, "no keyctl number for this machine")
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        if libc.syscall(ctypes.c_long(nr), ctypes.c_long(0), ctypes.c_long(-4), ctypes.c_long(1)) < 0:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+    attempt("keyctl the user keyring", user_keyring)
 
     return {"escaped": escaped, "denied": denied}
 

@@ -16,7 +16,13 @@ use interlock_sandbox::{Confiner, Launch, Protected, Setting};
 const ROUNDS: usize = 30;
 const MESSAGES: usize = 20_000;
 
-fn confined(confiner: &Confiner, command: &str, args: &[String]) -> Command {
+/// The command that starts `command` confined, and the filter descriptor
+/// it inherits (keep it until the child has started).
+fn confined(
+    confiner: &Confiner,
+    command: &str,
+    args: &[String],
+) -> (Command, interlock_sandbox::Confined) {
     let env = BTreeMap::new();
     let c = confiner
         .confine(
@@ -31,9 +37,9 @@ fn confined(confiner: &Confiner, command: &str, args: &[String]) -> Command {
             Some("/usr/bin:/bin".as_ref()),
         )
         .expect("confined");
-    let mut cmd = Command::new(c.program);
-    cmd.args(c.args).env_clear().env("PATH", "/usr/bin:/bin");
-    cmd
+    let mut cmd = Command::new(&c.program);
+    cmd.args(&c.args).env_clear().env("PATH", "/usr/bin:/bin");
+    (cmd, c)
 }
 
 fn direct(command: &str, args: &[String]) -> Command {
@@ -85,9 +91,8 @@ fn round_trips(mut cmd: Command) -> Duration {
 /// Resident memory (KiB) of the sandbox's own processes around one server:
 /// every process of the session whose program is bubblewrap.
 fn sandbox_rss(confiner: &Confiner) -> u64 {
-    let mut child = confined(confiner, "/usr/bin/sleep", &["30".into()])
-        .spawn()
-        .expect("starts");
+    let (mut cmd, _filter) = confined(confiner, "/usr/bin/sleep", &["30".into()]);
+    let mut child = cmd.spawn().expect("starts");
     std::thread::sleep(Duration::from_millis(300));
     let mut total = 0;
     let mut pids = vec![child.id()];
@@ -132,7 +137,7 @@ fn main() {
         let (mut a, mut b) = (Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
             a.push(start(direct(program, args)));
-            b.push(start(confined(&confiner, program, args)));
+            b.push(start(confined(&confiner, program, args).0));
         }
         let (da, ma, xa) = stats(a);
         let (db, mb, xb) = stats(b);
@@ -145,7 +150,7 @@ fn main() {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for _ in 0..5 {
         a.push(round_trips(direct("/usr/bin/cat", &[])));
-        b.push(round_trips(confined(&confiner, "/usr/bin/cat", &[])));
+        b.push(round_trips(confined(&confiner, "/usr/bin/cat", &[]).0));
     }
     let per = |v: Vec<Duration>| {
         let (_, m, _) = stats(v);

@@ -31,6 +31,8 @@ pub enum SandboxError {
     Protected { path: PathBuf, protected: PathBuf },
     #[error("the sandbox path `{0}` is not absolute")]
     Relative(PathBuf),
+    #[error("the sandbox's seccomp filter: {0}")]
+    Seccomp(String),
     #[error("the server's state directory `{path}` cannot be made: {why}")]
     StateDir { path: PathBuf, why: String },
     #[error(
@@ -51,6 +53,9 @@ pub struct Host {
     /// `socat`, the relay inside a sandbox with egress (`net = [...]`) from
     /// its loopback port to the gateway's egress proxy; `None`: not here.
     pub socat: Option<PathBuf>,
+    /// The seccomp filter's cBPF program (`crate::seccomp`), installed in
+    /// every sandbox.
+    pub seccomp: Vec<u8>,
 }
 
 impl Host {
@@ -64,8 +69,13 @@ impl Host {
             .ok_or(SandboxError::NoBubblewrap)?;
         let prlimit = crate::defaults::find_program("prlimit", Some(&path), None)
             .ok_or(SandboxError::NoPrlimit)?;
+        let seccomp = crate::seccomp::program()?;
+        let filter = crate::seccomp::sealed(&seccomp)?;
         let mut trial = std::process::Command::new(&bwrap);
         trial.args(base_args());
+        trial
+            .arg("--seccomp")
+            .arg(crate::seccomp::number(&filter).to_string());
         for dir in SYSTEM_READ {
             trial.arg("--ro-bind-try").arg(dir).arg(dir);
         }
@@ -77,6 +87,7 @@ impl Host {
             .env_clear()
             .output()
             .map_err(|e| SandboxError::KernelRefused(e.to_string()))?;
+        drop(filter);
         if !out.status.success() {
             let why = String::from_utf8_lossy(&out.stderr).trim().to_owned();
             return Err(SandboxError::KernelRefused(if why.is_empty() {
@@ -91,6 +102,7 @@ impl Host {
             bwrap,
             prlimit,
             socat,
+            seccomp,
         })
     }
 }
@@ -251,12 +263,20 @@ fn mask_dir(a: &mut Vec<OsString>, dir: &Path) {
 /// The program and arguments that start `launch` confined by `resolved`
 /// (run with the environment the server gets, `HOME` set to
 /// [`SANDBOX_HOME`], where its state directory is bound).
+///
+/// `seccomp_fd` is the inheritable descriptor of the filter
+/// ([`crate::seccomp::sealed`]) the caller keeps open until the child runs.
 pub fn command(
     host: &Host,
     launch: &Launch<'_>,
     resolved: &Resolved,
+    seccomp_fd: Option<i32>,
 ) -> Result<(PathBuf, Vec<OsString>), SandboxError> {
     let mut a: Vec<OsString> = base_args().into_iter().map(OsString::from).collect();
+    if let Some(fd) = seccomp_fd {
+        a.push("--seccomp".into());
+        a.push(fd.to_string().into());
+    }
     for dir in SYSTEM_READ {
         push(
             &mut a,
@@ -375,6 +395,7 @@ mod tests {
             bwrap: "/usr/bin/bwrap".into(),
             prlimit: "/usr/bin/prlimit".into(),
             socat: None,
+            seccomp: Vec::new(),
         }
     }
 
@@ -425,7 +446,7 @@ mod tests {
             &protected,
         )
         .unwrap();
-        let (_, args) = command(&host(protected), &launch, &r).unwrap();
+        let (_, args) = command(&host(protected), &launch, &r, None).unwrap();
         let text: Vec<String> = args
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
@@ -449,6 +470,11 @@ mod tests {
         assert_eq!(text.last().map(String::as_str), Some("/bin/sh"));
     }
 
+    fn text_has_seccomp(args: &[OsString], fd: &str) -> bool {
+        args.windows(2)
+            .any(|w| w[0] == "--seccomp" && w[1].to_string_lossy() == fd)
+    }
+
     #[test]
     fn egress_binds_the_proxy_socket_and_runs_the_relay_before_the_server() {
         let env = BTreeMap::new();
@@ -469,11 +495,12 @@ mod tests {
         )
         .unwrap();
         r.egress = Some("/srv/gw/servers/s.egress.sock".into());
-        let without = command(&host(Protected::default()), &launch, &r).unwrap_err();
+        let without = command(&host(Protected::default()), &launch, &r, None).unwrap_err();
         assert!(matches!(without, SandboxError::NoRelay), "{without}");
         let mut h = host(Protected::default());
         h.socat = Some("/usr/bin/socat".into());
-        let (_, args) = command(&h, &launch, &r).unwrap();
+        let (_, args) = command(&h, &launch, &r, Some(7)).unwrap();
+        assert!(text_has_seccomp(&args, "7"));
         let text: Vec<String> = args
             .iter()
             .map(|a| a.to_string_lossy().into_owned())

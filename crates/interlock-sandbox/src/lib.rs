@@ -24,6 +24,7 @@ pub mod confine;
 pub mod defaults;
 pub mod profile;
 pub mod protected;
+pub mod seccomp;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -120,13 +121,16 @@ impl Confiner {
 /// A server ready to start confined: the program to run (bubblewrap), its
 /// arguments, what it was granted (for the review window and the log), and
 /// the environment it needs besides its own.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Confined {
     pub program: PathBuf,
     pub args: Vec<OsString>,
     pub resolved: Resolved,
     /// The proxy variables, when it has egress.
     pub env: Vec<(String, String)>,
+    /// The seccomp filter's descriptor, which the child inherits: keep it
+    /// until the child has started, then drop it.
+    pub seccomp: std::os::fd::OwnedFd,
 }
 
 /// Confines `launch` under `setting` on `host`, with `state_dir` as the
@@ -153,7 +157,9 @@ pub fn confine(
         resolved.egress = egress.map(Path::to_path_buf);
     }
     make_state_dir(state_dir)?;
-    let (program, args) = confine::command(host, launch, &resolved)?;
+    let filter = seccomp::sealed(&host.seccomp)?;
+    let (program, args) =
+        confine::command(host, launch, &resolved, Some(seccomp::number(&filter)))?;
     let env = if resolved.egress.is_some() {
         egress_env()
     } else {
@@ -164,6 +170,7 @@ pub fn confine(
         args,
         resolved,
         env,
+        seccomp: filter,
     })
 }
 

@@ -158,6 +158,9 @@ impl StdioConnection {
     ) -> Result<StdioConnection, UpstreamError> {
         let command = launch.command;
         let mut extra_env: Vec<(String, String)> = Vec::new();
+        // The sandbox's seccomp filter, which bubblewrap reads from this
+        // inherited descriptor: open until the child has started.
+        let mut seccomp: Option<std::os::fd::OwnedFd> = None;
         let mut cmd = if sandbox.is_off() {
             tracing::warn!(server = name, "sandbox = \"off\": started unconfined");
             let mut cmd = Command::new(command);
@@ -176,6 +179,7 @@ impl StdioConnection {
             let mut cmd = Command::new(&confined.program);
             cmd.args(&confined.args);
             extra_env = confined.env;
+            seccomp = Some(confined.seccomp);
             cmd
         };
         // A cleared environment plus an allow-list: the gateway's own
@@ -204,6 +208,7 @@ impl StdioConnection {
         let mut child = cmd
             .spawn()
             .map_err(|e| UpstreamError::Unavailable(format!("cannot start `{command}`: {e}")))?;
+        drop(seccomp);
         let pid = child.id();
         let mut stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
