@@ -209,13 +209,36 @@ fn base_args() -> Vec<&'static str> {
         "--new-session",
         "--cap-drop",
         "ALL",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--tmpfs",
-        "/tmp",
     ]
+}
+
+/// The sandbox's own `/proc` (its PID namespace's: no process outside) and
+/// a minimal `/dev`, mounted after every grant, so that no grant (even of
+/// `/`) can show the machine's.
+const OWN_PSEUDO_FS: [&str; 4] = ["--proc", "/proc", "--dev", "/dev"];
+
+/// A grant as bound: itself, or for `/` each entry of the root but the
+/// system's directories (bound read-only already), the pseudo file systems
+/// (the sandbox's own) and links — so the sandbox keeps a root of its own
+/// where its mount points (its home, the proxy's socket) can be made.
+fn expand_root(grant: &Path) -> Vec<PathBuf> {
+    if grant != Path::new("/") {
+        return vec![grant.to_path_buf()];
+    }
+    let Ok(entries) = std::fs::read_dir("/") else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_symlink()))
+        .map(|e| e.path())
+        .filter(|p| {
+            !SYSTEM_READ.iter().any(|s| p == Path::new(s))
+                && !["/proc", "/sys", "/dev"].iter().any(|s| p == Path::new(s))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 fn push(a: &mut Vec<OsString>, items: &[&OsStr]) {
@@ -277,21 +300,33 @@ pub fn command(
         a.push("--seccomp".into());
         a.push(fd.to_string().into());
     }
-    for dir in SYSTEM_READ {
-        push(
-            &mut a,
-            &["--ro-bind-try".as_ref(), dir.as_ref(), dir.as_ref()],
-        );
+    let grants: Vec<&Path> = resolved
+        .read
+        .iter()
+        .chain(&resolved.write)
+        .map(PathBuf::as_path)
+        .collect();
+    let system_ro = |a: &mut Vec<OsString>, only_under_a_grant: bool| {
+        for dir in SYSTEM_READ {
+            if !only_under_a_grant || grants.iter().any(|g| Path::new(dir).starts_with(g)) {
+                push(a, &["--ro-bind-try".as_ref(), dir.as_ref(), dir.as_ref()]);
+            }
+        }
+    };
+    system_ro(&mut a, false);
+    // A private /tmp, unless a grant is /tmp itself or holds it (`/`): the
+    // grants inside /tmp are bound on top of it.
+    if !grants.iter().any(|g| Path::new("/tmp").starts_with(g)) {
+        push(&mut a, &["--tmpfs".as_ref(), "/tmp".as_ref()]);
     }
-    for p in &resolved.read {
-        push(
-            &mut a,
-            &["--ro-bind".as_ref(), p.as_os_str(), p.as_os_str()],
-        );
+    for (paths, flag) in [(&resolved.read, "--ro-bind"), (&resolved.write, "--bind")] {
+        for p in paths.iter().flat_map(|p| expand_root(p)) {
+            push(&mut a, &[flag.as_ref(), p.as_os_str(), p.as_os_str()]);
+        }
     }
-    for p in &resolved.write {
-        push(&mut a, &["--bind".as_ref(), p.as_os_str(), p.as_os_str()]);
-    }
+    // A grant of `/` would make the system's directories writable: they are
+    // read-only again on top of it.
+    system_ro(&mut a, true);
     // Masks after the binds they cover (bubblewrap applies them in order).
     let mut granted: Vec<&Path> = SYSTEM_READ.iter().map(Path::new).collect();
     granted.extend(resolved.read.iter().map(PathBuf::as_path));
@@ -303,8 +338,14 @@ pub fn command(
     masks.sort();
     masks.dedup();
     for m in masks {
+        // The sandbox mounts its own over these below.
+        if ["/proc", "/dev"].iter().any(|p| m.starts_with(p)) {
+            continue;
+        }
         let writable = resolved.write.iter().any(|w| m.starts_with(w));
         match std::fs::symlink_metadata(m) {
+            // A link (`/var/run`): where it leads is masked under its own name.
+            Ok(meta) if meta.is_symlink() => {}
             Ok(meta) if meta.is_dir() => mask_dir(&mut a, m),
             Ok(_) => push(
                 &mut a,
@@ -323,6 +364,7 @@ pub fn command(
             Err(_) => {}
         }
     }
+    push(&mut a, &OWN_PSEUDO_FS.map(OsStr::new));
     push(
         &mut a,
         &[

@@ -100,6 +100,10 @@ pub fn derive(launch: &Launch<'_>, path: Option<&OsStr>) -> Result<Derived, Stri
             (false, Some(cwd)) if looks_like_path(candidate) => cwd.join(candidate),
             _ => continue,
         };
+        // `/dev/null`, `/proc/self/fd/1`: the sandbox has its own.
+        if ["/proc", "/dev", "/sys"].iter().any(|s| p.starts_with(s)) {
+            continue;
+        }
         let Ok(meta) = std::fs::metadata(&p) else {
             // A file it was configured to create (a log, a database): the
             // directory it goes in, when that exists.

@@ -36,7 +36,11 @@ pub const HOME_SECRETS: [&str; 22] = [
 
 /// System paths that reach the gateway's machine rather than files: the
 /// system bus, other daemons' sockets, the X server, the system's secrets.
-pub const SYSTEM_SECRETS: [&str; 12] = [
+pub const SYSTEM_SECRETS: [&str; 16] = [
+    "/proc",
+    "/sys",
+    "/dev",
+    "/boot",
     "/run",
     "/var/run",
     "/tmp/.X11-unix",

@@ -240,3 +240,24 @@ fn a_server_over_its_memory_limit_is_stopped_by_the_kernel() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn regression_issue_38_a_grant_of_the_whole_file_system_shows_neither_the_machines_proc_nor_a_secret()
+ {
+    // `mcp-server-filesystem /`, read-only: the machine's /proc, /sys and
+    // /dev stay the sandbox's own, and every protected path under / is
+    // masked (here the scene's home, data directory and sockets, which are
+    // in the host's /tmp, now visible).
+    let scene = scene();
+    let profile = Setting::Profile(Box::new(Profile {
+        read: vec!["/".into()],
+        ..Profile::default()
+    }));
+    let report = run(&scene, &profile, &[]);
+    assert_eq!(report["escaped"], serde_json::json!([]), "{report:#}");
+    assert_eq!(
+        report["denied"].as_object().unwrap().len(),
+        16,
+        "{report:#}"
+    );
+}
