@@ -136,6 +136,20 @@ fn jsonc(text: &str) -> Value {
         .unwrap()
 }
 
+/// The Python SDK client's `--header NAME: VALUE` arguments for an entry's
+/// headers.
+fn header_args(headers: &serde_json::Map<String, Value>) -> Vec<String> {
+    headers
+        .iter()
+        .flat_map(|(k, v)| {
+            [
+                "--header".to_owned(),
+                format!("{k}: {}", v.as_str().unwrap()),
+            ]
+        })
+        .collect()
+}
+
 /// Calls `tool` the way the client's entry says to reach the gateway: a URL
 /// and headers (Streamable HTTP, the Python SDK's client), or a command, its
 /// arguments and environment (the Python SDK's stdio client spawning it).
@@ -149,11 +163,7 @@ fn call_as_configured(entry: &Value, tool: &str) -> Value {
             .or_else(|| entry.get("http_headers"))
             .and_then(Value::as_object)
             .expect("an HTTP entry carries its headers");
-        let mut args: Vec<String> = Vec::new();
-        for (k, v) in headers {
-            args.push("--header".into());
-            args.push(format!("{k}: {}", v.as_str().unwrap()));
-        }
+        let args = header_args(headers);
         let listed = client(
             "py",
             url,
@@ -952,11 +962,7 @@ fn connect_a_filesystem_server_runs_sandboxed_with_its_derived_profile() {
     gw.wait_for_tool("files__write_file", true);
     let entry = gateway_entry("claude-code", &file);
     let url = entry["url"].as_str().expect("an HTTP entry");
-    let mut args: Vec<String> = Vec::new();
-    for (k, v) in entry["headers"].as_object().unwrap() {
-        args.push("--header".into());
-        args.push(format!("{k}: {}", v.as_str().unwrap()));
-    }
+    let args = header_args(entry["headers"].as_object().unwrap());
     let target = root.join("hello.txt");
     let call = serde_json::json!({"path": target, "content": "written from a sandbox"}).to_string();
     let answer = client(
