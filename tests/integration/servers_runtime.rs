@@ -343,3 +343,37 @@ fn regression_a_reviewer_elsewhere_cannot_add_a_stdio_server() {
             .contains("[servers.docs]")
     );
 }
+
+/// Issue 38: a reviewer key may add a stdio server (from this machine), but
+/// only sandboxed: `sandbox = "off"` runs a program with the gateway's own
+/// power, which is the machine owner's choice in gateway.toml, never an API
+/// caller's.
+#[test]
+fn regression_issue_38_a_reviewer_cannot_add_an_unconfined_server() {
+    let gw = Gateway::start("");
+    let reviewer = gw.reviewer_key();
+    let config_path = gw.dir.path().join("gateway.toml");
+    let (s, b) = post(
+        &gw,
+        &reviewer,
+        "/api/v1/servers",
+        &json!({"name": "loose", "command": "/bin/true", "sandbox": "off"}),
+    );
+    assert_eq!(s, 403, "{b}");
+    assert_eq!(b["error"]["code"], "owner_only", "{b}");
+    assert!(
+        !std::fs::read_to_string(&config_path)
+            .unwrap()
+            .contains("loose"),
+        "nothing written"
+    );
+    // Sandboxed, the same server is added, pending.
+    let (s, b) = post(
+        &gw,
+        &reviewer,
+        "/api/v1/servers",
+        &json!({"name": "loose", "command": "/bin/true"}),
+    );
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["status"], "PENDING", "{b}");
+}

@@ -50,8 +50,6 @@ pub struct Upstream {
     /// Set when the server is removed at run time: its supervisor stops and
     /// closes the connection.
     removed: watch::Sender<bool>,
-    /// What starts it confined (the gateway's, shared by its upstreams).
-    confiner: Arc<interlock_sandbox::Confiner>,
 }
 
 impl Upstream {
@@ -107,10 +105,7 @@ impl Upstreams {
     ) -> Result<Upstreams, ConfigError> {
         let mut upstreams = BTreeMap::new();
         for (name, up) in &config.servers {
-            upstreams.insert(
-                name.clone(),
-                Arc::new(Upstream::new(name, up, Arc::clone(&confiner))?),
-            );
+            upstreams.insert(name.clone(), Arc::new(Upstream::new(name, up)?));
         }
         Ok(Upstreams {
             servers: RwLock::new(upstreams),
@@ -119,7 +114,7 @@ impl Upstreams {
     }
 
     /// What confines the servers of this table.
-    pub(crate) fn confiner(&self) -> &Arc<interlock_sandbox::Confiner> {
+    pub(crate) fn confiner(&self) -> &interlock_sandbox::Confiner {
         &self.confiner
     }
 
@@ -162,10 +157,8 @@ impl Upstream {
     pub(crate) fn new(
         name: &str,
         up: &crate::config::UpstreamConfig,
-        confiner: Arc<interlock_sandbox::Confiner>,
     ) -> Result<Upstream, ConfigError> {
         Ok(Upstream {
-            confiner,
             name: name.to_owned(),
             transport: up.transport(name)?,
             protocol: up.protocol,
@@ -729,7 +722,7 @@ fn start_egress(gw: &Gateway, up: &Upstream) -> Option<crate::upstream::egress::
     let interlock_sandbox::Net::Allow(allowed) = &profile.net else {
         return None;
     };
-    let path = up.confiner.egress_socket(&up.name);
+    let path = gw.upstream_table().confiner().egress_socket(&up.name);
     if let Some(dir) = path.parent()
         && let Err(e) = std::fs::create_dir_all(dir)
     {
@@ -778,7 +771,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
             up.protocol,
             &limits,
             Signals::new(tx, Arc::clone(&up.relays)),
-            &up.confiner,
+            gw.upstream_table().confiner(),
         )
         .await
         {

@@ -43,19 +43,13 @@ pub fn launch_json(
             Err(e) => json!({ "error": e }),
         }
     };
-    let as_json = |s: Option<&Surface>| {
-        s.and_then(Surface::launch).map(|v| {
-            serde_json::from_slice::<Value>(&interlock_canon::canonical_bytes(v))
-                .expect("canonical JSON")
-        })
-    };
     let (now, approved) = (
         observed.and_then(Surface::launch),
         baseline.and_then(Surface::launch),
     );
     json!({
-        "pinned": as_json(observed),
-        "approved": as_json(baseline),
+        "pinned": now.map(interlock_canon::to_serde_json),
+        "approved": approved.map(interlock_canon::to_serde_json),
         "changed": if baseline.is_some() {
             interlock_surface::launch_fields_changed(approved, now)
         } else {

@@ -86,9 +86,8 @@ pub fn drift_record(d: &Drift, policy: &DriftPolicy) -> serde_json::Value {
     }
     if let DriftKind::LaunchChanged { from, to } = &d.kind {
         let json = |v: &Option<Value>| {
-            v.as_ref().map_or(serde_json::Value::Null, |v| {
-                serde_json::from_slice(&canon::canonical_bytes(v)).expect("canonical JSON")
-            })
+            v.as_ref()
+                .map_or(serde_json::Value::Null, canon::to_serde_json)
         };
         record["launch"] = serde_json::json!({
             "from": json(from),

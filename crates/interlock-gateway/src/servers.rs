@@ -119,6 +119,10 @@ pub enum ServerChangeError {
         "stdio servers (a program run on the gateway's machine) are added from this machine only"
     )]
     NotFromThisMachine,
+    #[error(
+        "running a program unconfined (sandbox = \"off\") is the machine owner's choice: write it in gateway.toml"
+    )]
+    UnconfinedIsTheOwners,
     #[error("the gateway config file: {0}")]
     File(String),
     #[error(transparent)]
@@ -145,6 +149,9 @@ impl From<ServerChangeError> for ApiError {
             E::NoSuchServer(_) => ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string()),
             E::NotFromThisMachine => {
                 ApiError::new(StatusCode::FORBIDDEN, "not_this_machine", e.to_string())
+            }
+            E::UnconfinedIsTheOwners => {
+                ApiError::new(StatusCode::FORBIDDEN, "owner_only", e.to_string())
             }
             E::File(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed", e.to_string()),
         }
@@ -239,8 +246,7 @@ impl Gateway {
     ) -> Result<u64, ServerChangeError> {
         self.check_new(name, config)?;
         let up = Arc::new(
-            Upstream::new(name, config, Arc::clone(self.upstream_table().confiner()))
-                .map_err(|e| ServerChangeError::Invalid(e.to_string()))?,
+            Upstream::new(name, config).map_err(|e| ServerChangeError::Invalid(e.to_string()))?,
         );
         let mut fields = Map::new();
         fields.insert("server".into(), name.into());
@@ -404,6 +410,11 @@ pub async fn add(
     })?;
     if new.command.is_some() && crate::http::from_this_machine(peer.as_deref()).is_err() {
         return Err(ServerChangeError::NotFromThisMachine.into());
+    }
+    // A reviewer key (a browser's, a tunnel's) may add a sandboxed program,
+    // never an unconfined one (issue 38).
+    if new.sandbox.is_off() {
+        return Err(ServerChangeError::UnconfinedIsTheOwners.into());
     }
     let index = gw
         .add_server(&new, &format!("reviewer:{}", caller.name))
