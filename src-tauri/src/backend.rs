@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use interlock_core::RiskLevel;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
-use interlock_gateway::{EventBus, EventType, GatewayEvent, SubjectKind};
+use interlock_trust::{EventBus, EventType, GatewayEvent, SubjectKind};
 use interlock_host::{
     APPROVER_KEY, Decision, GatewayOptions, Host, HostError, Keychain, KeychainKey, RunningGateway,
 };

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use backend::{Backend, DecideError};
-use interlock_gateway::SubjectKind;
+use interlock_trust::SubjectKind;
 use interlock_host::Decision;
 use serde_json::Value;
 use tauri::image::Image;

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use interlock_core::RiskLevel;
-use interlock_gateway::{EventType, SubjectKind};
+use interlock_trust::{EventType, SubjectKind};
 use interlock_host::Decision;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;

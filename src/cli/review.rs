@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::ValueEnum;
 use interlock_core::TrustedKeys;
-use interlock_gateway::review::{self, Baselines, Gate, lockfile::Lockfile};
+use interlock_gateway::review::{self, Baselines};
+use interlock_trust::review::{Gate, lockfile::Lockfile, report, sarif};
 
 use super::context::Context;
 use super::{EXIT_ERROR, EXIT_REJECTED};
@@ -184,8 +185,7 @@ pub async fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<ExitCode> {
         let store = ctx.store().await?;
         let mut surfaces = std::collections::BTreeMap::new();
         for r in store.servers().await? {
-            if let Some(s) =
-                interlock_gateway::pins::decode_surface(&r.name, r.baseline.as_deref())?
+            if let Some(s) = interlock_trust::pins::decode_surface(&r.name, r.baseline.as_deref())?
             {
                 surfaces.insert(r.name, s);
             }
@@ -213,18 +213,14 @@ pub async fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<ExitCode> {
         .or_else(|| args.config.as_ref().map(|p| p.display().to_string()))
         .unwrap_or_else(|| "gateway.toml".into());
     let render = |format: ReviewFormat| match format {
-        ReviewFormat::Text => review::report::text(&review, fail_on),
-        ReviewFormat::Markdown => review::report::markdown(&review, fail_on),
+        ReviewFormat::Text => report::text(&review, fail_on),
+        ReviewFormat::Markdown => report::markdown(&review, fail_on),
         ReviewFormat::Json => {
             serde_json::to_string_pretty(&review).expect("JSON serializes") + "\n"
         }
         ReviewFormat::Sarif => {
-            serde_json::to_string_pretty(&review::sarif::sarif(
-                &review,
-                &artifact,
-                lock_text.as_deref(),
-            ))
-            .expect("JSON serializes")
+            serde_json::to_string_pretty(&sarif::sarif(&review, &artifact, lock_text.as_deref()))
+                .expect("JSON serializes")
                 + "\n"
         }
     };

@@ -8,9 +8,10 @@ use anyhow::bail;
 use clap::Subcommand;
 use interlock_core::Decision;
 use interlock_core::canon;
+use interlock_gateway::admin;
 use interlock_gateway::servers::NewServer;
-use interlock_gateway::{EventBus, admin};
 use interlock_store::ServerRecord;
+use interlock_trust::EventBus;
 
 use super::EXIT_REJECTED;
 use super::context::{Context, hash_to_approve, parse_duration};
@@ -209,7 +210,7 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                             other => other,
                         });
                 // The hash `approve --tool` / `reject --tool` sign.
-                let hash = interlock_gateway::tool_decision::observed_tool_hash(&s, &t)
+                let hash = interlock_trust::tool_decision::observed_tool_hash(&s, &t)
                     .map(|h| h.to_string())
                     .unwrap_or_default();
                 println!("  {:<32} {:<12} {hash}", t, mark.to_ascii_lowercase());
@@ -263,7 +264,7 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 bail!("no approver key in the keychain; run `interlock keys init`");
             }
             let record = server(ctx, &name).await?;
-            let current = interlock_gateway::tool_decision::observed_tool_hash(&record, &tool)?;
+            let current = interlock_trust::tool_decision::observed_tool_hash(&record, &tool)?;
             let shown = hash_to_approve(
                 &format!("the definition of tool `{tool}` of server `{name}`"),
                 &current.to_string(),
@@ -331,7 +332,7 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                         )
                     })
                     .ok_or_else(|| anyhow::anyhow!("no envelope for {name}/{tool} yet")),
-                Some(leaf) => interlock_gateway::envelopes::widening(&engine, &name, &tool, leaf)
+                Some(leaf) => interlock_trust::envelopes::widening(&engine, &name, &tool, leaf)
                     .await
                     .map(|w| {
                         let found: Vec<String> =
@@ -362,7 +363,7 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 bail!("no approver key in the keychain; run `interlock keys init`");
             };
             let engine = ctx.engine().await?;
-            let current = interlock_gateway::envelopes::widening(&engine, &name, &tool, leaf).await;
+            let current = interlock_trust::envelopes::widening(&engine, &name, &tool, leaf).await;
             let outcome = match current {
                 Ok(w) => {
                     let shown = hash_to_approve(
@@ -445,7 +446,7 @@ async fn approve_from_lock(
         bail!("no approver key in the keychain; run `interlock keys init`");
     };
     let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let lock = match interlock_gateway::review::lockfile::Lockfile::parse(&bytes) {
+    let lock = match interlock_trust::review::lockfile::Lockfile::parse(&bytes) {
         Ok(lock) => lock,
         Err(e) => {
             eprintln!("interlock: {}: refused: {e}", path.display());
@@ -611,7 +612,7 @@ async fn print_probes(store: &interlock_store::Store, name: &str) -> anyhow::Res
 
 /// A pending server's whole surface, scanned before anyone approves it.
 fn print_first_contact(s: &ServerRecord) {
-    let Some(fc) = interlock_gateway::pins::first_contact_of(s) else {
+    let Some(fc) = interlock_trust::pins::first_contact_of(s) else {
         return;
     };
     let findings = fc["findings"].as_array().cloned().unwrap_or_default();
@@ -636,7 +637,7 @@ fn print_first_contact(s: &ServerRecord) {
 /// The prompts, resources and templates pinned with the tools (issue 16
 /// item 6), each served or held.
 fn print_pinned_content(s: &ServerRecord) {
-    let Ok(Some(surface)) = interlock_gateway::pins::decode_surface(&s.name, s.observed.as_deref())
+    let Ok(Some(surface)) = interlock_trust::pins::decode_surface(&s.name, s.observed.as_deref())
     else {
         return;
     };
@@ -644,7 +645,7 @@ fn print_pinned_content(s: &ServerRecord) {
         return;
     }
     let drift: Vec<serde_json::Value> = serde_json::from_slice(&s.drift).unwrap_or_default();
-    let held = interlock_gateway::pins::blocked_content(&drift);
+    let held = interlock_trust::pins::blocked_content(&drift);
     println!("pinned prompts and resources:");
     for r in surface.contents().keys() {
         let mark = if held.contains_key(r) {

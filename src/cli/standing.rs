@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::bail;
 use clap::Subcommand;
 use interlock_core::canon;
-use interlock_gateway::EventBus;
+use interlock_trust::EventBus;
 
 use super::EXIT_REJECTED;
 use super::context::{Context, parse_duration};
@@ -68,9 +68,9 @@ pub async fn run(ctx: &Context, cmd: StandingCommand) -> anyhow::Result<ExitCode
             };
             let engine = ctx.engine().await?;
             let until = engine.now() + parse_duration(&r#for)?;
-            let tool_hash = match interlock_gateway::calls::standing::approved_tool_hash(
+            let tool_hash = match interlock_trust::standing::approved_tool_hash(
                 &engine,
-                &config.servers,
+                &config.tool_prefixes(),
                 &tool,
             )
             .await
@@ -132,9 +132,9 @@ pub async fn run(ctx: &Context, cmd: StandingCommand) -> anyhow::Result<ExitCode
         StandingCommand::Revoke { id, reason } => {
             let engine = ctx.engine().await?;
             let by = std::env::var("USER").unwrap_or_else(|_| "reviewer".into());
-            let done = interlock_gateway::calls::standing::revoke(
+            let done = interlock_trust::standing::revoke(
                 &engine,
-                &interlock_gateway::EventBus::new(),
+                &interlock_trust::EventBus::new(),
                 &id,
                 &format!("human:{by}"),
                 reason.as_deref().unwrap_or("revoked with the CLI"),

@@ -134,7 +134,7 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
         let approved = tokio::time::timeout(Duration::from_secs(20), async {
             while let Some(e) = events.next().await {
                 let e = e.unwrap();
-                if e.kind == interlock_gateway::EventType::ServerApproved {
+                if e.kind == interlock_trust::EventType::ServerApproved {
                     return e;
                 }
             }

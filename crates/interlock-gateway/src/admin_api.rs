@@ -25,9 +25,9 @@ use interlock_store::{
 };
 use serde_json::{Value, json};
 
-use crate::events::EventType;
 use crate::extract::{ApiError, Body, Param};
 use crate::gateway::Gateway;
+use interlock_trust::events::EventType;
 
 /// The prefix of admin tokens (API keys are `ilk_`).
 pub const TOKEN_PREFIX: &str = "ila_";

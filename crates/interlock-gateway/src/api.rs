@@ -28,9 +28,9 @@ use tokio_stream::wrappers::BroadcastStream;
 use crate::auth::bearer;
 use crate::extract::{ApiError, Body, Param, Query};
 use crate::gateway::Gateway;
-use crate::pins::ServerView;
 use crate::upstream::LinkState;
 use crate::views::{decision_outcome_json, plan_summary};
+use interlock_trust::pins::ServerView;
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
@@ -144,7 +144,7 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
         "drift_count": drift.as_array().map_or(0, Vec::len),
         "worst_severity": worst,
         // A pending server's first-contact risk (its whole surface scanned).
-        "risk": crate::pins::first_contact_of(&v.record).map(|f| f["risk"].clone()),
+        "risk": interlock_trust::pins::first_contact_of(&v.record).map(|f| f["risk"].clone()),
         "version": v.record.version,
         "updated_at": v.record.updated_at,
     })
@@ -364,7 +364,7 @@ pub async fn server(
     let drift: Value = serde_json::from_slice(&v.record.drift).unwrap_or(json!([]));
     let envelopes: Vec<Value> = gw
         .envelopes()
-        .of_server(&gw, &name)
+        .of_server(gw.engine(), &name)
         .await?
         .iter()
         .map(|e| {
@@ -372,20 +372,20 @@ pub async fn server(
                 "tool": e.tool,
                 "state": e.state.as_str(),
                 "hash": e.hash.to_string(),
-                "subject": crate::envelopes::envelope_subject(&name, &e.tool),
+                "subject": interlock_trust::envelopes::envelope_subject(&name, &e.tool),
                 "envelope": canon::to_serde_json(&e.envelope.to_value()),
             })
         })
         .collect();
     Ok(Json(json!({
         "server": server_summary(&gw, &v),
-        "subject": crate::pins::server_subject(&name),
+        "subject": interlock_trust::pins::server_subject(&name),
         "policy_digest": gw.engine().policy().digest().to_string(),
         "audience": gw.engine().log().origin(),
         "baseline": surface(&v.baseline),
         "observed": surface(&v.observed),
         "drift": drift,
-        "first_contact": crate::pins::first_contact_of(&v.record),
+        "first_contact": interlock_trust::pins::first_contact_of(&v.record),
         // What a decision about one tool signs (`tool:<name>/<tool>` at this
         // hash), and whether it is served now.
         "observed_tools": v.observed.as_ref().map(|s| s.tools().iter().map(|(t, d)| json!({
@@ -441,7 +441,7 @@ pub async fn surface(
         .approved_surface(&hash)
         .await?
         .ok_or_else(not_found)?;
-    let surface = crate::pins::decode_surface(&kept.server, Some(&kept.surface))
+    let surface = interlock_trust::pins::decode_surface(&kept.server, Some(&kept.surface))
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
         .ok_or_else(not_found)?;
     let tools: Vec<Value> = surface
@@ -463,7 +463,7 @@ pub struct WideningQuery {
     leaf: u64,
 }
 
-fn widening_json(gw: &Gateway, w: &crate::envelopes::Widening) -> Value {
+fn widening_json(gw: &Gateway, w: &interlock_trust::envelopes::Widening) -> Value {
     json!({
         "server": w.server,
         "tool": w.tool,
@@ -490,7 +490,7 @@ pub async fn envelope_widening(
     Query(q): Query<WideningQuery>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
-    let w = crate::envelopes::widening(gw.engine(), &name, &tool, q.leaf).await?;
+    let w = interlock_trust::envelopes::widening(gw.engine(), &name, &tool, q.leaf).await?;
     Ok(Json(widening_json(&gw, &w)))
 }
 
@@ -510,11 +510,11 @@ pub async fn decide_envelope(
     Body(body): Body<WideningDecision>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
-    let subject = crate::envelopes::envelope_subject(&name, &tool);
+    let subject = interlock_trust::envelopes::envelope_subject(&name, &tool);
     let env = statement_about(&body.envelope, &subject, || {
         format!("the envelope of {name}/{tool}")
     })?;
-    let w = crate::envelopes::decide_widening(gw.engine(), &env, body.leaf).await?;
+    let w = interlock_trust::envelopes::decide_widening(gw.engine(), &env, body.leaf).await?;
     gw.envelopes().forget(&name, &tool);
     Ok(Json(widening_json(&gw, &w)))
 }
@@ -528,7 +528,7 @@ pub async fn decide_server(
     Body(body): Body<Value>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
-    let env = statement_about(&body, &crate::pins::server_subject(&name), || {
+    let env = statement_about(&body, &interlock_trust::pins::server_subject(&name), || {
         format!("server {name:?}")
     })?;
     let record = gw.pins().decide(&env).await?;
@@ -547,7 +547,7 @@ pub async fn decide_tool(
     Body(body): Body<Value>,
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
-    let subject = crate::tool_decision::tool_subject(&name, &tool);
+    let subject = interlock_trust::tool_decision::tool_subject(&name, &tool);
     let env = statement_about(&body, &subject, || format!("tool {tool:?} of {name:?}"))?;
     let record = gw.pins().decide_tool(&env).await?;
     let v = gw.pins().view(&record.name).expect("just installed");
@@ -569,8 +569,8 @@ pub async fn review_server(
     Param(name): Param<String>,
     Body(body): Body<Value>,
 ) -> Result<axum::response::Response, ApiError> {
-    use crate::review::idempotency::{Lookup, MAX_KEY_LEN};
     use axum::response::IntoResponse as _;
+    use interlock_trust::review::idempotency::{Lookup, MAX_KEY_LEN};
     let caller = any_reviewer(&gw, &headers).await?;
     if caller.role == crate::metrics::METRICS_ONLY_ROLE {
         return Err(ApiError(
@@ -638,8 +638,8 @@ pub async fn review_server(
             "the body must be {\"surface\": {\"instructions\", \"tools\"}}".into(),
         ));
     };
-    let surface_bytes = canon::canonical_bytes(&crate::pins::to_canon(surface));
-    let observed = crate::pins::decode_surface(&name, Some(&surface_bytes))
+    let surface_bytes = canon::canonical_bytes(&interlock_trust::pins::to_canon(surface));
+    let observed = interlock_trust::pins::decode_surface(&name, Some(&surface_bytes))
         .map_err(|e| bad("bad_surface", e.to_string()))?
         .expect("bytes given");
     if observed.tools().len() > limits.max_tools {
@@ -660,12 +660,12 @@ pub async fn review_server(
             format!("no server named {name:?}"),
         )
     })?;
-    let baseline = crate::pins::decode_surface(&name, record.baseline.as_deref())?;
+    let baseline = interlock_trust::pins::decode_surface(&name, record.baseline.as_deref())?;
     let policy = *gw.pins().policy();
     let classified = tokio::time::timeout(
         limits.upstream_timeout(),
         tokio::task::spawn_blocking(move || {
-            crate::review::classify(&name, baseline.as_ref(), &observed, &policy)
+            interlock_trust::review::classify(&name, baseline.as_ref(), &observed, &policy)
         }),
     )
     .await
@@ -881,7 +881,7 @@ pub async fn grant_standing(
         doc.get("tool_hash").and_then(canon::Value::as_str),
     ) {
         let approved =
-            crate::calls::standing::approved_tool_hash(gw.engine(), &gw.server_configs(), tool)
+            interlock_trust::standing::approved_tool_hash(gw.engine(), &gw.tool_prefixes(), tool)
                 .await?;
         if granted != approved.to_string() {
             return Err(ApiError(
@@ -893,7 +893,7 @@ pub async fn grant_standing(
             ));
         }
     }
-    let s = crate::calls::standing::grant(gw.engine(), gw.events(), &doc, &env).await?;
+    let s = interlock_trust::standing::grant(gw.engine(), gw.events(), &doc, &env).await?;
     Ok(Json(
         json!({"id": s.id, "role": s.role, "tool": s.tool, "expires_at": s.expires_at}),
     ))
@@ -959,7 +959,7 @@ pub async fn revoke_standing(
         ));
     }
     let by = format!("reviewer:{}", who.name);
-    if crate::calls::standing::revoke(gw.engine(), gw.events(), &id, &by, &reason).await? {
+    if interlock_trust::standing::revoke(gw.engine(), gw.events(), &id, &by, &reason).await? {
         Ok(Json(json!({"id": id, "revoked": true, "by": by})))
     } else {
         Err(ApiError(

@@ -14,8 +14,8 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
 use reqwest::{StatusCode, Url};
 use serde_json::Value;
 
-use crate::events::GatewayEvent;
 use crate::sse::SseParser;
+use interlock_trust::events::GatewayEvent;
 
 /// The largest JSON answer read (a plan with its revisions and diff is far
 /// smaller); a larger one is an error, not an allocation.
@@ -225,7 +225,7 @@ impl ReviewerClient {
 
     /// Follows the event stream for good, reconnecting with backoff (1 s to
     /// 30 s), and puts each event on `bus`. Run it as a task; abort it to stop.
-    pub async fn relay_events(self, bus: crate::events::EventBus) {
+    pub async fn relay_events(self, bus: interlock_trust::events::EventBus) {
         let mut backoff = Duration::from_secs(1);
         loop {
             match self.events().await {
@@ -363,7 +363,7 @@ mod tests {
     #[test]
     fn sse_events_parse_across_chunk_boundaries() {
         let ev = GatewayEvent::server(
-            crate::events::EventType::ServerPending,
+            interlock_trust::events::EventType::ServerPending,
             "fs",
             "t".into(),
             "medium",

@@ -20,9 +20,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
-use crate::events::EventType;
 use crate::extract::{ApiError, Param};
 use crate::gateway::Gateway;
+use interlock_trust::events::EventType;
 
 /// Why a connector refused.
 #[derive(Debug, thiserror::Error)]

@@ -33,9 +33,7 @@ pub use crate::roles::RoleConfig;
 /// Where the gateway listens unless told otherwise: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8717";
 
-/// The separator between a server's name and its tool's name in exposed tool
-/// names (`files__read_file`). Server names may not contain it.
-pub const TOOL_SEPARATOR: &str = "__";
+pub use interlock_trust::pins::TOOL_SEPARATOR;
 
 /// A configuration problem, naming the file and what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -913,6 +911,15 @@ pub fn valid_token_name(name: &str) -> bool {
 }
 
 impl GatewayConfig {
+    /// Every server's exposed-tool prefix, by name (what
+    /// `interlock_trust::standing::approved_tool_hash` resolves a tool name with).
+    pub fn tool_prefixes(&self) -> BTreeMap<String, String> {
+        self.servers
+            .iter()
+            .map(|(name, server)| (name.clone(), server.tool_prefix(name)))
+            .collect()
+    }
+
     /// Whether any server keeps an environment variable or header in the
     /// OS keychain (so the keychain need not be opened otherwise).
     pub fn has_keychain_references(&self) -> bool {

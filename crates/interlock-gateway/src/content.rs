@@ -37,9 +37,9 @@ use crate::calls::pipeline::{deliver_read, refuse_read, upstream_failure};
 use crate::calls::scan::{Scanned, response_policy, scan_content};
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};
-use crate::pins::ServerView;
 use crate::upstream::{Connection, UpstreamError};
 use interlock_surface::ContentKind;
+use interlock_trust::pins::ServerView;
 
 /// At most this many pages are read from one upstream for one listing.
 const MAX_PAGES: usize = 32;

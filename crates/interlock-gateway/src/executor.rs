@@ -26,8 +26,8 @@ use interlock_surface::Hint;
 use serde_json::value::RawValue;
 
 use crate::gateway::Upstreams;
-use crate::pins::ServedSurfaces;
 use crate::upstream::UpstreamError;
+use interlock_trust::pins::ServedSurfaces;
 
 /// Why a plan's call of an upstream tool was not made or failed.
 #[derive(Debug, thiserror::Error)]

@@ -13,7 +13,7 @@ use interlock_engine::EngineError;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use crate::pins::PinError;
+use interlock_trust::pins::PinError;
 
 /// An API error: a status and `{"error": {"code", "message"}}`.
 pub struct ApiError(
@@ -119,9 +119,9 @@ impl From<PinError> for ApiError {
     }
 }
 
-impl From<crate::envelopes::WideningError> for ApiError {
-    fn from(e: crate::envelopes::WideningError) -> ApiError {
-        use crate::envelopes::WideningError as W;
+impl From<interlock_trust::envelopes::WideningError> for ApiError {
+    fn from(e: interlock_trust::envelopes::WideningError) -> ApiError {
+        use interlock_trust::envelopes::WideningError as W;
         match e {
             W::Engine(e) => e.into(),
             W::Store(e) => e.into(),

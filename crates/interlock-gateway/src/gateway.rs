@@ -10,14 +10,14 @@ use interlock_store::{ApiKeyKind, ApiKeyRecord, StoreError};
 use tokio::sync::{Notify, mpsc, watch};
 
 use crate::config::{ConfigError, GatewayConfig, Transport};
-use crate::events::{EventBus, GatewayEvent};
 use crate::executor::McpAdapter;
 use crate::keys;
-use crate::pins::{Pins, ServedSurfaces};
 use crate::roles::Roles;
 use crate::upstream::era::EraChoice;
 use crate::upstream::relay::{RelayGuard, Relays};
 use crate::upstream::{Connection, LinkState, ServerHello, Signals, UpstreamSignal, backoff};
+use interlock_trust::events::{EventBus, GatewayEvent};
+use interlock_trust::pins::{Pins, ServedSurfaces};
 
 /// How long an authenticated key is trusted without asking the store again
 /// (so a revocation takes effect within this time).
@@ -302,9 +302,9 @@ pub(crate) struct Inner {
     /// Held calls waiting for a reviewer, per agent key hash.
     held: Arc<Mutex<HashMap<String, usize>>>,
     /// Tools' behavioural envelopes (issue 16 item 2).
-    envelopes: crate::envelopes::Envelopes,
+    envelopes: interlock_trust::envelopes::Envelopes,
     /// `POST /api/v1/servers/{name}/review` answers by `Idempotency-Key` (issue 22).
-    review_answers: crate::review::idempotency::Cache,
+    review_answers: interlock_trust::review::idempotency::Cache,
     /// What the gateway knows of each held call beyond its plan (plan id →
     /// memo): its session, so a reviewer can approve *for this session*, and
     /// whether inspection held it. Kept in memory only: a session does not
@@ -440,18 +440,18 @@ impl Gateway {
     }
 
     /// Tools' behavioural envelopes.
-    pub(crate) fn review_answers(&self) -> &crate::review::idempotency::Cache {
+    pub(crate) fn review_answers(&self) -> &interlock_trust::review::idempotency::Cache {
         &self.0.review_answers
     }
 
-    pub fn envelopes(&self) -> &crate::envelopes::Envelopes {
+    pub fn envelopes(&self) -> &interlock_trust::envelopes::Envelopes {
         &self.0.envelopes
     }
 
     /// How many items wait for a reviewer, by the inbox's rule: proposed
     /// plans, and servers that [`ServerView::waits_for_review`].
     ///
-    /// [`ServerView::waits_for_review`]: crate::pins::ServerView::waits_for_review
+    /// [`ServerView::waits_for_review`]: interlock_trust::pins::ServerView::waits_for_review
     pub async fn held_count(&self) -> Result<usize, interlock_engine::EngineError> {
         let plans = self
             .engine()
@@ -489,6 +489,15 @@ impl Gateway {
         self.upstreams()
             .into_iter()
             .map(|u| (u.name.clone(), u.config.clone()))
+            .collect()
+    }
+
+    /// Every configured upstream's exposed-tool prefix, by server name: what
+    /// `interlock_trust::standing::approved_tool_hash` resolves a tool name with.
+    pub fn tool_prefixes(&self) -> BTreeMap<String, String> {
+        self.upstreams()
+            .into_iter()
+            .map(|u| (u.name.clone(), u.config.tool_prefix(&u.name)))
             .collect()
     }
 

@@ -45,7 +45,7 @@ pub async fn issue_key(
     m.insert("role".into(), role.into());
     m.insert("key_hash".into(), record.key_hash.as_str().into());
     engine
-        .record(crate::events::EventType::ApiKeyIssued.as_str(), m)
+        .record(interlock_trust::events::EventType::ApiKeyIssued.as_str(), m)
         .await?;
     Ok((key, record))
 }

@@ -3,22 +3,22 @@
 //!
 //! Why a crate of its own: it is the only place that speaks MCP and HTTP. It
 //! pins each upstream server's approved tool surface (`interlock-surface` says
-//! what changed; [`pins`] decides what is served), forwards tool calls as raw
+//! what changed; `interlock_trust::pins` decides what is served), forwards tool calls as raw
 //! JSON, serves the governance tools over the engine, and logs every call,
 //! drift, quarantine and decision in the engine's tamper-evident log.
 //!
 //! Modules, one job each:
 //! - [`config`]: the TOML configuration.
 //! - [`upstream`]: connections to upstream servers (stdio, Streamable HTTP).
-//! - [`pins`]: surface pinning, drift and quarantine.
 //! - [`probes`]: effective-permission probes, run after every re-list; a
 //!   probe whose permission grew quarantines its server.
-//! - [`review`]: the boundary review for CI (`interlock review`, `interlock lock`,
-//!   `POST /api/v1/servers/{name}/review`): surfaces classified, nothing changed.
+//! - [`review`]: running the boundary review for CI (`interlock review`): every
+//!   upstream observed read-only, then classified by `interlock_trust::review`.
 //! - [`gateway`]: the running gateway (supervisors, sessions, keys cache).
 //! - [`mcp`]: the agent-facing MCP endpoint (transport and framing only).
 //! - [`calls`]: the tool call's room — inspection, risk, verdicts, held calls,
-//!   standing approvals, response scanning, and the call's log leaf.
+//!   response scanning, and the call's log leaf (standing approvals themselves
+//!   are `interlock_trust::standing`).
 //! - [`content`]: prompts, resources and completions of approved servers.
 //! - [`governance`]: `propose_plan`, `get_plan`, `list_plans`, `execute_plan`.
 //! - [`executor`]: plan stages and probes that call upstream tools (`mcp.call_tool`).
@@ -33,8 +33,7 @@
 //! - [`clients`]: "Connect a client" on the reviewer API, over the host's connector.
 //! - [`signin`]: one-time sign-in links (a browser becomes a reviewer).
 //! - [`keys`]: API keys (hashed at rest), [`roles`]: what a role may call,
-//!   [`events`]: the event bus and its typed event kinds, [`jsonrpc`]: raw
-//!   JSON-RPC framing.
+//!   [`jsonrpc`]: raw JSON-RPC framing. The event bus is `interlock_trust::events`.
 //! - Shared by both faces, which do not import each other: [`auth`] (bearer
 //!   keys, agent identities) and [`views`] (plan and decision summaries).
 #![forbid(unsafe_code)]
@@ -49,8 +48,6 @@ pub mod client;
 pub mod clients;
 pub mod config;
 pub mod content;
-pub mod envelopes;
-pub mod events;
 pub mod executor;
 mod extract;
 pub mod gateway;
@@ -62,7 +59,6 @@ pub mod launch_view;
 pub mod listing;
 pub mod mcp;
 pub mod metrics;
-pub mod pins;
 pub mod probes;
 pub mod receipts_api;
 pub mod review;
@@ -72,10 +68,9 @@ pub mod signin;
 pub mod sse;
 mod subscriptions;
 mod tally;
-pub mod tool_decision;
 pub mod upstream;
 pub mod views;
 
 pub use config::{DurabilityMode, GatewayConfig, LogConfig};
-pub use events::{EventBus, EventType, GatewayEvent, SubjectKind};
+
 pub use gateway::Gateway;

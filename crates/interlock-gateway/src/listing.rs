@@ -14,8 +14,8 @@ use interlock_surface::ContentKind;
 use serde_json::value::RawValue;
 
 use crate::config::{Limits, PinPart, PinSet};
-use crate::pins::Listing;
 use crate::upstream::{Connection, ServerHello, UpstreamError};
+use interlock_trust::pins::Listing;
 
 /// The listing of `pin`'s parts that `hello` says the server offers, with
 /// `tools` (already listed) and its `instructions`.

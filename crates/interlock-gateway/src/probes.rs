@@ -16,10 +16,10 @@ use interlock_canon::{self as canon, Map, Value};
 use interlock_store::{ServerStatus, Store, StoreError};
 use interlock_surface::probes::{Observation, Probe, ProbeAction, ProbeFinding, ProbeRun, assess};
 
-use crate::events::EventType;
 use crate::gateway::Gateway;
-use crate::pins::PinError;
 use crate::upstream::{Connection, UpstreamError};
+use interlock_trust::events::EventType;
+use interlock_trust::pins::PinError;
 
 /// Each probe's call waits at most this long (or the upstream timeout, if shorter).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);

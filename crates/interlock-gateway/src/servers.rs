@@ -35,10 +35,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::config::{TOOL_SEPARATOR, UpstreamConfig, valid_server_name};
-use crate::events::{EventType, GatewayEvent};
 use crate::extract::{ApiError, Body, Param};
 use crate::gateway::{Gateway, Upstream};
-use crate::pins::{PinError, to_canon};
+use interlock_trust::events::{EventType, GatewayEvent};
+use interlock_trust::pins::{PinError, to_canon};
 
 /// Signed removals name `server-removal:<name>`.
 pub const REMOVAL_SUBJECT_PREFIX: &str = "server-removal:";

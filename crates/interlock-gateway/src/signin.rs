@@ -34,7 +34,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use interlock_engine::Engine;
 use subtle::ConstantTimeEq as _;
 
-use crate::events::EventType;
+use interlock_trust::events::EventType;
 
 /// How long a printed link stays usable.
 pub const LINK_TTL: Duration = Duration::from_secs(15 * 60);

@@ -29,11 +29,12 @@ use interlock_core::canon::{self, Digest};
 use interlock_core::decision::{Terms, sign_decision};
 use interlock_core::{DsseEnvelope, Policy};
 use interlock_engine::{DecisionOutcome, Engine, EngineConfig, EngineError};
+use interlock_gateway::GatewayConfig;
 use interlock_gateway::client::{ReviewerClient, Subject};
-use interlock_gateway::pins::{PinError, decide_server, server_subject};
-use interlock_gateway::tool_decision;
-use interlock_gateway::{EventBus, GatewayConfig};
 use interlock_store::{ServerRecord, StoreLocation};
+use interlock_trust::EventBus;
+use interlock_trust::pins::{PinError, decide_server, server_subject};
+use interlock_trust::tool_decision;
 
 /// The keychain entry of this machine's approver key.
 pub const APPROVER_KEY: &str = "approver";
@@ -80,7 +81,7 @@ pub enum HostError {
     #[error(transparent)]
     Pin(#[from] PinError),
     #[error(transparent)]
-    Widening(#[from] interlock_gateway::envelopes::WideningError),
+    Widening(#[from] interlock_trust::envelopes::WideningError),
     #[error(transparent)]
     Config(#[from] interlock_gateway::config::ConfigError),
     #[error(transparent)]
@@ -107,7 +108,7 @@ pub enum HostError {
     Remote(#[from] interlock_gateway::client::ClientError),
     /// A lockfile that cannot be trusted (issue 22).
     #[error(transparent)]
-    Lock(#[from] interlock_gateway::review::lockfile::LockError),
+    Lock(#[from] interlock_trust::review::lockfile::LockError),
     /// No gateway serves this data directory (its admin socket is silent).
     #[error("no gateway is running on {0}; start one (`interlock serve`)")]
     NoGateway(PathBuf),
@@ -666,7 +667,7 @@ pub async fn approve_from_lock(
     engine: &Engine,
     events: &EventBus,
     key: &KeychainKey,
-    lock: &interlock_gateway::review::lockfile::Lockfile,
+    lock: &interlock_trust::review::lockfile::Lockfile,
     valid_for_secs: i64,
 ) -> Result<Vec<(String, FromLock)>, HostError> {
     let (trusted, _) = engine.trusted_approvers().await?;
@@ -773,8 +774,8 @@ pub async fn decide_envelope_widening(
     expected_hash: Option<&str>,
     reason: &str,
     valid_for_secs: i64,
-) -> Result<interlock_gateway::envelopes::Widening, HostError> {
-    use interlock_gateway::envelopes;
+) -> Result<interlock_trust::envelopes::Widening, HostError> {
+    use interlock_trust::envelopes;
     let w = envelopes::widening(engine, server, tool, leaf).await?;
     let now = w.widened_hash.to_string();
     if let Some(expected) = expected_hash
@@ -810,7 +811,8 @@ pub async fn approve_held_call(
     reason: &str,
     valid_for_secs: i64,
 ) -> Result<(DecisionOutcome, Option<interlock_store::StandingRecord>), HostError> {
-    use interlock_gateway::calls::{scopes, standing};
+    use interlock_gateway::calls::scopes;
+    use interlock_trust::standing;
     let engine = gateway.engine();
     // Read the offer before approving: once the plan is approved it is no
     // longer on offer.
@@ -862,7 +864,7 @@ pub async fn grant_standing(
     expires_at: i64,
     reason: &str,
 ) -> Result<interlock_store::StandingRecord, HostError> {
-    use interlock_gateway::calls::standing;
+    use interlock_trust::standing;
     let doc = standing::document(
         role,
         tool,

@@ -14,10 +14,11 @@ use std::time::Duration;
 
 use interlock_core::Decision;
 use interlock_engine::DecisionOutcome;
+use interlock_gateway::Gateway;
 use interlock_gateway::keys::issue_key;
-use interlock_gateway::{EventBus, Gateway};
 use interlock_keychain::KeychainKey;
 use interlock_store::{ApiKeyKind, ServerRecord};
+use interlock_trust::EventBus;
 use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use super::config::SinkConfig;
 use super::delivery::{Sender, context, wanted};
-use crate::events::EventType;
+use interlock_trust::events::EventType;
 
 /// Dead letters handled by one redelivery (a sink with more is redelivered
 /// again).

@@ -33,8 +33,8 @@ use interlock_store::StateChange;
 use interlock_surface::Tool;
 
 use crate::config::EnvelopeMode;
-use crate::envelopes::Phase;
 use crate::gateway::Gateway;
+use interlock_trust::envelopes::Phase;
 
 /// What the gateway did about a finding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,7 +136,7 @@ pub(crate) async fn before(
         };
     }
     let facts = ArgFacts::of(args);
-    let entry = gw.envelopes().entry(gw, server, tool).await;
+    let entry = gw.envelopes().entry(gw.engine(), server, tool).await;
     let entry = entry.lock().expect("envelope lock");
     let findings = match &entry.phase {
         Phase::Learning { .. } => Vec::new(),
@@ -203,7 +203,7 @@ pub(crate) async fn after(
             envelope_hash: None,
         });
     }
-    let entry = gw.envelopes().entry(gw, server, tool).await;
+    let entry = gw.envelopes().entry(gw.engine(), server, tool).await;
     let mut to_fix = None;
     let mut to_save = None;
     {
@@ -284,7 +284,7 @@ async fn fix(gw: &Gateway, server: &str, tool: &str, envelope: &Envelope, hash: 
     if let Err(e) = gw
         .engine()
         .record_with_change(
-            crate::events::EventType::ToolEnvelopeFixed.as_str(),
+            interlock_trust::events::EventType::ToolEnvelopeFixed.as_str(),
             m,
             change,
         )

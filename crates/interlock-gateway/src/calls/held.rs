@@ -57,7 +57,7 @@ pub(crate) async fn hold(
     gw.remember_held_call(
         &plan_id,
         crate::gateway::HeldMemo {
-            session: call.session.map(super::standing::session_tag),
+            session: call.session.map(interlock_trust::standing::session_tag),
             inspection_hold: assessment.inspection_hold,
         },
     );

@@ -17,7 +17,7 @@ use interlock_store::ApiKeyRecord;
 
 use super::assess::{Assessment, findings_value};
 use super::scan::{Scan, Scanned, Unscannable};
-use crate::events::EventType;
+use interlock_trust::events::EventType;
 
 /// The most characters of an outcome's detail kept in a leaf.
 const MAX_DETAIL_CHARS: usize = 512;
@@ -284,7 +284,7 @@ pub struct Bound {
 
 impl Bound {
     /// What `view` binds a call of `tool` to.
-    pub fn of(view: &crate::pins::ServerView, tool: &str) -> Bound {
+    pub fn of(view: &interlock_trust::pins::ServerView, tool: &str) -> Bound {
         let approved = view
             .baseline
             .as_ref()

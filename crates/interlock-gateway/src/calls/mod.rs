@@ -9,7 +9,6 @@
 //! - [`scan`]: the response scan (redact or withhold what a result carries).
 //! - [`envelope`]: each tool's behavioural envelope, learned then enforced
 //!   (arguments before the call: hold; the result after: withhold).
-//! - [`standing`]: standing approvals by class of call.
 //! - [`scopes`]: what a held call may be approved for (once, this session, an
 //!   hour, these exact arguments): the standing approvals offered from its review.
 //! - [`held`]: the held call's lifecycle (proposed as a plan, waited on, run
@@ -37,5 +36,4 @@ pub(crate) mod progress;
 pub(crate) mod round_trip;
 pub mod scan;
 pub mod scopes;
-pub mod standing;
 pub(crate) mod tasks;

@@ -24,13 +24,14 @@ use super::leaf::{
     ReadRecord, ResponseScan, Verdict, new_call_id,
 };
 use super::progress::{Progress, next_progress_token, set_progress_token};
+use super::round_trip;
 use super::scan::{Scan, Scanned, response_policy, scan_content, scan_error, scan_result};
-use super::{round_trip, standing};
 use crate::gateway::Gateway;
 use crate::governance;
 use crate::jsonrpc::{self, code};
-use crate::pins::NotServed;
 use crate::upstream::UpstreamError;
+use interlock_trust::pins::NotServed;
+use interlock_trust::standing;
 
 /// A `tools/call`'s params, parsed just enough to route it: the members kept
 /// raw (forwarded as received, `name` rewritten).
@@ -191,7 +192,7 @@ async fn refuse_limited(
     gw: &Gateway,
     agent: &ApiKeyRecord,
     id: &RawValue,
-    (server, tool, view, arguments_hash): (&str, &str, &crate::pins::ServerView, &str),
+    (server, tool, view, arguments_hash): (&str, &str, &interlock_trust::pins::ServerView, &str),
     limited: super::limits::Limited,
     origin: &Origin<'_>,
 ) -> Vec<u8> {

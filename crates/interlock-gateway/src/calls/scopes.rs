@@ -15,9 +15,9 @@ use interlock_engine::PlanStatus;
 use interlock_store::ApiKeyKind;
 
 use super::assess::arguments_digest;
-use super::standing::{self, Narrowing};
 use crate::auth::agent_identity;
 use crate::gateway::Gateway;
+use interlock_trust::standing::{self, Narrowing};
 
 /// How long each scope stands (before the policy's
 /// `standing_max_lifetime_secs` caps it).
@@ -151,7 +151,7 @@ pub async fn offers(gw: &Gateway, plan_id: &str) -> Result<Vec<Offer>, ScopeErro
     };
     // A grant binds to the approved definition; a call held on another one
     // (the tool drifted since it was approved) gets no standing offer.
-    match standing::approved_tool_hash(gw.engine(), &gw.server_configs(), &facts.exposed).await {
+    match standing::approved_tool_hash(gw.engine(), &gw.tool_prefixes(), &facts.exposed).await {
         Ok(approved) if approved == facts.tool_hash => {}
         _ => return Ok(out),
     }

@@ -127,9 +127,11 @@ pub async fn observe_once(
         conn.close().await;
         let mut listing = listed.map_err(upstream)?;
         listing.launch = transport.pinned_launch();
-        crate::pins::parse_surface(server, &listing).map_err(|e| ObserveError::BadSurface {
-            server: server.to_owned(),
-            message: e.to_string(),
+        interlock_trust::pins::parse_surface(server, &listing).map_err(|e| {
+            ObserveError::BadSurface {
+                server: server.to_owned(),
+                message: e.to_string(),
+            }
         })
     };
     let surface =

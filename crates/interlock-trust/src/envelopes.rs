@@ -17,18 +17,17 @@ use interlock_store::{EnvelopeState, StateChange, StoreError};
 use interlock_surface::Tool;
 
 use crate::events::EventType;
-use crate::gateway::Gateway;
 
 /// Where one tool's envelope stands.
 #[derive(Clone, Debug)]
-pub(crate) enum Phase {
+pub enum Phase {
     /// Calls are observed; `since` is when the first was (Unix seconds).
     Learning { since: i64 },
     /// Enforced, at this hash.
     Fixed { hash: Digest },
 }
 
-pub(crate) struct Entry {
+pub struct Entry {
     pub envelope: Envelope,
     pub phase: Phase,
     pub recent: RecentErrors,
@@ -57,12 +56,12 @@ pub struct EnvelopeView {
 impl Envelopes {
     /// The tool's entry: from memory, else from the store (a new, learning
     /// one when none was stored).
-    pub(crate) async fn entry(&self, gw: &Gateway, server: &str, tool: &str) -> Arc<Mutex<Entry>> {
+    pub async fn entry(&self, engine: &Engine, server: &str, tool: &str) -> Arc<Mutex<Entry>> {
         let key = (server.to_owned(), tool.to_owned());
         if let Some(e) = self.entries.lock().expect("envelopes lock").get(&key) {
             return Arc::clone(e);
         }
-        let stored = match gw.engine().store().envelope(server, tool).await {
+        let stored = match engine.store().envelope(server, tool).await {
             Ok(row) => row,
             Err(e) => {
                 tracing::warn!(error = %e, server, tool, "a stored envelope could not be read");
@@ -90,7 +89,7 @@ impl Envelopes {
             .unwrap_or_else(|| Entry {
                 envelope: Envelope::default(),
                 phase: Phase::Learning {
-                    since: gw.engine().now(),
+                    since: engine.now(),
                 },
                 recent: RecentErrors::default(),
             });
@@ -102,7 +101,7 @@ impl Envelopes {
         )
     }
 
-    pub(crate) fn schema(&self, tool: &Tool) -> Option<Arc<OutputSchema>> {
+    pub fn schema(&self, tool: &Tool) -> Option<Arc<OutputSchema>> {
         let hash = tool.hash();
         let mut schemas = self.schemas.lock().expect("schemas lock");
         schemas
@@ -154,10 +153,10 @@ impl Envelopes {
     /// Every tool of `server` with an envelope, as stored.
     pub async fn of_server(
         &self,
-        gw: &Gateway,
+        engine: &Engine,
         server: &str,
     ) -> Result<Vec<EnvelopeView>, interlock_store::StoreError> {
-        let rows = gw.engine().store().envelopes().await?;
+        let rows = engine.store().envelopes().await?;
         Ok(rows
             .into_iter()
             .filter(|r| r.server == server)

@@ -387,18 +387,19 @@ pub async fn find(
 }
 
 /// The approved definition hash of the exposed tool `exposed` (`server__tool`)
-/// among `servers`: what a new grant binds to. An error says why there is none.
+/// among the configured servers, given as their tool prefixes by name: what a
+/// new grant binds to. An error says why there is none.
 pub async fn approved_tool_hash(
     engine: &Engine,
-    servers: &std::collections::BTreeMap<String, crate::config::UpstreamConfig>,
+    tool_prefixes: &std::collections::BTreeMap<String, String>,
     exposed: &str,
 ) -> Result<Digest, PinError> {
     let unknown = |m: String| PinError::BadSurface {
         name: "standing approval".into(),
         message: m,
     };
-    for (name, server) in servers {
-        let Some(tool) = exposed.strip_prefix(&server.tool_prefix(name)) else {
+    for (name, prefix) in tool_prefixes {
+        let Some(tool) = exposed.strip_prefix(prefix.as_str()) else {
             continue;
         };
         let record = engine.store().server(name).await?.ok_or_else(|| {

@@ -28,8 +28,11 @@ use interlock_surface::{
 };
 use serde_json::value::RawValue;
 
-use crate::config::TOOL_SEPARATOR;
 use crate::events::{EventBus, EventType, GatewayEvent};
+
+/// The separator between a server's name and its tool's name in exposed tool
+/// names (`files__read_file`). Server names may not contain it.
+pub const TOOL_SEPARATOR: &str = "__";
 
 /// Why pinning could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -712,7 +715,7 @@ impl Pins {
     /// server is not TRUSTED at `seen_version`, the row the evidence was
     /// gathered against (a reviewer decided meanwhile, adopting a new
     /// baseline: the next re-check judges against that one).
-    pub(crate) async fn quarantine(
+    pub async fn quarantine(
         &self,
         name: &str,
         seen_version: i64,
@@ -801,7 +804,7 @@ impl Pins {
 
     /// Starts pinning a server added at run time, its tools named after
     /// `prefix`.
-    pub(crate) fn add_server(&self, name: &str, prefix: String) {
+    pub fn add_server(&self, name: &str, prefix: String) {
         self.prefixes
             .write()
             .expect("prefixes lock")
@@ -809,7 +812,7 @@ impl Pins {
     }
 
     /// The tool-name prefixes of the servers pinned now.
-    pub(crate) fn prefixes(&self) -> HashMap<String, String> {
+    pub fn prefixes(&self) -> HashMap<String, String> {
         self.prefixes.read().expect("prefixes lock").clone()
     }
 
@@ -818,7 +821,7 @@ impl Pins {
     /// envelopes deleted, so a server added again under the name starts
     /// pending. The row must still be at the version the caller read
     /// (`None`: it had none). Returns the leaf's index.
-    pub(crate) async fn remove_server(
+    pub async fn remove_server(
         &self,
         name: &str,
         expected_version: Option<i64>,
@@ -1054,7 +1057,7 @@ pub async fn decide_server(
 /// was signed, `(name, hash)`, for the error when the row moved meanwhile.
 /// The new row and the leaf's index.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn commit_decision(
+pub async fn commit_decision(
     engine: &Engine,
     kind: EventType,
     mut fields: Map,
@@ -1113,7 +1116,7 @@ pub(crate) async fn commit_decision(
 
 /// The tools of `record` a reviewer blocked (kept across listings and server
 /// decisions until that tool is approved).
-pub(crate) fn reviewer_blocks(record: &ServerRecord) -> BTreeMap<String, String> {
+pub fn reviewer_blocks(record: &ServerRecord) -> BTreeMap<String, String> {
     serde_json::from_slice::<BTreeMap<String, String>>(&record.blocked_tools)
         .unwrap_or_default()
         .into_iter()
@@ -1139,7 +1142,7 @@ pub fn to_canon(v: &serde_json::Value) -> Value {
         .expect("serde_json output is valid JSON")
 }
 
-pub(crate) fn parse_surface(name: &str, listing: &Listing) -> Result<Surface, PinError> {
+pub fn parse_surface(name: &str, listing: &Listing) -> Result<Surface, PinError> {
     let bad = |message: String| PinError::BadSurface {
         name: name.to_owned(),
         message,
