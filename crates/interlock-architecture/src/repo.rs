@@ -1,0 +1,220 @@
+//! The real repository: its packages (both cargo workspaces), their crates
+//! of files, docs/ARCHITECTURE.md and its tests, and the four checks run on
+//! them.
+//!
+//! Why one place: the checks themselves are pure functions over text
+//! (tested on fixtures in their modules); only this module reads the disk
+//! and runs cargo.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::circles::{Circle, FileGraph};
+use crate::edges::{self, Edges};
+use crate::invariants::{self, Invariant};
+use crate::metadata::{self, Package};
+use crate::modules::CrateTree;
+use crate::{Error, doc, faces, test_fns};
+
+/// Where the document is, from the repository root.
+pub const ARCHITECTURE_MD: &str = "docs/ARCHITECTURE.md";
+/// The desktop shell's own workspace.
+pub const DESKTOP_MANIFEST: &str = "src-tauri/Cargo.toml";
+/// The marker lines of the document's machine-read blocks.
+pub const EDGES_MARKER: &str = "# crate edges";
+pub const FACES_MARKER: &str = "# faces";
+
+/// The repository, loaded.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    pub root: PathBuf,
+    /// The packages of the main workspace and of the desktop shell's.
+    pub packages: Vec<Package>,
+    pub doc: String,
+}
+
+impl Repo {
+    /// Reads the repository at `root`: both workspaces' packages (two quick
+    /// `cargo metadata` runs) and the document.
+    pub fn load(root: &Path) -> Result<Self, Error> {
+        let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
+        let mut packages = metadata::workspace_packages(&root, None)?;
+        packages.extend(metadata::workspace_packages(
+            &root,
+            Some(&root.join(DESKTOP_MANIFEST)),
+        )?);
+        packages.sort_by(|a, b| a.name.cmp(&b.name));
+        packages.dedup_by(|a, b| a.name == b.name);
+        let doc_path = root.join(ARCHITECTURE_MD);
+        let doc = fs::read_to_string(&doc_path).map_err(|e| Error::io(&doc_path, e))?;
+        Ok(Repo {
+            root,
+            packages,
+            doc,
+        })
+    }
+
+    /// A path relative to the root, with `/`.
+    fn relative(&self, path: &Path) -> String {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// Reads a repository-relative file, `None` if there is none.
+    fn read(&self, relative: &str) -> Option<String> {
+        fs::read_to_string(self.root.join(relative)).ok()
+    }
+
+    /// The edges between the packages, as cargo sees them.
+    pub fn code_edges(&self) -> Edges {
+        self.packages
+            .iter()
+            .map(|p| (p.name.clone(), p.internal.clone()))
+            .collect()
+    }
+
+    /// Check 1: the edges cargo sees against the "# crate edges" block.
+    pub fn crate_edge_problems(&self) -> Result<Vec<String>, Error> {
+        let code = self.code_edges();
+        let block = doc::fenced_block(&self.doc, EDGES_MARKER).map_err(Error::Doc)?;
+        let (documented, mut problems) = doc::package_lines(&block);
+        problems.extend(edges::differences(&code, &documented));
+        Ok(problems)
+    }
+
+    /// Every crate of files: (package, tree), one per library or binary root
+    /// under a package's `src/`.
+    pub fn crates(&self) -> Result<Vec<(String, CrateTree)>, Error> {
+        let mut out = Vec::new();
+        for package in &self.packages {
+            for root in &package.roots {
+                let tree = CrateTree::load(&self.relative(root), &mut |p| self.read(p))?;
+                out.push((package.name.clone(), tree));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Check 2's finding: every circle of more than two files, in every crate.
+    pub fn circles(&self) -> Result<Vec<Circle>, Error> {
+        let mut out = Vec::new();
+        for (_, tree) in self.crates()? {
+            out.extend(FileGraph::of(&tree).circles());
+        }
+        Ok(out)
+    }
+
+    /// Check 3: the "# faces" block read, and every import into a face from
+    /// outside it. A line for an unknown package, or a face that is no
+    /// top-level module of its crate, is a problem too (a typo must not make
+    /// the rule hold vacuously).
+    pub fn face_problems(&self) -> Result<Vec<String>, Error> {
+        let block = doc::fenced_block(&self.doc, FACES_MARKER).map_err(Error::Doc)?;
+        let (declared, mut problems) = doc::package_lines(&block);
+        let crates = self.crates()?;
+        for (package, faces) in &declared {
+            let trees: Vec<&CrateTree> = crates
+                .iter()
+                .filter(|(p, _)| p == package)
+                .map(|(_, t)| t)
+                .collect();
+            if trees.is_empty() {
+                problems.push(format!(
+                    "the faces block has a line for {package}, which is no package with a src/"
+                ));
+                continue;
+            }
+            for face in faces {
+                let exists = trees
+                    .iter()
+                    .any(|t| t.by_module.contains_key(std::slice::from_ref(face)));
+                if !exists {
+                    problems.push(format!(
+                        "the faces block names `{face}` in {package}, which is no top-level module with a file of its own"
+                    ));
+                }
+            }
+            for tree in trees {
+                problems.extend(faces::violations(tree, faces));
+            }
+        }
+        Ok(problems)
+    }
+
+    /// The names of every test function in the repository's Rust tests and
+    /// sources: tests/, and each package's tests/ and src/.
+    pub fn test_fns(&self) -> Result<BTreeSet<String>, Error> {
+        let mut dirs: BTreeSet<PathBuf> = BTreeSet::from([self.root.join("tests")]);
+        for package in &self.packages {
+            dirs.insert(package.dir.join("tests"));
+            dirs.insert(package.dir.join("src"));
+        }
+        let mut names = BTreeSet::new();
+        for dir in dirs {
+            for file in rust_files(&dir)? {
+                let source = fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+                names.extend(test_fns::test_fns(&source));
+            }
+        }
+        Ok(names)
+    }
+
+    /// Check 4's finding: the document's invariants that name no test.
+    pub fn unheld_invariants(&self) -> Result<Vec<Invariant>, Error> {
+        let tests = self.test_fns()?;
+        let all = invariants::invariants(&self.doc);
+        Ok(invariants::unheld(&all, &tests)
+            .into_iter()
+            .cloned()
+            .collect())
+    }
+}
+
+/// Every `.rs` file under `dir` (none if it does not exist), skipping
+/// dependency and build directories.
+fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&dir, e))?;
+            let path = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let kind = entry.file_type().map_err(|e| Error::io(&path, e))?;
+            if kind.is_dir() {
+                if !name.starts_with('.') && name != "node_modules" && name != "target" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The circles as a list of sorted file lists, the form `KNOWN_CIRCLES`
+/// takes (for pasting when the ratchet moves).
+pub fn as_known_circles(circles: &[Circle]) -> String {
+    let mut out = String::from("&[\n");
+    for circle in circles {
+        out.push_str("    &[\n");
+        for file in &circle.files {
+            out.push_str(&format!("        \"{file}\",\n"));
+        }
+        out.push_str("    ],\n");
+    }
+    out.push(']');
+    out
+}
