@@ -136,21 +136,34 @@ impl Circle {
     }
 }
 
-/// The ratchet: a circle found must lie inside a known one (a known circle may
-/// shrink, not grow, and no new one may appear), and a known circle must still
-/// hold a circle of more than [`TOLERATED`] files (when the refactor breaks it,
-/// the list must lose it). Returns one message per problem.
+/// The ratchet: every circle found must be listed exactly, and every listed
+/// circle must still be found exactly. A circle that shrank fails too, until
+/// the list is written as it is now, so each step of the refactor is recorded
+/// and a shrunk circle cannot silently grow back to its old size. A circle
+/// that is new, or larger than any listed, is refused outright. Returns one
+/// message per problem.
 pub fn ratchet(found: &[Circle], known: &[&[&str]]) -> Vec<String> {
     let known_sets: Vec<BTreeSet<&str>> = known
         .iter()
         .map(|files| files.iter().copied().collect())
         .collect();
+    let found_sets: Vec<BTreeSet<&str>> = found
+        .iter()
+        .map(|c| c.files.iter().map(String::as_str).collect())
+        .collect();
     let mut problems = Vec::new();
-    for circle in found {
-        let inside = known_sets
-            .iter()
-            .any(|set| circle.files.iter().all(|f| set.contains(f.as_str())));
-        if !inside {
+    for (circle, files) in found.iter().zip(&found_sets) {
+        if known_sets.contains(files) {
+            continue;
+        }
+        if known_sets.iter().any(|set| files.is_subset(set)) {
+            problems.push(format!(
+                "a known circle shrank to {} files: write it in KNOWN_CIRCLES as it is now \
+                 (the list records every step): {}",
+                files.len(),
+                circle.describe()
+            ));
+        } else {
             problems.push(format!(
                 "a new circle, or a known one that grew (no circle of KNOWN_CIRCLES holds all its files); \
                  break it: {}",
@@ -159,13 +172,10 @@ pub fn ratchet(found: &[Circle], known: &[&[&str]]) -> Vec<String> {
         }
     }
     for (files, set) in known.iter().zip(&known_sets) {
-        let still = found
-            .iter()
-            .any(|circle| circle.files.iter().all(|f| set.contains(f.as_str())));
-        if !still {
+        if !found_sets.contains(set) {
             problems.push(format!(
-                "the known circle of {} files starting with {} no longer forms a circle of more than {TOLERATED} \
-                 files: remove it from KNOWN_CIRCLES",
+                "the known circle of {} files starting with {} is no longer found as listed \
+                 (it is gone, or shrank): remove it from KNOWN_CIRCLES, or write what it shrank to",
                 files.len(),
                 files.first().copied().unwrap_or("(nothing)")
             ));
@@ -219,12 +229,15 @@ mod tests {
     }
 
     #[test]
-    fn the_ratchet_allows_a_shrunk_circle_and_refuses_a_grown_one() {
+    fn the_ratchet_wants_every_circle_listed_exactly() {
         let found = FileGraph::of(&ring()).circles();
         let exact: &[&[&str]] = &[&["src/a.rs", "src/b.rs", "src/c.rs", "src/d.rs"]];
         assert!(ratchet(&found, exact).is_empty());
         let wider: &[&[&str]] = &[&["src/a.rs", "src/b.rs", "src/c.rs", "src/d.rs", "src/e.rs"]];
-        assert!(ratchet(&found, wider).is_empty());
+        let problems = ratchet(&found, wider);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].contains("shrank to 4 files"));
+        assert!(problems[1].contains("remove it from KNOWN_CIRCLES"));
         let narrower: &[&[&str]] = &[&["src/a.rs", "src/b.rs", "src/c.rs"]];
         let problems = ratchet(&found, narrower);
         assert_eq!(problems.len(), 2, "{problems:?}");

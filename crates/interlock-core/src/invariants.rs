@@ -4,8 +4,6 @@
 //! engine may hold for review": the engine re-runs it before execution, so an
 //! approval can never carry a plan past a rule that the current policy enforces.
 
-use std::fmt;
-
 use crate::canon::{Digest, Value};
 use crate::plan::{Check, Plan, PlanSchema, Rollback, Stage, stage_path};
 use crate::policy::Policy;
@@ -14,126 +12,8 @@ use crate::risk::{self, Risk};
 use crate::schema::child_path;
 use crate::target::ObjectTarget;
 
-/// The seven universal invariants of DESIGN.md §1, plus the deployment's own.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum InvariantId {
-    /// The document matches the plan schema (and the policy's schema extensions).
-    SchemaValid,
-    /// A `plan_hash` the proposer states is the hash of the body.
-    HashRecomputes,
-    /// Stage ids are unique; every action and probe is registered, with the right
-    /// parameters.
-    StagesKnown,
-    /// Every mutating stage describes its rollback.
-    MutatingHasRollback,
-    /// Every mutating stage has at least one precondition.
-    MutatingHasPreconditions,
-    /// No stage uses a forbidden action or touches a forbidden target.
-    NothingForbidden,
-    /// No secret appears anywhere in the body.
-    NoSecrets,
-    /// A [`CustomInvariant`] of the deployment, by name.
-    Custom(String),
-}
-
-impl InvariantId {
-    /// The stable name used in errors, logs and the API.
-    pub fn name(&self) -> &str {
-        match self {
-            InvariantId::SchemaValid => "schema-valid",
-            InvariantId::HashRecomputes => "hash-recomputes",
-            InvariantId::StagesKnown => "unique-ids-known-actions",
-            InvariantId::MutatingHasRollback => "mutating-has-rollback",
-            InvariantId::MutatingHasPreconditions => "mutating-has-preconditions",
-            InvariantId::NothingForbidden => "nothing-forbidden",
-            InvariantId::NoSecrets => "no-secrets",
-            InvariantId::Custom(name) => name,
-        }
-    }
-
-    /// The universal invariants, in the order they are checked.
-    pub const UNIVERSAL: [InvariantId; 7] = [
-        InvariantId::SchemaValid,
-        InvariantId::HashRecomputes,
-        InvariantId::StagesKnown,
-        InvariantId::MutatingHasRollback,
-        InvariantId::MutatingHasPreconditions,
-        InvariantId::NothingForbidden,
-        InvariantId::NoSecrets,
-    ];
-}
-
-impl fmt::Display for InvariantId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// One broken rule: which invariant, which stage (if any), where, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Violation {
-    pub invariant: InvariantId,
-    pub stage: Option<String>,
-    /// JSON path in the plan document.
-    pub path: String,
-    pub message: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}]", self.invariant)?;
-        if let Some(stage) = &self.stage {
-            write!(f, " stage `{stage}`")?;
-        }
-        write!(f, " at {}: {}", self.path, self.message)
-    }
-}
-
-/// Every violation of a rejected plan, in a stable order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Violations(pub Vec<Violation>);
-
-impl fmt::Display for Violations {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, v) in self.0.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{v}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for Violations {}
-
-impl Violations {
-    /// Whether any violation is of this invariant.
-    pub fn has(&self, invariant: &InvariantId) -> bool {
-        self.0.iter().any(|v| &v.invariant == invariant)
-    }
-}
-
-/// A deployment's own rule over a schema-valid plan. It must be pure: the same plan
-/// and policy always give the same violations.
-pub trait CustomInvariant: Send + Sync {
-    /// A stable name, e.g. `prod-needs-ticket`; it is part of the policy digest.
-    fn name(&self) -> &str;
-    /// What this plan breaks; empty when it keeps the rule. Use [`Violation::custom`].
-    fn check(&self, plan: &Plan, policy: &Policy) -> Vec<Violation>;
-}
-
-impl Violation {
-    /// A violation of a custom invariant named `name`.
-    pub fn custom(name: &str, stage: Option<&str>, path: &str, message: &str) -> Violation {
-        Violation {
-            invariant: InvariantId::Custom(name.to_owned()),
-            stage: stage.map(str::to_owned),
-            path: path.to_owned(),
-            message: message.to_owned(),
-        }
-    }
-}
+pub use crate::policy::CustomInvariant;
+pub use crate::violation::{InvariantId, Violation, Violations};
 
 /// A plan that keeps every invariant, with its hash and risk.
 #[derive(Clone, Debug, PartialEq)]

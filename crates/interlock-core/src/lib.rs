@@ -9,16 +9,19 @@
 
 pub mod decision;
 pub mod expect;
+pub mod extension;
 pub mod invariants;
 pub mod plan;
 pub mod policy;
 pub mod registry;
 pub mod risk;
+pub mod risk_level;
 pub mod rollback;
 pub mod schema;
 pub mod secrets;
 pub mod target;
 pub mod time;
+pub mod violation;
 
 pub use interlock_canon as canon;
 pub use interlock_merkle as merkle;

@@ -6,7 +6,7 @@
 
 use crate::canon::{self, Digest, Map, Value};
 use crate::expect::{ExpectOp, Expectation};
-use crate::policy::{Policy, SchemaExtension};
+use crate::extension::SchemaExtension;
 use crate::schema::{ObjectReader, SchemaError, child_path, index_path};
 use crate::target::{ObjectTarget, TargetKind, read_target};
 
@@ -119,16 +119,6 @@ pub struct Check {
 pub struct PlanSchema<'a> {
     pub extensions: &'a [SchemaExtension],
     pub target_kinds: &'a [TargetKind],
-}
-
-impl<'a> PlanSchema<'a> {
-    /// What `policy` declares.
-    pub fn of(policy: &'a Policy) -> PlanSchema<'a> {
-        PlanSchema {
-            extensions: &policy.extensions,
-            target_kinds: &policy.target_kinds,
-        }
-    }
 }
 
 impl Plan {

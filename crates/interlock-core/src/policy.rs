@@ -14,14 +14,36 @@ use regex::Regex;
 
 use crate::canon::{self, Digest, Value};
 use crate::expect::ValueType;
-use crate::invariants::CustomInvariant;
+use crate::plan::{Plan, PlanSchema};
 use crate::registry::{
     ActionSpec, McpBinding, ParamSpec, ParamType, ProbeSpec, Registry, UnknownAction,
 };
-use crate::risk::RiskLevel;
+use crate::risk_level::RiskLevel;
 use crate::schema::{ObjectReader, SchemaError, index_path};
 use crate::secrets::{EntropyRule, SecretPattern, SecretScanner};
 use crate::target::TargetKind;
+use crate::violation::Violation;
+
+pub use crate::extension::SchemaExtension;
+
+/// A deployment's own rule over a schema-valid plan. It must be pure: the same plan
+/// and policy always give the same violations.
+pub trait CustomInvariant: Send + Sync {
+    /// A stable name, e.g. `prod-needs-ticket`; it is part of the policy digest.
+    fn name(&self) -> &str;
+    /// What this plan breaks; empty when it keeps the rule. Use [`Violation::custom`].
+    fn check(&self, plan: &Plan, policy: &Policy) -> Vec<Violation>;
+}
+
+impl<'a> PlanSchema<'a> {
+    /// What `policy` declares.
+    pub fn of(policy: &'a Policy) -> PlanSchema<'a> {
+        PlanSchema {
+            extensions: &policy.extensions,
+            target_kinds: &policy.target_kinds,
+        }
+    }
+}
 
 pub const POLICY_SCHEMA_VERSION: &str = "interlock.policy/v1";
 
@@ -33,54 +55,6 @@ pub const MAX_STANDING_LIFETIME_SECS: i64 = 366 * 24 * 3600;
 /// for a whole class of calls, so it must lapse and be granted again by a
 /// person rather than stand forever.
 pub const DEFAULT_STANDING_MAX_LIFETIME_SECS: i64 = 7 * 24 * 3600;
-
-/// A deployment's own typed field in the plan body (e.g. a change ticket).
-#[derive(Clone, Debug)]
-pub struct SchemaExtension {
-    pub name: String,
-    pub ty: ParamType,
-    pub required: bool,
-    pub description: String,
-    /// For strings: the whole value must match.
-    pub pattern: Option<Regex>,
-    /// If non-empty, the value must be one of these.
-    pub allowed: Vec<Value>,
-}
-
-impl SchemaExtension {
-    /// Checks one value of this field; the error is a full sentence.
-    pub fn check(&self, value: &Value) -> Result<(), String> {
-        if !self.ty.accepts(value) {
-            return Err(format!(
-                "`{}` must be {}, found {}",
-                self.name,
-                self.ty.name(),
-                value.kind()
-            ));
-        }
-        if let (Some(re), Value::String(s)) = (&self.pattern, value)
-            && !re.is_match(s)
-        {
-            return Err(format!(
-                "`{}` must match the pattern `{}`",
-                self.name,
-                re.as_str()
-            ));
-        }
-        if !self.allowed.is_empty() && !self.allowed.contains(value) {
-            return Err(format!(
-                "`{}` must be one of {}",
-                self.name,
-                self.allowed
-                    .iter()
-                    .map(canon::canonical_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// Forbidden actions and targets, as globs (`*` stays within a path segment, `**`
 /// crosses them).

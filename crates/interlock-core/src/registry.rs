@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use crate::canon::Value;
 use crate::expect::ValueType;
-use crate::risk::RiskLevel;
+use crate::risk_level::RiskLevel;
 
 /// The JSON type a parameter must have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

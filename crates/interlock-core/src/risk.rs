@@ -1,46 +1,9 @@
 //! How risky a plan is, derived only from its body and the registry, so the reviewer,
 //! the notification and the quorum rule all see the same label.
 
-use std::fmt;
-
 use crate::plan::Plan;
 use crate::registry::Registry;
-
-/// A coarse risk label; ordered from least to most risky.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum RiskLevel {
-    Low,
-    Medium,
-    High,
-    Critical,
-}
-
-impl RiskLevel {
-    pub fn name(self) -> &'static str {
-        match self {
-            RiskLevel::Low => "low",
-            RiskLevel::Medium => "medium",
-            RiskLevel::High => "high",
-            RiskLevel::Critical => "critical",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<RiskLevel> {
-        Some(match name {
-            "low" => RiskLevel::Low,
-            "medium" => RiskLevel::Medium,
-            "high" => RiskLevel::High,
-            "critical" => RiskLevel::Critical,
-            _ => return None,
-        })
-    }
-}
-
-impl fmt::Display for RiskLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::risk_level::RiskLevel;
 
 /// A plan's risk and the reasons for it, one per contributing stage.
 #[derive(Clone, Debug, PartialEq, Eq)]

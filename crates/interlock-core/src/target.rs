@@ -10,7 +10,7 @@
 //! on and what forbidden globs match.
 
 use crate::canon::{Map, Value};
-use crate::policy::SchemaExtension;
+use crate::extension::SchemaExtension;
 use crate::schema::{SchemaError, child_path};
 
 /// A stage's or check's object target, as read.

@@ -49,6 +49,12 @@ pub enum ConfigError {
     Invalid(String),
 }
 
+impl From<crate::alerts::config::AlertsConfigError> for ConfigError {
+    fn from(e: crate::alerts::config::AlertsConfigError) -> ConfigError {
+        ConfigError::Invalid(e.0)
+    }
+}
+
 /// The whole file.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,7 +95,7 @@ pub struct GatewayConfig {
     pub log: LogConfig,
     /// `[alerts]`: sinks delivered from the log (issue 21).
     #[serde(default)]
-    pub alerts: crate::alerts::AlertsConfig,
+    pub alerts: crate::alerts::config::AlertsConfig,
     /// `[store]`: where the database is (issue 20).
     #[serde(default)]
     pub store: StoreConfig,

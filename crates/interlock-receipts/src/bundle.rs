@@ -56,11 +56,7 @@ use serde_json::value::RawValue;
 use crate::error::ReceiptError;
 use crate::leaf;
 
-/// The bundle format this crate writes.
-pub const BUNDLE_VERSION: &str = "interlock.receipts/v2";
-
-/// The older format (a proof inline per receipt), still read and verified.
-pub const BUNDLE_VERSION_V1: &str = "interlock.receipts/v1";
+pub use crate::format_names::{BUNDLE_VERSION, BUNDLE_VERSION_V1};
 
 /// Which bundle format: what [`Bundle::to_bytes`] writes, what was read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

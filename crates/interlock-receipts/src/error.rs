@@ -2,8 +2,7 @@
 
 use interlock_core::decision::KeyId;
 
-use crate::bundle::{BUNDLE_VERSION, BUNDLE_VERSION_V1};
-use crate::leaf::PAYLOAD_TYPE;
+use crate::format_names::{BUNDLE_VERSION, BUNDLE_VERSION_V1, PAYLOAD_TYPE};
 
 /// Why a leaf could not be sealed or opened, or why a bundle (or one of its
 /// receipts) failed verification.

@@ -20,8 +20,7 @@ use crate::error::ReceiptError;
 
 /// The in-toto Statement `_type`.
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
-/// The DSSE `payloadType` of a receipt.
-pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+pub use crate::format_names::PAYLOAD_TYPE;
 /// Interlock's receipt predicate type.
 pub const PREDICATE_TYPE: &str = "https://interlock.dev/receipt/v1";
 

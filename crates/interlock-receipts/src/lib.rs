@@ -21,6 +21,7 @@ pub mod bundle;
 pub mod claims;
 pub mod error;
 pub mod event;
+pub mod format_names;
 pub mod leaf;
 pub mod report;
 pub mod summary;

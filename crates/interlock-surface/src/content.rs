@@ -19,8 +19,8 @@ use std::fmt;
 
 use interlock_canon::{Digest, Map, Value};
 
-use crate::hash::collapse_whitespace;
-use crate::surface::SurfaceError;
+use crate::error::SurfaceError;
+use crate::text::collapse_whitespace;
 
 /// Which listing an entry comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -603,11 +603,11 @@ pub fn diff_with(baseline: &Surface, observed: &Surface, scanner: &Scanner) -> V
         baseline
             .instructions
             .as_deref()
-            .map(crate::hash::collapse_whitespace),
+            .map(crate::text::collapse_whitespace),
         observed
             .instructions
             .as_deref()
-            .map(crate::hash::collapse_whitespace),
+            .map(crate::text::collapse_whitespace),
     );
     if baseline.launch() != observed.launch() {
         out.push(Drift {

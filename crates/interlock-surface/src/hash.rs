@@ -20,6 +20,7 @@
 use interlock_canon::{Digest, Map, Value};
 
 use crate::surface::{Surface, Tool};
+use crate::text::collapse_whitespace;
 
 /// The tool's hash: the digest of its normalized object.
 pub fn tool_hash(tool: &Tool) -> Digest {
@@ -94,11 +95,6 @@ pub fn normalize_tool(raw: &Map) -> Map {
         collapse_in(a.get_mut("title"));
     }
     m
-}
-
-/// Runs of white space as one space, ends trimmed: how prose is compared.
-pub fn collapse_whitespace(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn collapse_in(v: Option<&mut Value>) {

@@ -44,6 +44,7 @@
 pub mod content;
 pub mod cues;
 pub mod drift;
+pub mod error;
 pub mod first;
 pub mod hash;
 pub mod policy;
@@ -51,13 +52,15 @@ pub mod probes;
 pub mod scan;
 pub mod schema;
 pub mod surface;
+pub mod text;
 
 pub use content::{Content, ContentKind, ContentRef};
 pub use cues::TextCues;
 pub use drift::{Drift, DriftKind, Hint, diff, diff_with, launch_fields_changed};
 pub use first::{FirstContact, Located, first_contact};
-pub use hash::{collapse_whitespace, normalize_tool, removal_hash, surface_hash, tool_hash};
+pub use hash::{normalize_tool, removal_hash, surface_hash, tool_hash};
 pub use policy::{Action, DriftPolicy, Scope, Severity};
 pub use scan::{Finding, FindingKind, Scanner};
 pub use schema::{ChangeKind, Direction, SchemaChange};
 pub use surface::{Surface, SurfaceError, Tool};
+pub use text::collapse_whitespace;

@@ -8,7 +8,12 @@
 use interlock_alerts::{Category, Filter, Severity, SinkKind};
 use serde::Deserialize;
 
-use crate::config::ConfigError;
+/// What is wrong with the `[alerts]` table, as one sentence; the configuration
+/// shows it as its own error (`ConfigError::Invalid`). A type of its own so this
+/// module needs nothing from the configuration that holds it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct AlertsConfigError(pub String);
 
 /// `[alerts]`.
 #[derive(Clone, Debug, Deserialize)]
@@ -158,9 +163,9 @@ impl SinkConfig {
         }
     }
 
-    fn check(&self) -> Result<(), ConfigError> {
+    fn check(&self) -> Result<(), AlertsConfigError> {
         let err = |m: String| {
-            Err(ConfigError::Invalid(format!(
+            Err(AlertsConfigError(format!(
                 "alerts.sinks `{}`: {m}",
                 self.name
             )))
@@ -269,15 +274,15 @@ fn check_stream_url(url: &str) -> Result<(), String> {
 }
 
 impl AlertsConfig {
-    pub fn check(&self) -> Result<(), ConfigError> {
+    pub fn check(&self) -> Result<(), AlertsConfigError> {
         if self.poll_ms == 0 {
-            return Err(ConfigError::Invalid("alerts.poll_ms is positive".into()));
+            return Err(AlertsConfigError("alerts.poll_ms is positive".into()));
         }
         let mut names = std::collections::BTreeSet::new();
         for s in &self.sinks {
             s.check()?;
             if !names.insert(s.name.as_str()) {
-                return Err(ConfigError::Invalid(format!(
+                return Err(AlertsConfigError(format!(
                     "alerts.sinks: two sinks are named `{}`",
                     s.name
                 )));
@@ -297,18 +302,18 @@ impl AlertsConfig {
     pub fn resolve_secrets(
         &mut self,
         lookup: &mut dyn FnMut(&str) -> Result<Option<String>, String>,
-    ) -> Result<(), ConfigError> {
+    ) -> Result<(), AlertsConfigError> {
         for s in &mut self.sinks {
             if let Some(token) = &s.secret_keychain {
                 let value = lookup(token)
                     .map_err(|e| {
-                        ConfigError::Invalid(format!(
+                        AlertsConfigError(format!(
                             "alerts.sinks `{}`: the secret from the keychain (token {token}): {e}",
                             s.name
                         ))
                     })?
                     .ok_or_else(|| {
-                        ConfigError::Invalid(format!(
+                        AlertsConfigError(format!(
                             "alerts.sinks `{}`: the keychain has no token {token}",
                             s.name
                         ))
@@ -321,19 +326,19 @@ impl AlertsConfig {
 
     /// Reads `secret_env` references (at start, so a missing variable is an
     /// error then, not a silent unsigned delivery).
-    pub fn resolve_env(&mut self) -> Result<(), ConfigError> {
+    pub fn resolve_env(&mut self) -> Result<(), AlertsConfigError> {
         for s in &mut self.sinks {
             if let Some(var) = &s.secret_env
                 && s.secret.is_none()
             {
                 let value = std::env::var(var).map_err(|_| {
-                    ConfigError::Invalid(format!(
+                    AlertsConfigError(format!(
                         "alerts.sinks `{}`: the environment variable {var} (secret_env) is not set",
                         s.name
                     ))
                 })?;
                 if value.is_empty() {
-                    return Err(ConfigError::Invalid(format!(
+                    return Err(AlertsConfigError(format!(
                         "alerts.sinks `{}`: the environment variable {var} is empty",
                         s.name
                     )));
