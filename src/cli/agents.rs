@@ -114,8 +114,8 @@ pub async fn reviewers(ctx: &Context, cmd: ReviewersCommand) -> anyhow::Result<E
         ReviewersCommand::Add { name, scope } => {
             let role = match scope {
                 ReviewerScope::Full => "reviewer",
-                ReviewerScope::Review => interlock_gateway::api::REVIEW_ONLY_ROLE,
-                ReviewerScope::Metrics => interlock_gateway::metrics::METRICS_ONLY_ROLE,
+                ReviewerScope::Review => interlock_gateway::roles::REVIEW_ONLY_ROLE,
+                ReviewerScope::Metrics => interlock_gateway::roles::METRICS_ONLY_ROLE,
             };
             add(ctx, ApiKeyKind::Reviewer, &name, role).await
         }

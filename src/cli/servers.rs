@@ -9,7 +9,7 @@ use clap::Subcommand;
 use interlock_core::Decision;
 use interlock_core::canon;
 use interlock_gateway::admin;
-use interlock_gateway::servers::NewServer;
+use interlock_gateway::server_file::NewServer;
 use interlock_store::ServerRecord;
 use interlock_trust::EventBus;
 

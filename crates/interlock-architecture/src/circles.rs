@@ -1,5 +1,5 @@
 //! Circles of files: sets of files that all reach each other through their
-//! imports, and the ratchet that holds them.
+//! imports.
 //!
 //! Why files and not modules: a file is what a reader opens and what a
 //! refactor moves. Two files that name each other (a parent and its child,
@@ -136,54 +136,6 @@ impl Circle {
     }
 }
 
-/// The ratchet: every circle found must be listed exactly, and every listed
-/// circle must still be found exactly. A circle that shrank fails too, until
-/// the list is written as it is now, so each step of the refactor is recorded
-/// and a shrunk circle cannot silently grow back to its old size. A circle
-/// that is new, or larger than any listed, is refused outright. Returns one
-/// message per problem.
-pub fn ratchet(found: &[Circle], known: &[&[&str]]) -> Vec<String> {
-    let known_sets: Vec<BTreeSet<&str>> = known
-        .iter()
-        .map(|files| files.iter().copied().collect())
-        .collect();
-    let found_sets: Vec<BTreeSet<&str>> = found
-        .iter()
-        .map(|c| c.files.iter().map(String::as_str).collect())
-        .collect();
-    let mut problems = Vec::new();
-    for (circle, files) in found.iter().zip(&found_sets) {
-        if known_sets.contains(files) {
-            continue;
-        }
-        if known_sets.iter().any(|set| files.is_subset(set)) {
-            problems.push(format!(
-                "a known circle shrank to {} files: write it in KNOWN_CIRCLES as it is now \
-                 (the list records every step): {}",
-                files.len(),
-                circle.describe()
-            ));
-        } else {
-            problems.push(format!(
-                "a new circle, or a known one that grew (no circle of KNOWN_CIRCLES holds all its files); \
-                 break it: {}",
-                circle.describe()
-            ));
-        }
-    }
-    for (files, set) in known.iter().zip(&known_sets) {
-        if !found_sets.contains(set) {
-            problems.push(format!(
-                "the known circle of {} files starting with {} is no longer found as listed \
-                 (it is gone, or shrank): remove it from KNOWN_CIRCLES, or write what it shrank to",
-                files.len(),
-                files.first().copied().unwrap_or("(nothing)")
-            ));
-        }
-    }
-    problems
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,29 +178,5 @@ mod tests {
             ],
         );
         assert!(FileGraph::of(&tree).circles().is_empty());
-    }
-
-    #[test]
-    fn the_ratchet_wants_every_circle_listed_exactly() {
-        let found = FileGraph::of(&ring()).circles();
-        let exact: &[&[&str]] = &[&["src/a.rs", "src/b.rs", "src/c.rs", "src/d.rs"]];
-        assert!(ratchet(&found, exact).is_empty());
-        let wider: &[&[&str]] = &[&["src/a.rs", "src/b.rs", "src/c.rs", "src/d.rs", "src/e.rs"]];
-        let problems = ratchet(&found, wider);
-        assert_eq!(problems.len(), 2, "{problems:?}");
-        assert!(problems[0].contains("shrank to 4 files"));
-        assert!(problems[1].contains("remove it from KNOWN_CIRCLES"));
-        let narrower: &[&[&str]] = &[&["src/a.rs", "src/b.rs", "src/c.rs"]];
-        let problems = ratchet(&found, narrower);
-        assert_eq!(problems.len(), 2, "{problems:?}");
-        assert!(problems[0].contains("a new circle"));
-        assert!(problems[1].contains("remove it from KNOWN_CIRCLES"));
-    }
-
-    #[test]
-    fn a_known_circle_that_is_gone_must_be_removed() {
-        let problems = ratchet(&[], &[&["src/x.rs", "src/y.rs", "src/z.rs"]]);
-        assert_eq!(problems.len(), 1);
-        assert!(problems[0].contains("remove it from KNOWN_CIRCLES"));
     }
 }

@@ -203,18 +203,3 @@ fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     out.sort();
     Ok(out)
 }
-
-/// The circles as a list of sorted file lists, the form `KNOWN_CIRCLES`
-/// takes (for pasting when the ratchet moves).
-pub fn as_known_circles(circles: &[Circle]) -> String {
-    let mut out = String::from("&[\n");
-    for circle in circles {
-        out.push_str("    &[\n");
-        for file in &circle.files {
-            out.push_str(&format!("        \"{file}\",\n"));
-        }
-        out.push_str("    ],\n");
-    }
-    out.push(']');
-    out
-}

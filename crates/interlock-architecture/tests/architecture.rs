@@ -3,65 +3,14 @@
 //! Each rule is a test of its own, named for what it holds, so a failure
 //! says which promise broke; each lists every problem at once, so one run
 //! tells the whole story. The checker is `interlock_architecture`; this file
-//! holds only the repository's root, the ratchets, and the messages.
+//! holds only the repository's root, the ratchet, and the messages.
 
 use std::path::Path;
 use std::sync::OnceLock;
 
 use interlock_architecture::circles;
 use interlock_architecture::edges;
-use interlock_architecture::repo::{ARCHITECTURE_MD, Repo, as_known_circles};
-
-/// The circles of more than two files that exist today, each by its files'
-/// repository-relative paths, sorted.
-///
-/// A ratchet for issue 37: the refactor that breaks these circles is under
-/// way, so they are tolerated, but no new circle may appear and none of these
-/// may grow. Each is listed exactly as it is found: when one shrinks or goes,
-/// the test fails until the list says so, so every step is recorded and a
-/// circle cannot grow back. The goal is an empty list.
-const KNOWN_CIRCLES: &[&[&str]] = &[
-    &[
-        "crates/interlock-gateway/src/admin_api.rs",
-        "crates/interlock-gateway/src/alerts/api.rs",
-        "crates/interlock-gateway/src/alerts/config.rs",
-        "crates/interlock-gateway/src/alerts/delivery.rs",
-        "crates/interlock-gateway/src/alerts/redeliver.rs",
-        "crates/interlock-gateway/src/alerts/stream.rs",
-        "crates/interlock-gateway/src/api.rs",
-        "crates/interlock-gateway/src/calls/assess.rs",
-        "crates/interlock-gateway/src/calls/envelope.rs",
-        "crates/interlock-gateway/src/calls/held.rs",
-        "crates/interlock-gateway/src/calls/leaf.rs",
-        "crates/interlock-gateway/src/calls/listing.rs",
-        "crates/interlock-gateway/src/calls/pipeline.rs",
-        "crates/interlock-gateway/src/calls/progress.rs",
-        "crates/interlock-gateway/src/calls/scan.rs",
-        "crates/interlock-gateway/src/calls/scopes.rs",
-        "crates/interlock-gateway/src/calls/tasks.rs",
-        "crates/interlock-gateway/src/clients.rs",
-        "crates/interlock-gateway/src/config.rs",
-        "crates/interlock-gateway/src/content.rs",
-        "crates/interlock-gateway/src/executor.rs",
-        "crates/interlock-gateway/src/extract.rs",
-        "crates/interlock-gateway/src/gateway.rs",
-        "crates/interlock-gateway/src/governance.rs",
-        "crates/interlock-gateway/src/http.rs",
-        "crates/interlock-gateway/src/launch_view.rs",
-        "crates/interlock-gateway/src/listing.rs",
-        "crates/interlock-gateway/src/mcp.rs",
-        "crates/interlock-gateway/src/metrics.rs",
-        "crates/interlock-gateway/src/probes.rs",
-        "crates/interlock-gateway/src/receipts_api.rs",
-        "crates/interlock-gateway/src/servers.rs",
-        "crates/interlock-gateway/src/signin.rs",
-        "crates/interlock-gateway/src/tally.rs",
-        "crates/interlock-gateway/src/upstream/era.rs",
-        "crates/interlock-gateway/src/upstream/mod.rs",
-        "crates/interlock-gateway/src/upstream/relay.rs",
-        "crates/interlock-gateway/src/views.rs",
-    ],
-];
+use interlock_architecture::repo::{ARCHITECTURE_MD, Repo};
 
 /// How many "Architecture invariant:" paragraphs of docs/ARCHITECTURE.md name
 /// no test today. A ratchet: issue 37 brings it to 0 (each invariant naming,
@@ -94,19 +43,16 @@ fn crate_edges_are_the_documented_ones() {
 #[test]
 fn no_circle_of_modules_larger_than_two_files() {
     let found = repo().circles().unwrap_or_else(|e| panic!("{e}"));
-    let problems = circles::ratchet(&found, KNOWN_CIRCLES);
     assert!(
-        problems.is_empty(),
-        "circles of more than {} files (issue 37):\n  - {}\n\nEvery circle found today:\n{}\n\
-         As KNOWN_CIRCLES would list them:\n{}",
+        found.is_empty(),
+        "circles of more than {} files: break each (a type both sides need goes to a room \
+         below both; a state the runtime holds goes below the code that acts on it):\n{}",
         circles::TOLERATED,
-        problems.join("\n  - "),
         found
             .iter()
             .map(|c| c.describe())
             .collect::<Vec<_>>()
             .join("\n"),
-        as_known_circles(&found)
     );
 }
 

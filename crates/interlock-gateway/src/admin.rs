@@ -63,7 +63,7 @@ pub enum Request {
     SigninLink,
     /// Add a server to the running gateway, pending review (`interlock
     /// servers add`; `crate::servers`).
-    AddServer(crate::servers::NewServer),
+    AddServer(crate::server_file::NewServer),
     /// Start the servers `gateway.toml` has and the gateway does not run
     /// (`interlock connect` wrote them).
     SyncServers,

@@ -19,65 +19,20 @@ use futures_util::Stream;
 use interlock_canon as canon;
 use interlock_core::DsseEnvelope;
 use interlock_engine::{PlanRecord, PlanStatus};
-use interlock_store::{ApiKeyKind, ApiKeyRecord};
+
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::BroadcastStream;
 
-use crate::auth::bearer;
 use crate::extract::{ApiError, Body, Param, Query};
 use crate::gateway::Gateway;
+use crate::reviewer_key::reviewer;
 use crate::upstream::LinkState;
 use crate::views::{decision_outcome_json, plan_summary};
 use interlock_trust::pins::ServerView;
 
 type ApiResult = Result<Json<Value>, ApiError>;
-
-/// The reviewer behind a request.
-pub async fn reviewer(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, ApiError> {
-    let record = any_reviewer(gw, headers).await?;
-    if record.role == crate::metrics::METRICS_ONLY_ROLE {
-        return Err(ApiError(
-            StatusCode::FORBIDDEN,
-            "metrics_only",
-            "this key is metrics-only: it can only GET /metrics".into(),
-        ));
-    }
-    if record.role == REVIEW_ONLY_ROLE {
-        return Err(ApiError(
-            StatusCode::FORBIDDEN,
-            "review_only",
-            "this key is review-only: it can only POST /api/v1/servers/{name}/review".into(),
-        ));
-    }
-    Ok(record)
-}
-
-/// The role of a review-only reviewer key (`interlock reviewers add NAME
-/// --scope review`, issue 22): CI's key. It reaches only
-/// `POST /api/v1/servers/{name}/review` — it cannot read the inbox, submit a
-/// decision or (being no agent key) call a tool.
-pub const REVIEW_ONLY_ROLE: &str = "review";
-
-/// A reviewer key of either scope.
-async fn any_reviewer(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, ApiError> {
-    let Some(key) = bearer(headers) else {
-        return Err(ApiError(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "a reviewer API key is required (Authorization: Bearer ilk_…; create one with `interlock reviewers add`)".into(),
-        ));
-    };
-    match gw.authenticate(key, ApiKeyKind::Reviewer).await? {
-        Some(r) => Ok(r),
-        None => Err(ApiError(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "unknown or revoked reviewer API key (agent keys cannot use the reviewer API)".into(),
-        )),
-    }
-}
 
 fn link_json(l: &LinkState) -> Value {
     match l {
@@ -571,8 +526,8 @@ pub async fn review_server(
 ) -> Result<axum::response::Response, ApiError> {
     use axum::response::IntoResponse as _;
     use interlock_trust::review::idempotency::{Lookup, MAX_KEY_LEN};
-    let caller = any_reviewer(&gw, &headers).await?;
-    if caller.role == crate::metrics::METRICS_ONLY_ROLE {
+    let caller = crate::reviewer_key::any_reviewer(&gw, &headers).await?;
+    if caller.role == crate::roles::METRICS_ONLY_ROLE {
         return Err(ApiError(
             StatusCode::FORBIDDEN,
             "metrics_only",
@@ -914,7 +869,7 @@ pub async fn held_call_scopes(
     Ok(Json(json!({
         "plan_id": id,
         "plan_hash": plan.plan_hash,
-        "scopes": offers.iter().map(crate::views::scope_offer_json).collect::<Vec<_>>(),
+        "scopes": offers.iter().map(scope_offer_json).collect::<Vec<_>>(),
     })))
 }
 
@@ -967,5 +922,33 @@ pub async fn revoke_standing(
             "not_found",
             format!("no active standing approval {id:?}"),
         ))
+    }
+}
+
+/// One scope a held call may be approved for, as the reviewer API shows it.
+fn scope_offer_json(o: &crate::calls::scopes::Offer) -> Value {
+    json!({
+        "scope": o.scope.as_str(),
+        "label": o.scope.label(),
+        "grant": o.grant.as_ref().map(|g| json!({
+            "id": g.id,
+            "subject": g.subject,
+            "document": interlock_canon::to_serde_json(&g.document),
+            "document_hash": g.document_hash.to_string(),
+            "expires_at": g.expires_at,
+            "summary": g.summary,
+        })),
+    })
+}
+
+impl From<crate::calls::scopes::ScopeError> for ApiError {
+    fn from(e: crate::calls::scopes::ScopeError) -> ApiError {
+        use crate::calls::scopes::ScopeError as S;
+        match e {
+            S::Engine(e) => e.into(),
+            S::Store(e) => e.into(),
+            S::NotHeldCall(_) => ApiError(StatusCode::NOT_FOUND, "not_found", e.to_string()),
+            S::Decided { .. } => ApiError(StatusCode::CONFLICT, "wrong_state", e.to_string()),
+        }
     }
 }

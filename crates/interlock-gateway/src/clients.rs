@@ -9,7 +9,7 @@
 //! gateway without one (a test's, a team gateway's) answers 404.
 //!
 //! Safety: only reviewer keys reach these routes (agent keys are refused by
-//! [`crate::api::reviewer`]); a client is named by its slug from the
+//! [`crate::reviewer_key::reviewer`]); a client is named by its slug from the
 //! connector's fixed table — never a path — so only the known clients' own
 //! files under the user's home can be touched; every connect and undo is
 //! logged: its intent (durable) before the client's file is touched, then its
@@ -20,41 +20,10 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
+use crate::connector::{ClientConnector, ConnectorError};
 use crate::extract::{ApiError, Param};
 use crate::gateway::Gateway;
 use interlock_trust::events::EventType;
-
-/// Why a connector refused.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectorError {
-    /// No client of that slug.
-    #[error("unknown client {0:?}")]
-    UnknownClient(String),
-    /// The request cannot be done as things are (no file, nothing to undo,
-    /// a file changed since connect, a malformed file): the user can act.
-    #[error("{0}")]
-    Refused(String),
-    /// It failed (the keychain, the file system).
-    #[error("{0}")]
-    Failed(String),
-}
-
-/// The host's `interlock connect`, for the reviewer API. Answers are JSON
-/// already shaped for the API (see `openapi.json`, `/api/v1/clients`).
-#[async_trait::async_trait]
-pub trait ClientConnector: Send + Sync + 'static {
-    /// Every known client: its slug, name, user file, whether that file
-    /// exists, whether a connect of it can be undone, and — for a file that
-    /// exists — what connecting it would do, per server.
-    async fn clients(&self) -> Result<Value, ConnectorError>;
-    /// Whether `slug` names one of its clients: an unknown one is refused
-    /// before anything is logged (a request names a client, never a path).
-    fn knows(&self, slug: &str) -> bool;
-    /// Connects the client `slug` (as `interlock connect SLUG --yes`).
-    async fn connect(&self, slug: &str) -> Result<Value, ConnectorError>;
-    /// Undoes its newest connect (as `interlock connect --undo SLUG`).
-    async fn undo(&self, slug: &str) -> Result<Value, ConnectorError>;
-}
 
 impl From<ConnectorError> for ApiError {
     fn from(e: ConnectorError) -> ApiError {
@@ -80,18 +49,18 @@ fn connector(gw: &Gateway) -> Result<std::sync::Arc<dyn ClientConnector>, ApiErr
 /// `GET /api/v1/clients`.
 pub async fn list(
     State(gw): State<Gateway>,
-    peer: Option<axum::Extension<crate::http::Peer>>,
+    peer: Option<axum::Extension<crate::peer::Peer>>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    crate::api::reviewer(&gw, &headers).await?;
-    crate::http::from_this_machine(peer.as_deref())?;
+    crate::reviewer_key::reviewer(&gw, &headers).await?;
+    crate::peer::from_this_machine(peer.as_deref())?;
     Ok(Json(connector(&gw)?.clients().await?))
 }
 
 /// `POST /api/v1/clients/{client}/connect`.
 pub async fn connect(
     State(gw): State<Gateway>,
-    peer: Option<axum::Extension<crate::http::Peer>>,
+    peer: Option<axum::Extension<crate::peer::Peer>>,
     headers: HeaderMap,
     Param(slug): Param<String>,
 ) -> Result<Json<Value>, ApiError> {
@@ -101,7 +70,7 @@ pub async fn connect(
 /// `POST /api/v1/clients/{client}/undo`.
 pub async fn undo(
     State(gw): State<Gateway>,
-    peer: Option<axum::Extension<crate::http::Peer>>,
+    peer: Option<axum::Extension<crate::peer::Peer>>,
     headers: HeaderMap,
     Param(slug): Param<String>,
 ) -> Result<Json<Value>, ApiError> {
@@ -139,13 +108,13 @@ impl Change {
 /// whether it went through or was refused.
 async fn change(
     gw: &Gateway,
-    peer: Option<axum::Extension<crate::http::Peer>>,
+    peer: Option<axum::Extension<crate::peer::Peer>>,
     headers: &HeaderMap,
     slug: &str,
     change: Change,
 ) -> Result<Json<Value>, ApiError> {
-    let reviewer = crate::api::reviewer(gw, headers).await?;
-    crate::http::from_this_machine(peer.as_deref())?;
+    let reviewer = crate::reviewer_key::reviewer(gw, headers).await?;
+    crate::peer::from_this_machine(peer.as_deref())?;
     let connector = connector(gw)?;
     if !connector.knows(slug) {
         return Err(ConnectorError::UnknownClient(slug.to_owned()).into());

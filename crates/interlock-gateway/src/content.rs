@@ -41,9 +41,6 @@ use crate::upstream::{Connection, UpstreamError};
 use interlock_surface::ContentKind;
 use interlock_trust::pins::ServerView;
 
-/// At most this many pages are read from one upstream for one listing.
-const MAX_PAGES: usize = 32;
-
 /// An approved, connected server that offers a capability.
 struct Source {
     server: String,
@@ -116,7 +113,7 @@ fn timeout(gw: &Gateway) -> Duration {
 }
 
 /// Every item of a paginated listing (`key` of each page), following
-/// `nextCursor` up to [`MAX_PAGES`]. A listing larger in all than one upstream
+/// `nextCursor` up to [`crate::upstream::pages::MAX_PAGES`]. A listing larger in all than one upstream
 /// message may be (`limits.max_upstream_message_bytes`) is refused whole, so an
 /// upstream cannot make the gateway gather an unbounded answer page by page.
 pub(crate) async fn list_all(
@@ -125,7 +122,7 @@ pub(crate) async fn list_all(
     method: &str,
     key: &str,
 ) -> Result<Vec<Box<RawValue>>, UpstreamError> {
-    list_pages(
+    crate::upstream::pages::list_pages(
         conn,
         method,
         key,
@@ -133,52 +130,6 @@ pub(crate) async fn list_all(
         timeout(gw),
     )
     .await
-}
-
-/// [`list_all`] with its limits given (the boundary review has no gateway).
-pub(crate) async fn list_pages(
-    conn: &Connection,
-    method: &str,
-    key: &str,
-    max_bytes: usize,
-    timeout: Duration,
-) -> Result<Vec<Box<RawValue>>, UpstreamError> {
-    let mut bytes = 0usize;
-    let mut items = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..MAX_PAGES {
-        let params = cursor
-            .as_ref()
-            .map(|c| serde_json::value::to_raw_value(&serde_json::json!({ "cursor": c })))
-            .transpose()
-            .expect("a cursor serializes");
-        let raw = conn.request(method, params.as_deref(), timeout).await?;
-        bytes += raw.get().len();
-        if bytes > max_bytes {
-            return Err(UpstreamError::Unavailable(format!(
-                "{method}: the listing exceeds {max_bytes} bytes across its pages"
-            )));
-        }
-        // (`serde(flatten)` cannot hold raw values, hence a map.)
-        let page: IndexMap<String, Box<RawValue>> =
-            serde_json::from_str(raw.get()).map_err(|e| {
-                UpstreamError::Unavailable(format!("{method} returned a malformed result: {e}"))
-            })?;
-        if let Some(list) = page.get(key) {
-            let list: Vec<Box<RawValue>> = serde_json::from_str(list.get()).map_err(|e| {
-                UpstreamError::Unavailable(format!("{method}: `{key}` is not a list: {e}"))
-            })?;
-            items.extend(list);
-        }
-        match page
-            .get("nextCursor")
-            .and_then(|c| serde_json::from_str::<String>(c.get()).ok())
-        {
-            Some(c) if !c.is_empty() => cursor = Some(c),
-            _ => break,
-        }
-    }
-    Ok(items)
 }
 
 /// `item`'s members, and its string member `field`.

@@ -25,8 +25,8 @@ use interlock_core::{Check, McpBinding, ProbeValue, Registry, Stage, ValueType};
 use interlock_surface::Hint;
 use serde_json::value::RawValue;
 
-use crate::gateway::Upstreams;
 use crate::upstream::UpstreamError;
+use crate::upstream::table::Upstreams;
 use interlock_trust::pins::ServedSurfaces;
 
 /// Why a plan's call of an upstream tool was not made or failed.

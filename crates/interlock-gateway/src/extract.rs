@@ -81,18 +81,6 @@ impl From<EngineError> for ApiError {
     }
 }
 
-impl From<crate::calls::scopes::ScopeError> for ApiError {
-    fn from(e: crate::calls::scopes::ScopeError) -> ApiError {
-        use crate::calls::scopes::ScopeError as S;
-        match e {
-            S::Engine(e) => e.into(),
-            S::Store(e) => e.into(),
-            S::NotHeldCall(_) => ApiError(StatusCode::NOT_FOUND, "not_found", e.to_string()),
-            S::Decided { .. } => ApiError(StatusCode::CONFLICT, "wrong_state", e.to_string()),
-        }
-    }
-}
-
 impl From<PinError> for ApiError {
     fn from(e: PinError) -> ApiError {
         match e {

@@ -2,264 +2,23 @@
 //! sessions and the event bus, shared by the HTTP handlers.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use interlock_engine::Engine;
 use interlock_store::{ApiKeyKind, ApiKeyRecord, StoreError};
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::sync::watch;
 
-use crate::config::{ConfigError, GatewayConfig, Transport};
-use crate::executor::McpAdapter;
+use crate::config::GatewayConfig;
 use crate::keys;
 use crate::roles::Roles;
-use crate::upstream::era::EraChoice;
-use crate::upstream::relay::{RelayGuard, Relays};
-use crate::upstream::{Connection, LinkState, ServerHello, Signals, UpstreamSignal, backoff};
-use interlock_trust::events::{EventBus, GatewayEvent};
+pub use crate::upstream::table::{Upstream, Upstreams};
+use interlock_trust::events::EventBus;
 use interlock_trust::pins::{Pins, ServedSurfaces};
 
 /// How long an authenticated key is trusted without asking the store again
 /// (so a revocation takes effect within this time).
 const KEY_CACHE_TTL: Duration = Duration::from_secs(5);
-
-/// How often rows changed by other processes (a CLI approval) are picked up.
-const RELOAD_EVERY: Duration = Duration::from_millis(500);
-
-/// One upstream server and its current connection.
-pub struct Upstream {
-    pub name: String,
-    pub transport: Transport,
-    /// The protocol era the gateway may reach it in.
-    pub protocol: EraChoice,
-    conn: RwLock<Option<Arc<Connection>>>,
-    hello: RwLock<Option<ServerHello>>,
-    link: watch::Sender<LinkState>,
-    recheck: Notify,
-    /// Calls in flight that take progress (their notifications are relayed).
-    relays: Arc<Relays>,
-    /// Its effective-permission probes (empty unless marked
-    /// `probes = "non-production"`), run after every re-list.
-    probes: Vec<interlock_surface::probes::Probe>,
-    /// What of its surface is pinned (`pin = [...]`).
-    pub pin: crate::config::PinSet,
-    /// Its config entry (secrets resolved): what call-path checks read
-    /// (`roots`, the tool prefix), here rather than in the gateway's config
-    /// because a server can be added at run time (`crate::servers`).
-    pub config: crate::config::UpstreamConfig,
-    /// Set when the server is removed at run time: its supervisor stops and
-    /// closes the connection.
-    removed: watch::Sender<bool>,
-}
-
-impl Upstream {
-    /// Registers a call that takes progress: the upstream's
-    /// `notifications/progress` for `token` (the gateway's, unique per call)
-    /// reach `tx` with `agent_token` in its place, until the guard drops.
-    pub fn relay(
-        &self,
-        token: String,
-        agent_token: Box<serde_json::value::RawValue>,
-        tx: tokio::sync::mpsc::Sender<Vec<u8>>,
-        log_level: Option<crate::upstream::relay::LogLevel>,
-        rules: Arc<crate::calls::scan::ScanPolicy>,
-    ) -> RelayGuard {
-        self.relays
-            .register(token, agent_token, tx, log_level, rules)
-    }
-
-    /// The live connection, if up.
-    pub fn connection(&self) -> Option<Arc<Connection>> {
-        self.conn.read().expect("conn lock").clone()
-    }
-
-    pub fn link(&self) -> LinkState {
-        self.link.borrow().clone()
-    }
-
-    pub fn hello(&self) -> Option<ServerHello> {
-        self.hello.read().expect("hello lock").clone()
-    }
-
-    /// Asks the supervisor to re-list the tools now.
-    pub fn recheck(&self) {
-        self.recheck.notify_one();
-    }
-}
-
-/// The upstream servers, each with its connection slot; made from the
-/// config before anything connects, and changed at run time when a server is
-/// added or removed (`crate::servers`). Shared by the gateway (which keeps
-/// them connected) and the engine's MCP adapter (which calls their tools for
-/// plans).
-pub struct Upstreams {
-    servers: RwLock<BTreeMap<String, Arc<Upstream>>>,
-    /// What confines every stdio server this gateway starts (issue 38).
-    confiner: Arc<interlock_sandbox::Confiner>,
-}
-
-impl Upstreams {
-    fn from_config(
-        config: &GatewayConfig,
-        confiner: Arc<interlock_sandbox::Confiner>,
-    ) -> Result<Upstreams, ConfigError> {
-        let mut upstreams = BTreeMap::new();
-        for (name, up) in &config.servers {
-            upstreams.insert(name.clone(), Arc::new(Upstream::new(name, up)?));
-        }
-        Ok(Upstreams {
-            servers: RwLock::new(upstreams),
-            confiner,
-        })
-    }
-
-    /// What confines the servers of this table.
-    pub(crate) fn confiner(&self) -> &interlock_sandbox::Confiner {
-        &self.confiner
-    }
-
-    pub fn get(&self, name: &str) -> Option<Arc<Upstream>> {
-        self.servers
-            .read()
-            .expect("upstreams lock")
-            .get(name)
-            .cloned()
-    }
-
-    /// Every upstream now, by name.
-    pub fn all(&self) -> Vec<Arc<Upstream>> {
-        self.servers
-            .read()
-            .expect("upstreams lock")
-            .values()
-            .cloned()
-            .collect()
-    }
-
-    /// Adds `up` unless a server of its name exists (false then).
-    pub(crate) fn insert(&self, up: Arc<Upstream>) -> bool {
-        let mut map = self.servers.write().expect("upstreams lock");
-        if map.contains_key(&up.name) {
-            return false;
-        }
-        map.insert(up.name.clone(), up);
-        true
-    }
-
-    /// Takes the server named `name` out (it is no longer served or called).
-    pub(crate) fn remove(&self, name: &str) -> Option<Arc<Upstream>> {
-        self.servers.write().expect("upstreams lock").remove(name)
-    }
-}
-
-impl Upstream {
-    /// An upstream from its (secrets-resolved) config entry, not connected.
-    pub(crate) fn new(
-        name: &str,
-        up: &crate::config::UpstreamConfig,
-    ) -> Result<Upstream, ConfigError> {
-        Ok(Upstream {
-            name: name.to_owned(),
-            transport: up.transport(name)?,
-            protocol: up.protocol,
-            conn: RwLock::new(None),
-            hello: RwLock::new(None),
-            link: watch::channel(LinkState::Connecting).0,
-            recheck: Notify::new(),
-            relays: Arc::new(Relays::default()),
-            probes: up.compiled_probes(name)?,
-            pin: up.pin.clone(),
-            config: up.clone(),
-            removed: watch::channel(false).0,
-        })
-    }
-
-    /// Stops its supervisor (the server was removed).
-    pub(crate) fn stop(&self) {
-        self.removed.send_replace(true);
-    }
-}
-
-/// A gateway whose parts exist but which has not started: the upstreams and
-/// the served-surface table, made before the engine because the engine's MCP
-/// adapter ([`Prepared::mcp_adapter`]) needs them. So the runtime is a tree —
-/// gateway → engine → adapter → (upstreams, served surfaces) — with no
-/// handle back to the gateway.
-pub struct Prepared {
-    config: GatewayConfig,
-    policy: interlock_surface::DriftPolicy,
-    upstreams: Arc<Upstreams>,
-    served: ServedSurfaces,
-}
-
-impl Prepared {
-    /// The executor and prober of `mcp.call_tool` / `mcp.tool_result` /
-    /// `mcp.tool_pinned` stages, over this gateway's upstreams.
-    pub fn mcp_adapter(&self) -> McpAdapter {
-        McpAdapter::new(
-            Arc::clone(&self.upstreams),
-            self.served.clone(),
-            self.config.limits.upstream_timeout(),
-        )
-    }
-
-    /// Builds the gateway over an open engine (opened with
-    /// [`Prepared::mcp_adapter`] among its adapters) and starts its background
-    /// tasks (one supervisor per upstream, the reload loop, the engine-event
-    /// relay).
-    pub fn start(self, engine: Engine) -> Gateway {
-        let Prepared {
-            config,
-            policy,
-            upstreams,
-            served,
-        } = self;
-        let events = EventBus::new();
-        let (shutdown, _) = watch::channel(false);
-        let gw = Gateway(Arc::new(Inner {
-            pins: Pins::new(
-                engine.clone(),
-                policy,
-                events.clone(),
-                config
-                    .servers
-                    .iter()
-                    .map(|(n, u)| (n.clone(), u.tool_prefix(n)))
-                    .collect(),
-                served,
-            ),
-            roles: Roles::new(&config.roles),
-            engine,
-            config,
-            events,
-            upstreams,
-            sessions: Mutex::new(Sessions::default()),
-            subscriptions: Default::default(),
-            key_cache: Mutex::new(HashMap::new()),
-            held: Default::default(),
-            envelopes: Default::default(),
-            review_answers: Default::default(),
-            held_calls: Default::default(),
-            tasks: Default::default(),
-            sealer: Default::default(),
-            signin: Default::default(),
-            client_connector: Default::default(),
-            server_file: Default::default(),
-            key_limits: Default::default(),
-            shutdown,
-            metrics: Default::default(),
-        }));
-        for up in gw.0.upstreams.all() {
-            tokio::spawn(supervise(gw.clone(), up));
-        }
-        tokio::spawn(reload_loop(gw.clone()));
-        tokio::spawn(relay_engine_events(gw.clone()));
-        tokio::spawn(announce_adopted_entries(gw.clone()));
-        crate::alerts::spawn(&gw);
-        tokio::spawn(crate::tally::tally(gw.clone()));
-        gw
-    }
-}
 
 /// An agent's MCP session (2025-11-25 clients).
 #[derive(Clone, Debug)]
@@ -311,17 +70,17 @@ pub(crate) struct Inner {
     /// outlive the process either.
     held_calls: Mutex<indexmap::IndexMap<String, HeldMemo>>,
     /// Task-augmented calls (MCP tasks, 2025-11-25).
-    tasks: crate::calls::tasks::Tasks,
+    tasks: crate::calls::task_table::Tasks,
     /// Seals held calls' round-trip states (2026-07-28 clients).
     sealer: crate::calls::round_trip::Sealer,
     /// Outstanding one-time sign-in links (issue 19).
     signin: Arc<crate::signin::SigninLinks>,
     /// The host's `interlock connect`, for `/api/v1/clients` (`crate::clients`).
-    client_connector: std::sync::OnceLock<Arc<dyn crate::clients::ClientConnector>>,
+    client_connector: std::sync::OnceLock<Arc<dyn crate::connector::ClientConnector>>,
     /// Per-key rate buckets and settings (issue 20 item 4).
     pub(crate) key_limits: crate::calls::limits::KeyLimits,
     /// The host's `gateway.toml`, for servers added and removed at run time.
-    pub(crate) server_file: std::sync::OnceLock<Arc<dyn crate::servers::ServerFile>>,
+    pub(crate) server_file: std::sync::OnceLock<Arc<dyn crate::server_file::ServerFile>>,
     pub(crate) shutdown: watch::Sender<bool>,
     /// `/metrics` (issue 21).
     metrics: crate::metrics::Metrics,
@@ -375,35 +134,50 @@ pub(crate) struct HeldCapReached {
 pub struct Gateway(pub(crate) Arc<Inner>);
 
 impl Gateway {
-    /// The first step of starting a gateway: its upstreams and served-surface
-    /// table from the config, before the engine is opened.
-    ///
-    /// It also starts building the inspection rules on a thread of their own
-    /// ([`interlock_inspect::warm_up`]), so the first tool call does not wait
-    /// for them while the upstreams and the log are still being opened.
-    ///
-    /// `confiner` confines every stdio server it starts (issue 38).
-    pub fn prepare(
-        mut config: GatewayConfig,
-        confiner: Arc<interlock_sandbox::Confiner>,
-    ) -> Result<Prepared, ConfigError> {
-        // Alert sinks' `secret_env` references (keychain ones the host resolved).
-        config.alerts.resolve_env()?;
-        let policy = config.drift.policy()?;
-        let upstreams = Arc::new(Upstreams::from_config(&config, confiner)?);
-        if let Err(e) = std::thread::Builder::new()
-            .name("inspect-warm-up".into())
-            .spawn(interlock_inspect::warm_up)
-        {
-            // Not fatal: the first call builds them instead.
-            tracing::debug!(error = %e, "could not start the inspection warm-up");
-        }
-        Ok(Prepared {
-            policy,
-            upstreams,
-            served: ServedSurfaces::default(),
+    /// The shared state of a gateway over its parts, nothing started yet
+    /// (`crate::start` starts it).
+    pub(crate) fn assemble(
+        engine: Engine,
+        config: GatewayConfig,
+        policy: interlock_surface::DriftPolicy,
+        upstreams: Arc<Upstreams>,
+        served: ServedSurfaces,
+    ) -> Gateway {
+        let events = EventBus::new();
+        let (shutdown, _) = watch::channel(false);
+        Gateway(Arc::new(Inner {
+            pins: Pins::new(
+                engine.clone(),
+                policy,
+                events.clone(),
+                config
+                    .servers
+                    .iter()
+                    .map(|(n, u)| (n.clone(), u.tool_prefix(n)))
+                    .collect(),
+                served,
+            ),
+            roles: Roles::new(&config.roles),
+            engine,
             config,
-        })
+            events,
+            upstreams,
+            sessions: Mutex::new(Sessions::default()),
+            subscriptions: Default::default(),
+            key_cache: Mutex::new(HashMap::new()),
+            held: Default::default(),
+            envelopes: Default::default(),
+            review_answers: Default::default(),
+            held_calls: Default::default(),
+            tasks: Default::default(),
+            sealer: Default::default(),
+            signin: Default::default(),
+            client_connector: Default::default(),
+            server_file: Default::default(),
+            key_limits: Default::default(),
+            shutdown,
+            metrics: Default::default(),
+        }))
     }
 
     pub fn engine(&self) -> &Engine {
@@ -421,12 +195,12 @@ impl Gateway {
 
     /// Hands the gateway the host's client connector (once; a second call
     /// is ignored): `/api/v1/clients` answers with it.
-    pub fn set_client_connector(&self, c: Arc<dyn crate::clients::ClientConnector>) {
+    pub fn set_client_connector(&self, c: Arc<dyn crate::connector::ClientConnector>) {
         let _ = self.0.client_connector.set(c);
     }
 
     /// The client connector, if the host gave one.
-    pub fn client_connector(&self) -> Option<Arc<dyn crate::clients::ClientConnector>> {
+    pub fn client_connector(&self) -> Option<Arc<dyn crate::connector::ClientConnector>> {
         self.0.client_connector.get().cloned()
     }
 
@@ -503,11 +277,6 @@ impl Gateway {
 
     pub(crate) fn upstream_table(&self) -> &Upstreams {
         &self.0.upstreams
-    }
-
-    /// Starts the supervisor of an upstream added at run time.
-    pub(crate) fn supervise(&self, up: Arc<Upstream>) {
-        tokio::spawn(supervise(self.clone(), up));
     }
 
     /// Stops the background tasks and closes upstream connections.
@@ -612,7 +381,7 @@ impl Gateway {
         &self.0.sealer
     }
 
-    pub(crate) fn tasks(&self) -> &crate::calls::tasks::Tasks {
+    pub(crate) fn tasks(&self) -> &crate::calls::task_table::Tasks {
         &self.0.tasks
     }
 
@@ -703,7 +472,7 @@ impl Gateway {
 
     /// Sends `method` (`resources/subscribe` or `…/unsubscribe`) for `uri` to
     /// `server` in the background, logging a failure.
-    fn tell_upstream(&self, server: &str, method: &'static str, uri: &str) {
+    pub(crate) fn tell_upstream(&self, server: &str, method: &'static str, uri: &str) {
         let Some(conn) = self.upstream(server).and_then(|u| u.connection()) else {
             return;
         };
@@ -716,275 +485,5 @@ impl Gateway {
                 tracing::warn!(%server, %uri, error = %e, "{method} upstream failed");
             }
         });
-    }
-}
-
-/// The egress proxy of `up`, when its sandbox lists destinations.
-fn start_egress(gw: &Gateway, up: &Upstream) -> Option<crate::upstream::egress::EgressProxy> {
-    let Transport::Stdio {
-        sandbox: interlock_sandbox::Setting::Profile(profile),
-        ..
-    } = &up.transport
-    else {
-        return None;
-    };
-    let interlock_sandbox::Net::Allow(allowed) = &profile.net else {
-        return None;
-    };
-    let path = gw.upstream_table().confiner().egress_socket(&up.name);
-    if let Some(dir) = path.parent()
-        && let Err(e) = std::fs::create_dir_all(dir)
-    {
-        tracing::warn!(server = %up.name, error = %e, "egress proxy: no directory for its socket");
-        return None;
-    }
-    let (gw, name) = (gw.clone(), up.name.clone());
-    let approved: crate::upstream::egress::MayConnect = Arc::new(move || {
-        gw.pins()
-            .view(&name)
-            .is_some_and(|v| v.record.status == interlock_store::ServerStatus::Trusted)
-    });
-    match crate::upstream::egress::start(&up.name, &path, allowed.clone(), approved) {
-        Ok(p) => Some(p),
-        Err(e) => {
-            // The server then starts with no network at all.
-            tracing::warn!(server = %up.name, error = %e, "egress proxy did not start");
-            None
-        }
-    }
-}
-
-/// Keeps one upstream connected: connect, handshake, list and pin its tools;
-/// re-list on `list_changed`, on request and periodically; reconnect with
-/// backoff when it dies.
-async fn supervise(gw: Gateway, up: Arc<Upstream>) {
-    // A `command` server whose sandbox lists destinations reaches them only
-    // through its egress proxy, and only while approved (issue 38); the
-    // proxy lives as long as this supervisor.
-    let _egress = start_egress(&gw, &up);
-    let mut shutdown = gw.0.shutdown.subscribe();
-    let mut removed = up.removed.subscribe();
-    let limits = gw.0.config.limits.clone();
-    let recheck_every = Duration::from_secs(gw.0.config.recheck_secs);
-    let list_timeout = limits.upstream_timeout().min(Duration::from_secs(60));
-    let mut attempt = 0u32;
-    loop {
-        if *shutdown.borrow() || *removed.borrow() {
-            return;
-        }
-        up.link.send_replace(LinkState::Connecting);
-        let (tx, mut signals) = mpsc::unbounded_channel();
-        let error = match Connection::open(
-            &up.name,
-            &up.transport,
-            up.protocol,
-            &limits,
-            Signals::new(tx, Arc::clone(&up.relays)),
-            gw.upstream_table().confiner(),
-        )
-        .await
-        {
-            Err(e) => e.to_string(),
-            Ok((conn, hello)) => {
-                let conn = Arc::new(conn);
-                let instructions = hello.instructions.clone();
-                *up.hello.write().expect("hello lock") = Some(hello);
-                let relist = || async {
-                    let tools = conn
-                        .list_tools(list_timeout, limits.tools_list_caps())
-                        .await?;
-                    let mut listing = crate::listing::pinned_listing(
-                        &conn,
-                        up.hello().as_ref(),
-                        &up.pin,
-                        &limits,
-                        instructions.as_deref(),
-                        tools,
-                    )
-                    .await?;
-                    listing.launch = up.transport.pinned_launch();
-                    gw.0.pins
-                        .observe(&up.name, listing)
-                        .await
-                        .map_err(|e| crate::upstream::UpstreamError::Unavailable(e.to_string()))?;
-                    // Behaviour, after the surface: the probes run on this
-                    // connection, not through the agent surface. A failure to
-                    // record them is logged, and the next re-check tries again.
-                    if let Err(e) = crate::probes::run(&gw, &up.name, &up.probes, &conn).await {
-                        tracing::warn!(server = %up.name, error = %e, "probes failed to run");
-                    }
-                    Ok::<(), crate::upstream::UpstreamError>(())
-                };
-                match relist().await {
-                    Err(e) => {
-                        conn.close().await;
-                        e.to_string()
-                    }
-                    Ok(()) => {
-                        *up.conn.write().expect("conn lock") = Some(Arc::clone(&conn));
-                        up.link.send_replace(LinkState::Up);
-                        tracing::info!(server = %up.name, "upstream connected");
-                        // A new connection (a restarted process, a new HTTP
-                        // session) starts with no subscriptions: renew the
-                        // ones sessions hold.
-                        for uri in gw.0.subscriptions.watched(&up.name) {
-                            gw.tell_upstream(&up.name, "resources/subscribe", &uri);
-                        }
-                        attempt = 0;
-                        let why = loop {
-                            tokio::select! {
-                                s = signals.recv() => match s {
-                                    Some(UpstreamSignal::SurfaceChanged) => {
-                                        if let Err(e) = relist().await { break e.to_string() }
-                                    }
-                                    Some(UpstreamSignal::ResourceUpdated { uri, message }) => {
-                                        let resource = (up.name.clone(), uri);
-                                        let sent = gw.0.subscriptions.updated(&resource, &message);
-                                        tracing::debug!(server = %up.name, uri = %resource.1, sent, "resource updated");
-                                    }
-                                    Some(UpstreamSignal::Closed(why)) => break why,
-                                    None => break "closed".to_owned(),
-                                },
-                                _ = up.recheck.notified() => {
-                                    if let Err(e) = relist().await { break e.to_string() }
-                                }
-                                _ = tokio::time::sleep(recheck_every) => {
-                                    if let Err(e) = relist().await { break e.to_string() }
-                                }
-                                _ = shutdown.changed() => {
-                                    conn.close().await;
-                                    return;
-                                }
-                                _ = removed.changed() => {
-                                    up.conn.write().expect("conn lock").take();
-                                    conn.close().await;
-                                    return;
-                                }
-                            }
-                        };
-                        up.conn.write().expect("conn lock").take();
-                        conn.close().await;
-                        why
-                    }
-                }
-            }
-        };
-        let retry_in = backoff(attempt);
-        attempt = attempt.saturating_add(1);
-        tracing::warn!(server = %up.name, error = %error, ?retry_in, "upstream down");
-        up.link.send_replace(LinkState::Down { error, retry_in });
-        tokio::select! {
-            _ = tokio::time::sleep(retry_in) => {}
-            _ = up.recheck.notified() => {}
-            _ = shutdown.changed() => return,
-            _ = removed.changed() => return,
-        }
-    }
-}
-
-/// Picks up decisions made by other processes (`interlock servers approve`).
-async fn reload_loop(gw: Gateway) {
-    let mut shutdown = gw.0.shutdown.subscribe();
-    // A decision committed by another gateway on the same Postgres database
-    // wakes the loop at once; polling stays for SQLite and for what a lost
-    // notification connection missed.
-    let mut decided = gw.0.engine.store().subscribe_changes();
-    let mut first = true;
-    loop {
-        match gw.0.pins.reload_changed().await {
-            Ok(names) if !first => {
-                for n in names {
-                    tracing::info!(server = %n, "server state changed elsewhere; reloaded");
-                }
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "reloading server state failed"),
-        }
-        first = false;
-        // A widening decided by another process (the CLI) replaces the
-        // cached envelope.
-        if let Err(e) = gw.0.envelopes.reload_changed(&gw.0.engine).await {
-            tracing::warn!(error = %e, "reloading envelopes failed");
-        }
-        // Entries other processes appended (a CLI approval) become visible to
-        // the reviewer API's log and proofs.
-        if let Err(e) = gw.0.engine.log().refresh().await {
-            tracing::warn!(error = %e, "catching up with the log failed");
-        }
-        // An execution whose process died (this one's before a restart, or a
-        // CLI's) is halted, with its evidence, and never re-run.
-        match gw.0.engine.recover_lost_executions().await {
-            Ok(halted) => {
-                for plan in halted {
-                    tracing::warn!(%plan, "execution lost with its process; halted");
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "looking for lost executions failed"),
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(RELOAD_EVERY) => {}
-            Ok(()) = decided.changed() => {}
-            _ = shutdown.changed() => return,
-        }
-    }
-}
-
-/// Announces to this gateway's reviewers what other processes on the same
-/// database recorded — a plan proposed or decided, a server met, quarantined
-/// or decided through another gateway of the team (issue 20) — as the log
-/// adopts their entries, so a desktop connected to any gateway is notified
-/// of every item held on any of them.
-async fn announce_adopted_entries(gw: Gateway) {
-    let log = gw.0.engine.log();
-    let mut adopted = log.adopted_ranges();
-    let mut shutdown = gw.0.shutdown.subscribe();
-    loop {
-        let range = tokio::select! {
-            r = adopted.recv() => match r {
-                Ok(range) => range,
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    tracing::warn!(missed = n, "announcing other gateways' entries lagged");
-                    continue;
-                }
-                Err(_) => return,
-            },
-            _ = shutdown.changed() => return,
-        };
-        // Nobody to tell (no SSE stream, no desktop): skip reading them; a
-        // reviewer who connects later reads the inbox itself.
-        if !gw.0.events.has_listeners() {
-            continue;
-        }
-        for index in range {
-            let entry = match log.entry(index).await {
-                Ok(entry) => entry,
-                Err(e) => {
-                    tracing::warn!(index, error = %e, "reading an adopted entry failed");
-                    continue;
-                }
-            };
-            if let Some(event) = GatewayEvent::of_recorded_server_leaf(index, &entry) {
-                gw.0.events.send(event);
-            } else if let Err(e) = gw.0.engine.announce_recorded(index, &entry).await {
-                tracing::warn!(index, error = %e, "announcing an adopted plan event failed");
-            }
-        }
-    }
-}
-
-async fn relay_engine_events(gw: Gateway) {
-    let mut rx = gw.0.engine.subscribe();
-    let mut shutdown = gw.0.shutdown.subscribe();
-    loop {
-        tokio::select! {
-            e = rx.recv() => match e {
-                Ok(e) => gw.0.events.send(GatewayEvent::from_engine(&e)),
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    tracing::warn!(missed = n, "event relay lagged");
-                }
-                Err(_) => return,
-            },
-            _ = shutdown.changed() => return,
-        }
     }
 }

@@ -19,6 +19,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use crate::api;
 use crate::gateway::Gateway;
 use crate::mcp;
+use crate::peer::Peer;
 use crate::receipts_api;
 
 /// What the Host/Origin guard compares against: the address actually bound
@@ -149,7 +150,7 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             "/api/v1/alerts/{sink}/redeliver",
             axum::routing::post(crate::alerts::api::redeliver),
         )
-        .route("/metrics", get(crate::metrics::serve))
+        .route("/metrics", get(crate::metrics_api::serve))
         .route("/api/v1/events", get(api::events))
         .route("/healthz", get(|| async { "ok" }));
     if let Some(dir) = ui_dir {
@@ -329,25 +330,6 @@ pub fn origin_allowed(origin: &str, listen: SocketAddr, allowed: &[String]) -> b
     port.and_then(|p| p.parse::<u16>().ok()) == Some(listen.port()) && is_loopback_name(h)
 }
 
-/// The address a request's connection came from.
-#[derive(Clone, Copy, Debug)]
-pub struct Peer(pub SocketAddr);
-
-/// Refuses a request that did not come from this machine: for routes that
-/// change files here (connecting an AI client rewrites its config file in
-/// this user's home), which a reviewer elsewhere — a gateway listening off
-/// loopback for a team — must not reach, reviewer key or not.
-pub(crate) fn from_this_machine(peer: Option<&Peer>) -> Result<(), crate::extract::ApiError> {
-    match peer {
-        Some(Peer(addr)) if addr.ip().is_loopback() => Ok(()),
-        _ => Err(crate::extract::ApiError::new(
-            axum::http::StatusCode::FORBIDDEN,
-            "local_only",
-            "connecting AI clients edits files on the gateway's machine: do it from that machine (the desktop app, a browser there, or `interlock connect`)".into(),
-        )),
-    }
-}
-
 /// Serves on `listener` until `shutdown` resolves, within the connection
 /// limits (`[limits]`): at most `max_connections` at once (more wait in the
 /// listen backlog), `header_read_timeout_secs` to send a header block (and to
@@ -423,17 +405,6 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn regression_a_remote_reviewer_cannot_rewrite_this_machines_client_files() {
-        let at = |a: &str| Peer(a.parse().unwrap());
-        assert!(from_this_machine(Some(&at("127.0.0.1:5000"))).is_ok());
-        assert!(from_this_machine(Some(&at("[::1]:5000"))).is_ok());
-        assert!(from_this_machine(Some(&at("192.168.1.20:5000"))).is_err());
-        assert!(from_this_machine(Some(&at("10.0.0.2:5000"))).is_err());
-        // No address known (a request that did not come through `serve`): refused.
-        assert!(from_this_machine(None).is_err());
-    }
 
     #[test]
     fn hosts_and_origins_are_checked() {

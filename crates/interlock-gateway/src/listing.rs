@@ -37,7 +37,7 @@ pub async fn pinned_listing(
     }
     let mut content = BTreeMap::new();
     for kind in kinds {
-        let items = crate::content::list_pages(
+        let items = crate::upstream::pages::list_pages(
             conn,
             kind.list_method(),
             kind.list_key(),

@@ -25,16 +25,8 @@ use crate::calls::{listing, pipeline, tasks};
 use crate::content;
 use crate::gateway::{Gateway, Session};
 use crate::jsonrpc::{self, Incoming, Kind, code};
+use crate::protocol::{SESSION_VERSIONS, STATELESS_VERSION, TASKS_VERSION};
 use crate::upstream::relay::LogLevel;
-
-/// Protocol versions served with the initialize handshake, newest first.
-pub const SESSION_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-/// The protocol version whose sessions may run calls as tasks (MCP tasks
-/// were introduced, experimental, in 2025-11-25 and left the 2026-07-28
-/// specification).
-const TASKS_VERSION: &str = "2025-11-25";
-/// The stateless protocol version.
-pub const STATELESS_VERSION: &str = "2026-07-28";
 
 const SESSION_HEADER: &str = "mcp-session-id";
 /// Deepest nesting accepted in a message (serde_json's own recursion limit is

@@ -12,31 +12,20 @@
 //! call's arrival to its verdict, and each log append a call waits on.
 //!
 //! Who may scrape: a reviewer key of the full scope, or a metrics-only key
-//! (`interlock reviewers add NAME --scope metrics`), which reaches nothing else.
+//! (`interlock reviewers add NAME --scope metrics`), which reaches nothing else
+//! ([`crate::metrics_api`] serves them; this room holds the numbers).
 
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use interlock_alerts::event::{Category, classify};
 use interlock_receipts::ReceiptSummary;
-use interlock_store::ApiKeyKind;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-
-use crate::auth::bearer;
-use crate::extract::ApiError;
-use crate::gateway::Gateway;
-
-/// The role of a metrics-only reviewer key: it reaches `GET /metrics` and
-/// nothing else (not the reviewer API, not `/mcp`).
-pub const METRICS_ONLY_ROLE: &str = "metrics";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VerdictLabel {
@@ -46,6 +35,16 @@ struct VerdictLabel {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct SinkLabel {
     sink: String,
+}
+
+/// One alert sink's gauges (from `crate::alerts::SinkStatus`).
+pub(crate) struct SinkGauges {
+    pub name: String,
+    pub lag: u64,
+    pub delivered: u64,
+    pub dead_letters: u64,
+    /// The request in flight failed at least once.
+    pub retrying: bool,
 }
 
 /// The gateway's metrics (one per gateway, in its shared state).
@@ -200,50 +199,22 @@ impl Metrics {
     pub(crate) fn set_leaves(&self, size: u64) {
         self.leaves.set(size);
     }
-}
 
-/// `GET /metrics`.
-pub async fn serve(State(gw): State<Gateway>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let unauthorized = || {
-        ApiError(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "a reviewer or metrics-only API key is required (Authorization: Bearer ilk_…; \
-             `interlock reviewers add NAME --scope metrics`)"
-                .into(),
-        )
-    };
-    let key = bearer(&headers).ok_or_else(unauthorized)?;
-    let record = gw
-        .authenticate(key, ApiKeyKind::Reviewer)
-        .await?
-        .ok_or_else(unauthorized)?;
-    if record.role == crate::api::REVIEW_ONLY_ROLE {
-        return Err(ApiError(
-            StatusCode::FORBIDDEN,
-            "review_only",
-            "this key is review-only: it cannot read metrics".into(),
-        ));
-    }
-    let m = gw.metrics();
-    for s in crate::alerts::status(&gw).await? {
-        let l = SinkLabel { sink: s.name };
-        m.sink_lag.get_or_create(&l).set(s.lag);
-        m.sink_delivered.get_or_create(&l).set(s.delivered);
-        m.sink_dead.get_or_create(&l).set(s.dead_letters);
-        m.sink_retrying
+    /// One alert sink's state as `/metrics` shows it.
+    pub(crate) fn set_sink(&self, sink: SinkGauges) {
+        let l = SinkLabel { sink: sink.name };
+        self.sink_lag.get_or_create(&l).set(sink.lag);
+        self.sink_delivered.get_or_create(&l).set(sink.delivered);
+        self.sink_dead.get_or_create(&l).set(sink.dead_letters);
+        self.sink_retrying
             .get_or_create(&l)
-            .set(u64::from(s.attempts > 0));
+            .set(u64::from(sink.retrying));
     }
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, &m.registry)
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, "metrics", e.to_string()))?;
-    Ok((
-        [(
-            header::CONTENT_TYPE,
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        )],
-        text,
-    )
-        .into_response())
+
+    /// Everything, in the OpenMetrics text format.
+    pub(crate) fn encode(&self) -> Result<String, std::fmt::Error> {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
+        Ok(text)
+    }
 }

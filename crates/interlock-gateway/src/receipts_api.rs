@@ -15,9 +15,9 @@ use interlock_store::ReceiptFilter;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::api::reviewer;
 use crate::extract::{ApiError, Body, Param, Query};
 use crate::gateway::Gateway;
+use crate::reviewer_key::reviewer;
 
 /// The most receipts one page returns.
 pub const MAX_PAGE: u32 = 500;

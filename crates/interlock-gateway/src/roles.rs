@@ -23,6 +23,16 @@ pub struct RoleConfig {
     pub max_risk: Option<String>,
 }
 
+/// The role of a review-only reviewer key (`interlock reviewers add NAME
+/// --scope review`, issue 22): CI's key. It reaches only
+/// `POST /api/v1/servers/{name}/review` — it cannot read the inbox, submit a
+/// decision or (being no agent key) call a tool.
+pub const REVIEW_ONLY_ROLE: &str = "review";
+
+/// The role of a metrics-only reviewer key: it reaches `GET /metrics` and
+/// nothing else (not the reviewer API, not `/mcp`).
+pub const METRICS_ONLY_ROLE: &str = "metrics";
+
 /// The role every served tool is open to unless the config says otherwise.
 pub const DEFAULT_ROLE: &str = "default";
 

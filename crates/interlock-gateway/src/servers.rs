@@ -23,7 +23,6 @@
 //! a reviewer on this machine may add one over the API (as "Connect a
 //! client"); an HTTP server may be added by any full reviewer key.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Json;
@@ -31,106 +30,21 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use interlock_canon::{Digest, Map, Value};
 use interlock_core::{Decision, DsseEnvelope};
-use serde::Deserialize;
 use serde_json::json;
 
 use crate::config::{TOOL_SEPARATOR, UpstreamConfig, valid_server_name};
 use crate::extract::{ApiError, Body, Param};
-use crate::gateway::{Gateway, Upstream};
+use crate::gateway::Gateway;
+use crate::server_file::{NewServer, ServerChangeError, ServerFile};
+use crate::upstream::table::Upstream;
 use interlock_trust::events::{EventType, GatewayEvent};
-use interlock_trust::pins::{PinError, to_canon};
+use interlock_trust::pins::to_canon;
 
 /// Signed removals name `server-removal:<name>`.
 pub const REMOVAL_SUBJECT_PREFIX: &str = "server-removal:";
 
 pub fn removal_subject(name: &str) -> String {
     format!("{REMOVAL_SUBJECT_PREFIX}{name}")
-}
-
-/// The host's `gateway.toml` (the gateway crate does not write config files
-/// or open keychains). Blocking: called on a blocking thread.
-pub trait ServerFile: Send + Sync + 'static {
-    /// Adds `[servers.NAME]` for `server`, keeping the rest of the file.
-    fn add(&self, name: &str, server: &NewServer) -> Result<(), String>;
-    /// Removes `[servers.NAME]` if it is there.
-    fn remove(&self, name: &str) -> Result<(), String>;
-    /// The servers the file configures now, keychain references resolved.
-    fn load(&self) -> Result<BTreeMap<String, UpstreamConfig>, String>;
-}
-
-/// A server to add: a program to run (stdio) or a Streamable HTTP URL.
-#[derive(Clone, Debug, Default, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewServer {
-    pub name: String,
-    #[serde(default)]
-    pub command: Option<String>,
-    #[serde(default)]
-    pub args: Vec<String>,
-    #[serde(default)]
-    pub url: Option<String>,
-    /// A `command` server's sandbox (issue 38): absent, the profile derived
-    /// from its launch.
-    #[serde(default)]
-    pub sandbox: interlock_sandbox::Setting,
-}
-
-impl NewServer {
-    /// Its config entry (checked as `gateway.toml`'s would be).
-    pub fn config(&self) -> Result<UpstreamConfig, ServerChangeError> {
-        let config = UpstreamConfig {
-            command: self.command.clone(),
-            args: self.args.clone(),
-            url: self.url.clone(),
-            sandbox: self.sandbox.clone(),
-            ..UpstreamConfig::default()
-        };
-        config
-            .transport(&self.name)
-            .map_err(|e| ServerChangeError::Invalid(e.to_string()))?;
-        Ok(config)
-    }
-}
-
-/// Why a server could not be added or removed.
-#[derive(Debug, thiserror::Error)]
-pub enum ServerChangeError {
-    #[error("{0}")]
-    Invalid(String),
-    #[error("a server named {0:?} is configured already")]
-    Exists(String),
-    #[error(
-        "server {0:?} has a stored state from before (it was configured once); remove it first with a signed removal, so it starts pending"
-    )]
-    StaleRow(String),
-    #[error("no server named {0:?}")]
-    NoSuchServer(String),
-    #[error("the signed statement is about {0:?}, not a server's removal")]
-    NotARemoval(String),
-    #[error("a removal is signed as an approval (decision \"approve\")")]
-    NotApproved,
-    #[error("server {name:?} is no longer the one signed for (signed {signed}, now {current})")]
-    Changed {
-        name: String,
-        signed: String,
-        current: String,
-    },
-    #[error(
-        "stdio servers (a program run on the gateway's machine) are added from this machine only"
-    )]
-    NotFromThisMachine,
-    #[error(
-        "running a program unconfined (sandbox = \"off\") is the machine owner's choice: write it in gateway.toml"
-    )]
-    UnconfinedIsTheOwners,
-    #[error("the gateway config file: {0}")]
-    File(String),
-    #[error(transparent)]
-    Pin(#[from] PinError),
-    #[error(transparent)]
-    Engine(#[from] interlock_engine::EngineError),
-    #[error(transparent)]
-    Store(#[from] interlock_store::StoreError),
 }
 
 impl From<ServerChangeError> for ApiError {
@@ -396,11 +310,11 @@ impl Gateway {
 /// server, pending review (stdio servers from this machine only).
 pub async fn add(
     State(gw): State<Gateway>,
-    peer: Option<axum::Extension<crate::http::Peer>>,
+    peer: Option<axum::Extension<crate::peer::Peer>>,
     headers: HeaderMap,
     Body(body): Body<serde_json::Value>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let caller = crate::api::reviewer(&gw, &headers).await?;
+    let caller = crate::reviewer_key::reviewer(&gw, &headers).await?;
     let new: NewServer = serde_json::from_value(body).map_err(|e| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -408,7 +322,7 @@ pub async fn add(
             format!("expected {{name, command, args}} or {{name, url}}: {e}"),
         )
     })?;
-    if new.command.is_some() && crate::http::from_this_machine(peer.as_deref()).is_err() {
+    if new.command.is_some() && crate::peer::from_this_machine(peer.as_deref()).is_err() {
         return Err(ServerChangeError::NotFromThisMachine.into());
     }
     // A reviewer key (a browser's, a tunnel's) may add a sandboxed program,
@@ -430,7 +344,7 @@ pub async fn removal(
     headers: HeaderMap,
     Param(name): Param<String>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    crate::api::reviewer(&gw, &headers).await?;
+    crate::reviewer_key::reviewer(&gw, &headers).await?;
     let (subject, hash) = gw.removal_terms(&name).await?;
     Ok(Json(json!({"subject": subject, "hash": hash.to_string()})))
 }
@@ -443,7 +357,7 @@ pub async fn remove(
     Param(name): Param<String>,
     Body(body): Body<serde_json::Value>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    crate::api::reviewer(&gw, &headers).await?;
+    crate::reviewer_key::reviewer(&gw, &headers).await?;
     let env = DsseEnvelope::from_json(&body).map_err(|e| {
         ApiError::new(
             StatusCode::BAD_REQUEST,

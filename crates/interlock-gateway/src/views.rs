@@ -32,19 +32,3 @@ pub fn decision_outcome_json(o: &DecisionOutcome) -> Value {
         "log_index": o.log_index,
     })
 }
-
-/// One scope a held call may be approved for, as the reviewer API shows it.
-pub fn scope_offer_json(o: &crate::calls::scopes::Offer) -> Value {
-    json!({
-        "scope": o.scope.as_str(),
-        "label": o.scope.label(),
-        "grant": o.grant.as_ref().map(|g| json!({
-            "id": g.id,
-            "subject": g.subject,
-            "document": interlock_canon::to_serde_json(&g.document),
-            "document_hash": g.document_hash.to_string(),
-            "expires_at": g.expires_at,
-            "summary": g.summary,
-        })),
-    })
-}

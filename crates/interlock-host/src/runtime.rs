@@ -231,8 +231,8 @@ impl RunningGateway {
             .await?;
         if reviewers.iter().any(|k| {
             k.revoked_at.is_none()
-                && k.role != interlock_gateway::api::REVIEW_ONLY_ROLE
-                && k.role != interlock_gateway::metrics::METRICS_ONLY_ROLE
+                && k.role != interlock_gateway::roles::REVIEW_ONLY_ROLE
+                && k.role != interlock_gateway::roles::METRICS_ONLY_ROLE
         }) {
             return Ok(None);
         }

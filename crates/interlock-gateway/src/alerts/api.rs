@@ -6,9 +6,9 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
-use crate::api::reviewer;
 use crate::extract::ApiError;
 use crate::gateway::Gateway;
+use crate::reviewer_key::reviewer;
 
 /// `POST /api/v1/alerts/{sink}/test`: one test event through the sink now.
 pub async fn test(

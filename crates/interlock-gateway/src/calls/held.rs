@@ -13,8 +13,8 @@ use serde_json::json;
 use serde_json::value::RawValue;
 
 use super::assess::Assessment;
+use super::call::Call;
 use super::leaf::{Outcome, Verdict};
-use super::pipeline::Call;
 use super::progress::Progress;
 use super::scan::{Scanned, response_policy, scan_result};
 use crate::auth::agent_identity;
@@ -22,7 +22,7 @@ use crate::jsonrpc;
 use interlock_core::time::rfc3339;
 
 /// Marks a held-call plan's id (`call-<args digest prefix>-<random>`).
-pub(crate) const HELD_PREFIX: &str = "call-";
+use super::held_id::HELD_PREFIX;
 
 /// How often a waiting held call polls for its decision (made in this
 /// process or another: the store is the truth).

@@ -16,13 +16,15 @@ use interlock_store::ApiKeyRecord;
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use super::assess::{Assessment, arguments_digest, assess_with_roots};
+use super::assess::{arguments_digest, assess_with_roots};
+pub(crate) use super::call::Call;
 use super::envelope::{self, Answer, Recorded};
 use super::held;
 use super::leaf::{
     Basis, BlockCause, Bound, CallLeaf, Disposition, NotificationRecord, Outcome, ReadOutcome,
     ReadRecord, ResponseScan, Verdict, new_call_id,
 };
+use super::notifications::NotificationScan;
 use super::progress::{Progress, next_progress_token, set_progress_token};
 use super::round_trip;
 use super::scan::{Scan, Scanned, response_policy, scan_content, scan_error, scan_result};
@@ -55,38 +57,6 @@ impl Request {
     fn arguments(&self) -> Option<&RawValue> {
         self.members.get("arguments").map(|a| &**a)
     }
-}
-
-/// A routed, inspected call: what every verdict about it shares.
-pub(crate) struct Call<'a> {
-    pub gw: &'a Gateway,
-    pub agent: &'a ApiKeyRecord,
-    pub id: &'a RawValue,
-    /// The name the agent called (`server__tool`).
-    pub exposed: &'a str,
-    pub server: &'a str,
-    /// The upstream's own tool name.
-    pub tool: &'a str,
-    pub args: &'a Value,
-    pub args_digest: &'a str,
-    pub assessment: &'a Assessment,
-    /// The agent's MCP session id (`None` for a stateless call): what a
-    /// grant *for this session* binds to.
-    pub session: Option<&'a str>,
-    /// How long a held call waits for a reviewer.
-    pub hold_secs: u64,
-    /// The call's task was cancelled (see [`Origin::cancelled`]).
-    pub cancelled: Option<&'a std::sync::atomic::AtomicBool>,
-    /// The gateway's id of this call (`leaf::new_call_id`).
-    pub call_id: String,
-    /// The approved definition and baseline the call is bound to.
-    pub bound: Bound,
-    /// What of the arguments is outside the tool's behavioural envelope.
-    pub envelope: &'a [Recorded],
-    /// The call's `tool.call.intent` leaf, once written (forwarded calls only).
-    pub intent: OnceLock<u64>,
-    /// When the call arrived (its decision latency, `/metrics`).
-    pub arrived: Instant,
 }
 
 impl Call<'_> {
@@ -572,13 +542,15 @@ pub(crate) async fn tools_call(
             // Log messages only: the token is never sent upstream.
             None => RawValue::from_string("null".into()).expect("valid JSON"),
         };
-        up.relay(
+        let scan = Arc::new(NotificationScan::new(Arc::clone(&rules)));
+        let guard = up.relay(
             token,
             agent_token,
             p.tx.clone(),
             p.log_level,
-            Arc::clone(&rules),
-        )
+            Arc::clone(&scan) as Arc<dyn crate::upstream::relay::Screen>,
+        );
+        (guard, scan)
     });
     let forwarded = serde_json::value::to_raw_value(&request.members).expect("raw JSON serializes");
     if let Err(refusal) = call.log_intent(&verdict).await {
@@ -618,7 +590,9 @@ pub(crate) async fn tools_call(
         )
         .await;
     let elapsed = started.elapsed();
-    let notifications = relay.map(|r| r.record()).unwrap_or_default();
+    let notifications = relay
+        .map(|(_guard, scan)| scan.record())
+        .unwrap_or_default();
     match outcome {
         Ok(result) => {
             let scan = scan_result(result.get(), &rules);

@@ -129,7 +129,7 @@ struct HeldFacts {
 /// its approved definition and its agent's key to exist.
 pub async fn offers(gw: &Gateway, plan_id: &str) -> Result<Vec<Offer>, ScopeError> {
     let plan = gw.engine().plan(plan_id).await?;
-    if !plan_id.starts_with(super::held::HELD_PREFIX) {
+    if !plan_id.starts_with(super::held_id::HELD_PREFIX) {
         return Err(ScopeError::NotHeldCall(plan_id.to_owned()));
     }
     if plan.status != PlanStatus::Proposed {

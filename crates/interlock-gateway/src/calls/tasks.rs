@@ -10,17 +10,15 @@
 //! task does not exist (ids are 128-bit random, and never confirmed to a
 //! stranger). Tasks live in this process's memory (a task does not outlive
 //! its session's process any more than the session does), at most
-//! [`MAX_TASKS_PER_KEY`] per key, each for its `ttl` (at most
+//! [`super::task_table::MAX_TASKS_PER_KEY`] per key, each for its `ttl` (at most
 //! [`MAX_TTL_MS`]). `tasks/cancel` stops a held call from waiting; a call
 //! already forwarded upstream finishes and is logged as always (evidence is
 //! never cut short), but its task stays `cancelled`.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use indexmap::IndexMap;
-use interlock_core::time::rfc3339;
 use interlock_store::ApiKeyRecord;
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -28,6 +26,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::pipeline::{self, Origin};
 use super::progress::Progress;
+use super::task_table::{Answer, State, Task, TaskStatus};
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};
 
@@ -37,138 +36,11 @@ const DEFAULT_TTL_MS: u64 = 3_600_000;
 pub const MAX_TTL_MS: u64 = 24 * 3_600_000;
 /// The shortest lifetime granted.
 const MIN_TTL_MS: u64 = 1_000;
-/// How often an agent is asked to poll.
-const POLL_INTERVAL_MS: u64 = 1_000;
-/// Tasks kept per agent key (live and finished, until their lifetime ends).
-pub const MAX_TASKS_PER_KEY: usize = 64;
 /// Tasks listed per `tasks/list` page.
 const LIST_PAGE: usize = 50;
 
 /// The `_meta` key that ties a message to its task.
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
-
-/// A task's status, as the protocol names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TaskStatus {
-    Working,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl TaskStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Working => "working",
-            TaskStatus::Completed => "completed",
-            TaskStatus::Failed => "failed",
-            TaskStatus::Cancelled => "cancelled",
-        }
-    }
-
-    fn terminal(self) -> bool {
-        self != TaskStatus::Working
-    }
-}
-
-/// What the underlying `tools/call` answered: its `result` or its `error`.
-#[derive(Clone, Debug)]
-enum Answer {
-    Result(Box<RawValue>),
-    Error(Box<RawValue>),
-}
-
-#[derive(Debug)]
-struct State {
-    status: TaskStatus,
-    message: Option<String>,
-    updated_at: i64,
-    answer: Option<Answer>,
-}
-
-/// One task.
-#[derive(Debug)]
-struct Task {
-    id: String,
-    /// The hash of the agent key that created it: the only key that sees it.
-    owner: String,
-    created_at: i64,
-    ttl_ms: u64,
-    state: Mutex<State>,
-    /// Bumped on every change (a waiting `tasks/result` wakes on it).
-    changed: watch::Sender<u64>,
-    cancelled: AtomicBool,
-}
-
-impl Task {
-    fn expired(&self, now: i64) -> bool {
-        now.saturating_sub(self.created_at) as u64 * 1000 > self.ttl_ms
-    }
-
-    fn update(&self, now: i64, f: impl FnOnce(&mut State)) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        f(&mut s);
-        s.updated_at = now;
-        drop(s);
-        self.changed.send_modify(|n| *n += 1);
-    }
-
-    /// The protocol's `Task` object.
-    fn json(&self) -> serde_json::Value {
-        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let mut v = json!({
-            "taskId": self.id,
-            "status": s.status.as_str(),
-            "createdAt": rfc3339(self.created_at),
-            "lastUpdatedAt": rfc3339(s.updated_at),
-            "ttl": self.ttl_ms,
-            "pollInterval": POLL_INTERVAL_MS,
-        });
-        if let Some(m) = &s.message {
-            v["statusMessage"] = json!(m);
-        }
-        v
-    }
-}
-
-/// The gateway's tasks.
-#[derive(Default)]
-pub(crate) struct Tasks {
-    by_id: Mutex<HashMap<String, Arc<Task>>>,
-}
-
-impl Tasks {
-    /// The task `id` if `owner` may see it (and its lifetime has not ended).
-    fn get(&self, owner: &str, id: &str, now: i64) -> Option<Arc<Task>> {
-        let m = self.by_id.lock().unwrap_or_else(|e| e.into_inner());
-        m.get(id)
-            .filter(|t| t.owner == owner && !t.expired(now))
-            .cloned()
-    }
-
-    /// Adds a task unless its owner has [`MAX_TASKS_PER_KEY`] already;
-    /// tasks whose lifetime ended are dropped first.
-    fn insert(&self, task: Arc<Task>, now: i64) -> Result<(), usize> {
-        let mut m = self.by_id.lock().unwrap_or_else(|e| e.into_inner());
-        m.retain(|_, t| !t.expired(now));
-        if m.values().filter(|t| t.owner == task.owner).count() >= MAX_TASKS_PER_KEY {
-            return Err(MAX_TASKS_PER_KEY);
-        }
-        m.insert(task.id.clone(), task);
-        Ok(())
-    }
-
-    fn owned_by(&self, owner: &str, now: i64) -> Vec<Arc<Task>> {
-        let m = self.by_id.lock().unwrap_or_else(|e| e.into_inner());
-        let mut v: Vec<_> = m
-            .values()
-            .filter(|t| t.owner == owner && !t.expired(now))
-            .cloned()
-            .collect();
-        v.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-        v
-    }
-}
 
 /// Whether a `tools/call`'s params ask for a task (a `task` member).
 pub(crate) fn asks_for_task(params: Option<&RawValue>) -> bool {

@@ -30,7 +30,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// The stateless protocol version (the one the gateway also serves agents).
-pub use crate::mcp::STATELESS_VERSION;
+pub use crate::protocol::STATELESS_VERSION;
 
 /// The protocol version the gateway asks handshake-era upstreams for.
 pub const HANDSHAKE_VERSION: &str = "2025-11-25";

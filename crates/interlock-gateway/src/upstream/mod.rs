@@ -12,8 +12,10 @@ mod address_guard;
 pub mod egress;
 pub mod era;
 mod http;
+pub mod pages;
 pub mod relay;
 mod stdio;
+pub mod table;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,8 +1,9 @@
 //! What an upstream sends about a call in flight — `notifications/progress`
-//! and log messages — relayed to the agent that made the call, scanned like
-//! the call's result (a progress `message`, a log message's `data` and
-//! `logger`): redacted, or withheld by policy or when it cannot be scanned.
-//! What the scan found is kept for the call's `tool.call` leaf.
+//! and log messages — relayed to the agent that made the call, each through
+//! the call's [`Screen`]: the agent face passes one in that scans it like the
+//! call's result (a progress `message`, a log message's `data` and `logger`)
+//! and keeps what it found for the call's `tool.call` leaf. This room knows
+//! nothing of scanning.
 //!
 //! Why synchronous, in the connection's reader: an upstream sends a call's
 //! progress before its response, on the same stream; routing it as it is read
@@ -16,9 +17,15 @@ use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use crate::calls::leaf::NotificationRecord;
-use crate::calls::scan::{ScanPolicy, Scanned, scan_notification};
 use crate::jsonrpc;
+
+/// What a relayed notification becomes before it reaches the agent, decided
+/// by whoever registered the call.
+pub trait Screen: Send + Sync {
+    /// The notification's params to send (redacted or unchanged), or `None`
+    /// to withhold it. `texts` names the members a person reads.
+    fn screen(&self, method: &str, params: &str, texts: &[&str]) -> Option<Box<RawValue>>;
+}
 
 /// Where one call's notifications go: the agent's SSE stream, with the
 /// agent's own progress token put back.
@@ -27,31 +34,17 @@ struct CallRelay {
     tx: mpsc::Sender<Vec<u8>>,
     /// The least severe log level the agent's session asked for.
     log_level: Option<LogLevel>,
-    /// The response policy the call's result is scanned with.
-    rules: Arc<ScanPolicy>,
-    /// What the scans of this call's notifications found.
-    record: Arc<Mutex<NotificationRecord>>,
+    /// What each notification becomes before the agent sees it.
+    screen: Arc<dyn Screen>,
 }
 
 impl CallRelay {
-    /// Scans `params`' text members and sends the notification, redacted;
-    /// one that policy blocks or that cannot be scanned is withheld. Never
+    /// Sends the notification as the call's screen lets it through. Never
     /// blocks: a slow agent loses notifications, the reader goes on.
     fn send(&self, method: &str, params: &str, texts: &[&str]) {
-        let scan = scan_notification(params, texts, &self.rules, method);
-        let mut record = self.record.lock().expect("record lock");
-        record.findings.extend(scan.findings);
-        let raw = match scan.scanned {
-            Scanned::Unchanged => RawValue::from_string(params.to_owned()).ok(),
-            Scanned::Redacted(v) => serde_json::value::to_raw_value(&v).ok(),
-            Scanned::Blocked | Scanned::Unscannable(_) => None,
-        };
-        let Some(raw) = raw else {
-            record.withheld += 1;
-            return;
-        };
-        drop(record);
-        let _ = self.tx.try_send(jsonrpc::notification(method, Some(&raw)));
+        if let Some(raw) = self.screen.screen(method, params, texts) {
+            let _ = self.tx.try_send(jsonrpc::notification(method, Some(&raw)));
+        }
     }
 }
 
@@ -99,14 +92,6 @@ pub struct Relays {
 pub struct RelayGuard {
     relays: Arc<Relays>,
     token: String,
-    record: Arc<Mutex<NotificationRecord>>,
-}
-
-impl RelayGuard {
-    /// What the scans of the call's notifications found so far.
-    pub fn record(&self) -> NotificationRecord {
-        self.record.lock().expect("record lock").clone()
-    }
 }
 
 impl Drop for RelayGuard {
@@ -130,7 +115,7 @@ impl Drop for InFlight<'_> {
 
 impl Relays {
     /// Registers a call: the upstream's progress for `token` reaches `tx`
-    /// with `agent_token` in its place, scanned by `rules`, until the guard
+    /// with `agent_token` in its place, through `screen`, until the guard
     /// drops.
     pub fn register(
         self: &Arc<Self>,
@@ -138,23 +123,20 @@ impl Relays {
         agent_token: Box<RawValue>,
         tx: mpsc::Sender<Vec<u8>>,
         log_level: Option<LogLevel>,
-        rules: Arc<ScanPolicy>,
+        screen: Arc<dyn Screen>,
     ) -> RelayGuard {
-        let record = Arc::new(Mutex::new(NotificationRecord::default()));
         self.calls.lock().expect("relays lock").insert(
             token.clone(),
             CallRelay {
                 agent_token,
                 tx,
                 log_level,
-                rules,
-                record: Arc::clone(&record),
+                screen,
             },
         );
         RelayGuard {
             relays: Arc::clone(self),
             token,
-            record,
         }
     }
 
@@ -221,14 +203,22 @@ mod tests {
         RawValue::from_string(s.to_owned()).unwrap()
     }
 
+    /// Lets every notification through unchanged: routing is what these tests
+    /// are about (the agent face's scanning screen is `calls::notifications`).
+    struct PassThrough;
+
+    impl Screen for PassThrough {
+        fn screen(&self, _: &str, params: &str, _: &[&str]) -> Option<Box<RawValue>> {
+            Some(raw(params))
+        }
+    }
+
     #[tokio::test]
     async fn progress_goes_to_its_call_with_the_agents_token_until_the_call_ends() {
         let relays = Arc::new(Relays::default());
         let (tx_a, mut rx_a) = mpsc::channel(8);
         let (tx_b, mut rx_b) = mpsc::channel(8);
-        let rules = Arc::new(crate::calls::scan::response_policy(
-            &crate::config::GatewayConfig::default(),
-        ));
+        let rules: Arc<dyn Screen> = Arc::new(PassThrough);
         let a_busy = relays.in_flight();
         let a = relays.register("interlock-1".into(), raw("7"), tx_a, None, rules.clone());
         let b_busy = relays.in_flight();

@@ -1,4 +1,4 @@
-//! [`interlock_gateway::clients::ClientConnector`] over this module: "Connect a
+//! [`interlock_gateway::connector::ClientConnector`] over this module: "Connect a
 //! client" for the review UI (the desktop's Settings and first run), through
 //! the reviewer API. Only the known clients' user files — under the home
 //! directory of the user running the gateway — are ever touched: a request
@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use interlock_gateway::clients::{ClientConnector, ConnectorError};
+use interlock_gateway::connector::{ClientConnector, ConnectorError};
 use serde_json::{Value, json};
 
 use super::{

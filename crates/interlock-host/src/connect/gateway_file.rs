@@ -142,11 +142,11 @@ impl HostServerFile {
     }
 }
 
-impl interlock_gateway::servers::ServerFile for HostServerFile {
+impl interlock_gateway::server_file::ServerFile for HostServerFile {
     fn add(
         &self,
         name: &str,
-        server: &interlock_gateway::servers::NewServer,
+        server: &interlock_gateway::server_file::NewServer,
     ) -> Result<(), String> {
         let up = Upstream {
             command: server.command.clone(),

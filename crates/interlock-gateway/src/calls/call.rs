@@ -1,0 +1,47 @@
+//! The call as the stages see it: routed, inspected, bound to what was
+//! approved. A room of its own so the stages that take it (the hold, the
+//! scan, the settling of its leaf) need not import the pipeline that makes it.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use interlock_canon::Value;
+use interlock_store::ApiKeyRecord;
+use serde_json::value::RawValue;
+
+use super::assess::Assessment;
+use super::envelope::Recorded;
+use super::leaf::Bound;
+use crate::gateway::Gateway;
+
+/// A routed, inspected call: what every verdict about it shares.
+pub(crate) struct Call<'a> {
+    pub gw: &'a Gateway,
+    pub agent: &'a ApiKeyRecord,
+    pub id: &'a RawValue,
+    /// The name the agent called (`server__tool`).
+    pub exposed: &'a str,
+    pub server: &'a str,
+    /// The upstream's own tool name.
+    pub tool: &'a str,
+    pub args: &'a Value,
+    pub args_digest: &'a str,
+    pub assessment: &'a Assessment,
+    /// The agent's MCP session id (`None` for a stateless call): what a
+    /// grant *for this session* binds to.
+    pub session: Option<&'a str>,
+    /// How long a held call waits for a reviewer.
+    pub hold_secs: u64,
+    /// The call's task was cancelled (see [`Origin::cancelled`]).
+    pub cancelled: Option<&'a std::sync::atomic::AtomicBool>,
+    /// The gateway's id of this call (`leaf::new_call_id`).
+    pub call_id: String,
+    /// The approved definition and baseline the call is bound to.
+    pub bound: Bound,
+    /// What of the arguments is outside the tool's behavioural envelope.
+    pub envelope: &'a [Recorded],
+    /// The call's `tool.call.intent` leaf, once written (forwarded calls only).
+    pub intent: OnceLock<u64>,
+    /// When the call arrived (its decision latency, `/metrics`).
+    pub arrived: Instant,
+}

@@ -1,0 +1,39 @@
+//! What the host hands the gateway to connect AI clients' config files to it
+//! ([`ClientConnector`]; `interlock connect`, issue 19 item 2). The gateway must
+//! not depend on the host that assembles it, so the work comes in through this
+//! trait; the reviewer API's routes over it are [`crate::clients`]. A room of
+//! its own so the runtime that holds the connector need not import the routes.
+
+use serde_json::Value;
+
+/// Why a connector refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectorError {
+    /// No client of that slug.
+    #[error("unknown client {0:?}")]
+    UnknownClient(String),
+    /// The request cannot be done as things are (no file, nothing to undo,
+    /// a file changed since connect, a malformed file): the user can act.
+    #[error("{0}")]
+    Refused(String),
+    /// It failed (the keychain, the file system).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The host's `interlock connect`, for the reviewer API. Answers are JSON
+/// already shaped for the API (see `openapi.json`, `/api/v1/clients`).
+#[async_trait::async_trait]
+pub trait ClientConnector: Send + Sync + 'static {
+    /// Every known client: its slug, name, user file, whether that file
+    /// exists, whether a connect of it can be undone, and — for a file that
+    /// exists — what connecting it would do, per server.
+    async fn clients(&self) -> Result<Value, ConnectorError>;
+    /// Whether `slug` names one of its clients: an unknown one is refused
+    /// before anything is logged (a request names a client, never a path).
+    fn knows(&self, slug: &str) -> bool;
+    /// Connects the client `slug` (as `interlock connect SLUG --yes`).
+    async fn connect(&self, slug: &str) -> Result<Value, ConnectorError>;
+    /// Undoes its newest connect (as `interlock connect --undo SLUG`).
+    async fn undo(&self, slug: &str) -> Result<Value, ConnectorError>;
+}
