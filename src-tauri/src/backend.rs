@@ -530,10 +530,10 @@ impl Backend {
         &self,
         plan_id: &str,
         hash: &str,
-        scope: interlock_gateway::calls::scopes::Scope,
+        scope: interlock_gateway::scopes::Scope,
         reason: &str,
     ) -> Result<Value, DecideError> {
-        use interlock_gateway::calls::scopes::Scope;
+        use interlock_gateway::scopes::Scope;
         let running = match &self.link {
             Link::Local(running) => running,
             Link::Team { .. } if scope == Scope::Once => {
@@ -574,7 +574,7 @@ impl Backend {
     /// process held it, and not for what inspection found).
     pub fn held_call_grantable(&self, plan_id: &str) -> bool {
         match &self.link {
-            Link::Local(running) => interlock_gateway::calls::scopes::grantable_from_notification(
+            Link::Local(running) => interlock_gateway::scopes::grantable_from_notification(
                 running.gateway(),
                 plan_id,
             ),

@@ -278,7 +278,7 @@ async fn mint(ctx: &Context, name: &str, scope: &str) -> anyhow::Result<ExitCode
         Err(e) => return Err(e.into()),
         Ok(None) => {
             let engine = ctx.engine().await?;
-            let (token, _) = interlock_gateway::admin_api::issue_token(
+            let (token, _) = interlock_gateway::admin::api::issue_token(
                 &engine,
                 name,
                 scope,

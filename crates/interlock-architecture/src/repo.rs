@@ -24,6 +24,9 @@ pub const DESKTOP_MANIFEST: &str = "src-tauri/Cargo.toml";
 /// The marker lines of the document's machine-read blocks.
 pub const EDGES_MARKER: &str = "# crate edges";
 pub const FACES_MARKER: &str = "# faces";
+/// The line that starts the block of each crate's joins (modules that join
+/// its faces into one whole).
+pub const JOINS_MARKER: &str = "# joins";
 
 /// The repository, loaded.
 #[derive(Debug, Clone)]
@@ -115,8 +118,20 @@ impl Repo {
     pub fn face_problems(&self) -> Result<Vec<String>, Error> {
         let block = doc::fenced_block(&self.doc, FACES_MARKER).map_err(Error::Doc)?;
         let (declared, mut problems) = doc::package_lines(&block);
+        let block = doc::fenced_block(&self.doc, JOINS_MARKER).map_err(Error::Doc)?;
+        let (joins, join_problems) = doc::package_lines(&block);
+        problems.extend(join_problems);
+        for package in joins.keys() {
+            if !declared.contains_key(package) {
+                problems.push(format!(
+                    "the joins block has a line for {package}, which has no faces"
+                ));
+            }
+        }
+        let no_joins = BTreeSet::new();
         let crates = self.crates()?;
         for (package, faces) in &declared {
+            let package_joins = joins.get(package).unwrap_or(&no_joins);
             let trees: Vec<&CrateTree> = crates
                 .iter()
                 .filter(|(p, _)| p == package)
@@ -128,18 +143,18 @@ impl Repo {
                 ));
                 continue;
             }
-            for face in faces {
+            for face in faces.iter().chain(package_joins) {
                 let exists = trees
                     .iter()
                     .any(|t| t.by_module.contains_key(std::slice::from_ref(face)));
                 if !exists {
                     problems.push(format!(
-                        "the faces block names `{face}` in {package}, which is no top-level module with a file of its own"
+                        "the faces or joins block names `{face}` in {package}, which is no top-level module with a file of its own"
                     ));
                 }
             }
             for tree in trees {
-                problems.extend(faces::violations(tree, faces));
+                problems.extend(faces::violations(tree, faces, package_joins));
             }
         }
         Ok(problems)

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use interlock_canon as canon;
 use interlock_gateway::GatewayConfig;
-use interlock_gateway::calls::assess::assess;
-use interlock_gateway::calls::scan::{response_policy, scan_result};
+use interlock_gateway::agent::calls::assess::assess;
+use interlock_gateway::agent::calls::scan::{response_policy, scan_result};
 
 fn percentiles(mut v: Vec<f64>) -> (f64, f64) {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());

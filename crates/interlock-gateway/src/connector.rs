@@ -1,7 +1,7 @@
 //! What the host hands the gateway to connect AI clients' config files to it
 //! ([`ClientConnector`]; `interlock connect`, issue 19 item 2). The gateway must
 //! not depend on the host that assembles it, so the work comes in through this
-//! trait; the reviewer API's routes over it are [`crate::clients`]. A room of
+//! trait; the reviewer API's routes over it are [`crate::reviewer::clients`]. A room of
 //! its own so the runtime that holds the connector need not import the routes.
 
 use serde_json::Value;

@@ -56,7 +56,7 @@ pub(crate) struct Inner {
     pub upstreams: Arc<Upstreams>,
     pub(crate) sessions: Mutex<Sessions>,
     /// Sessions' resource subscriptions and standalone streams.
-    pub(crate) subscriptions: crate::subscriptions::Subscriptions,
+    pub(crate) subscriptions: crate::sessions::subscriptions::Subscriptions,
     key_cache: Mutex<HashMap<String, (ApiKeyRecord, Instant)>>,
     /// Held calls waiting for a reviewer, per agent key hash.
     held: Arc<Mutex<HashMap<String, usize>>>,
@@ -70,15 +70,15 @@ pub(crate) struct Inner {
     /// outlive the process either.
     held_calls: Mutex<indexmap::IndexMap<String, HeldMemo>>,
     /// Task-augmented calls (MCP tasks, 2025-11-25).
-    tasks: crate::calls::task_table::Tasks,
+    tasks: crate::sessions::tasks::Tasks,
     /// Seals held calls' round-trip states (2026-07-28 clients).
-    sealer: crate::calls::round_trip::Sealer,
+    sealer: crate::sessions::round_trip::Sealer,
     /// Outstanding one-time sign-in links (issue 19).
     signin: Arc<crate::signin::SigninLinks>,
-    /// The host's `interlock connect`, for `/api/v1/clients` (`crate::clients`).
+    /// The host's `interlock connect`, for `/api/v1/clients` (`crate::reviewer::clients`).
     client_connector: std::sync::OnceLock<Arc<dyn crate::connector::ClientConnector>>,
     /// Per-key rate buckets and settings (issue 20 item 4).
-    pub(crate) key_limits: crate::calls::limits::KeyLimits,
+    pub(crate) key_limits: crate::sessions::limits::KeyLimits,
     /// The host's `gateway.toml`, for servers added and removed at run time.
     pub(crate) server_file: std::sync::OnceLock<Arc<dyn crate::server_file::ServerFile>>,
     pub(crate) shutdown: watch::Sender<bool>,
@@ -377,11 +377,11 @@ impl Gateway {
         })
     }
 
-    pub(crate) fn sealer(&self) -> &crate::calls::round_trip::Sealer {
+    pub(crate) fn sealer(&self) -> &crate::sessions::round_trip::Sealer {
         &self.0.sealer
     }
 
-    pub(crate) fn tasks(&self) -> &crate::calls::task_table::Tasks {
+    pub(crate) fn tasks(&self) -> &crate::sessions::tasks::Tasks {
         &self.0.tasks
     }
 

@@ -16,11 +16,11 @@ use axum::routing::get;
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
 
-use crate::api;
+use crate::agent::mcp;
 use crate::gateway::Gateway;
-use crate::mcp;
 use crate::peer::Peer;
-use crate::receipts_api;
+use crate::reviewer::api;
+use crate::reviewer::receipts;
 
 /// What the Host/Origin guard compares against: the address actually bound
 /// (the config may say port 0).
@@ -52,11 +52,11 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
         )
         .route(
             "/api/v1/servers",
-            get(api::servers).post(crate::servers::add),
+            get(api::servers).post(crate::reviewer::servers::add),
         )
         .route(
             "/api/v1/servers/{name}/removal",
-            get(crate::servers::removal).post(crate::servers::remove),
+            get(crate::reviewer::servers::removal).post(crate::reviewer::servers::remove),
         )
         .route("/api/v1/servers/{name}", get(api::server))
         .route(
@@ -82,43 +82,43 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
             axum::routing::post(api::decide_envelope),
         )
         .route("/api/v1/approvers", get(api::approvers))
-        .route("/api/v1/admin/whoami", get(crate::admin_api::whoami))
+        .route("/api/v1/admin/whoami", get(crate::admin::api::whoami))
         .route(
             "/api/v1/admin/keys",
-            get(crate::admin_api::keys).post(crate::admin_api::create_key),
+            get(crate::admin::api::keys).post(crate::admin::api::create_key),
         )
         .route(
             "/api/v1/admin/keys/{id}",
-            axum::routing::patch(crate::admin_api::update_key),
+            axum::routing::patch(crate::admin::api::update_key),
         )
         .route(
             "/api/v1/admin/keys/{id}/rotate",
-            axum::routing::post(crate::admin_api::rotate_key),
+            axum::routing::post(crate::admin::api::rotate_key),
         )
         .route(
             "/api/v1/admin/keys/{id}/revoke",
-            axum::routing::post(crate::admin_api::revoke_key),
+            axum::routing::post(crate::admin::api::revoke_key),
         )
         .route(
             "/api/v1/admin/tokens",
-            get(crate::admin_api::tokens).post(crate::admin_api::create_token),
+            get(crate::admin::api::tokens).post(crate::admin::api::create_token),
         )
         .route(
             "/api/v1/admin/tokens/{id}/revoke",
-            axum::routing::post(crate::admin_api::revoke_token),
+            axum::routing::post(crate::admin::api::revoke_token),
         )
-        .route("/api/v1/clients", get(crate::clients::list))
+        .route("/api/v1/clients", get(crate::reviewer::clients::list))
         .route(
             "/api/v1/clients/{client}/connect",
-            axum::routing::post(crate::clients::connect),
+            axum::routing::post(crate::reviewer::clients::connect),
         )
         .route(
             "/api/v1/clients/{client}/undo",
-            axum::routing::post(crate::clients::undo),
+            axum::routing::post(crate::reviewer::clients::undo),
         )
         .route(
             "/api/v1/signin",
-            axum::routing::post(crate::signin::redeem_handler),
+            axum::routing::post(crate::reviewer::signin::redeem_handler),
         )
         .route(
             "/api/v1/standing",
@@ -131,26 +131,23 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
         .route("/api/v1/log", get(api::log))
         .route("/api/v1/log/checkpoint", get(api::checkpoint))
         .route("/api/v1/log/{index}/proof", get(api::log_proof))
-        .route(
-            "/api/v1/log/{index}/tlog-proof",
-            get(receipts_api::tlog_proof),
-        )
-        .route("/api/v1/receipts", get(receipts_api::receipts))
-        .route("/api/v1/overview", get(receipts_api::overview))
+        .route("/api/v1/log/{index}/tlog-proof", get(receipts::tlog_proof))
+        .route("/api/v1/receipts", get(receipts::receipts))
+        .route("/api/v1/overview", get(receipts::overview))
         .route(
             "/api/v1/receipts/export",
-            axum::routing::post(receipts_api::export),
+            axum::routing::post(receipts::export),
         )
-        .route("/api/v1/alerts", get(crate::alerts::api::list))
+        .route("/api/v1/alerts", get(crate::reviewer::alerts::list))
         .route(
             "/api/v1/alerts/{sink}/test",
-            axum::routing::post(crate::alerts::api::test),
+            axum::routing::post(crate::reviewer::alerts::test),
         )
         .route(
             "/api/v1/alerts/{sink}/redeliver",
-            axum::routing::post(crate::alerts::api::redeliver),
+            axum::routing::post(crate::reviewer::alerts::redeliver),
         )
-        .route("/metrics", get(crate::metrics_api::serve))
+        .route("/metrics", get(crate::reviewer::metrics::serve))
         .route("/api/v1/events", get(api::events))
         .route("/healthz", get(|| async { "ok" }));
     if let Some(dir) = ui_dir {

@@ -13,7 +13,7 @@
 //!
 //! Who may scrape: a reviewer key of the full scope, or a metrics-only key
 //! (`interlock reviewers add NAME --scope metrics`), which reaches nothing else
-//! ([`crate::metrics_api`] serves them; this room holds the numbers).
+//! ([`crate::reviewer::metrics`] serves them; this room holds the numbers).
 
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;

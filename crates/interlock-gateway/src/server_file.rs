@@ -2,7 +2,7 @@
 //! refused ([`ServerChangeError`]), and the host's `gateway.toml` that keeps
 //! them ([`ServerFile`]). A room of its own so the runtime that holds the file
 //! and the admin socket that takes a new server need not import the reviewer
-//! API's routes ([`crate::servers`]).
+//! API's routes ([`crate::server_changes`]).
 
 use std::collections::BTreeMap;
 

@@ -99,7 +99,7 @@ pub enum HostError {
     Serve(String),
     /// A held call's approval scope that cannot be offered.
     #[error(transparent)]
-    Scope(#[from] interlock_gateway::calls::scopes::ScopeError),
+    Scope(#[from] interlock_gateway::scopes::ScopeError),
     /// The scope asked for is not on offer for this held call.
     #[error("{0}")]
     ScopeNotOffered(String),
@@ -469,7 +469,7 @@ pub fn sign_removal(
 ) -> Result<DsseEnvelope, HostError> {
     if !terms
         .subject
-        .starts_with(interlock_gateway::servers::REMOVAL_SUBJECT_PREFIX)
+        .starts_with(interlock_gateway::server_changes::REMOVAL_SUBJECT_PREFIX)
     {
         return Err(HostError::Changed(format!(
             "the gateway asked to sign {:?}, which is not a server removal",
@@ -807,11 +807,11 @@ pub async fn approve_held_call(
     key: &KeychainKey,
     plan_id: &str,
     expected_hash: &str,
-    scope: interlock_gateway::calls::scopes::Scope,
+    scope: interlock_gateway::scopes::Scope,
     reason: &str,
     valid_for_secs: i64,
 ) -> Result<(DecisionOutcome, Option<interlock_store::StandingRecord>), HostError> {
-    use interlock_gateway::calls::scopes;
+    use interlock_gateway::scopes;
     use interlock_trust::standing;
     let engine = gateway.engine();
     // Read the offer before approving: once the plan is approved it is no

@@ -14,7 +14,6 @@
 //! at the cursor; a crash resends at most the request in flight, and the leaf
 //! index travels as its idempotency key.
 
-pub mod api;
 pub mod config;
 pub mod delivery;
 pub mod feed;

@@ -33,7 +33,7 @@ pub struct Upstream {
     pub pin: crate::config::PinSet,
     /// Its config entry (secrets resolved): what call-path checks read
     /// (`roots`, the tool prefix), here rather than in the gateway's config
-    /// because a server can be added at run time (`crate::servers`).
+    /// because a server can be added at run time (`crate::server_changes`).
     pub config: crate::config::UpstreamConfig,
     /// Set when the server is removed at run time: its supervisor stops and
     /// closes the connection.
@@ -77,7 +77,7 @@ impl Upstream {
 
 /// The upstream servers, each with its connection slot; made from the
 /// config before anything connects, and changed at run time when a server is
-/// added or removed (`crate::servers`). Shared by the gateway (which keeps
+/// added or removed (`crate::server_changes`). Shared by the gateway (which keeps
 /// them connected) and the engine's MCP adapter (which calls their tools for
 /// plans).
 pub struct Upstreams {

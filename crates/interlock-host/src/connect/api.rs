@@ -166,7 +166,7 @@ impl ClientConnector for HostConnector {
             .map_err(joined)?
             .map_err(refused)?;
         // The gateway starts the new upstreams itself, after this returns
-        // (`interlock_gateway::servers`): no restart.
+        // (`interlock_gateway::server_changes`): no restart.
         Ok(json!({
             "changed": done.changed,
             "started": done.started,

@@ -113,7 +113,7 @@ pub(crate) fn remove_servers(text: &str, names: &[String]) -> Result<String, Str
 }
 
 /// The gateway's `gateway.toml` as the running gateway edits it when a
-/// server is added or removed at run time (`interlock_gateway::servers`):
+/// server is added or removed at run time (`interlock_gateway::server_changes`):
 /// in place, written atomically, the rest of the file as it was.
 pub(crate) struct HostServerFile {
     pub host: crate::Host,

@@ -20,9 +20,9 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use tokio_stream::StreamExt as _;
 
-use crate::calls::progress::Progress;
-use crate::calls::{listing, pipeline, tasks};
-use crate::content;
+use crate::agent::calls::progress::Progress;
+use crate::agent::calls::{listing, pipeline, tasks};
+use crate::agent::content;
 use crate::gateway::{Gateway, Session};
 use crate::jsonrpc::{self, Incoming, Kind, code};
 use crate::protocol::{SESSION_VERSIONS, STATELESS_VERSION, TASKS_VERSION};

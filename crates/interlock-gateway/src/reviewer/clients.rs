@@ -9,7 +9,7 @@
 //! gateway without one (a test's, a team gateway's) answers 404.
 //!
 //! Safety: only reviewer keys reach these routes (agent keys are refused by
-//! [`crate::reviewer_key::reviewer`]); a client is named by its slug from the
+//! [`crate::reviewer::key::reviewer`]); a client is named by its slug from the
 //! connector's fixed table — never a path — so only the known clients' own
 //! files under the user's home can be touched; every connect and undo is
 //! logged: its intent (durable) before the client's file is touched, then its
@@ -52,7 +52,7 @@ pub async fn list(
     peer: Option<axum::Extension<crate::peer::Peer>>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    crate::reviewer_key::reviewer(&gw, &headers).await?;
+    crate::reviewer::key::reviewer(&gw, &headers).await?;
     crate::peer::from_this_machine(peer.as_deref())?;
     Ok(Json(connector(&gw)?.clients().await?))
 }
@@ -113,7 +113,7 @@ async fn change(
     slug: &str,
     change: Change,
 ) -> Result<Json<Value>, ApiError> {
-    let reviewer = crate::reviewer_key::reviewer(gw, headers).await?;
+    let reviewer = crate::reviewer::key::reviewer(gw, headers).await?;
     crate::peer::from_this_machine(peer.as_deref())?;
     let connector = connector(gw)?;
     if !connector.knows(slug) {

@@ -31,12 +31,12 @@ use interlock_store::{ApiKeyRecord, ServerStatus};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::calls::assess::arguments_digest;
-use crate::calls::leaf::{ReadKind, ReadRecord};
-use crate::calls::pipeline::{deliver_read, refuse_read, upstream_failure};
-use crate::calls::scan::{Scanned, response_policy, scan_content};
+use crate::agent::calls::leaf::{ReadKind, ReadRecord};
+use crate::agent::calls::pipeline::{deliver_read, refuse_read, upstream_failure};
+use crate::agent::calls::scan::{Scanned, response_policy, scan_content};
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};
+use crate::sessions::held_id::arguments_digest;
 use crate::upstream::{Connection, UpstreamError};
 use interlock_surface::ContentKind;
 use interlock_trust::pins::ServerView;

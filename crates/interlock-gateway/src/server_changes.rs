@@ -25,15 +25,10 @@
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
 use interlock_canon::{Digest, Map, Value};
 use interlock_core::{Decision, DsseEnvelope};
-use serde_json::json;
 
 use crate::config::{TOOL_SEPARATOR, UpstreamConfig, valid_server_name};
-use crate::extract::{ApiError, Body, Param};
 use crate::gateway::Gateway;
 use crate::server_file::{NewServer, ServerChangeError, ServerFile};
 use crate::upstream::table::Upstream;
@@ -45,31 +40,6 @@ pub const REMOVAL_SUBJECT_PREFIX: &str = "server-removal:";
 
 pub fn removal_subject(name: &str) -> String {
     format!("{REMOVAL_SUBJECT_PREFIX}{name}")
-}
-
-impl From<ServerChangeError> for ApiError {
-    fn from(e: ServerChangeError) -> ApiError {
-        use ServerChangeError as E;
-        match e {
-            E::Pin(p) => p.into(),
-            E::Engine(p) => p.into(),
-            E::Store(p) => p.into(),
-            E::Invalid(_) | E::NotARemoval(_) | E::NotApproved => {
-                ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.to_string())
-            }
-            E::Exists(_) | E::StaleRow(_) | E::Changed { .. } => {
-                ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string())
-            }
-            E::NoSuchServer(_) => ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string()),
-            E::NotFromThisMachine => {
-                ApiError::new(StatusCode::FORBIDDEN, "not_this_machine", e.to_string())
-            }
-            E::UnconfinedIsTheOwners => {
-                ApiError::new(StatusCode::FORBIDDEN, "owner_only", e.to_string())
-            }
-            E::File(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed", e.to_string()),
-        }
-    }
 }
 
 /// How a server is reached, as its removal statement binds it (never its
@@ -304,75 +274,4 @@ impl Gateway {
         ));
         Ok(index)
     }
-}
-
-/// `POST /api/v1/servers`: `{name, command, args} | {name, url}` — adds a
-/// server, pending review (stdio servers from this machine only).
-pub async fn add(
-    State(gw): State<Gateway>,
-    peer: Option<axum::Extension<crate::peer::Peer>>,
-    headers: HeaderMap,
-    Body(body): Body<serde_json::Value>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let caller = crate::reviewer_key::reviewer(&gw, &headers).await?;
-    let new: NewServer = serde_json::from_value(body).map_err(|e| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid",
-            format!("expected {{name, command, args}} or {{name, url}}: {e}"),
-        )
-    })?;
-    if new.command.is_some() && crate::peer::from_this_machine(peer.as_deref()).is_err() {
-        return Err(ServerChangeError::NotFromThisMachine.into());
-    }
-    // A reviewer key (a browser's, a tunnel's) may add a sandboxed program,
-    // never an unconfined one (issue 38).
-    if new.sandbox.is_off() {
-        return Err(ServerChangeError::UnconfinedIsTheOwners.into());
-    }
-    let index = gw
-        .add_server(&new, &format!("reviewer:{}", caller.name))
-        .await?;
-    Ok(Json(
-        json!({"name": new.name, "status": "PENDING", "leaf": index}),
-    ))
-}
-
-/// `GET /api/v1/servers/{name}/removal`: what a removal of the server signs.
-pub async fn removal(
-    State(gw): State<Gateway>,
-    headers: HeaderMap,
-    Param(name): Param<String>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    crate::reviewer_key::reviewer(&gw, &headers).await?;
-    let (subject, hash) = gw.removal_terms(&name).await?;
-    Ok(Json(json!({"subject": subject, "hash": hash.to_string()})))
-}
-
-/// `POST /api/v1/servers/{name}/removal`: a DSSE envelope around a signed
-/// approval of `server-removal:<name>` at its removal hash.
-pub async fn remove(
-    State(gw): State<Gateway>,
-    headers: HeaderMap,
-    Param(name): Param<String>,
-    Body(body): Body<serde_json::Value>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    crate::reviewer_key::reviewer(&gw, &headers).await?;
-    let env = DsseEnvelope::from_json(&body).map_err(|e| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid",
-            format!("not a DSSE envelope: {e}"),
-        )
-    })?;
-    let claimed = interlock_core::decision::ApprovalStatement::claimed_by(&env).ok();
-    if claimed.as_ref().map(|s| s.plan_id.as_str()) != Some(removal_subject(&name).as_str()) {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid",
-            format!("the statement is not about removing server {name:?}"),
-        ));
-    }
-    let index = gw.remove_server(&env).await?;
-    Ok(Json(json!({"name": name, "removed": true, "leaf": index})))
 }

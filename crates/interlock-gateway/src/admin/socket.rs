@@ -62,7 +62,7 @@ pub enum Request {
     /// `crate::signin`).
     SigninLink,
     /// Add a server to the running gateway, pending review (`interlock
-    /// servers add`; `crate::servers`).
+    /// servers add`; `crate::server_changes`).
     AddServer(crate::server_file::NewServer),
     /// Start the servers `gateway.toml` has and the gateway does not run
     /// (`interlock connect` wrote them).
@@ -361,7 +361,7 @@ async fn answer(
             },
         },
         Request::IssueAdminToken { name, scope } => {
-            match crate::admin_api::issue_token(
+            match crate::admin::api::issue_token(
                 engine,
                 &name,
                 scope,

@@ -16,7 +16,7 @@ use interlock_store::ApiKeyRecord;
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use super::assess::{arguments_digest, assess_with_roots};
+use super::assess::assess_with_roots;
 pub(crate) use super::call::Call;
 use super::envelope::{self, Answer, Recorded};
 use super::held;
@@ -26,11 +26,12 @@ use super::leaf::{
 };
 use super::notifications::NotificationScan;
 use super::progress::{Progress, next_progress_token, set_progress_token};
-use super::round_trip;
 use super::scan::{Scan, Scanned, response_policy, scan_content, scan_error, scan_result};
+use crate::agent::governance;
 use crate::gateway::Gateway;
-use crate::governance;
 use crate::jsonrpc::{self, code};
+use crate::sessions::held_id::arguments_digest;
+use crate::sessions::round_trip;
 use crate::upstream::UpstreamError;
 use interlock_trust::pins::NotServed;
 use interlock_trust::standing;
@@ -163,7 +164,7 @@ async fn refuse_limited(
     agent: &ApiKeyRecord,
     id: &RawValue,
     (server, tool, view, arguments_hash): (&str, &str, &interlock_trust::pins::ServerView, &str),
-    limited: super::limits::Limited,
+    limited: crate::sessions::limits::Limited,
     origin: &Origin<'_>,
 ) -> Vec<u8> {
     let call_id = new_call_id();
@@ -180,11 +181,11 @@ async fn refuse_limited(
     };
     let message = limited.message();
     let data = match &limited.limit {
-        super::limits::Limit::Rate { per_minute } => json!({
+        crate::sessions::limits::Limit::Rate { per_minute } => json!({
             "limit": "rate", "rate_per_minute": per_minute,
             "retry_after_secs": limited.retry_after_secs,
         }),
-        super::limits::Limit::Quota { quota, month } => json!({
+        crate::sessions::limits::Limit::Quota { quota, month } => json!({
             "limit": "quota", "monthly_quota": quota, "month": month,
             "retry_after_secs": limited.retry_after_secs,
         }),
@@ -374,9 +375,14 @@ pub(crate) async fn tools_call(
         }
     };
     if resume.is_none() {
-        let limited =
-            super::limits::check(limits, store, &agent.key_hash, &settings, gw.engine().now())
-                .await;
+        let limited = crate::sessions::limits::check(
+            limits,
+            store,
+            &agent.key_hash,
+            &settings,
+            gw.engine().now(),
+        )
+        .await;
         match limited {
             Ok(None) => {}
             Ok(Some(l)) => {

@@ -41,7 +41,7 @@ pub enum Verdict {
     Forwarded(Basis),
     /// Refused by the key's rate limit or monthly quota (issue 20 item 4):
     /// never assessed, forwarded or held.
-    Limited(super::limits::Limited),
+    Limited(crate::sessions::limits::Limited),
 }
 
 /// Why a forwarded call was allowed to run.
@@ -70,8 +70,8 @@ impl Verdict {
             Verdict::Forwarded(Basis::ShadowWouldStop { .. }) => "shadow_would_block",
             Verdict::Forwarded(Basis::ShadowWouldHold { .. }) => "shadow_would_hold",
             Verdict::Limited(l) => match l.limit {
-                super::limits::Limit::Rate { .. } => "rate_limited",
-                super::limits::Limit::Quota { .. } => "quota_exceeded",
+                crate::sessions::limits::Limit::Rate { .. } => "rate_limited",
+                crate::sessions::limits::Limit::Quota { .. } => "quota_exceeded",
             },
         }
     }
@@ -108,10 +108,10 @@ impl Verdict {
                 let secs = i64::try_from(l.retry_after_secs).unwrap_or(i64::MAX >> 11);
                 m.insert("retry_after_secs".into(), int(secs));
                 match &l.limit {
-                    super::limits::Limit::Rate { per_minute } => {
+                    crate::sessions::limits::Limit::Rate { per_minute } => {
                         m.insert("rate_per_minute".into(), int(*per_minute));
                     }
-                    super::limits::Limit::Quota { quota, month } => {
+                    crate::sessions::limits::Limit::Quota { quota, month } => {
                         m.insert("monthly_quota".into(), int(*quota));
                         m.insert("month".into(), month.as_str().into());
                     }

@@ -5,8 +5,8 @@
 use interlock_store::ApiKeyRecord;
 use serde_json::value::RawValue;
 
+use crate::agent::governance;
 use crate::gateway::Gateway;
-use crate::governance;
 use crate::jsonrpc;
 
 /// The listing for `agent`, paginated as its protocol version wants. With

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::extract::{ApiError, Body, Param, Query};
 use crate::gateway::Gateway;
-use crate::reviewer_key::reviewer;
+use crate::reviewer::key::reviewer;
 
 /// The most receipts one page returns.
 pub const MAX_PAGE: u32 = 500;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::extract::ApiError;
 use crate::gateway::Gateway;
-use crate::reviewer_key::reviewer;
+use crate::reviewer::key::reviewer;
 
 /// `POST /api/v1/alerts/{sink}/test`: one test event through the sink now.
 pub async fn test(
@@ -24,7 +24,8 @@ pub async fn test(
             format!("no alert sink is named `{name}`"),
         ));
     };
-    let outcome = super::send_test(sink, gw.engine().store(), gw.engine().log().origin()).await?;
+    let outcome =
+        crate::alerts::send_test(sink, gw.engine().store(), gw.engine().log().origin()).await?;
     Ok(Json(json!(outcome)))
 }
 
@@ -46,13 +47,13 @@ pub async fn redeliver(
         ));
     };
     let by = json!({"reviewer": who.name, "key_hash": who.key_hash});
-    let outcome = super::redeliver::redeliver(sink, gw.engine(), by).await?;
+    let outcome = crate::alerts::redeliver::redeliver(sink, gw.engine(), by).await?;
     Ok(Json(json!(outcome)))
 }
 
 /// `GET /api/v1/alerts`: the configured sinks and their delivery state.
 pub async fn list(State(gw): State<Gateway>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {
     reviewer(&gw, &headers).await?;
-    let sinks = super::status(&gw).await?;
+    let sinks = crate::alerts::status(&gw).await?;
     Ok(Json(json!({ "sinks": sinks })))
 }

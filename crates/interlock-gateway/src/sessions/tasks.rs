@@ -1,6 +1,6 @@
 //! The gateway's MCP tasks as state: each task, its owner, its status and
 //! answer, and the table that bounds them per key. The protocol's handlers
-//! are [`super::tasks`]; this room is what the gateway holds between them.
+//! are [`crate::agent::calls::tasks`]; this room is what the gateway holds between them.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;

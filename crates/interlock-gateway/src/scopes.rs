@@ -14,9 +14,9 @@ use interlock_canon::{self as canon, Digest, Map, Value};
 use interlock_engine::PlanStatus;
 use interlock_store::ApiKeyKind;
 
-use super::assess::arguments_digest;
 use crate::auth::agent_identity;
 use crate::gateway::Gateway;
+use crate::sessions::held_id::arguments_digest;
 use interlock_trust::standing::{self, Narrowing};
 
 /// How long each scope stands (before the policy's
@@ -129,7 +129,7 @@ struct HeldFacts {
 /// its approved definition and its agent's key to exist.
 pub async fn offers(gw: &Gateway, plan_id: &str) -> Result<Vec<Offer>, ScopeError> {
     let plan = gw.engine().plan(plan_id).await?;
-    if !plan_id.starts_with(super::held_id::HELD_PREFIX) {
+    if !plan_id.starts_with(crate::sessions::held_id::HELD_PREFIX) {
         return Err(ScopeError::NotHeldCall(plan_id.to_owned()));
     }
     if plan.status != PlanStatus::Proposed {

@@ -10,7 +10,7 @@
 //! task does not exist (ids are 128-bit random, and never confirmed to a
 //! stranger). Tasks live in this process's memory (a task does not outlive
 //! its session's process any more than the session does), at most
-//! [`super::task_table::MAX_TASKS_PER_KEY`] per key, each for its `ttl` (at most
+//! [`crate::sessions::tasks::MAX_TASKS_PER_KEY`] per key, each for its `ttl` (at most
 //! [`MAX_TTL_MS`]). `tasks/cancel` stops a held call from waiting; a call
 //! already forwarded upstream finishes and is logged as always (evidence is
 //! never cut short), but its task stays `cancelled`.
@@ -26,9 +26,9 @@ use tokio::sync::{mpsc, watch};
 
 use super::pipeline::{self, Origin};
 use super::progress::Progress;
-use super::task_table::{Answer, State, Task, TaskStatus};
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};
+use crate::sessions::tasks::{Answer, State, Task, TaskStatus};
 
 /// A task's lifetime when the agent asks for none: an hour.
 const DEFAULT_TTL_MS: u64 = 3_600_000;

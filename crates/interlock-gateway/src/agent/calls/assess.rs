@@ -10,7 +10,7 @@
 //!   reviewer ([`held`](super::held)).
 //! - **Stopped**: a secret in the arguments is refused outright.
 
-use interlock_canon::{self as canon, Digest, Map, Value};
+use interlock_canon::{Map, Value};
 use interlock_core::RiskLevel;
 use interlock_inspect::{ArgContext, Finding, Severity, inspect_arguments};
 use interlock_surface::{Hint, Tool};
@@ -200,12 +200,6 @@ pub fn assess_with_roots(
     }
 }
 
-/// The SHA-256 of the canonical arguments (what a held call's plan and a log
-/// leaf name).
-pub fn arguments_digest(arguments: &Value) -> Digest {
-    canon::digest(arguments)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,7 +207,7 @@ mod tests {
     #[test]
     fn attacks_are_held_and_look_alikes_pass() {
         let config = GatewayConfig::default();
-        let args = |s: &str| canon::parse_json(s.as_bytes()).unwrap();
+        let args = |s: &str| interlock_canon::parse_json(s.as_bytes()).unwrap();
         let a = assess(
             &config,
             "db",

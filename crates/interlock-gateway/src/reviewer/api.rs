@@ -27,7 +27,7 @@ use tokio_stream::wrappers::BroadcastStream;
 
 use crate::extract::{ApiError, Body, Param, Query};
 use crate::gateway::Gateway;
-use crate::reviewer_key::reviewer;
+use crate::reviewer::key::reviewer;
 use crate::upstream::LinkState;
 use crate::views::{decision_outcome_json, plan_summary};
 use interlock_trust::pins::ServerView;
@@ -65,7 +65,7 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
         "configured": up.is_some(),
         "transport": up.map(|u| u.transport.describe()),
         // How it is started and what its sandbox grants (issue 38).
-        "launch": crate::launch_view::launch_json(
+        "launch": crate::reviewer::launch::launch_json(
             up.map(|u| &u.transport),
             v.observed.as_ref(),
             v.baseline.as_ref(),
@@ -526,7 +526,7 @@ pub async fn review_server(
 ) -> Result<axum::response::Response, ApiError> {
     use axum::response::IntoResponse as _;
     use interlock_trust::review::idempotency::{Lookup, MAX_KEY_LEN};
-    let caller = crate::reviewer_key::any_reviewer(&gw, &headers).await?;
+    let caller = crate::reviewer::key::any_reviewer(&gw, &headers).await?;
     if caller.role == crate::roles::METRICS_ONLY_ROLE {
         return Err(ApiError(
             StatusCode::FORBIDDEN,
@@ -865,7 +865,7 @@ pub async fn held_call_scopes(
 ) -> ApiResult {
     reviewer(&gw, &headers).await?;
     let plan = gw.engine().plan(&id).await?;
-    let offers = crate::calls::scopes::offers(&gw, &id).await?;
+    let offers = crate::scopes::offers(&gw, &id).await?;
     Ok(Json(json!({
         "plan_id": id,
         "plan_hash": plan.plan_hash,
@@ -926,7 +926,7 @@ pub async fn revoke_standing(
 }
 
 /// One scope a held call may be approved for, as the reviewer API shows it.
-fn scope_offer_json(o: &crate::calls::scopes::Offer) -> Value {
+fn scope_offer_json(o: &crate::scopes::Offer) -> Value {
     json!({
         "scope": o.scope.as_str(),
         "label": o.scope.label(),
@@ -941,9 +941,9 @@ fn scope_offer_json(o: &crate::calls::scopes::Offer) -> Value {
     })
 }
 
-impl From<crate::calls::scopes::ScopeError> for ApiError {
-    fn from(e: crate::calls::scopes::ScopeError) -> ApiError {
-        use crate::calls::scopes::ScopeError as S;
+impl From<crate::scopes::ScopeError> for ApiError {
+    fn from(e: crate::scopes::ScopeError) -> ApiError {
+        use crate::scopes::ScopeError as S;
         match e {
             S::Engine(e) => e.into(),
             S::Store(e) => e.into(),

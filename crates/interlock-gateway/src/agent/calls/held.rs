@@ -22,7 +22,7 @@ use crate::jsonrpc;
 use interlock_core::time::rfc3339;
 
 /// Marks a held-call plan's id (`call-<args digest prefix>-<random>`).
-use super::held_id::HELD_PREFIX;
+use crate::sessions::held_id::HELD_PREFIX;
 
 /// How often a waiting held call polls for its decision (made in this
 /// process or another: the store is the truth).
@@ -92,7 +92,7 @@ pub(crate) async fn hold(
 }
 
 /// A stateless client's retry of a held call (the 2026-07-28 round trip,
-/// [`super::round_trip`]): waits again for the plan its sealed state names,
+/// [`crate::sessions::round_trip`]): waits again for the plan its sealed state names,
 /// without proposing a new one or logging another hold.
 pub(crate) async fn resume(call: &Call<'_>, progress: Option<&Progress>, plan_id: &str) -> Vec<u8> {
     let (gw, id) = (call.gw, call.id);
@@ -184,7 +184,7 @@ async fn wait(
     if call.session.is_none() {
         // A stateless (2026-07-28) client retries with the sealed state by
         // itself and keeps waiting for this plan.
-        let state = super::round_trip::state_for(
+        let state = crate::sessions::round_trip::state_for(
             plan_id,
             &call.agent.key_hash,
             call.exposed,
@@ -192,7 +192,10 @@ async fn wait(
             gw.engine().now(),
         );
         let sealed = gw.sealer().seal(&state);
-        return jsonrpc::result_value(id, &super::round_trip::input_required(&sealed, plan_id));
+        return jsonrpc::result_value(
+            id,
+            &crate::sessions::round_trip::input_required(&sealed, plan_id),
+        );
     }
     let text = format!(
         "This call was held for human review as plan `{plan_id}` ({reasons}). It has not run. \

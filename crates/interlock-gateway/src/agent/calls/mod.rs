@@ -9,21 +9,18 @@
 //! - [`scan`]: the response scan (redact or withhold what a result carries).
 //! - [`envelope`]: each tool's behavioural envelope, learned then enforced
 //!   (arguments before the call: hold; the result after: withhold).
-//! - [`scopes`]: what a held call may be approved for (once, this session, an
-//!   hour, these exact arguments): the standing approvals offered from its review.
 //! - [`call`]: the call as the stages see it (routed, inspected, bound).
-//! - [`held_id`]: how a held call's plan id is told from a proposed plan's.
 //! - [`held`]: the held call's lifecycle (proposed as a plan, waited on, run
 //!   once when approved).
 //! - [`leaf`]: verdicts, outcomes and the shape of the `tool.call`,
 //!   `prompt.get` and `resource.read` leaves, as types.
 //! - [`notifications`]: the screen a call's relayed notifications pass through.
 //! - [`progress`]: reporting to the agent's SSE stream while a call waits or runs.
-//! - [`round_trip`]: a stateless (2026-07-28) client's held call: a sealed
-//!   `requestState` it retries with, to keep waiting for the same plan.
-//! - [`task_table`]: the tasks the gateway holds, bounded per key.
 //! - [`tasks`]: task-augmented calls (MCP tasks): answered at once, a held call
 //!   waiting its task's lifetime, polled and fetched by the agent.
+//!
+//! What the gateway keeps for agents between requests (tasks, sealed
+//! round-trip states, rate buckets, held-call ids) is `crate::sessions`.
 //!
 //! Architecture invariant: a check on tool calls goes in [`assess`] (before)
 //! or [`scan`] (after), or [`envelope`] (both), and its verdict into [`leaf::Verdict`]; nothing else in
@@ -33,15 +30,10 @@ pub mod assess;
 pub(crate) mod call;
 pub mod envelope;
 pub(crate) mod held;
-pub mod held_id;
 pub mod leaf;
-pub mod limits;
 pub(crate) mod listing;
 pub(crate) mod notifications;
 pub(crate) mod pipeline;
 pub(crate) mod progress;
-pub(crate) mod round_trip;
 pub mod scan;
-pub mod scopes;
-pub(crate) mod task_table;
 pub(crate) mod tasks;

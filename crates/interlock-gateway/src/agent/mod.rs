@@ -1,0 +1,18 @@
+//! The agent face: the MCP endpoint agents call (`/mcp`), and everything it
+//! answers with.
+//!
+//! - [`mcp`]: the Streamable HTTP transport and JSON-RPC framing; sessions
+//!   and the stateless era; which method goes where.
+//! - [`calls`]: `tools/list` and the tool call's path, stage by stage.
+//! - [`content`]: prompts, resources and completions of approved servers.
+//! - [`governance`]: the governance tools (`propose_plan`, `get_plan`,
+//!   `list_plans`, `execute_plan`).
+//!
+//! Architecture invariant: nothing outside this folder imports it but the
+//! routes that join the faces (`http`), and it imports no other face
+//! (`no_import_runs_from_a_lower_room_into_a_face`).
+
+pub mod calls;
+pub mod content;
+pub mod governance;
+pub mod mcp;
