@@ -155,7 +155,7 @@ fn is_path_attribute(toks: &[Spanned], i: usize) -> bool {
 /// leaf's full path goes to `out`. Returns the index after the tree, or
 /// `None` for a group that does not parse. In a group, a leaf `self` is the
 /// group's prefix itself.
-fn use_tree(
+pub(crate) fn use_tree(
     toks: &[Spanned],
     mut i: usize,
     prefix: Vec<String>,
@@ -214,7 +214,7 @@ fn use_tree(
 }
 
 /// The identifiers of a path from `i`, as far as they go.
-fn plain_path(toks: &[Spanned], mut i: usize) -> Vec<String> {
+pub(crate) fn plain_path(toks: &[Spanned], mut i: usize) -> Vec<String> {
     let mut path = Vec::new();
     while let Some(Token::Ident(s)) = tok(toks, i) {
         path.push(s.clone());

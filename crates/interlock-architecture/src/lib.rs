@@ -10,7 +10,10 @@
 //!   (with a ratchet for the circles that exist today, issue 37);
 //! - faces: inside a crate, no import runs from a lower room into a face, or
 //!   from one face into another (the document's `# faces` block);
-//! - invariants: every "Architecture invariant:" names the test that holds it.
+//! - invariants: every "Architecture invariant:" names the test that holds it;
+//! - rules the invariants name, each a test of its own: which packages may
+//!   depend on which libraries (SQL, HTTP, I/O), which names a package's code
+//!   may not spell, and that every package forbids `unsafe` code.
 //!
 //! Modules, one job each:
 //! - [`lexer`]: code without comments and literals, as tokens.
@@ -24,10 +27,14 @@
 //! - [`metadata`]: packages as `cargo metadata` reports them.
 //! - [`test_fns`]: the test functions of a file.
 //! - [`invariants`]: the document's invariants and the tests they name.
+//! - [`names`]: the paths a file's code spells, and the ones a rule forbids.
+//! - [`deps`]: which libraries a package may depend on.
+//! - [`lints`]: whether a package's manifest forbids `unsafe` code.
 //! - [`repo`]: the real repository, read from disk.
 #![forbid(unsafe_code)]
 
 pub mod circles;
+pub mod deps;
 pub mod doc;
 pub mod edges;
 pub mod faces;
@@ -35,8 +42,10 @@ pub mod graph;
 pub mod imports;
 pub mod invariants;
 pub mod lexer;
+pub mod lints;
 pub mod metadata;
 pub mod modules;
+pub mod names;
 pub mod repo;
 pub mod test_fns;
 

@@ -26,6 +26,12 @@ pub struct Package {
     /// Its normal and build dependencies on `interlock*` packages (not its
     /// dev-dependencies: tests may reach anywhere).
     pub internal: BTreeSet<String>,
+    /// Its normal and build dependencies on every other library, by package
+    /// name (what the library rules of [`crate::deps`] read).
+    pub external: BTreeSet<String>,
+    /// The root directory of the workspace it belongs to (whose manifest
+    /// holds the `[workspace.lints]` it may inherit).
+    pub workspace_root: PathBuf,
     /// Its library and binary roots under `dir/src/` (each a crate of files).
     pub roots: Vec<PathBuf>,
 }
@@ -73,6 +79,7 @@ pub fn packages(json: &Value) -> Result<Vec<Package>, String> {
         .iter()
         .filter_map(Value::as_str)
         .collect();
+    let workspace_root = PathBuf::from(json["workspace_root"].as_str().ok_or("no workspace_root")?);
     let mut out = Vec::new();
     for package in json["packages"].as_array().ok_or("no packages")? {
         let id = package["id"].as_str().ok_or("a package without an id")?;
@@ -90,15 +97,14 @@ pub fn packages(json: &Value) -> Result<Vec<Package>, String> {
             .parent()
             .ok_or("a manifest_path without a directory")?
             .to_path_buf();
-        let internal = package["dependencies"]
+        let (internal, external): (BTreeSet<String>, BTreeSet<String>) = package["dependencies"]
             .as_array()
             .ok_or("a package without dependencies")?
             .iter()
             .filter(|dep| dep["kind"].is_null() || dep["kind"] == "build")
             .filter_map(|dep| dep["name"].as_str())
-            .filter(|dep| dep.starts_with(PREFIX))
             .map(str::to_string)
-            .collect();
+            .partition(|dep| dep.starts_with(PREFIX));
         let src = dir.join("src");
         let roots = package["targets"]
             .as_array()
@@ -118,6 +124,8 @@ pub fn packages(json: &Value) -> Result<Vec<Package>, String> {
             name,
             dir,
             internal,
+            external,
+            workspace_root: workspace_root.clone(),
             roots,
         });
     }
@@ -132,6 +140,7 @@ mod tests {
     #[test]
     fn members_their_internal_normal_and_build_dependencies_and_roots() {
         let json = serde_json::json!({
+            "workspace_root": "/r",
             "workspace_members": ["path+file:///r#a@0.1.0", "path+file:///r/crates/b#0.1.0"],
             "packages": [
                 {
@@ -179,6 +188,15 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["interlock-b", "interlock-c"]
         );
+        assert_eq!(
+            packages[0]
+                .external
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+            ["serde"]
+        );
+        assert_eq!(packages[0].workspace_root, PathBuf::from("/r"));
         assert_eq!(packages[0].roots, [PathBuf::from("/r/src/main.rs")]);
         assert_eq!(packages[1].roots, [PathBuf::from("/r/crates/b/src/lib.rs")]);
     }

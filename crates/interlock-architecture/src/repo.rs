@@ -1,12 +1,11 @@
 //! The real repository: its packages (both cargo workspaces), their crates
-//! of files, docs/ARCHITECTURE.md and its tests, and the four checks run on
-//! them.
+//! of files, docs/ARCHITECTURE.md and its tests, and the checks run on them.
 //!
 //! Why one place: the checks themselves are pure functions over text
 //! (tested on fixtures in their modules); only this module reads the disk
 //! and runs cargo.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -15,7 +14,7 @@ use crate::edges::{self, Edges};
 use crate::invariants::{self, Invariant};
 use crate::metadata::{self, Package};
 use crate::modules::CrateTree;
-use crate::{Error, doc, faces, test_fns};
+use crate::{Error, deps, doc, faces, lints, names, test_fns};
 
 /// Where the document is, from the repository root.
 pub const ARCHITECTURE_MD: &str = "docs/ARCHITECTURE.md";
@@ -186,6 +185,107 @@ impl Repo {
             .into_iter()
             .cloned()
             .collect())
+    }
+
+    /// Each package's normal and build dependencies on other libraries.
+    pub fn external_deps(&self) -> BTreeMap<String, BTreeSet<String>> {
+        self.packages
+            .iter()
+            .map(|p| (p.name.clone(), p.external.clone()))
+            .collect()
+    }
+
+    /// A library rule ([`deps::problems`]) on the packages `which` picks.
+    pub fn library_problems(
+        &self,
+        which: impl Fn(&str) -> bool,
+        libraries: &[&str],
+        allowed: &[(&str, &str)],
+    ) -> Vec<String> {
+        let mut deps = self.external_deps();
+        deps.retain(|package, _| which(package));
+        deps::problems(&deps, libraries, allowed)
+    }
+
+    /// The package named `name`.
+    fn package(&self, name: &str) -> Result<&Package, Error> {
+        self.packages
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| Error::Cargo(format!("no workspace package is named {name}")))
+    }
+
+    /// Every `.rs` file under the `src/` of package `name`: its
+    /// repository-relative path and its text.
+    pub fn sources(&self, name: &str) -> Result<Vec<(String, String)>, Error> {
+        let package = self.package(name)?;
+        let mut out = Vec::new();
+        for file in rust_files(&package.dir.join("src"))? {
+            let text = fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+            out.push((self.relative(&file), text));
+        }
+        Ok(out)
+    }
+
+    /// Every path that one of `patterns` matches ([`names::forbidden`]) in
+    /// the sources of the packages `which` picks.
+    pub fn names_in<'p>(
+        &self,
+        which: impl Fn(&str) -> bool,
+        patterns: &[&'p str],
+    ) -> Result<Vec<Named<'p>>, Error> {
+        let mut out = Vec::new();
+        for package in self.packages.iter().filter(|p| which(&p.name)) {
+            for (file, text) in self.sources(&package.name)? {
+                for hit in names::forbidden(&text, patterns) {
+                    out.push(Named {
+                        package: package.name.clone(),
+                        file: file.clone(),
+                        hit,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every package whose manifest does not forbid `unsafe` code
+    /// ([`lints::forbids_unsafe`]), one message each.
+    pub fn unsafe_problems(&self) -> Result<Vec<String>, Error> {
+        let mut out = Vec::new();
+        for package in &self.packages {
+            let manifest = package.dir.join("Cargo.toml");
+            let workspace = package.workspace_root.join("Cargo.toml");
+            let read = |p: &Path| fs::read_to_string(p).map_err(|e| Error::io(p, e));
+            if !lints::forbids_unsafe(&read(&manifest)?, &read(&workspace)?) {
+                out.push(format!(
+                    "{} ({}) does not forbid unsafe code: `[lints] workspace = true` under a \
+                     workspace with `unsafe_code = \"forbid\"`, or `[lints.rust] unsafe_code = \"forbid\"`",
+                    package.name,
+                    self.relative(&manifest)
+                ));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A forbidden name found in a package's code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named<'p> {
+    pub package: String,
+    /// The file, repository-relative.
+    pub file: String,
+    pub hit: names::Hit<'p>,
+}
+
+impl Named<'_> {
+    /// `package file:line: path (pattern)`, for a failure message.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {}:{}: `{}` (`{}`)",
+            self.package, self.file, self.hit.line, self.hit.path, self.hit.pattern
+        )
     }
 }
 

@@ -21,7 +21,7 @@
 //! - [`events`]: the event bus and its typed event kinds.
 //!
 //! Architecture invariant: nothing here speaks HTTP or MCP — no axum, hyper,
-//! reqwest or rmcp in this crate's dependencies (`crate_edges_are_the_documented_ones`).
+//! reqwest or rmcp in this crate's dependencies (`only_the_gateway_speaks_http_and_mcp`).
 #![forbid(unsafe_code)]
 
 pub mod envelopes;
