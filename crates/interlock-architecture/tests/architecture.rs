@@ -293,3 +293,19 @@ fn every_signature_check_is_strict() {
         problems.join("\n  - ")
     );
 }
+
+/// The longest docs/ARCHITECTURE.md may grow (issue 37): an architecture
+/// document stays true only while a reader can hold all of it, so it names
+/// directories, boundaries and invariants, not every file; detail belongs in
+/// the module headers and the other documents it links.
+const ARCHITECTURE_MD_MAX_LINES: usize = 300;
+
+#[test]
+fn the_architecture_document_stays_short() {
+    let lines = repo().doc.lines().count();
+    assert!(
+        lines <= ARCHITECTURE_MD_MAX_LINES,
+        "{ARCHITECTURE_MD} has {lines} lines, more than {ARCHITECTURE_MD_MAX_LINES}: move detail \
+         to the module headers or the documents it links"
+    );
+}
