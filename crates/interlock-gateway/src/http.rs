@@ -16,11 +16,8 @@ use axum::routing::get;
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
 
-use crate::agent::mcp;
 use crate::gateway::Gateway;
 use crate::peer::Peer;
-use crate::reviewer::api;
-use crate::reviewer::receipts;
 
 /// What the Host/Origin guard compares against: the address actually bound
 /// (the config may say port 0).
@@ -36,119 +33,9 @@ pub fn router(gw: Gateway, bound: SocketAddr) -> Router {
     let limit = gw.config().limits.max_body_bytes;
     let ui_dir = gw.config().ui_dir.clone();
     let mut router = Router::new()
-        .route("/mcp", get(mcp::get).post(mcp::post).delete(mcp::delete))
-        .route("/api/v1/openapi.json", get(api::openapi))
-        .route("/api/v1/inbox", get(api::inbox))
-        .route("/api/v1/plans", get(api::plans))
-        .route("/api/v1/plans/{id}", get(api::plan))
-        .route(
-            "/api/v1/plans/{id}/decisions",
-            axum::routing::post(api::decide_plan),
-        )
-        .route("/api/v1/plans/{id}/scopes", get(api::held_call_scopes))
-        .route(
-            "/api/v1/plans/{id}/rollback",
-            axum::routing::post(api::propose_rollback),
-        )
-        .route(
-            "/api/v1/servers",
-            get(api::servers).post(crate::reviewer::servers::add),
-        )
-        .route(
-            "/api/v1/servers/{name}/removal",
-            get(crate::reviewer::servers::removal).post(crate::reviewer::servers::remove),
-        )
-        .route("/api/v1/servers/{name}", get(api::server))
-        .route(
-            "/api/v1/servers/{name}/decisions",
-            axum::routing::post(api::decide_server),
-        )
-        .route(
-            "/api/v1/servers/{name}/review",
-            axum::routing::post(api::review_server),
-        )
-        .route(
-            "/api/v1/servers/{name}/tools/{tool}/decisions",
-            axum::routing::post(api::decide_tool),
-        )
-        .route("/api/v1/surfaces/{hash}", get(api::surface))
-        .route("/api/v1/claims", get(api::claims))
-        .route(
-            "/api/v1/servers/{name}/envelopes/{tool}/widening",
-            get(api::envelope_widening),
-        )
-        .route(
-            "/api/v1/servers/{name}/envelopes/{tool}/decisions",
-            axum::routing::post(api::decide_envelope),
-        )
-        .route("/api/v1/approvers", get(api::approvers))
-        .route("/api/v1/admin/whoami", get(crate::admin::api::whoami))
-        .route(
-            "/api/v1/admin/keys",
-            get(crate::admin::api::keys).post(crate::admin::api::create_key),
-        )
-        .route(
-            "/api/v1/admin/keys/{id}",
-            axum::routing::patch(crate::admin::api::update_key),
-        )
-        .route(
-            "/api/v1/admin/keys/{id}/rotate",
-            axum::routing::post(crate::admin::api::rotate_key),
-        )
-        .route(
-            "/api/v1/admin/keys/{id}/revoke",
-            axum::routing::post(crate::admin::api::revoke_key),
-        )
-        .route(
-            "/api/v1/admin/tokens",
-            get(crate::admin::api::tokens).post(crate::admin::api::create_token),
-        )
-        .route(
-            "/api/v1/admin/tokens/{id}/revoke",
-            axum::routing::post(crate::admin::api::revoke_token),
-        )
-        .route("/api/v1/clients", get(crate::reviewer::clients::list))
-        .route(
-            "/api/v1/clients/{client}/connect",
-            axum::routing::post(crate::reviewer::clients::connect),
-        )
-        .route(
-            "/api/v1/clients/{client}/undo",
-            axum::routing::post(crate::reviewer::clients::undo),
-        )
-        .route(
-            "/api/v1/signin",
-            axum::routing::post(crate::reviewer::signin::redeem_handler),
-        )
-        .route(
-            "/api/v1/standing",
-            get(api::standing).post(api::grant_standing),
-        )
-        .route(
-            "/api/v1/standing/{id}/revoke",
-            axum::routing::post(api::revoke_standing),
-        )
-        .route("/api/v1/log", get(api::log))
-        .route("/api/v1/log/checkpoint", get(api::checkpoint))
-        .route("/api/v1/log/{index}/proof", get(api::log_proof))
-        .route("/api/v1/log/{index}/tlog-proof", get(receipts::tlog_proof))
-        .route("/api/v1/receipts", get(receipts::receipts))
-        .route("/api/v1/overview", get(receipts::overview))
-        .route(
-            "/api/v1/receipts/export",
-            axum::routing::post(receipts::export),
-        )
-        .route("/api/v1/alerts", get(crate::reviewer::alerts::list))
-        .route(
-            "/api/v1/alerts/{sink}/test",
-            axum::routing::post(crate::reviewer::alerts::test),
-        )
-        .route(
-            "/api/v1/alerts/{sink}/redeliver",
-            axum::routing::post(crate::reviewer::alerts::redeliver),
-        )
-        .route("/metrics", get(crate::reviewer::metrics::serve))
-        .route("/api/v1/events", get(api::events))
+        .merge(crate::agent::routes())
+        .merge(crate::reviewer::routes())
+        .merge(crate::admin::routes())
         .route("/healthz", get(|| async { "ok" }));
     if let Some(dir) = ui_dir {
         // The review UI: static files, with every unknown path answered by

@@ -148,6 +148,41 @@ fn start_egress(gw: &Gateway, up: &Upstream) -> Option<crate::upstream::egress::
 /// Keeps one upstream connected: connect, handshake, list and pin its tools;
 /// re-list on `list_changed`, on request and periodically; reconnect with
 /// backoff when it dies.
+/// Lists and pins what `up` serves on `conn` now, then runs its probes.
+async fn relist(
+    gw: &Gateway,
+    up: &Upstream,
+    conn: &Connection,
+    instructions: Option<&str>,
+    list_timeout: Duration,
+) -> Result<(), crate::upstream::UpstreamError> {
+    let limits = &gw.0.config.limits;
+    let tools = conn
+        .list_tools(list_timeout, limits.tools_list_caps())
+        .await?;
+    let mut listing = crate::listing::pinned_listing(
+        conn,
+        up.hello().as_ref(),
+        &up.pin,
+        limits,
+        instructions,
+        tools,
+    )
+    .await?;
+    listing.launch = up.transport.pinned_launch();
+    gw.0.pins
+        .observe(&up.name, listing)
+        .await
+        .map_err(|e| crate::upstream::UpstreamError::Unavailable(e.to_string()))?;
+    // Behaviour, after the surface: the probes run on this connection, not
+    // through the agent surface. A failure to record them is logged, and the
+    // next re-check tries again.
+    if let Err(e) = crate::probes::run(gw, &up.name, &up.probes, conn).await {
+        tracing::warn!(server = %up.name, error = %e, "probes failed to run");
+    }
+    Ok(())
+}
+
 async fn supervise(gw: Gateway, up: Arc<Upstream>) {
     // A `command` server whose sandbox lists destinations reaches them only
     // through its egress proxy, and only while approved (issue 38); the
@@ -180,32 +215,7 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                 let conn = Arc::new(conn);
                 let instructions = hello.instructions.clone();
                 *up.hello.write().expect("hello lock") = Some(hello);
-                let relist = || async {
-                    let tools = conn
-                        .list_tools(list_timeout, limits.tools_list_caps())
-                        .await?;
-                    let mut listing = crate::listing::pinned_listing(
-                        &conn,
-                        up.hello().as_ref(),
-                        &up.pin,
-                        &limits,
-                        instructions.as_deref(),
-                        tools,
-                    )
-                    .await?;
-                    listing.launch = up.transport.pinned_launch();
-                    gw.0.pins
-                        .observe(&up.name, listing)
-                        .await
-                        .map_err(|e| crate::upstream::UpstreamError::Unavailable(e.to_string()))?;
-                    // Behaviour, after the surface: the probes run on this
-                    // connection, not through the agent surface. A failure to
-                    // record them is logged, and the next re-check tries again.
-                    if let Err(e) = crate::probes::run(&gw, &up.name, &up.probes, &conn).await {
-                        tracing::warn!(server = %up.name, error = %e, "probes failed to run");
-                    }
-                    Ok::<(), crate::upstream::UpstreamError>(())
-                };
+                let relist = || relist(&gw, &up, &conn, instructions.as_deref(), list_timeout);
                 match relist().await {
                     Err(e) => {
                         conn.close().await;

@@ -34,6 +34,17 @@ use crate::events::{EventBus, EventType, GatewayEvent};
 /// names (`files__read_file`). Server names may not contain it.
 pub const TOOL_SEPARATOR: &str = "__";
 
+/// A changed surface as its leaf says it ([`Pins::observe`]).
+struct SurfaceChange<'a> {
+    status: ServerStatus,
+    drift: &'a [Drift],
+    drift_json: Vec<serde_json::Value>,
+    blocked: &'a BTreeMap<String, String>,
+    /// Some listed content (a prompt, a resource) is held back.
+    content_held: bool,
+    observed_hash: &'a str,
+}
+
 /// Why pinning could not do what was asked.
 #[derive(Debug, thiserror::Error)]
 pub enum PinError {
@@ -526,60 +537,14 @@ impl Pins {
         let store = self.engine.store();
         for _attempt in 0..8 {
             let Some(record) = store.server(name).await? else {
-                let update = ServerUpdate {
-                    status: ServerStatus::Pending,
-                    baseline_hash: None,
-                    baseline: None,
-                    observed_hash: Some(observed_hash.clone()),
-                    observed: Some(canon::canonical_bytes(&observed.to_value())),
-                    drift: b"[]".to_vec(),
-                    blocked_tools: b"{}".to_vec(),
-                };
-                let record = match store.insert_server(name, &update).await {
-                    Ok(r) => r,
-                    Err(StoreError::Duplicate { .. }) => continue,
-                    Err(e) => return Err(e.into()),
-                };
-                // First contact is scanned too: the findings and the risk are
-                // evidence in the leaf and shown in the pending review.
-                let first = first_contact_record(&observed);
-                let risk = first["risk"].as_str().unwrap_or("low").to_owned();
-                let found = first["findings"].as_array().map_or(0, Vec::len);
-                let index = self
-                    .log(
-                        EventType::ServerPending,
-                        name,
-                        [
-                            ("surface_hash", observed_hash.as_str().into()),
-                            ("tools", int(observed.tools().len())),
-                            ("first_contact", to_canon(&first)),
-                        ],
-                    )
-                    .await?;
-                self.events.send(GatewayEvent::server(
-                    EventType::ServerPending,
-                    name,
-                    if found == 0 {
-                        format!(
-                            "New MCP server `{name}` ({} tools) waits for review",
-                            observed.tools().len()
-                        )
-                    } else {
-                        format!(
-                            "New MCP server `{name}` ({} tools) waits for review: {found} finding(s), {risk} risk",
-                            observed.tools().len()
-                        )
-                    },
-                    // Never below medium: a new server always waits for a reviewer.
-                    if matches!(risk.as_str(), "high" | "critical") {
-                        risk.as_str()
-                    } else {
-                        "medium"
-                    },
-                    &observed_hash,
-                    Some(index),
-                ));
-                return Ok(self.install(record, Arc::clone(&raw_tools)));
+                match self
+                    .first_contact(name, &observed, &observed_hash, &raw_tools)
+                    .await?
+                {
+                    Some(view) => return Ok(view),
+                    // Another writer inserted it first: read it again.
+                    None => continue,
+                }
             };
             if record.observed_hash.as_deref() == Some(observed_hash.as_str()) {
                 // Same surface as last time (a reconnect, a reordered listing).
@@ -587,39 +552,7 @@ impl Pins {
                 return Ok(view);
             }
             let baseline = decode_surface(name, record.baseline.as_deref())?;
-            let (status, drift, blocked) = match (&baseline, record.status) {
-                (Some(baseline), ServerStatus::Trusted | ServerStatus::Quarantined) => {
-                    let drifts = interlock_surface::diff(baseline, &observed);
-                    let (server_action, tool_actions) = self.policy.assess(&drifts);
-                    // Held content is derived from the stored drift (see
-                    // [`blocked_content`]); nothing more to carry here.
-                    let mut status = record.status;
-                    if matches!(server_action, Some(Action::Hold | Action::Quarantine)) {
-                        status = ServerStatus::Quarantined;
-                    }
-                    // Quarantines are sticky until a reviewer decides.
-                    let mut blocked: BTreeMap<String, String> =
-                        serde_json::from_slice::<BTreeMap<String, String>>(&record.blocked_tools)
-                            .unwrap_or_default()
-                            .into_iter()
-                            .filter(|(_, a)| Blocked::from_stored(a).sticky())
-                            .collect();
-                    for (tool, action) in tool_actions {
-                        if action != Action::Monitor {
-                            let e = blocked
-                                .entry(tool)
-                                .or_insert_with(|| action.name().to_owned());
-                            if action == Action::Quarantine && e != Blocked::ByReviewer.name() {
-                                *e = Blocked::Quarantined.name().to_owned();
-                            }
-                        }
-                    }
-                    (status, drifts, blocked)
-                }
-                // Pending and rejected servers: just remember what they list
-                // (and the tools a reviewer blocked during review).
-                _ => (record.status, Vec::new(), reviewer_blocks(&record)),
-            };
+            let (status, drift, blocked) = self.judge(&record, baseline.as_ref(), &observed);
             let drift_json: Vec<serde_json::Value> = drift
                 .iter()
                 .map(|d| drift_record(d, &self.policy))
@@ -653,59 +586,195 @@ impl Pins {
             if !drift.is_empty() || unblocked {
                 // A drift that reverted (a held tool listed as approved again)
                 // is a leaf too: its window closes here, with `drift` empty.
-                let worst = drift
-                    .iter()
-                    .map(|d| d.severity())
-                    .max()
-                    .unwrap_or(interlock_surface::Severity::Info);
-                let kind = if status == ServerStatus::Quarantined
-                    && record.status != ServerStatus::Quarantined
-                {
-                    EventType::ServerQuarantined
-                } else if !blocked.is_empty() || !content_held.is_empty() {
-                    EventType::ServerDriftHeld
-                } else {
-                    EventType::ServerDrift
+                let change = SurfaceChange {
+                    status,
+                    drift: &drift,
+                    drift_json,
+                    blocked: &blocked,
+                    content_held: !content_held.is_empty(),
+                    observed_hash: &observed_hash,
                 };
-                let index = self
-                    .log(
-                        kind,
-                        name,
-                        [
-                            (
-                                "baseline_hash",
-                                record.baseline_hash.clone().unwrap_or_default().into(),
-                            ),
-                            ("surface_hash", observed_hash.as_str().into()),
-                            ("status", status.as_str().into()),
-                            (
-                                "drift",
-                                to_canon(&serde_json::Value::Array(drift_json.clone())),
-                            ),
-                            (
-                                "blocked_tools",
-                                to_canon(&serde_json::to_value(&blocked).expect("JSON")),
-                            ),
-                        ],
-                    )
-                    .await?;
-                let headline = drift
-                    .iter()
-                    .max_by_key(|d| d.severity())
-                    .map(|d| d.to_string())
-                    .unwrap_or_else(|| "the drift reverted to the approved surface".into());
-                self.events.send(GatewayEvent::server(
-                    kind,
-                    name,
-                    headline,
-                    worst.name(),
-                    &observed_hash,
-                    Some(index),
-                ));
+                self.record_change(name, &record, change).await?;
             }
             return Ok(view);
         }
         Err(PinError::Contended(name.to_owned()))
+    }
+
+    /// A server seen for the first time: inserted PENDING, its first-contact
+    /// scan in the `server.pending` leaf. `None` when another writer inserted
+    /// it first.
+    async fn first_contact(
+        &self,
+        name: &str,
+        observed: &Surface,
+        observed_hash: &str,
+        raw_tools: &Arc<Listing>,
+    ) -> Result<Option<Arc<ServerView>>, PinError> {
+        let store = self.engine.store();
+        let update = ServerUpdate {
+            status: ServerStatus::Pending,
+            baseline_hash: None,
+            baseline: None,
+            observed_hash: Some(observed_hash.to_owned()),
+            observed: Some(canon::canonical_bytes(&observed.to_value())),
+            drift: b"[]".to_vec(),
+            blocked_tools: b"{}".to_vec(),
+        };
+        let record = match store.insert_server(name, &update).await {
+            Ok(r) => r,
+            Err(StoreError::Duplicate { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        // First contact is scanned too: the findings and the risk are
+        // evidence in the leaf and shown in the pending review.
+        let first = first_contact_record(observed);
+        let risk = first["risk"].as_str().unwrap_or("low").to_owned();
+        let found = first["findings"].as_array().map_or(0, Vec::len);
+        let index = self
+            .log(
+                EventType::ServerPending,
+                name,
+                [
+                    ("surface_hash", observed_hash.into()),
+                    ("tools", int(observed.tools().len())),
+                    ("first_contact", to_canon(&first)),
+                ],
+            )
+            .await?;
+        self.events.send(GatewayEvent::server(
+            EventType::ServerPending,
+            name,
+            if found == 0 {
+                format!(
+                    "New MCP server `{name}` ({} tools) waits for review",
+                    observed.tools().len()
+                )
+            } else {
+                format!(
+                    "New MCP server `{name}` ({} tools) waits for review: {found} finding(s), {risk} risk",
+                    observed.tools().len()
+                )
+            },
+            // Never below medium: a new server always waits for a reviewer.
+            if matches!(risk.as_str(), "high" | "critical") {
+                risk.as_str()
+            } else {
+                "medium"
+            },
+            observed_hash,
+            Some(index),
+        ));
+        Ok(Some(self.install(record, Arc::clone(raw_tools))))
+    }
+
+    /// What a changed listing means for a server: its status, the drift
+    /// from its approved baseline, and the tools (or content) it holds back.
+    /// Quarantines are sticky until a reviewer decides; a pending or rejected
+    /// server only remembers what it lists.
+    fn judge(
+        &self,
+        record: &ServerRecord,
+        baseline: Option<&Surface>,
+        observed: &Surface,
+    ) -> (ServerStatus, Vec<Drift>, BTreeMap<String, String>) {
+        match (baseline, record.status) {
+            (Some(baseline), ServerStatus::Trusted | ServerStatus::Quarantined) => {
+                let drifts = interlock_surface::diff(baseline, observed);
+                let (server_action, tool_actions) = self.policy.assess(&drifts);
+                // Held content is derived from the stored drift (see
+                // [`blocked_content`]); nothing more to carry here.
+                let mut status = record.status;
+                if matches!(server_action, Some(Action::Hold | Action::Quarantine)) {
+                    status = ServerStatus::Quarantined;
+                }
+                // Quarantines are sticky until a reviewer decides.
+                let mut blocked: BTreeMap<String, String> =
+                    serde_json::from_slice::<BTreeMap<String, String>>(&record.blocked_tools)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|(_, a)| Blocked::from_stored(a).sticky())
+                        .collect();
+                for (tool, action) in tool_actions {
+                    if action != Action::Monitor {
+                        let e = blocked
+                            .entry(tool)
+                            .or_insert_with(|| action.name().to_owned());
+                        if action == Action::Quarantine && e != Blocked::ByReviewer.name() {
+                            *e = Blocked::Quarantined.name().to_owned();
+                        }
+                    }
+                }
+                (status, drifts, blocked)
+            }
+            // Pending and rejected servers: just remember what they list
+            // (and the tools a reviewer blocked during review).
+            _ => (record.status, Vec::new(), reviewer_blocks(record)),
+        }
+    }
+
+    /// The leaf and event of a surface change (a drift, a quarantine, a held
+    /// tool, or a drift reverted).
+    async fn record_change(
+        &self,
+        name: &str,
+        record: &ServerRecord,
+        change: SurfaceChange<'_>,
+    ) -> Result<(), PinError> {
+        let SurfaceChange {
+            status,
+            drift,
+            drift_json,
+            blocked,
+            content_held,
+            observed_hash,
+        } = change;
+        let worst = drift
+            .iter()
+            .map(|d| d.severity())
+            .max()
+            .unwrap_or(interlock_surface::Severity::Info);
+        let kind =
+            if status == ServerStatus::Quarantined && record.status != ServerStatus::Quarantined {
+                EventType::ServerQuarantined
+            } else if !blocked.is_empty() || content_held {
+                EventType::ServerDriftHeld
+            } else {
+                EventType::ServerDrift
+            };
+        let index = self
+            .log(
+                kind,
+                name,
+                [
+                    (
+                        "baseline_hash",
+                        record.baseline_hash.clone().unwrap_or_default().into(),
+                    ),
+                    ("surface_hash", observed_hash.into()),
+                    ("status", status.as_str().into()),
+                    ("drift", to_canon(&serde_json::Value::Array(drift_json))),
+                    (
+                        "blocked_tools",
+                        to_canon(&serde_json::to_value(blocked).expect("JSON")),
+                    ),
+                ],
+            )
+            .await?;
+        let headline = drift
+            .iter()
+            .max_by_key(|d| d.severity())
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| "the drift reverted to the approved surface".into());
+        self.events.send(GatewayEvent::server(
+            kind,
+            name,
+            headline,
+            worst.name(),
+            observed_hash,
+            Some(index),
+        ));
+        Ok(())
     }
 
     /// Quarantines a TRUSTED server on behavioural evidence (a probe whose

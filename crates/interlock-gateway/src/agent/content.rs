@@ -32,7 +32,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::agent::calls::leaf::{ReadKind, ReadRecord};
-use crate::agent::calls::pipeline::{deliver_read, refuse_read, upstream_failure};
+use crate::agent::calls::reads::{deliver_read, refuse_read, upstream_failure};
 use crate::agent::calls::scan::{Scanned, response_policy, scan_content};
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};

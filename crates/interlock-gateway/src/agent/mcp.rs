@@ -82,29 +82,9 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
         Ok(a) => a,
         Err(r) => return r,
     };
-    if jsonrpc::nesting_exceeds(&body, MAX_NESTING) {
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            None,
-            code::INVALID_REQUEST,
-            &format!("the message nests deeper than {MAX_NESTING} levels"),
-        );
-    }
-    let msg: Incoming = match serde_json::from_slice(&body) {
+    let msg = match read_message(&body) {
         Ok(m) => m,
-        Err(e) => {
-            let what = if body.first() == Some(&b'[') {
-                "JSON-RPC batches are not supported by MCP since 2025-06-18".to_owned()
-            } else {
-                format!("not a JSON-RPC message: {e}")
-            };
-            let code = if e.is_syntax() || e.is_eof() {
-                code::PARSE_ERROR
-            } else {
-                code::INVALID_REQUEST
-            };
-            return rpc_error(StatusCode::BAD_REQUEST, None, code, &what);
-        }
+        Err((code, why)) => return rpc_error(StatusCode::BAD_REQUEST, None, code, &why),
     };
     let kind = match msg.kind() {
         Ok(k) => k,
@@ -132,142 +112,203 @@ pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) ->
             msg.params,
         );
     }
-    // Which session (or none, for stateless clients) the message belongs to.
-    let mut log_level = None;
-    let mut session_id = None;
-    let mut takes_tasks = false;
-    if !stateless {
-        let Some(sid) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+    let session = if stateless {
+        if let Some(v) = header_version
+            && v != STATELESS_VERSION
+        {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 msg.id,
-                code::SESSION,
-                "no Mcp-Session-Id: call initialize first (or use protocol version 2026-07-28, which needs no session)",
+                code::INVALID_REQUEST,
+                "MCP-Protocol-Version header and _meta disagree",
             );
-        };
-        match gw.session(sid) {
-            Some(s) if s.key_hash == agent.key_hash => {
-                log_level = s.log_level;
-                session_id = Some(sid.to_owned());
-                takes_tasks = s.protocol_version == TASKS_VERSION;
-                if method == "logging/setLevel"
-                    && let Some(id) = msg.id
-                {
-                    return json_response(StatusCode::OK, set_log_level(&gw, sid, id, msg.params));
-                }
-                if let ("resources/subscribe" | "resources/unsubscribe", Some(id)) =
-                    (method, msg.id)
-                {
-                    let subscribe = method == "resources/subscribe";
-                    let body =
-                        content::subscription(&gw, &agent, sid, id, msg.params, subscribe).await;
-                    return json_response(StatusCode::OK, body);
-                }
-            }
-            Some(_) => {
-                return rpc_error(
-                    StatusCode::FORBIDDEN,
-                    msg.id,
-                    code::SESSION,
-                    "this session belongs to another API key",
-                );
-            }
-            None => {
-                return rpc_error(
-                    StatusCode::NOT_FOUND,
-                    msg.id,
-                    code::SESSION,
-                    "unknown or expired session; initialize again",
-                );
-            }
         }
-    } else if let Some(v) = header_version
-        && v != STATELESS_VERSION
-    {
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            msg.id,
-            code::INVALID_REQUEST,
-            "MCP-Protocol-Version header and _meta disagree",
-        );
-    }
+        SessionOf::default()
+    } else {
+        match session_of(&gw, &agent, &headers, &msg, method).await {
+            Ok(s) => s,
+            Err(answered) => return answered,
+        }
+    };
     match kind {
         Kind::Notification | Kind::Response => StatusCode::ACCEPTED.into_response(),
-        Kind::Request => {
-            let id = msg.id.expect("a request has an id");
-            let accepts_sse = headers
-                .get(header::ACCEPT)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|a| a.contains("text/event-stream"));
-            if method == "tools/call"
-                && takes_tasks
-                && let Some(sid) = &session_id
-                && tasks::asks_for_task(msg.params)
-            {
-                // Answered at once with a task; the call goes on without
-                // the request (a held call waits as long as the task lives).
-                return json_response(
-                    StatusCode::OK,
-                    tasks::start(&gw, &agent, sid, id, msg.params),
-                );
-            }
-            let limited = std::sync::OnceLock::new();
-            let token = progress_token(msg.params);
-            if method == "tools/call" && accepts_sse && (token.is_some() || log_level.is_some()) {
-                // The client can take progress (or asked for log messages):
-                // answer on an SSE stream, so a held call can keep it alive
-                // while a reviewer decides, and the upstream's progress and
-                // log messages reach it.
-                return streamed_call(
-                    gw.clone(),
-                    agent,
-                    id.to_owned(),
-                    msg.params.map(|p| p.to_owned()),
-                    token,
-                    log_level,
-                    session_id,
-                );
-            }
-            let body = match method {
-                "tasks/get" if takes_tasks => tasks::get(&gw, &agent, id, msg.params),
-                "tasks/result" if takes_tasks => tasks::result(&gw, &agent, id, msg.params).await,
-                "tasks/list" if takes_tasks => tasks::list(&gw, &agent, id, msg.params),
-                "tasks/cancel" if takes_tasks => tasks::cancel(&gw, &agent, id, msg.params),
-                "tools/list" if takes_tasks => listing::tools_list(&gw, &agent, id, false, true),
-                _ => {
-                    let body = request(
-                        &gw,
-                        &agent,
-                        id,
-                        method,
-                        msg.params,
-                        session_id.as_deref(),
-                        Some(&limited),
-                    )
-                    .await;
-                    if stateless {
-                        jsonrpc::for_stateless(body, cacheable(method))
-                    } else {
-                        body
-                    }
-                }
-            };
-            // A call refused by the key's rate or quota (issue 20): 429
-            // with Retry-After, the JSON-RPC error in the body — for a
-            // stateless request only: a session's SDK client (the official
-            // Python one) takes any non-2xx as its transport failing and
-            // loses the session, so a session gets the JSON-RPC error alone.
-            if let Some(secs) = limited.get()
-                && stateless
-            {
-                let mut r = json_response(StatusCode::TOO_MANY_REQUESTS, body);
-                r.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from(*secs));
-                return r;
-            }
-            json_response(StatusCode::OK, body)
-        }
+        Kind::Request => answer_request(&gw, agent, &headers, &msg, stateless, session).await,
     }
+}
+
+/// The body as one JSON-RPC message, or the error code and message of the
+/// 400 that says why it is not one.
+fn read_message(body: &[u8]) -> Result<Incoming<'_>, (i64, String)> {
+    if jsonrpc::nesting_exceeds(body, MAX_NESTING) {
+        return Err((
+            code::INVALID_REQUEST,
+            format!("the message nests deeper than {MAX_NESTING} levels"),
+        ));
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        let what = if body.first() == Some(&b'[') {
+            "JSON-RPC batches are not supported by MCP since 2025-06-18".to_owned()
+        } else {
+            format!("not a JSON-RPC message: {e}")
+        };
+        let code = if e.is_syntax() || e.is_eof() {
+            code::PARSE_ERROR
+        } else {
+            code::INVALID_REQUEST
+        };
+        (code, what)
+    })
+}
+
+/// What a message's session says about it (nothing, for a stateless one).
+#[derive(Default)]
+struct SessionOf {
+    log_level: Option<LogLevel>,
+    id: Option<String>,
+    takes_tasks: bool,
+}
+
+/// The session a message belongs to — or the answer, when the session is
+/// missing, unknown or another key's, or the message is one the session
+/// itself answers (`logging/setLevel`, resource subscriptions).
+async fn session_of(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    headers: &HeaderMap,
+    msg: &Incoming<'_>,
+    method: &str,
+) -> Result<SessionOf, Response> {
+    let Some(sid) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        return Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            msg.id,
+            code::SESSION,
+            "no Mcp-Session-Id: call initialize first (or use protocol version 2026-07-28, which needs no session)",
+        ));
+    };
+    match gw.session(sid) {
+        Some(s) if s.key_hash == agent.key_hash => {
+            if method == "logging/setLevel"
+                && let Some(id) = msg.id
+            {
+                return Err(json_response(
+                    StatusCode::OK,
+                    set_log_level(gw, sid, id, msg.params),
+                ));
+            }
+            if let ("resources/subscribe" | "resources/unsubscribe", Some(id)) = (method, msg.id) {
+                let subscribe = method == "resources/subscribe";
+                let body = content::subscription(gw, agent, sid, id, msg.params, subscribe).await;
+                return Err(json_response(StatusCode::OK, body));
+            }
+            Ok(SessionOf {
+                log_level: s.log_level,
+                id: Some(sid.to_owned()),
+                takes_tasks: s.protocol_version == TASKS_VERSION,
+            })
+        }
+        Some(_) => Err(rpc_error(
+            StatusCode::FORBIDDEN,
+            msg.id,
+            code::SESSION,
+            "this session belongs to another API key",
+        )),
+        None => Err(rpc_error(
+            StatusCode::NOT_FOUND,
+            msg.id,
+            code::SESSION,
+            "unknown or expired session; initialize again",
+        )),
+    }
+}
+
+/// A request's answer: a task started, a call streamed on SSE, or a JSON body.
+async fn answer_request(
+    gw: &Gateway,
+    agent: ApiKeyRecord,
+    headers: &HeaderMap,
+    msg: &Incoming<'_>,
+    stateless: bool,
+    session: SessionOf,
+) -> Response {
+    let method = msg.method.as_deref().unwrap_or("");
+    let id = msg.id.expect("a request has an id");
+    let SessionOf {
+        log_level,
+        id: session_id,
+        takes_tasks,
+    } = session;
+    let accepts_sse = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/event-stream"));
+    if method == "tools/call"
+        && takes_tasks
+        && let Some(sid) = &session_id
+        && tasks::asks_for_task(msg.params)
+    {
+        // Answered at once with a task; the call goes on without
+        // the request (a held call waits as long as the task lives).
+        return json_response(
+            StatusCode::OK,
+            tasks::start(gw, &agent, sid, id, msg.params),
+        );
+    }
+    let limited = std::sync::OnceLock::new();
+    let token = progress_token(msg.params);
+    if method == "tools/call" && accepts_sse && (token.is_some() || log_level.is_some()) {
+        // The client can take progress (or asked for log messages):
+        // answer on an SSE stream, so a held call can keep it alive
+        // while a reviewer decides, and the upstream's progress and
+        // log messages reach it.
+        return streamed_call(
+            gw.clone(),
+            agent,
+            id.to_owned(),
+            msg.params.map(|p| p.to_owned()),
+            token,
+            log_level,
+            session_id,
+        );
+    }
+    let body = match method {
+        "tasks/get" if takes_tasks => tasks::get(gw, &agent, id, msg.params),
+        "tasks/result" if takes_tasks => tasks::result(gw, &agent, id, msg.params).await,
+        "tasks/list" if takes_tasks => tasks::list(gw, &agent, id, msg.params),
+        "tasks/cancel" if takes_tasks => tasks::cancel(gw, &agent, id, msg.params),
+        "tools/list" if takes_tasks => listing::tools_list(gw, &agent, id, false, true),
+        _ => {
+            let body = request(
+                gw,
+                &agent,
+                id,
+                method,
+                msg.params,
+                session_id.as_deref(),
+                Some(&limited),
+            )
+            .await;
+            if stateless {
+                jsonrpc::for_stateless(body, cacheable(method))
+            } else {
+                body
+            }
+        }
+    };
+    // A call refused by the key's rate or quota (issue 20): 429
+    // with Retry-After, the JSON-RPC error in the body — for a
+    // stateless request only: a session's SDK client (the official
+    // Python one) takes any non-2xx as its transport failing and
+    // loses the session, so a session gets the JSON-RPC error alone.
+    if let Some(secs) = limited.get()
+        && stateless
+    {
+        let mut r = json_response(StatusCode::TOO_MANY_REQUESTS, body);
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(*secs));
+        return r;
+    }
+    json_response(StatusCode::OK, body)
 }
 
 /// Whether a 2026-07-28 result of `method` carries caching directives

@@ -16,3 +16,9 @@ pub mod calls;
 pub mod content;
 pub mod governance;
 pub mod mcp;
+
+/// The agent face's routes: `/mcp` (Streamable HTTP).
+pub fn routes() -> axum::Router<crate::gateway::Gateway> {
+    use axum::routing::get;
+    axum::Router::new().route("/mcp", get(mcp::get).post(mcp::post).delete(mcp::delete))
+}

@@ -525,7 +525,7 @@ pub async fn review_server(
     Body(body): Body<Value>,
 ) -> Result<axum::response::Response, ApiError> {
     use axum::response::IntoResponse as _;
-    use interlock_trust::review::idempotency::{Lookup, MAX_KEY_LEN};
+    use interlock_trust::review::idempotency::Lookup;
     let caller = crate::reviewer::key::any_reviewer(&gw, &headers).await?;
     if caller.role == crate::roles::METRICS_ONLY_ROLE {
         return Err(ApiError(
@@ -537,24 +537,7 @@ pub async fn review_server(
     let bad = |code: &'static str, message: String| {
         ApiError(StatusCode::UNPROCESSABLE_ENTITY, code, message)
     };
-    let idempotency = match headers.get("idempotency-key") {
-        None => None,
-        Some(v) => {
-            let v = v
-                .to_str()
-                .ok()
-                .filter(|v| !v.is_empty() && v.len() <= MAX_KEY_LEN)
-                .ok_or_else(|| {
-                    bad(
-                        "bad_idempotency_key",
-                        format!(
-                            "Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters"
-                        ),
-                    )
-                })?;
-            Some(v.to_owned())
-        }
-    };
+    let idempotency = idempotency_key(&headers).map_err(|m| bad("bad_idempotency_key", m))?;
     let limits = &gw.config().limits;
     let bytes = serde_json::to_vec(&body).expect("JSON serializes");
     if bytes.len() > limits.max_tools_list_bytes {
@@ -638,6 +621,21 @@ pub async fn review_server(
             .store(&caller.key_hash, key, &request, answer.clone());
     }
     Ok(Json(answer).into_response())
+}
+
+/// A request's `Idempotency-Key` header, if it has one that is usable.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, String> {
+    use interlock_trust::review::idempotency::MAX_KEY_LEN;
+    let Some(v) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    v.to_str()
+        .ok()
+        .filter(|v| !v.is_empty() && v.len() <= MAX_KEY_LEN)
+        .map(|v| Some(v.to_owned()))
+        .ok_or_else(|| {
+            format!("Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters")
+        })
 }
 
 /// `GET /api/v1/approvers`: the registered approver keys.

@@ -25,3 +25,60 @@ pub mod metrics;
 pub mod receipts;
 pub mod servers;
 pub mod signin;
+
+/// The reviewer face's routes: `/api/v1/…` and `/metrics`.
+pub fn routes() -> axum::Router<crate::gateway::Gateway> {
+    use axum::routing::{get, post};
+    axum::Router::new()
+        .route("/api/v1/openapi.json", get(api::openapi))
+        .route("/api/v1/inbox", get(api::inbox))
+        .route("/api/v1/plans", get(api::plans))
+        .route("/api/v1/plans/{id}", get(api::plan))
+        .route("/api/v1/plans/{id}/decisions", post(api::decide_plan))
+        .route("/api/v1/plans/{id}/scopes", get(api::held_call_scopes))
+        .route("/api/v1/plans/{id}/rollback", post(api::propose_rollback))
+        .route("/api/v1/servers", get(api::servers).post(servers::add))
+        .route(
+            "/api/v1/servers/{name}/removal",
+            get(servers::removal).post(servers::remove),
+        )
+        .route("/api/v1/servers/{name}", get(api::server))
+        .route("/api/v1/servers/{name}/decisions", post(api::decide_server))
+        .route("/api/v1/servers/{name}/review", post(api::review_server))
+        .route(
+            "/api/v1/servers/{name}/tools/{tool}/decisions",
+            post(api::decide_tool),
+        )
+        .route("/api/v1/surfaces/{hash}", get(api::surface))
+        .route("/api/v1/claims", get(api::claims))
+        .route(
+            "/api/v1/servers/{name}/envelopes/{tool}/widening",
+            get(api::envelope_widening),
+        )
+        .route(
+            "/api/v1/servers/{name}/envelopes/{tool}/decisions",
+            post(api::decide_envelope),
+        )
+        .route("/api/v1/approvers", get(api::approvers))
+        .route("/api/v1/clients", get(clients::list))
+        .route("/api/v1/clients/{client}/connect", post(clients::connect))
+        .route("/api/v1/clients/{client}/undo", post(clients::undo))
+        .route("/api/v1/signin", post(signin::redeem_handler))
+        .route(
+            "/api/v1/standing",
+            get(api::standing).post(api::grant_standing),
+        )
+        .route("/api/v1/standing/{id}/revoke", post(api::revoke_standing))
+        .route("/api/v1/log", get(api::log))
+        .route("/api/v1/log/checkpoint", get(api::checkpoint))
+        .route("/api/v1/log/{index}/proof", get(api::log_proof))
+        .route("/api/v1/log/{index}/tlog-proof", get(receipts::tlog_proof))
+        .route("/api/v1/receipts", get(receipts::receipts))
+        .route("/api/v1/overview", get(receipts::overview))
+        .route("/api/v1/receipts/export", post(receipts::export))
+        .route("/api/v1/alerts", get(alerts::list))
+        .route("/api/v1/alerts/{sink}/test", post(alerts::test))
+        .route("/api/v1/alerts/{sink}/redeliver", post(alerts::redeliver))
+        .route("/metrics", get(metrics::serve))
+        .route("/api/v1/events", get(api::events))
+}

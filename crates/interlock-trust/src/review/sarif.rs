@@ -47,102 +47,16 @@ fn rule_text(kind: &str) -> String {
 pub fn sarif(review: &Review, artifact: &str, lock_text: Option<&str>) -> Value {
     let mut rules: BTreeMap<String, Value> = BTreeMap::new();
     let mut results = Vec::new();
-    let mut add = |kind: &str,
-                   server: &str,
-                   tool: Option<&str>,
-                   gate: Gate,
-                   severity: &str,
-                   message: String| {
-        let id = format!("interlock/{kind}");
+    for f in findings(review) {
+        let id = format!("interlock/{}", f.kind);
         rules.entry(id.clone()).or_insert_with(|| {
             json!({
                 "id": id,
-                "shortDescription": {"text": rule_text(kind)},
+                "shortDescription": {"text": rule_text(f.kind)},
                 "properties": {"tags": ["security", "mcp"]},
             })
         });
-        let line = lock_text.map_or(1, |t| super::lockfile::locate(t, server, tool));
-        let name = match tool {
-            Some(t) => format!("{server}/{t}"),
-            None => server.to_owned(),
-        };
-        results.push(json!({
-            "ruleId": id,
-            "level": level(gate),
-            "message": {"text": message},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": artifact},
-                    "region": {"startLine": line},
-                },
-                "logicalLocations": [{
-                    "name": tool.unwrap_or(server),
-                    "fullyQualifiedName": name,
-                    "kind": if tool.is_some() { "function" } else { "module" },
-                }],
-            }],
-            "partialFingerprints": {
-                "interlockDrift/v1": interlock_canon::digest(&interlock_canon::Value::from(
-                    format!("{kind}\u{0}{name}\u{0}{message}").as_str()
-                )).to_string(),
-            },
-            "properties": {
-                "server": server,
-                "tool": tool,
-                "severity": severity,
-                "action": gate.name(),
-                "security-severity": security_severity(severity),
-            },
-        }));
-    };
-    for s in &review.servers {
-        match s.status {
-            Status::Clean => {}
-            Status::Drift => {
-                for d in &s.drift {
-                    add(
-                        &d.kind,
-                        &s.server,
-                        d.tool.as_deref(),
-                        d.gate(),
-                        &d.severity,
-                        format!("`{}`: {}", s.server, d.summary),
-                    );
-                }
-            }
-            Status::NotApproved => add(
-                "server_not_approved",
-                &s.server,
-                None,
-                Gate::Hold,
-                "medium",
-                format!(
-                    "`{}` is configured but has no approved surface (observed {})",
-                    s.server,
-                    s.observed_hash.as_deref().unwrap_or("?")
-                ),
-            ),
-            Status::Removed => add(
-                "server_removed",
-                &s.server,
-                None,
-                Gate::Monitor,
-                "info",
-                format!("`{}` is approved but no longer configured", s.server),
-            ),
-            Status::NotObserved => add(
-                "server_not_observed",
-                &s.server,
-                None,
-                Gate::Quarantine,
-                "high",
-                format!(
-                    "`{}` could not be observed: {}",
-                    s.server,
-                    s.error.as_deref().unwrap_or("unknown error")
-                ),
-            ),
-        }
+        results.push(result(&f, &id, artifact, lock_text));
     }
     let index: BTreeMap<String, usize> = rules
         .keys()
@@ -164,5 +78,107 @@ pub fn sarif(review: &Review, artifact: &str, lock_text: Option<&str>) -> Value 
             }},
             "results": results,
         }],
+    })
+}
+
+/// One thing the review found, before it is a SARIF result.
+struct Finding<'a> {
+    kind: &'a str,
+    server: &'a str,
+    tool: Option<&'a str>,
+    gate: Gate,
+    severity: &'a str,
+    message: String,
+}
+
+/// Everything the review found, server by server.
+fn findings(review: &Review) -> Vec<Finding<'_>> {
+    let mut out = Vec::new();
+    for s in &review.servers {
+        let server = s.server.as_str();
+        let whole = |kind, gate, severity, message| Finding {
+            kind,
+            server,
+            tool: None,
+            gate,
+            severity,
+            message,
+        };
+        match s.status {
+            Status::Clean => {}
+            Status::Drift => out.extend(s.drift.iter().map(|d| Finding {
+                kind: &d.kind,
+                server,
+                tool: d.tool.as_deref(),
+                gate: d.gate(),
+                severity: &d.severity,
+                message: format!("`{}`: {}", s.server, d.summary),
+            })),
+            Status::NotApproved => out.push(whole(
+                "server_not_approved",
+                Gate::Hold,
+                "medium",
+                format!(
+                    "`{}` is configured but has no approved surface (observed {})",
+                    s.server,
+                    s.observed_hash.as_deref().unwrap_or("?")
+                ),
+            )),
+            Status::Removed => out.push(whole(
+                "server_removed",
+                Gate::Monitor,
+                "info",
+                format!("`{}` is approved but no longer configured", s.server),
+            )),
+            Status::NotObserved => out.push(whole(
+                "server_not_observed",
+                Gate::Quarantine,
+                "high",
+                format!(
+                    "`{}` could not be observed: {}",
+                    s.server,
+                    s.error.as_deref().unwrap_or("unknown error")
+                ),
+            )),
+        }
+    }
+    out
+}
+
+/// A finding as a SARIF result of rule `id`, located in the lockfile.
+fn result(f: &Finding<'_>, id: &str, artifact: &str, lock_text: Option<&str>) -> Value {
+    let (server, tool) = (f.server, f.tool);
+    let line = lock_text.map_or(1, |t| super::lockfile::locate(t, server, tool));
+    let name = match tool {
+        Some(t) => format!("{server}/{t}"),
+        None => server.to_owned(),
+    };
+    json!({
+        "ruleId": id,
+        "level": level(f.gate),
+        "message": {"text": f.message},
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": {"uri": artifact},
+                "region": {"startLine": line},
+            },
+            "logicalLocations": [{
+                "name": tool.unwrap_or(server),
+                "fullyQualifiedName": name,
+                "kind": if tool.is_some() { "function" } else { "module" },
+            }],
+        }],
+        "partialFingerprints": {
+            "interlockDrift/v1": interlock_canon::digest(&interlock_canon::Value::from(
+                format!("{}\u{0}{name}\u{0}{}", f.kind, f.message).as_str()
+            )).to_string(),
+        },
+        "properties": {
+            "server": server,
+            "tool": tool,
+            "severity": f.severity,
+            "action": f.gate.name(),
+            "security-severity": security_severity(f.severity),
+        },
     })
 }

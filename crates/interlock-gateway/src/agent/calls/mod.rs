@@ -27,13 +27,23 @@
 //! the gateway decides whether a call runs or writes a `tool.call` leaf.
 
 pub mod assess;
+pub(crate) mod authorize;
 pub(crate) mod call;
 pub mod envelope;
+pub(crate) mod forward;
 pub(crate) mod held;
+pub(crate) mod inspect;
 pub mod leaf;
+pub(crate) mod limit;
 pub(crate) mod listing;
 pub(crate) mod notifications;
 pub(crate) mod pipeline;
 pub(crate) mod progress;
+pub(crate) mod reads;
+pub(crate) mod request;
+pub(crate) mod resume;
+pub(crate) mod route;
 pub mod scan;
+pub(crate) mod settle;
+pub(crate) mod stop;
 pub(crate) mod tasks;
