@@ -62,7 +62,7 @@ pub enum McpCallError {
 /// served-surface table, not the gateway (which holds the engine, which holds
 /// this adapter): made by [`Prepared::mcp_adapter`] before the engine opens.
 ///
-/// [`Prepared::mcp_adapter`]: crate::gateway::Prepared::mcp_adapter
+/// [`Prepared::mcp_adapter`]: crate::start::Prepared::mcp_adapter
 #[derive(Clone)]
 pub struct McpAdapter {
     upstreams: Arc<Upstreams>,

@@ -7,35 +7,33 @@
 //! JSON, serves the governance tools over the engine, and logs every call,
 //! drift, quarantine and decision in the engine's tamper-evident log.
 //!
-//! Modules, one job each:
-//! - [`config`]: the TOML configuration.
-//! - [`upstream`]: connections to upstream servers (stdio, Streamable HTTP).
-//! - [`probes`]: effective-permission probes, run after every re-list; a
-//!   probe whose permission grew quarantines its server.
-//! - [`review`]: running the boundary review for CI (`interlock review`): every
-//!   upstream observed read-only, then classified by `interlock_trust::review`.
-//! - [`gateway`]: the running gateway (supervisors, sessions, keys cache).
-//! - [`mcp`]: the agent-facing MCP endpoint (transport and framing only).
-//! - [`calls`]: the tool call's room — inspection, risk, verdicts, held calls,
-//!   response scanning, and the call's log leaf (standing approvals themselves
-//!   are `interlock_trust::standing`).
-//! - [`content`]: prompts, resources and completions of approved servers.
-//! - [`governance`]: `propose_plan`, `get_plan`, `list_plans`, `execute_plan`.
-//! - [`executor`]: plan stages and probes that call upstream tools (`mcp.call_tool`).
-//! - [`api`]: the reviewer HTTP API and its SSE stream.
-//! - [`http`]: routes and the Origin/Host guard.
-//! - [`client`]: a client of another gateway's reviewer API (the desktop app's
-//!   team mode).
-//! - [`alerts`]: alert delivery to SIEMs, chat and pagers, read from the log (issue 21).
-//! - [`metrics`]: `/metrics` for Prometheus (issue 21), counted by the tally
-//!   (`tally`), which also keeps the receipts index: every leaf decoded once.
-//! - [`sse`]: the server-sent events parser both upstream HTTP and [`client`] read with.
-//! - [`clients`]: "Connect a client" on the reviewer API, over the host's connector.
-//! - [`signin`]: one-time sign-in links (a browser becomes a reviewer).
-//! - [`keys`]: API keys (hashed at rest), [`roles`]: what a role may call,
-//!   [`jsonrpc`]: raw JSON-RPC framing. The event bus is `interlock_trust::events`.
-//! - Shared by both faces, which do not import each other: [`auth`] (bearer
-//!   keys, agent identities) and [`views`] (plan and decision summaries).
+//! The faces, one folder each, joined into one server by [`http`] (routes,
+//! the Origin/Host guard, body limits); no face imports another, and nothing
+//! below them imports a face (docs/ARCHITECTURE.md, held by a test):
+//! - [`agent`]: the MCP endpoint agents call — the tool call's stages,
+//!   content, the governance tools.
+//! - [`reviewer`]: the reviewer API and `/metrics`.
+//! - [`admin`]: the owner's admin socket and the admin API.
+//!
+//! Below them:
+//! - the runtime: [`gateway`] (the shared state every face reads) and
+//!   [`start`] (starting it: the supervisors, reload loop, alert delivery,
+//!   the tally); [`sessions`]: what agents leave between requests.
+//! - [`upstream`]: the MCP client (stdio in the sandbox, Streamable HTTP),
+//!   the upstream table, relayed notifications, the egress proxy.
+//! - [`pinned`]: what a server lists of what its `pin` list pins;
+//!   [`probes`]: effective-permission probes after every re-list;
+//!   [`executor`]: plan stages that call upstream tools.
+//! - [`scopes`]: what a held call may be approved for; [`server_changes`]
+//!   and [`server_file`]: servers added and removed at run time.
+//! - [`review`]: running the boundary review for CI (classified by
+//!   `interlock_trust::review`); [`client`]: another gateway's reviewer API.
+//! - [`config`], [`keys`] (API keys, hashed at rest), [`roles`],
+//!   [`auth`], [`peer`], `extract` (the API error type), [`views`],
+//!   [`jsonrpc`], [`protocol`], [`sse`], [`signin`], [`connector`],
+//!   [`metrics`], alert delivery ([`alerts`]).
+//!
+//! Decisions about what is served are `interlock_trust`'s; the event bus too.
 #![forbid(unsafe_code)]
 
 pub mod admin;
@@ -51,9 +49,9 @@ pub mod gateway;
 pub mod http;
 pub mod jsonrpc;
 pub mod keys;
-pub mod listing;
 pub mod metrics;
 pub mod peer;
+pub mod pinned;
 pub mod probes;
 pub mod protocol;
 pub mod review;

@@ -1,7 +1,7 @@
 //! What a reviewer may approve a held call *for* (issue 18, approvals that do
 //! not fatigue): once, for the agent's session, for an hour, or for these exact
 //! arguments. *Once* is the held call's own plan approval; each wider scope is
-//! a standing approval ([`super::standing`]) narrowed to the calling agent,
+//! a standing approval ([`interlock_trust::standing`]) narrowed to the calling agent,
 //! signed by the reviewer on top of the plan approval, bound to the tool's
 //! approved definition, logged at every use and revocable.
 //!

@@ -160,7 +160,7 @@ async fn relist(
     let tools = conn
         .list_tools(list_timeout, limits.tools_list_caps())
         .await?;
-    let mut listing = crate::listing::pinned_listing(
+    let mut listing = crate::pinned::listing(
         conn,
         up.hello().as_ref(),
         &up.pin,

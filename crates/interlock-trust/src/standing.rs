@@ -17,7 +17,7 @@
 //!
 //! A grant may be narrower than a role (issue 18, approvals that do not
 //! fatigue): from a held call's review a reviewer picks *for this session*,
-//! *for 1 hour* or *for these exact arguments* ([`Scope`]), and the document
+//! *for 1 hour* or *for these exact arguments* (`interlock_gateway::scopes::Scope`), and the document
 //! then also names the agent, the agent's session (a hash of its id: session
 //! ids are bearer material and stay out of the log) or the arguments' digest.
 //! Each named field must match, so a narrow grant never covers another agent,
@@ -131,7 +131,7 @@ pub struct Caller<'a> {
     pub agent: &'a str,
     /// [`session_tag`] of the call's session; `None` for a stateless call.
     pub session: Option<&'a str>,
-    /// The call's arguments digest ([`super::assess::arguments_digest`]).
+    /// The call's arguments digest (`interlock_gateway::sessions::held_id::arguments_digest`).
     pub arguments_hash: &'a str,
 }
 

@@ -6,7 +6,7 @@
 //! calls a tool (declared probes are the gateway's, after approval), never
 //! serves one, and closes the connection (killing a child process) as soon as
 //! the listing is read. What it lists is what the gateway pins
-//! ([`crate::listing::pinned_listing`]): the same surface, so the same hash.
+//! ([`crate::pinned::listing`]): the same surface, so the same hash.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -112,7 +112,7 @@ pub async fn observe_once(
         // resources and instructions as configured), listed the same way.
         let listed = match conn.list_tools(timeout, limits.tools_list_caps()).await {
             Ok(tools) => {
-                crate::listing::pinned_listing(
+                crate::pinned::listing(
                     &conn,
                     Some(&hello),
                     &up.pin,

@@ -771,7 +771,7 @@ pub async fn log_proof(
     })))
 }
 
-/// `GET /api/v1/events`: Server-Sent Events, one JSON [`crate::GatewayEvent`]
+/// `GET /api/v1/events`: Server-Sent Events, one JSON [`interlock_trust::GatewayEvent`]
 /// per `data:` line, event name = its type.
 pub async fn events(
     State(gw): State<Gateway>,

@@ -9,8 +9,8 @@ use interlock_store::{ApiKeyRecord, KeySettings};
 use serde_json::json;
 use serde_json::value::RawValue;
 
+use super::call::Origin;
 use super::leaf::{Bound, CallLeaf, Outcome, Verdict, new_call_id};
-use super::pipeline::Origin;
 use super::route::Routed;
 use super::settle::append_or_refuse;
 use super::stop::Stop;

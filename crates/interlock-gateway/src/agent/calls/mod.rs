@@ -1,23 +1,18 @@
 //! The tool call's room: everything that decides what happens to a call an
 //! agent makes, and what its log leaf says.
 //!
-//! - [`pipeline`]: one call from an authenticated agent to its answer, and the
-//!   one place its verdicts are written to the log ([`pipeline::Call::settle`]);
-//!   content reads share its inspect-and-record step.
-//! - [`listing`]: `tools/list`, what an agent sees (its role, pinning).
-//! - [`assess`]: argument inspection, the tool's risk, the role's limit.
-//! - [`scan`]: the response scan (redact or withhold what a result carries).
-//! - [`envelope`]: each tool's behavioural envelope, learned then enforced
-//!   (arguments before the call: hold; the result after: withhold).
-//! - [`call`]: the call as the stages see it (routed, inspected, bound).
-//! - [`held`]: the held call's lifecycle (proposed as a plan, waited on, run
-//!   once when approved).
-//! - [`leaf`]: verdicts, outcomes and the shape of the `tool.call`,
-//!   `prompt.get` and `resource.read` leaves, as types.
-//! - [`notifications`]: the screen a call's relayed notifications pass through.
-//! - [`progress`]: reporting to the agent's SSE stream while a call waits or runs.
-//! - [`tasks`]: task-augmented calls (MCP tasks): answered at once, a held call
-//!   waiting its task's lifetime, polled and fetched by the agent.
+//! The call's path is a stack of stages, their order in `pipeline::path`:
+//! `route` (role, governance tools, served?) → `request` (arguments) and
+//! `resume` (a stateless retry of a held call) → `limit` (rate, quota) →
+//! `inspect` (`assess`, the `envelope` before) → `authorize` (stop, `held`,
+//! standing, or forward) → `forward` (intent, send, `notifications`, `scan`,
+//! the `envelope` after); each ends the call with a typed `stop::Stop` or
+//! goes on, and `settle` writes the one `tool.call` leaf of every verdict.
+//!
+//! Beside the path: `call` (the call as the stages see it), `leaf` (verdicts
+//! and leaves as types), `listing` (`tools/list`), `progress` (the agent's SSE
+//! stream while a call waits or runs), `tasks` (MCP tasks), `reads` (content
+//! reads share the inspect-and-record step).
 //!
 //! What the gateway keeps for agents between requests (tasks, sealed
 //! round-trip states, rate buckets, held-call ids) is `crate::sessions`.

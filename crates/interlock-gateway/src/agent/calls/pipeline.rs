@@ -31,31 +31,13 @@ use interlock_store::ApiKeyRecord;
 use serde_json::value::RawValue;
 
 use super::call::Call;
+pub(crate) use super::call::Origin;
 use super::leaf::{Bound, new_call_id};
-use super::progress::Progress;
 use super::request::Request;
 use super::stop::Stop;
 use super::{authorize, forward, inspect, limit, resume, route};
 use crate::gateway::Gateway;
 use crate::sessions::held_id::arguments_digest;
-
-/// Where a call comes from and how long it may wait, beside its agent.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Origin<'a> {
-    /// The SSE stream of the agent's request (progress, relayed log messages).
-    pub progress: Option<&'a Progress>,
-    /// The agent's MCP session id; `None` for a stateless request.
-    pub session: Option<&'a str>,
-    /// How long a held call waits for a reviewer, if not `calls.hold_secs`
-    /// (a task's lifetime: nothing times out on the client's side).
-    pub hold_secs: Option<u64>,
-    /// Set when the agent cancels the call's task: a held call stops
-    /// waiting, and an approval that arrives later runs nothing.
-    pub cancelled: Option<&'a std::sync::atomic::AtomicBool>,
-    /// Set to the retry time when a rate limit or quota refused the call,
-    /// so a plain JSON answer can be HTTP 429 with `Retry-After`.
-    pub limited: Option<&'a std::sync::OnceLock<u64>>,
-}
 
 /// `tools/call`: the whole path of one call.
 pub(crate) async fn tools_call(

@@ -19,7 +19,7 @@ use interlock_trust::pins::Listing;
 
 /// The listing of `pin`'s parts that `hello` says the server offers, with
 /// `tools` (already listed) and its `instructions`.
-pub async fn pinned_listing(
+pub async fn listing(
     conn: &Connection,
     hello: Option<&ServerHello>,
     pin: &PinSet,
