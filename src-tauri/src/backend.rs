@@ -14,10 +14,10 @@ use std::time::Instant;
 
 use interlock_core::RiskLevel;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
-use interlock_trust::{EventBus, EventType, GatewayEvent, SubjectKind};
 use interlock_host::{
     APPROVER_KEY, Decision, GatewayOptions, Host, HostError, Keychain, KeychainKey, RunningGateway,
 };
+use interlock_trust::{EventBus, EventType, GatewayEvent, SubjectKind};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -574,10 +574,9 @@ impl Backend {
     /// process held it, and not for what inspection found).
     pub fn held_call_grantable(&self, plan_id: &str) -> bool {
         match &self.link {
-            Link::Local(running) => interlock_gateway::scopes::grantable_from_notification(
-                running.gateway(),
-                plan_id,
-            ),
+            Link::Local(running) => {
+                interlock_gateway::scopes::grantable_from_notification(running.gateway(), plan_id)
+            }
             Link::Team { .. } => false,
         }
     }

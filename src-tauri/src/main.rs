@@ -20,8 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use backend::{Backend, DecideError};
-use interlock_trust::SubjectKind;
 use interlock_host::Decision;
+use interlock_trust::SubjectKind;
 use serde_json::Value;
 use tauri::image::Image;
 use tauri::ipc::CapabilityBuilder;

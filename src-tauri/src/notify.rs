@@ -31,8 +31,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use interlock_core::RiskLevel;
-use interlock_trust::{EventType, SubjectKind};
 use interlock_host::Decision;
+use interlock_trust::{EventType, SubjectKind};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
