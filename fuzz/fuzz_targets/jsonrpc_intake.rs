@@ -10,8 +10,8 @@
 #![no_main]
 
 use interlock_fuzz::json_depth;
+use interlock_gateway::agent::mcp::MAX_NESTING;
 use interlock_gateway::jsonrpc::{self, Incoming, Kind, code};
-use interlock_gateway::mcp::MAX_NESTING;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

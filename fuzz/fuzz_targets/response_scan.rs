@@ -12,7 +12,7 @@
 
 use interlock_fuzz::json_depth;
 use interlock_gateway::GatewayConfig;
-use interlock_gateway::calls::scan::{
+use interlock_gateway::agent::calls::scan::{
     MAX_SCAN_DEPTH, ScanPolicy, Scanned, response_policy, scan_content, scan_error,
     scan_notification, scan_result,
 };
