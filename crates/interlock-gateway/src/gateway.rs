@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use crate::config::GatewayConfig;
 use crate::keys;
 use crate::roles::Roles;
-pub use crate::upstream::table::{Upstream, Upstreams};
+use crate::upstream::table::{Upstream, Upstreams};
 use interlock_trust::events::EventBus;
 use interlock_trust::pins::{Pins, ServedSurfaces};
 
@@ -256,14 +256,6 @@ impl Gateway {
     /// Every upstream now (the config's and those added at run time).
     pub fn upstreams(&self) -> Vec<Arc<Upstream>> {
         self.0.upstreams.all()
-    }
-
-    /// Every upstream's config entry now, by name.
-    pub fn server_configs(&self) -> BTreeMap<String, crate::config::UpstreamConfig> {
-        self.upstreams()
-            .into_iter()
-            .map(|u| (u.name.clone(), u.config.clone()))
-            .collect()
     }
 
     /// Every configured upstream's exposed-tool prefix, by server name: what
