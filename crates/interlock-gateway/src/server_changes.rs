@@ -223,16 +223,9 @@ impl Gateway {
             .engine()
             .accept_subject_decision(envelope, &subject, hash)
             .await?;
-        let record = self.engine().store().server(&name).await?;
         let mut fields = Map::new();
         fields.insert("server".into(), name.as_str().into());
         fields.insert("removal_hash".into(), hash.to_string().into());
-        fields.insert(
-            "last_status".into(),
-            record
-                .as_ref()
-                .map_or(Value::Null, |r| r.status.as_str().into()),
-        );
         fields.insert("approver".into(), verified.identity.as_str().into());
         fields.insert(
             "approver_key_id".into(),
@@ -242,12 +235,7 @@ impl Gateway {
         fields.insert("envelope".into(), to_canon(&envelope.to_json()));
         let index = self
             .pins()
-            .remove_server(
-                &name,
-                record.as_ref().map(|r| r.version),
-                EventType::ServerRemoved,
-                fields,
-            )
+            .remove_server(&name, EventType::ServerRemoved, fields)
             .await?;
         if let Some(up) = self.upstream_table().remove(&name) {
             up.stop();

@@ -888,20 +888,29 @@ impl Pins {
     /// Removes a server (`crate::servers`): no longer observed, its view
     /// gone, and — in one transaction with `leaf` — its row, probe state and
     /// envelopes deleted, so a server added again under the name starts
-    /// pending. The row must still be at the version the caller read
-    /// (`None`: it had none). Returns the leaf's index.
+    /// pending. The row is read under the server's writer lock, so a first
+    /// listing landing meanwhile is removed with it instead of refusing the
+    /// removal; `fields` gain the row's `last_status`. Another process
+    /// changing the row between the read and the commit still refuses it
+    /// (`Contended`). Returns the leaf's index.
     pub async fn remove_server(
         &self,
         name: &str,
-        expected_version: Option<i64>,
         kind: EventType,
-        fields: Map,
+        mut fields: Map,
     ) -> Result<u64, PinError> {
         let lock = self.writer(name).await;
         let _guard = lock.lock().await;
+        let record = self.engine.store().server(name).await?;
+        fields.insert(
+            "last_status".into(),
+            record
+                .as_ref()
+                .map_or(Value::Null, |r| r.status.as_str().into()),
+        );
         let change = StateChange::RemoveServer {
             name: name.to_owned(),
-            expected_version,
+            expected_version: record.as_ref().map(|r| r.version),
         };
         let index = match self
             .engine
