@@ -530,10 +530,10 @@ impl Backend {
         &self,
         plan_id: &str,
         hash: &str,
-        scope: interlock_gateway::scopes::Scope,
+        scope: interlock_host::Scope,
         reason: &str,
     ) -> Result<Value, DecideError> {
-        use interlock_gateway::scopes::Scope;
+        use interlock_host::Scope;
         let running = match &self.link {
             Link::Local(running) => running,
             Link::Team { .. } if scope == Scope::Once => {
@@ -575,7 +575,7 @@ impl Backend {
     pub fn held_call_grantable(&self, plan_id: &str) -> bool {
         match &self.link {
             Link::Local(running) => {
-                interlock_gateway::scopes::grantable_from_notification(running.gateway(), plan_id)
+                interlock_host::held_call_grantable(running.gateway(), plan_id)
             }
             Link::Team { .. } => false,
         }

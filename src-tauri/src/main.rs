@@ -62,7 +62,7 @@ async fn decide(
     let scope = match scope.as_deref() {
         None => None,
         Some(s) => Some(
-            interlock_gateway::scopes::Scope::parse(s).ok_or_else(|| DecideError {
+            interlock_host::Scope::parse(s).ok_or_else(|| DecideError {
                 code: "invalid",
                 message: format!("scope must be once, session, hour or arguments, not {s:?}"),
             })?,

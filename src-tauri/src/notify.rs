@@ -404,7 +404,7 @@ pub async fn approve_hour_from_notification(
         .approve_held(
             &item.subject,
             &item.hash,
-            interlock_gateway::scopes::Scope::Hour,
+            interlock_host::Scope::Hour,
             "approved for 1 hour from a desktop notification",
         )
         .await

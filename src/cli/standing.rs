@@ -68,29 +68,17 @@ pub async fn run(ctx: &Context, cmd: StandingCommand) -> anyhow::Result<ExitCode
             };
             let engine = ctx.engine().await?;
             let until = engine.now() + parse_duration(&r#for)?;
-            let tool_hash = match interlock_trust::standing::approved_tool_hash(
-                &engine,
-                &config.tool_prefixes(),
-                &tool,
-            )
-            .await
-            {
-                Ok(h) => h,
-                Err(e) => {
-                    engine.log().close().await;
-                    eprintln!("interlock: {e}");
-                    return Ok(ExitCode::from(EXIT_REJECTED));
-                }
-            };
             let granted = interlock_host::grant_standing(
                 &engine,
                 &EventBus::new(),
+                &config.tool_prefixes(),
                 &key,
-                &role,
-                &tool,
-                &tool_hash,
-                &shape,
-                until,
+                &interlock_host::StandingTerms {
+                    role: &role,
+                    tool: &tool,
+                    shape: &shape,
+                    expires_at: until,
+                },
                 &reason,
             )
             .await;

@@ -13,7 +13,12 @@ use crate::util::{stderr, stdout};
 
 fn hostile_script() -> PathBuf {
     std::fs::canonicalize(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/hostile-server.py"),
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .map_or_else(
+                || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+                std::path::PathBuf::from,
+            )
+            .join("tests/peers/hostile-server.py"),
     )
     .unwrap()
 }

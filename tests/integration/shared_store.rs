@@ -297,7 +297,7 @@ fn arguments_hash(arguments: &Value) -> String {
     let canonical =
         interlock_core::canon::parse_json(serde_json::to_string(arguments).unwrap().as_bytes())
             .unwrap();
-    interlock_gateway::sessions::held_id::arguments_digest(&canonical).to_string()
+    interlock_trust::held_id::arguments_digest(&canonical).to_string()
 }
 
 /// Every `tool.call` leaf's arguments hash, read through `gw`'s reviewer API.

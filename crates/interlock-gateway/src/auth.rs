@@ -17,5 +17,5 @@ pub fn bearer(headers: &HeaderMap) -> Option<&str> {
 /// The identity an agent key named `name` proposes plans under
 /// (`agent:<name>`): a plan's `proposer`, and whose held calls are whose.
 pub fn agent_identity(name: &str) -> String {
-    format!("agent:{name}")
+    format!("{}{name}", interlock_trust::held_id::AGENT_IDENTITY_PREFIX)
 }

@@ -91,7 +91,10 @@ impl From<PinError> for ApiError {
             PinError::SurfaceChanged { .. }
             | PinError::NothingObserved { .. }
             | PinError::NoSuchTool { .. }
-            | PinError::Contended(_) => ApiError(StatusCode::CONFLICT, "changed", e.to_string()),
+            | PinError::Contended(_)
+            | PinError::GrantForAnotherDefinition { .. } => {
+                ApiError(StatusCode::CONFLICT, "changed", e.to_string())
+            }
             PinError::ToolNeedsServer { .. } => {
                 ApiError(StatusCode::CONFLICT, "server_not_approved", e.to_string())
             }

@@ -68,7 +68,7 @@ pub(crate) struct Inner {
     /// memo): its session, so a reviewer can approve *for this session*, and
     /// whether inspection held it. Kept in memory only: a session does not
     /// outlive the process either.
-    held_calls: Mutex<indexmap::IndexMap<String, HeldMemo>>,
+    held_calls: Mutex<indexmap::IndexMap<String, interlock_trust::scopes::HeldMemo>>,
     /// Task-augmented calls (MCP tasks, 2025-11-25).
     tasks: crate::sessions::tasks::Tasks,
     /// Seals held calls' round-trip states (2026-07-28 clients).
@@ -89,17 +89,6 @@ pub(crate) struct Inner {
 /// The most held calls remembered; the oldest are forgotten first (their
 /// *for this session* offer goes with them).
 const HELD_CALLS_KEPT: usize = 4096;
-
-/// What the gateway remembers of a held call (see `Inner::held_calls`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeldMemo {
-    /// `standing::session_tag` of the call's session; `None` if stateless.
-    pub session: Option<String>,
-    /// Whether inspection (arguments that look like an attack, or outside
-    /// the tool's envelope) held it, not only its risk: such a call is
-    /// approved in its review only, and no standing approval covers its kind.
-    pub inspection_hold: bool,
-}
 
 /// A held call's place among its key's `limits.held_calls_per_key`; freed
 /// when the call stops waiting (however it ends).
@@ -378,7 +367,11 @@ impl Gateway {
     }
 
     /// Remembers a held call.
-    pub(crate) fn remember_held_call(&self, plan_id: &str, memo: HeldMemo) {
+    pub(crate) fn remember_held_call(
+        &self,
+        plan_id: &str,
+        memo: interlock_trust::scopes::HeldMemo,
+    ) {
         let mut m = self.0.held_calls.lock().unwrap_or_else(|e| e.into_inner());
         if m.len() >= HELD_CALLS_KEPT {
             m.shift_remove_index(0);
@@ -388,7 +381,7 @@ impl Gateway {
 
     /// What this process remembers of a held call (`None` if it was held
     /// before a restart, by another process, or long ago).
-    pub fn held_memo(&self, plan_id: &str) -> Option<HeldMemo> {
+    pub fn held_memo(&self, plan_id: &str) -> Option<interlock_trust::scopes::HeldMemo> {
         let m = self.0.held_calls.lock().unwrap_or_else(|e| e.into_inner());
         m.get(plan_id).cloned()
     }

@@ -24,8 +24,8 @@
 //! - [`pinned`]: what a server lists of what its `pin` list pins;
 //!   [`probes`]: effective-permission probes after every re-list;
 //!   [`executor`]: plan stages that call upstream tools.
-//! - [`scopes`]: what a held call may be approved for; [`server_changes`]
-//!   and [`server_file`]: servers added and removed at run time.
+//! - [`server_changes`] and [`server_file`]: servers added and removed at
+//!   run time.
 //! - [`review`]: running the boundary review for CI (classified by
 //!   `interlock_trust::review`); [`client`]: another gateway's reviewer API.
 //! - [`config`], [`keys`] (API keys, hashed at rest), [`roles`],
@@ -57,7 +57,6 @@ pub mod protocol;
 pub mod review;
 pub mod reviewer;
 pub mod roles;
-pub mod scopes;
 pub mod server_changes;
 pub mod server_file;
 pub mod sessions;

@@ -12,9 +12,12 @@
 pub mod connect;
 mod log_key;
 mod runtime;
+mod standing;
 
+pub use interlock_trust::scopes::Scope;
 pub use log_key::AcceptedLogKey;
 pub use runtime::{GatewayOptions, RunningGateway};
+pub use standing::{StandingTerms, approve_held_call, grant_standing, held_call_grantable};
 
 // What a face needs of the lower crates, so it depends on this one alone
 // (and the gateway's client and events, for team mode).
@@ -99,7 +102,7 @@ pub enum HostError {
     Serve(String),
     /// A held call's approval scope that cannot be offered.
     #[error(transparent)]
-    Scope(#[from] interlock_gateway::scopes::ScopeError),
+    Scope(#[from] interlock_trust::scopes::ScopeError),
     /// The scope asked for is not on offer for this held call.
     #[error("{0}")]
     ScopeNotOffered(String),
@@ -344,7 +347,7 @@ pub fn nonce() -> [u8; 16] {
 }
 
 /// Signs a decision about `subject` at exactly `hash` with the keychain key.
-fn sign(
+pub(crate) fn sign(
     engine: &Engine,
     key: &KeychainKey,
     subject: &str,
@@ -795,99 +798,4 @@ pub async fn decide_envelope_widening(
         valid_for_secs,
     )?;
     Ok(envelopes::decide_widening(engine, &statement, leaf).await?)
-}
-
-/// Approves a held call with the keychain key for `scope` (issue 18): the
-/// held plan at exactly `expected_hash`, and for a scope wider than once the
-/// standing approval the gateway offers for it, signed too. The plan is
-/// approved first (a plan that changed since it was shown signs nothing);
-/// the grant follows, so a grant never stands for a call nobody approved.
-pub async fn approve_held_call(
-    gateway: &interlock_gateway::Gateway,
-    key: &KeychainKey,
-    plan_id: &str,
-    expected_hash: &str,
-    scope: interlock_gateway::scopes::Scope,
-    reason: &str,
-    valid_for_secs: i64,
-) -> Result<(DecisionOutcome, Option<interlock_store::StandingRecord>), HostError> {
-    use interlock_gateway::scopes;
-    use interlock_trust::standing;
-    let engine = gateway.engine();
-    // Read the offer before approving: once the plan is approved it is no
-    // longer on offer.
-    let offer = scopes::offer(gateway, plan_id, scope).await?.ok_or_else(|| {
-        HostError::ScopeNotOffered(format!(
-            "`{plan_id}` cannot be approved {}: that scope is not on offer for it (its session is unknown, its tool is not at its approved definition, or its agent's key is gone)",
-            scope.label().to_lowercase()
-        ))
-    })?;
-    let outcome = decide_plan(
-        engine,
-        key,
-        plan_id,
-        Some(expected_hash),
-        Decision::Approve,
-        reason,
-        valid_for_secs,
-    )
-    .await?;
-    let Some(grant) = offer.grant else {
-        return Ok((outcome, None));
-    };
-    let valid_for = (grant.expires_at - engine.now())
-        .clamp(60, interlock_core::decision::MAX_APPROVAL_WINDOW_SECS);
-    let envelope = sign(
-        engine,
-        key,
-        &grant.subject,
-        grant.document_hash,
-        Decision::Approve,
-        reason,
-        valid_for,
-    )?;
-    let record = standing::grant(engine, gateway.events(), &grant.document, &envelope).await?;
-    Ok((outcome, Some(record)))
-}
-
-/// Grants a standing approval signed with the keychain key: role `role` may call
-/// the exposed tool `tool` with arguments of `shape` until `expires_at`.
-#[allow(clippy::too_many_arguments)]
-pub async fn grant_standing(
-    engine: &Engine,
-    events: &EventBus,
-    key: &KeychainKey,
-    role: &str,
-    tool: &str,
-    tool_hash: &canon::Digest,
-    shape: &canon::Value,
-    expires_at: i64,
-    reason: &str,
-) -> Result<interlock_store::StandingRecord, HostError> {
-    use interlock_trust::standing;
-    let doc = standing::document(
-        role,
-        tool,
-        tool_hash,
-        shape,
-        expires_at,
-        &standing::Narrowing::default(),
-    );
-    let hash = canon::digest(&doc);
-    let id = standing::id_of(&hash);
-    let now = engine.now();
-    // The statement is valid until the standing approval itself ends (within
-    // the approval window limit).
-    let valid_for =
-        (expires_at - now).clamp(60, interlock_core::decision::MAX_APPROVAL_WINDOW_SECS);
-    let envelope = sign(
-        engine,
-        key,
-        &standing::subject(&id),
-        hash,
-        Decision::Approve,
-        reason,
-        valid_for,
-    )?;
-    Ok(standing::grant(engine, events, &doc, &envelope).await?)
 }

@@ -993,7 +993,11 @@ fn the_browsers_fixtures_match_this_verifier() {
         // They are being rewritten by this run.
         return;
     }
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(
+            || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+            std::path::PathBuf::from,
+        )
         .join("../../ui/tests/unit/fixtures/bundles");
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {

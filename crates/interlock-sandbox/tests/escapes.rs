@@ -11,7 +11,12 @@ use interlock_sandbox::{Confiner, Launch, Profile, Protected, Setting};
 
 fn hostile_script() -> PathBuf {
     std::fs::canonicalize(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers/hostile-server.py"),
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .map_or_else(
+                || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+                std::path::PathBuf::from,
+            )
+            .join("../../tests/peers/hostile-server.py"),
     )
     .unwrap()
 }

@@ -16,6 +16,9 @@
 //! - [`envelopes`]: learned behavioural envelopes and their signed widening.
 //! - [`standing`]: standing approvals — the signed grant, its narrowing and
 //!   revocation, and the lookup the call path makes.
+//! - [`scopes`]: what a held call may be approved for (once, session, hour,
+//!   these arguments), each wider scope a standing approval ready to sign;
+//!   [`held_id`]: how a held call and its proposer are named.
 //! - [`review`]: the boundary review's classification, the lockfile, and its
 //!   reports (text, Markdown, SARIF).
 //! - [`events`]: the event bus and its typed event kinds.
@@ -26,8 +29,10 @@
 
 pub mod envelopes;
 pub mod events;
+pub mod held_id;
 pub mod pins;
 pub mod review;
+pub mod scopes;
 pub mod standing;
 pub mod tool_decision;
 

@@ -60,6 +60,14 @@ pub enum PinError {
         signed: String,
         current: String,
     },
+    #[error(
+        "the grant names definition {granted} of `{tool}`, but the approved definition is {approved}; review the tool again and grant that one"
+    )]
+    GrantForAnotherDefinition {
+        tool: String,
+        granted: String,
+        approved: String,
+    },
     #[error("the signed statement is about {0:?}, not a server")]
     NotAServerStatement(String),
     #[error("the signed statement is about {0:?}, not a tool (tool:<server>/<tool>)")]

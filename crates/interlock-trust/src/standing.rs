@@ -17,11 +17,13 @@
 //!
 //! A grant may be narrower than a role (issue 18, approvals that do not
 //! fatigue): from a held call's review a reviewer picks *for this session*,
-//! *for 1 hour* or *for these exact arguments* (`interlock_gateway::scopes::Scope`), and the document
+//! *for 1 hour* or *for these exact arguments* ([`crate::scopes::Scope`]), and the document
 //! then also names the agent, the agent's session (a hash of its id: session
 //! ids are bearer material and stay out of the log) or the arguments' digest.
 //! Each named field must match, so a narrow grant never covers another agent,
 //! another session or other arguments.
+
+use std::collections::BTreeMap;
 
 use interlock_canon::{self as canon, Digest, Map, Value};
 use interlock_core::{Decision, DsseEnvelope};
@@ -131,7 +133,7 @@ pub struct Caller<'a> {
     pub agent: &'a str,
     /// [`session_tag`] of the call's session; `None` for a stateless call.
     pub session: Option<&'a str>,
-    /// The call's arguments digest (`interlock_gateway::sessions::held_id::arguments_digest`).
+    /// The call's arguments digest (`crate::held_id::arguments_digest`).
     pub arguments_hash: &'a str,
 }
 
@@ -178,6 +180,33 @@ pub fn matches(shape: &Value, args: &Value) -> bool {
 
 fn field<'a>(doc: &'a Value, key: &str) -> Option<&'a Value> {
     doc.as_object()?.get(key)
+}
+
+/// [`grant`], first checking that the document binds the tool's *approved*
+/// definition: a grant made for an older (or never approved) definition
+/// would never apply, so it is refused now with what to do instead.
+/// `prefixes` are the configured servers' tool-name prefixes.
+pub async fn grant_for_approved(
+    engine: &Engine,
+    events: &EventBus,
+    prefixes: &BTreeMap<String, String>,
+    doc: &Value,
+    envelope: &DsseEnvelope,
+) -> Result<StandingRecord, PinError> {
+    if let (Some(tool), Some(granted)) = (
+        field(doc, "tool").and_then(Value::as_str),
+        field(doc, "tool_hash").and_then(Value::as_str),
+    ) {
+        let approved = approved_tool_hash(engine, prefixes, tool).await?;
+        if granted != approved.to_string() {
+            return Err(PinError::GrantForAnotherDefinition {
+                tool: tool.to_owned(),
+                granted: granted.to_owned(),
+                approved: approved.to_string(),
+            });
+        }
+    }
+    grant(engine, events, doc, envelope).await
 }
 
 /// Verifies a reviewer's signed approval of `doc` and stores it.
@@ -391,7 +420,7 @@ pub async fn find(
 /// new grant binds to. An error says why there is none.
 pub async fn approved_tool_hash(
     engine: &Engine,
-    tool_prefixes: &std::collections::BTreeMap<String, String>,
+    tool_prefixes: &BTreeMap<String, String>,
     exposed: &str,
 ) -> Result<Digest, PinError> {
     let unknown = |m: String| PinError::BadSurface {

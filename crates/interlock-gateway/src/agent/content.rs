@@ -36,9 +36,9 @@ use crate::agent::calls::reads::{deliver_read, refuse_read, upstream_failure};
 use crate::agent::calls::scan::{Scanned, response_policy, scan_content};
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};
-use crate::sessions::held_id::arguments_digest;
 use crate::upstream::{Connection, UpstreamError};
 use interlock_surface::ContentKind;
+use interlock_trust::held_id::arguments_digest;
 use interlock_trust::pins::ServerView;
 
 /// An approved, connected server that offers a capability.

@@ -199,11 +199,11 @@ async fn propose(
     // as one (issue 18).
     if m.get("plan_id")
         .and_then(Value::as_str)
-        .is_some_and(|id| id.starts_with(crate::sessions::held_id::HELD_PREFIX))
+        .is_some_and(|id| id.starts_with(interlock_trust::held_id::HELD_PREFIX))
     {
         return Err(bad(format!(
             "plan ids starting with `{}` are the gateway's held calls; choose another plan_id",
-            crate::sessions::held_id::HELD_PREFIX
+            interlock_trust::held_id::HELD_PREFIX
         )));
     }
     let p = gw.engine().propose(&doc).await?;

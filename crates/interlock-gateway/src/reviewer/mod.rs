@@ -2,8 +2,10 @@
 //! desktop app and the CLI's team mode call, and `/metrics`.
 //!
 //! - [`key`]: which reviewer key calls, and whether its scope lets it in.
-//! - [`api`]: plans, servers, tools, envelopes, held calls, standing
-//!   approvals, the log and the event stream.
+//! - [`api`]: plans, servers, tools, envelopes, held calls, the log and the
+//!   event stream.
+//! - [`standing`]: standing approvals and the scopes a held call may be
+//!   approved for.
 //! - [`servers`]: adding a server, and removing one with a signed removal.
 //! - [`clients`]: "Connect a client" over the host's connector.
 //! - [`signin`]: a one-time sign-in link redeemed by a browser.
@@ -25,6 +27,7 @@ pub mod metrics;
 pub mod receipts;
 pub mod servers;
 pub mod signin;
+pub mod standing;
 
 /// The reviewer face's routes: `/api/v1/…` and `/metrics`.
 pub fn routes() -> axum::Router<crate::gateway::Gateway> {
@@ -35,7 +38,6 @@ pub fn routes() -> axum::Router<crate::gateway::Gateway> {
         .route("/api/v1/plans", get(api::plans))
         .route("/api/v1/plans/{id}", get(api::plan))
         .route("/api/v1/plans/{id}/decisions", post(api::decide_plan))
-        .route("/api/v1/plans/{id}/scopes", get(api::held_call_scopes))
         .route("/api/v1/plans/{id}/rollback", post(api::propose_rollback))
         .route("/api/v1/servers", get(api::servers).post(servers::add))
         .route(
@@ -64,11 +66,6 @@ pub fn routes() -> axum::Router<crate::gateway::Gateway> {
         .route("/api/v1/clients/{client}/connect", post(clients::connect))
         .route("/api/v1/clients/{client}/undo", post(clients::undo))
         .route("/api/v1/signin", post(signin::redeem_handler))
-        .route(
-            "/api/v1/standing",
-            get(api::standing).post(api::grant_standing),
-        )
-        .route("/api/v1/standing/{id}/revoke", post(api::revoke_standing))
         .route("/api/v1/log", get(api::log))
         .route("/api/v1/log/checkpoint", get(api::checkpoint))
         .route("/api/v1/log/{index}/proof", get(api::log_proof))
@@ -81,4 +78,5 @@ pub fn routes() -> axum::Router<crate::gateway::Gateway> {
         .route("/api/v1/alerts/{sink}/redeliver", post(alerts::redeliver))
         .route("/metrics", get(metrics::serve))
         .route("/api/v1/events", get(api::events))
+        .merge(standing::routes())
 }

@@ -6,9 +6,7 @@
 //! - [`round_trip`]: a stateless (2026-07-28) client's held call: a sealed
 //!   `requestState` it retries with, to keep waiting for the same plan.
 //! - [`limits`]: per-key rate buckets and monthly quotas.
-//! - [`held_id`]: how a held call is named (its arguments' digest, its plan id).
 
-pub mod held_id;
 pub mod limits;
 pub(crate) mod round_trip;
 pub(crate) mod subscriptions;

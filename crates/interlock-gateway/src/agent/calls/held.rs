@@ -22,7 +22,7 @@ use crate::jsonrpc;
 use interlock_core::time::rfc3339;
 
 /// Marks a held-call plan's id (`call-<args digest prefix>-<random>`).
-use crate::sessions::held_id::HELD_PREFIX;
+use interlock_trust::held_id::HELD_PREFIX;
 
 /// How often a waiting held call polls for its decision (made in this
 /// process or another: the store is the truth).
@@ -56,7 +56,7 @@ pub(crate) async fn hold(
     // desktop notification is raised for, and it asks what was remembered.
     gw.remember_held_call(
         &plan_id,
-        crate::gateway::HeldMemo {
+        interlock_trust::scopes::HeldMemo {
             session: call.session.map(interlock_trust::standing::session_tag),
             inspection_hold: assessment.inspection_hold,
         },

@@ -37,7 +37,7 @@ use super::request::Request;
 use super::stop::Stop;
 use super::{authorize, forward, inspect, limit, resume, route};
 use crate::gateway::Gateway;
-use crate::sessions::held_id::arguments_digest;
+use interlock_trust::held_id::arguments_digest;
 
 /// `tools/call`: the whole path of one call.
 pub(crate) async fn tools_call(

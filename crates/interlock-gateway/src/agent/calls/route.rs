@@ -18,8 +18,8 @@ use super::stop::Stop;
 use crate::agent::governance;
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};
-use crate::sessions::held_id::arguments_digest;
 use crate::upstream::table::Upstream;
+use interlock_trust::held_id::arguments_digest;
 
 /// A call routed to a served tool of an upstream.
 pub(crate) struct Routed {

@@ -1,23 +1,45 @@
 //! What a reviewer may approve a held call *for* (issue 18, approvals that do
 //! not fatigue): once, for the agent's session, for an hour, or for these exact
 //! arguments. *Once* is the held call's own plan approval; each wider scope is
-//! a standing approval ([`interlock_trust::standing`]) narrowed to the calling agent,
+//! a standing approval ([`crate::standing`]) narrowed to the calling agent,
 //! signed by the reviewer on top of the plan approval, bound to the tool's
 //! approved definition, logged at every use and revocable.
 //!
-//! The gateway computes each scope's document from the held plan (the exact
+//! Trust computes each scope's document from the held plan (the exact
 //! bytes the reviewer signs), so a review UI, the desktop's notification and
 //! the CLI all offer the same grants. The offer is only a proposal: a grant is
 //! checked again in full when it arrives (`standing::grant`).
 
+use std::collections::BTreeMap;
+
 use interlock_canon::{self as canon, Digest, Map, Value};
-use interlock_engine::PlanStatus;
+use interlock_engine::{Engine, PlanStatus};
 use interlock_store::ApiKeyKind;
 
-use crate::auth::agent_identity;
-use crate::gateway::Gateway;
-use crate::sessions::held_id::arguments_digest;
-use interlock_trust::standing::{self, Narrowing};
+use crate::held_id::{AGENT_IDENTITY_PREFIX, HELD_PREFIX, arguments_digest};
+use crate::standing::{self, Narrowing};
+
+/// What the gateway that held a call remembers of it while it waits (lost
+/// on a restart: a call held before one is approved in its review only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldMemo {
+    /// `standing::session_tag` of the call's session; `None` if stateless.
+    pub session: Option<String>,
+    /// Whether inspection (arguments that look like an attack, or outside
+    /// the tool's envelope) held it, not only its risk: such a call is
+    /// approved in its review only, and no standing approval covers its kind.
+    pub inspection_hold: bool,
+}
+
+/// What the scopes of one held call are computed from: the engine (its plan,
+/// the approved tool, the agent's key), each configured server's tool-name
+/// prefix, and the holding gateway's memo of the call.
+pub struct HeldCall<'a> {
+    pub engine: &'a Engine,
+    pub prefixes: &'a BTreeMap<String, String>,
+    pub plan_id: &'a str,
+    pub memo: Option<HeldMemo>,
+}
 
 /// How long each scope stands (before the policy's
 /// `standing_max_lifetime_secs` caps it).
@@ -127,9 +149,10 @@ struct HeldFacts {
 /// inspection held (no standing approval covers those); a session scope needs
 /// the call's session to be known; every grant needs the held tool to be at
 /// its approved definition and its agent's key to exist.
-pub async fn offers(gw: &Gateway, plan_id: &str) -> Result<Vec<Offer>, ScopeError> {
-    let plan = gw.engine().plan(plan_id).await?;
-    if !plan_id.starts_with(crate::sessions::held_id::HELD_PREFIX) {
+pub async fn offers(call: &HeldCall<'_>) -> Result<Vec<Offer>, ScopeError> {
+    let (engine, plan_id) = (call.engine, call.plan_id);
+    let plan = engine.plan(plan_id).await?;
+    if !plan_id.starts_with(HELD_PREFIX) {
         return Err(ScopeError::NotHeldCall(plan_id.to_owned()));
     }
     if plan.status != PlanStatus::Proposed {
@@ -142,22 +165,22 @@ pub async fn offers(gw: &Gateway, plan_id: &str) -> Result<Vec<Offer>, ScopeErro
         scope: Scope::Once,
         grant: None,
     }];
-    let memo = gw.held_memo(plan_id);
-    if memo.as_ref().is_some_and(|m| m.inspection_hold) {
+    let memo = call.memo.as_ref();
+    if memo.is_some_and(|m| m.inspection_hold) {
         return Ok(out);
     }
-    let Some(facts) = held_facts(gw, &plan.document, &plan.proposer).await? else {
+    let Some(facts) = held_facts(call, &plan.document, &plan.proposer).await? else {
         return Ok(out);
     };
     // A grant binds to the approved definition; a call held on another one
     // (the tool drifted since it was approved) gets no standing offer.
-    match standing::approved_tool_hash(gw.engine(), &gw.tool_prefixes(), &facts.exposed).await {
+    match standing::approved_tool_hash(engine, call.prefixes, &facts.exposed).await {
         Ok(approved) if approved == facts.tool_hash => {}
         _ => return Ok(out),
     }
-    let session = memo.and_then(|m| m.session);
-    let now = gw.engine().now();
-    let max = gw.engine().policy().standing_max_lifetime_secs;
+    let session = memo.and_then(|m| m.session.clone());
+    let now = engine.now();
+    let max = engine.policy().standing_max_lifetime_secs;
     for scope in [Scope::Session, Scope::Hour, Scope::Arguments] {
         if scope == Scope::Session && session.is_none() {
             continue;
@@ -199,16 +222,13 @@ pub async fn offers(gw: &Gateway, plan_id: &str) -> Result<Vec<Offer>, ScopeErro
 /// not (so its risk or the role's limit held it, and what a grant covers —
 /// this agent, this tool — is exactly what the notification names). A call
 /// held before a restart is approved in its review.
-pub fn grantable_from_notification(gw: &Gateway, plan_id: &str) -> bool {
-    gw.held_memo(plan_id).is_some_and(|m| !m.inspection_hold)
+pub fn grantable_from_notification(memo: Option<&HeldMemo>) -> bool {
+    memo.is_some_and(|m| !m.inspection_hold)
 }
 
 /// The offer of `scope` for a held call, if it is on offer.
-pub async fn offer(gw: &Gateway, plan_id: &str, scope: Scope) -> Result<Option<Offer>, ScopeError> {
-    Ok(offers(gw, plan_id)
-        .await?
-        .into_iter()
-        .find(|o| o.scope == scope))
+pub async fn offer(call: &HeldCall<'_>, scope: Scope) -> Result<Option<Offer>, ScopeError> {
+    Ok(offers(call).await?.into_iter().find(|o| o.scope == scope))
 }
 
 fn summary(scope: Scope, f: &HeldFacts) -> String {
@@ -243,7 +263,7 @@ fn any_value_shape(arguments: &Value) -> Value {
 /// back from its plan (`held::held_plan` wrote it). `None` when the agent's
 /// key is gone or the plan's server is no longer configured.
 async fn held_facts(
-    gw: &Gateway,
+    call: &HeldCall<'_>,
     document: &[u8],
     proposer: &str,
 ) -> Result<Option<HeldFacts>, ScopeError> {
@@ -276,15 +296,15 @@ async fn held_facts(
     else {
         return Ok(None);
     };
-    let Some(upstream) = gw.upstream(&server) else {
+    let Some(prefix) = call.prefixes.get(&server) else {
         return Ok(None);
     };
-    let exposed = format!("{}{tool}", upstream.config.tool_prefix(&server));
-    let Some(agent) = proposer.strip_prefix(&agent_identity("")) else {
+    let exposed = format!("{prefix}{tool}");
+    let Some(agent) = proposer.strip_prefix(AGENT_IDENTITY_PREFIX) else {
         return Ok(None);
     };
-    let role = gw
-        .engine()
+    let role = call
+        .engine
         .store()
         .api_keys(ApiKeyKind::Agent)
         .await?

@@ -4,6 +4,10 @@
 //! a held call as a plan) and scope offers (only a held call has them) ask;
 //! a room of its own so they need not import the held call's lifecycle.
 
+/// What a plan's `proposer` starts with when an agent key proposed it
+/// (`agent:<name>`; the gateway's `auth::agent_identity`).
+pub const AGENT_IDENTITY_PREFIX: &str = "agent:";
+
 /// The plan id prefix of a held tool call (`call-<digest>-<random>`).
 pub const HELD_PREFIX: &str = "call-";
 
