@@ -15,7 +15,8 @@ use std::time::Instant;
 use interlock_core::RiskLevel;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
 use interlock_host::{
-    APPROVER_KEY, Decision, GatewayOptions, Host, HostError, Keychain, KeychainKey, RunningGateway,
+    APPROVER_KEY, Countersign, Decision, GatewayOptions, Host, HostError, Keychain, KeychainKey,
+    RunningGateway,
 };
 use interlock_trust::{EventBus, EventType, GatewayEvent, SubjectKind};
 use serde::Serialize;
@@ -456,6 +457,12 @@ impl Backend {
         decision: Decision,
         reason: &str,
     ) -> Result<Value, DecideError> {
+        let said = Countersign {
+            key: &self.key,
+            decision,
+            reason,
+            valid_for_secs: APPROVAL_VALID_SECS,
+        };
         let running = match &self.link {
             Link::Local(running) => running,
             Link::Team { client, .. } => {
@@ -464,48 +471,22 @@ impl Backend {
                     SubjectKind::Server => Subject::Server,
                     other => return Err(DecideError::not_decidable(other)),
                 };
-                let mut answer = interlock_host::decide_remote(
-                    client,
-                    &self.key,
-                    subject_kind,
-                    subject,
-                    hash,
-                    decision,
-                    reason,
-                    APPROVAL_VALID_SECS,
-                )
-                .await?;
+                let mut answer =
+                    interlock_host::decide_remote(client, subject_kind, subject, hash, &said)
+                        .await?;
                 answer["subject_kind"] = json!(kind.as_str());
                 return Ok(answer);
             }
         };
         match kind {
             SubjectKind::Plan => {
-                let o = running
-                    .decide_plan(
-                        &self.key,
-                        subject,
-                        Some(hash),
-                        decision,
-                        reason,
-                        APPROVAL_VALID_SECS,
-                    )
-                    .await?;
+                let o = running.decide_plan(subject, Some(hash), &said).await?;
                 let mut answer = interlock_gateway::views::decision_outcome_json(&o);
                 answer["subject_kind"] = json!("plan");
                 Ok(answer)
             }
             SubjectKind::Server => {
-                let r = running
-                    .decide_server(
-                        &self.key,
-                        subject,
-                        Some(hash),
-                        decision,
-                        reason,
-                        APPROVAL_VALID_SECS,
-                    )
-                    .await?;
+                let r = running.decide_server(subject, Some(hash), &said).await?;
                 Ok(json!({
                     "subject_kind": "server",
                     "name": r.name,
@@ -551,16 +532,10 @@ impl Backend {
                 });
             }
         };
-        let (outcome, grant) = interlock_host::approve_held_call(
-            running.gateway(),
-            &self.key,
-            plan_id,
-            hash,
-            scope,
-            reason,
-            APPROVAL_VALID_SECS,
-        )
-        .await?;
+        let said = Countersign::approve(&self.key, reason, APPROVAL_VALID_SECS);
+        let (outcome, grant) = running
+            .approve_held_call(plan_id, hash, scope, &said)
+            .await?;
         let mut answer = interlock_gateway::views::decision_outcome_json(&outcome);
         answer["subject_kind"] = json!("plan");
         answer["scope"] = json!(scope.as_str());
@@ -574,9 +549,7 @@ impl Backend {
     /// process held it, and not for what inspection found).
     pub fn held_call_grantable(&self, plan_id: &str) -> bool {
         match &self.link {
-            Link::Local(running) => {
-                interlock_host::held_call_grantable(running.gateway(), plan_id)
-            }
+            Link::Local(running) => running.held_call_grantable(plan_id),
             Link::Team { .. } => false,
         }
     }

@@ -61,12 +61,10 @@ async fn decide(
     // standing approval, both signed below.
     let scope = match scope.as_deref() {
         None => None,
-        Some(s) => Some(
-            interlock_host::Scope::parse(s).ok_or_else(|| DecideError {
-                code: "invalid",
-                message: format!("scope must be once, session, hour or arguments, not {s:?}"),
-            })?,
-        ),
+        Some(s) => Some(interlock_host::Scope::parse(s).ok_or_else(|| DecideError {
+            code: "invalid",
+            message: format!("scope must be once, session, hour or arguments, not {s:?}"),
+        })?),
     };
     let decision = match decision.as_str() {
         "approve" => Decision::Approve,

@@ -286,14 +286,17 @@ async fn decide(
         bail!("no approver key in the keychain; run `interlock keys init`");
     };
     let plan = engine.plan(id).await?;
-    let decided = interlock_host::decide_plan(
-        engine,
-        &key,
-        &plan.plan_id,
-        Some(shown_hash.unwrap_or(&plan.plan_hash)),
+    let said = interlock_host::Countersign {
+        key: &key,
         decision,
         reason,
-        valid_for,
+        valid_for_secs: valid_for,
+    };
+    let decided = interlock_host::decide_plan(
+        engine,
+        &plan.plan_id,
+        Some(shown_hash.unwrap_or(&plan.plan_hash)),
+        &said,
     )
     .await;
     match decided {

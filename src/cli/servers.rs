@@ -373,13 +373,15 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                     )?;
                     interlock_host::decide_envelope_widening(
                         &engine,
-                        &key,
                         &name,
                         &tool,
                         leaf,
                         Some(&shown),
-                        &reason,
-                        parse_duration(&expires)?,
+                        &interlock_host::Countersign::approve(
+                            &key,
+                            &reason,
+                            parse_duration(&expires)?,
+                        ),
                     )
                     .await
                     .map_err(anyhow::Error::from)
@@ -502,17 +504,20 @@ async fn decide_tool(
     };
     let config = ctx.host().gateway_config(None)?;
     let engine = ctx.engine().await?;
+    let said = interlock_host::Countersign {
+        key: &key,
+        decision,
+        reason,
+        valid_for_secs: valid_for,
+    };
     let outcome = interlock_host::decide_tool_definition(
         &engine,
         &EventBus::new(),
-        &key,
         &config,
         name,
         tool,
         shown_hash,
-        decision,
-        reason,
-        valid_for,
+        &said,
     )
     .await;
     engine.log().close().await;
@@ -686,17 +691,15 @@ async fn decide(
         bail!("no approver key in the keychain; run `interlock keys init`");
     };
     let engine = ctx.engine().await?;
-    let outcome = interlock_host::decide_server_surface(
-        &engine,
-        &EventBus::new(),
-        &key,
-        name,
-        shown_hash,
+    let said = interlock_host::Countersign {
+        key: &key,
         decision,
         reason,
-        valid_for,
-    )
-    .await;
+        valid_for_secs: valid_for,
+    };
+    let outcome =
+        interlock_host::decide_server_surface(&engine, &EventBus::new(), name, shown_hash, &said)
+            .await;
     engine.log().close().await;
     report(outcome, |r| {
         let verb = if decision == Decision::Approve {

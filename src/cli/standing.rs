@@ -72,14 +72,13 @@ pub async fn run(ctx: &Context, cmd: StandingCommand) -> anyhow::Result<ExitCode
                 &engine,
                 &EventBus::new(),
                 &config.tool_prefixes(),
-                &key,
                 &interlock_host::StandingTerms {
                     role: &role,
                     tool: &tool,
                     shape: &shape,
                     expires_at: until,
                 },
-                &reason,
+                &interlock_host::Countersign::approve(&key, &reason, until - engine.now()),
             )
             .await;
             engine.log().close().await;

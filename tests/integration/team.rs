@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use interlock_core::Decision;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
-use interlock_host::{HostError, decide_remote};
+use interlock_host::{Countersign, HostError, decide_remote};
 use interlock_keychain::Keychain;
 use serde_json::Value;
 
@@ -56,13 +56,15 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
     let approve = async |kind, id: &str, hash: &str, reason: &str| {
         decide_remote(
             &client,
-            &key,
             kind,
             id,
             hash,
-            Decision::Approve,
-            reason,
-            600,
+            &Countersign {
+                key: &key,
+                decision: Decision::Approve,
+                reason,
+                valid_for_secs: 600,
+            },
         )
         .await
     };

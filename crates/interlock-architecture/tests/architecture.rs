@@ -7,7 +7,6 @@
 //! (which crates, libraries and names; the exceptions that exist today),
 //! and the messages.
 
-use std::path::Path;
 use std::sync::OnceLock;
 
 use interlock_architecture::circles;

@@ -10,10 +10,15 @@
 #![forbid(unsafe_code)]
 
 pub mod connect;
+mod decide;
 mod log_key;
 mod runtime;
 mod standing;
 
+pub use decide::{
+    Countersign, FromLock, approve_from_lock, decide_envelope_widening, decide_plan, decide_remote,
+    decide_server_surface, decide_tool_definition,
+};
 pub use interlock_trust::scopes::Scope;
 pub use log_key::AcceptedLogKey;
 pub use runtime::{GatewayOptions, RunningGateway};
@@ -31,13 +36,10 @@ use interlock_adapters::{AdapterConfig, Adapters};
 use interlock_core::canon::{self, Digest};
 use interlock_core::decision::{Terms, sign_decision};
 use interlock_core::{DsseEnvelope, Policy};
-use interlock_engine::{DecisionOutcome, Engine, EngineConfig, EngineError};
+use interlock_engine::{Engine, EngineConfig, EngineError};
 use interlock_gateway::GatewayConfig;
-use interlock_gateway::client::{ReviewerClient, Subject};
-use interlock_store::{ServerRecord, StoreLocation};
-use interlock_trust::EventBus;
-use interlock_trust::pins::{PinError, decide_server, server_subject};
-use interlock_trust::tool_decision;
+use interlock_store::StoreLocation;
+use interlock_trust::pins::PinError;
 
 /// The keychain entry of this machine's approver key.
 pub const APPROVER_KEY: &str = "approver";
@@ -106,6 +108,10 @@ pub enum HostError {
     /// The scope asked for is not on offer for this held call.
     #[error("{0}")]
     ScopeNotOffered(String),
+    /// A subject that is only ever approved (an envelope widening, a
+    /// standing grant) was asked to be rejected; nothing was signed.
+    #[error("`{0}` is only approved (leave it undecided to refuse it); nothing was signed")]
+    ApprovalOnly(String),
     /// A team gateway's reviewer API failed or refused.
     #[error(transparent)]
     Remote(#[from] interlock_gateway::client::ClientError),
@@ -346,35 +352,6 @@ pub fn nonce() -> [u8; 16] {
     n
 }
 
-/// Signs a decision about `subject` at exactly `hash` with the keychain key.
-pub(crate) fn sign(
-    engine: &Engine,
-    key: &KeychainKey,
-    subject: &str,
-    hash: Digest,
-    decision: Decision,
-    reason: &str,
-    valid_for_secs: i64,
-) -> Result<DsseEnvelope, HostError> {
-    let now = engine.now();
-    let (_, envelope) = sign_decision(
-        key,
-        &Terms {
-            audience: engine.log().origin(),
-            subject,
-            subject_hash: hash,
-            decision,
-            reason,
-            issued_at: now,
-            not_before: now,
-            expires_at: now + valid_for_secs,
-            nonce: nonce(),
-            policy_digest: engine.policy().digest(),
-        },
-    )?;
-    Ok(envelope)
-}
-
 /// The terms a running gateway gives for removing one of its servers
 /// (`interlock_gateway::admin::Answer::RemovalTerms`).
 #[derive(Clone, Debug)]
@@ -495,307 +472,4 @@ pub fn sign_removal(
         },
     )?;
     Ok(envelope)
-}
-
-/// Decides a plan with the keychain key, signing exactly `expected_hash` (the
-/// hash the reviewer saw — a notification's, a window's). If the plan's current
-/// hash is another, nothing is signed: [`HostError::Changed`].
-pub async fn decide_plan(
-    engine: &Engine,
-    key: &KeychainKey,
-    plan_id: &str,
-    expected_hash: Option<&str>,
-    decision: Decision,
-    reason: &str,
-    valid_for_secs: i64,
-) -> Result<DecisionOutcome, HostError> {
-    let plan = engine.plan(plan_id).await?;
-    if let Some(expected) = expected_hash
-        && expected != plan.plan_hash
-    {
-        return Err(HostError::Changed(format!(
-            "plan `{plan_id}` changed since it was shown ({expected} → {}); review it again",
-            plan.plan_hash
-        )));
-    }
-    let hash = plan.plan_hash.parse().map_err(|_| {
-        interlock_store::StoreError::Malformed(format!("plan `{plan_id}` has a malformed hash"))
-    })?;
-    let envelope = sign(engine, key, plan_id, hash, decision, reason, valid_for_secs)?;
-    Ok(engine.decide(&envelope).await?)
-}
-
-/// How long before "now" a statement to another machine's gateway becomes
-/// valid: an allowance for the two clocks (the browser's signing uses the same).
-const REMOTE_NOT_BEFORE_SLACK_SECS: i64 = 30;
-
-/// Decides a plan or a server's surface on a gateway running elsewhere (a
-/// team's `interlock serve`), signing with the keychain key exactly
-/// `expected_hash` — the hash the reviewer was shown — under the policy digest
-/// that gateway reports. If the subject's current hash is another, nothing is
-/// signed ([`HostError::Changed`]); if it changes between this read and the
-/// gateway's check, the gateway refuses the statement (`changed`), also
-/// [`HostError::Changed`]. Returns the gateway's answer.
-#[allow(clippy::too_many_arguments)]
-pub async fn decide_remote(
-    client: &ReviewerClient,
-    key: &KeychainKey,
-    kind: Subject,
-    id: &str,
-    expected_hash: &str,
-    decision: Decision,
-    reason: &str,
-    valid_for_secs: i64,
-) -> Result<serde_json::Value, HostError> {
-    let shown = client.subject(kind, id).await?;
-    let (current, subject) = match kind {
-        Subject::Plan => (shown["plan"]["plan_hash"].as_str(), id.to_owned()),
-        Subject::Server => (
-            shown["server"]["observed_hash"].as_str(),
-            server_subject(id),
-        ),
-    };
-    let malformed = |what: &str| {
-        HostError::Remote(interlock_gateway::client::ClientError::Malformed(format!(
-            "`{id}` has no valid {what}"
-        )))
-    };
-    let current = current.ok_or_else(|| malformed("hash"))?;
-    if current != expected_hash {
-        return Err(HostError::Changed(format!(
-            "`{id}` changed since it was shown ({expected_hash} → {current}); review it again"
-        )));
-    }
-    let hash: Digest = current.parse().map_err(|_| malformed("hash"))?;
-    let policy: Digest = shown["policy_digest"]
-        .as_str()
-        .and_then(|p| p.parse().ok())
-        .ok_or_else(|| malformed("policy digest"))?;
-    let audience = shown["audience"]
-        .as_str()
-        .filter(|a| !a.is_empty())
-        .ok_or_else(|| malformed("audience (log origin)"))?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (_, envelope) = sign_decision(
-        key,
-        &Terms {
-            audience,
-            subject: &subject,
-            subject_hash: hash,
-            decision,
-            reason,
-            issued_at: now,
-            not_before: now - REMOTE_NOT_BEFORE_SLACK_SECS,
-            expires_at: now + valid_for_secs,
-            nonce: nonce(),
-            policy_digest: policy,
-        },
-    )?;
-    match client.submit(kind, id, &envelope.to_json()).await {
-        Err(e) if e.code() == Some("changed") => Err(HostError::Changed(e.to_string())),
-        other => Ok(other?),
-    }
-}
-
-/// Decides a server's observed surface with the keychain key, signing exactly
-/// `expected_hash` when given (else the current observed hash).
-#[allow(clippy::too_many_arguments)]
-pub async fn decide_server_surface(
-    engine: &Engine,
-    events: &EventBus,
-    key: &KeychainKey,
-    name: &str,
-    expected_hash: Option<&str>,
-    decision: Decision,
-    reason: &str,
-    valid_for_secs: i64,
-) -> Result<ServerRecord, HostError> {
-    let record = engine
-        .store()
-        .server(name)
-        .await?
-        .ok_or_else(|| PinError::NoSuchServer(name.to_owned()))?;
-    let observed = record
-        .observed_hash
-        .clone()
-        .ok_or_else(|| PinError::NothingObserved {
-            name: name.to_owned(),
-        })?;
-    if let Some(expected) = expected_hash
-        && expected != observed
-    {
-        return Err(HostError::Changed(format!(
-            "server `{name}` changed since it was shown ({expected} → {observed}); review it again"
-        )));
-    }
-    let hash = observed.parse().map_err(|_| {
-        interlock_store::StoreError::Malformed(format!("server `{name}` has a malformed hash"))
-    })?;
-    let envelope = sign(
-        engine,
-        key,
-        &server_subject(name),
-        hash,
-        decision,
-        reason,
-        valid_for_secs,
-    )?;
-    Ok(decide_server(engine, &envelope, events).await?)
-}
-
-/// What `servers approve --from-lock` did with one locked server.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FromLock {
-    /// Its observed surface is the locked one: approved (a new statement,
-    /// signed by this machine's key for this gateway).
-    Trusted,
-    /// Its baseline already is the locked surface.
-    AlreadyTrusted,
-    /// It lists another surface now: nothing was signed for it.
-    Differs { observed: String },
-    /// This gateway has not seen it (not configured, or not yet connected).
-    NotSeen,
-}
-
-/// Bootstraps a gateway from a reviewed lockfile (issue 22 item 1): every
-/// statement in it must verify (`verify_strict`, by an approver key this
-/// gateway trusts, approving exactly the locked hash) before anything is
-/// trusted — one bad statement refuses the whole file. Then each server whose
-/// observed surface still is the locked one is approved with the keychain
-/// key, compare-and-swap on that hash; the others are left as they are.
-pub async fn approve_from_lock(
-    engine: &Engine,
-    events: &EventBus,
-    key: &KeychainKey,
-    lock: &interlock_trust::review::lockfile::Lockfile,
-    valid_for_secs: i64,
-) -> Result<Vec<(String, FromLock)>, HostError> {
-    let (trusted, _) = engine.trusted_approvers().await?;
-    lock.verify(&trusted)?;
-    let mut out = Vec::new();
-    for (name, locked) in &lock.servers {
-        let hash = locked.surface_hash.to_string();
-        let outcome = match engine.store().server(name).await? {
-            None => FromLock::NotSeen,
-            Some(r)
-                if r.status == interlock_store::ServerStatus::Trusted
-                    && r.baseline_hash.as_deref() == Some(hash.as_str())
-                    && r.observed_hash.as_deref() == Some(hash.as_str()) =>
-            {
-                FromLock::AlreadyTrusted
-            }
-            Some(r) if r.observed_hash.as_deref() == Some(hash.as_str()) => {
-                let reason = format!(
-                    "from a reviewed lockfile: approved by {} ({})",
-                    locked.approved_by, locked.reason
-                );
-                match decide_server_surface(
-                    engine,
-                    events,
-                    key,
-                    name,
-                    Some(&hash),
-                    Decision::Approve,
-                    &reason,
-                    valid_for_secs,
-                )
-                .await
-                {
-                    Ok(_) => FromLock::Trusted,
-                    // It listed another surface meanwhile.
-                    Err(HostError::Changed(_)) => FromLock::Differs {
-                        observed: "(changed while approving)".into(),
-                    },
-                    Err(e) => return Err(e),
-                }
-            }
-            Some(r) => FromLock::Differs {
-                observed: r.observed_hash.unwrap_or_else(|| "(nothing listed)".into()),
-            },
-        };
-        out.push((name.clone(), outcome));
-    }
-    Ok(out)
-}
-
-/// Decides one tool of a server with the keychain key (approve its observed
-/// definition into the baseline, or reject = block it), signing exactly
-/// `expected_hash` when given (else the tool's current definition hash).
-#[allow(clippy::too_many_arguments)]
-pub async fn decide_tool_definition(
-    engine: &Engine,
-    events: &EventBus,
-    key: &KeychainKey,
-    config: &GatewayConfig,
-    server: &str,
-    tool: &str,
-    expected_hash: Option<&str>,
-    decision: Decision,
-    reason: &str,
-    valid_for_secs: i64,
-) -> Result<ServerRecord, HostError> {
-    let record = engine
-        .store()
-        .server(server)
-        .await?
-        .ok_or_else(|| PinError::NoSuchServer(server.to_owned()))?;
-    let hash = tool_decision::observed_tool_hash(&record, tool)?;
-    if let Some(expected) = expected_hash
-        && expected != hash.to_string()
-    {
-        return Err(HostError::Changed(format!(
-            "tool `{tool}` of `{server}` changed since it was shown ({expected} → {hash}); review it again"
-        )));
-    }
-    let envelope = sign(
-        engine,
-        key,
-        &tool_decision::tool_subject(server, tool),
-        hash,
-        decision,
-        reason,
-        valid_for_secs,
-    )?;
-    let drift = config.drift.policy()?;
-    Ok(tool_decision::decide_tool(engine, &drift, &envelope, events).await?)
-}
-
-/// Widens a tool's behavioural envelope by the findings log entry `leaf`
-/// recorded (a held call or a withheld result), signing *exactly* the widened
-/// envelope's hash the reviewer was shown (`expected_hash`; refused if
-/// widening it now gives another) with the keychain key.
-#[allow(clippy::too_many_arguments)]
-pub async fn decide_envelope_widening(
-    engine: &Engine,
-    key: &KeychainKey,
-    server: &str,
-    tool: &str,
-    leaf: u64,
-    expected_hash: Option<&str>,
-    reason: &str,
-    valid_for_secs: i64,
-) -> Result<interlock_trust::envelopes::Widening, HostError> {
-    use interlock_trust::envelopes;
-    let w = envelopes::widening(engine, server, tool, leaf).await?;
-    let now = w.widened_hash.to_string();
-    if let Some(expected) = expected_hash
-        && expected != now
-    {
-        return Err(HostError::Changed(format!(
-            "the envelope of {server}/{tool} changed since it was shown ({expected} → {now}); review it again"
-        )));
-    }
-    let statement = sign(
-        engine,
-        key,
-        &w.subject(),
-        w.widened_hash,
-        Decision::Approve,
-        reason,
-        valid_for_secs,
-    )?;
-    Ok(envelopes::decide_widening(engine, &statement, leaf).await?)
 }

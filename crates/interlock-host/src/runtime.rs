@@ -12,17 +12,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use interlock_core::Decision;
 use interlock_engine::DecisionOutcome;
 use interlock_gateway::Gateway;
 use interlock_gateway::keys::issue_key;
 use interlock_keychain::KeychainKey;
-use interlock_store::{ApiKeyKind, ServerRecord};
+use interlock_store::{ApiKeyKind, ServerRecord, StandingRecord};
 use interlock_trust::EventBus;
 use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
-use crate::{Host, HostError};
+use crate::{Countersign, Host, HostError, Scope};
 
 /// How long a shutdown waits for the HTTP server to finish its requests.
 const DRAIN_WAIT: Duration = Duration::from_secs(3);
@@ -342,45 +341,43 @@ impl RunningGateway {
     /// [`crate::decide_plan`] on this gateway's engine.
     pub async fn decide_plan(
         &self,
-        key: &KeychainKey,
         plan_id: &str,
         expected_hash: Option<&str>,
-        decision: Decision,
-        reason: &str,
-        valid_for_secs: i64,
+        said: &Countersign<'_>,
     ) -> Result<DecisionOutcome, HostError> {
-        crate::decide_plan(
-            self.gateway.engine(),
-            key,
-            plan_id,
-            expected_hash,
-            decision,
-            reason,
-            valid_for_secs,
-        )
-        .await
+        crate::decide_plan(self.gateway.engine(), plan_id, expected_hash, said).await
     }
 
     /// [`crate::decide_server_surface`] on this gateway, announced on its bus.
     pub async fn decide_server(
         &self,
-        key: &KeychainKey,
         name: &str,
         expected_hash: Option<&str>,
-        decision: Decision,
-        reason: &str,
-        valid_for_secs: i64,
+        said: &Countersign<'_>,
     ) -> Result<ServerRecord, HostError> {
         crate::decide_server_surface(
             self.gateway.engine(),
             self.gateway.events(),
-            key,
             name,
             expected_hash,
-            decision,
-            reason,
-            valid_for_secs,
+            said,
         )
         .await
+    }
+
+    /// [`crate::approve_held_call`] on this gateway.
+    pub async fn approve_held_call(
+        &self,
+        plan_id: &str,
+        expected_hash: &str,
+        scope: Scope,
+        said: &Countersign<'_>,
+    ) -> Result<(DecisionOutcome, Option<StandingRecord>), HostError> {
+        crate::approve_held_call(&self.gateway, plan_id, expected_hash, scope, said).await
+    }
+
+    /// [`crate::held_call_grantable`] on this gateway.
+    pub fn held_call_grantable(&self, plan_id: &str) -> bool {
+        crate::held_call_grantable(&self.gateway, plan_id)
     }
 }

@@ -4,17 +4,16 @@
 //! the keychain key, then let trust decide"; what a grant may cover is
 //! `interlock_trust::{standing, scopes}`'s alone.
 
-use interlock_core::Decision;
 use interlock_core::canon;
 use interlock_engine::{DecisionOutcome, Engine};
 use interlock_gateway::Gateway;
-use interlock_keychain::KeychainKey;
 use interlock_store::StandingRecord;
 use interlock_trust::EventBus;
 use interlock_trust::scopes::{self, HeldCall, Scope};
 use interlock_trust::standing;
 
-use crate::{HostError, decide_plan, sign};
+use crate::HostError;
+use crate::decide::{Countersign, decide_plan, sign};
 
 /// What a standing approval asked for by name grants: role `role` may call
 /// the exposed tool `tool` at its approved definition with arguments of
@@ -30,16 +29,16 @@ pub struct StandingTerms<'a> {
 /// held plan at exactly `expected_hash`, and for a scope wider than once the
 /// standing approval trust offers for it, signed too. The plan is approved
 /// first (a plan that changed since it was shown signs nothing); the grant
-/// follows, so a grant never stands for a call nobody approved.
+/// follows, so a grant never stands for a call nobody approved. `said` must
+/// approve (a held call is rejected as a plan, once).
 pub async fn approve_held_call(
     gateway: &Gateway,
-    key: &KeychainKey,
     plan_id: &str,
     expected_hash: &str,
     scope: Scope,
-    reason: &str,
-    valid_for_secs: i64,
+    said: &Countersign<'_>,
 ) -> Result<(DecisionOutcome, Option<StandingRecord>), HostError> {
+    said.approval_only(plan_id)?;
     let engine = gateway.engine();
     // Read the offer before approving: once the plan is approved it is no
     // longer on offer.
@@ -56,28 +55,12 @@ pub async fn approve_held_call(
             scope.label().to_lowercase()
         ))
     })?;
-    let outcome = decide_plan(
-        engine,
-        key,
-        plan_id,
-        Some(expected_hash),
-        Decision::Approve,
-        reason,
-        valid_for_secs,
-    )
-    .await?;
+    let outcome = decide_plan(engine, plan_id, Some(expected_hash), said).await?;
     let Some(grant) = offer.grant else {
         return Ok((outcome, None));
     };
-    let envelope = sign(
-        engine,
-        key,
-        &grant.subject,
-        grant.document_hash,
-        Decision::Approve,
-        reason,
-        statement_window(engine, grant.expires_at),
-    )?;
+    let grant_said = said.valid_for(statement_window(engine, grant.expires_at));
+    let envelope = sign(engine, &grant_said, &grant.subject, grant.document_hash)?;
     let record = standing::grant(engine, gateway.events(), &grant.document, &envelope).await?;
     Ok((outcome, Some(record)))
 }
@@ -91,13 +74,13 @@ pub fn held_call_grantable(gateway: &Gateway, plan_id: &str) -> bool {
 /// Grants a standing approval signed with the keychain key, bound to the
 /// tool's approved definition (refused when it has none). `prefixes` are the
 /// configured servers' tool-name prefixes.
+/// `said` approves; its window is the grant's own (see [`statement_window`]).
 pub async fn grant_standing(
     engine: &Engine,
     events: &EventBus,
     prefixes: &std::collections::BTreeMap<String, String>,
-    key: &KeychainKey,
     terms: &StandingTerms<'_>,
-    reason: &str,
+    said: &Countersign<'_>,
 ) -> Result<StandingRecord, HostError> {
     let tool_hash = standing::approved_tool_hash(engine, prefixes, terms.tool).await?;
     let doc = standing::document(
@@ -109,15 +92,10 @@ pub async fn grant_standing(
         &standing::Narrowing::default(),
     );
     let hash = canon::digest(&doc);
-    let envelope = sign(
-        engine,
-        key,
-        &standing::subject(&standing::id_of(&hash)),
-        hash,
-        Decision::Approve,
-        reason,
-        statement_window(engine, terms.expires_at),
-    )?;
+    let subject = standing::subject(&standing::id_of(&hash));
+    said.approval_only(&subject)?;
+    let said = said.valid_for(statement_window(engine, terms.expires_at));
+    let envelope = sign(engine, &said, &subject, hash)?;
     Ok(standing::grant(engine, events, &doc, &envelope).await?)
 }
 

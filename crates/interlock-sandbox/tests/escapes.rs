@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::os::linux::net::SocketAddrExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use interlock_sandbox::{Confiner, Launch, Profile, Protected, Setting};
 

@@ -1109,8 +1109,10 @@ pub async fn decide_server(
         engine,
         kind,
         m,
-        &verified,
-        envelope,
+        Signed {
+            verified: &verified,
+            envelope,
+        },
         &record,
         (update, probe_baseline),
         (name.clone(), observed_hash.clone()),
@@ -1135,6 +1137,14 @@ pub async fn decide_server(
     Ok(new)
 }
 
+/// A reviewer's statement as the engine verified it, with the envelope it
+/// came in (logged whole, so an auditor re-verifies it offline).
+#[derive(Clone, Copy)]
+pub struct Signed<'a> {
+    pub verified: &'a interlock_engine::VerifiedDecision,
+    pub envelope: &'a DsseEnvelope,
+}
+
 /// Writes a reviewer's decision about a server row: its leaf — `fields`, the
 /// row's `blocked_tools` after it, who signed, why, and the envelope — and the
 /// row's compare-and-swap to `update` (adopting a probe baseline with it, if
@@ -1142,17 +1152,16 @@ pub async fn decide_server(
 /// trusted on a change whose evidence a crash could lose). `subject` is what
 /// was signed, `(name, hash)`, for the error when the row moved meanwhile.
 /// The new row and the leaf's index.
-#[allow(clippy::too_many_arguments)]
 pub async fn commit_decision(
     engine: &Engine,
     kind: EventType,
     mut fields: Map,
-    verified: &interlock_engine::VerifiedDecision,
-    envelope: &DsseEnvelope,
+    signed: Signed<'_>,
     record: &ServerRecord,
     (update, probe_baseline): (ServerUpdate, Option<Vec<u8>>),
     subject: (String, String),
 ) -> Result<(ServerRecord, u64), PinError> {
+    let Signed { verified, envelope } = signed;
     fields.insert(
         "blocked_tools".into(),
         to_canon(&serde_json::from_slice(&update.blocked_tools).unwrap_or_default()),

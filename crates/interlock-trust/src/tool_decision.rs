@@ -26,7 +26,7 @@ use interlock_store::{ServerRecord, ServerStatus, ServerUpdate};
 use interlock_surface::{DriftPolicy, Surface, surface_hash};
 
 use crate::events::{EventBus, EventType, GatewayEvent};
-use crate::pins::{Blocked, PinError, commit_decision, decode_surface, drift_record};
+use crate::pins::{Blocked, PinError, Signed, commit_decision, decode_surface, drift_record};
 
 /// Signed statements about one tool name `tool:<server>/<tool>`.
 pub const TOOL_SUBJECT_PREFIX: &str = "tool:";
@@ -114,8 +114,10 @@ pub async fn decide_tool(
         engine,
         kind,
         m,
-        &verified,
-        envelope,
+        Signed {
+            verified: &verified,
+            envelope,
+        },
         &record,
         (update, None),
         (format!("{server}/{tool}"), current.to_string()),
