@@ -130,6 +130,10 @@ pub enum DecisionError {
     NotYetValid { not_before: i64, now: i64 },
     #[error("the statement expired at {expires_at} (now {now})")]
     Expired { expires_at: i64, now: i64 },
+    #[error(
+        "the statement says it was issued at {issued_at}, more than {MAX_ISSUED_AT_SKEW_SECS} s after now ({now}): check the signing machine's clock and sign again"
+    )]
+    IssuedInTheFuture { issued_at: i64, now: i64 },
     #[error("invalid validity window: {0}")]
     BadWindow(String),
     #[error("signing failed: {0}")]
@@ -496,6 +500,10 @@ impl TrustedKeys {
     }
 }
 
+/// How far ahead of the verifier's clock a statement's `issued_at` may be:
+/// room for two machines' clocks, not for a date that outlives a veto.
+pub const MAX_ISSUED_AT_SKEW_SECS: i64 = 300;
+
 /// What the verifier expects the statement to be about.
 #[derive(Clone, Debug)]
 pub struct Expectation<'a> {
@@ -574,6 +582,14 @@ pub fn verify_decision(
     check_window(statement.not_before, statement.expires_at)?;
     if let Some(issued_at) = statement.issued_at {
         check_issued_at(issued_at, statement.expires_at)?;
+        // A statement dated ahead would make every later decision about its
+        // subject "stale" until then (a veto frozen out), issue 39 item 6.
+        if issued_at > expect.now.saturating_add(MAX_ISSUED_AT_SKEW_SECS) {
+            return Err(DecisionError::IssuedInTheFuture {
+                issued_at,
+                now: expect.now,
+            });
+        }
     }
     if expect.now < statement.not_before {
         return Err(DecisionError::NotYetValid {

@@ -265,3 +265,39 @@ fn key_ids_parse_and_print_alike() {
     assert!("ed25519:ABC".parse::<KeyId>().is_err());
     assert_eq!(id.fingerprint().len(), 19);
 }
+
+/// Issue 39 item 6: a statement dated weeks ahead verified (only
+/// `issued_at < expires_at` was checked) and made every later decision
+/// about its subject stale until then — a veto frozen out. Now a statement
+/// issued more than the allowed skew ahead of the verifier's clock is
+/// refused; within the skew (two machines' clocks) it still verifies.
+#[test]
+fn regression_issue_39_a_statement_issued_in_the_future_cannot_freeze_later_decisions() {
+    use interlock_core::decision::MAX_ISSUED_AT_SKEW_SECS;
+    let k = key(1);
+    let ahead = |secs: i64| {
+        let mut t = terms("plan-1", Decision::Approve, "dated ahead");
+        t.issued_at = NOW + secs;
+        t.expires_at = NOW + 29 * 86_400 + 3_600;
+        sign_decision(&k, &t).unwrap().1
+    };
+    let err = verify_decision(&ahead(29 * 86_400), &trusted(&[&k]), &expect()).unwrap_err();
+    assert!(
+        matches!(err, DecisionError::IssuedInTheFuture { issued_at, now }
+            if issued_at == NOW + 29 * 86_400 && now == NOW),
+        "{err}"
+    );
+    assert!(err.to_string().contains("clock"), "{err}");
+    let err = verify_decision(
+        &ahead(MAX_ISSUED_AT_SKEW_SECS + 1),
+        &trusted(&[&k]),
+        &expect(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, DecisionError::IssuedInTheFuture { .. }),
+        "{err}"
+    );
+    verify_decision(&ahead(MAX_ISSUED_AT_SKEW_SECS), &trusted(&[&k]), &expect())
+        .expect("a clock a few minutes fast still signs");
+}

@@ -211,10 +211,157 @@ impl Metrics {
             .set(u64::from(sink.retrying));
     }
 
-    /// Everything, in the OpenMetrics text format.
-    pub(crate) fn encode(&self) -> Result<String, std::fmt::Error> {
+    /// Everything, in `format`.
+    pub(crate) fn encode(&self, format: Exposition) -> Result<String, std::fmt::Error> {
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
-        Ok(text)
+        Ok(match format {
+            Exposition::OpenMetrics => text,
+            Exposition::PrometheusText => prometheus_text(&text),
+        })
+    }
+}
+
+/// The two text formats a scraper may ask for (`Accept`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exposition {
+    /// `application/openmetrics-text; version=1.0.0`: what Prometheus asks
+    /// for first, and `prometheus-client` writes.
+    OpenMetrics,
+    /// `text/plain; version=0.0.4`: what `promtool check metrics` and older
+    /// scrapers read (`curl -H 'Accept: text/plain' … | promtool check metrics`).
+    PrometheusText,
+}
+
+impl Exposition {
+    /// The format an `Accept` header asks for: the Prometheus text format
+    /// only when it names `text/plain` and not OpenMetrics (Prometheus names
+    /// both, OpenMetrics first); otherwise, and by default, OpenMetrics.
+    pub fn negotiate(accept: Option<&str>) -> Exposition {
+        match accept {
+            Some(a) if a.contains("text/plain") && !a.contains("application/openmetrics-text") => {
+                Exposition::PrometheusText
+            }
+            _ => Exposition::OpenMetrics,
+        }
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Exposition::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Exposition::PrometheusText => "text/plain; version=0.0.4; charset=utf-8",
+        }
+    }
+}
+
+/// OpenMetrics text as the Prometheus text format 0.0.4 (issue 39 item 20):
+/// there a counter's `# HELP`/`# TYPE` name its sample (`x_total`), not the
+/// family (`x`), and `# UNIT` and `# EOF` do not exist. The samples are the
+/// same lines.
+fn prometheus_text(open_metrics: &str) -> String {
+    let counters: std::collections::HashSet<&str> = open_metrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(open_metrics.len());
+    for line in open_metrics.lines() {
+        if line.starts_with("# UNIT ") || line == "# EOF" {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|prefix| {
+            let rest = line.strip_prefix(prefix)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters
+                .contains(name)
+                .then(|| format!("{prefix}{name}_total {tail}"))
+        });
+        match renamed {
+            Some(l) => out.push_str(&l),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+
+    use super::*;
+
+    /// `promtool check metrics` on what `/metrics` serves: its findings, or
+    /// `None` when Debian's `prometheus` package (which ships promtool) is
+    /// not installed here.
+    fn promtool_findings(text: &str) -> Option<String> {
+        let mut child = Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok()?;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        Some(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+
+    #[test]
+    fn prometheus_asks_for_open_metrics_and_text_plain_gets_the_text_format() {
+        let prometheus = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+        assert_eq!(
+            Exposition::negotiate(Some(prometheus)),
+            Exposition::OpenMetrics
+        );
+        assert_eq!(Exposition::negotiate(None), Exposition::OpenMetrics);
+        assert_eq!(Exposition::negotiate(Some("*/*")), Exposition::OpenMetrics);
+        assert_eq!(
+            Exposition::negotiate(Some("text/plain")),
+            Exposition::PrometheusText
+        );
+    }
+
+    /// Issue 39 item 20: `promtool check metrics` reported "no help text"
+    /// for `interlock_holds_total` and `interlock_quarantines_total`. Every
+    /// family now passes it, with samples in every family.
+    #[test]
+    fn regression_issue_39_every_metric_family_passes_promtool() {
+        let m = Metrics::default();
+        m.decided(Duration::from_millis(3));
+        m.appended(Duration::from_millis(1));
+        m.set_leaves(7);
+        m.set_sink(SinkGauges {
+            name: "siem".into(),
+            lag: 2,
+            delivered: 5,
+            dead_letters: 0,
+            retrying: false,
+        });
+        let text = m.encode(Exposition::PrometheusText).unwrap();
+        let Some(findings) = promtool_findings(&text) else {
+            panic!("promtool is not installed (Debian: apt-get install prometheus)");
+        };
+        assert!(findings.trim().is_empty(), "promtool: {findings}\n{text}");
+        for family in ["holds", "blocks", "drifts", "quarantines", "log_leaves"] {
+            assert!(
+                text.contains(&format!("# HELP interlock_{family}")),
+                "{family}: {text}"
+            );
+        }
+        // The OpenMetrics text Prometheus asks for keeps its own naming.
+        let om = m.encode(Exposition::OpenMetrics).unwrap();
+        assert!(om.contains("# TYPE interlock_holds counter"), "{om}");
+        assert!(om.trim_end().ends_with("# EOF"), "{om}");
     }
 }

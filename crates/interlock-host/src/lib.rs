@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod connect;
+mod data_dir;
 mod decide;
 mod log_key;
 mod runtime;
@@ -309,6 +310,7 @@ impl Host {
         config.policy = self.policy()?;
         config.log = log.options();
         config.outcome_durability = log.outcome_durability();
+        data_dir::prepare(&data_dir)?;
         let workspace = data_dir.join("workspace");
         std::fs::create_dir_all(&workspace).map_err(|e| HostError::File {
             path: workspace.clone(),

@@ -36,6 +36,7 @@ mod keys;
 mod lease;
 mod location;
 mod log;
+mod owner_only;
 mod plans;
 mod probes;
 mod receipts;
@@ -169,7 +170,7 @@ impl Store {
         let pool = match location {
             StoreLocation::File(path) => {
                 let url = location::sqlite_url(path).map_err(|e| open_err(e.into()))?;
-                create_parent(path)
+                owner_only::prepare(path)
                     .await
                     .map_err(|e| open_err(Box::new(e)))?;
                 AnyPoolOptions::new()
@@ -454,21 +455,6 @@ pub(crate) fn connect_options(path: &Path) -> sqlx::sqlite::SqliteConnectOptions
         .synchronous(SqliteSynchronous::Full)
         .foreign_keys(true)
         .busy_timeout(BUSY_TIMEOUT)
-}
-
-/// Creates the SQLite file's directory if missing. Owner-only: the database
-/// holds what the gateway enforces, and other users of the machine have no
-/// business reading or editing it (docs/THREAT-MODEL.md). An existing
-/// directory is left as it is.
-async fn create_parent(path: &Path) -> std::io::Result<()> {
-    let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
-        return Ok(());
-    };
-    let mut dir = tokio::fs::DirBuilder::new();
-    dir.recursive(true);
-    #[cfg(unix)]
-    dir.mode(0o700);
-    dir.create(parent).await
 }
 
 /// The settings every SQLite connection of the pool runs with: WAL,

@@ -934,3 +934,32 @@ async fn the_shared_rate_bucket_gives_each_token_once() {
     }
     assert_eq!(taken, 10, "exactly the burst of 10");
 }
+
+/// Issue 39 item 19: `interlock.sqlite` was created 0644 (SQLite's default
+/// under umask 022), so any local user read plans, surfaces, receipts and
+/// key hashes. A new file is 0600 in a new 0700 directory; an existing wider
+/// file (and its WAL) is narrowed when the store opens it.
+#[cfg(unix)]
+#[tokio::test]
+async fn regression_issue_39_the_database_file_is_owner_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let root = tempfile::tempdir().unwrap();
+    let path = root.path().join("data/interlock.sqlite");
+    let store = interlock_store::Store::open(&path).await.unwrap();
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    store.close().await;
+
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let wal = root.path().join("data/interlock.sqlite-wal");
+    if wal.exists() {
+        std::fs::set_permissions(&wal, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let store = interlock_store::Store::open(&path).await.unwrap();
+    assert_eq!(mode(&path), 0o600, "an existing wider file is narrowed");
+    if wal.exists() {
+        assert_eq!(mode(&wal), 0o600);
+    }
+    store.close().await;
+}

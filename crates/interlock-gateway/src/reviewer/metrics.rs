@@ -1,6 +1,7 @@
 //! `GET /metrics` (issue 21): who may scrape — a reviewer key of the full
 //! scope, or a metrics-only key, which reaches nothing else — and the
-//! gateway's numbers ([`crate::metrics`]) in the OpenMetrics text format.
+//! gateway's numbers ([`crate::metrics`]) in the OpenMetrics text format
+//! Prometheus asks for, or the Prometheus text format (0.0.4) for anyone else.
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -10,6 +11,7 @@ use interlock_store::ApiKeyKind;
 use crate::auth::bearer;
 use crate::extract::ApiError;
 use crate::gateway::Gateway;
+use crate::metrics::Exposition;
 
 /// `GET /metrics`.
 pub async fn serve(State(gw): State<Gateway>, headers: HeaderMap) -> Result<Response, ApiError> {
@@ -44,15 +46,9 @@ pub async fn serve(State(gw): State<Gateway>, headers: HeaderMap) -> Result<Resp
             retrying: s.attempts > 0,
         });
     }
+    let format = Exposition::negotiate(headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
     let text = m
-        .encode()
+        .encode(format)
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, "metrics", e.to_string()))?;
-    Ok((
-        [(
-            header::CONTENT_TYPE,
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        )],
-        text,
-    )
-        .into_response())
+    Ok(([(header::CONTENT_TYPE, format.content_type())], text).into_response())
 }
