@@ -439,3 +439,79 @@ fn regression_an_agent_key_cannot_reach_the_admin_api() {
     let (s, _) = call(&gw, &owner, "GET", "/api/v1/inbox", None);
     assert_eq!(s, 401);
 }
+
+/// Issue 39 item 3: a `role` change needed only `EditLimits`, for any key
+/// kind, and any agent role on a reviewer key made it a full reviewer key —
+/// so an operator turned a metrics-only (or CI review-only) key into one that
+/// reads the inbox and submits decisions. A reviewer key's role is now the
+/// owner's to change, and only among the reviewer roles; an agent key's
+/// role changes only among the agent roles.
+#[test]
+fn regression_issue_39_an_operator_cannot_turn_a_metrics_key_into_a_reviewer_key() {
+    let gw = Gateway::start("");
+    let operator = mint(&gw, "ops", "operator");
+    let owner = mint(&gw, "root", "owner");
+    let out = gw.cli(&["reviewers", "add", "prometheus", "--scope", "metrics"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let metrics_key = stdout(&out).trim().to_owned();
+    let id = interlock_gateway::keys::key_hash(&metrics_key);
+    let patch = format!("/api/v1/admin/keys/{id}");
+    // An agent role is no reviewer key's role; the full reviewer role is
+    // the owner's to give.
+    for (role, refused) in [("default", 400), ("reviewer", 403)] {
+        let (s, b) = call(&gw, &operator, "PATCH", &patch, Some(json!({"role": role})));
+        assert_eq!(s, refused, "{role}: {b}");
+    }
+    // Still metrics-only: the inbox stays closed to it.
+    let (s, _, _) = http(
+        &gw.addr,
+        "GET",
+        "/api/v1/inbox",
+        &[("Authorization", &format!("Bearer {metrics_key}"))],
+        b"",
+    );
+    assert_eq!(s, 403);
+    // The owner may change it, but only to a reviewer role.
+    let (s, b) = call(
+        &gw,
+        &owner,
+        "PATCH",
+        &patch,
+        Some(json!({"role": "default"})),
+    );
+    assert_eq!(s, 400, "an agent role on a reviewer key: {b}");
+    let (s, b) = call(
+        &gw,
+        &owner,
+        "PATCH",
+        &patch,
+        Some(json!({"role": "review"})),
+    );
+    assert_eq!(s, 200, "{b}");
+    // An agent key's role changes among the agent roles only.
+    let (s, made) = call(
+        &gw,
+        &operator,
+        "POST",
+        "/api/v1/admin/keys",
+        Some(json!({"name": "worker"})),
+    );
+    assert_eq!(s, 200, "{made}");
+    let agent = format!("/api/v1/admin/keys/{}", made["id"].as_str().unwrap());
+    let (s, b) = call(
+        &gw,
+        &operator,
+        "PATCH",
+        &agent,
+        Some(json!({"role": "reviewer"})),
+    );
+    assert_eq!(s, 400, "{b}");
+    let (s, b) = call(
+        &gw,
+        &operator,
+        "PATCH",
+        &agent,
+        Some(json!({"role": "default"})),
+    );
+    assert_eq!(s, 200, "{b}");
+}

@@ -33,6 +33,12 @@ pub const REVIEW_ONLY_ROLE: &str = "review";
 /// nothing else (not the reviewer API, not `/mcp`).
 pub const METRICS_ONLY_ROLE: &str = "metrics";
 
+/// The role of a full reviewer key: the reviewer API, `/metrics`, decisions.
+pub const FULL_REVIEWER_ROLE: &str = "reviewer";
+
+/// The roles a reviewer key may have; an agent key's come from the config.
+pub const REVIEWER_ROLES: [&str; 3] = [FULL_REVIEWER_ROLE, REVIEW_ONLY_ROLE, METRICS_ONLY_ROLE];
+
 /// The role every served tool is open to unless the config says otherwise.
 pub const DEFAULT_ROLE: &str = "default";
 

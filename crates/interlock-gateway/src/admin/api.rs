@@ -41,8 +41,13 @@ pub enum Permission {
     CreateAgentKey,
     /// Create a reviewer key (it reads everything and submits decisions).
     CreateReviewerKey,
-    /// Change a key's role, rate per minute and monthly quota.
+    /// Change an agent key's role (among the agent roles), and any key's
+    /// rate per minute and monthly quota.
     EditLimits,
+    /// Change a reviewer key's role — full, review-only or metrics-only —
+    /// which decides what it reads and whether it submits decisions, so it
+    /// is the owner's as creating a reviewer key is (issue 39 item 3).
+    EditReviewerRole,
     /// Change a key's shadow mode, response caps and response policy.
     EditSafety,
     /// Rotate a key (a new key, the old one revoked).
@@ -74,11 +79,12 @@ pub fn allows(scope: AdminScope, p: Permission) -> bool {
     }
 }
 
-const ALL_PERMISSIONS: [Permission; 9] = [
+const ALL_PERMISSIONS: [Permission; 10] = [
     Permission::ReadKeys,
     Permission::CreateAgentKey,
     Permission::CreateReviewerKey,
     Permission::EditLimits,
+    Permission::EditReviewerRole,
     Permission::EditSafety,
     Permission::RotateKey,
     Permission::RevokeKey,
@@ -360,9 +366,10 @@ fn limit(body: &Value, field: &str, current: Option<i64>) -> Result<Option<i64>,
     }
 }
 
-/// Applies `body`'s settings onto `current`; the permissions that takes.
+/// Applies `body`'s settings onto a key of `kind`; the permissions that takes.
 fn apply_body(
     gw: &Gateway,
+    kind: ApiKeyKind,
     body: &Value,
     role: &mut String,
     shadow: &mut bool,
@@ -378,7 +385,10 @@ fn apply_body(
     let mut needs = Vec::new();
     for k in o.keys() {
         let p = match k.as_str() {
-            "role" => Permission::EditLimits,
+            "role" => match kind {
+                ApiKeyKind::Agent => Permission::EditLimits,
+                ApiKeyKind::Reviewer => Permission::EditReviewerRole,
+            },
             f if LIMIT_FIELDS.contains(&f) => Permission::EditLimits,
             "shadow" => Permission::EditSafety,
             f if SAFETY_FIELDS.contains(&f) => Permission::EditSafety,
@@ -399,13 +409,24 @@ fn apply_body(
         let r = r
             .as_str()
             .ok_or_else(|| err(StatusCode::BAD_REQUEST, "invalid", "role: a string"))?;
-        if !gw.roles().knows(r) {
+        // A reviewer key's role is one of the reviewer roles, an agent
+        // key's one of the config's: an agent role on a reviewer key made it
+        // a full reviewer key (issue 39 item 3).
+        let known: Vec<&str> = match kind {
+            ApiKeyKind::Agent => gw.roles().names().collect(),
+            ApiKeyKind::Reviewer => crate::roles::REVIEWER_ROLES.to_vec(),
+        };
+        if !known.contains(&r) {
             return Err(err(
                 StatusCode::BAD_REQUEST,
                 "invalid",
                 format!(
-                    "unknown role {r:?}; the config defines: {}",
-                    gw.roles().names().collect::<Vec<_>>().join(", ")
+                    "unknown role {r:?} for {} key; the roles are: {}",
+                    match kind {
+                        ApiKeyKind::Agent => "an agent",
+                        ApiKeyKind::Reviewer => "a reviewer",
+                    },
+                    known.join(", ")
                 ),
             ));
         }
@@ -505,10 +526,10 @@ pub async fn create_key(
         .to_owned();
     let mut role = match kind {
         ApiKeyKind::Agent => crate::roles::DEFAULT_ROLE.to_owned(),
-        ApiKeyKind::Reviewer => "reviewer".to_owned(),
+        ApiKeyKind::Reviewer => crate::roles::FULL_REVIEWER_ROLE.to_owned(),
     };
     let (mut shadow, mut settings) = (false, KeySettings::default());
-    let mut needs = apply_body(&gw, &body, &mut role, &mut shadow, &mut settings)?;
+    let mut needs = apply_body(&gw, kind, &body, &mut role, &mut shadow, &mut settings)?;
     // The fields set at creation are part of creating it: a scope that may
     // create a key may give it a role and limits, but not what keeps its
     // responses safe unless it may edit that too.
@@ -562,7 +583,7 @@ pub async fn update_key(
     let k = active_key(&gw, &id).await?;
     let mut settings = gw.engine().store().key_settings(&id).await?;
     let (mut role, mut shadow) = (k.role.clone(), k.shadow);
-    let needs = apply_body(&gw, &body, &mut role, &mut shadow, &mut settings)?;
+    let needs = apply_body(&gw, k.kind, &body, &mut role, &mut shadow, &mut settings)?;
     if needs.is_empty() {
         return Err(err(StatusCode::BAD_REQUEST, "invalid", "nothing to change"));
     }
@@ -763,6 +784,9 @@ mod tests {
             assert!(!allows(AdminScope::Auditor, p), "{p:?}");
         }
         assert!(!allows(AdminScope::Operator, Permission::EditSafety));
+        for s in [AdminScope::Operator, AdminScope::SecurityReviewer] {
+            assert!(!allows(s, Permission::EditReviewerRole), "{s:?}");
+        }
         assert!(!allows(
             AdminScope::SecurityReviewer,
             Permission::EditLimits
