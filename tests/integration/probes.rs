@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::gateway_util::{Gateway, peers_dir, tool_names};
-use crate::util::stdout;
+use crate::util::{stderr, stdout};
 
 /// The probed server (`tests/peers/probed-server.mjs`) marked safe to probe,
 /// with a denied probe, a result probe and a probe of a tool it does not list.
@@ -244,4 +244,71 @@ fn probes_declared_without_the_non_production_marking_refuse_to_start() {
         err.contains("servers.vault") && err.contains("non-production"),
         "{err}"
     );
+}
+
+/// Issue 39 item 17: probes called tools a reviewer had blocked, and left no
+/// leaf of their own, so nothing on the log showed the gateway calling them.
+/// Each probe call is now a `server.probe_call` leaf written before it is
+/// sent, and a blocked tool is not called at all: its probe is recorded as
+/// not reached.
+#[test]
+fn regression_issue_39_a_blocked_tool_is_never_probed_and_every_probe_call_is_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = Gateway::start(&probed_config(&dir.path().join("open")));
+    let reviewer = gw.reviewer_key();
+    gw.wait_for_server("vault", "PENDING");
+    wait_view(&gw, &reviewer, "probed while pending", |v| {
+        v["probes"]["observed"][0]["outcome"] == "refused"
+    });
+    let calls_of = |entries: &[Value], tool: &str| -> usize {
+        entries
+            .iter()
+            .filter(|e| e["type"] == "server.probe_call" && e["tool"] == tool)
+            .count()
+    };
+    let before = log_entries(&gw, &reviewer);
+    assert!(calls_of(&before, "read_secret") > 0, "{before:?}");
+    let call = before
+        .iter()
+        .find(|e| e["type"] == "server.probe_call" && e["tool"] == "echo")
+        .unwrap();
+    let args = interlock_core::canon::from_serde_json(&serde_json::json!({"text": "hello"}));
+    assert_eq!(
+        call["arguments_hash"],
+        interlock_core::canon::digest(&args.unwrap()).to_string(),
+        "{call}"
+    );
+    assert_eq!(
+        calls_of(&before, "no_such_tool"),
+        0,
+        "an unlisted tool is not called"
+    );
+
+    let out = gw.cli(&[
+        "servers",
+        "reject",
+        "vault",
+        "--tool",
+        "read_secret",
+        "--reason",
+        "not this one",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let view = wait_view(&gw, &reviewer, "the blocked tool not reached", |v| {
+        v["probes"]["observed"][0]["outcome"] == "unreachable"
+    });
+    let detail = view["probes"]["observed"][0].to_string();
+    assert!(detail.contains("blocked"), "{view}");
+    // Another round or two, then: no probe call of the blocked tool after
+    // its block, while the others are still called.
+    std::thread::sleep(Duration::from_secs(3));
+    let after = log_entries(&gw, &reviewer);
+    let blocked_at = after
+        .iter()
+        .position(|e| e["type"] == "tool.blocked")
+        .unwrap_or_else(|| panic!("no tool.blocked leaf: {after:?}"));
+    let later = &after[blocked_at..];
+    assert_eq!(calls_of(later, "read_secret"), 0, "{later:?}");
+    assert!(calls_of(later, "echo") > 0, "{later:?}");
+    gw.assert_audit_clean();
 }

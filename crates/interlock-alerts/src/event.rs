@@ -96,6 +96,8 @@ pub fn classify(kind: &str, verdict: Option<&str>, outcome: Option<&str>) -> (Ca
             _ => (C::Call, S::Info),
         },
         "tool.call.intent" => (C::Internal, S::Info),
+        // The gateway's own probe of a tool (issue 39 item 17).
+        "server.probe_call" => (C::Call, S::Info),
         "server.quarantined" => (C::Quarantine, S::High),
         "server.probe_drift" => (C::Drift, S::High),
         "server.drift" | "server.drift_held" => (C::Drift, S::Medium),

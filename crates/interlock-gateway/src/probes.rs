@@ -9,6 +9,10 @@
 //! and the outcome adopted when a reviewer last approved the server. More
 //! power than approved quarantines the server, in the same transaction as a
 //! `server.probe_drift` leaf naming the evidence (evidence before effect).
+//!
+//! A tool a reviewer blocked, or whose drift holds it, is never called, not
+//! even by a probe: it is recorded as not reached. Every probe call is a
+//! `server.probe_call` leaf written before the call (issue 39 item 17).
 
 use std::time::{Duration, Instant};
 
@@ -68,9 +72,14 @@ pub(crate) async fn run(
         let left = ROUND_BUDGET.saturating_sub(started.elapsed());
         let observed = if !listed {
             Observation::unknown_tool()
+        } else if let Some((_, why)) = view.blocked.get(&probe.tool) {
+            Observation::unreachable(format!(
+                "not called: the tool is blocked ({why}); a blocked tool is never called, probes included"
+            ))
         } else if left.is_zero() {
             Observation::unreachable("the round's time budget was spent")
         } else {
+            log_call(gw, server, probe).await?;
             call(conn, probe, timeout.min(left)).await
         };
         runs.push(ProbeRun::new(probe, &observed));
@@ -143,6 +152,25 @@ pub(crate) async fn run(
         quarantined,
         elapsed,
     }))
+}
+
+/// The `server.probe_call` leaf of one probe call, committed before it is
+/// sent: no call of the gateway's own is off the log.
+async fn log_call(gw: &Gateway, server: &str, probe: &Probe) -> Result<(), PinError> {
+    let mut m = Map::new();
+    m.insert("server".into(), server.into());
+    m.insert("tool".into(), probe.tool.as_str().into());
+    m.insert(
+        "arguments_hash".into(),
+        canon::digest(&Value::Object(probe.arguments.clone()))
+            .to_string()
+            .into(),
+    );
+    gw.engine()
+        .record(EventType::ServerProbeCall.as_str(), m)
+        .await
+        .map_err(PinError::from)?;
+    Ok(())
 }
 
 fn leaf_fields(records: &Value) -> Map {

@@ -51,6 +51,11 @@ event_types! {
     /// effective permission grew (written with its quarantine, which the
     /// bus announces as `server.quarantined`), or findings only reported.
     ServerProbeDrift = "server.probe_drift",
+    /// A log leaf only: one probe about to call a tool upstream (issue 39
+    /// item 17), written before the call — evidence before effect: the
+    /// server, the tool and the arguments' digest, so what the gateway itself
+    /// called is on the log beside what agents called.
+    ServerProbeCall = "server.probe_call",
     ServerApproved = "server.approved",
     ServerRejected = "server.rejected",
     /// A server added at run time (issue 20 item 5): pending review.

@@ -33,6 +33,7 @@ export const EVENT_TYPES = [
   'server.drift_held',
   'server.drift',
   'server.probe_drift',
+  'server.probe_call',
   'tool.approved',
   'tool.blocked',
   'standing.granted',
