@@ -289,25 +289,21 @@ impl<'a> TextScan<'a> {
     /// Every string at any depth (prompts nest their text in messages, results
     /// in embedded resources; a `resource_link`'s `uri` and `name`, `_meta` and
     /// `annotations` reach the agent too), a `blob` or `data` (base64 bytes)
-    /// only when its sibling `mimeType` says it is text, and `_meta` / `annotations` objects keys and
-    /// values alike. Only `type` and `mimeType`, which name formats, are not
-    /// scanned.
+    /// whose bytes are text whatever its `mimeType` says, and `_meta` /
+    /// `annotations` objects keys and values alike. Only `type` and
+    /// `mimeType`, which name formats, are not scanned.
     fn content(&mut self, v: &mut Value, path: &str) {
         match v {
             Value::Object(m) => {
-                let texty_blob = m
-                    .get("mimeType")
-                    .and_then(Value::as_str)
-                    .is_some_and(is_text_mime);
                 for (k, item) in m.iter_mut() {
                     let here = || format!("{path}.{k}");
                     match item {
                         // Base64 bytes: a resource's `blob`, an image's or an
-                        // audio clip's `data`. Text only when `mimeType` says so.
+                        // audio clip's `data`. Scanned when they decode to text
+                        // (issue 39 item 10: an `application/octet-stream` or
+                        // `x-ndjson` blob of text passed unscanned).
                         Value::String(b) if matches!(k.as_str(), "blob" | "data") => {
-                            if texty_blob {
-                                self.blob(b, &here);
-                            }
+                            self.blob(b, &here);
                         }
                         Value::String(_) if matches!(k.as_str(), "type" | "mimeType") => {}
                         Value::String(t) => self.text(t, &here),
@@ -327,14 +323,11 @@ impl<'a> TextScan<'a> {
         }
     }
 
-    /// A base64 blob of text: decoded, scanned, re-encoded if redacted. One
-    /// that is not base64 of UTF-8 is not text and passes.
+    /// A base64 blob of text: decoded as leniently as clients decode it
+    /// ([`decode_base64_leniently`]), scanned, re-encoded (padded, one line)
+    /// if redacted. One whose bytes are not UTF-8 is not text and passes.
     fn blob(&mut self, blob: &mut String, path: &dyn Fn() -> String) {
-        let b64 = base64::engine::general_purpose::STANDARD;
-        let Some(mut text) = b64
-            .decode(blob.as_bytes())
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
+        let Some(mut text) = decode_base64_leniently(blob).and_then(|b| String::from_utf8(b).ok())
         else {
             return;
         };
@@ -342,7 +335,7 @@ impl<'a> TextScan<'a> {
         self.changed = false;
         self.text(&mut text, path);
         if self.changed {
-            *blob = b64.encode(text);
+            *blob = base64::engine::general_purpose::STANDARD.encode(text);
         }
         self.changed |= changed;
     }
@@ -369,26 +362,19 @@ impl<'a> TextScan<'a> {
     }
 }
 
-/// Whether a MIME type names text (so a `blob` of it is scanned).
-fn is_text_mime(mime: &str) -> bool {
-    let essence = mime
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence.starts_with("text/")
-        || essence.ends_with("+json")
-        || essence.ends_with("+xml")
-        || matches!(
-            essence.as_str(),
-            "application/json"
-                | "application/xml"
-                | "application/javascript"
-                | "application/yaml"
-                | "application/x-yaml"
-                | "application/toml"
-        )
+/// Base64 as clients decode it (issue 39 item 10): line breaks and other
+/// ASCII whitespace ignored, padding optional, the standard or the URL-safe
+/// alphabet. A strict decoder let a wrapped or unpadded blob pass unscanned
+/// although the agent's client reads it.
+fn decode_base64_leniently(blob: &str) -> Option<Vec<u8>> {
+    use base64::alphabet::{STANDARD, URL_SAFE};
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    let compact: Vec<u8> = blob.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let config =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    [&STANDARD, &URL_SAFE]
+        .into_iter()
+        .find_map(|alphabet| GeneralPurpose::new(alphabet, config).decode(&compact).ok())
 }
 
 /// Parses an upstream's JSON for scanning: a document nested past
@@ -467,7 +453,7 @@ pub fn scan_result(result: &str, rules: &ScanPolicy) -> Scan {
 
 /// Scans read-only content an upstream returns outside a tool call (a prompt,
 /// a resource, a listed item): every `text`, `description` and `title` at any
-/// depth, and text blobs. Other base64 `blob`s are not text and pass.
+/// depth, and blobs of text. Base64 `blob`s of other bytes are not text and pass.
 pub fn scan_content(result: &str, rules: &ScanPolicy) -> Scan {
     if let Err(why) = check_size(result, rules, Part::Result) {
         return Scan::unscannable(why);
@@ -608,6 +594,51 @@ mod tests {
         .unwrap();
         assert_eq!(text, "key [REDACTED:secret] here");
         assert_eq!(out["content"][1]["resource"]["text"], "[REDACTED:secret]");
+    }
+
+    /// Issue 39 item 10: only a text MIME type's strictly padded base64 was
+    /// scanned, so a secret in an `application/octet-stream` or
+    /// `application/x-ndjson` blob, or in a wrapped or unpadded one, reached
+    /// the agent.
+    #[test]
+    fn regression_issue_39_blobs_of_any_type_and_lenient_base64_are_scanned() {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let secret = b64.encode("{\"key\":\"AKIAIOSFODNN7EXAMPLE\"}\n");
+        let unpadded = secret.trim_end_matches('=').to_owned();
+        let wrapped = secret
+            .as_bytes()
+            .chunks(8)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect::<Vec<_>>()
+            .join("\r\n");
+        for (mime, blob) in [
+            ("application/octet-stream", secret.clone()),
+            ("application/x-ndjson", secret.clone()),
+            ("text/plain", unpadded),
+            ("text/plain", wrapped.replace("\r\n", "\\r\\n")),
+        ] {
+            let doc = format!(
+                r#"{{"content":[{{"type":"resource","resource":{{"uri":"x://a","mimeType":"{mime}","blob":"{blob}"}}}}]}}"#
+            );
+            let s = scan_result(&doc, &rules());
+            let Scanned::Redacted(out) = s.scanned else {
+                panic!("{mime} {blob}: {s:?}")
+            };
+            let text = String::from_utf8(
+                b64.decode(out["content"][0]["resource"]["blob"].as_str().unwrap())
+                    .unwrap(),
+            )
+            .unwrap();
+            assert!(!text.contains("AKIAIOSFODNN7EXAMPLE"), "{mime}: {text}");
+        }
+        // Bytes that are not text (a PNG's signature) pass untouched.
+        let png = b64.encode([0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a]);
+        let doc =
+            format!(r#"{{"content":[{{"type":"image","mimeType":"image/png","data":"{png}"}}]}}"#);
+        assert!(matches!(
+            scan_result(&doc, &rules()).scanned,
+            Scanned::Unchanged
+        ));
     }
 
     /// Issue 15, item 12 (found by the `response_scan` fuzz target's author): a
