@@ -104,6 +104,14 @@ pub enum ServersCommand {
         #[arg(long)]
         url: Option<String>,
     },
+    /// The programs reviewers asked to run (a stdio server requested over
+    /// the reviewer API), waiting for you, the machine's owner.
+    Requests,
+    /// Run a requested program as a server (pending review like any new
+    /// one): the running gateway adds it, logged with who asked.
+    Confirm { name: String },
+    /// Decline a requested program: nothing runs.
+    Decline { name: String },
     /// Remove a server from the running gateway: a decision signed with the
     /// approver key in the OS keychain, logged; its tools stop being served
     /// and it leaves gateway.toml.
@@ -140,6 +148,64 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 }
                 admin::Answer::Error(e) => Ok(refused(&e)),
                 other => bail!("the gateway added nothing: {other:?}"),
+            }
+        }
+        ServersCommand::Requests => {
+            match running_gateway(ctx, &admin::Request::ServerRequests).await? {
+                admin::Answer::ServerRequests(requests) if requests.is_empty() => {
+                    println!("no program waits for your confirmation");
+                    Ok(ExitCode::SUCCESS)
+                }
+                admin::Answer::ServerRequests(requests) => {
+                    for r in requests {
+                        let s = &r.server;
+                        let line = std::iter::once(s.command.clone().unwrap_or_default())
+                            .chain(s.args.iter().cloned())
+                            .collect::<Vec<_>>()
+                            .join(" ");
+                        println!(
+                            "{}  {line}
+  asked by {} (log entry {}); sandbox: {}
+  interlock servers confirm {}   |   interlock servers decline {}",
+                            s.name,
+                            r.requested_by,
+                            r.leaf,
+                            s.sandbox.pinned(),
+                            s.name,
+                            s.name
+                        );
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+                admin::Answer::Error(e) => Ok(refused(&e)),
+                other => bail!("unexpected answer: {other:?}"),
+            }
+        }
+        ServersCommand::Confirm { name } => {
+            let req = admin::Request::ConfirmServer { name: name.clone() };
+            match running_gateway(ctx, &req).await? {
+                admin::Answer::Logged(index) => {
+                    println!(
+                        "running `{name}` (log entry {index}), sandboxed: pending until a reviewer approves its surface\n  interlock servers show {name}"
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                admin::Answer::Error(e) => Ok(refused(&e)),
+                other => bail!("the gateway added nothing: {other:?}"),
+            }
+        }
+        ServersCommand::Decline { name } => {
+            let req = admin::Request::DeclineServer { name: name.clone() };
+            match running_gateway(ctx, &req).await? {
+                admin::Answer::Deleted(true) => {
+                    println!("declined `{name}`: nothing runs");
+                    Ok(ExitCode::SUCCESS)
+                }
+                admin::Answer::Deleted(false) => Ok(refused(&format!(
+                    "no request to run a server named {name:?} waits"
+                ))),
+                admin::Answer::Error(e) => Ok(refused(&e)),
+                other => bail!("unexpected answer: {other:?}"),
             }
         }
         ServersCommand::Remove {

@@ -245,7 +245,8 @@ fn servers_are_added_and_removed_at_run_time_without_a_restart() {
     let listed = stdout(&gw.cli(&["servers", "list"]));
     assert!(!listed.contains("time"), "{listed}");
 
-    // Added again (same command, so the same removal hash): pending again,
+    // Added again (same command, so the same removal hash): requested by
+    // the reviewer, run once the owner confirms it (issue 39), pending again,
     // not trusted on the removed server's approval.
     let (s, b) = post(
         &gw,
@@ -253,7 +254,10 @@ fn servers_are_added_and_removed_at_run_time_without_a_restart() {
         "/api/v1/servers",
         &json!({"name": "time", "command": args[0], "args": &args[1..]}),
     );
-    assert_eq!(s, 200, "{b}");
+    assert_eq!(s, 202, "{b}");
+    assert_eq!(b["status"], "REQUESTED", "{b}");
+    let out = gw.cli(&["servers", "confirm", "time"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     gw.wait_for_server("time", "PENDING");
     // The old removal, replayed: refused (its nonce is spent).
     let (s, b) = post(&gw, &reviewer, removal, &signed);
@@ -367,13 +371,117 @@ fn regression_issue_38_a_reviewer_cannot_add_an_unconfined_server() {
             .contains("loose"),
         "nothing written"
     );
-    // Sandboxed, the same server is added, pending.
+    // Sandboxed, the same server is requested, for the owner to run.
     let (s, b) = post(
         &gw,
         &reviewer,
         "/api/v1/servers",
         &json!({"name": "loose", "command": "/bin/true"}),
     );
-    assert_eq!(s, 200, "{b}");
-    assert_eq!(b["status"], "PENDING", "{b}");
+    assert_eq!(s, 202, "{b}");
+    assert_eq!(b["status"], "REQUESTED", "{b}");
+}
+
+/// Issue 39 item 1: a reviewer key on a loopback connection added a stdio
+/// server, which ran a program as the gateway's user — but an SSH tunnel, a
+/// TLS proxy on the host or another local user all arrive from 127.0.0.1,
+/// and a browser's sign-in makes a reviewer key. Over the reviewer API a
+/// program is now only requested: logged, shown, not run, until the
+/// machine's owner confirms it through the admin socket.
+#[test]
+fn regression_issue_39_a_reviewer_key_only_requests_a_program_the_owner_runs() {
+    let gw = Gateway::start("");
+    let reviewer = gw.reviewer_key();
+    let config_path = gw.dir.path().join("gateway.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let script = format!("touch {}", marker.display());
+    let (s, b) = post(
+        &gw,
+        &reviewer,
+        "/api/v1/servers",
+        &json!({"name": "pwn", "command": "/bin/sh", "args": ["-c", script]}),
+    );
+    assert_eq!(s, 202, "{b}");
+    assert_eq!(b["status"], "REQUESTED", "{b}");
+    assert_eq!(b["confirm"], "interlock servers confirm pwn", "{b}");
+    // Nothing runs, nothing is configured, nothing is pinned.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(!marker.exists(), "the program ran on a reviewer key alone");
+    assert!(
+        !std::fs::read_to_string(&config_path)
+            .unwrap_or_default()
+            .contains("pwn")
+    );
+    let servers = gw.api_get(&reviewer, "/api/v1/servers");
+    assert!(!servers.to_string().contains("\"pwn\""), "{servers}");
+    // The same name again waits already.
+    let (s, b) = post(
+        &gw,
+        &reviewer,
+        "/api/v1/servers",
+        &json!({"name": "pwn", "command": "/bin/true"}),
+    );
+    assert_eq!(s, 409, "{b}");
+    // Reviewers and the owner see the request, with its command line.
+    let requests = gw.api_get(&reviewer, "/api/v1/servers/requests");
+    assert_eq!(
+        requests["requests"][0]["server"]["command"], "/bin/sh",
+        "{requests}"
+    );
+    assert!(
+        requests["requests"][0]["requested_by"]
+            .as_str()
+            .is_some_and(|by| by.starts_with("reviewer:")),
+        "{requests}"
+    );
+    let listed = stdout(&gw.cli(&["servers", "requests"]));
+    assert!(listed.contains("/bin/sh -c touch"), "{listed}");
+    // The log says who asked for what.
+    let log = gw.api_get(&reviewer, "/api/v1/log?from=0&limit=1000");
+    let asked = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["entry"])
+        .find(|e| e["type"] == "server.requested")
+        .unwrap_or_else(|| panic!("{log}"));
+    assert_eq!(asked["server"], "pwn", "{asked}");
+    assert!(
+        asked["requested_by"]
+            .as_str()
+            .unwrap()
+            .starts_with("reviewer:"),
+        "{asked}"
+    );
+    // Declined by the owner: gone, nothing ran.
+    let out = gw.cli(&["servers", "decline", "pwn"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!marker.exists());
+    assert_eq!(
+        gw.api_get(&reviewer, "/api/v1/servers/requests")["requests"],
+        json!([])
+    );
+    // Requested again and confirmed by the owner: added, pending review.
+    let (s, b) = post(
+        &gw,
+        &reviewer,
+        "/api/v1/servers",
+        &json!({"name": "pwn", "command": "/bin/true"}),
+    );
+    assert_eq!(s, 202, "{b}");
+    let out = gw.cli(&["servers", "confirm", "pwn"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        std::fs::read_to_string(&config_path)
+            .unwrap()
+            .contains("[servers.pwn]")
+    );
+    let out = gw.cli(&["servers", "confirm", "pwn"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "confirmed once: {}",
+        stdout(&out)
+    );
 }

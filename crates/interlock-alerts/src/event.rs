@@ -102,6 +102,8 @@ pub fn classify(kind: &str, verdict: Option<&str>, outcome: Option<&str>) -> (Ca
         "server.probe_drift" => (C::Drift, S::High),
         "server.drift" | "server.drift_held" => (C::Drift, S::Medium),
         "server.pending" => (C::Drift, S::Low),
+        // A program a reviewer asked to run, waiting for the owner.
+        "server.requested" => (C::Other, S::Medium),
         "plan.decision"
         | "plan.approved"
         | "plan.rejected"

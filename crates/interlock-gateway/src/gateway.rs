@@ -79,6 +79,8 @@ pub(crate) struct Inner {
     client_connector: std::sync::OnceLock<Arc<dyn crate::connector::ClientConnector>>,
     /// Per-key rate buckets and settings (issue 20 item 4).
     pub(crate) key_limits: crate::sessions::limits::KeyLimits,
+    /// Programs a reviewer asked to run, waiting for the owner (issue 39).
+    pub(crate) server_requests: crate::server_requests::ServerRequests,
     /// The host's `gateway.toml`, for servers added and removed at run time.
     pub(crate) server_file: std::sync::OnceLock<Arc<dyn crate::server_file::ServerFile>>,
     pub(crate) shutdown: watch::Sender<bool>,
@@ -164,6 +166,7 @@ impl Gateway {
             client_connector: Default::default(),
             server_file: Default::default(),
             key_limits: Default::default(),
+            server_requests: Default::default(),
             shutdown,
             metrics: Default::default(),
         }))
@@ -180,6 +183,11 @@ impl Gateway {
     /// The gateway's metrics (`/metrics`).
     pub fn metrics(&self) -> &crate::metrics::Metrics {
         &self.0.metrics
+    }
+
+    /// The programs reviewers asked to run (`crate::server_changes`).
+    pub(crate) fn requests(&self) -> &crate::server_requests::ServerRequests {
+        &self.0.server_requests
     }
 
     /// Hands the gateway the host's client connector (once; a second call

@@ -59,6 +59,7 @@ pub mod reviewer;
 pub mod roles;
 pub mod server_changes;
 pub mod server_file;
+pub mod server_requests;
 pub mod sessions;
 pub mod signin;
 pub mod sse;

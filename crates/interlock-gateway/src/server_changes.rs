@@ -31,6 +31,7 @@ use interlock_core::{Decision, DsseEnvelope};
 use crate::config::{TOOL_SEPARATOR, UpstreamConfig, valid_server_name};
 use crate::gateway::Gateway;
 use crate::server_file::{NewServer, ServerChangeError, ServerFile};
+use crate::server_requests::{Refused, ServerRequest};
 use crate::upstream::table::Upstream;
 use interlock_trust::events::{EventType, GatewayEvent};
 use interlock_trust::pins::to_canon;
@@ -173,6 +174,87 @@ impl Gateway {
                 .map_err(ServerChangeError::File)?;
         }
         self.start_server(&new.name, &config, by).await
+    }
+
+    /// Keeps a reviewer's request to run a stdio server for the owner to
+    /// confirm (`crate::server_requests`): checked as an addition would be,
+    /// its `server.requested` leaf naming the command, nothing started.
+    /// Returns the leaf's index.
+    pub async fn request_server(
+        &self,
+        new: &NewServer,
+        by: &str,
+    ) -> Result<u64, ServerChangeError> {
+        let config = new.config()?;
+        self.check_new(&new.name, &config)?;
+        if self.engine().store().server(&new.name).await?.is_some() {
+            return Err(ServerChangeError::StaleRow(new.name.clone()));
+        }
+        let refused = |r: Refused| match r {
+            Refused::Exists => ServerChangeError::RequestExists(new.name.clone()),
+            Refused::Full => ServerChangeError::TooManyRequests,
+        };
+        self.requests().check(&new.name).map_err(refused)?;
+        let mut fields = Map::new();
+        fields.insert("server".into(), new.name.as_str().into());
+        fields.insert("transport".into(), transport_value(&config));
+        fields.insert("requested_by".into(), by.into());
+        let leaf = self
+            .engine()
+            .record(EventType::ServerRequested.as_str(), fields)
+            .await?
+            .index;
+        self.requests()
+            .insert(ServerRequest {
+                server: new.clone(),
+                requested_by: by.to_owned(),
+                requested_at: self.engine().now(),
+                leaf,
+            })
+            .map_err(refused)?;
+        self.events().send(GatewayEvent::server(
+            EventType::ServerRequested,
+            &new.name,
+            format!(
+                "`{by}` asks to run `{}` as server `{}`; the machine's owner confirms it (`interlock servers confirm {}`)",
+                new.command.as_deref().unwrap_or_default(),
+                new.name,
+                new.name
+            ),
+            "medium",
+            "",
+            Some(leaf),
+        ));
+        Ok(leaf)
+    }
+
+    /// The requests to run a program that wait for the owner, oldest first.
+    pub fn server_requests(&self) -> Vec<ServerRequest> {
+        self.requests().list()
+    }
+
+    /// The owner confirms a waiting request (the admin socket: only the
+    /// data directory's owner reaches it): added as `add_server` adds, its
+    /// `server.added` leaf naming both the owner's confirmation and who
+    /// asked. A request that cannot be carried out waits on.
+    pub async fn confirm_server(&self, name: &str, by: &str) -> Result<u64, ServerChangeError> {
+        let request = self
+            .requests()
+            .take(name)
+            .ok_or_else(|| ServerChangeError::NoSuchRequest(name.to_owned()))?;
+        let by = format!("{by}, requested by {}", request.requested_by);
+        match self.add_server(&request.server, &by).await {
+            Ok(index) => Ok(index),
+            Err(e) => {
+                self.requests().restore(request);
+                Err(e)
+            }
+        }
+    }
+
+    /// The owner declines a waiting request; `true` if there was one.
+    pub fn decline_server(&self, name: &str) -> bool {
+        self.requests().take(name).is_some()
     }
 
     /// Starts every server `gateway.toml` configures that is not running

@@ -87,6 +87,17 @@ pub enum ServerChangeError {
         "running a program unconfined (sandbox = \"off\") is the machine owner's choice: write it in gateway.toml"
     )]
     UnconfinedIsTheOwners,
+    #[error(
+        "a request to run server {0:?} waits already for the machine's owner (`interlock servers requests`)"
+    )]
+    RequestExists(String),
+    #[error(
+        "{} requests to run a program wait already; the machine's owner confirms or declines them first",
+        crate::server_requests::MAX_REQUESTS
+    )]
+    TooManyRequests,
+    #[error("no request to run a server named {0:?} waits (`interlock servers requests`)")]
+    NoSuchRequest(String),
     #[error("the gateway config file: {0}")]
     File(String),
     #[error(transparent)]

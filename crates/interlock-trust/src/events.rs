@@ -58,6 +58,9 @@ event_types! {
     ServerProbeCall = "server.probe_call",
     ServerApproved = "server.approved",
     ServerRejected = "server.rejected",
+    /// A reviewer asked to run a stdio server (issue 39 item 1): nothing
+    /// runs until the machine's owner confirms it.
+    ServerRequested = "server.requested",
     /// A server added at run time (issue 20 item 5): pending review.
     ServerAdded = "server.added",
     /// A reviewer's signed removal of a server.

@@ -24,6 +24,7 @@ export const EVENT_TYPES = [
   'plan.rejected',
   'plan.decision',
   'plan.transition',
+  'server.requested',
   'server.added',
   'server.removed',
   'server.pending',

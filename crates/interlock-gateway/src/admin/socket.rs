@@ -64,6 +64,13 @@ pub enum Request {
     /// Add a server to the running gateway, pending review (`interlock
     /// servers add`; `crate::server_changes`).
     AddServer(crate::server_file::NewServer),
+    /// The programs reviewers asked to run (`interlock servers requests`).
+    ServerRequests,
+    /// The owner runs one (`interlock servers confirm NAME`): only whoever
+    /// reaches this socket, the data directory's owner, may (issue 39).
+    ConfirmServer { name: String },
+    /// The owner declines one (`interlock servers decline NAME`).
+    DeclineServer { name: String },
     /// Start the servers `gateway.toml` has and the gateway does not run
     /// (`interlock connect` wrote them).
     SyncServers,
@@ -140,6 +147,8 @@ pub enum Answer {
     Logged(u64),
     /// The servers started.
     Started(Vec<String>),
+    /// The programs reviewers asked to run, oldest first.
+    ServerRequests(Vec<crate::server_requests::ServerRequest>),
     /// What a removal signs, and the terms it is checked against.
     RemovalTerms {
         subject: String,
@@ -329,6 +338,21 @@ async fn answer(
                 Ok(i) => Answer::Logged(i),
                 Err(e) => Answer::Error(e.to_string()),
             },
+        },
+        Request::ServerRequests => match servers() {
+            Err(a) => a,
+            Ok(gw) => Answer::ServerRequests(gw.server_requests()),
+        },
+        Request::ConfirmServer { name } => match servers() {
+            Err(a) => a,
+            Ok(gw) => match gw.confirm_server(&name, "interlock servers confirm").await {
+                Ok(i) => Answer::Logged(i),
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::DeclineServer { name } => match servers() {
+            Err(a) => a,
+            Ok(gw) => Answer::Deleted(gw.decline_server(&name)),
         },
         Request::SyncServers => match servers() {
             Err(a) => a,

@@ -40,6 +40,7 @@ pub fn routes() -> axum::Router<crate::gateway::Gateway> {
         .route("/api/v1/plans/{id}/decisions", post(api::decide_plan))
         .route("/api/v1/plans/{id}/rollback", post(api::propose_rollback))
         .route("/api/v1/servers", get(api::servers).post(servers::add))
+        .route("/api/v1/servers/requests", get(servers::requests))
         .route(
             "/api/v1/servers/{name}/removal",
             get(servers::removal).post(servers::remove),

@@ -5,6 +5,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse as _;
 use interlock_core::DsseEnvelope;
 use serde_json::json;
 
@@ -23,10 +24,15 @@ impl From<ServerChangeError> for ApiError {
             E::Invalid(_) | E::NotARemoval(_) | E::NotApproved => {
                 ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.to_string())
             }
-            E::Exists(_) | E::StaleRow(_) | E::Changed { .. } => {
+            E::Exists(_) | E::StaleRow(_) | E::Changed { .. } | E::RequestExists(_) => {
                 ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string())
             }
-            E::NoSuchServer(_) => ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string()),
+            E::TooManyRequests => {
+                ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too_many", e.to_string())
+            }
+            E::NoSuchServer(_) | E::NoSuchRequest(_) => {
+                ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string())
+            }
             E::NotFromThisMachine => {
                 ApiError::new(StatusCode::FORBIDDEN, "not_this_machine", e.to_string())
             }
@@ -38,14 +44,17 @@ impl From<ServerChangeError> for ApiError {
     }
 }
 
-/// `POST /api/v1/servers`: `{name, command, args} | {name, url}` — adds a
-/// server, pending review (stdio servers from this machine only).
+/// `POST /api/v1/servers`: `{name, url}` adds an HTTP server, pending
+/// review; `{name, command, args}` only *requests* a stdio server (202,
+/// `REQUESTED`): it runs a program as the gateway's user, which is the
+/// machine owner's to allow (`interlock servers confirm NAME`), not a
+/// reviewer key's (issue 39 item 1). Requests come from this machine only.
 pub async fn add(
     State(gw): State<Gateway>,
     peer: Option<axum::Extension<crate::peer::Peer>>,
     headers: HeaderMap,
     Body(body): Body<serde_json::Value>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let caller = crate::reviewer::key::reviewer(&gw, &headers).await?;
     let new: NewServer = serde_json::from_value(body).map_err(|e| {
         ApiError::new(
@@ -62,12 +71,32 @@ pub async fn add(
     if new.sandbox.is_off() {
         return Err(ServerChangeError::UnconfinedIsTheOwners.into());
     }
-    let index = gw
-        .add_server(&new, &format!("reviewer:{}", caller.name))
-        .await?;
-    Ok(Json(
-        json!({"name": new.name, "status": "PENDING", "leaf": index}),
-    ))
+    let by = format!("reviewer:{}", caller.name);
+    if new.command.is_some() {
+        let index = gw.request_server(&new, &by).await?;
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({
+                "name": new.name,
+                "status": "REQUESTED",
+                "leaf": index,
+                "confirm": format!("interlock servers confirm {}", new.name),
+            })),
+        )
+            .into_response());
+    }
+    let index = gw.add_server(&new, &by).await?;
+    Ok(Json(json!({"name": new.name, "status": "PENDING", "leaf": index})).into_response())
+}
+
+/// `GET /api/v1/servers/requests`: the programs reviewers asked to run that
+/// wait for the machine's owner, oldest first.
+pub async fn requests(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    crate::reviewer::key::reviewer(&gw, &headers).await?;
+    Ok(Json(json!({"requests": gw.server_requests()})))
 }
 
 /// `GET /api/v1/servers/{name}/removal`: what a removal of the server signs.
