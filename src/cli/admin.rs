@@ -54,8 +54,13 @@ enum TokenCommand {
 struct SettingsArgs {
     #[arg(long)]
     role: Option<String>,
-    #[arg(long, value_parser = ["on", "off"])]
+    /// Shadow mode (what would be held or stopped is forwarded): an owner
+    /// token's change, with `--reason`.
+    #[arg(long, value_parser = ["on", "off"], requires = "reason")]
     shadow: Option<String>,
+    /// Why shadow mode changes (logged with the change).
+    #[arg(long)]
+    reason: Option<String>,
     /// Calls per minute (a token bucket), or `none`.
     #[arg(long, value_name = "N|none")]
     rate: Option<String>,
@@ -89,6 +94,9 @@ impl SettingsArgs {
         }
         if let Some(s) = &self.shadow {
             m.insert("shadow".into(), json!(s == "on"));
+        }
+        if let Some(r) = &self.reason {
+            m.insert("reason".into(), json!(r));
         }
         for (field, v) in [
             ("rate_per_minute", &self.rate),

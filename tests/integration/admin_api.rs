@@ -102,7 +102,10 @@ fn admin_tokens_manage_keys_and_their_settings_and_every_action_is_a_leaf() {
         &owner,
         "PATCH",
         &format!("/api/v1/admin/keys/{id}"),
-        Some(json!({"shadow": true, "monthly_quota": null, "role": "default"})),
+        Some(
+            json!({"shadow": true, "monthly_quota": null, "role": "default",
+                    "reason": "a dry run of the new policy"}),
+        ),
     );
     assert_eq!(s, 200, "{updated}");
     assert_eq!(updated["shadow"], true);
@@ -512,6 +515,66 @@ fn regression_issue_39_an_operator_cannot_turn_a_metrics_key_into_a_reviewer_key
         "PATCH",
         &agent,
         Some(json!({"role": "default"})),
+    );
+    assert_eq!(s, 200, "{b}");
+}
+
+/// Issue 39 item 4: shadow mode (forward what would be held or stopped) was
+/// a security reviewer's `EditSafety`: it switched enforcement off for a key
+/// without any approver's signature, and said nothing of why. It is now the
+/// owner's alone, with a reason that the leaf keeps beside who changed it.
+#[test]
+fn regression_issue_39_shadow_mode_is_the_owners_with_a_logged_reason() {
+    let gw = Gateway::start("");
+    let security = mint(&gw, "sec", "security_reviewer");
+    let owner = mint(&gw, "root", "owner");
+    let (s, made) = call(
+        &gw,
+        &owner,
+        "POST",
+        "/api/v1/admin/keys",
+        Some(json!({"name": "builder"})),
+    );
+    assert_eq!(s, 200, "{made}");
+    let key = format!("/api/v1/admin/keys/{}", made["id"].as_str().unwrap());
+    let (s, b) = call(
+        &gw,
+        &security,
+        "PATCH",
+        &key,
+        Some(json!({"shadow": true, "reason": "testing"})),
+    );
+    assert_eq!(s, 403, "{b}");
+    let (s, b) = call(&gw, &owner, "PATCH", &key, Some(json!({"shadow": true})));
+    assert_eq!(s, 400, "no reason: {b}");
+    assert!(b.to_string().contains("reason"), "{b}");
+    let (s, b) = call(
+        &gw,
+        &owner,
+        "PATCH",
+        &key,
+        Some(json!({"shadow": true, "reason": "dry run of the new roles"})),
+    );
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["shadow"], true, "{b}");
+    let leaf = admin_actions(&gw)
+        .into_iter()
+        .rev()
+        .find(|a| a["action"] == "key.updated")
+        .unwrap();
+    assert_eq!(leaf["by"]["name"], "root", "{leaf}");
+    assert_eq!(leaf["by"]["scope"], "owner", "{leaf}");
+    assert!(
+        leaf.to_string().contains("dry run of the new roles"),
+        "{leaf}"
+    );
+    // The security reviewer keeps what is theirs: response caps.
+    let (s, b) = call(
+        &gw,
+        &security,
+        "PATCH",
+        &key,
+        Some(json!({"max_array_items": 50})),
     );
     assert_eq!(s, 200, "{b}");
 }

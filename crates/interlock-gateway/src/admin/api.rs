@@ -48,8 +48,13 @@ pub enum Permission {
     /// which decides what it reads and whether it submits decisions, so it
     /// is the owner's as creating a reviewer key is (issue 39 item 3).
     EditReviewerRole,
-    /// Change a key's shadow mode, response caps and response policy.
+    /// Change a key's response caps and response policy.
     EditSafety,
+    /// Turn a key's shadow mode on or off. Shadow forwards what would be
+    /// held or stopped: it switches enforcement off for the key without any
+    /// approver's signature, so it is the owner's alone, with a reason that
+    /// is logged (issue 39 item 4).
+    SetShadow,
     /// Rotate a key (a new key, the old one revoked).
     RotateKey,
     /// Revoke a key.
@@ -79,13 +84,14 @@ pub fn allows(scope: AdminScope, p: Permission) -> bool {
     }
 }
 
-const ALL_PERMISSIONS: [Permission; 10] = [
+const ALL_PERMISSIONS: [Permission; 11] = [
     Permission::ReadKeys,
     Permission::CreateAgentKey,
     Permission::CreateReviewerKey,
     Permission::EditLimits,
     Permission::EditReviewerRole,
     Permission::EditSafety,
+    Permission::SetShadow,
     Permission::RotateKey,
     Permission::RevokeKey,
     Permission::ReadTokens,
@@ -366,6 +372,24 @@ fn limit(body: &Value, field: &str, current: Option<i64>) -> Result<Option<i64>,
     }
 }
 
+/// The reason a shadow change must give (checked after the permission, so
+/// a scope that may not is told only that): required when `body` turns
+/// shadow mode from `was` to `now`; 1 to 1000 bytes. `None` when shadow does
+/// not change.
+fn shadow_reason(body: &Value, was: bool, now: bool) -> Result<Option<String>, ApiError> {
+    if was == now {
+        return Ok(None);
+    }
+    match body.get("reason").and_then(Value::as_str).map(str::trim) {
+        Some(r) if !r.is_empty() && r.len() <= 1000 => Ok(Some(r.to_owned())),
+        _ => Err(err(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            "turning shadow mode on or off switches enforcement for the key: give a `reason` (1 to 1000 bytes); it is logged",
+        )),
+    }
+}
+
 /// Applies `body`'s settings onto a key of `kind`; the permissions that takes.
 fn apply_body(
     gw: &Gateway,
@@ -390,9 +414,9 @@ fn apply_body(
                 ApiKeyKind::Reviewer => Permission::EditReviewerRole,
             },
             f if LIMIT_FIELDS.contains(&f) => Permission::EditLimits,
-            "shadow" => Permission::EditSafety,
+            "shadow" => Permission::SetShadow,
             f if SAFETY_FIELDS.contains(&f) => Permission::EditSafety,
-            "kind" | "name" => continue,
+            "kind" | "name" | "reason" => continue,
             other => {
                 return Err(err(
                     StatusCode::BAD_REQUEST,
@@ -539,6 +563,7 @@ pub async fn create_key(
         ApiKeyKind::Reviewer => Permission::CreateReviewerKey,
     });
     let who = permitted(&gw, &headers, &needs).await?;
+    let reason = shadow_reason(&body, false, shadow)?;
     let key = crate::keys::generate_key();
     let key_hash = crate::keys::key_hash(&key);
     let index = commit(
@@ -546,7 +571,7 @@ pub async fn create_key(
         "key.created",
         &who,
         json!({"key_hash": key_hash, "kind": kind.as_str(), "name": name, "role": role,
-               "shadow": shadow, "settings": settings_json(&settings)}),
+               "shadow": shadow, "reason": reason, "settings": settings_json(&settings)}),
         AdminChange::AddKey {
             key_hash: key_hash.clone(),
             kind,
@@ -597,6 +622,7 @@ pub async fn update_key(
         }
         None => who,
     };
+    shadow_reason(&body, k.shadow, shadow)?;
     let index = commit(
         &gw,
         "key.updated",
@@ -786,6 +812,7 @@ mod tests {
         assert!(!allows(AdminScope::Operator, Permission::EditSafety));
         for s in [AdminScope::Operator, AdminScope::SecurityReviewer] {
             assert!(!allows(s, Permission::EditReviewerRole), "{s:?}");
+            assert!(!allows(s, Permission::SetShadow), "{s:?}");
         }
         assert!(!allows(
             AdminScope::SecurityReviewer,
