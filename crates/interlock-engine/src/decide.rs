@@ -63,7 +63,10 @@ impl Engine {
             .iter()
             .find(|r| r.key_id == statement.approver_key_id.to_string())
             .map(|r| r.identity.clone())
-            .unwrap_or_default();
+            // A key that verified is a trusted row's; never an empty identity.
+            .ok_or(EngineError::Decision(DecisionError::UnknownKey(
+                statement.approver_key_id,
+            )))?;
         if identity == plan.proposer {
             return Err(EngineError::SelfApproval(identity));
         }
@@ -290,7 +293,10 @@ impl Engine {
             .iter()
             .find(|r| r.key_id == statement.approver_key_id.to_string())
             .map(|r| r.identity.clone())
-            .unwrap_or_default();
+            // A key that verified is a trusted row's; never an empty identity.
+            .ok_or(EngineError::Decision(DecisionError::UnknownKey(
+                statement.approver_key_id,
+            )))?;
         self.claim(&statement).await?;
         Ok(VerifiedDecision {
             statement,

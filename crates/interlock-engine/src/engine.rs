@@ -277,10 +277,18 @@ impl Engine {
                 continue;
             }
             // A stored key that is not a valid point is simply not trusted.
-            if let Ok(key) = VerifyingKey::from_bytes(&r.public_key) {
-                trusted.add(key);
-                records.push(r);
+            let Ok(key) = VerifyingKey::from_bytes(&r.public_key) else {
+                continue;
+            };
+            // The leaf vouches for the key id, the SHA-256 of the whole public
+            // key: a row whose key was swapped for another (whoever can write
+            // the database) no longer hashes to it (issue 39 item 9).
+            if KeyId::of(&key).to_string() != r.key_id {
+                tracing::warn!(key_id = %r.key_id, identity = %r.identity, "approver row whose public key is not the registered one: not trusted");
+                continue;
             }
+            trusted.add(key);
+            records.push(r);
         }
         Ok((trusted, records))
     }

@@ -17,6 +17,7 @@ const T0: i64 = 1_795_000_000;
 
 struct World {
     engine: Engine,
+    location: interlock_store::StoreLocation,
     clock: Arc<ManualClock>,
     reviewer: SigningKey,
     second_reviewer: SigningKey,
@@ -31,9 +32,9 @@ async fn world_with(policy: Policy) -> World {
     let work = work.canonicalize().unwrap();
     let clock = Arc::new(ManualClock::new(T0));
     let mut config = EngineConfig::new(dir.path().join("data"));
-    config.database = Some(
-        interlock_store::testing::fresh_location(config.store_location().file().unwrap()).await,
-    );
+    let location =
+        interlock_store::testing::fresh_location(config.store_location().file().unwrap()).await;
+    config.database = Some(location.clone());
     config.policy = policy;
     config.clock = clock.clone();
     config.adapters = Adapters::builtin(&AdapterConfig {
@@ -56,6 +57,7 @@ async fn world_with(policy: Policy) -> World {
         .unwrap();
     World {
         engine,
+        location,
         clock,
         reviewer,
         second_reviewer,
@@ -850,4 +852,63 @@ async fn regression_a_stage_is_on_the_log_before_its_adapter_acts() {
     assert_eq!(field("plan_hash"), Some(p.plan_hash.to_string()));
     let audit = interlock_log::audit(engine.store(), None).await.unwrap();
     assert!(audit.is_ok(), "{audit}");
+}
+
+/// Issue 39 item 9: an approver row was trusted by its key id and identity
+/// (which its `approver.registered` leaf vouches for) but verified with the
+/// row's `public_key`: whoever could write the database (a shared Postgres
+/// user) swapped in their own key, and its statements verified — under an
+/// empty identity. The row's key must now hash to the key id the log vouches
+/// for; a swapped row is not trusted at all.
+#[tokio::test]
+async fn regression_issue_39_a_swapped_approver_public_key_is_not_trusted() {
+    use sqlx::Connection as _;
+    let w = world().await;
+    let attacker = SigningKey::from_bytes(&[66; 32]);
+    let mut conn = interlock_store::testing::raw_connection(&w.location).await;
+    let sql = interlock_store::testing::dialect(
+        &w.location,
+        "UPDATE approver_keys SET public_key = $1 WHERE identity = 'human:alice'",
+    );
+    let swapped = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(attacker.verifying_key().to_bytes().to_vec())
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(swapped.rows_affected(), 1);
+    conn.close().await.unwrap();
+
+    let p = w
+        .engine
+        .propose(&write_plan("p-swap", &w.work, "swap.txt", "x\n"))
+        .await
+        .unwrap();
+    let err = w
+        .engine
+        .decide(&approve(&w, &attacker, "p-swap", p.plan_hash, 600, 1))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, EngineError::Decision(DecisionError::UnknownKey(_))),
+        "{err}"
+    );
+    // Alice's own key is no longer trusted either: her row is not hers.
+    let err = w
+        .engine
+        .decide(&approve(&w, &w.reviewer, "p-swap", p.plan_hash, 600, 2))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, EngineError::Decision(DecisionError::UnknownKey(_))),
+        "{err}"
+    );
+    let (_, records) = w.engine.trusted_approvers().await.unwrap();
+    assert!(
+        records.iter().all(|r| r.identity != "human:alice"),
+        "{records:?}"
+    );
+    assert_eq!(
+        w.engine.plan("p-swap").await.unwrap().status,
+        PlanStatus::Proposed
+    );
 }

@@ -63,7 +63,7 @@ pub enum ReceiptError {
         "not vouched for: the leaves of the range {from}..={to} it belongs to do not recompute the signed root"
     )]
     RangeNotVouched { from: u64, to: u64 },
-    #[error("a plan.decision receipt carries no approver statement")]
+    #[error("a signed decision's receipt carries no approver statement")]
     ApprovalMissing,
     #[error("malformed approver statement: {0}")]
     ApprovalMalformed(String),

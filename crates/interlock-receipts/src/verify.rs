@@ -5,6 +5,7 @@ use std::fmt;
 
 use ed25519_dalek::{Signature, VerifyingKey};
 use interlock_canon::{self as canon, Value};
+use interlock_core::Decision;
 use interlock_core::decision::{APPROVAL_PAYLOAD_TYPE, ApprovalStatement, Envelope, KeyId, pae};
 use interlock_merkle::{Hash, NoteVerifier, leaf_hash, open_checkpoint};
 
@@ -622,6 +623,9 @@ fn check_receipt(position: usize, r: &RawReceipt<'_>, ctx: &Context) -> Checked 
         );
         match st.kind.as_str() {
             "plan.decision" => check_approval(p, &ctx.approvers)?,
+            kind if signed_subject(kind).is_some() => {
+                check_signed_subject(kind, p, &ctx.approvers)?;
+            }
             "approver.registered" => {
                 if let (Some(k), Some(i)) = (
                     p.get("key_id").and_then(Value::as_str),
@@ -650,8 +654,104 @@ fn check_approval(
     p: &interlock_canon::Map,
     approvers: &BTreeMap<KeyId, VerifyingKey>,
 ) -> Result<(), ReceiptError> {
-    let bad = |e: &dyn fmt::Display| ReceiptError::ApprovalMalformed(e.to_string());
     let st = p.get("statement").ok_or(ReceiptError::ApprovalMissing)?;
+    let a = verify_embedded(st, approvers)?;
+    let recorded = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let mismatch = |what: &'static str, signed: String| ReceiptError::ApprovalMismatch {
+        what,
+        recorded: recorded(what),
+        signed,
+    };
+    if recorded("plan_id") != a.plan_id {
+        return Err(mismatch("plan_id", a.plan_id));
+    }
+    if recorded("plan_hash") != a.plan_hash.to_string() {
+        return Err(mismatch("plan_hash", a.plan_hash.to_string()));
+    }
+    if p.contains_key("decision") && recorded("decision") != a.decision.name() {
+        return Err(mismatch("decision", a.decision.name().to_owned()));
+    }
+    Ok(())
+}
+
+/// What a leaf of a signed decision about a subject other than a plan
+/// embeds (issue 39 item 9: only plan decisions' signatures were checked):
+/// the member holding the DSSE envelope, and the decision its kind implies.
+fn signed_subject(kind: &str) -> Option<(&'static str, Decision)> {
+    Some(match kind {
+        "server.approved" | "tool.approved" | "standing.granted" | "server.removed" => {
+            ("envelope", Decision::Approve)
+        }
+        "server.rejected" | "tool.blocked" => ("envelope", Decision::Reject),
+        "tool.envelope_widened" => ("statement", Decision::Approve),
+        _ => return None,
+    })
+}
+
+/// The approver envelope a server, tool, standing-grant, removal or
+/// envelope-widening leaf embeds: signed by a trusted approver key, for the
+/// decision the leaf's kind records, about the subject the leaf names (and,
+/// where the leaf records it, at that hash).
+fn check_signed_subject(
+    kind: &str,
+    p: &interlock_canon::Map,
+    approvers: &BTreeMap<KeyId, VerifyingKey>,
+) -> Result<(), ReceiptError> {
+    let (member, decision) = signed_subject(kind).expect("a signed subject's kind");
+    let st = p.get(member).ok_or(ReceiptError::ApprovalMissing)?;
+    let a = verify_embedded(st, approvers)?;
+    let text = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let (subject, hash) = match kind {
+        "server.approved" | "server.rejected" => (
+            format!("server:{}", text("server")),
+            Some(text("surface_hash")),
+        ),
+        "tool.approved" | "tool.blocked" => (
+            format!("tool:{}/{}", text("server"), text("tool")),
+            Some(text("definition_hash")),
+        ),
+        "server.removed" => (
+            format!("server-removal:{}", text("server")),
+            Some(text("removal_hash")),
+        ),
+        "standing.granted" => (format!("standing:{}", text("id")), None),
+        _ => (
+            format!("envelope:{}/{}", text("server"), text("tool")),
+            Some(text("envelope_hash")),
+        ),
+    };
+    let mismatch =
+        |what: &'static str, recorded: String, signed: String| ReceiptError::ApprovalMismatch {
+            what,
+            recorded,
+            signed,
+        };
+    if a.plan_id != subject {
+        return Err(mismatch("subject", subject, a.plan_id));
+    }
+    if let Some(hash) = hash
+        && hash != a.plan_hash.to_string()
+    {
+        return Err(mismatch("subject hash", hash, a.plan_hash.to_string()));
+    }
+    if a.decision != decision {
+        return Err(mismatch(
+            "decision",
+            decision.name().to_owned(),
+            a.decision.name().to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// A DSSE approver envelope embedded in a leaf: its payload type, a trusted
+/// key, a strict signature over the PAE, canonical bytes, and the statement
+/// naming the key that signed it.
+fn verify_embedded(
+    st: &Value,
+    approvers: &BTreeMap<KeyId, VerifyingKey>,
+) -> Result<ApprovalStatement, ReceiptError> {
+    let bad = |e: &dyn fmt::Display| ReceiptError::ApprovalMalformed(e.to_string());
     let env = Envelope::from_json(&canon::to_serde_json(st)).map_err(|e| bad(&e))?;
     if env.payload_type != APPROVAL_PAYLOAD_TYPE {
         return Err(bad(&format!(
@@ -678,20 +778,5 @@ fn check_approval(
             a.approver_key_id, env.key_id
         )));
     }
-    let recorded = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    let mismatch = |what: &'static str, signed: String| ReceiptError::ApprovalMismatch {
-        what,
-        recorded: recorded(what),
-        signed,
-    };
-    if recorded("plan_id") != a.plan_id {
-        return Err(mismatch("plan_id", a.plan_id));
-    }
-    if recorded("plan_hash") != a.plan_hash.to_string() {
-        return Err(mismatch("plan_hash", a.plan_hash.to_string()));
-    }
-    if p.contains_key("decision") && recorded("decision") != a.decision.name() {
-        return Err(mismatch("decision", a.decision.name().to_owned()));
-    }
-    Ok(())
+    Ok(a)
 }

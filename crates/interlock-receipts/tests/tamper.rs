@@ -1036,3 +1036,162 @@ fn the_browsers_fixtures_match_this_verifier() {
     }
     assert!(n > 50, "only {n} fixtures in {}", dir.display());
 }
+
+/// Issue 39 item 9: `receipts verify` checked the approver signature a
+/// `plan.decision` embeds, and no other: a server approval, a tool block, a
+/// standing grant, a removal or an envelope widening whose embedded statement
+/// was forged, signed by another key, or about another subject verified
+/// clean. Each is now checked: a trusted approver key, a strict signature,
+/// the subject and hash the leaf names, the decision its kind records.
+#[test]
+fn regression_issue_39_every_signed_subject_is_checked_not_only_plans() {
+    use common::{leaf_of, signed_statement};
+    use interlock_canon::Digest;
+    use interlock_core::decision::Decision;
+    let approver = key(2);
+    let text = |v: &str| Value::String(v.into());
+    let surface = Digest::of_bytes(b"surface");
+    let tool = Digest::of_bytes(b"tool");
+    let removal = Digest::of_bytes(b"removal");
+    let widened = Digest::of_bytes(b"widened");
+    let standing = Digest::of_bytes(b"standing");
+    let server_approved =
+        |by: &ed25519_dalek::SigningKey, subject: &str, hash: Digest, d: Decision| {
+            leaf_of(
+                1,
+                "server.approved",
+                vec![
+                    ("server", text("files")),
+                    ("surface_hash", text(&surface.to_string())),
+                    ("envelope", signed_statement(by, subject, hash, d)),
+                ],
+            )
+        };
+    let honest = vec![
+        server_approved(&approver, "server:files", surface, Decision::Approve),
+        leaf_of(
+            2,
+            "tool.blocked",
+            vec![
+                ("server", text("files")),
+                ("tool", text("delete")),
+                ("definition_hash", text(&tool.to_string())),
+                (
+                    "envelope",
+                    signed_statement(&approver, "tool:files/delete", tool, Decision::Reject),
+                ),
+            ],
+        ),
+        leaf_of(
+            3,
+            "standing.granted",
+            vec![
+                ("id", text("st-1")),
+                (
+                    "envelope",
+                    signed_statement(&approver, "standing:st-1", standing, Decision::Approve),
+                ),
+            ],
+        ),
+        leaf_of(
+            4,
+            "server.removed",
+            vec![
+                ("server", text("files")),
+                ("removal_hash", text(&removal.to_string())),
+                (
+                    "envelope",
+                    signed_statement(
+                        &approver,
+                        "server-removal:files",
+                        removal,
+                        Decision::Approve,
+                    ),
+                ),
+            ],
+        ),
+        leaf_of(
+            5,
+            "tool.envelope_widened",
+            vec![
+                ("server", text("files")),
+                ("tool", text("read")),
+                ("envelope_hash", text(&widened.to_string())),
+                (
+                    "statement",
+                    signed_statement(&approver, "envelope:files/read", widened, Decision::Approve),
+                ),
+            ],
+        ),
+    ];
+    let r = verify(&Log::of_predicates(honest.clone()).full_bundle());
+    assert!(r.errors().next().is_none(), "{r:?}");
+
+    let with_first = |leaf: Map| {
+        let mut leaves = honest.clone();
+        leaves[0] = leaf;
+        verify(&Log::of_predicates(leaves).full_bundle())
+    };
+    // Signed by a key the bundle does not trust.
+    let r = with_first(server_approved(
+        &key(3),
+        "server:files",
+        surface,
+        Decision::Approve,
+    ));
+    expect_fail(&r, |e| matches!(e, ReceiptError::UntrustedApprover(_)));
+    // About another server, or another surface.
+    let r = with_first(server_approved(
+        &approver,
+        "server:other",
+        surface,
+        Decision::Approve,
+    ));
+    expect_fail(&r, |e| {
+        matches!(
+            e,
+            ReceiptError::ApprovalMismatch {
+                what: "subject",
+                ..
+            }
+        )
+    });
+    let r = with_first(server_approved(
+        &approver,
+        "server:files",
+        Digest::of_bytes(b"another surface"),
+        Decision::Approve,
+    ));
+    expect_fail(&r, |e| {
+        matches!(
+            e,
+            ReceiptError::ApprovalMismatch {
+                what: "subject hash",
+                ..
+            }
+        )
+    });
+    // A rejection logged as an approval.
+    let r = with_first(server_approved(
+        &approver,
+        "server:files",
+        surface,
+        Decision::Reject,
+    ));
+    expect_fail(&r, |e| {
+        matches!(
+            e,
+            ReceiptError::ApprovalMismatch {
+                what: "decision",
+                ..
+            }
+        )
+    });
+    // No statement at all.
+    let r = with_first(leaf_of(
+        1,
+        "server.approved",
+        vec![("server", text("files"))],
+    ));
+    expect_fail(&r, |e| matches!(e, ReceiptError::ApprovalMissing));
+}

@@ -180,6 +180,22 @@ impl Log {
         }
     }
 
+    /// A log of exactly these predicates (statement leaves), its first the
+    /// approver's registration ([`predicate`] of 0).
+    pub fn of_predicates(rest: Vec<Map>) -> Log {
+        let (key, approver) = (key(1), key(2));
+        let mut leaves = vec![statement_leaf(predicate(0, &approver, 1))];
+        leaves.extend(rest.into_iter().map(statement_leaf));
+        let hashes: Vec<_> = leaves.iter().map(|l| leaf_hash(l)).collect();
+        Log {
+            key,
+            approver,
+            origin: ORIGIN.into(),
+            tree: Tree::from_leaves(&hashes),
+            leaves,
+        }
+    }
+
     pub fn vkey(&self) -> String {
         vkey(&self.origin, &self.key.verifying_key())
     }
@@ -335,4 +351,38 @@ pub fn write_fixture(
         serde_json::to_vec(&fixture).unwrap(),
     )
     .unwrap();
+}
+
+/// The DSSE envelope of `by`'s statement about `subject` at `hash`, as JSON
+/// in a leaf.
+pub fn signed_statement(by: &SigningKey, subject: &str, hash: Digest, decision: Decision) -> Value {
+    let (_, env) = sign_decision(
+        by,
+        &Terms {
+            audience: ORIGIN,
+            subject,
+            subject_hash: hash,
+            decision,
+            reason: "reviewed",
+            issued_at: 1_760_000_000,
+            not_before: 1_760_000_000,
+            expires_at: 1_760_000_000 + 3600,
+            nonce: [9; 16],
+            policy_digest: Digest::of_bytes(b"policy"),
+        },
+    )
+    .unwrap();
+    from_serde_json(&env.to_json()).unwrap()
+}
+
+/// A leaf of `kind` at `seq` with `fields`.
+pub fn leaf_of(seq: u64, kind: &str, fields: Vec<(&str, Value)>) -> Map {
+    let mut p = Map::new();
+    p.insert("seq".into(), n(seq as i64));
+    p.insert("time".into(), n(1_760_000_000 + seq as i64));
+    p.insert("type".into(), s(kind));
+    for (k, v) in fields {
+        p.insert(k.into(), v);
+    }
+    p
 }
