@@ -18,14 +18,15 @@
 //!   replay) racing with the same token exactly one wins;
 //! - short-lived ([`LINK_TTL`]); at most [`MAX_OUTSTANDING`] at once;
 //! - compared in constant time against every outstanding hash;
-//! - guessing is rate-limited: after [`MAX_FAILURES`] wrong tokens within
-//!   [`FAILURE_WINDOW`] every attempt is refused unchecked until the window
-//!   passes (the space is 2^256 anyway; this keeps a local process from even
-//!   trying at line rate);
+//! - guessing is counted per link (issue 39 item 15): a token's first
+//!   [`LINK_ID_CHARS`] characters name its link, and after
+//!   [`MAX_FAILURES_PER_LINK`] wrong tokens for one link that link is spent.
+//!   A guess naming no outstanding link counts against nothing, so nobody
+//!   can keep sign-in locked for everyone (a single global window let any
+//!   local process do that); the rest of the token is 208 random bits;
 //! - a cross-origin `POST` is refused by the HTTP guard's `Origin` check
 //!   before it reaches the handler, so a web page cannot burn or use a token.
 
-use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -42,12 +43,12 @@ pub const LINK_TTL: Duration = Duration::from_secs(15 * 60);
 /// How many links may wait at once; a newer one pushes out the oldest.
 pub const MAX_OUTSTANDING: usize = 4;
 
-/// Wrong tokens tolerated within [`FAILURE_WINDOW`] before attempts are
-/// refused unchecked.
-pub const MAX_FAILURES: usize = 10;
+/// Wrong tokens for one link before that link is spent.
+pub const MAX_FAILURES_PER_LINK: u32 = 5;
 
-/// The window [`MAX_FAILURES`] counts in.
-pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+/// How many characters after [`TOKEN_PREFIX`] name the link (6 of the 32
+/// random bytes, base64url).
+pub const LINK_ID_CHARS: usize = 8;
 
 /// The prefix of a sign-in token (a scanner can tell it from an API key).
 pub const TOKEN_PREFIX: &str = "ils_";
@@ -64,20 +65,25 @@ pub enum SigninError {
         "this sign-in link is unknown, already used or expired; print a new one with `interlock signin-link`"
     )]
     Invalid,
-    /// Too many wrong tokens lately.
-    #[error("too many wrong sign-in tokens; wait a minute and try again")]
+    /// Too many wrong tokens for this link: it no longer works.
+    #[error(
+        "this sign-in link was tried with wrong tokens too often and no longer works; print a new one with `interlock signin-link`"
+    )]
     RateLimited,
 }
 
 struct Pending {
     hash: [u8; 32],
+    /// The token's first [`LINK_ID_CHARS`] characters after the prefix.
+    id: String,
     expires: Instant,
+    /// Wrong tokens presented for this link.
+    failures: u32,
 }
 
 #[derive(Default)]
 struct State {
     pending: Vec<Pending>,
-    failures: VecDeque<Instant>,
 }
 
 /// The outstanding sign-in tokens of one gateway.
@@ -142,7 +148,9 @@ impl SigninLinks {
         }
         s.pending.push(Pending {
             hash,
+            id: link_id(&token).unwrap_or_default().to_owned(),
             expires: now + self.ttl,
+            failures: 0,
         });
         Ok((token, self.ttl))
     }
@@ -151,37 +159,47 @@ impl SigninLinks {
     /// (`sha256:<hex>`, for the redemption's log leaf). Every outstanding
     /// hash is compared, each in constant time.
     pub fn redeem(&self, token: &str) -> Result<String, SigninError> {
+        self.check(token, true)
+    }
+
+    /// Whether `token` would redeem now, without consuming it (a wrong one
+    /// counts against its link all the same): the sign-in checks the rest of
+    /// the request before it spends the link.
+    pub fn verify(&self, token: &str) -> Result<(), SigninError> {
+        self.check(token, false).map(|_| ())
+    }
+
+    fn check(&self, token: &str, consume: bool) -> Result<String, SigninError> {
         let now = Instant::now();
         let mut s = self.lock();
-        while s
-            .failures
-            .front()
-            .is_some_and(|t| now.duration_since(*t) > FAILURE_WINDOW)
-        {
-            s.failures.pop_front();
+        s.pending.retain(|p| p.expires > now);
+        let Some(id) = link_id(token) else {
+            return Err(SigninError::Invalid);
+        };
+        let Some(i) = s.pending.iter().position(|p| p.id == id) else {
+            // Names no outstanding link: nothing to count it against.
+            return Err(SigninError::Invalid);
+        };
+        let presented = digest(token);
+        if bool::from(s.pending[i].hash.ct_eq(&presented)) {
+            if consume {
+                s.pending.remove(i);
+            }
+            return Ok(format!("sha256:{}", hex::encode(presented)));
         }
-        if s.failures.len() >= MAX_FAILURES {
+        s.pending[i].failures += 1;
+        if s.pending[i].failures >= MAX_FAILURES_PER_LINK {
+            s.pending.remove(i);
             return Err(SigninError::RateLimited);
         }
-        s.pending.retain(|p| p.expires > now);
-        let presented = digest(token);
-        let mut found = None;
-        for (i, p) in s.pending.iter().enumerate() {
-            if bool::from(p.hash.ct_eq(&presented)) {
-                found = Some(i);
-            }
-        }
-        match found {
-            Some(i) => {
-                s.pending.remove(i);
-                Ok(format!("sha256:{}", hex::encode(presented)))
-            }
-            None => {
-                s.failures.push_back(now);
-                Err(SigninError::Invalid)
-            }
-        }
+        Err(SigninError::Invalid)
     }
+}
+
+/// The link a token names: its first [`LINK_ID_CHARS`] characters after
+/// [`TOKEN_PREFIX`].
+fn link_id(token: &str) -> Option<&str> {
+    token.strip_prefix(TOKEN_PREFIX)?.get(..LINK_ID_CHARS)
 }
 
 /// The link a browser opens: the gateway's UI at `base` (`http://host:port`)
@@ -237,23 +255,40 @@ mod tests {
         engine.log().close().await;
     }
 
+    /// Issue 39 item 15: one global failure window let anyone keep sign-in
+    /// locked for everyone with ten wrong tokens a minute. Guesses naming no
+    /// link now count against nothing; guesses at one link spend that link.
     #[tokio::test]
-    async fn signin_token_guessing_is_rate_limited_even_for_the_right_token() {
+    async fn regression_issue_39_guesses_cannot_lock_sign_in_only_spend_their_link() {
         let dir = tempfile::tempdir().unwrap();
         let engine = engine(dir.path()).await;
         let links = SigninLinks::default();
         let (token, _) = links.issue(&engine).await.unwrap();
-        for i in 0..MAX_FAILURES {
+        let (other, _) = links.issue(&engine).await.unwrap();
+        for i in 0..100 {
             assert_eq!(
-                links.redeem(&format!("{TOKEN_PREFIX}guess{i}")),
+                links.redeem(&format!("{TOKEN_PREFIX}guess{i:0>39}")),
                 Err(SigninError::Invalid)
             );
         }
-        // Refused unchecked: the right token does not get through either
-        // (and is not consumed by the refusal).
-        assert_eq!(links.redeem(&token), Err(SigninError::RateLimited));
-        links.lock().failures.clear();
+        // Checked without being spent, then redeemed: nobody locked it.
+        links.verify(&token).unwrap();
         assert!(links.redeem(&token).is_ok());
+        // Wrong tokens naming one link spend that link, and only it.
+        let id = &other[..TOKEN_PREFIX.len() + LINK_ID_CHARS];
+        for _ in 1..MAX_FAILURES_PER_LINK {
+            assert_eq!(
+                links.redeem(&format!("{id}{}", "A".repeat(35))),
+                Err(SigninError::Invalid)
+            );
+        }
+        assert_eq!(
+            links.redeem(&format!("{id}{}", "B".repeat(35))),
+            Err(SigninError::RateLimited)
+        );
+        assert_eq!(links.redeem(&other), Err(SigninError::Invalid), "spent");
+        let (third, _) = links.issue(&engine).await.unwrap();
+        assert!(links.redeem(&third).is_ok());
         engine.log().close().await;
     }
 

@@ -41,7 +41,7 @@ pub async fn redeem_handler(
             "name must be 1–64 letters, digits, '.', '_', '-' or '@'",
         ));
     }
-    let token_hash = gw.signin().redeem(&req.token).map_err(|e| {
+    let refused = |e: SigninError| {
         tracing::warn!("sign-in refused: {e}");
         match e {
             SigninError::Invalid => {
@@ -51,8 +51,28 @@ pub async fn redeem_handler(
                 ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", e.to_string())
             }
         }
-    })?;
+    };
+    // The token is the authority: checked first (unspent), so nothing about
+    // the approvers is told to a caller without one.
+    gw.signin().verify(&req.token).map_err(refused)?;
     let engine = gw.engine();
+    // An identity is one person's (issue 39 item 15): quorum counts
+    // identities, so a browser may not sign in as an approver who exists
+    // with another key. Refused before the link is spent.
+    let identity = format!("human:{}", req.name);
+    let new_key_id = interlock_core::decision::KeyId::of(&key).to_string();
+    let (_, approvers) = engine.trusted_approvers().await?;
+    if approvers
+        .iter()
+        .any(|a| a.identity == identity && a.key_id != new_key_id)
+    {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "identity_taken",
+            format!("{identity} is another approver's identity; sign in under another name"),
+        ));
+    }
+    let token_hash = gw.signin().redeem(&req.token).map_err(refused)?;
     let (api_key, record) = crate::keys::issue_key(
         engine,
         interlock_store::ApiKeyKind::Reviewer,
@@ -60,7 +80,6 @@ pub async fn redeem_handler(
         "reviewer",
     )
     .await?;
-    let identity = format!("human:{}", req.name);
     let key_id = engine
         .register_approver(&key, &identity, "browser key (sign-in link)")
         .await?;
