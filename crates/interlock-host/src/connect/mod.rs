@@ -1022,9 +1022,15 @@ fn mode_of(path: &Path) -> Result<u32, ConnectError> {
 
 /// Writes `bytes` to `path` through a temporary file in the same directory
 /// and a rename, so a crash leaves the old file or the new one, never half
-/// of one; the file gets `mode`.
+/// of one; the file gets `mode`, and the owner and group of the file it
+/// replaces (a `sudo interlock connect` leaves the user's file the user's).
+///
+/// The temporary file has a random name and is created exclusively
+/// (`O_CREAT | O_EXCL`, which never follows a symbolic link), so a link
+/// planted under a predictable name in a shared project directory cannot
+/// redirect the write to another file (issue 39 item 16).
 fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ConnectError> {
-    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     if let Some(d) = dir {
         std::fs::create_dir_all(d).map_err(|e| file_err(d, e))?;
@@ -1033,15 +1039,27 @@ fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ConnectError
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.interlock-{}.tmp", std::process::id()));
+    let mut random = [0u8; 8];
+    getrandom::fill(&mut random).expect("the OS random source works");
+    let tmp = path.with_file_name(format!(".{name}.interlock-{}.tmp", hex::encode(random)));
+    let owner = std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| (m.uid(), m.gid()));
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .mode(0o600)
             .open(&tmp)?;
         f.write_all(bytes)?;
+        // Only when it differs: as the owner, nothing to do; as root, the
+        // user's file stays the user's.
+        if let Some((uid, gid)) = owner
+            && (f.metadata()?.uid(), f.metadata()?.gid()) != (uid, gid)
+        {
+            std::os::unix::fs::fchown(&f, Some(uid), Some(gid))?;
+        }
         f.set_permissions(std::fs::Permissions::from_mode(mode))?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
@@ -1054,4 +1072,46 @@ fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ConnectError
         let _ = std::fs::remove_file(&tmp);
         file_err(path, e)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::write_atomic;
+
+    /// Issue 39 item 16: the temporary file had a predictable name
+    /// (`.<file>.interlock-<pid>.tmp`) and was opened with `O_CREAT |
+    /// O_TRUNC`, so a symbolic link planted under that name in a shared
+    /// project directory redirected the write: the link's target was
+    /// truncated and overwritten. It is now random and created exclusively.
+    #[test]
+    fn regression_issue_39_a_planted_link_does_not_redirect_the_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let file = dir.path().join(".mcp.json");
+        std::fs::write(&file, "{}").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let predictable = dir
+            .path()
+            .join(format!(".mcp.json.interlock-{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &predictable).unwrap();
+
+        write_atomic(&file, br#"{"mcpServers":{}}"#, 0o640).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            r#"{"mcpServers":{}}"#
+        );
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640, "the file keeps its mode");
+        // No temporary file is left behind but the planted link.
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+    }
 }
