@@ -66,9 +66,17 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "URL")]
     gateway: Option<String>,
     /// The gateway configuration whose `[servers]` are reviewed (default:
-    /// `<data dir>/gateway.toml`).
+    /// `<data dir>/gateway.toml`). Its `[drift]` policy is part of what is
+    /// reviewed, so it is not what judges the review: the policy is the
+    /// `--drift-from` file's, else the built-in one.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// A trusted gateway configuration (the base branch's, the deployed
+    /// one) whose `[drift]` policy classifies the review (default: the data
+    /// directory's `gateway.toml` when `--config` is not given, else the
+    /// built-in policy).
+    #[arg(long, value_name = "FILE")]
+    drift_from: Option<PathBuf>,
     /// What to print on stdout.
     #[arg(long, value_enum, default_value = "text")]
     format: ReviewFormat,
@@ -145,12 +153,40 @@ async fn trusted_keys(ctx: &Context, given: &[String]) -> anyhow::Result<Trusted
     Ok(found?.0)
 }
 
+/// The drift policy that classifies a review (issue 39 item 14): never the
+/// reviewed config's own `[drift]` — a pull request setting `monitor_below
+/// = "critical"` beside a destructive tool made its own gate pass.
+fn judging_policy(
+    ctx: &Context,
+    args: &ReviewArgs,
+    reviewed: &interlock_gateway::GatewayConfig,
+) -> anyhow::Result<interlock_gateway::config::DriftConfig> {
+    let trusted = match (&args.drift_from, &args.config) {
+        (Some(path), _) => ctx.host().gateway_config(Some(path))?.drift,
+        // The data directory's own config: the deployed one.
+        (None, None) => reviewed.drift.clone(),
+        (None, Some(_)) => Default::default(),
+    };
+    if args.config.is_some() && reviewed.drift != trusted {
+        eprintln!(
+            "interlock: the reviewed config's [drift] is not used to judge it (it is part of what is reviewed); \
+             classified with {}; pass --drift-from a trusted gateway.toml to use another",
+            if args.drift_from.is_some() {
+                "the --drift-from file's policy"
+            } else {
+                "the built-in policy"
+            }
+        );
+    }
+    Ok(trusted)
+}
+
 /// `interlock review`.
 pub async fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<ExitCode> {
     let config = ctx
         .host()
         .gateway_config_with_secrets(args.config.as_deref())?;
-    let policy = config.drift.policy()?;
+    let policy = judging_policy(ctx, &args, &config)?.policy()?;
     let mut lock_text = None;
     let baselines = if let Some(path) = &args.lock {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;

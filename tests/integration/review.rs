@@ -270,7 +270,14 @@ fn review_of_a_drifted_upgrade_fails_with_markdown_and_valid_sarif_and_a_reforma
             after(root.path())
         ),
     );
-    let out = review(&gw, &strict, &lock, &["--server", "time"]);
+    // The policy that judges comes from a trusted file (`--drift-from`),
+    // never from the reviewed config (issue 39 item 14).
+    let out = review(
+        &gw,
+        &strict,
+        &lock,
+        &["--server", "time", "--drift-from", &strict],
+    );
     assert_eq!(
         code(&out),
         30,
@@ -290,7 +297,14 @@ fn review_of_a_drifted_upgrade_fails_with_markdown_and_valid_sarif_and_a_reforma
         &gw,
         &hold,
         &lock,
-        &["--server", "time", "--format", "markdown"],
+        &[
+            "--server",
+            "time",
+            "--format",
+            "markdown",
+            "--drift-from",
+            &hold,
+        ],
     );
     assert_eq!(code(&out), 20, "hold: {}{}", stdout(&out), stderr(&out));
     let lax = write_config(
@@ -301,9 +315,33 @@ fn review_of_a_drifted_upgrade_fails_with_markdown_and_valid_sarif_and_a_reforma
             after(root.path())
         ),
     );
-    let out = review(&gw, &lax, &lock, &["--server", "time", "--format", "sarif"]);
+    let out = review(
+        &gw,
+        &lax,
+        &lock,
+        &[
+            "--server",
+            "time",
+            "--format",
+            "sarif",
+            "--drift-from",
+            &lax,
+        ],
+    );
     assert_eq!(code(&out), 10, "monitor: {}{}", stdout(&out), stderr(&out));
-    let out = review(&gw, &lax, &lock, &["--server", "time", "--fail-on", "hold"]);
+    let out = review(
+        &gw,
+        &lax,
+        &lock,
+        &[
+            "--server",
+            "time",
+            "--fail-on",
+            "hold",
+            "--drift-from",
+            &lax,
+        ],
+    );
     assert_eq!(
         code(&out),
         0,
@@ -675,4 +713,69 @@ fn review_time_for_one_and_ten_servers() {
             );
         }
     }
+}
+
+/// Issue 39 item 14: `interlock review --lock` took the drift policy from
+/// the reviewed config itself, so a pull request that set `monitor_below =
+/// "critical"` beside its changed tools made its own gate pass. The
+/// reviewed config's `[drift]` no longer judges it: a trusted file's does
+/// (`--drift-from`, the deployed gateway.toml), else the built-in policy,
+/// and the review says so.
+#[test]
+fn regression_issue_39_a_pull_request_cannot_relax_its_own_review() {
+    let (gw, lock, root) = locked();
+    let trusted = write_config(
+        &gw,
+        "deployed.toml",
+        &format!(
+            "[drift]\nmonitor_below = \"info\"\nquarantine_at = \"low\"\n{}",
+            before(root.path())
+        ),
+    );
+    let relaxed = write_config(
+        &gw,
+        "pr-relaxed.toml",
+        &format!(
+            "[drift]\nmonitor_below = \"critical\"\nquarantine_at = \"critical\"\n{}",
+            after(root.path())
+        ),
+    );
+    // Judged by the deployed policy, the relaxed pull request still fails.
+    let out = review(
+        &gw,
+        &relaxed,
+        &lock,
+        &["--server", "time", "--drift-from", &trusted],
+    );
+    assert_eq!(code(&out), 30, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains("not used to judge it"),
+        "{}",
+        stderr(&out)
+    );
+    // Without a trusted file its own [drift] is not used either: the
+    // built-in policy judges it, as it judges the same change with none.
+    let plain = write_config(&gw, "pr-plain.toml", &after(root.path()));
+    let judged = review(&gw, &plain, &lock, &["--server", "time"]);
+    let strict_pr = write_config(
+        &gw,
+        "pr-strict.toml",
+        &format!(
+            "[drift]\nmonitor_below = \"info\"\nquarantine_at = \"low\"\n{}",
+            after(root.path())
+        ),
+    );
+    let out = review(&gw, &strict_pr, &lock, &["--server", "time"]);
+    assert_eq!(
+        code(&out),
+        code(&judged),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_ne!(
+        code(&out),
+        30,
+        "its own [drift] would quarantine: it was used"
+    );
 }

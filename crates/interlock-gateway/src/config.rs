@@ -343,7 +343,7 @@ pub struct ListCaps {
 }
 
 /// Severity thresholds for drift (see `interlock_surface::DriftPolicy`).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DriftConfig {
     /// Drift below this severity is only recorded.
