@@ -25,7 +25,8 @@
 //!   [`probes`]: effective-permission probes after every re-list;
 //!   [`executor`]: plan stages that call upstream tools.
 //! - [`server_changes`] and [`server_file`]: servers added and removed at
-//!   run time.
+//!   run time; [`server_requests`]: programs a reviewer asked to run,
+//!   waiting for the machine's owner.
 //! - [`review`]: running the boundary review for CI (classified by
 //!   `interlock_trust::review`); [`client`]: another gateway's reviewer API.
 //! - [`config`], [`keys`] (API keys, hashed at rest), [`roles`],
