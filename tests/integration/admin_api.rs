@@ -533,7 +533,7 @@ fn regression_issue_39_shadow_mode_is_the_owners_with_a_logged_reason() {
         &owner,
         "POST",
         "/api/v1/admin/keys",
-        Some(json!({"name": "builder"})),
+        Some(json!({"name": "shadowed"})),
     );
     assert_eq!(s, 200, "{made}");
     let key = format!("/api/v1/admin/keys/{}", made["id"].as_str().unwrap());
@@ -577,4 +577,51 @@ fn regression_issue_39_shadow_mode_is_the_owners_with_a_logged_reason() {
         Some(json!({"max_array_items": 50})),
     );
     assert_eq!(s, 200, "{b}");
+}
+
+/// Issue 39 item 5: key names were not unique, so an operator could create a
+/// second agent key named like an existing agent, become `agent:<name>`, run
+/// that agent's approved plans and consume its approved held calls. The
+/// admin API refuses a name an active key of the same kind has (409); a
+/// revoked key's name may be used again.
+#[test]
+fn regression_issue_39_an_operator_cannot_take_an_agents_name() {
+    let gw = Gateway::start("");
+    let operator = mint(&gw, "ops", "operator");
+    let out = gw.cli(&["agents", "add", "deployer"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (s, b) = call(
+        &gw,
+        &operator,
+        "POST",
+        "/api/v1/admin/keys",
+        Some(json!({"name": "deployer"})),
+    );
+    assert_eq!(s, 409, "{b}");
+    assert_eq!(b["error"]["code"], "name_taken", "{b}");
+    let (s, made) = call(
+        &gw,
+        &operator,
+        "POST",
+        "/api/v1/admin/keys",
+        Some(json!({"name": "deployer-2"})),
+    );
+    assert_eq!(s, 200, "{made}");
+    let id = made["id"].as_str().unwrap();
+    let (s, b) = call(
+        &gw,
+        &operator,
+        "POST",
+        &format!("/api/v1/admin/keys/{id}/revoke"),
+        Some(json!({})),
+    );
+    assert_eq!(s, 200, "{b}");
+    let (s, b) = call(
+        &gw,
+        &operator,
+        "POST",
+        "/api/v1/admin/keys",
+        Some(json!({"name": "deployer-2"})),
+    );
+    assert_eq!(s, 200, "a revoked key's name is free again: {b}");
 }
