@@ -430,3 +430,44 @@ fn a_held_call_streams_progress_and_runs_when_approved_in_time() {
         "{last}"
     );
 }
+
+/// Issue 39 item 12: the key's own response settings (its caps and
+/// response policy) applied to a forwarded call's answer but not to the
+/// result of a held call a reviewer approved: a key capped at a few bytes
+/// got the whole result. They apply on that path too now.
+#[test]
+fn regression_issue_39_a_held_calls_result_gets_the_keys_response_settings() {
+    let (gw, _dir) = gateway("");
+    let out = gw.cli(&["admin", "token", "create", "root", "--scope", "owner"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let owner = stdout(&out).trim().to_owned();
+    let id = interlock_gateway::keys::key_hash(&gw.agent_key);
+    let body = serde_json::to_vec(&json!({"max_response_bytes": 8})).unwrap();
+    let auth = format!("Bearer {owner}");
+    let (status, _, answer) = crate::gateway_util::http(
+        &gw.addr,
+        "PATCH",
+        &format!("/api/v1/admin/keys/{id}"),
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+        ],
+        &body,
+    );
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+
+    let name = "x'; DROP TABLE users; --";
+    let held = greet(&gw, "py", name);
+    let plan_id = held["result"]["structuredContent"]["plan_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not held: {held}"))
+        .to_owned();
+    let out = gw.approve("plans", &plan_id, "a test name, not an injection");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let ran = greet(&gw, "py", name);
+    assert_eq!(ran["result"]["isError"], true, "{ran}");
+    assert!(
+        !text(&ran).contains("Hello"),
+        "the capped key got the whole result: {ran}"
+    );
+}

@@ -244,7 +244,29 @@ pub(crate) async fn run_approved(call: &Call<'_>, plan_id: &str, plan_hash: &str
         .and_then(|o| RawValue::from_string(o.to_owned()).ok());
     let (outcome, answer) = match (report.status, output) {
         (PlanStatus::Succeeded, Some(raw)) => {
-            let scan = scan_result(raw.get(), &response_policy(gw.config()));
+            // The calling key's own response settings apply here as on a
+            // forwarded call's answer (issue 39 item 12: a held call's
+            // result skipped them). Unreadable settings fail closed.
+            let settings = match gw
+                .0
+                .key_limits
+                .settings(gw.engine().store(), &call.agent.key_hash)
+                .await
+            {
+                Ok(s) => s,
+                Err(e) => {
+                    let text = format!(
+                        "plan `{plan_id}` ran, but its result is withheld: the key's response settings could not be read: {e}"
+                    );
+                    let outcome = Outcome::Ran {
+                        plan_id: plan_id.to_owned(),
+                    };
+                    let answer = jsonrpc::result_value(id, &jsonrpc::tool_error(&text, None));
+                    return call.settle(&verdict, outcome, None, answer).await;
+                }
+            };
+            let rules = response_policy(gw.config()).for_key(&settings);
+            let scan = scan_result(raw.get(), &rules);
             let answer = match (&scan.scanned, scan.withheld_message("result")) {
                 (_, Some(text)) => jsonrpc::result_value(id, &jsonrpc::tool_error(&text, None)),
                 (Scanned::Redacted(v), None) => jsonrpc::result_value(id, v),
