@@ -393,3 +393,56 @@ fn regression_trickled_body_is_timed_out_in_all() {
     let (status, _, body) = post_mcp(&gw.addr, &gw.agent_key, &[], INIT);
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
 }
+
+/// Issue 39 item 18: one global `max_connections` was the only bound, so
+/// one agent's slow calls could take every upstream slot. A key's calls in
+/// flight are now capped (`limits.calls_in_flight_per_key`): its next call
+/// is refused at once with a retry hint and a leaf, while another key's
+/// call goes through.
+#[test]
+fn regression_issue_39_one_key_cannot_take_every_upstream_slot() {
+    let script = crate::gateway_util::peers_dir().join("drifting-server.mjs");
+    let gw = Gateway::start(&format!(
+        "[limits]\ncalls_in_flight_per_key = 1\n[roles.default]\ntools = [\"*\"]\n\
+         [servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\n",
+        script.to_str().unwrap()
+    ));
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__slow", true);
+    let other = agent(&gw, "other");
+    let call = |key: &str, ms: u64| {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "drifty__slow", "arguments": {"ms": ms}}});
+        let (status, _, bytes) = post_mcp(
+            &gw.addr,
+            key,
+            &[("MCP-Protocol-Version", "2026-07-28")],
+            &serde_json::to_vec(&body).unwrap(),
+        );
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+        serde_json::from_slice::<serde_json::Value>(&bytes).unwrap()
+    };
+    std::thread::scope(|s| {
+        let slow = s.spawn(|| call(&gw.agent_key, 3000));
+        std::thread::sleep(Duration::from_millis(800));
+        let refused = call(&gw.agent_key, 10);
+        assert_eq!(refused["error"]["code"], -32006, "{refused}");
+        assert_eq!(refused["error"]["data"]["limit"], "in_flight", "{refused}");
+        assert_eq!(refused["error"]["data"]["calls_in_flight_per_key"], 1);
+        // Another key is not starved.
+        let theirs = call(&other, 10);
+        assert_eq!(theirs["result"]["content"][0]["text"], "done", "{theirs}");
+        let first = slow.join().unwrap();
+        assert_eq!(first["result"]["content"][0]["text"], "done", "{first}");
+    });
+    // The slot is free again once the call ended.
+    let again = call(&gw.agent_key, 10);
+    assert_eq!(again["result"]["content"][0]["text"], "done", "{again}");
+    let reviewer = gw.reviewer_key();
+    let log = gw.api_get(&reviewer, "/api/v1/log?from=0&limit=1000");
+    assert!(
+        log.to_string().contains("in_flight_limited"),
+        "the refusal is a leaf: {log}"
+    );
+}

@@ -297,6 +297,10 @@ pub struct Limits {
     pub subscriptions_per_key: usize,
     /// Held calls of one agent key waiting for a reviewer at once.
     pub held_calls_per_key: usize,
+    /// Calls of one agent key forwarded upstream at once (issue 39 item 18:
+    /// one agent cannot take every upstream slot); the next is refused with
+    /// a retry hint until one ends. `0`: no cap.
+    pub calls_in_flight_per_key: usize,
 }
 
 impl Default for Limits {
@@ -315,6 +319,7 @@ impl Default for Limits {
             max_tools: 10_000,
             subscriptions_per_key: 256,
             held_calls_per_key: 16,
+            calls_in_flight_per_key: 64,
         }
     }
 }

@@ -38,6 +38,9 @@ pub enum Limit {
     Rate { per_minute: i64 },
     /// `monthly_quota` for `month` (`YYYY-MM`).
     Quota { quota: i64, month: String },
+    /// `limits.calls_in_flight_per_key`: this many of the key's calls are
+    /// forwarded upstream already.
+    InFlight { max: usize },
 }
 
 /// A call refused by a limit, and when to try again.
@@ -59,6 +62,10 @@ impl Limited {
                 "monthly quota: this key has made its {quota} tool calls for {month}; retry in {} s (next month)",
                 self.retry_after_secs
             ),
+            Limit::InFlight { max } => format!(
+                "this key has {max} tool calls in flight already; retry in {} s, when one has ended",
+                self.retry_after_secs
+            ),
         }
     }
 }
@@ -70,9 +77,41 @@ pub(crate) struct KeyLimits {
     buckets: Mutex<HashMap<String, (i64, Arc<Bucket>)>>,
     settings: Mutex<HashMap<String, (Arc<KeySettings>, Instant)>>,
     clock: DefaultClock,
+    /// Key hash → (the cap it was made for, its slots for forwarded calls).
+    in_flight: Mutex<HashMap<String, (usize, Arc<tokio::sync::Semaphore>)>>,
 }
 
+/// One forwarded call's slot among its key's; freed when dropped.
+pub(crate) struct InFlight(#[allow(dead_code)] Option<tokio::sync::OwnedSemaphorePermit>);
+
 impl KeyLimits {
+    /// A slot for one more forwarded call of `key`, or the refusal when its
+    /// `max` are taken (`0`: no cap). Never waits.
+    pub fn enter(&self, key: &str, max: usize) -> Result<InFlight, Limited> {
+        if max == 0 {
+            return Ok(InFlight(None));
+        }
+        let slots = {
+            let mut m = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            let entry = m
+                .entry(key.to_owned())
+                .or_insert_with(|| (max, Arc::new(tokio::sync::Semaphore::new(max))));
+            if entry.0 != max {
+                // The cap changed (a reload): calls in flight keep their
+                // slots in the old semaphore; new calls count in the new one.
+                *entry = (max, Arc::new(tokio::sync::Semaphore::new(max)));
+            }
+            Arc::clone(&entry.1)
+        };
+        slots
+            .try_acquire_owned()
+            .map(|p| InFlight(Some(p)))
+            .map_err(|_| Limited {
+                limit: Limit::InFlight { max },
+                retry_after_secs: 1,
+            })
+    }
+
     /// A key's settings, from the cache or the store.
     pub async fn settings(
         &self,
@@ -192,6 +231,20 @@ pub(crate) async fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_keys_calls_in_flight_are_capped_and_freed() {
+        let limits = KeyLimits::default();
+        let first = limits.enter("k", 2).unwrap();
+        let _second = limits.enter("k", 2).unwrap();
+        let refused = limits.enter("k", 2).err().unwrap();
+        assert_eq!(refused.limit, Limit::InFlight { max: 2 });
+        assert!(refused.message().contains("2 tool calls in flight"));
+        assert!(limits.enter("another", 2).is_ok(), "per key");
+        drop(first);
+        assert!(limits.enter("k", 2).is_ok(), "freed when the call ends");
+        assert!(limits.enter("k", 0).is_ok(), "0: no cap");
+    }
 
     #[test]
     fn months_and_the_time_to_the_next() {

@@ -51,6 +51,26 @@ pub(crate) async fn forward(
             .settle(&verdict, Outcome::Unavailable { message }, None, answer)
             .await;
     };
+    // The key's share of upstream slots (issue 39 item 18), held until the
+    // answer is settled. A held call approved later runs as a plan, not
+    // here, so a person's approval never meets this refusal.
+    let max = gw.config().limits.calls_in_flight_per_key;
+    let _slot = match gw.0.key_limits.enter(&call.agent.key_hash, max) {
+        Ok(slot) => slot,
+        Err(limited) => {
+            let message = limited.message();
+            let data = json!({
+                "limit": "in_flight", "calls_in_flight_per_key": max,
+                "retry_after_secs": limited.retry_after_secs,
+            });
+            let answer =
+                jsonrpc::error_with_data(Some(id), code::RATE_LIMITED, &message, Some(&data));
+            let outcome = Outcome::Refused { message };
+            return call
+                .settle(&Verdict::Limited(limited), outcome, None, answer)
+                .await;
+        }
+    };
     request.members.insert(
         "name".into(),
         serde_json::value::to_raw_value(&routed.exposed.upstream_name)

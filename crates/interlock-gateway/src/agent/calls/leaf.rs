@@ -72,6 +72,7 @@ impl Verdict {
             Verdict::Limited(l) => match l.limit {
                 crate::sessions::limits::Limit::Rate { .. } => "rate_limited",
                 crate::sessions::limits::Limit::Quota { .. } => "quota_exceeded",
+                crate::sessions::limits::Limit::InFlight { .. } => "in_flight_limited",
             },
         }
     }
@@ -114,6 +115,10 @@ impl Verdict {
                     crate::sessions::limits::Limit::Quota { quota, month } => {
                         m.insert("monthly_quota".into(), int(*quota));
                         m.insert("month".into(), month.as_str().into());
+                    }
+                    crate::sessions::limits::Limit::InFlight { max } => {
+                        let max = i64::try_from(*max).unwrap_or(i64::MAX >> 11);
+                        m.insert("calls_in_flight_per_key".into(), int(max));
                     }
                 }
             }

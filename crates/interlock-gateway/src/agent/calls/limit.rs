@@ -99,6 +99,10 @@ async fn refuse_limited(
             "limit": "quota", "monthly_quota": quota, "month": month,
             "retry_after_secs": limited.retry_after_secs,
         }),
+        crate::sessions::limits::Limit::InFlight { max } => json!({
+            "limit": "in_flight", "calls_in_flight_per_key": max,
+            "retry_after_secs": limited.retry_after_secs,
+        }),
     };
     let answer = jsonrpc::error_with_data(Some(id), code::RATE_LIMITED, &message, Some(&data));
     let secs = limited.retry_after_secs;
