@@ -93,6 +93,14 @@ export interface LaunchView {
   grants: SandboxGrants | null;
 }
 
+/** A stdio server a reviewer asked to run, waiting for the machine's owner (issue 39). */
+export interface ServerRequest {
+  server: { name: string; command?: string; args?: string[]; sandbox?: unknown };
+  requested_by: string;
+  requested_at: number;
+  leaf: number;
+}
+
 export interface ServerSummary {
   name: string;
   status: string;
@@ -480,6 +488,7 @@ export const api = {
     request<{ plans: PlanSummary[] }>('/api/v1/plans' + (status ? `?status=${enc(status)}` : '')),
   plan: (id: string) => request<PlanDetail>(`/api/v1/plans/${enc(id)}`),
   servers: () => request<{ servers: ServerSummary[] }>('/api/v1/servers'),
+  serverRequests: () => request<{ requests: ServerRequest[] }>('/api/v1/servers/requests'),
   server: (name: string) => request<ServerDetail>(`/api/v1/servers/${enc(name)}`),
   approvers: () => request<{ approvers: Approver[] }>('/api/v1/approvers'),
   log: (from?: number, limit = 100) =>

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, type ServerSummary } from '../lib/api';
+import { api, type ServerRequest, type ServerSummary } from '../lib/api';
 import { decide, markActed } from '../lib/decide';
 import { monitoredDrift } from '../lib/monitored';
 import { reasonError } from '../lib/statement';
@@ -7,7 +7,7 @@ import { Modal } from '../components/Dialog';
 import { toast } from '../components/Toasts';
 import { useListNav, useLive, useResource, useTick } from '../lib/hooks';
 import { go, href } from '../lib/router';
-import { Empty, ErrorBanner, RiskBadge, SkeletonRows, Status, Time } from '../components/ui';
+import { Empty, ErrorBanner, Icon, RiskBadge, SkeletonRows, Status, Time } from '../components/ui';
 import { serverRisk } from '../lib/serverReview';
 
 function ServerRow({ s, selected }: { s: ServerSummary; selected: boolean }) {
@@ -142,10 +142,59 @@ function AcceptDriftDialog({ servers, onClose, onDone }: { servers: ServerSummar
   );
 }
 
+/**
+ * Programs reviewers asked to run (issue 39): a stdio server runs as the
+ * gateway's user, so only the machine's owner starts one, from its terminal.
+ * Shown with the exact command line so the owner reads what they confirm.
+ */
+function RequestedPrograms({ requests }: { requests: ServerRequest[] }) {
+  if (!requests.length) return null;
+  return (
+    <div class="banner warn" data-testid="server-requests" style={{ marginBottom: '14px' }}>
+      <Icon name="alert" />
+      <div style={{ flex: 1 }}>
+        <b>
+          {requests.length === 1 ? 'A program waits' : `${requests.length} programs wait`} for the machine’s owner
+        </b>
+        <span>
+          A stdio server runs a program on this machine, so a reviewer can only ask for one. Nothing runs until the
+          owner confirms it in a terminal on the gateway’s machine.
+        </span>
+        {requests.map((r) => {
+          const line = [r.server.command ?? '', ...(r.server.args ?? [])].join(' ');
+          return (
+            <div class="row-gap" key={r.server.name} data-testid="server-request" style={{ marginTop: '8px', alignItems: 'baseline' }}>
+              <span class="mono" style={{ fontWeight: 600 }}>
+                {r.server.name}
+              </span>
+              <code class="mono" data-testid="request-command" style={{ wordBreak: 'break-all' }}>
+                {line}
+              </code>
+              <span class="muted" style={{ fontSize: '12px' }}>
+                asked by {r.requested_by} · <Time unix={r.requested_at} />
+              </span>
+              <code class="mono faint" style={{ fontSize: '12px' }}>
+                interlock servers confirm {r.server.name}
+              </code>
+            </div>
+          );
+        })}
+      </div>
+    </div>
+  );
+}
+
 export function Servers() {
   useTick();
   const res = useResource(() => api.servers(), []);
-  useLive((e) => e.subject_kind === 'server', res.reload);
+  const requests = useResource(() => api.serverRequests(), []);
+  useLive(
+    (e) => e.subject_kind === 'server',
+    () => {
+      res.reload();
+      requests.reload();
+    },
+  );
   const servers = [...(res.data?.servers ?? [])].sort((a, b) => a.name.localeCompare(b.name));
   const nav = useListNav(
     servers.map((s) => s.name),
@@ -182,6 +231,7 @@ export function Servers() {
           }}
         />
       )}
+      <RequestedPrograms requests={requests.data?.requests ?? []} />
       {res.error && <ErrorBanner error={res.error} onRetry={res.reload} />}
       {!(res.error && !res.data) && (
       <div class="list" data-testid="servers">
