@@ -554,6 +554,39 @@ impl Backend {
         }
     }
 
+    /// The AI clients found on this machine and what connecting each would
+    /// do (the in-process gateway's preview). A team gateway's clients are on
+    /// its machine: `team`.
+    pub async fn clients(&self) -> Result<Value, DecideError> {
+        Ok(self.local_for_clients()?.clients().await?)
+    }
+
+    /// Connects or undoes a client for the owner, who confirmed it in the
+    /// app's native dialog ([`crate::clients`]).
+    pub async fn change_client(
+        &self,
+        slug: &str,
+        change: interlock_host::ClientChange,
+        owner: &interlock_host::OwnerConfirmed,
+    ) -> Result<Value, DecideError> {
+        Ok(self
+            .local_for_clients()?
+            .change_client(slug, change, owner)
+            .await?)
+    }
+
+    fn local_for_clients(&self) -> Result<&RunningGateway, DecideError> {
+        match &self.link {
+            Link::Local(running) => Ok(running),
+            Link::Team { .. } => Err(DecideError {
+                code: "team",
+                message: "this app reviews for a team gateway: connect clients on the machine \
+                          that runs them, with `interlock connect`"
+                    .into(),
+            }),
+        }
+    }
+
     /// The approver key's public half, for settings. Never the secret.
     pub async fn approver_info(&self) -> Value {
         let key_id = self.key.key_id().to_string();

@@ -6,10 +6,12 @@
 //! A shell only: opening the engine, signing and serving are the interlock
 //! crates' (`interlock-host`, `interlock-gateway`). Approver keys stay in the OS
 //! keychain and sign in this process; the web view gets a reviewer API key (read
-//! and submit) and two commands, `decide` and `approver_info`, and nothing else.
+//! and submit) and three commands, `decide`, `approver_info` and the owner's
+//! `change_client` (each change confirmed natively), and nothing else.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod backend;
+mod clients;
 mod downloads;
 mod notify;
 mod team;
@@ -97,7 +99,12 @@ async fn decide(
             hash: &hash,
             key_fingerprint: &fingerprint,
         };
-        if !confirm(&app, &webview, &confirmation).await {
+        let asked = Question {
+            title: confirmation.title(),
+            message: confirmation.message(),
+            ok_label: confirmation.ok_label(),
+        };
+        if !confirm(&app, &webview, &asked).await {
             eprintln!(
                 "interlock-desktop: {} {subject_kind} {subject} at {hash} asked by {page_origin}: \
                  not confirmed, nothing signed",
@@ -131,19 +138,26 @@ async fn decide(
     }
 }
 
+/// What a native confirmation asks.
+pub(crate) struct Question {
+    pub title: String,
+    pub message: String,
+    pub ok_label: &'static str,
+}
+
 /// Shows the native confirmation (modal to the asking window) and waits for
 /// the reviewer's answer: `true` only for the confirming button; closing the
 /// dialog, *Cancel*, or a dialog that could not be shown is `false`.
-async fn confirm(app: &AppHandle, webview: &tauri::Webview, what: &team::Confirmation<'_>) -> bool {
+pub(crate) async fn confirm(app: &AppHandle, webview: &tauri::Webview, what: &Question) -> bool {
     use tauri_plugin_dialog::{DialogExt as _, MessageDialogButtons, MessageDialogKind};
     let (tx, rx) = tokio::sync::oneshot::channel();
     let mut dialog = app
         .dialog()
-        .message(what.message())
-        .title(what.title())
+        .message(what.message.clone())
+        .title(what.title.clone())
         .kind(MessageDialogKind::Warning)
         .buttons(MessageDialogButtons::OkCancelCustom(
-            what.ok_label().to_owned(),
+            what.ok_label.to_owned(),
             "Cancel".to_owned(),
         ));
     if let Some(window) = app.get_webview_window(webview.label()) {
@@ -179,7 +193,8 @@ fn init_script(origin: &str, token: &str) -> String {
       apiBase: {origin},
       token: {token},
       decide: function (args) {{ return invoke("decide", args); }},
-      approverInfo: function () {{ return invoke("approver_info"); }}
+      approverInfo: function () {{ return invoke("approver_info"); }},
+      changeClient: function (args) {{ return invoke("change_client", args); }}
     }}),
     writable: false,
     configurable: false
@@ -486,14 +501,15 @@ fn setup(app: &mut tauri::App, started_at: Instant) -> Result<(), Box<dyn std::e
     let backend = Arc::new(started.backend);
     app.manage(Arc::clone(&backend));
 
-    // The UI's origin may call exactly these two commands, in the main window.
+    // The UI's origin may call exactly these commands, in the main window.
     app.add_capability(
         CapabilityBuilder::new("review-ui")
             .remote(backend.origin.clone())
             .local(false)
             .window(WINDOW)
             .permission("allow-decide")
-            .permission("allow-approver-info"),
+            .permission("allow-approver-info")
+            .permission("allow-change-client"),
     )?;
 
     let paused = notify::new_paused();
@@ -600,7 +616,11 @@ fn main() {
         )
         // Used from Rust only (`decide`'s confirmation); no page is granted its commands.
         .plugin(tauri_plugin_dialog::init())
-        .invoke_handler(tauri::generate_handler![decide, approver_info])
+        .invoke_handler(tauri::generate_handler![
+            decide,
+            approver_info,
+            clients::change_client
+        ])
         .setup(move |app| {
             setup(app, started_at).map_err(|e| {
                 eprintln!("interlock-desktop: cannot start: {e}");

@@ -119,7 +119,7 @@ impl Confirmation<'_> {
 }
 
 /// A page-supplied string on one line, control characters out, bounded.
-fn clean(s: &str, max: usize) -> String {
+pub(crate) fn clean(s: &str, max: usize) -> String {
     let mut out: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

@@ -1201,19 +1201,70 @@ def main():
         assert offered == ["claude-code"], offered
         time.sleep(0.3)
         driver.screenshot("welcome.png", app_item["pid"])
+        pid = app_item["pid"]
+        windows = set(x11.windows_of(pid))
+
+        def native_dialog(what):
+            (dialog,) = wait(lambda: [w for w in x11.windows_of(pid) if w not in windows], 15, what)
+            time.sleep(1)  # drawn and ready for input
+            return dialog
+
+        # Issue 39 item 1: connecting starts the client's servers as this
+        # user, so the reviewer API refuses it (a reviewer key is not the
+        # machine's owner) ...
+        refused = driver.js_async(
+            "const r = await fetch(window.__INTERLOCK__.apiBase + '/api/v1/clients/claude-code/connect',"
+            " {method: 'POST', headers: {Authorization: 'Bearer ' + window.__INTERLOCK__.token}});"
+            " return [r.status, (await r.json()).error.code];"
+        )
+        assert refused == [403, "owner_action"], refused
+        # ... and the app asks its owner in a native dialog naming the commands.
+        # Closed: nothing changes, and the page says nothing went wrong.
         driver.js(f"document.querySelector('{claude} [data-testid=client-connect]').click()")
+        dialog = native_dialog("the connect confirmation")
+        os.makedirs(SHOTS, exist_ok=True)
+        x11.screenshot(dialog, os.path.join(SHOTS, "connect-confirm.png"))
+        log("  screenshot: tests/desktop/screenshots/connect-confirm.png")
+        x11.close(dialog)
+        wait(lambda: not [w for w in x11.windows_of(pid) if w not in windows], 10, "the dialog closed")
+        wait(lambda: driver.js(f"return !document.querySelector('{claude} [data-testid=client-connect]').disabled"), 10, "idle")
+        with open(claude_json) as f:
+            assert f.read() == claude_original, "changed without the owner's confirmation"
+        assert shown(f"{claude} [data-testid=client-error]") is None, shown(f"{claude} [data-testid=client-error]")
+        # Confirmed (its first button): connected.
+        driver.js(f"document.querySelector('{claude} [data-testid=client-connect]').click()")
+        dialog = native_dialog("the connect confirmation again")
+        width, _ = x11.size(dialog)
+        x11.click(dialog, width // 4, -18)  # "Connect", bottom left
         wait(lambda: "servers added" in (shown(f"{claude} [data-testid=client-note]") or ""), 30, "connected")
         with open(claude_json) as f:
             assert json.load(f)["mcpServers"]["interlock"]["url"] == f"{env.origin}/mcp"
         driver.js(f"document.querySelector('{claude} [data-testid=client-undo]').click()")
         wait(lambda: driver.js("return !!document.querySelector('[role=dialog]')"), 10, "the undo dialog")
         driver.js("[...document.querySelectorAll('[role=dialog] button')].find(b => b.innerText.trim() === 'Undo').click()")
+        dialog = native_dialog("the undo confirmation")
+        width, _ = x11.size(dialog)
+        x11.click(dialog, width // 4, -18)  # "Undo", bottom left
         wait(lambda: "byte for byte" in (shown(f"{claude} [data-testid=client-note]") or ""), 30, "undone")
         with open(claude_json) as f:
             assert f.read() == claude_original
+        # Each change is on the log as the owner's, its intent before it.
+        reviewer_key = env.cli("reviewers", "add", "first-run-audit").strip().splitlines()[-1].strip()
+        status, got = http(
+            "GET", f"{env.origin}/api/v1/log?from=0&limit=1000", None, {"Authorization": f"Bearer {reviewer_key}"}
+        )
+        assert status == 200, (status, got)
+        entries = {e["index"]: e["entry"] for e in got["entries"]}
+        outcomes = [(i, e) for i, e in sorted(entries.items()) if e["type"] in ("client.connected", "client.undone")]
+        assert [e["type"] for _, e in outcomes] == ["client.connected", "client.undone"], outcomes
+        for i, e in outcomes:
+            intent = entries[e["intent_index"]]
+            assert e["intent_index"] < i and intent["type"] == "client.change.intent", (i, e, intent)
+            assert intent["asked_by"] == "owner (the desktop app's native confirmation)", intent
         driver.js("document.querySelector('[data-testid=welcome-done]').click()")
         wait(lambda: driver.get("url").endswith("#/inbox"), 10, "the inbox")
-        # Connect started the servers and undo stopped them: nothing waits.
+        # Connect started the servers and undo stopped them (removals signed
+        # with the key the owner's dialog named): nothing waits.
         wait(lambda: bus.item_property(app_item["sender"], app_item["path"], "XAyatanaLabel") == "", 15, "tray 0")
         listed = env.cli("servers", "list")
         assert "everything" not in listed and "time" not in listed, listed

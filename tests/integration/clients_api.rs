@@ -61,7 +61,7 @@ fn leaf_types(gw: &Fresh, key: &str) -> Vec<String> {
 }
 
 #[test]
-fn clients_are_previewed_connected_and_undone_through_the_reviewer_api() {
+fn clients_are_previewed_through_the_reviewer_api_without_a_change() {
     let (home, file, original) = claude_code_home();
     let gw = Fresh::start_with(&[
         ("HOME", home.path().to_str().unwrap()),
@@ -94,113 +94,62 @@ fn clients_are_previewed_connected_and_undone_through_the_reviewer_api() {
     let cursor = clients.iter().find(|c| c["client"] == "cursor").unwrap();
     assert_eq!(cursor["found"], false);
     assert!(cursor["plan"].is_null());
+}
 
-    let (status, done) = post(&gw, &key, "/api/v1/clients/claude-code/connect");
-    assert_eq!(status, 200, "{done}");
-    assert_eq!(done["changed"], true);
-    // The running gateway started the new upstreams, pending (issue 20
-    // item 5): no restart.
-    assert!(done.get("restart_needed").is_none(), "{done}");
-    let mut started: Vec<&str> = done["started"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    started.sort_unstable();
-    assert_eq!(started, ["everything", "time"], "{done}");
-    let rewritten: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    let entry = &rewritten["mcpServers"]["interlock"];
-    assert_eq!(entry["url"], gateway_url.as_str(), "{rewritten}");
-    assert!(rewritten["mcpServers"]["time"].is_null());
-    let config = std::fs::read_to_string(gw.data().join("gateway.toml")).unwrap();
-    assert!(
-        config.contains("[servers.time]") && config.contains("[servers.everything]"),
-        "{config}"
-    );
-    // The client's new key is an agent key: it reaches /mcp, not these routes.
-    let agent = entry["headers"]["Authorization"]
-        .as_str()
-        .unwrap()
-        .trim_start_matches("Bearer ")
-        .to_owned();
-    let (status, _) = gw.get(&agent, "/api/v1/clients");
-    assert_eq!(status, 401);
-    let (status, _) = post(&gw, &agent, "/api/v1/clients/claude-code/undo");
-    assert_eq!(status, 401);
-    assert!(file.exists() && std::fs::read(&file).unwrap() != original);
-
-    let (_, list) = gw.get(&key, "/api/v1/clients");
-    let cc = list["clients"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["client"] == "claude-code")
-        .unwrap()
-        .clone();
-    assert_eq!(cc["undoable"], true);
-    assert_eq!(cc["plan"]["changes_anything"], false, "{cc}");
-
-    let (status, undone) = post(&gw, &key, "/api/v1/clients/claude-code/undo");
-    assert_eq!(status, 200, "{undone}");
-    assert_eq!(std::fs::read(&file).unwrap(), original, "byte for byte");
-    // Each server its connect started is either stopped (a signed removal
-    // with this machine's key) or said to be still running, and why.
-    let names = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_str().or(x["name"].as_str()).unwrap().to_owned())
-            .collect()
-    };
-    let mut accounted = names(&undone["servers_stopped"]);
-    accounted.extend(names(&undone["servers_still_running"]));
-    accounted.sort();
-    let mut removed = names(&undone["servers_removed"]);
-    removed.sort();
-    assert_eq!(accounted, removed, "{undone}");
-    eprintln!("undo through the API: {undone}");
-    let (status, again) = post(&gw, &key, "/api/v1/clients/claude-code/undo");
-    assert_eq!(status, 409, "{again}");
-
-    let types = leaf_types(&gw, &key);
-    assert!(types.iter().any(|t| t == "client.connected"), "{types:?}");
-    assert!(types.iter().any(|t| t == "client.undone"), "{types:?}");
-    // Evidence before effect: each change's intent leaf precedes its
-    // outcome, which names it; the refused second undo is logged too.
-    let (_, log) = gw.get(&key, "/api/v1/log?from=0&limit=1000");
-    let entries: Vec<(u64, Value)> = log["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| (e["index"].as_u64().unwrap(), e["entry"].clone()))
-        .collect();
-    let outcomes: Vec<&(u64, Value)> = entries
-        .iter()
-        .filter(|(_, e)| {
-            ["client.connected", "client.undone", "client.change_refused"]
-                .contains(&e["type"].as_str().unwrap_or(""))
-        })
-        .collect();
-    let kinds: Vec<&str> = outcomes
-        .iter()
-        .map(|(_, e)| e["type"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        kinds,
-        ["client.connected", "client.undone", "client.change_refused"],
-        "{kinds:?}"
-    );
-    for (index, outcome) in outcomes {
-        let intent_index = outcome["intent_index"].as_u64().expect("intent_index");
-        assert!(intent_index < *index);
-        let (_, intent) = entries.iter().find(|(i, _)| *i == intent_index).unwrap();
-        assert_eq!(intent["type"], "client.change.intent");
-        assert_eq!(intent["client"], "claude-code");
-        assert_eq!(intent["reviewer"], outcome["reviewer"]);
+/// Issue 39 item 1: connecting a client over the reviewer API started its MCP
+/// servers as the gateway's user, and undoing signed their removals with this
+/// machine's approver key (item 2), on a reviewer key alone — a browser's
+/// sign-in, a request through an SSH tunnel that arrives from 127.0.0.1. Both
+/// are the owner's now (the desktop app's native confirmation, `interlock
+/// connect`): the API refuses them with how the owner does it, touches no
+/// file, starts nothing and logs no change.
+#[test]
+fn regression_issue_39_connect_and_undo_over_the_reviewer_api_are_owner_actions() {
+    let (home, file, original) = claude_code_home();
+    let gw = Fresh::start_with(&[
+        ("HOME", home.path().to_str().unwrap()),
+        (
+            "XDG_CONFIG_HOME",
+            home.path().join(".config").to_str().unwrap(),
+        ),
+    ]);
+    let key = reviewer(&gw);
+    for (path, command) in [
+        (
+            "/api/v1/clients/claude-code/connect",
+            "interlock connect claude-code",
+        ),
+        (
+            "/api/v1/clients/claude-code/undo",
+            "interlock connect --undo claude-code",
+        ),
+    ] {
+        let (status, refused) = post(&gw, &key, path);
+        assert_eq!(status, 403, "{path}: {refused}");
+        assert_eq!(refused["error"]["code"], "owner_action", "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(command) && message.contains("desktop app"),
+            "{message}"
+        );
     }
-    let audit = gw.cli(&["audit", "verify"], true);
-    assert!(audit.status.success());
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        original,
+        "the file untouched"
+    );
+    let config = std::fs::read_to_string(gw.data().join("gateway.toml")).unwrap_or_default();
+    assert!(!config.contains("[servers.time]"), "{config}");
+    let (_, servers) = gw.get(&key, "/api/v1/servers");
+    assert!(
+        !servers.to_string().contains("\"time\""),
+        "a server was started: {servers}"
+    );
+    let types = leaf_types(&gw, &key);
+    assert!(!types.iter().any(|t| t.starts_with("client.")), "{types:?}");
+    // An unknown client is still named as one.
+    let (status, _) = post(&gw, &key, "/api/v1/clients/no-such/connect");
+    assert_eq!(status, 404);
 }
 
 #[test]

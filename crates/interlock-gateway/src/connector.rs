@@ -1,7 +1,8 @@
 //! What the host hands the gateway to connect AI clients' config files to it
 //! ([`ClientConnector`]; `interlock connect`, issue 19 item 2). The gateway must
 //! not depend on the host that assembles it, so the work comes in through this
-//! trait; the reviewer API's routes over it are [`crate::reviewer::clients`]. A room of
+//! trait; the reviewer API's preview over it is [`crate::reviewer::clients`], and
+//! the owner's connect and undo [`crate::client_changes`]. A room of
 //! its own so the runtime that holds the connector need not import the routes.
 
 use serde_json::Value;
@@ -21,7 +22,7 @@ pub enum ConnectorError {
     Failed(String),
 }
 
-/// The host's `interlock connect`, for the reviewer API. Answers are JSON
+/// The host's `interlock connect`, for the review UI. Answers are JSON
 /// already shaped for the API (see `openapi.json`, `/api/v1/clients`).
 #[async_trait::async_trait]
 pub trait ClientConnector: Send + Sync + 'static {

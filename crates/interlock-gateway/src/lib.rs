@@ -42,6 +42,7 @@ pub mod agent;
 pub mod alerts;
 pub mod auth;
 pub mod client;
+pub mod client_changes;
 pub mod config;
 pub mod connector;
 pub mod executor;

@@ -20,6 +20,7 @@ pub use decide::{
     Countersign, FromLock, approve_from_lock, decide_envelope_widening, decide_plan, decide_remote,
     decide_server_surface, decide_tool_definition,
 };
+pub use interlock_gateway::client_changes::{ClientChange, ClientChangeError, OwnerConfirmed};
 pub use interlock_trust::scopes::Scope;
 pub use log_key::AcceptedLogKey;
 pub use runtime::{GatewayOptions, RunningGateway};

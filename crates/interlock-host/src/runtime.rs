@@ -21,7 +21,7 @@ use interlock_trust::EventBus;
 use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
-use crate::{Countersign, Host, HostError, Scope};
+use crate::{ClientChange, ClientChangeError, Countersign, Host, HostError, OwnerConfirmed, Scope};
 
 /// How long a shutdown waits for the HTTP server to finish its requests.
 const DRAIN_WAIT: Duration = Duration::from_secs(3);
@@ -379,5 +379,26 @@ impl RunningGateway {
     /// [`crate::held_call_grantable`] on this gateway.
     pub fn held_call_grantable(&self, plan_id: &str) -> bool {
         crate::held_call_grantable(&self.gateway, plan_id)
+    }
+
+    /// The AI clients found on this machine and what connecting each would
+    /// do, per server and command: what the owner's confirmation names.
+    pub async fn clients(&self) -> Result<serde_json::Value, ClientChangeError> {
+        let connector = self
+            .gateway
+            .client_connector()
+            .ok_or(ClientChangeError::NotAvailable)?;
+        Ok(connector.clients().await?)
+    }
+
+    /// Connects or undoes the client `slug` for this machine's owner, who
+    /// confirmed it natively (issue 39 item 1; the reviewer API refuses it).
+    pub async fn change_client(
+        &self,
+        slug: &str,
+        change: ClientChange,
+        owner: &OwnerConfirmed,
+    ) -> Result<serde_json::Value, ClientChangeError> {
+        interlock_gateway::client_changes::change_client(&self.gateway, slug, change, owner).await
     }
 }

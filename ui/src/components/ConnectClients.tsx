@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { clients, isPlan, type ClientInfo, type ConnectPlan, type ServerAction } from '../lib/clients';
+import { canChangeClients, clients, isPlan, ownerCommand, type ClientInfo, type ConnectPlan, type ServerAction } from '../lib/clients';
+import { desktopErrorCode, desktopErrorMessage } from '../lib/desktop';
 import { useResource } from '../lib/hooks';
 import { ConfirmDialog } from './Dialog';
 import { toast } from './Toasts';
@@ -94,11 +95,13 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
       }
       onChange();
     } catch (e) {
-      setError((e as Error).message);
+      // Cancelled in the app's dialog: nothing changed, nothing to report.
+      if (desktopErrorCode(e) !== 'cancelled') setError(desktopErrorMessage(e));
     } finally {
       setBusy(false);
     }
   };
+  const owner = canChangeClients();
   return (
     <div class="client" data-testid="client" data-client={c.client} data-found={String(c.found)}>
       <div class="card-head">
@@ -112,12 +115,12 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
           ) : c.undoable && !plan?.changes_anything ? (
             <span class="status s-APPROVED" data-testid="client-state">CONNECTED</span>
           ) : null}
-          {c.undoable && (
+          {owner && c.undoable && (
             <button class="btn small" disabled={busy} onClick={() => setConfirmUndo(true)} data-testid="client-undo">
               Undo
             </button>
           )}
-          {c.found && (
+          {owner && c.found && (
             <button
               class="btn small primary"
               disabled={busy || !plan?.changes_anything}
@@ -144,6 +147,13 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
         </table>
       )}
       {plan && plan.changes_anything && <Reach plan={plan} />}
+      {!owner && c.found && (plan?.changes_anything || c.undoable) && (
+        <p class="muted" style={{ margin: '8px 16px' }} data-testid="client-owner-command">
+          Connecting starts these servers as this machine's user, so only its owner does it: run{' '}
+          <code>{ownerCommand(c.client, plan?.changes_anything ? 'connect' : 'undo')}</code> in a terminal there, or use
+          the desktop app.
+        </p>
+      )}
       {note && (
         <div class="verify ok" data-testid="client-note" style={{ margin: '8px 16px' }}>
           {note}
@@ -166,7 +176,7 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
         >
           Its file is restored as it was before, byte for byte; the servers it added leave the gateway config and are
           stopped (a removal signed with this machine's approver key), their keychain secrets are deleted and its agent
-          key is revoked.
+          key is revoked. The app asks you once more in its own dialog.
         </ConfirmDialog>
       )}
     </div>

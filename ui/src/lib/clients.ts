@@ -2,6 +2,7 @@
 // what connecting each would move behind the gateway, connect and undo.
 
 import { request } from './api';
+import { desktop } from './config';
 
 export type ServerAction =
   | { name: string; action: 'import'; upstream: string; transport: string; secrets: string[]; dropped: string[]; shared: boolean; sandbox?: string | null }
@@ -47,11 +48,31 @@ export interface Undone {
   layers_left: boolean;
 }
 
+/**
+ * Connecting starts the client's servers as this machine's user and undoing removes them with a signed decision:
+ * the owner's actions, which the reviewer API refuses. Only the desktop app does them, after its native
+ * confirmation naming the commands; elsewhere the page shows the command to run (`ownerCommand`).
+ */
+function changeClient<T>(slug: string, change: 'connect' | 'undo'): Promise<T> {
+  const bridge = desktop()?.changeClient;
+  if (!bridge) return Promise.reject(new Error(`Run \`${ownerCommand(slug, change)}\` in a terminal on this machine.`));
+  return bridge({ client: slug, change }) as Promise<T>;
+}
+
+/** The command the machine's owner runs instead, outside the desktop app. */
+export function ownerCommand(slug: string, change: 'connect' | 'undo'): string {
+  return change === 'connect' ? `interlock connect ${slug}` : `interlock connect --undo ${slug}`;
+}
+
+/** Whether this page may connect clients itself (the desktop app, which asks its owner natively). */
+export function canChangeClients(): boolean {
+  return !!desktop()?.changeClient;
+}
+
 export const clients = {
   list: () => request<{ clients: ClientInfo[]; gateway_url: string }>('/api/v1/clients'),
-  connect: (slug: string) =>
-    request<Connected>(`/api/v1/clients/${encodeURIComponent(slug)}/connect`, { method: 'POST' }),
-  undo: (slug: string) => request<Undone>(`/api/v1/clients/${encodeURIComponent(slug)}/undo`, { method: 'POST' }),
+  connect: (slug: string) => changeClient<Connected>(slug, 'connect'),
+  undo: (slug: string) => changeClient<Undone>(slug, 'undo'),
 };
 
 export function isPlan(p: ClientInfo['plan']): p is ConnectPlan {

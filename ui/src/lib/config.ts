@@ -8,6 +8,8 @@ export interface DesktopConfig {
   /** The desktop app's bridges (preferred over window.__TAURI__ when present). */
   decide?: (args: Record<string, unknown>) => Promise<Record<string, unknown>>;
   approverInfo?: () => Promise<unknown>;
+  /** Connects or undoes an AI client after the app's native confirmation (an owner action). */
+  changeClient?: (args: { client: string; change: 'connect' | 'undo' }) => Promise<unknown>;
 }
 
 declare global {

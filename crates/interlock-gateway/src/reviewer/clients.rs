@@ -1,7 +1,8 @@
 //! "Connect a client" on the reviewer API (issue 19 item 2): the review UI —
 //! the desktop window's Settings and its first run — lists the AI clients
-//! found on this machine, previews what connecting each would move behind the
-//! gateway, connects and undoes.
+//! found on this machine and previews what connecting each would move behind
+//! the gateway. Connecting and undoing are the owner's (issue 39 item 1):
+//! here they are refused with how the owner does them.
 //!
 //! Why a trait: the work (`interlock connect`) lives in `interlock-host`,
 //! which assembles this gateway; the gateway must not depend on it, so the
@@ -11,19 +12,17 @@
 //! Safety: only reviewer keys reach these routes (agent keys are refused by
 //! [`crate::reviewer::key::reviewer`]); a client is named by its slug from the
 //! connector's fixed table — never a path — so only the known clients' own
-//! files under the user's home can be touched; every connect and undo is
-//! logged: its intent (durable) before the client's file is touched, then its
-//! outcome, both naming the reviewer key that asked.
+//! files under the user's home are read.
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::client_changes::ClientChange;
 use crate::connector::{ClientConnector, ConnectorError};
 use crate::extract::{ApiError, Param};
 use crate::gateway::Gateway;
-use interlock_trust::events::EventType;
 
 impl From<ConnectorError> for ApiError {
     fn from(e: ConnectorError) -> ApiError {
@@ -57,108 +56,67 @@ pub async fn list(
     Ok(Json(connector(&gw)?.clients().await?))
 }
 
-/// `POST /api/v1/clients/{client}/connect`.
+/// `POST /api/v1/clients/{client}/connect`: refused, an owner action
+/// ([`owner_action`]).
 pub async fn connect(
     State(gw): State<Gateway>,
-    peer: Option<axum::Extension<crate::peer::Peer>>,
     headers: HeaderMap,
     Param(slug): Param<String>,
 ) -> Result<Json<Value>, ApiError> {
-    change(&gw, peer, &headers, &slug, Change::Connect).await
+    owner_action(&gw, &headers, &slug, ClientChange::Connect).await
 }
 
-/// `POST /api/v1/clients/{client}/undo`.
+/// `POST /api/v1/clients/{client}/undo`: refused, an owner action
+/// ([`owner_action`]).
 pub async fn undo(
     State(gw): State<Gateway>,
-    peer: Option<axum::Extension<crate::peer::Peer>>,
     headers: HeaderMap,
     Param(slug): Param<String>,
 ) -> Result<Json<Value>, ApiError> {
-    change(&gw, peer, &headers, &slug, Change::Undo).await
+    owner_action(&gw, &headers, &slug, ClientChange::Undo).await
 }
 
-/// What a reviewer asks of a client's config file.
-#[derive(Clone, Copy)]
-enum Change {
-    Connect,
-    Undo,
-}
-
-impl Change {
-    fn name(self) -> &'static str {
-        match self {
-            Change::Connect => "connect",
-            Change::Undo => "undo",
-        }
-    }
-
-    /// The outcome leaf's kind when it went through.
-    fn done(self) -> EventType {
-        match self {
-            Change::Connect => EventType::ClientConnected,
-            Change::Undo => EventType::ClientUndone,
-        }
-    }
-}
-
-/// Connects or undoes a client for a reviewer on this machine. Evidence
-/// before effect: the intent leaf is durable before the connector touches
-/// the client's file (a process killed midway leaves the intent without an
-/// outcome, which says the file may have changed); the outcome leaf follows,
-/// whether it went through or was refused.
-async fn change(
+/// Connecting a client starts its servers as the gateway's user, and undoing
+/// one removes servers with a signed decision; both rewrite a file in the
+/// owner's home. A reviewer key proves neither that this is the machine's
+/// owner nor that a person confirmed (a loopback peer may be an SSH tunnel, a
+/// TLS proxy or another local user), so the reviewer API only says how the
+/// owner does it (issue 39 item 1): `interlock connect` at this machine's
+/// terminal, or the desktop app, whose native confirmation names the commands
+/// ([`crate::client_changes`]). A reviewer key is still required, so the
+/// refusal tells nobody else which clients exist.
+async fn owner_action(
     gw: &Gateway,
-    peer: Option<axum::Extension<crate::peer::Peer>>,
     headers: &HeaderMap,
     slug: &str,
-    change: Change,
+    change: ClientChange,
 ) -> Result<Json<Value>, ApiError> {
-    let reviewer = crate::reviewer::key::reviewer(gw, headers).await?;
-    crate::peer::from_this_machine(peer.as_deref())?;
+    crate::reviewer::key::reviewer(gw, headers).await?;
     let connector = connector(gw)?;
     if !connector.knows(slug) {
         return Err(ConnectorError::UnknownClient(slug.to_owned()).into());
     }
-    let mut intent = interlock_canon::Map::new();
-    intent.insert("client".into(), slug.into());
-    intent.insert("reviewer".into(), reviewer.name.as_str().into());
-    intent.insert("change".into(), change.name().into());
-    let intent_index = gw
-        .engine()
-        .record(EventType::ClientChangeIntent.as_str(), intent.clone())
-        .await?
-        .index;
-    let outcome = match change {
-        Change::Connect => connector.connect(slug).await,
-        Change::Undo => connector.undo(slug).await,
+    let command = match change {
+        ClientChange::Connect => format!("interlock connect {slug}"),
+        ClientChange::Undo => format!("interlock connect --undo {slug}"),
     };
-    let mut leaf = intent;
-    let index = i64::try_from(intent_index)
-        .ok()
-        .and_then(|i| interlock_canon::Value::try_from(i).ok())
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "failed",
-                "log index out of range".into(),
-            )
-        })?;
-    leaf.insert("intent_index".into(), index);
-    match outcome {
-        Ok(done) => {
-            let result = interlock_canon::from_serde_json(&json!(done)).map_err(|e| {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed", e.to_string())
-            })?;
-            leaf.insert("result".into(), result);
-            gw.engine().record(change.done().as_str(), leaf).await?;
-            Ok(Json(done))
-        }
-        Err(e) => {
-            leaf.insert("error".into(), e.to_string().into());
-            gw.engine()
-                .record(EventType::ClientChangeRefused.as_str(), leaf)
-                .await?;
-            Err(e.into())
-        }
-    }
+    Err(ApiError::new(
+        StatusCode::FORBIDDEN,
+        "owner_action",
+        format!(
+            "{what} a client {effect}: only this machine's owner does that — \
+             run `{command}` in a terminal on this machine, or use the desktop app, \
+             which asks in a native dialog naming the commands",
+            what = if change == ClientChange::Connect {
+                "connecting"
+            } else {
+                "undoing the connect of"
+            },
+            effect = if change == ClientChange::Connect {
+                "starts its MCP servers as this machine's user"
+            } else {
+                "removes the servers it started, by a signed decision"
+            },
+        ),
+    ))
 }

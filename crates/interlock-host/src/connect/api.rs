@@ -1,6 +1,7 @@
 //! [`interlock_gateway::connector::ClientConnector`] over this module: "Connect a
-//! client" for the review UI (the desktop's Settings and first run), through
-//! the reviewer API. Only the known clients' user files — under the home
+//! client" for the review UI (the desktop's Settings and first run): previews
+//! over the reviewer API, connect and undo for the owner only
+//! (`interlock_gateway::client_changes`). Only the known clients' user files — under the home
 //! directory of the user running the gateway — are ever touched: a request
 //! names a client by slug, never a path, a project or a gateway config.
 
@@ -182,12 +183,11 @@ impl ClientConnector for HostConnector {
             .await
             .map_err(refused)?;
         // The gateway started those servers at connect; undo stops them, each
-        // by a removal signed with this machine's approver key — what the
-        // reviewer confirmed in the undo dialog, which names this. Only a
-        // reviewer on this machine reaches here (`crate` routes are
-        // loopback-only). Without a key (a headless machine whose reviewers
-        // sign in their browsers) they stay, pending, for a removal on their
-        // page.
+        // by a removal signed with this machine's approver key. Only the
+        // owner reaches here — the desktop app's native confirmation, which
+        // names this, made the `OwnerConfirmed` (issue 39 items 1 and 2; the
+        // reviewer API refuses undo). Without a key they stay, pending, for a
+        // removal signed on their page.
         let mut stopped = Vec::new();
         let mut still_running = Vec::new();
         for name in &u.servers_removed {
