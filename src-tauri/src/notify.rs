@@ -19,8 +19,10 @@
 //! (anyone on the session bus can emit a signal; only the server's count).
 //!
 //! A held tool call (issue 18) is a high-risk plan, so it offers no
-//! *Approve*; if this app's gateway held it for its risk (not for what
-//! inspection found in its arguments), it offers *Approve for 1 hour*: the
+//! *Approve*. If this app's gateway held it for its risk (not for what
+//! inspection found in its arguments) and the call itself is of low or medium
+//! risk (issue 39 item 8: a high or critical one is approved in its review,
+//! for once or longer), it offers *Approve for 1 hour*: the
 //! call, and a standing approval for that agent to call that tool for an
 //! hour — exactly the agent and tool the notification names. Checked again
 //! at action time ([`approve_hour_from_notification`]).
@@ -336,6 +338,8 @@ pub fn item_actions(h: &Held) -> Vec<(&'static str, &'static str)> {
     if may_approve_from_notification(h.kind, RiskLevel::from_name(&h.risk)) {
         actions.push(("approve", "Approve"));
     }
+    // `grantable` carries Approve's risk rule for the call itself (issue 39
+    // item 8; `interlock_trust::scopes::grantable_from_notification`).
     if h.kind == SubjectKind::Plan && h.grantable {
         actions.push(("approve_hour", "Approve for 1 hour"));
     }
@@ -385,8 +389,9 @@ pub async fn approve_from_notification(
 }
 
 /// A notification's *Approve for 1 hour*: only for a held call this app's
-/// gateway may grant from a notification, asked again now; then the call at
-/// exactly `item.hash` and the hour's standing approval, both signed.
+/// gateway may grant from a notification — held for its risk, which is low
+/// or medium (issue 39 item 8) — asked again now; then the call at exactly
+/// `item.hash` and the hour's standing approval, both signed.
 pub async fn approve_hour_from_notification(
     backend: &Backend,
     item: &Held,
@@ -819,6 +824,9 @@ mod tests {
 
     #[test]
     fn a_held_call_held_for_its_risk_offers_approve_for_an_hour_only() {
+        // `grantable`: held by this app's gateway for a risk of low or medium
+        // (`interlock_trust::scopes::grantable_from_notification`); the plan
+        // itself is high risk, as every held call's is.
         let call = Held {
             grantable: true,
             ..held(SubjectKind::Plan, "high")
@@ -826,7 +834,7 @@ mod tests {
         assert_eq!(
             ids(&call),
             ["approve_hour", "reject", "review", "default"],
-            "a high-risk held call: no plain Approve, but an hour's grant"
+            "a held call: no plain Approve, but an hour's grant"
         );
         // Held by inspection (or before a restart): review only.
         assert_eq!(

@@ -62,17 +62,24 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
     for up in gw.upstreams() {
         eprintln!("  upstream {}: {}", up.name, up.transport.describe());
     }
-    // The headless first run: no reviewer yet, so the terminal gets a
-    // one-time link that makes a browser one (on stdout, after the line
-    // above, so a script can read it).
+    // The headless first run: no reviewer yet, so the owner gets a one-time
+    // link that makes a browser one. On a terminal it is printed; anywhere
+    // else (a container's log, a journal, a pipe) only the path of an
+    // owner-only file holding it is (issue 39 item 15). Both on stdout, after
+    // the line above, so a script can read them.
     if let Some(link) = running.first_run_signin_link().await? {
-        use std::io::Write as _;
+        use std::io::{IsTerminal as _, Write as _};
         eprintln!(
             "  no reviewer yet: open this link once, within 15 min, to make that browser one \
              (`interlock signin-link` prints another):"
         );
         let mut out = std::io::stdout();
-        let _ = writeln!(out, "sign in: {link}");
+        if out.is_terminal() {
+            let _ = writeln!(out, "sign in: {link}");
+        } else {
+            let path = interlock_host::write_signin_link(&ctx.host().data_dir()?, &link)?;
+            let _ = writeln!(out, "sign in: file {}", path.display());
+        }
         let _ = out.flush();
     } else if running.gateway().config().ui_dir.is_none() {
         eprintln!("  review UI: not served (`--ui ui/dist`)");

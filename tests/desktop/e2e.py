@@ -611,12 +611,15 @@ def main():
         os.makedirs(env.data)
         with open(os.path.join(env.data, "gateway.toml"), "w") as f:
             # drifty's `odd` has no annotations: destructive by default, risk
-            # high, above `cautious`'s medium: held.
+            # high, above `cautious`'s medium: held. Its `note` is not
+            # destructive, medium risk, above `careful`'s low: held.
             f.write(
                 "[calls]\nhold_secs = 300\n"
                 "[roles.cautious]\ntools = [\"drifty__*\"]\nmax_risk = \"medium\"\n"
+                "[roles.careful]\ntools = [\"drifty__*\"]\nmax_risk = \"low\"\n"
                 "[servers.drifty]\ncommand = \"node\"\n"
                 f"args = [{json.dumps(os.path.join(peers, 'drifting-server.mjs'))}]\n"
+                "env = { NOTE_TOOL = \"1\" }\n"
             )
         agent_key = env.cli("agents", "add", "held-agent", "--role", "cautious").strip().splitlines()[-1].strip()
         reviewer_key = env.cli("reviewers", "add", "held-audit").strip().splitlines()[-1].strip()
@@ -661,8 +664,10 @@ def main():
             )
             assert "Risk: high" in n["body"], n
             # A high-risk plan is approved in its review, not from a
-            # notification: Review and Reject only.
-            assert {"reject", "review"} <= set(n["actions"]) and "approve" not in n["actions"], n
+            # notification: Review and Reject only — for once or for an hour
+            # (issue 39 item 8).
+            assert {"reject", "review"} <= set(n["actions"]), n
+            assert not {"approve", "approve_hour"} & set(n["actions"]), n
             (plan_id, held), = held_plans().items()
             assert held["status"] == "PROPOSED" and held["proposer"] == "agent:held-agent", held
             assert held["risk"] == "high", held
@@ -719,33 +724,40 @@ def main():
             assert "It was not run" in refused["content"][0]["text"], refused
             wait(lambda: label() == "", 10, "tray 0")
 
-            # Issue 18: *Approve for 1 hour* from the next held call's
-            # notification runs the waiting call and grants the agent that
-            # tool for an hour: its next call, other values, is not held.
+            # Issue 18: *Approve for 1 hour* from a held call's notification
+            # runs the waiting call and grants the agent that tool for an hour:
+            # its next call, other values, is not held. Offered only for a
+            # call of low or medium risk, like *Approve* (issue 39 item 8):
+            # `note` (medium) for an agent whose role stops at low.
             # More than three held items within two seconds are grouped into
             # one summary (notify.rs BURST / WINDOW): this one must come alone.
+            hour_key = env.cli("agents", "add", "hour-agent", "--role", "careful").strip().splitlines()[-1].strip()
+            hour_agent = Agent(env.origin, hour_key)
             time.sleep(2.2)
             seen = len(notifications.snapshot())
-            third = calls.submit(agent.call, "drifty__odd", {"n": 1}, timeout=360)
+            third = calls.submit(hour_agent.call, "drifty__note", {"text": "a"}, timeout=360)
             n = notifications.wait_for(
                 lambda c: c["summary"] == "Plan held for review"
-                and "Held tool call: drifty__odd" in c["body"],
+                and "Held tool call: drifty__note" in c["body"],
                 30,
                 "for the third call",
                 since=seen,
             )
+            # The plan is high risk, as every held call's is (no plain Approve);
+            # the call itself is medium: an hour's grant is offered.
             assert "approve_hour" in n["actions"] and "approve" not in n["actions"], n
             (third_id,) = held_plans().keys() - {plan_id, again_id}
+            noted = lambda text: {"content": [{"type": "text", "text": f"noted: {text}"}]}  # noqa: E731
             t_click = time.monotonic()
             notifications.click(n["id"], "approve_hour")
-            assert answered(third.result(timeout=60)) == odd_result
+            assert answered(third.result(timeout=60)) == noted("a")
             FIGURES["held call: *Approve for 1 hour* click to the agent's result (ms)"] = round(
                 (time.monotonic() - t_click) * 1000
             )
             notifications.wait_for(
                 lambda c: c["summary"] == "Approved for 1 hour", 15, "the outcome", since=seen
             )
-            assert answered(agent.call("drifty__odd", {"n": 2}, timeout=60)) == odd_result
+            assert answered(hour_agent.call("drifty__note", {"text": "b"}, timeout=60)) == noted("b")
             wait(lambda: label() == "", 10, "tray 0")
 
             # The log: each call held, the approved one run by its plan, one dispatch.
@@ -757,21 +769,25 @@ def main():
             )
             assert status == 200 and got["size"] == len(got["entries"]), (status, got)
             entries = [e["entry"] for e in got["entries"]]
-            tool_calls = [
-                (e["verdict"]["verdict"], e["outcome"], e["verdict"].get("plan_id"))
-                for e in entries
-                if e["type"] == "tool.call" and e["tool"] == "odd"
-            ]
-            assert tool_calls == [
+            def tool_calls(tool):
+                return [
+                    (e["verdict"]["verdict"], e["outcome"], e["verdict"].get("plan_id"))
+                    for e in entries
+                    if e["type"] == "tool.call" and e["tool"] == tool
+                ]
+
+            assert tool_calls("odd") == [
                 ("held", "held", plan_id),
                 ("approved_plan", "ok", plan_id),
                 ("held", "held", again_id),
+            ], tool_calls("odd")
+            assert tool_calls("note") == [
                 ("held", "held", third_id),
                 ("approved_plan", "ok", third_id),
                 ("standing_approval", "ok", None),
-            ], tool_calls
+            ], tool_calls("note")
             granted = [e for e in entries if e["type"] == "standing.granted"]
-            assert len(granted) == 1 and granted[0]["document"]["agent"] == "held-agent", granted
+            assert len(granted) == 1 and granted[0]["document"]["agent"] == "hour-agent", granted
             dispatches = [
                 (e["plan_id"], e["action"], e["result"]) for e in entries if e["type"] == "stage.dispatch"
             ]
@@ -785,7 +801,7 @@ def main():
             # polls with short requests (5 s each) while the call waits for its
             # reviewer; *Approve for 1 hour* on the notification completes it
             # with the tool's own result, and the client never timed out.
-            task_key = env.cli("agents", "add", "task-agent", "--role", "cautious").strip().splitlines()[-1].strip()
+            task_key = env.cli("agents", "add", "task-agent", "--role", "careful").strip().splitlines()[-1].strip()
             # Past the notifier's burst window (src-tauri notify::WINDOW, 2 s):
             # the held call gets a notification of its own, not a summary line.
             time.sleep(2.5)
@@ -795,7 +811,7 @@ def main():
                     os.environ["INTERLOCK_PEERS_PYTHON"],
                     os.environ["INTERLOCK_PEERS_CLIENT_PY"],
                     "--url", f"{env.origin}/mcp", "--key", task_key, "--timeout", "5",
-                    "call-task", "drifty__odd", '{"n": 3}',
+                    "call-task", "drifty__note", '{"text": "c"}',
                 ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -803,7 +819,7 @@ def main():
             )
             n = notifications.wait_for(
                 lambda c: c["summary"] == "Plan held for review"
-                and "Held tool call: drifty__odd" in c["body"],
+                and "Held tool call: drifty__note" in c["body"],
                 30,
                 "for the task's held call",
                 since=seen,
@@ -817,7 +833,7 @@ def main():
             assert r["task"]["status"] == "working", r
             assert any("waiting for a reviewer" in (s.get("statusMessage") or "") for s in r["statuses"]), r
             assert r["statuses"][-1]["status"] == "completed", r
-            assert r["result"]["content"] == odd_result["content"], r
+            assert r["result"]["content"] == noted("c")["content"], r
 
             # Quit closes the log cleanly: it audits clean (exit 0).
             TrayMenu(bus, sender, path).click("Quit")
@@ -829,7 +845,8 @@ def main():
 
     check(
         "a call held by the bundled gateway (high risk: its notification offers Review, not Approve),"
-        " approved by its hash, runs once and returns its result; a tasks client outwaits its timeout",
+        " approved by its hash, runs once and returns its result; a medium one approved for an hour"
+        " from its notification; a tasks client outwaits its timeout",
         held_call,
     )
 

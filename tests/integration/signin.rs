@@ -69,9 +69,14 @@ impl Fresh {
             .unwrap_or_else(|| panic!("{first:?}: {}", log(dir.path())))
             .to_owned();
         let second = lines.next().unwrap().unwrap();
-        let link = second
-            .strip_prefix("sign in: ")
-            .unwrap_or_else(|| panic!("no sign-in link: {second:?}: {}", log(dir.path())))
+        // Not a terminal: the link is in an owner-only file, and only its
+        // path is printed (issue 39 item 15).
+        let file = second
+            .strip_prefix("sign in: file ")
+            .unwrap_or_else(|| panic!("no sign-in link file: {second:?}: {}", log(dir.path())));
+        let link = std::fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+            .trim()
             .to_owned();
         Fresh {
             dir,
@@ -170,6 +175,29 @@ fn leaf_types(gw: &Fresh, key: &str) -> Vec<String> {
         .iter()
         .filter_map(|e| e["entry"]["type"].as_str().map(str::to_owned))
         .collect()
+}
+
+/// Issue 39 item 15: the headless first run printed its sign-in link on
+/// stdout, which a container runtime or a journal keeps as a log that others
+/// read, and whoever opens the link first becomes a reviewer. Off a terminal,
+/// the link is now only in `<data dir>/signin-link` (0600): the log has its
+/// path, never its token.
+#[test]
+fn regression_issue_39_the_first_run_link_never_reaches_a_log() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let gw = Fresh::start();
+    let file = gw.data().join("signin-link");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let token = gw.token();
+    let log = std::fs::read_to_string(gw.dir.path().join("serve.log")).unwrap();
+    assert!(
+        !log.contains(&token),
+        "the link's token is in the log: {log}"
+    );
+    assert!(log.contains("no reviewer yet"), "{log}");
 }
 
 #[test]

@@ -23,6 +23,8 @@
 //                     log message's data, which also carries `note`).
 //   quiet_log {note, ms}
 //                     sends a log message carrying `note` (no secret) after `ms` ms.
+//   note {text}       (when $NOTE_TOOL is set) "noted: <text>"; annotated not destructive
+//                     and not read-only: a medium-risk tool.
 // Resources:
 //   notes://today     text: the contents of $NOTE_FILE when it exists, else "Buy milk."
 //                     Its listed description is the contents of $RESOURCE_FILE when that
@@ -73,6 +75,7 @@ const tag = process.env.SERVER_TAG ?? 'drifting-server';
 const b64 = (s) => Buffer.from(s, 'utf8').toString('base64');
 
 const driftTool = process.env.DRIFT_TOOL ?? 'greet';
+const noteTool = !!process.env.NOTE_TOOL;
 const greetNameDescription = process.env.GREET_NAME_DESCRIPTION;
 
 // The description of `tool`: $DRIFT_FILE's contents if it is the drifting tool
@@ -214,6 +217,16 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
       inputSchema: { type: 'object', properties: { note: { type: 'string' } } },
       annotations: { readOnlyHint: true },
     },
+    ...(noteTool
+      ? [
+          {
+            name: 'note',
+            description: 'Keeps a note.',
+            inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+            annotations: { readOnlyHint: false, destructiveHint: false },
+          },
+        ]
+      : []),
   ],
 }));
 
@@ -265,6 +278,9 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       return { content: [{ type: 'text', text: `Hello, ${args.name}!` }] };
     case 'add':
       return { content: [{ type: 'text', text: String(Number(args.a) + Number(args.b)) }] };
+    case 'note':
+      if (!noteTool) throw new Error('unknown tool note');
+      return { content: [{ type: 'text', text: `noted: ${args.text}` }] };
     case 'die':
       setTimeout(() => process.exit(3), 10);
       return new Promise(() => {});

@@ -14,6 +14,7 @@ mod data_dir;
 mod decide;
 mod log_key;
 mod runtime;
+mod signin_file;
 mod standing;
 
 pub use decide::{
@@ -24,6 +25,7 @@ pub use interlock_gateway::client_changes::{ClientChange, ClientChangeError, Own
 pub use interlock_trust::scopes::Scope;
 pub use log_key::AcceptedLogKey;
 pub use runtime::{GatewayOptions, RunningGateway};
+pub use signin_file::{SIGNIN_LINK_FILE, write_signin_link};
 pub use standing::{StandingTerms, approve_held_call, grant_standing, held_call_grantable};
 
 // What a face needs of the lower crates, so it depends on this one alone

@@ -29,6 +29,10 @@ pub struct HeldMemo {
     /// the tool's envelope) held it, not only its risk: such a call is
     /// approved in its review only, and no standing approval covers its kind.
     pub inspection_hold: bool,
+    /// The call's own risk as assessed when it was held (its tool's, raised
+    /// by what its arguments do) — not its plan's, which is `mcp.call_tool`'s
+    /// high for every held call.
+    pub risk: interlock_core::RiskLevel,
 }
 
 /// What the scopes of one held call are computed from: the engine (its plan,
@@ -220,10 +224,13 @@ pub async fn offers(call: &HeldCall<'_>) -> Result<Vec<Offer>, ScopeError> {
 /// Whether a held call may be approved from a desktop notification for a
 /// scope wider than once: only when this process held it and inspection did
 /// not (so its risk or the role's limit held it, and what a grant covers —
-/// this agent, this tool — is exactly what the notification names). A call
-/// held before a restart is approved in its review.
+/// this agent, this tool — is exactly what the notification names), and only
+/// for a call of low or medium risk — *Approve*'s rule for a notification
+/// (issue 39 item 8): a high or critical call is approved in its review, for
+/// once or longer. A call held before a restart is approved in its review.
 pub fn grantable_from_notification(memo: Option<&HeldMemo>) -> bool {
-    memo.is_some_and(|m| !m.inspection_hold)
+    use interlock_core::RiskLevel;
+    memo.is_some_and(|m| !m.inspection_hold && m.risk <= RiskLevel::Medium)
 }
 
 /// The offer of `scope` for a held call, if it is on offer.
@@ -321,4 +328,45 @@ async fn held_facts(
         tool_hash,
         arguments,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use interlock_core::RiskLevel;
+
+    fn memo(risk: RiskLevel, inspection_hold: bool) -> HeldMemo {
+        HeldMemo {
+            session: None,
+            inspection_hold,
+            risk,
+        }
+    }
+
+    /// Issue 39 item 8: *Approve for 1 hour* was offered from a notification
+    /// for any held call, critical ones included, where *Approve* is offered
+    /// only for low and medium plans. The hour's grant now follows the same
+    /// rule for the call's own risk; the rest are approved in their review.
+    #[test]
+    fn regression_issue_39_approve_for_an_hour_follows_approves_risk_rule() {
+        for risk in [RiskLevel::Low, RiskLevel::Medium] {
+            assert!(
+                grantable_from_notification(Some(&memo(risk, false))),
+                "{risk}"
+            );
+            // Held for what inspection found: review only, whatever the risk.
+            assert!(
+                !grantable_from_notification(Some(&memo(risk, true))),
+                "{risk}"
+            );
+        }
+        for risk in [RiskLevel::High, RiskLevel::Critical] {
+            assert!(
+                !grantable_from_notification(Some(&memo(risk, false))),
+                "{risk}"
+            );
+        }
+        // Held before a restart: nothing remembered, review only.
+        assert!(!grantable_from_notification(None));
+    }
 }

