@@ -153,6 +153,8 @@ impl TlsCluster {
         std::fs::write(&key, server_key).unwrap();
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
         if is_root() {
+            // The directory, the certificate and the key become the
+            // server's user's (its key must be 0600 and its own).
             let mut chown = Command::new("chown");
             chown.args(["-R", "postgres:"]).arg(root);
             run(chown, "chown -R postgres: the cluster's directory", None);
@@ -196,13 +198,9 @@ impl TlsCluster {
              hostnossl all all 127.0.0.2/32 reject\n",
         )
         .unwrap();
+        // Written in place, the two files keep initdb's owner; the server
+        // writes its log into the directory chowned above.
         let log = root.join("server.log");
-        if is_root() {
-            // The server writes its log beside the data directory.
-            let mut chown = Command::new("chown");
-            chown.args(["-R", "postgres:"]).arg(root);
-            run(chown, "chown -R postgres: the cluster's directory", None);
-        }
         let mut pg_ctl = as_owner(&bin.join("pg_ctl"));
         pg_ctl
             .arg("-D")
