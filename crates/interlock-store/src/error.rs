@@ -16,6 +16,23 @@ pub enum StoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The Postgres server could not be reached over TLS as the URL's
+    /// `sslmode` asks (issue 39 item 13): it offers no TLS, or its
+    /// certificate is not signed by a trusted CA (`sslrootcert`, or the OS's
+    /// roots) or not for the host the URL names. Its own variant so a
+    /// deployment tells "the server is not who it should be" from "the
+    /// server is down"; no query was sent.
+    #[error(
+        "cannot open database {location} over TLS (check sslmode, sslrootcert and the host \
+         the server's certificate names): {source}"
+    )]
+    Tls {
+        /// The (password-free) URL that was being opened.
+        location: String,
+        /// The TLS failure, as the driver reports it.
+        #[source]
+        source: DriverError,
+    },
     /// The embedded schema migrations failed to apply.
     #[error("database schema migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),

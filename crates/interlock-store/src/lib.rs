@@ -191,9 +191,23 @@ impl Store {
                     .await
             }
         }
-        .map_err(|e| match StoreError::from_sqlx(e, "connection") {
-            StoreError::Database(e) | StoreError::Io(e) => open_err(e),
-            other => other,
+        .map_err(|e| {
+            // A TLS failure (no TLS offered, an unverified certificate) is
+            // told apart from an unreachable server: the first is an attack
+            // or a misconfigured CA, and retrying will not help.
+            let e = match tls_failure(e) {
+                Ok(source) => {
+                    return StoreError::Tls {
+                        location: location.to_string(),
+                        source,
+                    };
+                }
+                Err(e) => e,
+            };
+            match StoreError::from_sqlx(e, "connection") {
+                StoreError::Database(e) | StoreError::Io(e) => open_err(e),
+                other => other,
+            }
         })?;
         match location.backend() {
             Backend::Sqlite => sqlx::migrate!("./migrations/sqlite").run(&pool).await?,
@@ -427,6 +441,21 @@ async fn listen_for_changes(
                 Err(_) => {}
             }
         }
+    }
+}
+
+/// The TLS failure in a connection error, or the error back if it is none.
+/// The driver reports a refused TLS setup (no TLS offered, a bad
+/// `sslrootcert`) as its `Tls` error, but a certificate rustls rejects
+/// during the handshake as an I/O error around a `rustls::Error`: both are
+/// the same failure to the store.
+fn tls_failure(e: sqlx::Error) -> Result<error::DriverError, sqlx::Error> {
+    match e {
+        sqlx::Error::Tls(source) => Ok(source),
+        sqlx::Error::Io(io) if io.get_ref().is_some_and(|i| i.is::<rustls::Error>()) => Ok(io
+            .into_inner()
+            .unwrap_or_else(|| "the TLS handshake failed".into())),
+        other => Err(other),
     }
 }
 

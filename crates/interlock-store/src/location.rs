@@ -23,7 +23,9 @@ pub enum StoreLocation {
     File(PathBuf),
     /// A Postgres connection URL (`postgres://user:password@host/db`, or
     /// with `?host=/run/postgresql` for a Unix socket). The database must
-    /// exist.
+    /// exist. Its query keeps libpq's TLS parameters, which the driver
+    /// honours: `sslmode=verify-full&sslrootcert=/path/ca.pem` for a server
+    /// on another host (issue 39 item 13; see [`StoreLocation::parse`]).
     Postgres(String),
 }
 
@@ -33,6 +35,14 @@ impl StoreLocation {
     /// SQLite file. Anything else is refused with the accepted forms, rather
     /// than taken as a file name (a mistyped URL must not become a new,
     /// empty database).
+    ///
+    /// A Postgres URL's TLS parameters are checked here, before any
+    /// connection, because a mistake in them would otherwise weaken the
+    /// connection silently rather than fail it: `sslmode` must be one of
+    /// libpq's six values, and `sslrootcert` needs `sslmode=verify-ca` or
+    /// `verify-full` beside it (libpq verifies against a present root
+    /// certificate even under `require`; the driver does not, so
+    /// `require&sslrootcert=…` would look verified and not be).
     pub fn parse(value: &str) -> Result<StoreLocation, StoreError> {
         let value = value.trim();
         if value.starts_with("postgres://") || value.starts_with("postgresql://") {
@@ -44,6 +54,7 @@ impl StoreLocation {
                     "the Postgres URL names no database (postgres://HOST/DATABASE)".to_owned(),
                 ));
             }
+            check_tls_parameters(&url)?;
             return Ok(StoreLocation::Postgres(value.to_owned()));
         }
         if let Some(path) = value
@@ -100,6 +111,49 @@ impl fmt::Debug for StoreLocation {
             }
         }
     }
+}
+
+/// The `sslmode` values libpq (and the driver) accept, weakest first.
+const SSL_MODES: [&str; 6] = [
+    "disable",
+    "allow",
+    "prefer",
+    "require",
+    "verify-ca",
+    "verify-full",
+];
+
+/// Refuses a Postgres URL whose TLS parameters the driver would not apply
+/// as written (see [`StoreLocation::parse`]). The driver's spellings of the
+/// same keys (`ssl-mode`, `ssl-root-cert`, `ssl-ca`) are checked alike.
+fn check_tls_parameters(url: &url::Url) -> Result<(), StoreError> {
+    let mut mode = None;
+    let mut root_cert = false;
+    for (key, value) in url.query_pairs() {
+        match &*key {
+            "sslmode" | "ssl-mode" => {
+                let lower = value.to_ascii_lowercase();
+                if !SSL_MODES.contains(&lower.as_str()) {
+                    return Err(StoreError::InvalidInput(format!(
+                        "the Postgres URL's sslmode {value:?} is not one of {}",
+                        SSL_MODES.join(", ")
+                    )));
+                }
+                mode = Some(lower);
+            }
+            "sslrootcert" | "ssl-root-cert" | "ssl-ca" => root_cert = true,
+            _ => {}
+        }
+    }
+    let verifies = matches!(mode.as_deref(), Some("verify-ca" | "verify-full"));
+    if root_cert && !verifies {
+        return Err(StoreError::InvalidInput(format!(
+            "the Postgres URL gives sslrootcert but sslmode={}: the server would not be \
+             verified against it; use sslmode=verify-full (or verify-ca)",
+            mode.as_deref().unwrap_or("prefer (the default)")
+        )));
+    }
+    Ok(())
 }
 
 /// `url` with its password (and a `password=` query parameter) replaced by
@@ -201,6 +255,41 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!err.contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn regression_issue_39_postgres_tls_parameters_are_kept_or_refused_clearly() {
+        // Kept as written: the driver reads them from the URL.
+        let url = "postgres://gw@db.example:5432/interlock?sslmode=verify-full&sslrootcert=/etc/interlock/db-ca.pem";
+        assert_eq!(
+            StoreLocation::parse(url).unwrap(),
+            StoreLocation::Postgres(url.to_owned())
+        );
+        for ok in [
+            "postgres://db/x?sslmode=require",
+            "postgres://db/x?sslmode=VERIFY-CA&sslrootcert=ca.pem",
+            "postgres://db/x?ssl-mode=disable",
+        ] {
+            assert!(StoreLocation::parse(ok).is_ok(), "{ok}");
+        }
+        for (bad, says) in [
+            ("postgres://db/x?sslmode=verify_full", "is not one of"),
+            ("postgres://db/x?sslmode=", "is not one of"),
+            (
+                "postgres://db/x?sslmode=require&sslrootcert=ca.pem",
+                "sslmode=require",
+            ),
+            ("postgres://db/x?sslrootcert=ca.pem", "prefer (the default)"),
+            (
+                "postgres://db/x?ssl-ca=ca.pem&sslmode=prefer",
+                "sslmode=prefer",
+            ),
+        ] {
+            match StoreLocation::parse(bad) {
+                Err(StoreError::InvalidInput(m)) => assert!(m.contains(says), "{bad}: {m}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
     }
 
     #[test]
