@@ -215,6 +215,7 @@ fn refused(e: ConnectError) -> anyhow::Result<ExitCode> {
         ConnectError::Malformed { .. }
         | ConnectError::Changed { .. }
         | ConnectError::NothingToUndo { .. }
+        | ConnectError::ChangedWhileWriting { .. }
         | ConnectError::Config(_) => super::EXIT_REJECTED,
         ConnectError::Usage(_)
         | ConnectError::NoFile { .. }

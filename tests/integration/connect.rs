@@ -712,6 +712,62 @@ fn regression_undo_refuses_a_file_changed_since_connect() {
     assert_eq!(std::fs::read(&file).unwrap(), original);
 }
 
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Issue 39 item 19: connect moved the client's tokens into the keychain, yet
+/// kept its undo backup (`connect/<client>/…/1.orig`) — the client's file as it
+/// was, tokens included — in clear in the data directory. The backup is now
+/// sealed with a key kept in the keychain beside the tokens; undo opens it
+/// (here beside a live gateway, through its admin socket, which reads back
+/// only such keys) and the file comes back byte for byte.
+#[test]
+fn regression_issue_39_the_undo_backup_keeps_no_token_in_clear() {
+    let mut gw = gateway();
+    let home = Home::new("cursor");
+    let file = home.path().join(".cursor/mcp.json");
+    let original = std::fs::read(&file).unwrap();
+    let secret = "fixture-token-for-cursor";
+    assert!(String::from_utf8_lossy(&original).contains(secret));
+    gw.kill();
+    ok(
+        &home.interlock(&gw, &["connect", "cursor", "--yes"]),
+        "connect --yes",
+    );
+    let backups = files_under(&gw.data().join("connect"));
+    assert!(
+        backups
+            .iter()
+            .any(|f| f.extension().is_some_and(|e| e == "orig")),
+        "{backups:?}"
+    );
+    for f in &backups {
+        let bytes = std::fs::read(f).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "{} keeps the token in clear",
+            f.display()
+        );
+    }
+    gw.restart();
+    ok(
+        &home.interlock(&gw, &["connect", "--undo", "cursor"]),
+        "undo",
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), original, "byte for byte");
+}
+
 /// A gateway config naming a keychain token that the keychain does not
 /// hold does not start (a server without its token would fail in ways that
 /// look like the server's fault), and the error names the server and the
@@ -817,7 +873,9 @@ fn connect_beside_a_live_gateway_needs_no_keychain_of_its_own() {
         &home.interlock_env(&gw, &["connect", "--undo", "cursor"], &no_bus),
         "undo without a keychain",
     );
-    assert!(out.contains("deleted 1 keychain token"), "{out}");
+    // The upstream's token, and the key its sealed backup was opened with
+    // (read back through the gateway's socket: issue 39 item 19).
+    assert!(out.contains("deleted 2 keychain token"), "{out}");
     assert_eq!(std::fs::read(&file).unwrap(), original);
 }
 

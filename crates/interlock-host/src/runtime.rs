@@ -50,6 +50,14 @@ impl interlock_gateway::admin::TokenStore for KeychainTokens {
     fn delete(&self, name: &str) -> Result<bool, String> {
         self.0.delete_token(name).map_err(|e| e.to_string())
     }
+
+    fn load(&self, name: &str) -> Result<Option<String>, String> {
+        Ok(self
+            .0
+            .load_token(name)
+            .map_err(|e| e.to_string())?
+            .map(|t| t.as_str().to_owned()))
+    }
 }
 
 /// A gateway serving on its address, until [`RunningGateway::shutdown`].

@@ -10,7 +10,8 @@ pub mod api;
 pub mod socket;
 
 pub use socket::{
-    AdminError, Answer, Request, SigninIssuer, TokenStore, bind, request, serve, socket_path,
+    AdminError, Answer, CONNECT_BACKUP_KEY_PREFIX, Request, SigninIssuer, TokenStore, bind,
+    request, serve, socket_path,
 };
 
 /// The admin API's routes: `/api/v1/admin/…` (admin tokens only).

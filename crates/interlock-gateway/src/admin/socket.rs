@@ -54,8 +54,13 @@ pub enum Request {
     },
     /// Keep an upstream's secret in the gateway's keychain (`interlock
     /// connect`): only tokens named `upstream.…`, the ones `env_keychain` /
-    /// `headers_keychain` reference; nothing can be read back.
+    /// `headers_keychain` reference, and connect's backup sealing keys
+    /// (`connect-backup.…`); only the latter can be read back.
     StoreToken { name: String, value: String },
+    /// A sealing key of connect's undo backup (`interlock connect --undo`,
+    /// issue 39 item 19): only names `connect-backup.…`. An upstream's token
+    /// is never read back here.
+    LoadBackupKey { name: String },
     /// Delete such a token (`interlock connect --undo`).
     DeleteToken { name: String },
     /// A one-time sign-in link for a browser (`interlock signin-link`;
@@ -139,6 +144,8 @@ pub enum Answer {
     },
     Stored,
     Deleted(bool),
+    /// A backup sealing key (`Request::LoadBackupKey`), if kept.
+    BackupKey(Option<String>),
     SigninLink {
         url: String,
         expires_in_secs: u64,
@@ -172,11 +179,16 @@ pub struct SigninIssuer {
 /// The prefix of the tokens the admin socket may write.
 pub const UPSTREAM_TOKEN_PREFIX: &str = "upstream.";
 
+/// The prefix of connect's backup sealing keys, which the admin socket may
+/// also write, and read back.
+pub const CONNECT_BACKUP_KEY_PREFIX: &str = "connect-backup.";
+
 /// Where the gateway keeps upstreams' secrets (the host's keychain; the
 /// gateway crate does not open keychains itself).
 pub trait TokenStore: Send + Sync + 'static {
     fn store(&self, name: &str, value: &str) -> Result<(), String>;
     fn delete(&self, name: &str) -> Result<bool, String>;
+    fn load(&self, name: &str) -> Result<Option<String>, String>;
 }
 
 /// Why the admin socket could not be used.
@@ -290,9 +302,12 @@ async fn answer(
             .ok_or_else(|| Answer::Error("this gateway runs no servers".into()))
     };
     let token_op = |name: &str| -> Result<std::sync::Arc<dyn TokenStore>, Answer> {
-        if !name.starts_with(UPSTREAM_TOKEN_PREFIX) || !crate::config::valid_token_name(name) {
+        let writable =
+            name.starts_with(UPSTREAM_TOKEN_PREFIX) || name.starts_with(CONNECT_BACKUP_KEY_PREFIX);
+        if !writable || !crate::config::valid_token_name(name) {
             return Err(Answer::Error(format!(
-                "only upstream tokens ({UPSTREAM_TOKEN_PREFIX}…) can be written here, not {name:?}"
+                "only upstream tokens ({UPSTREAM_TOKEN_PREFIX}…) and backup keys \
+                 ({CONNECT_BACKUP_KEY_PREFIX}…) can be written here, not {name:?}"
             )));
         }
         tokens
@@ -320,6 +335,19 @@ async fn answer(
             // A keychain call is a blocking D-Bus round trip.
             Ok(t) => match tokio::task::spawn_blocking(move || t.store(&name, &value)).await {
                 Ok(Ok(())) => Answer::Stored,
+                Ok(Err(e)) => Answer::Error(e),
+                Err(e) => Answer::Error(e.to_string()),
+            },
+        },
+        Request::LoadBackupKey { name } if !name.starts_with(CONNECT_BACKUP_KEY_PREFIX) => {
+            Answer::Error(format!(
+                "only backup keys ({CONNECT_BACKUP_KEY_PREFIX}…) can be read here, not {name:?}"
+            ))
+        }
+        Request::LoadBackupKey { name } => match token_op(&name) {
+            Err(a) => a,
+            Ok(t) => match tokio::task::spawn_blocking(move || t.load(&name)).await {
+                Ok(Ok(k)) => Answer::BackupKey(k),
                 Ok(Err(e)) => Answer::Error(e),
                 Err(e) => Answer::Error(e.to_string()),
             },
@@ -535,6 +563,22 @@ mod tests {
         // An upstream token is accepted by name, and this gateway keeps none.
         let e = ask(Request::DeleteToken {
             name: "upstream.gh.GITHUB_TOKEN".into(),
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("keeps no tokens"), "{e}");
+        // Issue 39 item 19: connect's backup keys are read back here, an
+        // upstream's token never is.
+        for name in ["upstream.gh.GITHUB_TOKEN", "approver", "connect-backupx"] {
+            let e = ask(Request::LoadBackupKey { name: name.into() })
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("only backup keys"), "{name}: {e}");
+        }
+        let e = ask(Request::LoadBackupKey {
+            name: "connect-backup.cursor.00ff".into(),
         })
         .await
         .unwrap_err()

@@ -40,6 +40,11 @@ pub(crate) struct Layer {
     /// The entry it added to reach the gateway.
     #[serde(default)]
     pub added: Option<String>,
+    /// The keychain name of the key the backup is sealed with
+    /// (`super::sealed`); `None` for a backup kept as it was (a connect that
+    /// moved no token, or one made before sealing).
+    #[serde(default)]
+    pub backup_key: Option<String>,
 }
 
 /// The layer directory of one client file.

@@ -32,6 +32,7 @@ mod entries;
 mod gateway_file;
 pub(crate) use gateway_file::HostServerFile;
 mod layers;
+mod sealed;
 
 pub(crate) use api::HostConnector;
 pub use clients::{Client, Paths, detect};
@@ -130,6 +131,26 @@ impl Secrets {
                     Some(Answer::Stored) => Ok(()),
                     other => Err(ConnectError::Gateway(format!(
                         "the gateway did not keep token {name}: {other:?}"
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// A backup sealing key kept by [`Secrets::store`] (never an upstream's
+    /// token: the gateway's socket reads back only those keys).
+    async fn load_backup_key(&self, name: &str) -> Result<Option<String>, ConnectError> {
+        use interlock_gateway::admin::{Answer, Request, request};
+        match self {
+            Secrets::Local(kc) => Ok(kc.load_token(name)?.map(|k| k.as_str().to_owned())),
+            Secrets::Gateway(dir) => {
+                let req = Request::LoadBackupKey {
+                    name: name.to_owned(),
+                };
+                match request(dir, &req).await? {
+                    Some(Answer::BackupKey(k)) => Ok(k),
+                    other => Err(ConnectError::Gateway(format!(
+                        "the gateway did not give the backup key {name}: {other:?}"
                     ))),
                 }
             }
@@ -466,9 +487,39 @@ impl Host {
                 agent: key.as_ref().map(|_| p.plan.agent.clone()),
                 removed: removed.clone(),
                 added: p.plan.entry.as_ref().map(|e| e.name.clone()),
+                backup_key: None,
+            };
+            // The backup holds the tokens just moved into the keychain: sealed
+            // with a key kept beside them (issue 39 item 19).
+            let seal_key = match &secrets {
+                Some(s) => {
+                    let mut random = [0u8; 8];
+                    getrandom::fill(&mut random).expect("the OS random source works");
+                    let name = format!(
+                        "{}{}.{}",
+                        sealed::BACKUP_KEY_PREFIX,
+                        req.client.slug(),
+                        hex::encode(random)
+                    );
+                    let key = sealed::new_key();
+                    s.store(&name, &key).await?;
+                    stored.push(name.clone());
+                    layer.backup_key = Some(name);
+                    Some(key)
+                }
+                None => None,
+            };
+            let backup_of = |bytes: &[u8]| -> Result<Vec<u8>, ConnectError> {
+                match &seal_key {
+                    Some(k) => {
+                        sealed::seal(k, bytes).map_err(|e| ConnectError::Usage(e.to_string()))
+                    }
+                    None => Ok(bytes.to_vec()),
+                }
             };
             let dir = layers::dir(&self.data_dir()?, req.client.slug(), &target);
-            let mut n = layers::push(&dir, &p.original, &layer).map_err(|e| file_err(&dir, e))?;
+            let mut n = layers::push(&dir, &backup_of(&p.original)?, &layer)
+                .map_err(|e| file_err(&dir, e))?;
             if gateway_text != p.gateway_text || !p.gateway_exists {
                 let mode = if p.gateway_exists {
                     mode_of(&p.plan.gateway_config)?
@@ -499,7 +550,8 @@ impl Host {
                             edit_again(req.client, &target, &p.original, &now, &removed, &entry)?;
                         layer.written_sha256 = sha256_hex(client_text.as_bytes());
                         layers::pop(&dir, n).map_err(|e| file_err(&dir, e))?;
-                        n = layers::push(&dir, &now, &layer).map_err(|e| file_err(&dir, e))?;
+                        n = layers::push(&dir, &backup_of(&now)?, &layer)
+                            .map_err(|e| file_err(&dir, e))?;
                         based_on = now;
                     }
                     Written::ChangedMeanwhile(_) => {
@@ -564,6 +616,20 @@ impl Host {
         };
         let now = std::fs::read(&target).map_err(|e| file_err(&target, e))?;
         let original = layers::backup(&dir, n).map_err(|e| file_err(&dir, e))?;
+        let original = match &layer.backup_key {
+            Some(name) if sealed::is_sealed(&original) => {
+                let secrets = Secrets::open(self, &self.data_dir()?).await?;
+                let key = secrets.load_backup_key(name).await?.ok_or_else(|| {
+                    ConnectError::Usage(format!(
+                        "the key that seals {}'s backup ({name}) is not in the keychain: \
+                         nothing was undone",
+                        file.display()
+                    ))
+                })?;
+                sealed::open(&key, &original).map_err(|e| file_err(&dir, e))?
+            }
+            _ => original,
+        };
         let changed = sha256_hex(&now) != layer.written_sha256;
         let merged = changed && mode == UndoMode::Merge;
         match mode {
@@ -580,6 +646,7 @@ impl Host {
         let data_dir = self.data_dir()?;
         let mut to_remove = Vec::new();
         let mut tokens = layer.tokens.clone();
+        tokens.extend(layer.backup_key.clone());
         let mut others = layers::all(&data_dir).map_err(|e| file_err(&data_dir, e))?;
         others.retain(|(d, m, _)| !(d == &dir && *m == n));
         for server in &layer.servers {
