@@ -58,14 +58,10 @@ pub(crate) async fn forward(
     let _slot = match gw.0.key_limits.enter(&call.agent.key_hash, max) {
         Ok(slot) => slot,
         Err(limited) => {
-            let message = limited.message();
-            let data = json!({
-                "limit": "in_flight", "calls_in_flight_per_key": max,
-                "retry_after_secs": limited.retry_after_secs,
-            });
-            let answer =
-                jsonrpc::error_with_data(Some(id), code::RATE_LIMITED, &message, Some(&data));
-            let outcome = Outcome::Refused { message };
+            let answer = super::limit::limited_answer(id, &limited);
+            let outcome = Outcome::Refused {
+                message: limited.message(),
+            };
             return call
                 .settle(&Verdict::Limited(limited), outcome, None, answer)
                 .await;
