@@ -469,3 +469,305 @@ fn a_subscribed_session_gets_resource_updates_on_its_stream() {
     assert_eq!(unsubscribed["result"], json!({}), "{unsubscribed}");
     gw.assert_audit_clean();
 }
+
+/// The log's leaves of `kind`, oldest first.
+fn leaves(gw: &Gateway, kind: &str) -> Vec<Value> {
+    let key = gw.reviewer_key();
+    let log = gw.api_get(&key, "/api/v1/log?from=0&limit=2000");
+    log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["entry"].clone())
+        .filter(|e| e["type"] == kind)
+        .collect()
+}
+
+/// An owner's admin token, and a new agent key made with `settings` (its
+/// rate, quota, caps): the key.
+fn key_with(gw: &Gateway, settings: Value) -> String {
+    let out = gw.cli(&["admin", "token", "create", "root", "--scope", "owner"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let owner = stdout(&out).trim().to_owned();
+    let (status, _, made) = http(
+        &gw.addr,
+        "POST",
+        "/api/v1/admin/keys",
+        &[
+            ("Authorization", &format!("Bearer {owner}")),
+            ("Content-Type", "application/json"),
+        ],
+        &serde_json::to_vec(&settings).unwrap(),
+    );
+    let made: Value = serde_json::from_slice(&made).unwrap();
+    assert_eq!(status, 200, "{made}");
+    made["key"].as_str().unwrap().to_owned()
+}
+
+/// One stateless request with `key`: its HTTP status and answer.
+fn rpc_as(gw: &Gateway, key: &str, method: &str, params: Value) -> (u16, Value) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let (status, _, bytes) = crate::gateway_util::post_mcp(
+        &gw.addr,
+        key,
+        &[("MCP-Protocol-Version", "2026-07-28")],
+        &serde_json::to_vec(&body).unwrap(),
+    );
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// A secret; built here so no test file carries one whole.
+fn secret() -> String {
+    [
+        "AKIA",
+        "IOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/",
+        "bPxRfiCYEXAMPLEKEY",
+    ]
+    .concat()
+}
+
+/// Issue 39 item 11: a `prompts/get`'s arguments and a `resources/read`'s
+/// URI went to the upstream uninspected (a secret in a prompt argument
+/// reached the server, an injection or a path into a secret was passed on).
+/// They are inspected as a tool call's arguments are now: what would stop or
+/// hold a call refuses the read (it cannot be held), never reaching the
+/// server, and the refusal is a leaf naming what was found.
+#[test]
+fn regression_issue_39_prompt_arguments_and_resource_uris_are_inspected_like_a_calls() {
+    let script = peers_dir().join("drifting-server.mjs");
+    let gw = Gateway::start(&format!(
+        "[servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ NOTE_TEMPLATE = \"notes://archive/{{day}}\" }}\n",
+        script.to_str().unwrap(),
+    ));
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__greet", true);
+
+    let fine = result(
+        &gw,
+        "prompts/get",
+        json!({"name": "drifty__review", "arguments": {"topic": "the budget"}}),
+    );
+    assert_eq!(
+        fine["result"]["messages"][0]["content"]["text"], "Review the budget carefully.",
+        "{fine}"
+    );
+    let fine = result(
+        &gw,
+        "resources/read",
+        json!({"uri": "notes://archive/monday"}),
+    );
+    assert!(
+        fine["result"]["contents"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("notes://archive/monday")),
+        "{fine}"
+    );
+
+    for (topic, category) in [
+        (secret(), "secret"),
+        ("x'; DROP TABLE users; --".to_owned(), "sql"),
+    ] {
+        let refused = result(
+            &gw,
+            "prompts/get",
+            json!({"name": "drifty__review", "arguments": {"topic": topic}}),
+        );
+        assert_eq!(refused["error"]["code"], -32003, "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains("refused this prompt"), "{message}");
+        assert!(!refused.to_string().contains("AKIA"), "{refused}");
+        assert!(
+            refused["error"]["data"]["categories"]
+                .as_str()
+                .unwrap()
+                .contains(category),
+            "{refused}"
+        );
+    }
+    for uri in [
+        "notes://archive/../../../../etc/shadow".to_owned(),
+        format!("notes://archive/today?key={}", &secret()[..20]),
+    ] {
+        let refused = result(&gw, "resources/read", json!({"uri": uri}));
+        assert_eq!(refused["error"]["code"], -32003, "{uri}: {refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("refused this resource"),
+            "{refused}"
+        );
+    }
+
+    let prompts = leaves(&gw, "prompt.get");
+    let outcomes: Vec<&str> = prompts
+        .iter()
+        .map(|l| l["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["ok", "blocked", "blocked"], "{prompts:?}");
+    assert_eq!(
+        prompts[1]["argument_findings"][0]["category"], "secret",
+        "{prompts:?}"
+    );
+    assert!(!prompts[1].to_string().contains("AKIA"), "{prompts:?}");
+    assert!(
+        prompts[2]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("inspection found"),
+        "{prompts:?}"
+    );
+    let reads = leaves(&gw, "resource.read");
+    let outcomes: Vec<&str> = reads
+        .iter()
+        .map(|l| l["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["ok", "blocked", "blocked"], "{reads:?}");
+    let categories: Vec<&str> = reads[1..]
+        .iter()
+        .map(|l| l["argument_findings"][0]["category"].as_str().unwrap())
+        .collect();
+    assert_eq!(categories, ["sensitive-file", "secret"], "{reads:?}");
+    gw.assert_audit_clean();
+}
+
+/// Issue 39 item 11: `completion/complete` was neither inspected, counted
+/// against the key's limits, nor logged, and prompts and resources did not
+/// count against the key's rate either: a key over its limit went on reading.
+/// Now a completion's request is inspected (a secret in what the agent typed
+/// is refused), its answer scanned, each one a `completion.complete` leaf;
+/// and every read draws from the key's rate as a tool call does, so the key
+/// over its rate is refused a read (HTTP 429, the retry time, a leaf) and
+/// then a call.
+#[test]
+fn regression_issue_39_completions_are_inspected_and_logged_and_reads_count_against_the_rate() {
+    let gw = Gateway::start(&format!(
+        "[servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+        node_module(EVERYTHING)
+    ));
+    gw.wait_for_server("everything", "PENDING");
+    gw.approve_server("everything");
+    gw.wait_for_tool("everything__echo", true);
+    let key = key_with(&gw, json!({"name": "reader", "rate_per_minute": 3}));
+
+    let complete = |value: &str| {
+        rpc_as(
+            &gw,
+            &key,
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "everything__completable-prompt"},
+                   "argument": {"name": "department", "value": value}}),
+        )
+    };
+    let (status, done) = complete("E");
+    assert_eq!(status, 200, "{done}");
+    assert!(done["result"]["completion"]["values"].is_array(), "{done}");
+    let (status, refused) = complete(&secret());
+    assert_eq!(status, 200, "{refused}");
+    assert_eq!(refused["error"]["code"], -32003, "{refused}");
+    assert!(!refused.to_string().contains("AKIA"), "{refused}");
+    let (status, prompt) = rpc_as(
+        &gw,
+        &key,
+        "prompts/get",
+        json!({"name": "everything__simple-prompt"}),
+    );
+    assert_eq!(status, 200, "{prompt}");
+    assert!(prompt["result"]["messages"].is_array(), "{prompt}");
+
+    // The fourth request this minute: over the key's rate, a read as a call.
+    let (status, limited) = rpc_as(
+        &gw,
+        &key,
+        "resources/read",
+        json!({"uri": "demo://resource/dynamic/text/1"}),
+    );
+    assert_eq!(status, 429, "{limited}");
+    assert_eq!(limited["error"]["code"], -32006, "{limited}");
+    assert_eq!(limited["error"]["data"]["limit"], "rate", "{limited}");
+    let (status, call) = rpc_as(
+        &gw,
+        &key,
+        "tools/call",
+        json!({"name": "everything__echo", "arguments": {"message": "hi"}}),
+    );
+    assert_eq!(status, 429, "{call}");
+
+    let completions = leaves(&gw, "completion.complete");
+    let outcomes: Vec<&str> = completions
+        .iter()
+        .map(|l| l["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["ok", "blocked"], "{completions:?}");
+    assert_eq!(
+        completions[0]["ref"], "completable-prompt",
+        "{completions:?}"
+    );
+    assert_eq!(completions[0]["agent"], "reader", "{completions:?}");
+    assert_eq!(
+        completions[1]["argument_findings"][0]["category"], "secret",
+        "{completions:?}"
+    );
+    let reads = leaves(&gw, "resource.read");
+    assert_eq!(reads.len(), 1, "{reads:?}");
+    assert_eq!(reads[0]["outcome"], "refused", "{reads:?}");
+    assert_eq!(reads[0]["limit"], "rate_limited", "{reads:?}");
+    assert_eq!(reads[0]["rate_per_minute"], 3, "{reads:?}");
+    gw.assert_audit_clean();
+}
+
+/// Issue 39 item 12: a key's own response settings (its byte cap, its
+/// response policy) applied to tool results only; a prompt or resource
+/// reached a key capped at a few bytes whole. They apply to content reads
+/// now: what is over the key's cap is withheld, saying why, and the leaf
+/// records it; a key without caps reads the same prompt.
+#[test]
+fn regression_issue_39_prompts_and_resources_get_the_keys_response_settings() {
+    let script = peers_dir().join("drifting-server.mjs");
+    let gw = Gateway::start(&format!(
+        "[servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\n",
+        script.to_str().unwrap(),
+    ));
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__greet", true);
+    let capped = key_with(&gw, json!({"name": "capped", "max_response_bytes": 16}));
+
+    let prompt = json!({"name": "drifty__review", "arguments": {"topic": "the budget"}});
+    let whole = result(&gw, "prompts/get", prompt.clone());
+    assert_eq!(
+        whole["result"]["messages"][0]["content"]["text"], "Review the budget carefully.",
+        "{whole}"
+    );
+    let (_, withheld) = rpc_as(&gw, &capped, "prompts/get", prompt);
+    assert_eq!(withheld["error"]["code"], -32003, "{withheld}");
+    assert!(!withheld.to_string().contains("carefully"), "{withheld}");
+    let (_, withheld) = rpc_as(
+        &gw,
+        &capped,
+        "resources/read",
+        json!({"uri": "notes://today"}),
+    );
+    assert_eq!(withheld["error"]["code"], -32003, "{withheld}");
+    assert!(!withheld.to_string().contains("milk"), "{withheld}");
+
+    let of_capped = |kind: &str| -> Vec<Value> {
+        leaves(&gw, kind)
+            .into_iter()
+            .filter(|l| l["agent"] == "capped")
+            .collect()
+    };
+    for kind in ["prompt.get", "resource.read"] {
+        let capped = of_capped(kind);
+        assert_eq!(capped.len(), 1, "{kind}: {capped:?}");
+        assert_eq!(capped[0]["outcome"], "blocked", "{capped:?}");
+        assert!(
+            capped[0]["reason"].as_str().unwrap().contains("16"),
+            "{capped:?}"
+        );
+    }
+}

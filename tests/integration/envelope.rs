@@ -355,6 +355,69 @@ fn regression_call_to_a_host_outside_the_envelope_is_held() {
     p.gw.assert_audit_clean();
 }
 
+/// Issue 39 item 12: a held call a reviewer approved ran as its plan, and
+/// its result skipped the tool's behavioural envelope: a tool that started
+/// returning keys after its envelope was fixed handed them (redacted, but
+/// unwithheld and unrecorded) to the agent through the held path. The
+/// approved result is checked as a forwarded one is now: withheld with the
+/// envelope's reason, and the `approved_plan` leaf records the findings.
+#[test]
+fn regression_issue_39_a_held_calls_approved_result_goes_through_the_envelope() {
+    let p = start("hold");
+    for i in 0..LEARN {
+        let r = call(&p.gw, "mjs", "env__lookup", json!({"id": format!("r{i}")}));
+        assert_eq!(text(&r), format!("record r{i}: active"), "{r}");
+    }
+    std::fs::write(&p.behaviour, "leak").unwrap();
+    // Inspection holds this call (an injection in the arguments).
+    let id = json!({"id": "x'; DROP TABLE users; --"});
+    let held = call(&p.gw, "py", "env__lookup", id.clone());
+    let plan_id = held["result"]["structuredContent"]["plan_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not held: {held}"))
+        .to_owned();
+    let out =
+        p.gw.approve("plans", &plan_id, "a test id, not an injection");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        crate::util::stdout(&out),
+        crate::util::stderr(&out)
+    );
+    let ran = call(&p.gw, "py", "env__lookup", id);
+    assert_eq!(ran["result"]["isError"], true, "{ran}");
+    let answer = ran.to_string();
+    assert!(
+        !answer.contains("AKIA") && !answer.contains("PRIVATE KEY"),
+        "{answer}"
+    );
+    let said = text(&ran);
+    assert!(
+        said.contains("this tool never returned private keys before"),
+        "{said}"
+    );
+    let reached = std::fs::read_to_string(&p.calls).unwrap();
+    assert!(reached.contains("DROP TABLE"), "the plan ran: {reached}");
+
+    let reviewer = p.gw.reviewer_key();
+    let leaves = envelope_leaves(&p.gw, &reviewer);
+    let (index, leaf) = leaves
+        .iter()
+        .find(|(_, e)| e["verdict"]["verdict"] == "approved_plan")
+        .unwrap_or_else(|| panic!("no approved_plan leaf with envelope findings: {leaves:?}"));
+    assert_eq!(leaf["verdict"]["plan_id"], plan_id.as_str(), "{leaf}");
+    assert_eq!(leaf["verdict"]["response"], "blocked", "{leaf}");
+    assert!(
+        leaf["verdict"]["envelope"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["subject"] == "private_key" && f["action"] == "withheld"),
+        "{leaf}"
+    );
+    assert_verifiable(&p.gw, &reviewer, *index, leaf);
+}
+
 /// `mode = "monitor"` records the same finding and holds nothing.
 #[test]
 fn envelope_monitor_mode_records_but_does_not_hold() {

@@ -88,13 +88,15 @@ pub fn classify(kind: &str, verdict: Option<&str>, outcome: Option<&str>) -> (Ca
     use Category as C;
     use Severity as S;
     match kind {
-        "tool.call" | "prompt.get" | "resource.read" => match (verdict, outcome) {
-            (Some("blocked"), _) | (_, Some("blocked")) => (C::Block, S::High),
-            (Some("held"), _) | (_, Some("held")) => (C::Hold, S::Medium),
-            (Some("shadow_would_block" | "shadow_would_hold"), _) => (C::Call, S::Low),
-            (Some("not_served"), _) | (_, Some("not_served" | "refused")) => (C::Block, S::Low),
-            _ => (C::Call, S::Info),
-        },
+        "tool.call" | "prompt.get" | "resource.read" | "completion.complete" => {
+            match (verdict, outcome) {
+                (Some("blocked"), _) | (_, Some("blocked")) => (C::Block, S::High),
+                (Some("held"), _) | (_, Some("held")) => (C::Hold, S::Medium),
+                (Some("shadow_would_block" | "shadow_would_hold"), _) => (C::Call, S::Low),
+                (Some("not_served"), _) | (_, Some("not_served" | "refused")) => (C::Block, S::Low),
+                _ => (C::Call, S::Info),
+            }
+        }
         "tool.call.intent" => (C::Internal, S::Info),
         // The gateway's own probe of a tool (issue 39 item 17).
         "server.probe_call" => (C::Call, S::Info),

@@ -84,6 +84,9 @@ event_types! {
     PromptGet = "prompt.get",
     /// A log leaf only: a resource read.
     ResourceRead = "resource.read",
+    /// A log leaf only: a `completion/complete` an agent asked (issue 39
+    /// item 11): its request inspected, its answer scanned.
+    CompletionComplete = "completion.complete",
     /// A log leaf only: an API key issued.
     ApiKeyIssued = "apikey.issued",
     /// A log leaf only: a one-time sign-in link printed (its token's hash and

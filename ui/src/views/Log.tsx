@@ -27,6 +27,8 @@ export function subject(e: LogEntry['entry']): string {
       return `${s('agent')} got prompt ${s('server')} ${s('prompt')} → ${s('outcome')}`;
     case 'resource.read':
       return `${s('agent')} read ${s('server')} ${s('uri')} → ${s('outcome')}`;
+    case 'completion.complete':
+      return `${s('agent')} asked completions of ${s('server')} ${s('ref')} → ${s('outcome')}`;
     case 'approver.registered':
       return `${s('identity')} · ${s('key_id').slice(0, 24)}… · ${s('label')}`;
     case 'standing.granted': {

@@ -43,6 +43,7 @@ export const EVENT_TYPES = [
   'tool.envelope_widened',
   'prompt.get',
   'resource.read',
+  'completion.complete',
   'approver.registered',
   'apikey.issued',
   'admin.action',

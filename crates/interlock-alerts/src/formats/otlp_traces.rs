@@ -68,7 +68,7 @@ pub fn span_id(e: &AlertEvent) -> [u8; 8] {
 pub fn has_span(e: &AlertEvent) -> bool {
     matches!(
         e.kind.as_str(),
-        "tool.call" | "prompt.get" | "resource.read"
+        "tool.call" | "prompt.get" | "resource.read" | "completion.complete"
     ) && !e.test
 }
 

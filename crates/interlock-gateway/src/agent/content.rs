@@ -10,8 +10,14 @@
 //!   name or `<prefix><uri>` (the same globs as tools);
 //! - every text and description is inspected like a tool result (redacted, or
 //!   withheld with an error that says why, by the response policy);
-//! - every `prompts/get` and `resources/read` is a log leaf (`prompt.get`,
-//!   `resource.read`), appended before the content is handed back.
+//! - every `prompts/get`, `resources/read` and `completion/complete` takes
+//!   the tool call's limit and inspect stages: it counts against the key's
+//!   rate, quota and in-flight cap, and what its request carries (arguments,
+//!   URI, a completion's argument) is inspected like a call's arguments and
+//!   refused when it would stop or hold a call (issue 39 item 11); its answer
+//!   is scanned under the key's own response settings (item 12);
+//! - every one is a log leaf (`prompt.get`, `resource.read`,
+//!   `completion.complete`), appended before the answer is handed back.
 //!
 //! Pinned (issue 16 item 6): a server's prompts (by default) and its resources
 //! and resource templates (with `pin = [..., "resources"]`) are part of the
@@ -22,7 +28,7 @@
 //! inspection is what stands between its text and the agent. A read's
 //! inspect-and-record step is the call path's ([`deliver_read`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use indexmap::IndexMap;
@@ -32,7 +38,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::agent::calls::leaf::{ReadKind, ReadRecord};
-use crate::agent::calls::reads::{deliver_read, refuse_read, upstream_failure};
+use crate::agent::calls::reads::{admit, deliver_read, refuse_read, upstream_failure};
 use crate::agent::calls::scan::{Scanned, response_policy, scan_content};
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};
@@ -347,12 +353,14 @@ struct GetPrompt {
     arguments: Option<Box<RawValue>>,
 }
 
-/// `prompts/get`: the prompt from its server, inspected and logged.
+/// `prompts/get`: the prompt from its server, its arguments inspected, its
+/// text scanned, logged. `limited` is set when a key's limit refused it.
 pub(crate) async fn prompts_get(
     gw: &Gateway,
     agent: &ApiKeyRecord,
     id: &RawValue,
     params: Option<&RawValue>,
+    limited: Option<&OnceLock<u64>>,
 ) -> Vec<u8> {
     let Some(p) = params.and_then(|p| serde_json::from_str::<GetPrompt>(p.get()).ok()) else {
         return jsonrpc::error(
@@ -375,19 +383,11 @@ pub(crate) async fn prompts_get(
             &format!("unknown prompt `{}` (no approved server offers it)", p.name),
         );
     };
-    let arguments_hash = match &p.arguments {
-        None => None,
-        Some(a) => match canon::parse_json(a.get().as_bytes()) {
-            Ok(v) => Some(arguments_digest(&v).to_string()),
-            Err(e) => {
-                return jsonrpc::error(
-                    Some(id),
-                    code::INVALID_PARAMS,
-                    &format!("the arguments are not acceptable JSON: {e}"),
-                );
-            }
-        },
+    let arguments = match p.arguments.as_deref().map(strict).transpose() {
+        Ok(a) => a,
+        Err(e) => return not_acceptable(id, &e),
     };
+    let arguments_hash = arguments.as_ref().map(|v| arguments_digest(v).to_string());
     let record = ReadRecord {
         kind: ReadKind::Prompt,
         agent,
@@ -398,6 +398,19 @@ pub(crate) async fn prompts_get(
     if let Err(why) = pinned_entry(&source, ContentKind::Prompt, &name) {
         return refuse_read(gw, id, &record, why).await;
     }
+    let none = canon::Value::Object(canon::Map::new());
+    let admitted = match admit(
+        gw,
+        id,
+        &record,
+        arguments.as_ref().unwrap_or(&none),
+        limited,
+    )
+    .await
+    {
+        Ok(a) => a,
+        Err(answer) => return answer,
+    };
     let mut forwarded: IndexMap<String, Box<RawValue>> = params
         .and_then(|p| serde_json::from_str(p.get()).ok())
         .unwrap_or_default();
@@ -407,7 +420,20 @@ pub(crate) async fn prompts_get(
         .conn
         .request("prompts/get", Some(&forwarded), timeout(gw))
         .await;
-    deliver_read(gw, id, &record, outcome).await
+    deliver_read(gw, id, &record, &admitted, outcome).await
+}
+
+/// A request's JSON, read strictly (as a tool call's arguments are).
+fn strict(raw: &RawValue) -> Result<canon::Value, canon::IntakeError> {
+    canon::parse_json(raw.get().as_bytes())
+}
+
+fn not_acceptable(id: &RawValue, e: &dyn std::fmt::Display) -> Vec<u8> {
+    jsonrpc::error(
+        Some(id),
+        code::INVALID_PARAMS,
+        &format!("the arguments are not acceptable JSON: {e}"),
+    )
 }
 
 #[derive(Deserialize)]
@@ -499,13 +525,14 @@ async fn readable_resource(
     Ok(source)
 }
 
-/// `resources/read`: the resource from the server it belongs to, inspected and
-/// logged.
+/// `resources/read`: the resource from the server it belongs to, its URI
+/// inspected, its contents scanned, logged.
 pub(crate) async fn resources_read(
     gw: &Gateway,
     agent: &ApiKeyRecord,
     id: &RawValue,
     params: Option<&RawValue>,
+    limited: Option<&OnceLock<u64>>,
 ) -> Vec<u8> {
     let Some(p) = params.and_then(|p| serde_json::from_str::<ReadResource>(p.get()).ok()) else {
         return jsonrpc::error(
@@ -528,11 +555,18 @@ pub(crate) async fn resources_read(
     if let Err(why) = pinned_resource(&source, &p.uri) {
         return refuse_read(gw, id, &record, why).await;
     }
+    // The URI is what the agent chose: inspected as an argument named `uri`.
+    let mut request = canon::Map::new();
+    request.insert("uri".into(), p.uri.as_str().into());
+    let admitted = match admit(gw, id, &record, &canon::Value::Object(request), limited).await {
+        Ok(a) => a,
+        Err(answer) => return answer,
+    };
     let outcome = source
         .conn
         .request("resources/read", params, timeout(gw))
         .await;
-    deliver_read(gw, id, &record, outcome).await
+    deliver_read(gw, id, &record, &admitted, outcome).await
 }
 
 /// `resources/subscribe` and `resources/unsubscribe` (`subscribe` says which)
@@ -592,7 +626,8 @@ pub(crate) async fn subscription(
         // told they will get updates.
         if let Err(e) = source.conn.request(method, params, timeout(gw)).await {
             subs.unsubscribe(&resource, session);
-            return upstream_failure(gw, id, &source.server, e);
+            let rules = response_policy(gw.config());
+            return upstream_failure(id, &source.server, &rules, e);
         }
     }
     jsonrpc::result_value(id, &serde_json::json!({}))
@@ -600,12 +635,17 @@ pub(crate) async fn subscription(
 
 /// `completion/complete`: argument suggestions for a prompt or resource
 /// template, from the server that owns it (prompt names are unprefixed on the
-/// way up). Suggestions are not content the agent acts on, and not logged.
+/// way up). What the agent typed reaches the server and the suggestions reach
+/// the agent, so it takes a read's treatment (issue 39 item 11): the key's
+/// limits, its request (the ref, the argument, the context) inspected, the
+/// answer scanned, a `completion.complete` leaf. `limited` is set when a
+/// key's limit refused it.
 pub(crate) async fn complete(
     gw: &Gateway,
     agent: &ApiKeyRecord,
     id: &RawValue,
     params: Option<&RawValue>,
+    limited: Option<&OnceLock<u64>>,
 ) -> Vec<u8> {
     let bad = || {
         jsonrpc::error(
@@ -625,12 +665,17 @@ pub(crate) async fn complete(
     else {
         return bad();
     };
+    let request = match params.map(strict).transpose() {
+        Ok(Some(v)) => v,
+        Ok(None) => return bad(),
+        Err(e) => return not_acceptable(id, &e),
+    };
     let text = |k: &str| {
         reference
             .get(k)
             .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
     };
-    let (source, reference) = match text("type").as_deref() {
+    let (source, reference, what, pinned) = match text("type").as_deref() {
         Some("ref/prompt") => {
             let Some(exposed) = text("name") else {
                 return bad();
@@ -649,12 +694,10 @@ pub(crate) async fn complete(
                     &format!("unknown prompt `{exposed}`"),
                 );
             };
-            if let Err(why) = pinned_entry(&source, ContentKind::Prompt, &name) {
-                return jsonrpc::error(Some(id), code::FORBIDDEN, &why);
-            }
+            let pinned = pinned_entry(&source, ContentKind::Prompt, &name);
             let mut r = reference.clone();
             r.insert("name".into(), raw_string(&name));
-            (source, r)
+            (source, r, name, pinned)
         }
         Some("ref/resource") => {
             let Some(uri) = text("uri") else {
@@ -664,33 +707,45 @@ pub(crate) async fn complete(
                 Ok(s) => s,
                 Err(answer) => return answer,
             };
-            if let Err(why) = pinned_resource(&source, &uri) {
-                return jsonrpc::error(Some(id), code::FORBIDDEN, &why);
-            }
-            (source, reference.clone())
+            let pinned = pinned_resource(&source, &uri);
+            (source, reference.clone(), uri, pinned)
         }
         _ => return bad(),
     };
-    if !sources(gw, "completions")
+    let arguments_hash = arguments_digest(&request).to_string();
+    let record = ReadRecord {
+        kind: ReadKind::Completion,
+        agent,
+        server: &source.server,
+        what: &what,
+        arguments_hash: Some(&arguments_hash),
+    };
+    if let Err(why) = pinned {
+        return refuse_read(gw, id, &record, why).await;
+    }
+    let admitted = match admit(gw, id, &record, &request, limited).await {
+        Ok(a) => a,
+        Err(answer) => return answer,
+    };
+    let outcome = if sources(gw, "completions")
         .iter()
         .any(|s| s.server == source.server)
     {
-        return jsonrpc::result_value(
-            id,
-            &serde_json::json!({"completion": {"values": [], "hasMore": false}}),
+        members.insert(
+            "ref".into(),
+            serde_json::value::to_raw_value(&reference).expect("JSON"),
         );
-    }
-    members.insert(
-        "ref".into(),
-        serde_json::value::to_raw_value(&reference).expect("JSON"),
-    );
-    let forwarded = serde_json::value::to_raw_value(&members).expect("JSON");
-    match source
-        .conn
-        .request("completion/complete", Some(&forwarded), timeout(gw))
-        .await
-    {
-        Ok(r) => jsonrpc::result(id, &r),
-        Err(e) => upstream_failure(gw, id, &source.server, e),
-    }
+        let forwarded = serde_json::value::to_raw_value(&members).expect("JSON");
+        source
+            .conn
+            .request("completion/complete", Some(&forwarded), timeout(gw))
+            .await
+    } else {
+        // A server that offers no completions suggests nothing.
+        Ok(serde_json::value::to_raw_value(&serde_json::json!({
+            "completion": {"values": [], "hasMore": false}
+        }))
+        .expect("JSON"))
+    };
+    deliver_read(gw, id, &record, &admitted, outcome).await
 }

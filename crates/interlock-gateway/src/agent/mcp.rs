@@ -588,7 +588,7 @@ async fn request(
     params: Option<&RawValue>,
     // The request's session; `None`: a stateless (2026-07-28) request.
     session_id: Option<&str>,
-    // Set when a rate limit or quota refused a `tools/call`.
+    // Set when a rate limit or quota refused a `tools/call` or a read.
     limited: Option<&std::sync::OnceLock<u64>>,
 ) -> Vec<u8> {
     let stateless = session_id.is_none();
@@ -615,15 +615,15 @@ async fn request(
             pipeline::tools_call(gw, agent, id, params, &origin).await
         }
         "prompts/list" => content::prompts_list(gw, agent, id, stateless).await,
-        "prompts/get" => content::prompts_get(gw, agent, id, params).await,
+        "prompts/get" => content::prompts_get(gw, agent, id, params, limited).await,
         "resources/list" => {
             content::resources_list(gw, agent, id, method, "resources", stateless).await
         }
         "resources/templates/list" => {
             content::resources_list(gw, agent, id, method, "resourceTemplates", stateless).await
         }
-        "resources/read" => content::resources_read(gw, agent, id, params).await,
-        "completion/complete" => content::complete(gw, agent, id, params).await,
+        "resources/read" => content::resources_read(gw, agent, id, params, limited).await,
+        "completion/complete" => content::complete(gw, agent, id, params, limited).await,
         // (Sessions' subscriptions are handled in `post`, which knows the session.)
         "resources/subscribe" | "resources/unsubscribe" => jsonrpc::error(
             Some(id),

@@ -52,6 +52,16 @@ pub struct Limited {
 }
 
 impl Limited {
+    /// The name a leaf records for this refusal (`rate_limited`,
+    /// `quota_exceeded`, `in_flight_limited`), a tool call's or a read's.
+    pub fn name(&self) -> &'static str {
+        match self.limit {
+            Limit::Rate { .. } => "rate_limited",
+            Limit::Quota { .. } => "quota_exceeded",
+            Limit::InFlight { .. } => "in_flight_limited",
+        }
+    }
+
     pub fn message(&self) -> String {
         match &self.limit {
             Limit::Rate { per_minute } => format!(

@@ -133,8 +133,21 @@ pub fn assess_with_roots(
     tool: Option<&Tool>,
     arguments: &Value,
 ) -> Assessment {
+    assess_at(config, roots, role, tool_risk(tool), arguments)
+}
+
+/// [`assess_with_roots`] for a request whose own risk is `tool_risk`: a
+/// content read (`prompts/get`, `resources/read`, `completion/complete`)
+/// has no tool definition, and acts on nothing, so it starts low like a
+/// read-only tool (issue 39 item 11); what its arguments carry raises it.
+pub fn assess_at(
+    config: &GatewayConfig,
+    roots: Vec<String>,
+    role: &str,
+    tool_risk: RiskLevel,
+    arguments: &Value,
+) -> Assessment {
     let findings = inspect_arguments(arguments, &ArgContext::with_roots(roots));
-    let tool_risk = tool_risk(tool);
     let worst = findings.iter().map(|f| f.severity).max();
     let risk = worst
         .map(severity_risk)

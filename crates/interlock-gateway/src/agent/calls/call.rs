@@ -10,7 +10,7 @@ use interlock_store::ApiKeyRecord;
 use serde_json::value::RawValue;
 
 use super::assess::Assessment;
-use super::envelope::Recorded;
+use super::envelope::Before;
 use super::leaf::Bound;
 use crate::gateway::Gateway;
 
@@ -38,8 +38,9 @@ pub(crate) struct Call<'a> {
     pub call_id: String,
     /// The approved definition and baseline the call is bound to.
     pub bound: Bound,
-    /// What of the arguments is outside the tool's behavioural envelope.
-    pub envelope: &'a [Recorded],
+    /// The arguments against the tool's behavioural envelope: what of them
+    /// is outside it, and what the result is checked and learned with.
+    pub before: &'a Before,
     /// The call's `tool.call.intent` leaf, once written (forwarded calls only).
     pub intent: OnceLock<u64>,
     /// When the call arrived (its decision latency, `/metrics`).

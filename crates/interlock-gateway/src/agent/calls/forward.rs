@@ -58,14 +58,10 @@ pub(crate) async fn forward(
     let _slot = match gw.0.key_limits.enter(&call.agent.key_hash, max) {
         Ok(slot) => slot,
         Err(limited) => {
-            let message = limited.message();
-            let data = json!({
-                "limit": "in_flight", "calls_in_flight_per_key": max,
-                "retry_after_secs": limited.retry_after_secs,
-            });
-            let answer =
-                jsonrpc::error_with_data(Some(id), code::RATE_LIMITED, &message, Some(&data));
-            let outcome = Outcome::Refused { message };
+            let answer = super::limit::limited_answer(id, &limited);
+            let outcome = Outcome::Refused {
+                message: limited.message(),
+            };
             return call
                 .settle(&Verdict::Limited(limited), outcome, None, answer)
                 .await;
@@ -183,37 +179,11 @@ async fn respond(
     } = response;
     match outcome {
         Ok(result) => {
-            let scan = scan_result(result.get(), &rules);
-            let mut disposition = Disposition::of(&scan, agent.shadow);
-            let outside = envelope::after(
-                gw,
-                server,
-                approved_def,
-                tool,
-                before,
-                Answer::Result(result.get(), &scan.findings, scan.document.as_ref()),
-                agent.shadow,
-            )
-            .await;
-            let withheld = envelope::withheld_text(&outside);
-            let answer = match (&disposition, &scan.scanned, &withheld) {
-                (Disposition::Blocked(_), _, _) => {
-                    let text = scan.withheld_message("result").expect("withheld");
-                    let data = json!({"blocked": true, "reason": text});
-                    jsonrpc::result_value(id, &jsonrpc::tool_error(&text, Some(data)))
-                }
-                (_, _, Some(text)) => {
-                    disposition = Disposition::Blocked(BlockCause::Envelope);
-                    let data = json!({"blocked": true, "reason": text, "envelope": outside
-                        .iter()
-                        .map(|r| canon::to_serde_json(&r.to_value()))
-                        .collect::<Vec<_>>()});
-                    jsonrpc::result_value(id, &jsonrpc::tool_error(text, Some(data)))
-                }
-                (Disposition::Redacted, Scanned::Redacted(v), _) => jsonrpc::result_value(id, v),
-                _ => jsonrpc::result(id, &result),
+            let (answer, scan) = judge_result(call, approved_def, &result, &rules).await;
+            let scan = ResponseScan {
+                notifications,
+                ..scan
             };
-            let scan = response_scan(disposition, scan, notifications, outside);
             call.settle(&verdict, Outcome::Answered { elapsed }, Some(&scan), answer)
                 .await
         }
@@ -254,6 +224,53 @@ async fn respond(
             .await
         }
     }
+}
+
+/// A tool result the upstream answered, judged: scanned under `rules` (the
+/// key's response settings) and checked against the tool's behavioural
+/// envelope (`approved`: its approved definition, for the `outputSchema`)
+/// — the answer the agent gets (the result, redacted, or withheld saying
+/// why) and what the leaf records. A forwarded call's result and an approved
+/// held call's (issue 39 item 12) both go through here.
+pub(crate) async fn judge_result(
+    call: &Call<'_>,
+    approved: Option<&interlock_surface::Tool>,
+    result: &RawValue,
+    rules: &ScanPolicy,
+) -> (Vec<u8>, ResponseScan) {
+    let (gw, agent, id) = (call.gw, call.agent, call.id);
+    let scan = scan_result(result.get(), rules);
+    let mut disposition = Disposition::of(&scan, agent.shadow);
+    let outside = envelope::after(
+        gw,
+        call.server,
+        approved,
+        call.tool,
+        call.before,
+        Answer::Result(result.get(), &scan.findings, scan.document.as_ref()),
+        agent.shadow,
+    )
+    .await;
+    let withheld = envelope::withheld_text(&outside);
+    let answer = match (&disposition, &scan.scanned, &withheld) {
+        (Disposition::Blocked(_), _, _) => {
+            let text = scan.withheld_message("result").expect("withheld");
+            let data = json!({"blocked": true, "reason": text});
+            jsonrpc::result_value(id, &jsonrpc::tool_error(&text, Some(data)))
+        }
+        (_, _, Some(text)) => {
+            disposition = Disposition::Blocked(BlockCause::Envelope);
+            let data = json!({"blocked": true, "reason": text, "envelope": outside
+                .iter()
+                .map(|r| canon::to_serde_json(&r.to_value()))
+                .collect::<Vec<_>>()});
+            jsonrpc::result_value(id, &jsonrpc::tool_error(text, Some(data)))
+        }
+        (Disposition::Redacted, Scanned::Redacted(v), _) => jsonrpc::result_value(id, v),
+        _ => jsonrpc::result(id, result),
+    };
+    let scan = response_scan(disposition, scan, NotificationRecord::default(), outside);
+    (answer, scan)
 }
 
 fn response_scan(

@@ -14,9 +14,10 @@ use serde_json::value::RawValue;
 
 use super::assess::Assessment;
 use super::call::Call;
+use super::forward::judge_result;
 use super::leaf::{Outcome, Verdict};
 use super::progress::Progress;
-use super::scan::{Scanned, response_policy, scan_result};
+use super::scan::response_policy;
 use crate::auth::agent_identity;
 use crate::jsonrpc;
 use interlock_core::time::rfc3339;
@@ -267,14 +268,20 @@ pub(crate) async fn run_approved(call: &Call<'_>, plan_id: &str, plan_hash: &str
                 }
             };
             let rules = response_policy(gw.config()).for_key(&settings);
-            let scan = scan_result(raw.get(), &rules);
-            let answer = match (&scan.scanned, scan.withheld_message("result")) {
-                (_, Some(text)) => jsonrpc::result_value(id, &jsonrpc::tool_error(&text, None)),
-                (Scanned::Redacted(v), None) => jsonrpc::result_value(id, v),
-                _ => jsonrpc::result(id, &raw),
+            // And the tool's behavioural envelope (issue 39 item 12): a
+            // reviewer approved running the call, not whatever it returns;
+            // a result outside what the tool was seen to return is withheld
+            // as a forwarded call's is, and the leaf records it.
+            let view = gw.pins().view(call.server);
+            let approved = view
+                .as_ref()
+                .and_then(|v| v.baseline.as_ref())
+                .and_then(|s| s.tool(call.tool));
+            let (answer, scan) = judge_result(call, approved, &raw, &rules).await;
+            let outcome = Outcome::Ran {
+                plan_id: plan_id.to_owned(),
             };
-            let plan_id = plan_id.to_owned();
-            (Outcome::Ran { plan_id }, answer)
+            return call.settle(&verdict, outcome, Some(&scan), answer).await;
         }
         (status, _) => {
             let why = report

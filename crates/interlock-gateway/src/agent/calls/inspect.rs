@@ -6,7 +6,7 @@
 use interlock_canon::Value;
 use interlock_store::ApiKeyRecord;
 
-use super::assess::{Assessment, assess_with_roots};
+use super::assess::{Assessment, assess_at, assess_with_roots};
 use super::envelope;
 use super::route::Routed;
 use crate::gateway::Gateway;
@@ -43,4 +43,26 @@ pub(crate) async fn inspect(
         assessment.inspection_hold = true;
     }
     Inspected { assessment, before }
+}
+
+/// A content read's request (issue 39 item 11) assessed as a call's
+/// arguments are, under the server's roots: what it carries, at a read's
+/// own low risk (no tool definition; it acts on nothing).
+pub(crate) fn inspect_read(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    server: &str,
+    request: &Value,
+) -> Assessment {
+    let roots = gw
+        .upstream(server)
+        .map(|u| u.config.roots.clone())
+        .unwrap_or_default();
+    assess_at(
+        gw.config(),
+        roots,
+        &agent.role,
+        interlock_core::RiskLevel::Low,
+        request,
+    )
 }

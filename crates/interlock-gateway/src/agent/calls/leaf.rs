@@ -69,11 +69,7 @@ impl Verdict {
             Verdict::Forwarded(Basis::Standing { .. }) => "standing_approval",
             Verdict::Forwarded(Basis::ShadowWouldStop { .. }) => "shadow_would_block",
             Verdict::Forwarded(Basis::ShadowWouldHold { .. }) => "shadow_would_hold",
-            Verdict::Limited(l) => match l.limit {
-                crate::sessions::limits::Limit::Rate { .. } => "rate_limited",
-                crate::sessions::limits::Limit::Quota { .. } => "quota_exceeded",
-                crate::sessions::limits::Limit::InFlight { .. } => "in_flight_limited",
-            },
+            Verdict::Limited(l) => l.name(),
         }
     }
 
@@ -104,24 +100,27 @@ impl Verdict {
                 m.insert("standing_approval".into(), id.as_str().into());
                 m.insert("hold_reasons".into(), hold_reasons.as_str().into());
             }
-            Verdict::Limited(l) => {
-                let int = |n: i64| Value::Number(canon::Number::from_i64(n).expect("small"));
-                let secs = i64::try_from(l.retry_after_secs).unwrap_or(i64::MAX >> 11);
-                m.insert("retry_after_secs".into(), int(secs));
-                match &l.limit {
-                    crate::sessions::limits::Limit::Rate { per_minute } => {
-                        m.insert("rate_per_minute".into(), int(*per_minute));
-                    }
-                    crate::sessions::limits::Limit::Quota { quota, month } => {
-                        m.insert("monthly_quota".into(), int(*quota));
-                        m.insert("month".into(), month.as_str().into());
-                    }
-                    crate::sessions::limits::Limit::InFlight { max } => {
-                        let max = i64::try_from(*max).unwrap_or(i64::MAX >> 11);
-                        m.insert("calls_in_flight_per_key".into(), int(max));
-                    }
-                }
-            }
+            Verdict::Limited(l) => write_limited(l, m),
+        }
+    }
+}
+
+/// A limit's refusal as leaf members: the retry time and the limit that
+/// refused (a tool call's `verdict`, a read's leaf itself).
+fn write_limited(l: &crate::sessions::limits::Limited, m: &mut Map) {
+    let secs = i64::try_from(l.retry_after_secs).unwrap_or(i64::MAX >> 11);
+    m.insert("retry_after_secs".into(), int(secs));
+    match &l.limit {
+        crate::sessions::limits::Limit::Rate { per_minute } => {
+            m.insert("rate_per_minute".into(), int(*per_minute));
+        }
+        crate::sessions::limits::Limit::Quota { quota, month } => {
+            m.insert("monthly_quota".into(), int(*quota));
+            m.insert("month".into(), month.as_str().into());
+        }
+        crate::sessions::limits::Limit::InFlight { max } => {
+            let max = i64::try_from(*max).unwrap_or(i64::MAX >> 11);
+            m.insert("calls_in_flight_per_key".into(), int(max));
         }
     }
 }
@@ -423,6 +422,11 @@ impl CallLeaf<'_> {
 pub enum ReadKind {
     Prompt,
     Resource,
+    /// `completion/complete`: suggestions for a prompt's or a resource
+    /// template's argument. The request carries what the agent typed and the
+    /// answer text it will use, so it is inspected and logged like a read
+    /// (issue 39 item 11).
+    Completion,
 }
 
 impl ReadKind {
@@ -430,6 +434,7 @@ impl ReadKind {
         match self {
             ReadKind::Prompt => EventType::PromptGet,
             ReadKind::Resource => EventType::ResourceRead,
+            ReadKind::Completion => EventType::CompletionComplete,
         }
     }
 
@@ -438,14 +443,17 @@ impl ReadKind {
         match self {
             ReadKind::Prompt => "prompt",
             ReadKind::Resource => "resource",
+            ReadKind::Completion => "completion",
         }
     }
 
-    /// The member naming what was read (`prompt` or `uri`).
+    /// The member naming what was read (`prompt` or `uri`; a completion's
+    /// `ref`: the prompt's upstream name or the resource's URI).
     pub fn member(self) -> &'static str {
         match self {
             ReadKind::Prompt => "prompt",
             ReadKind::Resource => "uri",
+            ReadKind::Completion => "ref",
         }
     }
 }
@@ -459,6 +467,13 @@ pub enum ReadOutcome {
     /// Refused before reaching the upstream: a pinned prompt or resource
     /// held for review, or not in the listing a reviewer approved (why).
     NotServed(String),
+    /// Refused by the key's rate limit, quota or in-flight cap, as a tool
+    /// call is: never inspected or forwarded.
+    Limited(crate::sessions::limits::Limited),
+    /// Refused by argument inspection (why): a secret, or what would hold a
+    /// tool call. A read is not held for a reviewer (no plan can run it), so
+    /// what would hold a call refuses a read.
+    Blocked(String),
 }
 
 impl ReadOutcome {
@@ -469,8 +484,20 @@ impl ReadOutcome {
             ReadOutcome::UpstreamError => "upstream_error",
             ReadOutcome::Unavailable => "unavailable",
             ReadOutcome::NotServed(_) => "not_served",
+            ReadOutcome::Limited(_) => "refused",
+            ReadOutcome::Blocked(_) => "blocked",
         }
     }
+}
+
+/// What argument inspection found in a read's request (its prompt
+/// arguments, its URI, a completion's argument and context).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReadInspection {
+    pub findings: Vec<Finding>,
+    /// A shadow key's read that inspection would have refused (why): it
+    /// went on, and the leaf says so.
+    pub shadow_would_block: Option<String>,
 }
 
 /// A `prompt.get` or `resource.read` leaf.
@@ -484,10 +511,13 @@ pub struct ReadRecord<'a> {
 }
 
 impl ReadRecord<'_> {
+    /// Appends the read's leaf: `findings` are the answer's, `inspection`
+    /// what its request carried.
     pub async fn append(
         &self,
         engine: &Engine,
         outcome: ReadOutcome,
+        inspection: &ReadInspection,
         findings: &[Finding],
     ) -> Result<u64, EngineError> {
         let mut m = who(self.agent, self.server);
@@ -496,13 +526,30 @@ impl ReadRecord<'_> {
             m.insert("arguments_hash".into(), h.into());
         }
         m.insert("outcome".into(), outcome.name().into());
-        if let ReadOutcome::Scanned(d) = &outcome
-            && let Some(why) = d.reason()
-        {
-            m.insert("reason".into(), why.into());
+        match &outcome {
+            ReadOutcome::Scanned(d) => {
+                if let Some(why) = d.reason() {
+                    m.insert("reason".into(), why.into());
+                }
+            }
+            ReadOutcome::NotServed(why) | ReadOutcome::Blocked(why) => {
+                m.insert("reason".into(), why.as_str().into());
+            }
+            ReadOutcome::Limited(l) => {
+                m.insert("limit".into(), l.name().into());
+                m.insert("reason".into(), l.message().into());
+                write_limited(l, &mut m);
+            }
+            ReadOutcome::UpstreamError | ReadOutcome::Unavailable => {}
         }
-        if let ReadOutcome::NotServed(why) = &outcome {
-            m.insert("reason".into(), why.as_str().into());
+        if !inspection.findings.is_empty() {
+            m.insert(
+                "argument_findings".into(),
+                findings_value(&inspection.findings),
+            );
+        }
+        if let Some(why) = &inspection.shadow_would_block {
+            m.insert("shadow_would_block".into(), why.as_str().into());
         }
         m.insert("findings".into(), findings_value(findings));
         Ok(engine.record(self.kind.event().as_str(), m).await?.index)

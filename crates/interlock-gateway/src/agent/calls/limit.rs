@@ -17,27 +17,29 @@ use super::stop::Stop;
 use crate::gateway::Gateway;
 use crate::jsonrpc::{self, code};
 
-/// The key's settings, once the call is within its limits.
-pub(crate) async fn limit(
+/// Why a key may not go on now.
+pub(crate) enum Refusal {
+    /// Its settings could not be read: refused, failing closed.
+    Unreadable(interlock_store::StoreError),
+    /// Over its rate or quota.
+    Limited(crate::sessions::limits::Limited),
+}
+
+/// The key's settings, once this request is within its rate and quota (and
+/// counted against them, unless `resuming`: a held call's retry is the same
+/// call). Tool calls and content reads alike go through here (issue 39 item
+/// 11), so a key over its limit gets nothing by reading instead of calling.
+pub(crate) async fn admit(
     gw: &Gateway,
     agent: &ApiKeyRecord,
-    id: &RawValue,
-    routed: &Routed,
-    args_digest: &str,
     resuming: bool,
-    origin: &Origin<'_>,
-) -> Result<Arc<KeySettings>, Stop> {
-    let unreadable = |e: interlock_store::StoreError| {
-        Stop::Internal(format!(
-            "the gateway refused the call: its limits could not be read: {e}"
-        ))
-    };
+) -> Result<Arc<KeySettings>, Refusal> {
     let limits = &gw.0.key_limits;
     let store = gw.engine().store();
     let settings = limits
         .settings(store, &agent.key_hash)
         .await
-        .map_err(unreadable)?;
+        .map_err(Refusal::Unreadable)?;
     if resuming {
         return Ok(settings);
     }
@@ -49,10 +51,32 @@ pub(crate) async fn limit(
         gw.engine().now(),
     )
     .await
-    .map_err(unreadable)?;
+    .map_err(Refusal::Unreadable)?;
     match limited {
         None => Ok(settings),
-        Some(l) => {
+        Some(l) => Err(Refusal::Limited(l)),
+    }
+}
+
+/// The message of a request refused because its key's limits are unreadable.
+pub(crate) fn unreadable(e: &interlock_store::StoreError) -> String {
+    format!("the gateway refused the request: its limits could not be read: {e}")
+}
+
+/// The key's settings, once the call is within its limits.
+pub(crate) async fn limit(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    id: &RawValue,
+    routed: &Routed,
+    args_digest: &str,
+    resuming: bool,
+    origin: &Origin<'_>,
+) -> Result<Arc<KeySettings>, Stop> {
+    match admit(gw, agent, resuming).await {
+        Ok(settings) => Ok(settings),
+        Err(Refusal::Unreadable(e)) => Err(Stop::Internal(unreadable(&e))),
+        Err(Refusal::Limited(l)) => {
             let at = (
                 routed.server(),
                 routed.tool.as_str(),
@@ -64,6 +88,29 @@ pub(crate) async fn limit(
             ))
         }
     }
+}
+
+/// The JSON-RPC error refusing a request over its key's limit, with the
+/// retry time (a tool call's and a read's alike).
+pub(crate) fn limited_answer(id: &RawValue, limited: &crate::sessions::limits::Limited) -> Vec<u8> {
+    let secs = limited.retry_after_secs;
+    let data = match &limited.limit {
+        crate::sessions::limits::Limit::Rate { per_minute } => json!({
+            "limit": "rate", "rate_per_minute": per_minute, "retry_after_secs": secs,
+        }),
+        crate::sessions::limits::Limit::Quota { quota, month } => json!({
+            "limit": "quota", "monthly_quota": quota, "month": month, "retry_after_secs": secs,
+        }),
+        crate::sessions::limits::Limit::InFlight { max } => json!({
+            "limit": "in_flight", "calls_in_flight_per_key": max, "retry_after_secs": secs,
+        }),
+    };
+    jsonrpc::error_with_data(
+        Some(id),
+        code::RATE_LIMITED,
+        &limited.message(),
+        Some(&data),
+    )
 }
 
 /// A call over its key's rate or quota: its leaf (`rate_limited` /
@@ -89,24 +136,11 @@ async fn refuse_limited(
         intent: None,
         envelope: &[],
     };
-    let message = limited.message();
-    let data = match &limited.limit {
-        crate::sessions::limits::Limit::Rate { per_minute } => json!({
-            "limit": "rate", "rate_per_minute": per_minute,
-            "retry_after_secs": limited.retry_after_secs,
-        }),
-        crate::sessions::limits::Limit::Quota { quota, month } => json!({
-            "limit": "quota", "monthly_quota": quota, "month": month,
-            "retry_after_secs": limited.retry_after_secs,
-        }),
-        crate::sessions::limits::Limit::InFlight { max } => json!({
-            "limit": "in_flight", "calls_in_flight_per_key": max,
-            "retry_after_secs": limited.retry_after_secs,
-        }),
-    };
-    let answer = jsonrpc::error_with_data(Some(id), code::RATE_LIMITED, &message, Some(&data));
+    let answer = limited_answer(id, &limited);
     let secs = limited.retry_after_secs;
-    let outcome = Outcome::Refused { message };
+    let outcome = Outcome::Refused {
+        message: limited.message(),
+    };
     match append_or_refuse(gw, id, &leaf, &Verdict::Limited(limited), &outcome, None).await {
         Ok(_) => {
             if let Some(l) = origin.limited {

@@ -12,7 +12,8 @@
 //! Beside the path: `call` (the call as the stages see it), `leaf` (verdicts
 //! and leaves as types), `listing` (`tools/list`), `progress` (the agent's SSE
 //! stream while a call waits or runs), `tasks` (MCP tasks), `reads` (content
-//! reads share the inspect-and-record step).
+//! reads — prompts, resources, completions — take the call's `limit` and
+//! `inspect` stages and its scan-and-record step; not its envelope).
 //!
 //! What the gateway keeps for agents between requests (tasks, sealed
 //! round-trip states, rate buckets, held-call ids) is `crate::sessions`.

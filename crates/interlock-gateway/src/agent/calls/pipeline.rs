@@ -93,7 +93,7 @@ async fn path(
         cancelled: origin.cancelled,
         call_id: new_call_id(),
         bound: Bound::of(&routed.view, &routed.tool),
-        envelope: &inspected.before.findings,
+        before: &inspected.before,
         intent: OnceLock::new(),
         arrived,
     };

@@ -401,6 +401,19 @@ fn check_size(text: &str, rules: &ScanPolicy, part: Part) -> Result<(), Unscanna
     Ok(())
 }
 
+/// [`check_size`] for an answer, then the key's own byte cap.
+fn check_sizes(result: &str, rules: &ScanPolicy) -> Result<(), Unscannable> {
+    check_size(result, rules, Part::Result)?;
+    match rules.key_max_bytes {
+        Some(cap) if result.len() > cap => Err(Unscannable::OverKeyCap {
+            part: Part::Result,
+            bytes: result.len(),
+            cap,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The findings' categories, `a, b` (for a message that says what was withheld).
 pub fn categories(findings: &[Finding]) -> String {
     let cats: std::collections::BTreeSet<&str> =
@@ -411,17 +424,8 @@ pub fn categories(findings: &[Finding]) -> String {
 /// Scans a tool result: the texts of `content` (and embedded resources),
 /// `structuredContent` and every other member, which all reach the agent.
 pub fn scan_result(result: &str, rules: &ScanPolicy) -> Scan {
-    if let Err(why) = check_size(result, rules, Part::Result) {
+    if let Err(why) = check_sizes(result, rules) {
         return Scan::unscannable(why);
-    }
-    if let Some(cap) = rules.key_max_bytes
-        && result.len() > cap
-    {
-        return Scan::unscannable(Unscannable::OverKeyCap {
-            part: Part::Result,
-            bytes: result.len(),
-            cap,
-        });
     }
     let members: IndexMap<String, Box<RawValue>> = match parse(result, Part::Result) {
         Ok(m) => m,
@@ -454,14 +458,24 @@ pub fn scan_result(result: &str, rules: &ScanPolicy) -> Scan {
 /// Scans read-only content an upstream returns outside a tool call (a prompt,
 /// a resource, a listed item): every `text`, `description` and `title` at any
 /// depth, and blobs of text. Base64 `blob`s of other bytes are not text and pass.
+///
+/// The key's caps apply as to a tool result (issue 39 item 12): a prompt or
+/// resource larger than its `max_response_bytes`, or with a longer array
+/// than its `max_array_items`, is withheld. (A listing's items are scanned
+/// under the config's policy alone: a listing is the gateway's, not one key's.)
 pub fn scan_content(result: &str, rules: &ScanPolicy) -> Scan {
-    if let Err(why) = check_size(result, rules, Part::Result) {
+    if let Err(why) = check_sizes(result, rules) {
         return Scan::unscannable(why);
     }
     let mut v: Value = match parse(result, Part::Result) {
         Ok(v) => v,
         Err(why) => return Scan::unscannable(why),
     };
+    if let Some(cap) = rules.max_array_items
+        && let Some((path, items)) = long_array(&v, "$", cap)
+    {
+        return Scan::unscannable(Unscannable::TooManyItems { path, items, cap });
+    }
     let mut scan = TextScan::new(&rules.policy);
     scan.content(&mut v, "$");
     scan.finish(|| v)

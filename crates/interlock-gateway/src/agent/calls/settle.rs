@@ -24,7 +24,7 @@ impl Call<'_> {
             bound: self.bound.clone(),
             assessment: Some(self.assessment),
             intent: self.intent.get().copied(),
-            envelope: self.envelope,
+            envelope: &self.before.findings,
         }
     }
 
