@@ -1256,6 +1256,8 @@ def main():
         wait(lambda: "servers added" in (shown(f"{claude} [data-testid=client-note]") or ""), 30, "connected")
         with open(claude_json) as f:
             assert json.load(f)["mcpServers"]["interlock"]["url"] == f"{env.origin}/mcp"
+        # Undo is offered once the list is read again (the connect is undoable).
+        wait(lambda: driver.js(f"return !!document.querySelector('{claude} [data-testid=client-undo]')"), 15, "Undo")
         driver.js(f"document.querySelector('{claude} [data-testid=client-undo]').click()")
         wait(lambda: driver.js("return !!document.querySelector('[role=dialog]')"), 10, "the undo dialog")
         driver.js("[...document.querySelectorAll('[role=dialog] button')].find(b => b.innerText.trim() === 'Undo').click()")
