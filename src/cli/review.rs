@@ -153,6 +153,28 @@ async fn trusted_keys(ctx: &Context, given: &[String]) -> anyhow::Result<Trusted
     Ok(found?.0)
 }
 
+/// `lock`, unless a data directory holds later decisions that supersede one
+/// of its statements (issue 39 item 14). With `--approver-key` (CI, no data
+/// directory) there is nothing to check against: said on stderr, and
+/// `--gateway URL` is the review against a gateway's current decisions.
+async fn superseded(
+    ctx: &Context,
+    approver_keys: &[String],
+    lock: Lockfile,
+) -> anyhow::Result<Result<Lockfile, interlock_trust::review::lockfile::LockError>> {
+    if !approver_keys.is_empty() {
+        eprintln!(
+            "interlock: the lockfile's statements are checked by signature only (no data directory \
+             with later decisions); `--gateway URL` reviews against a gateway's current approvals"
+        );
+        return Ok(Ok(lock));
+    }
+    let engine = ctx.engine().await?;
+    let checked = lock.check_not_superseded(&engine).await;
+    engine.log().close().await;
+    Ok(checked.map(|()| lock))
+}
+
 /// The drift policy that classifies a review (issue 39 item 14): never the
 /// reviewed config's own `[drift]` — a pull request setting `monitor_below
 /// = "critical"` beside a destructive tool made its own gate pass.
@@ -191,9 +213,13 @@ pub async fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<ExitCode> {
     let baselines = if let Some(path) = &args.lock {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
         let verified = match Lockfile::parse(&bytes) {
-            Ok(lock) => trusted_keys(ctx, &args.approver_keys)
-                .await
-                .map(|trusted| lock.verify(&trusted).map(|()| lock)),
+            Ok(lock) => match trusted_keys(ctx, &args.approver_keys).await {
+                Ok(trusted) => match lock.verify(&trusted) {
+                    Ok(()) => superseded(ctx, &args.approver_keys, lock).await,
+                    Err(e) => Ok(Err(e)),
+                },
+                Err(e) => Err(e),
+            },
             Err(e) => Ok(Err(e)),
         };
         let lock = match verified? {

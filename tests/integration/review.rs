@@ -779,3 +779,37 @@ fn regression_issue_39_a_pull_request_cannot_relax_its_own_review() {
         "its own [drift] would quarantine: it was used"
     );
 }
+
+/// Issue 39 item 14: a lockfile's statements were checked by signature only,
+/// so an approval the gateway had since superseded — the server rejected, or
+/// another surface approved — still passed the review. Beside a data
+/// directory, each statement is now checked against its later decisions.
+#[test]
+fn regression_issue_39_a_superseded_lockfile_approval_no_longer_verifies() {
+    let (gw, lock, root) = locked();
+    let same = write_config(&gw, "same.toml", &before(root.path()));
+    let out = review(&gw, &same, &lock, &["--server", "time"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = gw.cli(&["servers", "reject", "time", "--reason", "not any more"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let out = review(&gw, &same, &lock, &["--server", "time"]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains("superseded here: it was rejected"),
+        "{}",
+        stderr(&out)
+    );
+    // With `--approver-key` (CI, no data directory), the signature alone is
+    // checked, and the review says so.
+    let out = review(
+        &gw,
+        &same,
+        &lock,
+        &["--server", "everything", "--approver-key", &public_key(&gw)],
+    );
+    assert!(
+        stderr(&out).contains("checked by signature only"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -61,6 +61,14 @@ pub enum LockError {
     NoStatement { server: String, hash: String },
     #[error("no server named `{0}`")]
     NoSuchServer(String),
+    #[error(
+        "server `{server}`: the lockfile's approval of {locked} is superseded here: {now} (lock it again with `interlock lock`)"
+    )]
+    Superseded {
+        server: String,
+        locked: String,
+        now: String,
+    },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -259,6 +267,35 @@ impl Lockfile {
                 return Err(LockError::Mismatch {
                     server: name.clone(),
                     field: "reason",
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks each statement against the later decisions `engine`'s store
+    /// holds (issue 39 item 14): a signature stays valid after its approval
+    /// is superseded — the server rejected since, or another surface
+    /// approved — so a lockfile must also agree with the gateway it speaks
+    /// for. A server the store does not know (a fresh data directory) has no
+    /// later decision to check.
+    pub async fn check_not_superseded(&self, engine: &Engine) -> Result<(), LockError> {
+        use interlock_store::ServerStatus;
+        for (name, s) in &self.servers {
+            let Some(record) = engine.store().server(name).await? else {
+                continue;
+            };
+            let locked = s.surface_hash.to_string();
+            let now = match (record.status, record.baseline_hash.as_deref()) {
+                (ServerStatus::Rejected, _) => Some("it was rejected".to_owned()),
+                (_, Some(h)) if h != locked => Some(format!("the approved surface is {h}")),
+                _ => None,
+            };
+            if let Some(now) = now {
+                return Err(LockError::Superseded {
+                    server: name.clone(),
+                    locked,
+                    now,
                 });
             }
         }
