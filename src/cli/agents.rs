@@ -137,6 +137,13 @@ async fn add(ctx: &Context, kind: ApiKeyKind, name: &str, role: &str) -> anyhow:
         Some(other) => anyhow::bail!("the gateway issued no key: {other:?}"),
         None => {
             let engine = ctx.engine().await?;
+            // An agent's name is its identity; a reviewer key's is not (the
+            // admin socket applies the same rule).
+            if kind == ApiKeyKind::Agent && keys::name_taken(&engine, kind, name).await? {
+                engine.log().close().await;
+                eprintln!("interlock: {}", keys::name_taken_message(kind, name));
+                return Ok(ExitCode::from(super::EXIT_REJECTED));
+            }
             let (key, record) = keys::issue_key(&engine, kind, name, role).await?;
             engine.log().close().await;
             (key, record.key_hash, "")

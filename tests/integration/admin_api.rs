@@ -625,3 +625,39 @@ fn regression_issue_39_an_operator_cannot_take_an_agents_name() {
     );
     assert_eq!(s, 200, "a revoked key's name is free again: {b}");
 }
+
+/// Issue 39 item 5, the owner's side: `interlock agents add` issued a second
+/// key under an existing agent's name (through the running gateway's socket,
+/// or straight into the data directory), which became `agent:<name>` and ran
+/// that agent's approved plans. The name is one active key's there too.
+#[test]
+fn regression_issue_39_the_cli_cannot_issue_a_second_key_under_a_name() {
+    let mut gw = Gateway::start("");
+    let out = gw.cli(&["agents", "add", "deployer"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Beside the running gateway (its admin socket issues keys) ...
+    let again = gw.cli(&["agents", "add", "deployer"]);
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("named \"deployer\" already"),
+        "{}",
+        stderr(&again)
+    );
+    // ... and with none running (the CLI opens the data directory itself).
+    gw.kill();
+    let again = gw.cli(&["agents", "add", "deployer"]);
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("named \"deployer\" already"),
+        "{}",
+        stderr(&again)
+    );
+    // A reviewer key may carry the name (an agent's name is its identity, a
+    // reviewer key's is not); a revoked agent's name is free again.
+    let reviewer = gw.cli(&["reviewers", "add", "deployer"]);
+    assert!(reviewer.status.success(), "{}", stderr(&reviewer));
+    let revoked = gw.cli(&["agents", "revoke", "deployer"]);
+    assert!(revoked.status.success(), "{}", stderr(&revoked));
+    let fresh = gw.cli(&["agents", "add", "deployer"]);
+    assert!(fresh.status.success(), "{}", stderr(&fresh));
+}

@@ -50,6 +50,28 @@ pub async fn issue_key(
     Ok((key, record))
 }
 
+/// Whether an active key of `kind` is named `name` already. A name is one
+/// key's (issue 39 item 5): plans and held calls belong to `agent:<name>`, so
+/// a second agent key under an existing name would run that agent's approved
+/// plans and consume its approved calls. Every face that issues a key asks
+/// this first: the admin API (409), the admin socket and the CLI.
+pub async fn name_taken(engine: &Engine, kind: ApiKeyKind, name: &str) -> Result<bool, StoreError> {
+    Ok(engine
+        .store()
+        .api_keys(kind)
+        .await?
+        .iter()
+        .any(|k| k.name == name && k.revoked_at.is_none()))
+}
+
+/// What a refusal of a taken name says.
+pub fn name_taken_message(kind: ApiKeyKind, name: &str) -> String {
+    format!(
+        "an active {} key is named {name:?} already; pick another name, or revoke that key first",
+        kind.as_str()
+    )
+}
+
 /// The active key record for a presented key of the expected kind, if any.
 pub async fn authenticate(
     engine: &Engine,

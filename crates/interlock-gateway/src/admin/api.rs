@@ -564,24 +564,11 @@ pub async fn create_key(
     });
     let who = permitted(&gw, &headers, &needs).await?;
     let reason = shadow_reason(&body, false, shadow)?;
-    // A name is one key's (issue 39 item 5): plans and held calls belong to
-    // `agent:<name>`, so a second agent key under an existing name would
-    // run that agent's approved plans and consume its approved calls.
-    if gw
-        .engine()
-        .store()
-        .api_keys(kind)
-        .await?
-        .iter()
-        .any(|k| k.name == name && k.revoked_at.is_none())
-    {
+    if crate::keys::name_taken(gw.engine(), kind, &name).await? {
         return Err(err(
             StatusCode::CONFLICT,
             "name_taken",
-            format!(
-                "an active {} key is named {name:?} already; pick another name, or rotate that key",
-                kind.as_str()
-            ),
+            crate::keys::name_taken_message(kind, &name),
         ));
     }
     let key = crate::keys::generate_key();

@@ -426,6 +426,18 @@ async fn answer(
             }
         }
         Request::IssueKey { kind, name, role } => {
+            // An agent's name is its identity (`agent:<name>`); a reviewer
+            // key's is not (decisions are the approver key's), and the owner
+            // may give one person several (a laptop, a desktop app).
+            let checked = match kind {
+                ApiKeyKind::Agent => crate::keys::name_taken(engine, kind, &name).await,
+                ApiKeyKind::Reviewer => Ok(false),
+            };
+            match checked {
+                Ok(false) => {}
+                Ok(true) => return Answer::Error(crate::keys::name_taken_message(kind, &name)),
+                Err(e) => return Answer::Error(e.to_string()),
+            }
             match crate::keys::issue_key(engine, kind, &name, &role).await {
                 Ok((key, record)) => Answer::Key {
                     key,
