@@ -149,7 +149,10 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
       {plan && plan.changes_anything && <Reach plan={plan} />}
       {!owner && c.found && (plan?.changes_anything || c.undoable) && (
         <p class="muted" style={{ margin: '8px 16px' }} data-testid="client-owner-command">
-          Connecting starts these servers as this machine's user, so only its owner does it: run{' '}
+          {plan?.changes_anything
+            ? "Connecting starts these servers as this machine's user"
+            : "Undoing removes the servers connect started, by a decision signed with this machine's key"}
+          , so only its owner does it: run{' '}
           <code>{ownerCommand(c.client, plan?.changes_anything ? 'connect' : 'undo')}</code> in a terminal there, or use
           the desktop app.
         </p>

@@ -1,9 +1,12 @@
 // "Connect a client" in Settings (issue 19 item 2), in a real browser against a
 // real gateway whose user has Claude Code set up (tests/data/connect/claude-code,
-// the real peers' paths filled in): the card lists the clients found, previews
-// per server what moves behind the gateway and how the client will reach it,
-// connects (the file rewritten, the upstreams in the gateway config), and undoes
-// (the file back byte for byte).
+// the real peers' paths filled in): the card lists the clients found and previews
+// per server what moves behind the gateway and how the client will reach it.
+// Connecting and undoing are the machine owner's (issue 39 item 1): in a browser
+// the card names the command to run, the reviewer API refuses them, and the
+// owner's `interlock connect` (the file rewritten, the upstreams in the gateway
+// config; undone byte for byte) shows on the card. The desktop app's own path —
+// a native dialog naming the commands — is tests/desktop/e2e.py's first run.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -79,14 +82,32 @@ describe('Settings: connect a client', () => {
     assert.match(await row('claude-code').locator('[data-testid=client-reach]').textContent(), new RegExp(`Streamable HTTP at ${gw.base}/mcp with its own agent key connect-claude-code`));
     assert.equal(await row('cursor').getAttribute('data-found'), 'false');
     assert.equal(await row('cursor').locator('[data-testid=client-connect]').count(), 0);
+    // A browser is not the machine's owner: no Connect button, the command instead.
+    assert.equal(await row('claude-code').locator('[data-testid=client-connect]').count(), 0);
+    assert.match(await row('claude-code').locator('[data-testid=client-owner-command]').textContent(), /run interlock connect claude-code in a terminal there, or use the desktop app/);
     await page.locator('[data-testid=connect-clients]').scrollIntoViewIfNeeded();
     await shot('settings-connect');
   });
 
-  it('connects: the file reaches the gateway, the upstreams start at once, pending (no restart)', async () => {
-    await row('claude-code').locator('[data-testid=client-connect]').click();
-    await row('claude-code').locator('[data-testid=client-note]').waitFor({ timeout: T });
-    assert.match(await row('claude-code').locator('[data-testid=client-note]').textContent(), /2 servers added to the gateway and started \(everything, time\); they wait in the inbox/);
+  it('the reviewer API refuses to connect or undo: an owner action', async () => {
+    const answers = await page.evaluate(async () => {
+      const key = localStorage.getItem('interlock.apiKey');
+      const post = async (what) => {
+        const r = await fetch(`/api/v1/clients/claude-code/${what}`, { method: 'POST', headers: { Authorization: `Bearer ${key}` } });
+        return [r.status, (await r.json()).error.code];
+      };
+      return [await post('connect'), await post('undo')];
+    });
+    assert.deepEqual(answers, [
+      [403, 'owner_action'],
+      [403, 'owner_action'],
+    ]);
+    assert.equal(claude(), original);
+  });
+
+  it('the owner connects at the terminal: the file reaches the gateway, the upstreams start at once, pending', async () => {
+    // The gateway here runs with `--config` outside its data directory: the owner names it.
+    await gw.cli('connect', 'claude-code', '--yes', '--config', gw.config);
     await waitFor('the started servers pending', async () => {
       const { servers } = await gw.api('/api/v1/servers');
       const pending = servers.filter((s) => ['everything', 'time'].includes(s.name) && s.status === 'PENDING');
@@ -99,19 +120,22 @@ describe('Settings: connect a client', () => {
     assert.match(config, /\[servers\.everything\]/);
     assert.match(config, /\[servers\.time\]/);
     assert.doesNotMatch(config, /fixture-token-for-claude-code/, 'the secret went to the keychain, not the file');
+    await page.evaluate(() => (location.hash = '#/inbox'));
+    await page.evaluate(() => (location.hash = '#/settings'));
     await row('claude-code').locator('[data-testid=client-state]').waitFor({ timeout: T });
     assert.equal(await row('claude-code').locator('[data-testid=client-state]').textContent(), 'CONNECTED');
+    assert.match(await row('claude-code').locator('[data-testid=client-owner-command]').textContent(), /interlock connect --undo claude-code/);
     await shot('settings-connected');
   });
 
-  it('undoes: the file back byte for byte, the upstreams gone', async () => {
-    await row('claude-code').locator('[data-testid=client-undo]').click();
-    await page.locator('[role=dialog]').waitFor({ timeout: T });
-    await page.locator('[role=dialog] button', { hasText: 'Undo' }).click();
-    await row('claude-code').locator('[data-testid=client-note]', { hasText: 'byte for byte' }).waitFor({ timeout: T });
+  it('the owner undoes at the terminal: the file back byte for byte, the upstreams gone', async () => {
+    await gw.cli('connect', '--undo', 'claude-code', '--config', gw.config);
     assert.equal(claude(), original);
     assert.doesNotMatch(fs.readFileSync(gw.config, 'utf8'), /\[servers\.time\]/);
-    await row('claude-code').locator('[data-testid=client-undo]').waitFor({ state: 'detached', timeout: T });
+    await page.evaluate(() => (location.hash = '#/inbox'));
+    await page.evaluate(() => (location.hash = '#/settings'));
+    await row('claude-code').locator('[data-testid=client-state]').waitFor({ state: 'detached', timeout: T });
+    assert.match(await row('claude-code').locator('[data-testid=client-owner-command]').textContent(), /interlock connect claude-code/);
   });
 
   it('the first run (#/welcome): the approver key, the clients found, then what arrived', async () => {
@@ -122,7 +146,7 @@ describe('Settings: connect a client', () => {
     await page.locator('[data-testid=welcome]').waitFor({ timeout: T });
     await page.locator('[data-testid=welcome-fingerprint]', { hasText: fingerprint }).waitFor({ timeout: T });
     // Only the clients found on this machine are offered.
-    await row('claude-code').locator('[data-testid=client-connect]').waitFor({ timeout: T });
+    await row('claude-code').locator('[data-testid=client-preview]').waitFor({ timeout: T });
     const offered = await page.$$eval('[data-testid=client]', (cs) => cs.map((c) => c.getAttribute('data-client')));
     assert.deepEqual(offered, ['claude-code']);
     // The server configured before the first start waits for review.
