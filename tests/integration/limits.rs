@@ -446,3 +446,68 @@ fn regression_issue_39_one_key_cannot_take_every_upstream_slot() {
         "the refusal is a leaf: {log}"
     );
 }
+
+/// A keep-alive connection that sends `initialize` with `key` and reads the
+/// answer's status, leaving the connection open (its status, and the
+/// connection if the gateway kept it).
+fn initialize_on_new_connection(gw: &Gateway, key: &str) -> (u16, TcpStream) {
+    let mut s = TcpStream::connect(&gw.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n",
+        gw.addr,
+        INIT.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(INIT).unwrap();
+    // The status line, then the headers and as much of the body as the
+    // Content-Length says.
+    let mut got = Vec::new();
+    let mut byte = [0u8; 1];
+    while !got.ends_with(b"\r\n\r\n") {
+        assert_eq!(s.read(&mut byte).unwrap(), 1, "the answer ended early");
+        got.push(byte[0]);
+    }
+    let text = String::from_utf8_lossy(&got).to_lowercase();
+    let status: u16 = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let length: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map(|v| v.trim().parse().unwrap())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    s.read_exact(&mut body).unwrap();
+    (status, s)
+}
+
+/// Issue 39 item 18: one global `max_connections`, so one agent key holding
+/// connections open (a stream per session, held calls waiting) could leave
+/// none for the other agents. Each key is served on at most
+/// `limits.connections_per_key` at once: a request on one more is refused
+/// (429, the connection closed), another key is served, and the share comes
+/// back as the key's connections end.
+#[test]
+fn regression_issue_39_one_key_cannot_take_every_connection() {
+    let gw = Gateway::start("[limits]\nconnections_per_key = 2\n");
+    let (a, b) = (agent(&gw, "greedy"), agent(&gw, "other"));
+    let (first, held_1) = initialize_on_new_connection(&gw, &a);
+    let (second, _held_2) = initialize_on_new_connection(&gw, &a);
+    assert_eq!((first, second), (200, 200));
+    let (third, _) = initialize_on_new_connection(&gw, &a);
+    assert_eq!(third, 429, "a third connection for the same key");
+    let (other, _held_3) = initialize_on_new_connection(&gw, &b);
+    assert_eq!(other, 200, "another key is served");
+    // One of the key's connections ends: its share comes back.
+    drop(held_1);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (again, _held_4) = initialize_on_new_connection(&gw, &a);
+        if again == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the share never came back");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -301,6 +301,12 @@ pub struct Limits {
     /// one agent cannot take every upstream slot); the next is refused with
     /// a retry hint until one ends. `0`: no cap.
     pub calls_in_flight_per_key: usize,
+    /// TCP connections one agent key may be served on at once, of
+    /// `max_connections` (issue 39 item 18: one agent's long-held streams
+    /// cannot take every connection). A connection is the first key's that
+    /// used it; a request on a further one is answered 429 and the
+    /// connection closed. `0`: no share.
+    pub connections_per_key: usize,
 }
 
 impl Default for Limits {
@@ -320,6 +326,7 @@ impl Default for Limits {
             subscriptions_per_key: 256,
             held_calls_per_key: 16,
             calls_in_flight_per_key: 64,
+            connections_per_key: 256,
         }
     }
 }

@@ -75,6 +75,8 @@ pub(crate) struct Inner {
     sealer: crate::sessions::round_trip::Sealer,
     /// Outstanding one-time sign-in links (issue 19).
     signin: Arc<crate::signin::SigninLinks>,
+    /// Each agent key's share of the TCP connections (`crate::connections`).
+    connection_shares: crate::connections::ConnectionShares,
     /// The host's `interlock connect`, for `/api/v1/clients` (`crate::reviewer::clients`).
     client_connector: std::sync::OnceLock<Arc<dyn crate::connector::ClientConnector>>,
     /// Per-key rate buckets and settings (issue 20 item 4).
@@ -163,6 +165,7 @@ impl Gateway {
             tasks: Default::default(),
             sealer: Default::default(),
             signin: Default::default(),
+            connection_shares: Default::default(),
             client_connector: Default::default(),
             server_file: Default::default(),
             key_limits: Default::default(),
@@ -183,6 +186,11 @@ impl Gateway {
     /// The gateway's metrics (`/metrics`).
     pub fn metrics(&self) -> &crate::metrics::Metrics {
         &self.0.metrics
+    }
+
+    /// Each agent key's share of the TCP connections (`crate::connections`).
+    pub(crate) fn connection_shares(&self) -> &crate::connections::ConnectionShares {
+        &self.0.connection_shares
     }
 
     /// The programs reviewers asked to run (`crate::server_changes`).

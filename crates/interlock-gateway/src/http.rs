@@ -231,6 +231,7 @@ pub async fn serve(
 
     let bound = listener.local_addr()?;
     let limits = gw.config().limits.clone();
+    let gw_for_shares = gw.clone();
     let app = router(gw, bound);
     let mut http1 = hyper::server::conn::http1::Builder::new();
     http1
@@ -239,6 +240,8 @@ pub async fn serve(
         .max_header_size(limits.max_header_bytes.max(1024));
     let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let shares = gw_for_shares.clone();
+    let mut next_connection = 0u64;
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -264,20 +267,27 @@ pub async fn serve(
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
         // Each request knows the address it came from (`Peer`): a few routes
-        // act on this machine and answer only its own users.
+        // act on this machine and answer only its own users. And which
+        // connection it came on (`ConnectionId`): an agent key's share of
+        // the connections is counted by them (`crate::connections`).
+        next_connection += 1;
+        let connection = crate::connections::ConnectionId(next_connection);
         let service = tower::util::MapRequest::new(
             app.clone(),
             move |mut req: hyper::Request<hyper::body::Incoming>| {
                 req.extensions_mut().insert(Peer(peer));
+                req.extensions_mut().insert(connection);
                 req
             },
         );
         let conn = http1.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
         let conn = graceful.watch(conn);
+        let shares = shares.clone();
         tokio::spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
+            shares.connection_shares().release(connection);
             drop(permit);
         });
     }

@@ -44,6 +44,7 @@ pub mod auth;
 pub mod client;
 pub mod client_changes;
 pub mod config;
+pub mod connections;
 pub mod connector;
 pub mod executor;
 mod extract;

@@ -50,7 +50,43 @@ fn rpc_error(status: StatusCode, id: Option<&RawValue>, code: i64, message: &str
     json_response(status, jsonrpc::error(id, code, message))
 }
 
-async fn agent(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, Response> {
+/// The connection a request came on, when served by `crate::http::serve`.
+type OnConnection = Option<axum::Extension<crate::connections::ConnectionId>>;
+
+/// The calling agent's key, counted against its share of the connections
+/// (`crate::connections`): over it, 429 and the connection closed.
+async fn agent(
+    gw: &Gateway,
+    headers: &HeaderMap,
+    connection: OnConnection,
+) -> Result<ApiKeyRecord, Response> {
+    let rec = authenticated(gw, headers).await?;
+    let Some(axum::Extension(connection)) = connection else {
+        return Ok(rec);
+    };
+    let share = gw.config().limits.connections_per_key;
+    match gw
+        .connection_shares()
+        .claim(connection, &rec.key_hash, share)
+    {
+        Ok(()) => Ok(rec),
+        Err(over) => {
+            let mut r = rpc_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                None,
+                code::LIMIT,
+                &over.message(),
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Err(r)
+        }
+    }
+}
+
+async fn authenticated(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, Response> {
     let unauthorized = |msg: &str| {
         let mut r = rpc_error(StatusCode::UNAUTHORIZED, None, code::INVALID_REQUEST, msg);
         r.headers_mut().insert(
@@ -77,8 +113,13 @@ async fn agent(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, Respon
 }
 
 /// `POST /mcp`.
-pub async fn post(State(gw): State<Gateway>, headers: HeaderMap, body: Bytes) -> Response {
-    let agent = match agent(&gw, &headers).await {
+pub async fn post(
+    State(gw): State<Gateway>,
+    connection: OnConnection,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let agent = match agent(&gw, &headers, connection).await {
         Ok(a) => a,
         Err(r) => return r,
     };
@@ -432,7 +473,11 @@ fn sse_response(rx: tokio::sync::mpsc::Receiver<Vec<u8>>) -> Response {
 /// `notifications/resources/updated` of the resources it subscribed to.
 /// Opening another closes the previous one. Without a session (stateless
 /// clients) there is nothing to stream: 405.
-pub async fn get(State(gw): State<Gateway>, headers: HeaderMap) -> Response {
+pub async fn get(
+    State(gw): State<Gateway>,
+    connection: OnConnection,
+    headers: HeaderMap,
+) -> Response {
     let Some(sid) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         return (
             StatusCode::METHOD_NOT_ALLOWED,
@@ -440,7 +485,7 @@ pub async fn get(State(gw): State<Gateway>, headers: HeaderMap) -> Response {
         )
             .into_response();
     };
-    let agent = match agent(&gw, &headers).await {
+    let agent = match agent(&gw, &headers, connection).await {
         Ok(a) => a,
         Err(r) => return r,
     };
@@ -479,8 +524,12 @@ pub async fn get(State(gw): State<Gateway>, headers: HeaderMap) -> Response {
 }
 
 /// `DELETE /mcp`: ends a session.
-pub async fn delete(State(gw): State<Gateway>, headers: HeaderMap) -> Response {
-    let agent = match agent(&gw, &headers).await {
+pub async fn delete(
+    State(gw): State<Gateway>,
+    connection: OnConnection,
+    headers: HeaderMap,
+) -> Response {
+    let agent = match agent(&gw, &headers, connection).await {
         Ok(a) => a,
         Err(r) => return r,
     };
