@@ -195,7 +195,7 @@ pub async fn change_client(
 
 impl From<ClientChangeError> for DecideError {
     fn from(e: ClientChangeError) -> DecideError {
-        use interlock_gateway::connector::ConnectorError;
+        use interlock_host::ConnectorError;
         let code = match &e {
             ClientChangeError::Connector(ConnectorError::Refused(_))
             | ClientChangeError::Connector(ConnectorError::UnknownClient(_)) => "refused",

@@ -32,6 +32,17 @@ fn claude_code_home() -> (tempfile::TempDir, std::path::PathBuf, Vec<u8>) {
     (home, file, text.into_bytes())
 }
 
+/// A fresh gateway whose user's home is `home` (the clients' files there).
+fn gateway_in(home: &tempfile::TempDir) -> Fresh {
+    Fresh::start_with(&[
+        ("HOME", home.path().to_str().unwrap()),
+        (
+            "XDG_CONFIG_HOME",
+            home.path().join(".config").to_str().unwrap(),
+        ),
+    ])
+}
+
 fn post(gw: &Fresh, key: &str, path: &str) -> (u16, Value) {
     let (status, _, body) = http(
         &gw.addr,
@@ -63,13 +74,7 @@ fn leaf_types(gw: &Fresh, key: &str) -> Vec<String> {
 #[test]
 fn clients_are_previewed_through_the_reviewer_api_without_a_change() {
     let (home, file, original) = claude_code_home();
-    let gw = Fresh::start_with(&[
-        ("HOME", home.path().to_str().unwrap()),
-        (
-            "XDG_CONFIG_HOME",
-            home.path().join(".config").to_str().unwrap(),
-        ),
-    ]);
+    let gw = gateway_in(&home);
     let key = reviewer(&gw);
 
     let (status, list) = gw.get(&key, "/api/v1/clients");
@@ -106,13 +111,7 @@ fn clients_are_previewed_through_the_reviewer_api_without_a_change() {
 #[test]
 fn regression_issue_39_connect_and_undo_over_the_reviewer_api_are_owner_actions() {
     let (home, file, original) = claude_code_home();
-    let gw = Fresh::start_with(&[
-        ("HOME", home.path().to_str().unwrap()),
-        (
-            "XDG_CONFIG_HOME",
-            home.path().join(".config").to_str().unwrap(),
-        ),
-    ]);
+    let gw = gateway_in(&home);
     let key = reviewer(&gw);
     for (path, command) in [
         (
@@ -155,13 +154,7 @@ fn regression_issue_39_connect_and_undo_over_the_reviewer_api_are_owner_actions(
 #[test]
 fn clients_api_names_only_known_clients_never_a_path() {
     let (home, _file, _) = claude_code_home();
-    let gw = Fresh::start_with(&[
-        ("HOME", home.path().to_str().unwrap()),
-        (
-            "XDG_CONFIG_HOME",
-            home.path().join(".config").to_str().unwrap(),
-        ),
-    ]);
+    let gw = gateway_in(&home);
     let key = reviewer(&gw);
     for slug in [
         "..%2F..%2Fetc%2Fpasswd",
