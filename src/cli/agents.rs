@@ -131,17 +131,22 @@ async fn add(ctx: &Context, kind: ApiKeyKind, name: &str, role: &str) -> anyhow:
         kind,
         name: name.to_owned(),
         role: role.to_owned(),
+        first_free: false,
     };
     let (key, key_hash, by) = match admin::request(&ctx.host().data_dir()?, &request).await? {
-        Some(admin::Answer::Key { key, key_hash }) => (key, key_hash, " by the running gateway"),
+        Some(admin::Answer::Key { key, key_hash, .. }) => {
+            (key, key_hash, " by the running gateway")
+        }
         Some(other) => anyhow::bail!("the gateway issued no key: {other:?}"),
         None => {
             let engine = ctx.engine().await?;
             // An agent's name is its identity; a reviewer key's is not (the
             // admin socket applies the same rule).
-            if kind == ApiKeyKind::Agent && keys::name_taken(&engine, kind, name).await? {
+            if kind == ApiKeyKind::Agent
+                && let Some(taken) = keys::name_taken(&engine, kind, name).await?
+            {
                 engine.log().close().await;
-                eprintln!("interlock: {}", keys::name_taken_message(kind, name));
+                eprintln!("interlock: {}", taken.message(kind, name));
                 return Ok(ExitCode::from(super::EXIT_REJECTED));
             }
             let (key, record) = keys::issue_key(&engine, kind, name, role).await?;

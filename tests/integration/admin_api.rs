@@ -582,8 +582,11 @@ fn regression_issue_39_shadow_mode_is_the_owners_with_a_logged_reason() {
 /// Issue 39 item 5: key names were not unique, so an operator could create a
 /// second agent key named like an existing agent, become `agent:<name>`, run
 /// that agent's approved plans and consume its approved held calls. The
-/// admin API refuses a name an active key of the same kind has (409); a
-/// revoked key's name may be used again.
+/// admin API refuses a name an active key of the same kind has (409
+/// `name_taken`), and an agent name a revoked key had (409 `name_retired`):
+/// the revoked agent's plans and held calls are still `agent:<name>`'s, so a
+/// new key under it would inherit them. Only a rotation (logged with both
+/// hashes) carries an agent's identity to a new key.
 #[test]
 fn regression_issue_39_an_operator_cannot_take_an_agents_name() {
     let gw = Gateway::start("");
@@ -623,7 +626,54 @@ fn regression_issue_39_an_operator_cannot_take_an_agents_name() {
         "/api/v1/admin/keys",
         Some(json!({"name": "deployer-2"})),
     );
-    assert_eq!(s, 200, "a revoked key's name is free again: {b}");
+    assert_eq!(s, 409, "a revoked agent's name was given again: {b}");
+    assert_eq!(b["error"]["code"], "name_retired", "{b}");
+    assert!(
+        b["error"]["message"].as_str().unwrap().contains("rotate"),
+        "{b}"
+    );
+    // A reviewer key's name is a label: a revoked one's may be used again.
+    let reviewer = json!({"name": "night-shift", "kind": "reviewer", "role": "reviewer"});
+    let owner = mint(&gw, "root", "owner");
+    let (s, made) = call(
+        &gw,
+        &owner,
+        "POST",
+        "/api/v1/admin/keys",
+        Some(reviewer.clone()),
+    );
+    assert_eq!(s, 200, "{made}");
+    let id = made["id"].as_str().unwrap();
+    let (s, b) = call(
+        &gw,
+        &owner,
+        "POST",
+        &format!("/api/v1/admin/keys/{id}/revoke"),
+        Some(json!({})),
+    );
+    assert_eq!(s, 200, "{b}");
+    let (s, b) = call(&gw, &owner, "POST", "/api/v1/admin/keys", Some(reviewer));
+    assert_eq!(s, 200, "a revoked reviewer key's name stays usable: {b}");
+    // Rotating keeps the identity: the new key has the name, the old is revoked.
+    let (s, list) = call(&gw, &operator, "GET", "/api/v1/admin/keys", None);
+    assert_eq!(s, 200, "{list}");
+    let deployer = list["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "deployer" && k["revoked_at"].is_null())
+        .unwrap_or_else(|| panic!("{list}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (s, b) = call(
+        &gw,
+        &operator,
+        "POST",
+        &format!("/api/v1/admin/keys/{deployer}/rotate"),
+        Some(json!({})),
+    );
+    assert_eq!(s, 200, "rotating a live agent key keeps its name: {b}");
 }
 
 /// Issue 39 item 5, the owner's side: `interlock agents add` issued a second
@@ -653,11 +703,25 @@ fn regression_issue_39_the_cli_cannot_issue_a_second_key_under_a_name() {
         stderr(&again)
     );
     // A reviewer key may carry the name (an agent's name is its identity, a
-    // reviewer key's is not); a revoked agent's name is free again.
+    // reviewer key's is not); a revoked agent's name is never given again,
+    // with or without a gateway running.
     let reviewer = gw.cli(&["reviewers", "add", "deployer"]);
     assert!(reviewer.status.success(), "{}", stderr(&reviewer));
     let revoked = gw.cli(&["agents", "revoke", "deployer"]);
     assert!(revoked.status.success(), "{}", stderr(&revoked));
-    let fresh = gw.cli(&["agents", "add", "deployer"]);
-    assert!(fresh.status.success(), "{}", stderr(&fresh));
+    let again = gw.cli(&["agents", "add", "deployer"]);
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("a revoked agent key was named \"deployer\""),
+        "{}",
+        stderr(&again)
+    );
+    gw.restart();
+    let again = gw.cli(&["agents", "add", "deployer"]);
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("a revoked agent key was named \"deployer\""),
+        "{}",
+        stderr(&again)
+    );
 }

@@ -712,6 +712,69 @@ fn regression_undo_refuses_a_file_changed_since_connect() {
     assert_eq!(std::fs::read(&file).unwrap(), original);
 }
 
+/// Issue 39 item 5: an agent's name is its identity, and a revoked key's name
+/// is never given to a new key (it would inherit the old agent's approved
+/// plans and held calls). Undo revokes `connect-<client>`; connecting again
+/// makes a new agent, `connect-<client>-2`, and the entry carries its key.
+#[test]
+fn regression_issue_39_a_client_connected_again_after_undo_is_a_new_agent() {
+    let gw = gateway();
+    let home = Home::new("cursor");
+    let file = home.path().join(".cursor/mcp.json");
+    ok(
+        &home.interlock(&gw, &["connect", "cursor", "--yes"]),
+        "connect",
+    );
+    let out = ok(
+        &home.interlock(&gw, &["connect", "--undo", "cursor"]),
+        "undo",
+    );
+    assert!(out.contains("revoked agent key `connect-cursor`"), "{out}");
+    let out = ok(
+        &home.interlock(&gw, &["connect", "cursor", "--yes"]),
+        "connect again",
+    );
+    assert!(out.contains("connect-cursor-2"), "{out}");
+    let keys = ok(&gw.cli(&["agents", "list"]), "agents list");
+    let line = |name: &str| {
+        keys.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in {keys}"))
+            .to_owned()
+    };
+    assert!(line("connect-cursor").ends_with("revoked"), "{keys}");
+    assert!(!line("connect-cursor-2").ends_with("revoked"), "{keys}");
+    // The new entry's key is the new agent's: it reaches the gateway.
+    let entry = gateway_entry("cursor", &file);
+    let args = header_args(
+        entry["headers"]
+            .as_object()
+            .expect("cursor's entry has headers"),
+    );
+    let listed = client(
+        "py",
+        entry["url"].as_str().unwrap(),
+        None,
+        &args
+            .iter()
+            .map(String::as_str)
+            .chain(["list-tools"])
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        listed["error"].is_null() && listed["tools"].is_array(),
+        "{listed}"
+    );
+    let out = ok(
+        &home.interlock(&gw, &["connect", "--undo", "cursor"]),
+        "undo again",
+    );
+    assert!(
+        out.contains("revoked agent key `connect-cursor-2`"),
+        "{out}"
+    );
+}
+
 /// Every file under `dir`, recursively.
 fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();

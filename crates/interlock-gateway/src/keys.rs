@@ -50,26 +50,84 @@ pub async fn issue_key(
     Ok((key, record))
 }
 
-/// Whether an active key of `kind` is named `name` already. A name is one
-/// key's (issue 39 item 5): plans and held calls belong to `agent:<name>`, so
-/// a second agent key under an existing name would run that agent's approved
-/// plans and consume its approved calls. Every face that issues a key asks
-/// this first: the admin API (409), the admin socket and the CLI.
-pub async fn name_taken(engine: &Engine, kind: ApiKeyKind, name: &str) -> Result<bool, StoreError> {
-    Ok(engine
-        .store()
-        .api_keys(kind)
-        .await?
-        .iter()
-        .any(|k| k.name == name && k.revoked_at.is_none()))
+/// Why a name cannot be given to a new key (issue 39 item 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameTaken {
+    /// An active key of the kind has it.
+    Active,
+    /// A revoked agent key had it. An agent's plans, standing grants and held
+    /// calls belong to `agent:<name>`, so a name stays with the key that first
+    /// had it and that key's rotations (`key.rotated` names both hashes): a
+    /// new key under it would inherit what the revoked one was approved for.
+    Retired,
 }
 
-/// What a refusal of a taken name says.
-pub fn name_taken_message(kind: ApiKeyKind, name: &str) -> String {
-    format!(
-        "an active {} key is named {name:?} already; pick another name, or revoke that key first",
-        kind.as_str()
-    )
+impl NameTaken {
+    /// The machine-readable code a refusal carries.
+    pub fn code(self) -> &'static str {
+        match self {
+            NameTaken::Active => "name_taken",
+            NameTaken::Retired => "name_retired",
+        }
+    }
+
+    /// What a refusal says.
+    pub fn message(self, kind: ApiKeyKind, name: &str) -> String {
+        match self {
+            NameTaken::Active => format!(
+                "an active {} key is named {name:?} already; pick another name, or revoke that key first",
+                kind.as_str()
+            ),
+            NameTaken::Retired => format!(
+                "a revoked {} key was named {name:?}; an agent's name is its identity and is never \
+                 given to a new key (it would inherit that agent's approved plans and held calls): \
+                 pick another name, or rotate a live key to keep its identity",
+                kind.as_str()
+            ),
+        }
+    }
+}
+
+/// Whether `name` may be given to a new key of `kind`. A name is one key's
+/// (issue 39 item 5): for agents, one key's and its rotations' for ever, so
+/// an operator can neither take a live agent's name nor revive a revoked
+/// one's. A reviewer key's name is only a label (decisions are the approver
+/// key's), so only a live one blocks it on the admin API, and the owner may
+/// give one person several elsewhere. Every face that issues a key asks
+/// this first: the admin API (409), the admin socket and the CLI.
+pub async fn name_taken(
+    engine: &Engine,
+    kind: ApiKeyKind,
+    name: &str,
+) -> Result<Option<NameTaken>, StoreError> {
+    let keys = engine.store().api_keys(kind).await?;
+    let mut named = keys.iter().filter(|k| k.name == name);
+    Ok(if named.clone().any(|k| k.revoked_at.is_none()) {
+        Some(NameTaken::Active)
+    } else if kind == ApiKeyKind::Agent && named.next().is_some() {
+        Some(NameTaken::Retired)
+    } else {
+        None
+    })
+}
+
+/// The first of `base`, `base-2`, `base-3`, … that [`name_taken`] allows:
+/// `interlock connect` names its key after the client, and a client
+/// connected again after an undo gets a new identity, not the old one's.
+pub async fn first_free_name(
+    engine: &Engine,
+    kind: ApiKeyKind,
+    base: &str,
+) -> Result<String, StoreError> {
+    let keys = engine.store().api_keys(kind).await?;
+    let used = |n: &str| {
+        keys.iter()
+            .any(|k| k.name == n && (kind == ApiKeyKind::Agent || k.revoked_at.is_none()))
+    };
+    Ok(std::iter::once(base.to_owned())
+        .chain((2..).map(|i| format!("{base}-{i}")))
+        .find(|n| !used(n))
+        .expect("an unbounded sequence has a free name"))
 }
 
 /// The active key record for a presented key of the expected kind, if any.

@@ -564,11 +564,11 @@ pub async fn create_key(
     });
     let who = permitted(&gw, &headers, &needs).await?;
     let reason = shadow_reason(&body, false, shadow)?;
-    if crate::keys::name_taken(gw.engine(), kind, &name).await? {
+    if let Some(taken) = crate::keys::name_taken(gw.engine(), kind, &name).await? {
         return Err(err(
             StatusCode::CONFLICT,
-            "name_taken",
-            crate::keys::name_taken_message(kind, &name),
+            taken.code(),
+            taken.message(kind, &name),
         ));
     }
     let key = crate::keys::generate_key();

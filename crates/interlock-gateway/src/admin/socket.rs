@@ -51,6 +51,11 @@ pub enum Request {
         kind: ApiKeyKind,
         name: String,
         role: String,
+        /// When `name` is taken, the first free `name-2`, `name-3`, …
+        /// instead of a refusal (`interlock connect`'s keys; the answer
+        /// names the one given).
+        #[serde(default)]
+        first_free: bool,
     },
     /// Keep an upstream's secret in the gateway's keychain (`interlock
     /// connect`): only tokens named `upstream.…`, the ones `env_keychain` /
@@ -141,6 +146,9 @@ pub enum Answer {
     Key {
         key: String,
         key_hash: String,
+        /// The name the key was given (`Request::IssueKey`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
     },
     Stored,
     Deleted(bool),
@@ -421,27 +429,42 @@ async fn answer(
             )
             .await
             {
-                Ok((key, key_hash)) => Answer::Key { key, key_hash },
+                Ok((key, key_hash)) => Answer::Key {
+                    key,
+                    key_hash,
+                    name: None,
+                },
                 Err(e) => Answer::Error(e.to_string()),
             }
         }
-        Request::IssueKey { kind, name, role } => {
+        Request::IssueKey {
+            kind,
+            name,
+            role,
+            first_free,
+        } => {
             // An agent's name is its identity (`agent:<name>`); a reviewer
             // key's is not (decisions are the approver key's), and the owner
             // may give one person several (a laptop, a desktop app).
-            let checked = match kind {
-                ApiKeyKind::Agent => crate::keys::name_taken(engine, kind, &name).await,
-                ApiKeyKind::Reviewer => Ok(false),
+            let name = match (kind, first_free) {
+                (_, true) => match crate::keys::first_free_name(engine, kind, &name).await {
+                    Ok(n) => n,
+                    Err(e) => return Answer::Error(e.to_string()),
+                },
+                (ApiKeyKind::Agent, false) => {
+                    match crate::keys::name_taken(engine, kind, &name).await {
+                        Ok(None) => name,
+                        Ok(Some(taken)) => return Answer::Error(taken.message(kind, &name)),
+                        Err(e) => return Answer::Error(e.to_string()),
+                    }
+                }
+                (ApiKeyKind::Reviewer, false) => name,
             };
-            match checked {
-                Ok(false) => {}
-                Ok(true) => return Answer::Error(crate::keys::name_taken_message(kind, &name)),
-                Err(e) => return Answer::Error(e.to_string()),
-            }
             match crate::keys::issue_key(engine, kind, &name, &role).await {
                 Ok((key, record)) => Answer::Key {
                     key,
                     key_hash: record.key_hash,
+                    name: Some(name),
                 },
                 Err(e) => Answer::Error(e.to_string()),
             }
@@ -550,6 +573,7 @@ mod tests {
             kind: ApiKeyKind::Reviewer,
             name: "second-terminal".into(),
             role: "reviewer".into(),
+            first_free: false,
         })
         .await
         .unwrap();

@@ -217,7 +217,8 @@ pub struct Plan {
     pub servers: Vec<PlannedServer>,
     /// The entry added to reach the gateway; `None` when the file has one.
     pub entry: Option<GatewayEntry>,
-    /// The agent key's name (`connect-<client>`).
+    /// The agent key's name (`connect-<client>`; once connected, the name
+    /// given, `connect-<client>-2` when an earlier key had the first).
     pub agent: String,
 }
 
@@ -438,6 +439,7 @@ impl Host {
         } else {
             None
         };
+        let mut agent_name = p.plan.agent.clone();
         let result = async {
             for i in p.imports.iter().filter(|i| !i.shared) {
                 let values = i
@@ -456,7 +458,11 @@ impl Host {
                 }
             }
             let key = match &p.plan.entry {
-                Some(_) => Some(self.mint_agent_key(&p.plan.agent).await?),
+                Some(_) => {
+                    let (key, name) = self.mint_agent_key(&p.plan.agent).await?;
+                    agent_name = name;
+                    Some(key)
+                }
                 None => None,
             };
             let entry: Vec<(String, edit::Members)> = p
@@ -484,7 +490,7 @@ impl Host {
                     .collect(),
                 gateway_config: p.plan.gateway_config.clone(),
                 tokens: stored.clone(),
-                agent: key.as_ref().map(|_| p.plan.agent.clone()),
+                agent: key.as_ref().map(|_| agent_name.clone()),
                 removed: removed.clone(),
                 added: p.plan.entry.as_ref().map(|e| e.name.clone()),
                 backup_key: None,
@@ -589,8 +595,10 @@ impl Host {
                 Err(e) => tracing::warn!("the running gateway did not start the new servers: {e}"),
             }
         }
+        let mut plan = p.plan;
+        plan.agent = agent_name;
         Ok(Connected {
-            plan: p.plan,
+            plan,
             changed: true,
             gateway_running,
             started,
@@ -713,16 +721,25 @@ impl Host {
         })
     }
 
-    async fn mint_agent_key(&self, name: &str) -> Result<String, ConnectError> {
+    /// A new agent key for the client, under the first free name of
+    /// `base`, `base-2`, …: a name a revoked key had is never given again
+    /// (issue 39 item 5), so a client connected after an undo is a new
+    /// agent. Returns the key and its name.
+    async fn mint_agent_key(&self, base: &str) -> Result<(String, String), ConnectError> {
         use interlock_gateway::admin::{Answer, Request, request};
         // Beside a live gateway, it issues the key (it holds the log key).
         let req = Request::IssueKey {
             kind: ApiKeyKind::Agent,
-            name: name.to_owned(),
+            name: base.to_owned(),
             role: interlock_gateway::roles::DEFAULT_ROLE.to_owned(),
+            first_free: true,
         };
         match request(&self.data_dir()?, &req).await? {
-            Some(Answer::Key { key, .. }) => return Ok(key),
+            Some(Answer::Key {
+                key,
+                name: Some(name),
+                ..
+            }) => return Ok((key, name)),
             Some(other) => {
                 return Err(ConnectError::Gateway(format!(
                     "the gateway issued no key: {other:?}"
@@ -731,16 +748,21 @@ impl Host {
             None => {}
         }
         let engine = self.engine().await?;
-        let issued = interlock_gateway::keys::issue_key(
-            &engine,
-            ApiKeyKind::Agent,
-            name,
-            interlock_gateway::roles::DEFAULT_ROLE,
-        )
+        let issued = async {
+            let name =
+                interlock_gateway::keys::first_free_name(&engine, ApiKeyKind::Agent, base).await?;
+            let (key, _) = interlock_gateway::keys::issue_key(
+                &engine,
+                ApiKeyKind::Agent,
+                &name,
+                interlock_gateway::roles::DEFAULT_ROLE,
+            )
+            .await?;
+            Ok::<_, interlock_engine::EngineError>((key, name))
+        }
         .await;
         engine.log().close().await;
-        let (key, _) = issued.map_err(HostError::from)?;
-        Ok(key)
+        Ok(issued.map_err(HostError::from)?)
     }
 
     fn prepare_connect(&self, req: &ConnectRequest) -> Result<Prepared, ConnectError> {
