@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use interlock_core::RiskLevel;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
+use interlock_host::team_audience::{AudiencePin, PinSource};
 use interlock_host::{
     APPROVER_KEY, Countersign, Decision, GatewayOptions, Host, HostError, Keychain, KeychainKey,
     RunningGateway,
@@ -54,6 +55,8 @@ enum Link {
     /// onto a local bus so the tray and notifications work the same way.
     Team {
         client: ReviewerClient,
+        /// The one audience this app signs for there.
+        pin: AudiencePin,
         events: EventBus,
         relay: tokio::task::JoinHandle<()>,
     },
@@ -73,6 +76,10 @@ pub struct Settings {
     /// `$INTERLOCK_TEAM_REVIEWER_KEY`: the team gateway's reviewer API key,
     /// stored in the keychain on first use (later starts read it from there).
     pub team_token: Option<String>,
+    /// `$INTERLOCK_TEAM_AUDIENCE`: the team gateway's log origin, the only
+    /// audience this app signs for there (else `[team] audience`, else the
+    /// first one the gateway reports; `interlock_host::team_audience`).
+    pub team_audience: Option<String>,
 }
 
 impl Settings {
@@ -97,12 +104,21 @@ impl Settings {
             ui_dir,
             team_url: nonempty("INTERLOCK_TEAM_GATEWAY"),
             team_token: nonempty("INTERLOCK_TEAM_REVIEWER_KEY"),
+            team_audience: nonempty("INTERLOCK_TEAM_AUDIENCE"),
         })
     }
 }
 
-/// `[team] url` from `<data dir>/desktop.toml`, if the file says so.
-fn team_url_from_file(data_dir: &Path) -> Result<Option<String>, String> {
+/// `[team]` in `<data dir>/desktop.toml`, if the file has one.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TeamFile {
+    url: String,
+    /// The team gateway's log origin (`team_audience`).
+    audience: Option<String>,
+}
+
+fn team_from_file(data_dir: &Path) -> Result<Option<TeamFile>, String> {
     let path = data_dir.join("desktop.toml");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -112,15 +128,10 @@ fn team_url_from_file(data_dir: &Path) -> Result<Option<String>, String> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct File {
-        team: Option<Team>,
-    }
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Team {
-        url: String,
+        team: Option<TeamFile>,
     }
     let f: File = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(f.team.map(|t| t.url))
+    Ok(f.team)
 }
 
 /// What `start` hands back besides the backend: the reviewer key (for the
@@ -146,10 +157,15 @@ fn identity() -> String {
 pub async fn start(settings: Settings) -> Result<Started, String> {
     let host = Host::new(settings.data_dir.clone());
     let data_dir = host.data_dir().map_err(|e| e.to_string())?;
-    let team_url = match settings.team_url.clone() {
-        Some(u) => Some(u),
-        None => team_url_from_file(&data_dir)?,
+    let file = team_from_file(&data_dir)?;
+    let (team_url, file_audience) = match (settings.team_url.clone(), file) {
+        // The file's audience is its address's: not another one's.
+        (Some(u), Some(f)) if f.url == u => (Some(u), f.audience),
+        (Some(u), _) => (Some(u), None),
+        (None, Some(f)) => (Some(f.url), f.audience),
+        (None, None) => (None, None),
     };
+    let audience = settings.team_audience.clone().or(file_audience);
     // https://, or http:// to this machine only (issue 15, item 7): checked
     // before anything is read from or made in the keychain.
     let team_url = team_url
@@ -160,7 +176,13 @@ pub async fn start(settings: Settings) -> Result<Started, String> {
         .load_or_create(APPROVER_KEY)
         .map_err(|e| e.to_string())?;
     match team_url {
-        Some(url) => start_team(settings, data_dir, keychain, key, created_key, url.as_str()).await,
+        Some(url) => {
+            let team = Team {
+                url: url.as_str(),
+                audience: audience.as_deref(),
+            };
+            start_team(settings, data_dir, keychain, key, created_key, team).await
+        }
         None => start_local(settings, host, data_dir, key, created_key).await,
     }
 }
@@ -220,14 +242,21 @@ async fn start_local(
 /// `$INTERLOCK_TEAM_REVIEWER_KEY` once (then kept in the keychain); the
 /// approver key must be registered on the team gateway by its public half,
 /// which the app prints (and Settings shows) until it is.
+/// The team gateway to connect to, as configured.
+struct Team<'a> {
+    url: &'a str,
+    audience: Option<&'a str>,
+}
+
 async fn start_team(
     settings: Settings,
     data_dir: PathBuf,
     keychain: Keychain,
     key: KeychainKey,
     created_key: bool,
-    url: &str,
+    team: Team<'_>,
 ) -> Result<Started, String> {
+    let url = team.url;
     let token = match &settings.team_token {
         Some(t) => {
             keychain
@@ -270,6 +299,19 @@ async fn start_team(
             identity()
         );
     }
+    let pin = AudiencePin::load(&data_dir, &origin, team.audience).map_err(|e| e.to_string())?;
+    // Pinned now if the gateway answers (else at the first decision).
+    match pin.ensure(&client).await {
+        Ok(audience) => {
+            let how = match pin.pinned().map(|(_, how)| how) {
+                Some(PinSource::Configured) => "as configured",
+                Some(PinSource::Remembered) => "as first seen there",
+                _ => "pinned now, on first use",
+            };
+            eprintln!("interlock-desktop: signs for the team gateway's log {audience} ({how})");
+        }
+        Err(e) => eprintln!("interlock-desktop: team gateway {origin}: {e} (retrying)"),
+    }
     let ui = client.serves_ui().await;
     let events = EventBus::new();
     let relay = tokio::spawn(client.clone().relay_events(events.clone()));
@@ -285,6 +327,7 @@ async fn start_team(
         backend: Backend {
             link: Link::Team {
                 client,
+                pin,
                 events,
                 relay,
             },
@@ -362,6 +405,16 @@ impl Backend {
         match self.link {
             Link::Local(_) => Some(&self.origin),
             Link::Team { .. } => None,
+        }
+    }
+
+    /// The audience a decision signed here names: the in-process gateway's
+    /// log origin, or the one pinned for the team gateway (taken on first
+    /// use if none is yet; issue 39 item 7).
+    pub async fn audience(&self) -> Result<String, DecideError> {
+        match &self.link {
+            Link::Local(running) => Ok(running.gateway().engine().log().origin().to_owned()),
+            Link::Team { client, pin, .. } => Ok(pin.ensure(client).await?),
         }
     }
 
@@ -465,14 +518,14 @@ impl Backend {
         };
         let running = match &self.link {
             Link::Local(running) => running,
-            Link::Team { client, .. } => {
+            Link::Team { client, pin, .. } => {
                 let subject_kind = match kind {
                     SubjectKind::Plan => Subject::Plan,
                     SubjectKind::Server => Subject::Server,
                     other => return Err(DecideError::not_decidable(other)),
                 };
                 let mut answer =
-                    interlock_host::decide_remote(client, subject_kind, subject, hash, &said)
+                    interlock_host::decide_remote(client, pin, subject_kind, subject, hash, &said)
                         .await?;
                 answer["subject_kind"] = json!(kind.as_str());
                 return Ok(answer);
@@ -652,6 +705,8 @@ impl From<HostError> for DecideError {
             // item), or could not be reached.
             HostError::Remote(ClientError::Api { .. }) => "refused",
             HostError::Remote(ClientError::Transport(_)) => "unreachable",
+            // The team gateway named another log than the one pinned.
+            HostError::WrongAudience { .. } => "audience",
             _ => "internal",
         };
         DecideError {
@@ -688,6 +743,7 @@ mod tests {
             ui_dir: None,
             team_url: team_url.map(str::to_owned),
             team_token: Some("ilk_never_sent".to_owned()),
+            team_audience: None,
         };
         for from_env in [Some("http://10.1.2.3:8717"), None] {
             let err = start(settings(from_env)).await.err().expect("refused");
@@ -697,6 +753,30 @@ mod tests {
                 "{err}"
             );
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `[team] audience` is read with the address it belongs to, and a
+    /// misspelt key is an error rather than an audience silently not pinned.
+    #[test]
+    fn desktop_toml_names_the_team_audience_beside_its_address() {
+        let dir = std::env::temp_dir().join(format!("interlock-team-toml-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("desktop.toml"),
+            "[team]\nurl = \"https://gw.example\"\naudience = \"interlock.local/log/00aa\"\n",
+        )
+        .unwrap();
+        let team = team_from_file(&dir).unwrap().unwrap();
+        assert_eq!(team.url, "https://gw.example");
+        assert_eq!(team.audience.as_deref(), Some("interlock.local/log/00aa"));
+        std::fs::write(
+            dir.join("desktop.toml"),
+            "[team]\nurl = \"https://gw.example\"\naudiance = \"x\"\n",
+        )
+        .unwrap();
+        let err = team_from_file(&dir).err().unwrap();
+        assert!(err.contains("audiance"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

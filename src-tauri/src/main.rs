@@ -91,6 +91,7 @@ async fn decide(
     if team::needs_confirmation(backend.own_ui_origin(), &page) {
         let page_origin = page.origin().ascii_serialization();
         let fingerprint = backend.key.fingerprint();
+        let audience = backend.audience().await?;
         let confirmation = team::Confirmation {
             page_origin: &page_origin,
             decision: decision.name(),
@@ -98,6 +99,7 @@ async fn decide(
             subject: &subject,
             hash: &hash,
             key_fingerprint: &fingerprint,
+            audience: &audience,
         };
         let asked = Question {
             title: confirmation.title(),

@@ -888,6 +888,7 @@ mod tests {
             ui_dir: None,
             team_url: None,
             team_token: None,
+            team_audience: None,
         })
         .await
         .expect("a keychain (scripts/with-keyring)");

@@ -75,6 +75,9 @@ pub struct Confirmation<'a> {
     pub subject: &'a str,
     pub hash: &'a str,
     pub key_fingerprint: &'a str,
+    /// The gateway log the statement is made for (its audience): the one
+    /// this app pinned for the team address (issue 39 item 7).
+    pub audience: &'a str,
 }
 
 impl Confirmation<'_> {
@@ -98,13 +101,15 @@ impl Confirmation<'_> {
         };
         format!(
             "The page at {origin} asks this app to {decision} {what} \u{201c}{subject}\u{201d} \
-             at the hash\n\n{hash}\n\nwith your approver key {fp}.\n\nSign only if this is the \
-             hash you reviewed. The page is served by the team gateway, not by this app.",
+             at the hash\n\n{hash}\n\nwith your approver key {fp}, for the gateway log\n\n\
+             {audience}\n\n(only a gateway writing that log accepts it).\n\nSign only if this is \
+             the hash you reviewed. The page is served by the team gateway, not by this app.",
             origin = clean(self.page_origin, 200),
             decision = self.decision,
             subject = clean(self.subject, 200),
             hash = clean(self.hash, 100),
             fp = self.key_fingerprint,
+            audience = clean(self.audience, 200),
         )
     }
 
@@ -203,7 +208,7 @@ mod tests {
     }
 
     #[test]
-    fn the_confirmation_names_the_subject_and_the_hash() {
+    fn regression_issue_39_the_confirmation_names_the_subject_the_hash_and_the_audience() {
         let c = Confirmation {
             page_origin: "https://gw.example",
             decision: "approve",
@@ -211,8 +216,10 @@ mod tests {
             subject: "deploy\n2",
             hash: "sha256:abcd",
             key_fingerprint: "fp:1234",
+            audience: "interlock.local/log/0011223344556677",
         };
         let m = c.message();
+        assert!(m.contains("interlock.local/log/0011223344556677"), "{m}");
         assert!(m.contains("\u{201c}deploy 2\u{201d}"), "{m}");
         assert!(m.contains("sha256:abcd") && m.contains("https://gw.example"));
         assert!(

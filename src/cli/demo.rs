@@ -62,7 +62,7 @@ pub async fn run(keep_in: Option<PathBuf>, _: DemoArgs) -> anyhow::Result<ExitCo
     let log_key = throwaway_key()?;
     let mut config = EngineConfig::new(&data_dir);
     config.policy = Policy::default();
-    config.origin = "interlock.local/demo".into();
+    config.origin = Some("interlock.local/demo".into());
     // A short-lived process: every commit signs its checkpoint, so nothing is
     // left unsigned when it exits.
     config.log.checkpoint_interval = std::time::Duration::ZERO;

@@ -59,6 +59,11 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
     eprintln!(
         "  reviewers: http://{bound}/api/v1  (`interlock reviewers add`; OpenAPI at /api/v1/openapi.json)"
     );
+    // What a team member's desktop pins (`[team] audience`, issue 39 item 7).
+    eprintln!(
+        "  log:       {}   (the audience of every decision made here)",
+        gw.engine().log().origin()
+    );
     for up in gw.upstreams() {
         eprintln!("  upstream {}: {}", up.name, up.transport.describe());
     }

@@ -884,6 +884,22 @@ def main():
                 "the registration hint",
             )
             team.cli("keys", "register", "--public-key", hint.group(1), "--identity", "human:team-reviewer")
+            # Issue 39 item 7: the app signs for one gateway log, the one the
+            # team gateway printed as `log:`, pinned on first use and kept.
+            audience = wait(
+                lambda: re.search(r"^  log: +(\S+)", open(os.path.join(root, "team-gw.log")).read(), re.M),
+                15,
+                "the team gateway's log line",
+            ).group(1)
+            assert audience.startswith("interlock.local/log/"), audience
+            wait(
+                lambda: f"signs for the team gateway's log {audience} (pinned now, on first use)"
+                in open(app_log).read(),
+                15,
+                "the audience pinned on first use",
+            )
+            with open(os.path.join(app_env.data, "team-audience.json")) as f:
+                assert json.load(f) == {team.origin: audience}
             # Nothing hosted: no database in the app's data directory.
             assert not os.path.exists(os.path.join(app_env.data, "interlock.sqlite")), os.listdir(app_env.data)
 
@@ -915,6 +931,12 @@ def main():
                 "connected with the kept key",
             )
             assert "keys register" not in open(os.path.join(root, "team-app-2.log")).read()
+            wait(
+                lambda: f"signs for the team gateway's log {audience} (as first seen there)"
+                in open(os.path.join(root, "team-app-2.log")).read(),
+                15,
+                "the remembered audience",
+            )
         finally:
             if proc is not None:
                 stop(proc)

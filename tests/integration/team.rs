@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use interlock_core::Decision;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
+use interlock_host::team_audience::{AudiencePin, PinSource, TEAM_AUDIENCE_FILE};
 use interlock_host::{Countersign, HostError, decide_remote};
 use interlock_keychain::Keychain;
 use serde_json::Value;
@@ -47,6 +48,10 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
     let token = kc.0.load_token("team").unwrap().unwrap();
     let client = ReviewerClient::new(&format!("http://{}", gw.addr), &token).unwrap();
     assert_eq!(client.origin(), format!("http://{}", gw.addr));
+    // No audience configured: the first one the gateway reports is pinned.
+    let desktop_dir = tempfile::tempdir().unwrap();
+    let pin = AudiencePin::load(desktop_dir.path(), &client.origin(), None).unwrap();
+    assert_eq!(pin.pinned(), None);
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -56,6 +61,7 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
     let approve = async |kind, id: &str, hash: &str, reason: &str| {
         decide_remote(
             &client,
+            &pin,
             kind,
             id,
             hash,
@@ -131,6 +137,13 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
             .await
             .unwrap();
         assert_eq!(done["status"], "TRUSTED", "{done}");
+        // The audience signed for is pinned, and remembered for this address.
+        let (audience, how) = pin.pinned().unwrap();
+        assert_eq!(how, PinSource::FirstUse);
+        assert_eq!(audience, client.audience().await.unwrap());
+        assert!(audience.starts_with("interlock.local/log/"), "{audience}");
+        let again = AudiencePin::load(desktop_dir.path(), &client.origin(), None).unwrap();
+        assert_eq!(again.pinned(), Some((audience, PinSource::Remembered)));
 
         // The event stream told this reviewer about it, with the hash decided.
         let approved = tokio::time::timeout(Duration::from_secs(20), async {
@@ -166,5 +179,113 @@ fn a_reviewer_decides_on_a_team_gateway_with_a_key_that_stays_in_its_keychain() 
             .unwrap();
         assert_eq!(done["status"], "APPROVED", "{done}");
         assert!(client.inbox().await.unwrap().is_empty());
+    });
+}
+
+/// Issue 39 item 7: a team-mode desktop signed whatever audience the team
+/// gateway reported, so a lying gateway could have it sign a decision valid at
+/// another gateway where the same approver key is registered — and every
+/// gateway's audience was the same `interlock.local/log` anyway. Each log now
+/// has its own origin, and the app signs only for the audience it pinned for
+/// the address: told another, it signs nothing and the subject stays pending.
+#[test]
+fn regression_issue_39_the_desktop_signs_only_for_the_audience_it_pinned() {
+    let config = format!(
+        "[servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\n",
+        peers_dir().join("drifting-server.mjs").to_str().unwrap(),
+    );
+    let home = Gateway::start(&config);
+    let team = Gateway::start(&config);
+    team.wait_for_server("drifty", "PENDING");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let home_client =
+        ReviewerClient::new(&format!("http://{}", home.addr), &home.reviewer_key()).unwrap();
+    let team_client =
+        ReviewerClient::new(&format!("http://{}", team.addr), &team.reviewer_key()).unwrap();
+    let (home_audience, team_audience) = rt.block_on(async {
+        (
+            home_client.audience().await.unwrap(),
+            team_client.audience().await.unwrap(),
+        )
+    });
+    assert_ne!(home_audience, team_audience, "two logs share an audience");
+
+    let service = format!("interlock-team-pin-test-{}", std::process::id());
+    let kc = ReviewerKeychain(
+        Keychain::open(&service).expect("a Secret Service (scripts/with-keyring)"),
+    );
+    let key = kc.0.create_key("approver").unwrap();
+    let out = team.cli(&[
+        "keys",
+        "register",
+        "--public-key",
+        &hex::encode(key.public_key().as_bytes()),
+        "--identity",
+        "human:remote-reviewer",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The app was told the home gateway's audience for this address (as a
+    // lying gateway would make it think): it signs nothing.
+    let desktop_dir = tempfile::tempdir().unwrap();
+    let pin = AudiencePin::load(
+        desktop_dir.path(),
+        &team_client.origin(),
+        Some(&home_audience),
+    )
+    .unwrap();
+    rt.block_on(async {
+        let shown = team_client
+            .subject(Subject::Server, "drifty")
+            .await
+            .unwrap();
+        let hash = shown["server"]["observed_hash"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let said = Countersign {
+            key: &key,
+            decision: Decision::Approve,
+            reason: "looks fine",
+            valid_for_secs: 600,
+        };
+        let err = decide_remote(&team_client, &pin, Subject::Server, "drifty", &hash, &said)
+            .await
+            .unwrap_err();
+        match &err {
+            HostError::WrongAudience {
+                pinned, reported, ..
+            } => {
+                assert_eq!(pinned, &home_audience);
+                assert_eq!(reported, &team_audience);
+            }
+            other => panic!("{other}"),
+        }
+        assert!(err.to_string().contains("nothing was signed"), "{err}");
+        let still = team_client
+            .subject(Subject::Server, "drifty")
+            .await
+            .unwrap();
+        assert_eq!(still["server"]["status"], "PENDING", "{still}");
+        assert!(!desktop_dir.path().join(TEAM_AUDIENCE_FILE).exists());
+
+        // Pinned to the team gateway's own audience, the same decision lands.
+        let pin = AudiencePin::load(
+            desktop_dir.path(),
+            &team_client.origin(),
+            Some(&team_audience),
+        )
+        .unwrap();
+        let done = decide_remote(&team_client, &pin, Subject::Server, "drifty", &hash, &said)
+            .await
+            .unwrap();
+        assert_eq!(done["status"], "TRUSTED", "{done}");
     });
 }

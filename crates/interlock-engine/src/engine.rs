@@ -26,8 +26,12 @@ pub struct EngineConfig {
     pub database: Option<StoreLocation>,
     pub policy: Policy,
     pub adapters: Adapters,
-    /// The log's origin line in its checkpoints (C2SP tlog-checkpoint).
-    pub origin: String,
+    /// The log's origin line in its checkpoints (C2SP tlog-checkpoint), and
+    /// so the audience every statement made for this gateway names. `None`
+    /// (the default): the origin the log was created with, and for a new log
+    /// a [`fresh_origin`] — distinct for every gateway (issue 39 item
+    /// 7), so a statement made for one is refused by every other.
+    pub origin: Option<String>,
     pub clock: Arc<dyn Clock>,
     /// How the log signs checkpoints and defers `fsync`s.
     pub log: LogOptions,
@@ -53,7 +57,7 @@ impl EngineConfig {
             database: None,
             policy: Policy::default(),
             adapters: Adapters::new(),
-            origin: "interlock.local/log".to_owned(),
+            origin: None,
             clock: Arc::new(SystemClock),
             log: LogOptions::default(),
             outcome_durability: Durability::Committed,
@@ -87,6 +91,19 @@ impl EngineConfig {
     }
 }
 
+/// The origin a new log takes when none is given: `interlock.local/log/`
+/// and 16 random hex digits, fixed in the database when the log is created
+/// and adopted by every later writer (a team's gateways share it). Not the
+/// log key's hash: one machine's keychain signs the logs of all its data
+/// directories. A log created before this (issue 39 item 7) keeps the shared
+/// `interlock.local/log` it was created with: its checkpoints are signed
+/// under that name.
+pub fn fresh_origin() -> String {
+    let mut random = [0u8; 8];
+    getrandom::fill(&mut random).expect("the OS random source works");
+    format!("interlock.local/log/{}", hex::encode(random))
+}
+
 /// The name of the database file inside a data directory.
 pub const DATABASE_FILE: &str = "interlock.sqlite";
 
@@ -115,7 +132,24 @@ impl Engine {
         log_signer: Arc<dyn LogSigner + Send + Sync>,
     ) -> Result<Engine, EngineError> {
         let store = Store::connect(&config.store_location()).await?;
-        let log = Log::open_with(store.clone(), log_signer, &config.origin, config.log).await?;
+        let log = match config.origin {
+            Some(fixed) => Log::open_with(store.clone(), log_signer, &fixed, config.log).await?,
+            None => {
+                let origin = match store.get_meta(interlock_log::META_ORIGIN).await? {
+                    Some(created_with) => created_with,
+                    None => fresh_origin(),
+                };
+                match Log::open_with(store.clone(), log_signer.clone(), &origin, config.log).await {
+                    // Another writer created the log meanwhile (a team's
+                    // gateways starting together on a new database): its
+                    // origin is the log's.
+                    Err(interlock_log::LogError::OriginMismatch { stored, .. }) => {
+                        Log::open_with(store.clone(), log_signer, &stored, config.log).await?
+                    }
+                    other => other?,
+                }
+            }
+        };
         let (events, _) = broadcast::channel(1024);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -19,7 +19,7 @@ mod rollback;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use decide::{DecisionOutcome, VerifiedDecision};
-pub use engine::{DATABASE_FILE, Engine, EngineConfig};
+pub use engine::{DATABASE_FILE, Engine, EngineConfig, fresh_origin};
 pub use error::EngineError;
 pub use events::{EngineEvent, EventKind};
 pub use execute::{ExecutionReport, StageReport, StageResult};

@@ -912,3 +912,38 @@ async fn regression_issue_39_a_swapped_approver_public_key_is_not_trusted() {
         PlanStatus::Proposed
     );
 }
+
+/// Issue 39 item 7: every gateway's log was `interlock.local/log`, so a
+/// statement's audience told no gateway from another and one made for one
+/// was accepted by all. A new log takes an origin of its own — even under
+/// the same log key, as one machine's data directories share it — fixed when
+/// it is created and adopted by every later opener; a log created under the
+/// old shared name keeps it (its checkpoints are signed under it).
+#[tokio::test]
+async fn regression_issue_39_each_log_has_its_own_audience_kept_across_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = Arc::new(SigningKey::from_bytes(&[9; 32]));
+    let open = async |data: &str, origin: Option<&str>| {
+        let mut config = EngineConfig::new(dir.path().join(data));
+        std::fs::create_dir_all(&config.data_dir).unwrap();
+        config.origin = origin.map(str::to_owned);
+        let engine = Engine::open(config, key.clone()).await.unwrap();
+        let origin = engine.log().origin().to_owned();
+        engine.log().close().await;
+        origin
+    };
+    let first = open("a", None).await;
+    let second = open("b", None).await;
+    assert!(first.starts_with("interlock.local/log/"), "{first}");
+    assert_ne!(first, second, "two logs under one key share an audience");
+    assert_eq!(
+        open("a", None).await,
+        first,
+        "a reopened log changed origin"
+    );
+    assert_eq!(
+        open("old", Some("interlock.local/log")).await,
+        "interlock.local/log"
+    );
+    assert_eq!(open("old", None).await, "interlock.local/log");
+}

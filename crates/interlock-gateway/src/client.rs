@@ -198,6 +198,17 @@ impl ReviewerClient {
         self.get(&[kind.collection(), id]).await
     }
 
+    /// The gateway's log origin, the audience every statement made for it
+    /// names (`GET /api/v1/log/checkpoint`).
+    pub async fn audience(&self) -> Result<String, ClientError> {
+        match self.get(&["log", "checkpoint"]).await?["origin"].take() {
+            Value::String(a) if !a.is_empty() => Ok(a),
+            _ => Err(ClientError::Malformed(
+                "a checkpoint without `origin`".into(),
+            )),
+        }
+    }
+
     /// `GET /api/v1/approvers`.
     pub async fn approvers(&self) -> Result<Value, ClientError> {
         self.get(&["approvers"]).await

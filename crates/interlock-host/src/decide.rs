@@ -123,9 +123,12 @@ const REMOTE_NOT_BEFORE_SLACK_SECS: i64 = 30;
 /// that gateway reports. If the subject's current hash is another, nothing is
 /// signed ([`HostError::Changed`]); if it changes between this read and the
 /// gateway's check, the gateway refuses the statement (`changed`), also
-/// [`HostError::Changed`]. Returns the gateway's answer.
+/// [`HostError::Changed`]. The statement names `pin`'s audience, and nothing
+/// is signed when the gateway reports another ([`HostError::WrongAudience`],
+/// issue 39 item 7). Returns the gateway's answer.
 pub async fn decide_remote(
     client: &ReviewerClient,
+    pin: &crate::team_audience::AudiencePin,
     kind: Subject,
     id: &str,
     expected_hash: &str,
@@ -155,10 +158,19 @@ pub async fn decide_remote(
         .as_str()
         .and_then(|p| p.parse().ok())
         .ok_or_else(|| malformed("policy digest"))?;
-    let audience = shown["audience"]
+    let reported = shown["audience"]
         .as_str()
         .filter(|a| !a.is_empty())
         .ok_or_else(|| malformed("audience (log origin)"))?;
+    let pinned = pin.ensure(client).await?;
+    if reported != pinned {
+        return Err(HostError::WrongAudience {
+            url: client.origin(),
+            pinned,
+            reported: reported.to_owned(),
+        });
+    }
+    let audience = pinned.as_str();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

@@ -16,6 +16,7 @@ mod log_key;
 mod runtime;
 mod signin_file;
 mod standing;
+pub mod team_audience;
 
 pub use decide::{
     Countersign, FromLock, approve_from_lock, decide_envelope_widening, decide_plan, decide_remote,
@@ -117,6 +118,17 @@ pub enum HostError {
     /// standing grant) was asked to be rejected; nothing was signed.
     #[error("`{0}` is only approved (leave it undecided to refuse it); nothing was signed")]
     ApprovalOnly(String),
+    /// A team gateway reported another audience than the one this app
+    /// signs for there (issue 39 item 7): a statement made for it would be
+    /// valid at another gateway. Nothing was signed.
+    #[error(
+        "the team gateway reports audience {reported:?}, not {pinned:?}, the one this app signs for at {url}: nothing was signed. If the gateway's log was really replaced, set [team] audience in desktop.toml to the new one"
+    )]
+    WrongAudience {
+        url: String,
+        pinned: String,
+        reported: String,
+    },
     /// A team gateway's reviewer API failed or refused.
     #[error(transparent)]
     Remote(#[from] interlock_gateway::client::ClientError),

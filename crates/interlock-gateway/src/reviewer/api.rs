@@ -695,6 +695,7 @@ pub async fn checkpoint(State(gw): State<Gateway>, headers: HeaderMap) -> ApiRes
     log.refresh().await.map_err(storage)?;
     let note = log.seal().await.map_err(storage)?;
     Ok(Json(json!({
+        "origin": log.origin(),
         "size": log.size(),
         "root": hex::encode(log.root()),
         "note": note.map(|n| n.to_string()),
