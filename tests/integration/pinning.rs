@@ -366,3 +366,80 @@ fn regression_an_exported_bundle_carries_the_approved_surfaces_and_catches_an_ed
         "{report}"
     );
 }
+
+/// `tests/peers/partial-listings.py` (the official Python SDK's low-level
+/// server) behind a gateway pinning `pin`, with `args` after the script.
+fn start_partial(pin: &str, args: &[&str]) -> Gateway {
+    let python = crate::gateway_util::peer("INTERLOCK_PEERS_PYTHON");
+    let script = peers_dir().join("partial-listings.py");
+    let args: Vec<String> = std::iter::once(script.to_str().unwrap().to_owned())
+        .chain(args.iter().map(|a| (*a).to_owned()))
+        .collect();
+    Gateway::start(&format!(
+        "[servers.partial]\ncommand = {:?}\nargs = {args:?}\npin = {pin}\n",
+        python.to_str().unwrap(),
+    ))
+}
+
+/// The reviewer API's view of server `name`, once `done` holds for it.
+fn server_until(gw: &Gateway, name: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let listed = gw.api_get(&gw.reviewer_key(), "/api/v1/servers");
+        if let Some(s) = listed["servers"]
+            .as_array()
+            .and_then(|l| l.iter().find(|s| s["name"] == name))
+            && done(s)
+        {
+            return s.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "server {name} never got there: {listed}\n{}",
+            gw.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Issue 45 item 6: a server that declares `resources` but has no templates
+/// answers `resources/templates/list` with "method not found" (the Python
+/// SDK's low-level server does). With resources pinned, that error took the
+/// whole server down, restarting it with backoff for ever. A listing the
+/// server does not offer is pinned as empty: the server is pending, up, and
+/// its resources are reviewed.
+#[test]
+fn regression_issue_45_a_listing_the_server_does_not_offer_does_not_take_it_down() {
+    let gw = start_partial(r#"["tools", "resources"]"#, &[]);
+    gw.wait_for_server("partial", "PENDING");
+    let s = server_until(&gw, "partial", |s| s["link"]["state"] == "up");
+    assert_eq!(s["status"], "PENDING", "{s}");
+    gw.approve_server("partial");
+    gw.wait_for_tool("partial__ping", true);
+    let (status, _, body) = gw.rpc("resources/list", json!({}));
+    assert_eq!(status, 200, "{body}");
+    assert!(body.to_string().contains("note://one"), "{body}");
+}
+
+/// Issue 45 item 6: an upstream down for an error answer to one listing was
+/// reported as "the upstream returned an error", naming neither the listing
+/// nor the error. It now names both, with the upstream's code and message.
+#[test]
+fn regression_issue_45_a_failing_listing_is_named_with_its_error() {
+    let gw = start_partial(r#"["tools", "prompts"]"#, &["--broken-prompts"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let log = gw.log();
+        if log.contains("upstream down") {
+            assert!(
+                log.contains(
+                    "prompts/list: the upstream returned an error -32603: prompt store offline"
+                ),
+                "{log}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "never reported down:\n{log}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

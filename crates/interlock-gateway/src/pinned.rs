@@ -6,7 +6,11 @@
 //! gateway's re-list (`gateway.rs`, before `Pins::observe`) and the read-only
 //! boundary review (`review::observe`, issue 22). A pinned listing that fails
 //! fails the whole observation, as a failed `tools/list` does: half a surface
-//! is never pinned nor reviewed.
+//! is never pinned nor reviewed. One exception (issue 45 item 6): a listing
+//! the server answers with "method not found" although it declared the
+//! capability (a server with resources and no templates, say) is a listing it
+//! does not offer — empty, as if undeclared — not a reason to take the whole
+//! server down. Any other error names the listing that failed.
 
 use std::collections::BTreeMap;
 
@@ -14,7 +18,7 @@ use interlock_surface::ContentKind;
 use serde_json::value::RawValue;
 
 use crate::config::{Limits, PinPart, PinSet};
-use crate::upstream::{Connection, ServerHello, UpstreamError};
+use crate::upstream::{Connection, METHOD_NOT_FOUND, ServerHello, UpstreamError};
 use interlock_trust::pins::Listing;
 
 /// The listing of `pin`'s parts that `hello` says the server offers, with
@@ -37,14 +41,31 @@ pub async fn listing(
     }
     let mut content = BTreeMap::new();
     for kind in kinds {
-        let items = crate::upstream::pages::list_pages(
+        let listed = crate::upstream::pages::list_pages(
             conn,
             kind.list_method(),
             kind.list_key(),
             limits.max_upstream_message_bytes,
             limits.upstream_timeout(),
         )
-        .await?;
+        .await;
+        let items = match listed {
+            Ok(items) => items,
+            Err(e) if e.rpc_code() == Some(METHOD_NOT_FOUND) => {
+                tracing::info!(
+                    method = kind.list_method(),
+                    "the server declared the capability but does not offer this listing: \
+                     pinned as empty"
+                );
+                Vec::new()
+            }
+            Err(e) => {
+                return Err(UpstreamError::Unavailable(format!(
+                    "{}: {e}",
+                    kind.list_method()
+                )));
+            }
+        };
         content.insert(kind, items);
     }
     Ok(Listing {

@@ -159,7 +159,8 @@ async fn relist(
     let limits = &gw.0.config.limits;
     let tools = conn
         .list_tools(list_timeout, limits.tools_list_caps())
-        .await?;
+        .await
+        .map_err(|e| crate::upstream::UpstreamError::Unavailable(format!("tools/list: {e}")))?;
     let mut listing = crate::pinned::listing(
         conn,
         up.hello().as_ref(),

@@ -38,14 +38,64 @@ const DISCOVER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Why a forwarded request got no result.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum UpstreamError {
-    /// The upstream answered with a JSON-RPC error: forwarded as is.
-    #[error("the upstream returned an error")]
+    /// The upstream answered with a JSON-RPC error: forwarded as is. Shown
+    /// with its code and (bounded, one-line) message, so a log line that says
+    /// a server is down says why (issue 45 item 6).
+    #[error("the upstream returned an error{}", rpc_summary(.0))]
     Rpc(Arc<RawValue>),
     /// Not connected, died, or answered something that is not JSON-RPC.
     #[error("{0}")]
     Unavailable(String),
     #[error("the upstream did not answer within {0:?}")]
     Timeout(Duration),
+}
+
+/// JSON-RPC's "method not found".
+pub const METHOD_NOT_FOUND: i64 = -32601;
+
+impl UpstreamError {
+    /// The JSON-RPC error code the upstream answered with, if it answered one.
+    pub fn rpc_code(&self) -> Option<i64> {
+        match self {
+            UpstreamError::Rpc(raw) => rpc_fields(raw).0,
+            _ => None,
+        }
+    }
+}
+
+fn rpc_fields(raw: &RawValue) -> (Option<i64>, Option<String>) {
+    #[derive(Deserialize)]
+    struct Fields {
+        code: Option<i64>,
+        message: Option<String>,
+    }
+    match serde_json::from_str::<Fields>(raw.get()) {
+        Ok(f) => (f.code, f.message),
+        Err(_) => (None, None),
+    }
+}
+
+/// ` <code>: <message>` of a JSON-RPC error object, the message on one line
+/// and at most 200 characters (it is the upstream's text, bound for a log).
+fn rpc_summary(raw: &RawValue) -> String {
+    let (code, message) = rpc_fields(raw);
+    let mut out = String::new();
+    if let Some(code) = code {
+        out.push_str(&format!(" {code}"));
+    }
+    if let Some(message) = message {
+        let clean: String = message
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .take(200)
+            .collect();
+        out.push_str(": ");
+        out.push_str(&clean);
+        if message.chars().count() > 200 {
+            out.push('…');
+        }
+    }
+    out
 }
 
 /// What the upstream said about itself in `initialize` (or `server/discover`).

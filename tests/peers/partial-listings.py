@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""An MCP server on the official Python SDK's low-level `Server` (issue 45
+item 6) whose listings are partial, as real servers' often are:
+
+- it declares `resources` (it lists resources) but registers no handler for
+  `resources/templates/list`, so the SDK answers that listing with -32601
+  "Method not found";
+- with `--broken-prompts` it declares `prompts` and answers `prompts/list`
+  with an error (-32603 "prompt store offline").
+
+One tool, `ping`, answers "pong". Run it with the peers venv's python
+(scripts/peers.sh).
+"""
+
+import sys
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import McpError
+
+server = Server("partial-listings")
+
+
+@server.list_tools()
+async def list_tools():
+    return [
+        types.Tool(
+            name="ping",
+            description="Answers pong.",
+            inputSchema={"type": "object", "properties": {}},
+        )
+    ]
+
+
+@server.call_tool()
+async def call_tool(name, arguments):
+    return [types.TextContent(type="text", text="pong")]
+
+
+@server.list_resources()
+async def list_resources():
+    return [types.Resource(uri="note://one", name="one", mimeType="text/plain")]
+
+
+if "--broken-prompts" in sys.argv:
+
+    @server.list_prompts()
+    async def list_prompts():
+        raise McpError(types.ErrorData(code=-32603, message="prompt store offline"))
+
+
+async def main():
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+anyio.run(main)
