@@ -119,6 +119,14 @@ fn write(file: &Path, all: &BTreeMap<String, String>) -> Result<(), HostError> {
         path: file.to_owned(),
         message,
     };
+    // A team-mode app hosts nothing: its data directory may not exist yet.
+    if let Some(dir) = file.parent() {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir).map_err(|e| err(e.to_string()))?;
+    }
     let tmp = file.with_extension("json.tmp");
     let _ = std::fs::remove_file(&tmp);
     let mut options = std::fs::OpenOptions::new();
@@ -169,6 +177,19 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn regression_a_first_use_pin_creates_the_missing_data_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("not-yet");
+        let mut all = BTreeMap::new();
+        all.insert(
+            "https://gw.example".to_owned(),
+            "interlock.local/log/ab".to_owned(),
+        );
+        write(&data.join(TEAM_AUDIENCE_FILE), &all).unwrap();
+        assert_eq!(read(&data.join(TEAM_AUDIENCE_FILE)).unwrap(), all);
     }
 
     #[test]
