@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use interlock_gateway::GatewayConfig;
 use interlock_host::GatewayOptions;
+use interlock_trust::{EventType, GatewayEvent, SubjectKind};
 
 use super::context::Context;
 
@@ -28,9 +29,11 @@ pub fn load_config(ctx: &Context, path: Option<&PathBuf>) -> anyhow::Result<Gate
 
 pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
     // The gateway's own log (upstreams' stderr, reconnects, drift) on stderr;
-    // RUST_LOG overrides the level.
+    // RUST_LOG overrides the level. Colours only on a terminal: a journal, a
+    // file or a container's log gets plain text (issue 46).
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -89,6 +92,31 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
     } else if running.gateway().config().ui_dir.is_none() {
         eprintln!("  review UI: not served (`--ui ui/dist`)");
     }
+    // What waits for a reviewer, said in this terminal too (issue 46): the
+    // owner who started the gateway learns of a quarantine or a held call
+    // without a browser open.
+    let review_at = running
+        .gateway()
+        .config()
+        .ui_dir
+        .is_some()
+        .then(|| format!("http://{bound}/"));
+    let mut events = running.events().subscribe();
+    tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(e) => {
+                    if let Some(line) = announcement(&e, review_at.as_deref()) {
+                        eprintln!("{line}");
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    eprintln!("  review: {n} more events; see the inbox");
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
     let shutdown = async {
         let ctrl_c = tokio::signal::ctrl_c();
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -100,4 +128,97 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     running.serve_until(shutdown).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The line a terminal gets for an event that puts an item on hold for a
+/// reviewer, or `None`. Its text comes from agents and upstreams: control
+/// characters (a terminal's escape sequences) are replaced and it is bounded.
+fn announcement(e: &GatewayEvent, review_at: Option<&str>) -> Option<String> {
+    if !e.kind.holds_for_review() {
+        return None;
+    }
+    let what = match e.kind {
+        EventType::PlanProposed => "held",
+        EventType::ServerPending => "new server",
+        EventType::ServerQuarantined => "QUARANTINED",
+        _ => "drift held",
+    };
+    let (section, command) = match e.subject_kind {
+        SubjectKind::Server => ("servers", "interlock servers show"),
+        _ => ("plans", "interlock plans show"),
+    };
+    let subject = terminal_text(&e.subject, 80);
+    let whereto = match review_at {
+        Some(base) => format!("{base}#/{section}/{}", url_component(&e.subject)),
+        None => format!("`{command} {subject}`"),
+    };
+    Some(format!(
+        "  review: {what} — {} (risk {}): {whereto}",
+        terminal_text(&e.title, 160),
+        terminal_text(&e.risk, 12),
+    ))
+}
+
+/// `s` on one line for a terminal: control characters out, at most `max`.
+fn terminal_text(s: &str, max: usize) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(max)
+        .collect();
+    if s.chars().count() > max {
+        out.push('…');
+    }
+    out
+}
+
+/// `encodeURIComponent`, for a subject in the review UI's route.
+fn url_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regression_issue_46_a_hold_is_announced_without_the_agents_escape_codes() {
+        let e = GatewayEvent::server(
+            EventType::ServerQuarantined,
+            "fs\u{1b}[2J",
+            "MCP server `fs` quarantined: its surface drifted\u{1b}]0;pwned\u{7}".into(),
+            "high",
+            "sha256:00",
+            Some(3),
+        );
+        let line = announcement(&e, Some("http://127.0.0.1:8717/")).unwrap();
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert!(
+            line.contains("QUARANTINED") && line.contains("risk high"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("http://127.0.0.1:8717/#/servers/fs%1B%5B2J"),
+            "{line}"
+        );
+        let line = announcement(&e, None).unwrap();
+        assert!(line.contains("`interlock servers show fs [2J`"), "{line}");
+        let approved = GatewayEvent::server(
+            EventType::ServerApproved,
+            "fs",
+            "Approved".into(),
+            "info",
+            "sha256:00",
+            None,
+        );
+        assert_eq!(announcement(&approved, None), None);
+    }
 }

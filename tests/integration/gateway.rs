@@ -236,6 +236,14 @@ fn a_drifting_server_is_quarantined_until_re_approved() {
     let (code, message) = error_of(&held);
     assert_eq!(code, -32002, "{held}");
     assert!(message.contains("held for review"), "{message}");
+    // The terminal that started the gateway is told, with where to review
+    // (issue 46): the new server at first, the held drift now.
+    let log = gw.log();
+    assert!(
+        log.contains("  review: new server — ") && log.contains("`interlock servers show drifty`"),
+        "{log}"
+    );
+    assert!(log.contains("  review: drift held — "), "{log}");
     let sum = gw.client("mjs", &["call", "drifty__add", r#"{"a":1,"b":2}"#]);
     assert_eq!(sum["result"]["content"][0]["text"], "3", "{sum}");
 
@@ -1088,4 +1096,36 @@ fn regression_stdio_upstream_does_not_inherit_the_gateway_environment() {
             "{k} was inherited from the gateway"
         );
     }
+}
+
+/// Issue 46: a second `interlock serve` on a port already taken failed on
+/// the keychain (a second terminal may not reach the running gateway's
+/// keyring) instead of saying the port is in use; and the gateway's log,
+/// written to a file, carried terminal colour codes.
+#[test]
+fn regression_issue_46_a_second_serve_on_a_taken_port_says_so_and_its_log_is_plain() {
+    let gw = Gateway::start("");
+    let log = gw.log();
+    assert!(log.contains("log opened"), "{log}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "colour codes in a log file: {log:?}"
+    );
+
+    let other = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_interlock"))
+        .args(["serve", "--listen", &gw.addr.to_string()])
+        .env("INTERLOCK_DATA_DIR", other.path())
+        // A terminal without the gateway's keyring.
+        .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!("cannot listen on {}", gw.addr)) && said.contains("in use"),
+        "{said}"
+    );
+    assert!(!said.to_lowercase().contains("keyring"), "{said}");
 }

@@ -98,6 +98,19 @@ impl Host {
             (None, Some(db)) => self.clone().with_database(Some(db)),
             _ => self.clone(),
         };
+        // The port first: a second gateway on a port in use says so, before
+        // it opens the keychain (which a second terminal may not reach) or
+        // the database (issue 46).
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| HostError::Listen {
+                address: config.listen,
+                message: e.to_string(),
+            })?;
+        let bound = listener.local_addr().map_err(|e| HostError::Listen {
+            address: config.listen,
+            message: e.to_string(),
+        })?;
         let confiner = Arc::new(self.confiner(options.config.as_deref())?);
         let prepared = Gateway::prepare(config.clone(), confiner)?;
         // The policy's MCP-bound actions and probes (issue 23 item 5) are served
@@ -115,16 +128,6 @@ impl Host {
                 &config.log,
             )
             .await?;
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .map_err(|e| HostError::Listen {
-                address: config.listen,
-                message: e.to_string(),
-            })?;
-        let bound = listener.local_addr().map_err(|e| HostError::Listen {
-            address: config.listen,
-            message: e.to_string(),
-        })?;
         let gateway = prepared.start(engine);
         // "Connect a client" on the reviewer API (the review UI's Settings).
         gateway.set_client_connector(Arc::new(crate::connect::HostConnector {
