@@ -35,9 +35,13 @@ async function dialogReady() {
   await until('the reason field has focus', () => document.activeElement?.id === 'reason');
 }
 
-/** Confirms the open decision dialog with Enter and waits for it to close. */
-async function confirmDialog() {
+/**
+ * Confirms the open decision dialog with Enter and waits for it to close; a high
+ * or critical item's dialog waits for a reason typed (issue 46), given as `reason`.
+ */
+async function confirmDialog(reason) {
   await dialogReady();
+  if (reason) await page.keyboard.type(reason);
   await page.keyboard.press('Enter');
   const closed = page.locator('[role=dialog]').waitFor({ state: 'detached', timeout: T });
   const refused = page.locator('[role=dialog] .error-box').waitFor({ timeout: T }).then(async () => {
@@ -261,6 +265,8 @@ describe('the review UI against a real gateway', () => {
     assert.match(await dialog.textContent(), /sha256:[0-9a-f]{64}/, 'the dialog shows the hash being signed');
     const seen = problems.length;
     await dialogReady();
+    // A high-risk plan: the reason is typed (issue 46), then Enter signs.
+    await page.keyboard.type('Restart agreed with on-call.');
     await page.keyboard.press('Enter');
     await page.locator('.error-box').waitFor({ timeout: T });
     // Chromium logs the refused POST itself; that one is the point of this test.
@@ -280,7 +286,7 @@ describe('the review UI against a real gateway', () => {
     await page.keyboard.press('a');
     await page.locator('[role=dialog]').waitFor({ timeout: T });
     await shot('decision-dialog');
-    await confirmDialog();
+    await confirmDialog('Restart agreed with on-call.');
     await page.locator('.page-head [data-status=APPROVED]').waitFor({ timeout: T });
     await page.locator('[data-testid=decisions] li').first().waitFor({ timeout: T });
     const api = await gw.api('/api/v1/plans/restart-web');
@@ -403,7 +409,7 @@ describe('the review UI against a real gateway', () => {
     await page.keyboard.press('a');
     await page.locator('[role=dialog]').waitFor({ timeout: T });
     assert.ok((await page.textContent('[role=dialog]')).includes(api.server.observed_hash));
-    await confirmDialog();
+    await confirmDialog('The new greet text was checked with its maintainer.');
     await page.locator('.page-head [data-status=TRUSTED]').waitFor({ timeout: T });
     const now = await gw.api('/api/v1/servers/drifty');
     assert.equal(now.server.status, 'TRUSTED');
@@ -464,9 +470,9 @@ describe('the review UI against a real gateway', () => {
     }
     await until('greet shown blocked while pending', () => document.querySelector('[data-testid=tool][data-tool=greet]')?.dataset.blocked === 'block');
     assert.equal((await gw.api('/api/v1/servers/fresh')).server.status, 'PENDING', 'blocking a tool leaves the server pending');
-    // Approve the rest of the server.
+    // Approve the rest of the server (critical at first contact: a reason is typed).
     await page.keyboard.press('a');
-    await confirmDialog();
+    await confirmDialog('Every tool but greet read and found safe.');
     await page.locator('.page-head [data-status=TRUSTED]').waitFor({ timeout: T });
     const now = await gw.api('/api/v1/servers/fresh');
     assert.equal(now.server.status, 'TRUSTED');
