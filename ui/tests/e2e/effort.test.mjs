@@ -10,6 +10,7 @@
 //     what the call does) shown inside the dialog, and Reject and Approve alike
 //     on its page; the reason typed is the one the gateway records.
 //   - "Why" item 2: a held call's approve dialog shows its tool and arguments.
+//   - item 4: the unified diff shows each line as one row, marker beside text.
 //
 // Run through `scripts/ui.sh test`. Screenshots: ui/test-results/screenshots/.
 
@@ -186,6 +187,80 @@ after(async () => {
 });
 
 describe('effort in proportion to risk (issue 46)', () => {
+  it('regression issue 46 item 4: the unified diff shows each line as one row, its marker beside its text', async () => {
+    await page.evaluate(() => localStorage.removeItem('interlock.diffLayout'));
+    await route('#/plans/rotate-logs', '[data-testid=plan-diff] .d2h-file-side-diff');
+    await page.keyboard.press('d');
+    await until('unified diff', () => document.querySelector('[data-testid=plan-diff] .d2h-file-diff'));
+
+    /** Every code row of the unified diff under `root`, measured. */
+    const rows = (root) =>
+      page.$$eval(`${root} .d2h-file-diff tbody tr`, (trs) =>
+        trs
+          .map((tr) => {
+            const line = tr.querySelector('.d2h-code-line');
+            const prefix = line?.querySelector('.d2h-code-line-prefix');
+            const ctn = line?.querySelector('.d2h-code-line-ctn');
+            if (!prefix || !ctn) return null; // a hunk header
+            const s = getComputedStyle(ctn);
+            const lh = s.lineHeight === 'normal' ? parseFloat(s.fontSize) * 1.2 : parseFloat(s.lineHeight);
+            const num = tr.querySelector('.d2h-code-linenumber').getBoundingClientRect();
+            const box = (e) => e.getBoundingClientRect();
+            return {
+              text: ctn.textContent,
+              lh,
+              row: box(tr).height,
+              line: box(line).height,
+              textLines: Math.round(box(ctn).height / lh),
+              prefixTop: box(prefix).top,
+              prefixRight: box(prefix).right,
+              ctnTop: box(ctn).top,
+              ctnLeft: box(ctn).left,
+              num: num.height,
+            };
+          })
+          .filter(Boolean),
+      );
+    const check = (rs, where) => {
+      assert.ok(rs.length >= 4, `${where}: ${rs.length} code rows`);
+      for (const r of rs) {
+        // The marker on the text's first line, left of it (before: on rows of their own).
+        assert.ok(Math.abs(r.prefixTop - r.ctnTop) < 1, `${where}: marker and text on one row: ${JSON.stringify(r)}`);
+        assert.ok(r.prefixRight <= r.ctnLeft + 0.5, `${where}: marker left of its text: ${JSON.stringify(r)}`);
+        // A row is as tall as its text's lines, no more; the line numbers as tall as the row.
+        assert.ok(r.textLines >= 1 && r.line < (r.textLines + 0.5) * r.lh, `${where}: ${r.textLines} text line(s) in ${r.line}px: ${JSON.stringify(r)}`);
+        assert.ok(Math.abs(r.num - r.row) < 1.5, `${where}: the line-number cell spans the row: ${JSON.stringify(r)}`);
+        if (r.text.length < 60) assert.ok(r.line < 1.5 * r.lh, `${where}: a short line is one row: ${JSON.stringify(r)}`);
+      }
+    };
+    const planRows = await rows('[data-testid=plan-diff]');
+    check(planRows, 'plan diff');
+    // The long comment line wraps inside the width: nothing hides off-screen.
+    const long = planRows.find((r) => r.text.includes('root filesystem'));
+    assert.ok(long && long.textLines >= 1, 'the long line is in the diff');
+    const overflow = await page.$eval('[data-testid=plan-diff] .d2h-file-diff', (e) => e.scrollWidth - e.clientWidth);
+    assert.ok(overflow <= 1, `no horizontal scroll in the unified view (${overflow}px)`);
+    await page.$eval('[data-testid=plan-diff]', (e) => e.scrollIntoView({ block: 'start' }));
+    await shots2('issue46-unified-diff-plan');
+
+    // The choice is kept (one `d` is enough to land here on every page): the
+    // server's surface diff opens unified, its long poisoned description wrapped.
+    await route('#/servers/drifty', '[data-testid=surface-diff] .d2h-file-diff');
+    const serverRows = await rows('[data-testid=surface-diff]');
+    check(serverRows, 'surface diff');
+    const poisoned = serverRows.find((r) => r.text.includes('<IMPORTANT>'));
+    assert.ok(poisoned && poisoned.textLines >= 2, `the long description wraps: ${JSON.stringify(poisoned)}`);
+    assert.ok(
+      (await page.$eval('[data-testid=surface-diff] .d2h-file-diff', (e) => e.scrollWidth - e.clientWidth)) <= 1,
+      'no horizontal scroll',
+    );
+    await page.$eval('[data-testid=surface-diff]', (e) => e.scrollIntoView({ block: 'start' }));
+    await shots2('issue46-unified-diff-server');
+    // Back to side by side for the rest.
+    await page.keyboard.press('d');
+    await page.locator('[data-testid=surface-diff] .d2h-file-side-diff').first().waitFor({ timeout: T });
+  });
+
   it('regression issue 46: a low-risk plan is still approved in one step (a, Enter)', async () => {
     await route('#/plans/make-cache', '[data-testid=stage]');
     const [reject, approve] = await headButtons();
