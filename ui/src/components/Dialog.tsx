@@ -182,6 +182,11 @@ function DecisionContextView({ c }: { c: DecisionContext }) {
             <li>
               <code class="context-id">{x.id}</code> <span class="action">{x.action}</span>{' '}
               <span class="mono context-target">→ {x.target}</span>
+              {x.params && (
+                <div class="mono context-params" title={x.params}>
+                  {x.params}
+                </div>
+              )}
             </li>
           ))}
         </ol>

@@ -24,7 +24,7 @@ export type DecisionContext =
       /** The gateway's account of why it held the call. */
       why?: string;
     }
-  | { kind: 'stages'; stages: { id: string; action: string; target: string }[]; diff?: DiffSummary | null }
+  | { kind: 'stages'; stages: StageLine[]; diff?: DiffSummary | null }
   | {
       kind: 'drift';
       drift: Drift[];
@@ -78,9 +78,22 @@ export function diffSummary(diff: string | null | undefined): DiffSummary | null
   return { added, removed };
 }
 
+/** A stage as the dialog lists it: its params as one line of JSON (null when it has none). */
+export interface StageLine {
+  id: string;
+  action: string;
+  target: string;
+  params: string | null;
+}
+
 /** A plan's stages as the dialog lists them. */
-export function stageLines(stages: Stage[]): { id: string; action: string; target: string }[] {
-  return stages.map((s) => ({ id: s.id, action: s.action, target: targetLine(s.target) }));
+export function stageLines(stages: Stage[]): StageLine[] {
+  return stages.map((s) => ({
+    id: s.id,
+    action: s.action,
+    target: targetLine(s.target),
+    params: s.params && Object.keys(s.params).length ? oneLine(s.params) : null,
+  }));
 }
 
 /**

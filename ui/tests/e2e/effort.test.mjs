@@ -293,6 +293,7 @@ describe('effort in proportion to risk (issue 46)', () => {
     const context = await page.textContent('[data-testid=decision-context]');
     assert.match(context, /1 stage/);
     assert.match(context, /restart\s*cmd\.run\s*→ systemctl/);
+    assert.ok(context.includes('"argv": ["systemctl", "restart", "web"]'), `the stage's params: ${context}`);
     // Enter on an empty (or blank) reason signs nothing.
     await page.keyboard.press('Enter');
     await page.keyboard.type('   ');

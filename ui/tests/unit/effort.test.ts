@@ -58,15 +58,15 @@ describe('effort in proportion to risk', () => {
     expect(heldCall(null)).toBeNull();
   });
 
-  it('lists a plan’s stages as one line each, object targets by kind and id', () => {
+  it('lists a plan’s stages as one line each, object targets by kind and id, params as one line of JSON', () => {
     expect(
       stageLines([
-        { id: 'restart', action: 'cmd.run', target: 'systemctl' },
-        { id: 'scale', action: 'k8s.scale', target: { kind: 'deployment', id: 'web', replicas: 3 } },
+        { id: 'restart', action: 'cmd.run', target: 'systemctl', params: { timeout_ms: 30000, argv: ['systemctl', 'restart', 'web'] } },
+        { id: 'scale', action: 'k8s.scale', target: { kind: 'deployment', id: 'web', replicas: 3 }, params: {} },
       ]),
     ).toEqual([
-      { id: 'restart', action: 'cmd.run', target: 'systemctl' },
-      { id: 'scale', action: 'k8s.scale', target: 'deployment web' },
+      { id: 'restart', action: 'cmd.run', target: 'systemctl', params: '{ "argv": ["systemctl", "restart", "web"], "timeout_ms": 30000 }' },
+      { id: 'scale', action: 'k8s.scale', target: 'deployment web', params: null },
     ]);
   });
 
