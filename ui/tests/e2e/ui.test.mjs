@@ -25,6 +25,8 @@ async function shot(name) {
   await page.evaluate(() => document.fonts.ready);
   // Transient notifications would cover the view being shown.
   await page.evaluate(() => document.querySelector('.toasts')?.setAttribute('style', 'visibility:hidden'));
+  // A dialog fades in: shown once it has (not half transparent over the page).
+  await page.evaluate(() => Promise.all(document.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished)));
   await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
   await page.evaluate(() => document.querySelector('.toasts')?.removeAttribute('style'));
 }
@@ -539,7 +541,7 @@ describe('the review UI against a real gateway', () => {
     await until('checkpoint checked', () => document.querySelector('[data-testid=checkpoint-verify]')?.dataset.ok);
     const verdict = await page.textContent('[data-testid=checkpoint-verify]');
     assert.equal(await page.getAttribute('[data-testid=checkpoint-verify]', 'data-ok'), 'true', verdict);
-    assert.match(verdict, /Signature by interlock\.local\/log verified in this browser/);
+    assert.match(verdict, /Signature by interlock\.local\/log\/[0-9a-f]+ verified in this browser/);
     const cp = await gw.api('/api/v1/log/checkpoint');
     const shown = Number(await page.textContent('[data-testid=checkpoint-size]'));
     assert.ok(shown >= cp.size - 2 && shown <= cp.size, `size ${shown} vs ${cp.size}`);
