@@ -462,7 +462,7 @@ const SHORTCUTS: [string, [string, string][]][] = [
   [
     'Reviewing a plan or server',
     [
-      ['a', 'Approve (asks first)'],
+      ['a', 'Approve (asks first; high and critical: type why)'],
       ['r', 'Reject (asks for a reason)'],
       ['j / k', 'Next / previous section'],
       ['t', 'Approve the highlighted tool'],

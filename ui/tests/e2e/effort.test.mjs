@@ -320,6 +320,17 @@ describe('effort in proportion to risk (issue 46)', () => {
     await route('#/servers/drifty', '[data-testid=drift]');
     await page.locator('[data-testid=surface-diff] .d2h-file-wrapper').first().waitFor({ timeout: T });
     await until('equal footing', () => document.querySelector('.page-head .actions')?.dataset.footing === 'equal');
+    // Rejecting it asks for a typed reason the same way, with no red primary either.
+    await page.locator('[data-testid=reject]:not([disabled])').waitFor({ timeout: T });
+    await page.evaluate(() => document.activeElement?.blur?.());
+    await page.keyboard.press('r');
+    await until('the reason field has focus', () => document.activeElement?.id === 'reason');
+    assert.match(await page.textContent('[role=dialog] h2'), /Reject this server surface/);
+    assert.equal(await page.locator('[data-testid=confirm]').isDisabled(), true);
+    assert.match(await page.textContent('[data-testid=reason-hint]'), /Reject waits for it/);
+    assert.doesNotMatch(await page.getAttribute('[data-testid=confirm]', 'class'), /danger|primary/);
+    await page.keyboard.press('Escape');
+    await closed();
     await openApprove();
     assert.equal(await page.getAttribute('[role=dialog] .summary [data-risk]', 'data-risk'), 'critical');
     assert.equal(await page.inputValue('#reason'), '', 'no pre-filled reason on a critical drift');
