@@ -21,13 +21,14 @@ let browser;
 let page;
 const problems = []; // console errors, page errors, CSP violations
 
-async function shot(name) {
+/** `full`: the whole page; false for the viewport (a dialog is fixed to it). */
+async function shot(name, { full = true } = {}) {
   await page.evaluate(() => document.fonts.ready);
   // Transient notifications would cover the view being shown.
   await page.evaluate(() => document.querySelector('.toasts')?.setAttribute('style', 'visibility:hidden'));
   // A dialog fades in: shown once it has (not half transparent over the page).
   await page.evaluate(() => Promise.all(document.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished)));
-  await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: full });
   await page.evaluate(() => document.querySelector('.toasts')?.removeAttribute('style'));
 }
 
@@ -388,6 +389,12 @@ describe('the review UI against a real gateway', () => {
     await dialogReady();
     assert.equal(await page.getAttribute('[role=dialog] [data-risk]', 'data-risk'), 'critical');
     assert.match(await page.textContent('[role=dialog]'), /first-contact scan: 5 findings/);
+    // Critical (issue 46): the findings in the dialog, the reason left to the reviewer.
+    assert.equal(await page.locator('[data-testid=context-finding]').count(), api.first_contact.findings.length);
+    assert.ok((await page.textContent('[data-testid=decision-context]')).includes('id_rsa'));
+    assert.equal(await page.inputValue('#reason'), '');
+    assert.equal(await page.locator('[data-testid=confirm]').isDisabled(), true);
+    await shot('server-first-contact-dialog', { full: false });
     await page.keyboard.press('Escape');
     await page.locator('[role=dialog]').waitFor({ state: 'detached', timeout: T });
     await page.$eval('[data-testid=first-contact]', (e) => e.scrollIntoView({ block: 'start' }));
