@@ -4,6 +4,7 @@ import { useSectionNav } from '../lib/hooks';
 import { takeIntent } from '../lib/intent';
 import { backToList } from '../lib/router';
 import { DecisionDialog, type DecisionTarget } from './Dialog';
+import { asksForReason } from '../lib/effort';
 import type { DecisionKind } from '../lib/statement';
 import { toast } from './Toasts';
 
@@ -27,6 +28,8 @@ interface DecisionOptions {
 
 export interface Decision {
   can: Record<DecisionKind, boolean>;
+  /** The subject's risk (high and critical: Reject and Approve on equal footing). */
+  risk?: string | null;
   open: (k: DecisionKind) => void;
   /** The dialog, while one is open. */
   dialog: JSX.Element | null;
@@ -80,15 +83,19 @@ export function useDecision(o: DecisionOptions): Decision {
         }}
       />
     ) : null;
-  return { can: o.can, open, dialog };
+  return { can: o.can, risk: o.target?.risk, open, dialog };
 }
 
-/** The page head's Reject and Approve buttons, with their shortcuts shown. */
+/**
+ * The page head's Reject and Approve buttons, with their shortcuts shown. On a
+ * high or critical item neither is the obvious one: both look alike (issue 46).
+ */
 export function DecisionButtons({ decision, approveLabel }: { decision: Decision; approveLabel: string }) {
+  const equal = asksForReason(decision.risk);
   return (
-    <div class="actions">
+    <div class="actions" data-footing={equal ? 'equal' : undefined}>
       <button
-        class="btn danger"
+        class={equal ? 'btn decide' : 'btn danger'}
         disabled={!decision.can.reject}
         onClick={() => decision.open('reject')}
         data-testid="reject"
@@ -96,7 +103,7 @@ export function DecisionButtons({ decision, approveLabel }: { decision: Decision
         Reject <kbd>r</kbd>
       </button>
       <button
-        class="btn primary"
+        class={equal ? 'btn decide' : 'btn primary'}
         disabled={!decision.can.approve}
         onClick={() => decision.open('approve')}
         data-testid="approve"

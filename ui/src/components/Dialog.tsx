@@ -5,7 +5,9 @@ import { decide, markActed } from '../lib/decide';
 import { isDesktop } from '../lib/config';
 import { reasonError, splitToolSubject, type DecisionKind, type SubjectKind } from '../lib/statement';
 import { api, type ScopeOffer } from '../lib/api';
-import { RiskBadge } from './ui';
+import { asksForReason, compactJson, type DecisionContext } from '../lib/effort';
+import { kindLabel } from '../lib/serverReview';
+import { plural, RiskBadge } from './ui';
 
 /** A held tool call's plan (the gateway names them `call-…`). */
 export const isHeldCall = (kind: SubjectKind, subject: string) => kind === 'plan' && subject.startsWith('call-');
@@ -83,7 +85,7 @@ export function Modal({
   useEffect(() => {
     const prev = document.activeElement as HTMLElement | null;
     const first = ref.current?.querySelector<HTMLElement>('[autofocus], input, textarea, button.primary, button');
-    first?.focus();
+    first?.focus({ preventScroll: true });
     return () => prev?.focus?.();
   }, []);
   return (
@@ -131,6 +133,119 @@ export interface DecisionTarget {
   audience: string;
   risk?: string | null;
   detail?: string;
+  /** What changed or what the call does, shown in the dialog (issue 46). */
+  context?: DecisionContext | null;
+}
+
+/**
+ * What the reviewer is deciding on, inside the dialog: a held call's tool and
+ * exact arguments, a plan's stages, a server's drift or first-contact findings.
+ * Long content scrolls in its own box; the hash and the reason stay in view.
+ */
+function DecisionContextView({ c }: { c: DecisionContext }) {
+  if (c.kind === 'call')
+    return (
+      <section class="context" data-testid="decision-context" data-context="call">
+        <div class="context-h">What the call does</div>
+        <div class="context-call">
+          <code data-testid="call-tool">{c.exposed}</code>
+          <span class="muted">
+            tool <code>{c.tool}</code> of server <code>{c.server}</code>
+          </span>
+        </div>
+        {c.why && (
+          <div class="muted context-why">
+            <Ticked text={c.why} />
+          </div>
+        )}
+        <div class="context-h">Arguments</div>
+        <pre class="block context-args" data-testid="call-arguments">
+          {compactJson(c.arguments)}
+        </pre>
+      </section>
+    );
+  if (c.kind === 'stages')
+    return (
+      <section class="context" data-testid="decision-context" data-context="stages">
+        <div class="context-h">
+          What it does: {plural(c.stages.length, 'stage')}, in order
+          {c.diff && (
+            <span class="context-diff" data-testid="context-diff">
+              {' '}
+              · since the last revision <span class="add">+{c.diff.added}</span> <span class="del">−{c.diff.removed}</span>{' '}
+              lines
+            </span>
+          )}
+        </div>
+        <ol class="context-list stages">
+          {c.stages.map((x) => (
+            <li>
+              <code class="context-id">{x.id}</code> <span class="action">{x.action}</span>{' '}
+              <span class="mono context-target">→ {x.target}</span>
+              {x.params && (
+                <div class="mono context-params" title={x.params}>
+                  {x.params}
+                </div>
+              )}
+            </li>
+          ))}
+        </ol>
+      </section>
+    );
+  if (c.kind === 'drift')
+    return (
+      <section class="context" data-testid="decision-context" data-context="drift">
+        <div class="context-h">
+          What changed: {plural(c.drift.length, 'drift')}
+          {c.changed && c.changed.length > 0 && (
+            <span data-testid="context-changed">
+              {' '}
+              · definitions changed: <span class="names mono">{c.changed.join(', ')}</span>
+            </span>
+          )}
+        </div>
+        {c.launch && c.launch.length > 0 && (
+          <div class="context-launch">How it is started changed: {c.launch.join(', ')}</div>
+        )}
+        <ul class="context-list">
+          {c.drift.map((x) => (
+            <li data-testid="context-drift">
+              <span class="row-gap">
+                <RiskBadge risk={x.severity} label="Severity" />
+                <span class="chip">{x.kind}</span>
+                {x.tool && <b class="mono">{x.tool}</b>}
+                <span class={`chip act-${x.action}`}>{x.action}</span>
+              </span>
+              <div class="context-summary">{x.summary}</div>
+              {x.findings.length > 0 && (
+                <div class="findings">
+                  {x.findings.map((f) => (
+                    <span class="chip finding">{f}</span>
+                  ))}
+                </div>
+              )}
+            </li>
+          ))}
+        </ul>
+      </section>
+    );
+  return (
+    <section class="context" data-testid="decision-context" data-context="findings">
+      <div class="context-h">What the first-contact scan found: {plural(c.findings.length, 'finding')}</div>
+      <ul class="context-list">
+        {c.findings.map((f) => (
+          <li data-testid="context-finding">
+            <span class="row-gap">
+              <b class="mono">{f.tool ?? 'instructions'}</b>
+              <span class="chip">{kindLabel(f.kind)}</span>
+              <code class="fc-field">{f.field || '(whole)'}</code>
+            </span>
+            <div class="context-summary">“{f.excerpt}”</div>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
 }
 
 export function DecisionDialog({
@@ -152,8 +267,11 @@ export function DecisionDialog({
 }) {
   const approve = decision === 'approve';
   const tool = target.kind === 'tool';
+  // High and critical: the reviewer types the reason (nothing pre-filled), and
+  // the confirm button waits for it (issue 46 item 1).
+  const careful = asksForReason(target.risk);
   const [reason, setReason] = useState(
-    approve
+    approve && !careful
       ? target.kind === 'plan'
         ? 'Reviewed the stages and approved.'
         : tool
@@ -177,7 +295,8 @@ export function DecisionDialog({
     );
   }, [heldCall, target.subject, target.hash]);
   useEffect(() => {
-    input.current?.focus();
+    // Focused without scrolling: a tall dialog opens at its top (what is decided on).
+    input.current?.focus({ preventScroll: true });
     input.current?.select();
   }, []);
   // Enter confirms even before the reason field has focus (a fast keyboard).
@@ -187,9 +306,10 @@ export function DecisionDialog({
     },
   }, { modal: true });
   const stale = currentHash !== undefined && currentHash !== target.hash;
+  const untyped = careful && reason.trim() === '';
   const submit = async (e?: Event) => {
     e?.preventDefault();
-    if (busyRef.current || stale) return;
+    if (busyRef.current || stale || untyped) return;
     const bad = reasonError(reason);
     if (bad) {
       setError(bad);
@@ -234,6 +354,7 @@ export function DecisionDialog({
       label={`${verb} ${what}`}
       onClose={() => !busy && onClose()}
       title={<>{tool ? (approve ? 'Approve this tool’s definition?' : 'Block this tool?') : `${verb} this ${what}?`}</>}
+      wide={!!target.context}
     >
       <form onSubmit={submit}>
         <div class="body">
@@ -248,8 +369,12 @@ export function DecisionDialog({
               {target.hash}
             </div>
           </div>
+          {target.context && <DecisionContextView c={target.context} />}
           {heldCall && <ScopePicker offers={offers} error={offersError} chosen={scope} onChoose={setScope} />}
-          <label for="reason">Reason {approve ? '' : '(required)'}</label>
+        </div>
+        {/* The reason and what refused it stay in view while the part above scrolls. */}
+        <div class="body reason-block">
+          <label for="reason">Reason {approve && !careful ? '' : '(required)'}</label>
           <input
             id="reason"
             name="reason"
@@ -259,7 +384,14 @@ export function DecisionDialog({
             placeholder={approve ? 'Why this is safe to run' : 'What is wrong with it'}
             onInput={(e) => setReason((e.target as HTMLInputElement).value)}
             autocomplete="off"
+            aria-describedby={careful ? 'reason-hint' : undefined}
           />
+          {careful && (
+            <div class="reason-hint" id="reason-hint" data-testid="reason-hint" data-typed={String(!untyped)}>
+              {target.risk === 'critical' ? 'Critical' : 'High'} risk: the reason is yours to type, in your own words
+              {untyped ? ` — ${approve ? 'Approve' : tool ? 'Block' : 'Reject'} waits for it.` : '.'}
+            </div>
+          )}
           <div class="help">
             The reason is part of the signed statement and the log. Signed with{' '}
             {isDesktop() ? 'this computer’s keychain approver key' : 'this browser’s approver key'}, valid for one hour.
@@ -290,7 +422,12 @@ export function DecisionDialog({
           <button type="button" class="btn" onClick={onClose} disabled={busy}>
             Cancel
           </button>
-          <button type="submit" class={approve ? 'btn primary' : 'btn danger solid'} disabled={busy || stale}>
+          <button
+            type="submit"
+            class={careful ? 'btn decide' : approve ? 'btn primary' : 'btn danger solid'}
+            disabled={busy || stale || untyped}
+            data-testid="confirm"
+          >
             {busy ? 'Signing…' : `${verb} and sign`}
           </button>
         </div>
@@ -325,7 +462,7 @@ const SHORTCUTS: [string, [string, string][]][] = [
   [
     'Reviewing a plan or server',
     [
-      ['a', 'Approve (asks first)'],
+      ['a', 'Approve (asks first; high and critical: type why)'],
       ['r', 'Reject (asks for a reason)'],
       ['j / k', 'Next / previous section'],
       ['t', 'Approve the highlighted tool'],

@@ -129,3 +129,21 @@ export function toolState(d: ServerDetail | undefined, tool: string): string {
 export function blockedLabel(action: string): string {
   return action === 'block' ? 'blocked by reviewer' : action === 'hold' ? 'held' : action === 'quarantine' ? 'quarantined' : action;
 }
+
+const RANK: Record<string, number> = { low: 1, medium: 2, high: 3, critical: 4 };
+
+/**
+ * The risk a decision on one tool is taken at (issue 46): the worst severity of
+ * that tool's drift, or, while the server is pending, the first-contact risk
+ * when the scan found something in that tool; null when neither says anything.
+ */
+export function toolRisk(d: ServerDetail | undefined, tool: string): Risk | null {
+  let worst: Risk | null = null;
+  const consider = (r: string | null | undefined) => {
+    if (r && RANK[r] && (!worst || RANK[r] > RANK[worst])) worst = r as Risk;
+  };
+  for (const x of d?.drift ?? []) if (x.tool === tool) consider(x.severity);
+  const fc = d?.first_contact;
+  if (d?.server.status === 'PENDING' && fc && fc.findings.some((f) => f.tool === tool)) consider(fc.risk);
+  return worst;
+}

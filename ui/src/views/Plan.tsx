@@ -8,6 +8,7 @@ import { DecisionButtons, useDecision } from '../components/Decision';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
 import { CopyButton, ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
 import { plural } from '../components/ui';
+import { diffSummary, heldCall, stageLines } from '../lib/effort';
 
 /** A target as text: a string as it is, an object target as `kind id {fields}`. */
 function targetText(t: Target): string {
@@ -186,6 +187,10 @@ export function PlanView({ id }: { id: string }) {
           audience: d.audience,
           risk: d.plan.risk,
           detail: `${d.plan.plan_id} · revision ${d.plan.revision} · ${plural(d.document?.body.stages.length ?? 0, 'stage')} · proposed by ${d.plan.proposer}`,
+          // A held call shows its tool and exact arguments; any other plan, its stages.
+          context:
+            heldCall(d.document) ??
+            (d.document ? { kind: 'stages', stages: stageLines(d.document.body.stages), diff: diffSummary(d.diff) } : null),
         }
       : null,
     currentHash: d?.plan.plan_hash,

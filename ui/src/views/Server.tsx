@@ -15,9 +15,11 @@ import {
   observedToolHashes,
   serverRisk,
   toolActions,
+  toolRisk,
   toolState,
   type ToolActions,
 } from '../lib/serverReview';
+import type { DecisionContext } from '../lib/effort';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
 import { BehaviourPanel } from './ServerBehaviour';
 import { RemoveServer } from '../components/RemoveServer';
@@ -42,6 +44,24 @@ function useDiffColumns(layout: string): number {
     return () => window.removeEventListener('resize', f);
   }, [layout]);
   return cols;
+}
+
+/**
+ * What a server (or one of its tools) is decided on, for the dialog (issue 46):
+ * its drift with the diff's summary and a changed launch, else a pending
+ * server's first-contact findings; null when there is nothing to show.
+ */
+function serverContext(d: ServerDetail, diff: SurfaceDiff | null, tool?: string): DecisionContext | null {
+  const drift = tool === undefined ? d.drift : d.drift.filter((x) => x.tool === tool);
+  const launch = tool === undefined ? d.server.launch?.changed ?? [] : [];
+  if (drift.length || launch.length)
+    return { kind: 'drift', drift, changed: diff?.changed.filter((t) => tool === undefined || t === tool), launch };
+  const findings = (d.server.status === 'PENDING' ? d.first_contact?.findings ?? [] : []).filter(
+    (f) => tool === undefined || f.tool === tool,
+  );
+  if (!findings.length) return null;
+  const order = d.observed?.tools.map((t) => t.name) ?? [];
+  return { kind: 'findings', findings: groupFindings({ risk: d.first_contact!.risk, findings }, order).flatMap((g) => g.findings) };
 }
 
 function canApprove(d: ServerDetail | undefined): boolean {
@@ -303,10 +323,23 @@ export function ServerView({ name }: { name: string }) {
         policyDigest: d.policy_digest,
         audience: d.audience,
         detail: `tool:${s.name}/${tool} · ${a.blocked ? blockedLabel(a.blocked) : 'not blocked'} · server ${s.status}`,
+        risk: toolRisk(d, tool) ?? undefined,
+        context: serverContext(d, null, tool),
       },
     });
   };
   const highlighted = () => document.querySelector<HTMLElement>('.nav-current[data-tool]')?.dataset.tool;
+  // The diff machinery loads on demand (it is most of a diff's weight).
+  const width = useDiffColumns(layout);
+  const [diff, setDiff] = useState<SurfaceDiff | null>(null);
+  useEffect(() => {
+    if (!d?.baseline) return setDiff(null);
+    let live = true;
+    void import('../lib/surfaceDiff').then((m) => live && setDiff(m.surfaceDiff(d.baseline, d.observed, width)));
+    return () => {
+      live = false;
+    };
+  }, [d, width]);
   const lead = s ? serverRisk(s) : { risk: null, label: '' };
   const decision = useDecision({
     target:
@@ -322,6 +355,7 @@ export function ServerView({ name }: { name: string }) {
             detail: `${d.subject} · ${plural(s.tools ?? 0, 'tool')} · ${
               d.first_contact ? `first-contact scan: ${plural(d.first_contact.findings.length, 'finding')}` : plural(d.drift.length, 'drift')
             } · status ${s.status}`,
+            context: serverContext(d, diff),
           }
         : null,
     currentHash: s?.observed_hash ?? undefined,
@@ -336,17 +370,6 @@ export function ServerView({ name }: { name: string }) {
     reload: res.reload,
     doneMessage: (r) => `Server ${name}: ${String(r.status ?? 'decided')}`,
   });
-  // The diff machinery loads on demand (it is most of a diff's weight).
-  const width = useDiffColumns(layout);
-  const [diff, setDiff] = useState<SurfaceDiff | null>(null);
-  useEffect(() => {
-    if (!d?.baseline) return setDiff(null);
-    let live = true;
-    void import('../lib/surfaceDiff').then((m) => live && setDiff(m.surfaceDiff(d.baseline, d.observed, width)));
-    return () => {
-      live = false;
-    };
-  }, [d, width]);
   const card = (t: Tool) => (
     <ToolCard
       t={t}

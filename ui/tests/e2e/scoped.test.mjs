@@ -113,6 +113,8 @@ describe('approvals that do not fatigue', () => {
     await page.evaluate(() => document.querySelector('.toasts')?.setAttribute('style', 'visibility:hidden'));
     await page.screenshot({ path: path.join(shots, 'approve-for-an-hour.png') });
     await page.evaluate(() => document.querySelector('.toasts')?.removeAttribute('style'));
+    // A high-risk call: the reason is the reviewer's own (issue 46).
+    await page.fill('#reason', 'odd only reads; an hour of it is fine.');
     await page.click('[role=dialog] button[type=submit]');
     await page.locator('[role=dialog]').waitFor({ state: 'detached', timeout: T });
 

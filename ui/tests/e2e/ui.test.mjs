@@ -21,11 +21,14 @@ let browser;
 let page;
 const problems = []; // console errors, page errors, CSP violations
 
-async function shot(name) {
+/** `full`: the whole page; false for the viewport (a dialog is fixed to it). */
+async function shot(name, { full = true } = {}) {
   await page.evaluate(() => document.fonts.ready);
   // Transient notifications would cover the view being shown.
   await page.evaluate(() => document.querySelector('.toasts')?.setAttribute('style', 'visibility:hidden'));
-  await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  // A dialog fades in: shown once it has (not half transparent over the page).
+  await page.evaluate(() => Promise.all(document.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished)));
+  await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: full });
   await page.evaluate(() => document.querySelector('.toasts')?.removeAttribute('style'));
 }
 
@@ -35,9 +38,13 @@ async function dialogReady() {
   await until('the reason field has focus', () => document.activeElement?.id === 'reason');
 }
 
-/** Confirms the open decision dialog with Enter and waits for it to close. */
-async function confirmDialog() {
+/**
+ * Confirms the open decision dialog with Enter and waits for it to close; a high
+ * or critical item's dialog waits for a reason typed (issue 46), given as `reason`.
+ */
+async function confirmDialog(reason) {
   await dialogReady();
+  if (reason) await page.keyboard.type(reason);
   await page.keyboard.press('Enter');
   const closed = page.locator('[role=dialog]').waitFor({ state: 'detached', timeout: T });
   const refused = page.locator('[role=dialog] .error-box').waitFor({ timeout: T }).then(async () => {
@@ -261,6 +268,8 @@ describe('the review UI against a real gateway', () => {
     assert.match(await dialog.textContent(), /sha256:[0-9a-f]{64}/, 'the dialog shows the hash being signed');
     const seen = problems.length;
     await dialogReady();
+    // A high-risk plan: the reason is typed (issue 46), then Enter signs.
+    await page.keyboard.type('Restart agreed with on-call.');
     await page.keyboard.press('Enter');
     await page.locator('.error-box').waitFor({ timeout: T });
     // Chromium logs the refused POST itself; that one is the point of this test.
@@ -280,7 +289,7 @@ describe('the review UI against a real gateway', () => {
     await page.keyboard.press('a');
     await page.locator('[role=dialog]').waitFor({ timeout: T });
     await shot('decision-dialog');
-    await confirmDialog();
+    await confirmDialog('Restart agreed with on-call.');
     await page.locator('.page-head [data-status=APPROVED]').waitFor({ timeout: T });
     await page.locator('[data-testid=decisions] li').first().waitFor({ timeout: T });
     const api = await gw.api('/api/v1/plans/restart-web');
@@ -380,6 +389,12 @@ describe('the review UI against a real gateway', () => {
     await dialogReady();
     assert.equal(await page.getAttribute('[role=dialog] [data-risk]', 'data-risk'), 'critical');
     assert.match(await page.textContent('[role=dialog]'), /first-contact scan: 5 findings/);
+    // Critical (issue 46): the findings in the dialog, the reason left to the reviewer.
+    assert.equal(await page.locator('[data-testid=context-finding]').count(), api.first_contact.findings.length);
+    assert.ok((await page.textContent('[data-testid=decision-context]')).includes('id_rsa'));
+    assert.equal(await page.inputValue('#reason'), '');
+    assert.equal(await page.locator('[data-testid=confirm]').isDisabled(), true);
+    await shot('server-first-contact-dialog', { full: false });
     await page.keyboard.press('Escape');
     await page.locator('[role=dialog]').waitFor({ state: 'detached', timeout: T });
     await page.$eval('[data-testid=first-contact]', (e) => e.scrollIntoView({ block: 'start' }));
@@ -403,7 +418,7 @@ describe('the review UI against a real gateway', () => {
     await page.keyboard.press('a');
     await page.locator('[role=dialog]').waitFor({ timeout: T });
     assert.ok((await page.textContent('[role=dialog]')).includes(api.server.observed_hash));
-    await confirmDialog();
+    await confirmDialog('The new greet text was checked with its maintainer.');
     await page.locator('.page-head [data-status=TRUSTED]').waitFor({ timeout: T });
     const now = await gw.api('/api/v1/servers/drifty');
     assert.equal(now.server.status, 'TRUSTED');
@@ -464,9 +479,9 @@ describe('the review UI against a real gateway', () => {
     }
     await until('greet shown blocked while pending', () => document.querySelector('[data-testid=tool][data-tool=greet]')?.dataset.blocked === 'block');
     assert.equal((await gw.api('/api/v1/servers/fresh')).server.status, 'PENDING', 'blocking a tool leaves the server pending');
-    // Approve the rest of the server.
+    // Approve the rest of the server (critical at first contact: a reason is typed).
     await page.keyboard.press('a');
-    await confirmDialog();
+    await confirmDialog('Every tool but greet read and found safe.');
     await page.locator('.page-head [data-status=TRUSTED]').waitFor({ timeout: T });
     const now = await gw.api('/api/v1/servers/fresh');
     assert.equal(now.server.status, 'TRUSTED');
@@ -533,7 +548,7 @@ describe('the review UI against a real gateway', () => {
     await until('checkpoint checked', () => document.querySelector('[data-testid=checkpoint-verify]')?.dataset.ok);
     const verdict = await page.textContent('[data-testid=checkpoint-verify]');
     assert.equal(await page.getAttribute('[data-testid=checkpoint-verify]', 'data-ok'), 'true', verdict);
-    assert.match(verdict, /Signature by interlock\.local\/log verified in this browser/);
+    assert.match(verdict, /Signature by interlock\.local\/log\/[0-9a-f]+ verified in this browser/);
     const cp = await gw.api('/api/v1/log/checkpoint');
     const shown = Number(await page.textContent('[data-testid=checkpoint-size]'));
     assert.ok(shown >= cp.size - 2 && shown <= cp.size, `size ${shown} vs ${cp.size}`);
