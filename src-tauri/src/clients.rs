@@ -13,7 +13,7 @@ use interlock_host::{ClientChange, ClientChangeError, OwnerConfirmed};
 use serde_json::Value;
 
 use crate::backend::{Backend, DecideError};
-use crate::team::clean;
+use interlock_core::one_line::one_line;
 
 /// What the owner is asked before a client change, built from the preview
 /// the app read just before.
@@ -69,30 +69,38 @@ impl ClientQuestion {
 
     pub fn title(&self) -> String {
         match self.change {
-            ClientChange::Connect => format!("Connect {}?", clean(&self.name, 60)),
-            ClientChange::Undo => format!("Undo the connect of {}?", clean(&self.name, 60)),
+            ClientChange::Connect => format!("Connect {}?", one_line(&self.name, 60)),
+            ClientChange::Undo => format!("Undo the connect of {}?", one_line(&self.name, 60)),
         }
     }
 
     pub fn message(&self) -> String {
-        let file = clean(&self.file, 300);
+        let file = one_line(&self.file, 300);
         match self.change {
             ClientChange::Connect => {
                 let mut m = format!(
                     "This rewrites {file} so {name} reaches Interlock, and starts these MCP \
                      servers on this machine as you, each pending review:\n",
-                    name = clean(&self.name, 60)
+                    name = one_line(&self.name, 60)
                 );
                 if self.starts.is_empty() {
                     m.push_str("\n(none)\n");
                 }
                 for (server, how) in &self.starts {
-                    m.push_str(&format!("\n• {}: {}", clean(server, 80), clean(how, 400)));
+                    m.push_str(&format!(
+                        "\n• {}: {}",
+                        one_line(server, 80),
+                        one_line(how, 400)
+                    ));
                 }
                 if !self.kept.is_empty() {
                     m.push_str("\n\nLeft as they are in the file:");
                     for (server, why) in &self.kept {
-                        m.push_str(&format!("\n• {}: {}", clean(server, 80), clean(why, 200)));
+                        m.push_str(&format!(
+                            "\n• {}: {}",
+                            one_line(server, 80),
+                            one_line(why, 200)
+                        ));
                     }
                 }
                 m.push_str("\n\nConnect only if you asked for this here.");

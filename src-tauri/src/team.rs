@@ -13,6 +13,7 @@
 //!   subject and the exact hash first, so a compromised or malicious team
 //!   gateway cannot make the app sign behind the reviewer's back.
 
+use interlock_core::one_line::one_line;
 use tauri::Url;
 use url::Host;
 
@@ -104,12 +105,12 @@ impl Confirmation<'_> {
              at the hash\n\n{hash}\n\nwith your approver key {fp}, for the gateway log\n\n\
              {audience}\n\n(only a gateway writing that log accepts it).\n\nSign only if this is \
              the hash you reviewed. The page is served by the team gateway, not by this app.",
-            origin = clean(self.page_origin, 200),
+            origin = one_line(self.page_origin, 200),
             decision = self.decision,
-            subject = clean(self.subject, 200),
-            hash = clean(self.hash, 100),
+            subject = one_line(self.subject, 200),
+            hash = one_line(self.hash, 100),
             fp = self.key_fingerprint,
-            audience = clean(self.audience, 200),
+            audience = one_line(self.audience, 200),
         )
     }
 
@@ -121,19 +122,6 @@ impl Confirmation<'_> {
             "Sign the rejection"
         }
     }
-}
-
-/// A page-supplied string on one line, control characters out, bounded.
-pub(crate) fn clean(s: &str, max: usize) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(max)
-        .collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out
 }
 
 #[cfg(test)]

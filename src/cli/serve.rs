@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use interlock_core::one_line::one_line;
 use interlock_gateway::GatewayConfig;
 use interlock_host::GatewayOptions;
 use interlock_trust::{EventType, GatewayEvent, SubjectKind};
@@ -147,29 +148,16 @@ fn announcement(e: &GatewayEvent, review_at: Option<&str>) -> Option<String> {
         SubjectKind::Server => ("servers", "interlock servers show"),
         _ => ("plans", "interlock plans show"),
     };
-    let subject = terminal_text(&e.subject, 80);
+    let subject = one_line(&e.subject, 80);
     let whereto = match review_at {
         Some(base) => format!("{base}#/{section}/{}", url_component(&e.subject)),
         None => format!("`{command} {subject}`"),
     };
     Some(format!(
         "  review: {what} — {} (risk {}): {whereto}",
-        terminal_text(&e.title, 160),
-        terminal_text(&e.risk, 12),
+        one_line(&e.title, 160),
+        one_line(&e.risk, 12),
     ))
-}
-
-/// `s` on one line for a terminal: control characters out, at most `max`.
-fn terminal_text(s: &str, max: usize) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(max)
-        .collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out
 }
 
 /// `encodeURIComponent`, for a subject in the review UI's route.

@@ -11,6 +11,7 @@ pub mod decision;
 pub mod expect;
 pub mod extension;
 pub mod invariants;
+pub mod one_line;
 pub mod plan;
 pub mod policy;
 pub mod registry;

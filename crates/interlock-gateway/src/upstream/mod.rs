@@ -84,16 +84,8 @@ fn rpc_summary(raw: &RawValue) -> String {
         out.push_str(&format!(" {code}"));
     }
     if let Some(message) = message {
-        let clean: String = message
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .take(200)
-            .collect();
         out.push_str(": ");
-        out.push_str(&clean);
-        if message.chars().count() > 200 {
-            out.push('…');
-        }
+        out.push_str(&interlock_core::one_line::one_line(&message, 200));
     }
     out
 }
