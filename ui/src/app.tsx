@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './lib/api';
 import { isDesktop, onTokenChange, token } from './lib/config';
 import { events, type StreamState } from './lib/events';
@@ -49,7 +49,7 @@ const EVENT_TEXT: Record<string, string> = {
 
 function NavItem({ h, label, icon, active, count, hint }: { h: string; label: string; icon: string; active: boolean; count?: number; hint?: string }) {
   return (
-    <a class={`nav-item${active ? ' active' : ''}`} href={h} aria-current={active ? 'page' : undefined}>
+    <a class={`nav-item${active ? ' active' : ''}`} href={h} aria-current={active ? 'page' : undefined} data-nav-label={label}>
       <span class="nav-icon">{icon}</span>
       {label}
       {count ? (
@@ -62,6 +62,22 @@ function NavItem({ h, label, icon, active, count, hint }: { h: string; label: st
     </a>
   );
 }
+
+const SECTION_TITLE: Record<string, string> = {
+  inbox: 'Inbox',
+  overview: 'Overview',
+  plans: 'Plans',
+  servers: 'Servers',
+  standing: 'Standing',
+  log: 'Log',
+  receipts: 'Receipts',
+  settings: 'Settings',
+  signin: 'Sign in',
+  welcome: 'Welcome',
+};
+
+/** Narrow windows (≤ 600 px, issue 46): the sidebar is a menu the top bar opens. */
+const NARROW = '(max-width: 600px)';
 
 function section(r: Route): string {
   switch (r.name) {
@@ -81,6 +97,11 @@ export function App() {
   const [help, setHelp] = useState(false);
   // A new API key remounts the view, so it loads again with it.
   const [epoch, setEpoch] = useState(0);
+  // The menu on a narrow window: closed on every route, opened by the top bar.
+  const [menu, setMenu] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  const nav = useRef<HTMLElement>(null);
+  const mainRef = useRef<HTMLElement>(null);
 
   useEffect(() => {
     const off = events.onState(setStream);
@@ -136,6 +157,7 @@ export function App() {
     if (route.name === 'servers') rememberList(href.servers());
     if (route.name === 'standing') rememberList(href.standing());
     window.scrollTo(0, 0);
+    setMenu(false);
     const titles: Record<string, string> = {
       inbox: 'Inbox',
       plans: 'Plans',
@@ -154,6 +176,21 @@ export function App() {
   }, [route]);
 
   useKeys({ '?': () => setHelp(true) });
+
+  // Opened: focus its first link. A window widened past the narrow layout closes it.
+  useEffect(() => {
+    if (!menu) return;
+    nav.current?.querySelector<HTMLElement>('.nav-item')?.focus();
+    const mq = window.matchMedia(NARROW);
+    const onChange = () => !mq.matches && setMenu(false);
+    mq.addEventListener('change', onChange);
+    return () => mq.removeEventListener('change', onChange);
+  }, [menu]);
+
+  const closeMenu = (refocus: boolean) => {
+    setMenu(false);
+    if (refocus) menuButton.current?.focus();
+  };
 
   const active = section(route);
   let view;
@@ -203,8 +240,65 @@ export function App() {
       );
   }
   return (
-    <div class="shell">
-      <nav class="sidebar" aria-label="Main">
+    <div class={`shell${menu ? ' menu-open' : ''}`}>
+      <a
+        class="skip-link"
+        href="#main-content"
+        data-testid="skip-link"
+        onClick={(e) => {
+          // Not a hash change: the hash is the route.
+          e.preventDefault();
+          mainRef.current?.focus();
+          mainRef.current?.scrollIntoView({ block: 'start' });
+        }}
+      >
+        Skip to content
+      </a>
+      <header class="topbar" data-testid="topbar">
+        <button
+          ref={menuButton}
+          type="button"
+          class="menu-button"
+          aria-label="Menu"
+          aria-expanded={menu}
+          aria-controls="main-nav"
+          data-testid="menu-button"
+          onClick={() => setMenu((m) => !m)}
+        >
+          <span class="menu-icon" aria-hidden="true" />
+          {count ? (
+            <span class="count" aria-label={`${count} in the inbox`}>
+              {count}
+            </span>
+          ) : null}
+        </button>
+        <span class="brand-mark" aria-hidden="true">
+          ◆
+        </span>
+        <span class="topbar-title">{SECTION_TITLE[active] ?? 'Interlock'}</span>
+        <span class={`dot ${stream}`} title={STATE_TEXT[stream]} data-testid="topbar-stream" />
+      </header>
+      {menu && <div class="nav-backdrop" onClick={() => closeMenu(false)} data-testid="nav-backdrop" />}
+      <nav
+        class="sidebar"
+        id="main-nav"
+        aria-label="Main"
+        ref={nav}
+        onKeyDown={(e) => {
+          if (menu && e.key === 'Escape') {
+            e.stopPropagation();
+            closeMenu(true);
+          }
+        }}
+        onFocusOut={(e) => {
+          // Tabbing out of the open menu closes it (it covers the page).
+          const to = e.relatedTarget as Node | null;
+          if (menu && to && !nav.current?.contains(to) && to !== menuButton.current) setMenu(false);
+        }}
+        onClick={(e) => {
+          if (menu && (e.target as HTMLElement).closest('a')) setMenu(false);
+        }}
+      >
         <div class="brand">
           <span class="brand-mark">◆</span>
           Interlock
@@ -228,7 +322,7 @@ export function App() {
           <span class="faint">{isDesktop() ? 'Desktop app' : 'Browser'}</span>
         </div>
       </nav>
-      <main class="main">
+      <main class="main" id="main-content" tabIndex={-1} ref={mainRef}>
         <div key={epoch} style={{ display: 'contents' }}>
           {view}
         </div>

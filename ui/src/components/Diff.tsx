@@ -6,8 +6,16 @@ export type DiffLayout = 'side-by-side' | 'line-by-line';
 
 const LAYOUT_KEY = 'interlock.diffLayout';
 
+/** The reviewer's choice; without one, unified on a narrow window (two columns
+ * of 170 px show little of either side), side by side otherwise. */
+function initialLayout(): DiffLayout {
+  const chosen = localStorage.getItem(LAYOUT_KEY) as DiffLayout | null;
+  if (chosen) return chosen;
+  return window.matchMedia?.('(max-width: 600px)').matches ? 'line-by-line' : 'side-by-side';
+}
+
 export function useDiffLayout(): [DiffLayout, (l: DiffLayout) => void] {
-  const [l, setL] = useState<DiffLayout>(() => (localStorage.getItem(LAYOUT_KEY) as DiffLayout) || 'side-by-side');
+  const [l, setL] = useState<DiffLayout>(initialLayout);
   return [
     l,
     (n) => {
