@@ -4,6 +4,7 @@ import { isDesktop, onTokenChange, token } from './lib/config';
 import { events, type StreamState } from './lib/events';
 import { dispatch, setGoMap, useKeys } from './lib/keys';
 import { setIntent } from './lib/intent';
+import { NARROW_QUERY } from './lib/narrow';
 import { actedRecently } from './lib/decide';
 import { go, href, rememberList, useRoute, type Route } from './lib/router';
 import { HelpDialog } from './components/Dialog';
@@ -76,8 +77,6 @@ const SECTION_TITLE: Record<string, string> = {
   welcome: 'Welcome',
 };
 
-/** Narrow windows (≤ 600 px, issue 46): the sidebar is a menu the top bar opens. */
-const NARROW = '(max-width: 600px)';
 
 function section(r: Route): string {
   switch (r.name) {
@@ -181,7 +180,7 @@ export function App() {
   useEffect(() => {
     if (!menu) return;
     nav.current?.querySelector<HTMLElement>('.nav-item')?.focus();
-    const mq = window.matchMedia(NARROW);
+    const mq = window.matchMedia(NARROW_QUERY);
     const onChange = () => !mq.matches && setMenu(false);
     mq.addEventListener('change', onChange);
     return () => mq.removeEventListener('change', onChange);

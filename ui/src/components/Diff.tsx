@@ -1,6 +1,7 @@
 // Diffs rendered by diff2html (loaded on demand, so the inbox stays light).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import 'diff2html/bundles/css/diff2html.min.css';
+import { isNarrow } from '../lib/narrow';
 
 export type DiffLayout = 'side-by-side' | 'line-by-line';
 
@@ -11,7 +12,7 @@ const LAYOUT_KEY = 'interlock.diffLayout';
 function initialLayout(): DiffLayout {
   const chosen = localStorage.getItem(LAYOUT_KEY) as DiffLayout | null;
   if (chosen) return chosen;
-  return window.matchMedia?.('(max-width: 600px)').matches ? 'line-by-line' : 'side-by-side';
+  return isNarrow() ? 'line-by-line' : 'side-by-side';
 }
 
 export function useDiffLayout(): [DiffLayout, (l: DiffLayout) => void] {

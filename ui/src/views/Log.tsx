@@ -7,6 +7,7 @@ import { fromBase64, toHex } from '../lib/statement';
 import { ErrorBanner, Hash, pretty, SkeletonBlock, SkeletonRows, Empty } from '../components/ui';
 import { ClaimsPanel } from '../components/Claims';
 import { decodeEnvelopes } from '../lib/dsse';
+import { revealOnNarrow } from '../lib/narrow';
 
 const PAGE = 100;
 
@@ -230,7 +231,10 @@ export function Log() {
                   class={`row log-row${nav.selected === String(e.index) ? ' selected' : ''}`}
                   data-key={String(e.index)}
                   data-testid="log-row"
-                  onClick={() => nav.select(String(e.index))}
+                  onClick={() => {
+                    nav.select(String(e.index));
+                    revealOnNarrow('log-entry-pane');
+                  }}
                 >
                   <span class="idx">#{e.index}</span>
                   <span class="type">
@@ -252,7 +256,7 @@ export function Log() {
             </>
           )}
         </div>
-        <div class="card aside" style={{ gap: 0 }}>
+        <div class="card aside" style={{ gap: 0 }} id="log-entry-pane">
           <div class="card-head">
             <h3>{selected ? `Entry #${selected.index}` : 'Entry'}</h3>
             <span class="right muted" style={{ fontSize: '12px' }}>

@@ -12,6 +12,7 @@ import { download } from '../lib/download';
 import { decodeEnvelopes, envelopeView } from '../lib/dsse';
 import { Empty, ErrorBanner, Hash, pretty, SkeletonRows } from '../components/ui';
 import { BundleDrop } from '../components/BundleDrop';
+import { revealOnNarrow } from '../lib/narrow';
 
 const PAGE = 100;
 
@@ -453,7 +454,10 @@ export function Receipts() {
                   class={`row log-row${nav.selected === String(r.index) ? ' selected' : ''}`}
                   data-key={String(r.index)}
                   data-testid="receipt-row"
-                  onClick={() => nav.select(String(r.index))}
+                  onClick={() => {
+                    nav.select(String(r.index));
+                    revealOnNarrow('receipt-pane');
+                  }}
                 >
                   <span class="idx">#{r.index}</span>
                   <span class="type">
@@ -478,7 +482,7 @@ export function Receipts() {
           </div>
         </div>
         <div class="aside">
-          <div class="card" style={{ gap: 0 }}>
+          <div class="card" style={{ gap: 0 }} id="receipt-pane">
             <div class="card-head">
               <h3>{selected ? `Receipt #${selected.index}` : 'Receipt'}</h3>
               <span class="right muted" style={{ fontSize: '12px' }}>
