@@ -64,6 +64,12 @@ function NavItem({ h, label, icon, active, count, hint }: { h: string; label: st
   );
 }
 
+/** Enter or Space on the skip link, the menu button or a menu link activates
+ * it, not the page's own keys (the inbox's Enter opens its selected row). */
+const keepActivation = (e: KeyboardEvent) => {
+  if (e.key === 'Enter' || e.key === ' ') e.stopPropagation();
+};
+
 const SECTION_TITLE: Record<string, string> = {
   inbox: 'Inbox',
   overview: 'Overview',
@@ -244,6 +250,7 @@ export function App() {
         class="skip-link"
         href="#main-content"
         data-testid="skip-link"
+        onKeyDown={keepActivation}
         onClick={(e) => {
           // Not a hash change: the hash is the route.
           e.preventDefault();
@@ -253,7 +260,7 @@ export function App() {
       >
         Skip to content
       </a>
-      <header class="topbar" data-testid="topbar">
+      <header class="topbar" data-testid="topbar" onKeyDown={keepActivation}>
         <button
           ref={menuButton}
           type="button"
@@ -284,6 +291,7 @@ export function App() {
         aria-label="Main"
         ref={nav}
         onKeyDown={(e) => {
+          keepActivation(e);
           if (menu && e.key === 'Escape') {
             e.stopPropagation();
             closeMenu(true);
