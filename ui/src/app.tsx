@@ -273,7 +273,7 @@ export function App() {
         >
           <span class="menu-icon" aria-hidden="true" />
           {count ? (
-            <span class="count" aria-label={`${count} in the inbox`}>
+            <span class="count" aria-hidden="true">
               {count}
             </span>
           ) : null}
@@ -323,7 +323,14 @@ export function App() {
             <span class={`dot ${stream}`} />
             {STATE_TEXT[stream]}
           </div>
-          <button class="btn small ghost" style={{ justifyContent: 'flex-start', padding: 0 }} onClick={() => setHelp(true)}>
+          <button
+            class="btn small ghost"
+            style={{ justifyContent: 'flex-start', padding: 0 }}
+            onClick={() => {
+              setMenu(false); // the help dialog shows over the page, not under the open menu
+              setHelp(true);
+            }}
+          >
             <kbd>?</kbd> Keyboard shortcuts
           </button>
           <span class="faint">{isDesktop() ? 'Desktop app' : 'Browser'}</span>

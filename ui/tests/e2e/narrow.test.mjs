@@ -256,7 +256,7 @@ describe('every screen size (issue 46)', () => {
       await page.keyboard.press('Enter');
       assert.equal(await button.getAttribute('aria-expanded'), 'true');
       assert.equal(await visible(page, '#main-nav'), true, 'the menu is open');
-      assert.equal(await page.evaluate(() => document.activeElement?.dataset.navLabel), 'Inbox', 'focus on its first link');
+      await until(page, 'focus on its first link', () => document.activeElement?.dataset.navLabel === 'Inbox');
       await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
       const nav = await page.$eval('#main-nav', (e) => {
         const r = e.getBoundingClientRect();
@@ -275,6 +275,7 @@ describe('every screen size (issue 46)', () => {
       // Space opens it again; Tab to Servers (Inbox, Overview, Plans, Servers), Enter goes there and closes it.
       await page.keyboard.press(' ');
       assert.equal(await button.getAttribute('aria-expanded'), 'true');
+      await until(page, 'focus on its first link again', () => document.activeElement?.dataset.navLabel === 'Inbox');
       for (let i = 0; i < 3; i++) await page.keyboard.press('Tab');
       assert.equal(await page.evaluate(() => document.activeElement?.dataset.navLabel), 'Servers');
       await page.keyboard.press('Enter');
@@ -288,6 +289,19 @@ describe('every screen size (issue 46)', () => {
       await button.click();
       await page.locator('[data-testid=nav-backdrop]').click({ position: { x: 370, y: 400 } });
       assert.equal(await button.getAttribute('aria-expanded'), 'false');
+      // Keyboard shortcuts, from the menu: the help dialog over the page, the menu closed, inside the window.
+      await button.click();
+      await page.click('#main-nav >> text=Keyboard shortcuts');
+      await page.locator('[role=dialog][aria-label="Keyboard shortcuts"]').waitFor({ timeout: T });
+      assert.equal(await button.getAttribute('aria-expanded'), 'false');
+      const help = await page.$eval('[role=dialog]', (e) => {
+        const r = e.getBoundingClientRect();
+        const top = document.elementFromPoint(r.left + r.width / 2, r.top + 20);
+        return { left: r.left, right: r.right, top: r.top, onTop: e.contains(top) };
+      });
+      assert.ok(help.left >= 0 && help.right <= NARROW.width && help.top >= 0 && help.onTop, `the help dialog shows, inside the window: ${JSON.stringify(help)}`);
+      await assertNoSidewaysScroll(page, 'help dialog');
+      await closeDialog(page);
     });
 
     it('regression issue 46: the inbox does not scroll sideways, every row inside the window', async () => {
