@@ -340,7 +340,7 @@ fn no_ui_page(origin: &str) -> String {
     );
     format!(
         "data:text/html;charset=utf-8,{}",
-        notify::encode_component(&html)
+        interlock_gateway::reviewer::route::encode_component(&html)
     )
 }
 

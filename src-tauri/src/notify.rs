@@ -39,6 +39,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
 use crate::backend::{Backend, DecideError, Held};
+use interlock_gateway::reviewer::route::route;
 
 /// Bursts: more than `BURST` new notifications within `WINDOW` are grouped.
 pub const BURST: usize = 3;
@@ -241,29 +242,6 @@ pub enum Signal {
 pub trait Shell: Send + Sync + 'static {
     /// Shows and focuses the window on `route` (`#/plans/<id>`, `#/servers/<name>`, `#/inbox`).
     fn open(&self, route: &str);
-}
-
-/// The route of an item's review in the UI.
-pub fn route(kind: SubjectKind, subject: &str) -> String {
-    let section = match kind {
-        SubjectKind::Plan => "plans",
-        SubjectKind::Server => "servers",
-        SubjectKind::Standing => "standing",
-    };
-    format!("#/{section}/{}", encode_component(subject))
-}
-
-/// `encodeURIComponent`.
-pub fn encode_component(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// One line of untrusted text for a notification: no control characters, no
@@ -985,11 +963,6 @@ mod tests {
     fn text_is_one_line_without_markup() {
         assert_eq!(one_line("a<b>&\nc", 100), "a&lt;b&gt;&amp; c");
         assert_eq!(one_line("abcdef", 3), "abc…");
-        assert_eq!(
-            route(SubjectKind::Plan, "gw notes/1"),
-            "#/plans/gw%20notes%2F1"
-        );
-        assert_eq!(route(SubjectKind::Server, "files"), "#/servers/files");
         let (t, b) = text(&plan("a", "h"));
         assert_eq!(t, "Plan held for review");
         assert_eq!(b, "Plan a\nRisk: medium");

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use interlock_core::one_line::one_line;
 use interlock_gateway::GatewayConfig;
+use interlock_gateway::reviewer::route::route;
 use interlock_host::GatewayOptions;
 use interlock_trust::{EventType, GatewayEvent, SubjectKind};
 
@@ -112,7 +113,7 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    eprintln!("  review: {n} more events; see the inbox");
+                    eprintln!("  review: {n} events missed here; see the inbox");
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             }
@@ -144,33 +145,18 @@ fn announcement(e: &GatewayEvent, review_at: Option<&str>) -> Option<String> {
         EventType::ServerQuarantined => "QUARANTINED",
         _ => "drift held",
     };
-    let (section, command) = match e.subject_kind {
-        SubjectKind::Server => ("servers", "interlock servers show"),
-        _ => ("plans", "interlock plans show"),
-    };
     let subject = one_line(&e.subject, 80);
-    let whereto = match review_at {
-        Some(base) => format!("{base}#/{section}/{}", url_component(&e.subject)),
-        None => format!("`{command} {subject}`"),
+    let whereto = match (review_at, e.subject_kind) {
+        (Some(base), kind) => format!("{base}{}", route(kind, &e.subject)),
+        (None, SubjectKind::Server) => format!("`interlock servers show {subject}`"),
+        (None, SubjectKind::Plan) => format!("`interlock plans show {subject}`"),
+        (None, SubjectKind::Standing) => "`interlock standing list`".to_owned(),
     };
     Some(format!(
         "  review: {what} — {} (risk {}): {whereto}",
         one_line(&e.title, 160),
         one_line(&e.risk, 12),
     ))
-}
-
-/// `encodeURIComponent`, for a subject in the review UI's route.
-fn url_component(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

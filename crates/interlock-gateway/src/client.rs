@@ -201,10 +201,18 @@ impl ReviewerClient {
     /// The gateway's log origin, the audience every statement made for it
     /// names (`GET /api/v1/log/checkpoint`).
     pub async fn audience(&self) -> Result<String, ClientError> {
+        // A log origin is one short line (a checkpoint's first); anything
+        // else is refused before it could be pinned or shown in a dialog.
         match self.get(&["log", "checkpoint"]).await?["origin"].take() {
-            Value::String(a) if !a.is_empty() => Ok(a),
+            Value::String(a)
+                if !a.is_empty()
+                    && a.len() <= 256
+                    && !a.chars().any(|c| c.is_control() || c.is_whitespace()) =>
+            {
+                Ok(a)
+            }
             _ => Err(ClientError::Malformed(
-                "a checkpoint without `origin`".into(),
+                "a checkpoint without a valid `origin`".into(),
             )),
         }
     }

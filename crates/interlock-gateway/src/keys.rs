@@ -101,14 +101,7 @@ pub async fn name_taken(
     name: &str,
 ) -> Result<Option<NameTaken>, StoreError> {
     let keys = engine.store().api_keys(kind).await?;
-    let mut named = keys.iter().filter(|k| k.name == name);
-    Ok(if named.clone().any(|k| k.revoked_at.is_none()) {
-        Some(NameTaken::Active)
-    } else if kind == ApiKeyKind::Agent && named.next().is_some() {
-        Some(NameTaken::Retired)
-    } else {
-        None
-    })
+    Ok(taken_among(&keys, kind, name))
 }
 
 /// The first of `base`, `base-2`, `base-3`, … that [`name_taken`] allows:
@@ -120,14 +113,22 @@ pub async fn first_free_name(
     base: &str,
 ) -> Result<String, StoreError> {
     let keys = engine.store().api_keys(kind).await?;
-    let used = |n: &str| {
-        keys.iter()
-            .any(|k| k.name == n && (kind == ApiKeyKind::Agent || k.revoked_at.is_none()))
-    };
     Ok(std::iter::once(base.to_owned())
         .chain((2..).map(|i| format!("{base}-{i}")))
-        .find(|n| !used(n))
+        .find(|n| taken_among(&keys, kind, n).is_none())
         .expect("an unbounded sequence has a free name"))
+}
+
+/// [`name_taken`]'s rule over `keys` (every key of `kind`, revoked ones too).
+fn taken_among(keys: &[ApiKeyRecord], kind: ApiKeyKind, name: &str) -> Option<NameTaken> {
+    let named = || keys.iter().filter(|k| k.name == name);
+    if named().any(|k| k.revoked_at.is_none()) {
+        Some(NameTaken::Active)
+    } else if kind == ApiKeyKind::Agent && named().next().is_some() {
+        Some(NameTaken::Retired)
+    } else {
+        None
+    }
 }
 
 /// The active key record for a presented key of the expected kind, if any.

@@ -111,34 +111,18 @@ fn read(file: &Path) -> Result<BTreeMap<String, String>, HostError> {
     }
 }
 
-/// Writes the map owner-only, through a temporary file and a rename, so a
-/// crash leaves the old map or the new one.
+/// Writes the map owner-only (connect's atomic write: a random temporary
+/// name created exclusively, then a rename), in the data directory made
+/// owner-only if a team-mode app, which hosts nothing there, has none yet.
 fn write(file: &Path, all: &BTreeMap<String, String>) -> Result<(), HostError> {
-    use std::io::Write as _;
-    let err = |message: String| HostError::File {
-        path: file.to_owned(),
-        message,
-    };
-    // A team-mode app hosts nothing: its data directory may not exist yet.
     if let Some(dir) = file.parent() {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(dir).map_err(|e| err(e.to_string()))?;
+        crate::data_dir::prepare(dir)?;
     }
-    let tmp = file.with_extension("json.tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut f = options.open(&tmp).map_err(|e| err(e.to_string()))?;
     let text = serde_json::to_vec_pretty(all).expect("a map of strings serializes");
-    f.write_all(&text)
-        .and_then(|()| f.sync_all())
-        .map_err(|e| err(e.to_string()))?;
-    std::fs::rename(&tmp, file).map_err(|e| err(e.to_string()))
+    crate::connect::write_atomic(file, &text, 0o600).map_err(|e| HostError::File {
+        path: file.to_owned(),
+        message: e.to_string(),
+    })
 }
 
 #[cfg(test)]

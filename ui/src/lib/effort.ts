@@ -6,6 +6,7 @@
 // answers, so they are unit-tested.
 
 import type { Drift, FirstContactFinding, PlanDocument, Stage, Target } from './api';
+import { HELD_TITLE } from './inboxGroups';
 
 /** Whether an item at this risk asks for a typed reason (high and critical). */
 export function asksForReason(risk: string | null | undefined): boolean {
@@ -49,7 +50,7 @@ export function heldCall(doc: PlanDocument | null | undefined): Extract<Decision
   if (!stage || stage.action !== 'mcp.call_tool' || typeof stage.target !== 'string') return null;
   const tool = stage.params?.tool;
   if (typeof tool !== 'string') return null;
-  const exposed = /^Held tool call: (.+)$/.exec(doc!.title)?.[1] ?? `${stage.target}__${tool}`;
+  const exposed = doc!.title.startsWith(HELD_TITLE) ? doc!.title.slice(HELD_TITLE.length) : `${stage.target}__${tool}`;
   return {
     kind: 'call',
     exposed,

@@ -18,7 +18,8 @@ export interface HeldGroup {
 
 export type InboxEntry = { kind: 'item'; item: InboxItem } | HeldGroup;
 
-const HELD_TITLE = 'Held tool call: ';
+/** The title the gateway gives a held tool call's plan, before the tool's exposed name. */
+export const HELD_TITLE = 'Held tool call: ';
 const RISK_ORDER = ['none', 'low', 'medium', 'high', 'critical'];
 
 function heldCall(i: InboxItem): PlanSummary | null {

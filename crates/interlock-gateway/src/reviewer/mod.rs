@@ -25,6 +25,7 @@ pub mod key;
 pub mod launch;
 pub mod metrics;
 pub mod receipts;
+pub mod route;
 pub mod servers;
 pub mod signin;
 pub mod standing;

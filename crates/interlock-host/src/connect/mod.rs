@@ -1228,7 +1228,7 @@ fn write_atomic_unless_changed(
 /// (`O_CREAT | O_EXCL`, which never follows a symbolic link), so a link
 /// planted under a predictable name in a shared project directory cannot
 /// redirect the write to another file (issue 39 item 16).
-fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ConnectError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ConnectError> {
     write_atomic_checked(path, bytes, mode, &mut |_| true)
 }
 
