@@ -12,6 +12,8 @@
 //!   and the Merkle Tree Certificates subtree proofs).
 //! * [`note`]: C2SP signed notes with Ed25519 keys.
 //! * [`checkpoint`]: C2SP tlog-checkpoint bodies, [`sign_checkpoint`], [`open_checkpoint`].
+//! * [`cosignature`]: C2SP tlog-cosignature v1 (Ed25519): witnesses' cosignatures.
+//! * [`witness_request`]: the C2SP tlog-witness `add-checkpoint` request body.
 //! * [`tlog_proof`]: C2SP tlog-proof files ([`TlogProof`]): one entry's receipt as text.
 //!
 //! # Why hand-written
@@ -29,6 +31,7 @@
 #![forbid(unsafe_code)]
 
 pub mod checkpoint;
+pub mod cosignature;
 pub mod frontier;
 pub mod hash;
 pub mod note;
@@ -36,9 +39,14 @@ pub mod proof;
 pub mod range;
 pub mod tlog_proof;
 pub mod tree;
+pub mod witness_request;
 
 pub use checkpoint::{
     Checkpoint, CheckpointError, open_checkpoint, sign_checkpoint, sign_checkpoint_with,
+};
+pub use cosignature::{
+    ALG_COSIGNATURE_V1, Cosignature, CosignatureSigner, CosignatureVerifier, WitnessVerdict,
+    cosignature_key_id, cosignature_message, parse_cosignature_lines, witness_report,
 };
 pub use frontier::Frontier;
 pub use hash::{HASH_LEN, Hash, empty_root, leaf_hash, node_hash};
@@ -53,6 +61,7 @@ pub use proof::{
 };
 pub use range::{range_proof_len, root_from_range, verify_range};
 pub use tlog_proof::{TLOG_PROOF_EXTENSION, TLOG_PROOF_HEADER, TlogProof, TlogProofError};
+pub use witness_request::{AddCheckpoint, AddCheckpointError, MAX_PROOF_LINES};
 pub use tree::{
     PARALLEL_ROOT_THRESHOLD, Tree, consistency_proof, inclusion_proof, root, root_sequential,
 };
