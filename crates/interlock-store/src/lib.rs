@@ -43,6 +43,7 @@ mod receipts;
 mod snapshot;
 mod sql;
 mod surfaces;
+mod witness;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -74,6 +75,7 @@ pub use probes::ProbeState;
 pub use receipts::{ReceiptCount, ReceiptFacts, ReceiptFilter};
 pub use snapshot::Snapshot;
 pub use surfaces::ApprovedSurface;
+pub use witness::{CheckpointCosignature, WitnessRefusal, WitnessedCheckpoint};
 
 use error::SqlxResultExt as _;
 
