@@ -19,6 +19,7 @@ mod review;
 mod serve;
 mod servers;
 mod standing;
+mod witness;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -120,6 +121,11 @@ enum Command {
     /// an admin token in $INTERLOCK_ADMIN_TOKEN; `admin token create` mints
     /// one through the running gateway's admin socket.
     Admin(admin::AdminArgs),
+    /// A witness (C2SP tlog-witness): cosigns logs' checkpoints only if each is
+    /// consistent with every one it saw before, so no operator can show
+    /// auditors two histories (issue 43).
+    #[command(subcommand)]
+    Witness(witness::WitnessCommand),
     /// Review upstream MCP servers: list, show, diff, approve, reject.
     #[command(subcommand)]
     Servers(servers::ServersCommand),
@@ -208,6 +214,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::SigninLink => context::block_on(agents::signin_link(&ctx)),
         Command::Servers(cmd) => context::block_on(servers::run(&ctx, cmd)),
         Command::Admin(args) => context::block_on(admin::run(&ctx, args)),
+        Command::Witness(cmd) => context::block_on(witness::run(&ctx, cmd)),
         Command::Standing(cmd) => context::block_on(standing::run(&ctx, cmd)),
         Command::Lock(args) => context::block_on(review::lock(&ctx, args)),
         Command::Review(args) => context::block_on(review::run(&ctx, args)),

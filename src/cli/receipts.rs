@@ -85,6 +85,15 @@ pub enum ReceiptsCommand {
         /// instead of the file's `extra` line.
         #[arg(long, value_name = "FILE")]
         leaf: Option<PathBuf>,
+        /// A witness you trust (its cosignature key, as `interlock witness key`
+        /// prints it); repeat for each. Every cosignature line the bundle's
+        /// checkpoint carries must then be by one of them and verify.
+        #[arg(long = "witness", value_name = "VKEY")]
+        witnesses: Vec<String>,
+        /// Accept the bundle only if at least K of the witnesses given
+        /// cosigned its checkpoint (issue 43).
+        #[arg(long, value_name = "K", default_value_t = 0, requires = "witnesses")]
+        min_witnesses: usize,
         #[arg(long)]
         json: bool,
     },
@@ -160,8 +169,19 @@ pub async fn run(ctx: &Context, cmd: ReceiptsCommand) -> anyhow::Result<ExitCode
             bundle,
             log_key,
             leaf,
+            witnesses,
+            min_witnesses,
             json,
-        } => verify(&bundle, log_key, leaf.as_deref(), json),
+        } => verify(
+            &bundle,
+            log_key,
+            leaf.as_deref(),
+            WitnessPolicy {
+                witnesses,
+                min_witnesses,
+            },
+            json,
+        ),
         ReceiptsCommand::Claims {
             bundle,
             log_key,
@@ -505,10 +525,17 @@ fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The witnesses an auditor requires (`--witness`, `--min-witnesses`).
+struct WitnessPolicy {
+    witnesses: Vec<String>,
+    min_witnesses: usize,
+}
+
 fn verify(
     path: &Path,
     log_key: Option<String>,
     leaf: Option<&Path>,
+    witnesses: WitnessPolicy,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let file = if path.is_dir() {
@@ -518,6 +545,9 @@ fn verify(
     };
     let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
     if bytes.starts_with(format!("{}\n", merkle::TLOG_PROOF_HEADER).as_bytes()) {
+        if !witnesses.witnesses.is_empty() {
+            bail!("--witness is checked on bundles; export a bundle to require witnesses");
+        }
         return verify_tlog_proof(&bytes, log_key, leaf, json);
     }
     if leaf.is_some() {
@@ -530,6 +560,8 @@ fn verify(
         &bytes,
         &VerifyOptions {
             pinned_log_key: log_key,
+            witnesses: witnesses.witnesses,
+            min_witnesses: witnesses.min_witnesses,
             ..VerifyOptions::default()
         },
     );
@@ -541,6 +573,19 @@ fn verify(
                 "origin": report.origin,
                 "tree_size": report.tree_size,
                 "surfaces": report.surfaces,
+                "witnesses": report.witnesses.iter().map(|w| serde_json::json!({
+                    "name": w.name,
+                    "cosigned_at": match w.verdict {
+                        interlock_merkle::WitnessVerdict::Cosigned { timestamp } => Some(timestamp),
+                        _ => None,
+                    },
+                    "problem": match &w.verdict {
+                        interlock_merkle::WitnessVerdict::Invalid { reason } => Some(*reason),
+                        interlock_merkle::WitnessVerdict::Absent => Some("no cosignature"),
+                        interlock_merkle::WitnessVerdict::Cosigned { .. } => None,
+                    },
+                })).collect::<Vec<_>>(),
+                "other_cosigners": report.other_cosigners,
                 "problems": report.problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "receipts": report.receipts.iter().map(|r| serde_json::json!({
                     "index": r.index, "kind": r.kind, "subjects": r.subjects,

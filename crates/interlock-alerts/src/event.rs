@@ -119,6 +119,8 @@ pub fn classify(kind: &str, verdict: Option<&str>, outcome: Option<&str>) -> (Ca
         | "approver.registered" => (C::Decision, S::Low),
         "plan.halted" | "executor.lost" => (C::Plan, S::Medium),
         k if k.starts_with("plan.") || k.starts_with("stage.") => (C::Plan, S::Info),
+        // A witness saw another history under this log's key (issue 43).
+        "log.witness_refused" => (C::Other, S::Critical),
         k if k.starts_with("log.") => (C::Internal, S::Info),
         UNREADABLE => (C::Other, S::Critical),
         _ => (C::Other, S::Info),

@@ -142,6 +142,28 @@ pub struct LogConfig {
     /// the answer and `fsync`ed within `flush_window_ms`. `"strict"`: the
     /// outcome leaf is `fsync`ed before the answer as well.
     pub durability: DurabilityMode,
+    /// Witnesses that cosign this log's checkpoints (issue 43): each a C2SP
+    /// tlog-witness at `url` whose cosignatures verify with `key` (a
+    /// `name+id+base64(0x04 ‖ key)` verifier key, what `interlock witness
+    /// serve` prints). Checkpoints are submitted off the call path.
+    pub witnesses: Vec<WitnessConfig>,
+}
+
+/// One witness of `[log] witnesses`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WitnessConfig {
+    /// The witness's submission prefix (`http://127.0.0.1:8720`, or `https://…`).
+    pub url: String,
+    /// Its cosignature verifier key.
+    pub key: String,
+}
+
+impl WitnessConfig {
+    /// Where its `add-checkpoint` is.
+    pub fn add_checkpoint_url(&self) -> String {
+        format!("{}/add-checkpoint", self.url.trim_end_matches('/'))
+    }
 }
 
 /// See [`LogConfig::durability`].
@@ -160,6 +182,7 @@ impl Default for LogConfig {
             checkpoint_interval_ms: d.checkpoint_interval.as_millis() as u64,
             flush_window_ms: d.flush_window.as_millis() as u64,
             durability: DurabilityMode::Group,
+            witnesses: Vec::new(),
         }
     }
 }
@@ -180,6 +203,26 @@ impl LogConfig {
                 "log.flush_window_ms = {}: at most 10000",
                 self.flush_window_ms
             )));
+        }
+        let mut names = std::collections::HashSet::new();
+        for w in &self.witnesses {
+            let key = interlock_merkle::CosignatureVerifier::from_vkey(&w.key).map_err(|e| {
+                ConfigError::Invalid(format!("log.witnesses: key {:?}: {e}", w.key))
+            })?;
+            if !names.insert(key.name.clone()) {
+                return Err(ConfigError::Invalid(format!(
+                    "log.witnesses: {} is named twice",
+                    key.name
+                )));
+            }
+            let url = reqwest::Url::parse(&w.url)
+                .map_err(|e| ConfigError::Invalid(format!("log.witnesses: url {:?}: {e}", w.url)))?;
+            if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+                return Err(ConfigError::Invalid(format!(
+                    "log.witnesses: url {:?} is not an http(s) address",
+                    w.url
+                )));
+            }
         }
         Ok(())
     }

@@ -70,6 +70,8 @@ pub mod start;
 mod tally;
 pub mod upstream;
 pub mod views;
+pub mod witness;
+pub mod witnessing;
 
 pub use config::{DurabilityMode, GatewayConfig, LogConfig};
 

@@ -67,6 +67,7 @@ impl Prepared {
         tokio::spawn(relay_engine_events(gw.clone()));
         tokio::spawn(announce_adopted_entries(gw.clone()));
         crate::alerts::spawn(&gw);
+        crate::witnessing::spawn(&gw);
         tokio::spawn(crate::tally::tally(gw.clone()));
         gw
     }

@@ -17,6 +17,7 @@ mod runtime;
 mod signin_file;
 mod standing;
 pub mod team_audience;
+pub mod witness;
 
 pub use decide::{
     Countersign, FromLock, approve_from_lock, decide_envelope_widening, decide_plan, decide_remote,

@@ -114,7 +114,7 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
             })
         })
         .collect();
-    let mut builder = BundleBuilder::new(origin, vkey, approver_keys, latest.note.clone());
+    let mut builder = BundleBuilder::new(origin, vkey, approver_keys, cosigned(store, &latest).await?);
     if let Some(prev) = previous_export(store).await?
         && prev.1 < size
     {
@@ -236,7 +236,8 @@ pub async fn export_tlog_proof(store: &Store, index: u64) -> Result<TlogProof, L
     let proof = tree
         .inclusion_proof(index, latest.size)
         .map_err(|e| LogError::Export(e.to_string()))?;
-    Ok(receipt_tlog_proof(index, row.data, proof, latest.note))
+    let note = cosigned(store, &latest).await?;
+    Ok(receipt_tlog_proof(index, row.data, proof, note))
 }
 
 /// The checkpoint (note, size) the previous export ended at, if any.
@@ -249,4 +250,15 @@ async fn previous_export(store: &Store) -> Result<Option<(String, u64)>, LogErro
         .and_then(|n| Checkpoint::parse(&n.text).ok())
         .map(|cp| cp.size);
     Ok(size.map(|s| (note, s)))
+}
+
+/// The checkpoint `cp` with the cosignature lines its witnesses returned
+/// (issue 43), so a bundle carries them: an auditor can then require that k
+/// witnesses saw this very tree head (`interlock receipts verify --witness`).
+async fn cosigned(store: &Store, cp: &interlock_store::CheckpointRow) -> Result<String, LogError> {
+    let mut note = cp.note.clone();
+    for c in store.cosignatures(cp.size).await? {
+        note.push_str(&c.line);
+    }
+    Ok(note)
 }

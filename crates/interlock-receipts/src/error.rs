@@ -95,6 +95,17 @@ pub enum ReceiptError {
     NotPinned { bundle: String, pinned: String },
     #[error("the latest checkpoint does not verify with the bundle's log key: {0}")]
     BadCheckpoint(String),
+    // --- witnesses (issue 43) -------------------------------------------------
+    #[error("witness key `{vkey}` is not a cosignature verifier key: {reason}")]
+    BadWitnessKey { vkey: String, reason: String },
+    #[error("witness {witness}: {reason}")]
+    BadCosignature { witness: String, reason: String },
+    #[error(
+        "the checkpoint carries a cosignature by {witness}, whose key was not given: pass it with --witness, or the line was altered"
+    )]
+    UnknownCosigner { witness: String },
+    #[error("the checkpoint is cosigned by {have} of the witnesses given; at least {need} required")]
+    TooFewWitnesses { have: usize, need: usize },
     #[error("checkpoint {which} is for log `{found}`, not the bundle's origin `{expected}`")]
     OriginMismatch {
         which: String,

@@ -7,7 +7,10 @@ use ed25519_dalek::{Signature, VerifyingKey};
 use interlock_canon::{self as canon, Value};
 use interlock_core::Decision;
 use interlock_core::decision::{APPROVAL_PAYLOAD_TYPE, ApprovalStatement, Envelope, KeyId, pae};
-use interlock_merkle::{Hash, NoteVerifier, leaf_hash, open_checkpoint};
+use interlock_merkle::{
+    CosignatureVerifier, Hash, NoteVerifier, SignedNote, WitnessVerdict, leaf_hash, open_checkpoint,
+    witness_report,
+};
 
 use crate::bundle::{
     BundleVersion, IndexRange, RawBundle, RawReceipt, decode_hashes, decode_key_hex, resolve,
@@ -22,6 +25,19 @@ pub struct VerifyOptions {
     pub pinned_log_key: Option<String>,
     /// Worker threads for the receipts (default: the available parallelism).
     pub threads: usize,
+    /// Witnesses the auditor trusts (C2SP cosignature vkeys, type 0x04): the
+    /// latest checkpoint's cosignature lines are checked against them, and a
+    /// cosignature line by a witness not given fails the bundle.
+    pub witnesses: Vec<String>,
+    /// How many of `witnesses` must have cosigned the latest checkpoint.
+    pub min_witnesses: usize,
+}
+
+/// What one witness the auditor gave said about the latest checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WitnessLine {
+    pub name: String,
+    pub verdict: WitnessVerdict,
 }
 
 impl Default for VerifyOptions {
@@ -29,6 +45,8 @@ impl Default for VerifyOptions {
         VerifyOptions {
             pinned_log_key: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            witnesses: Vec::new(),
+            min_witnesses: 0,
         }
     }
 }
@@ -58,6 +76,10 @@ pub struct VerifyReport {
     /// Approved surfaces the bundle carries that hash to their names and
     /// that a verified receipt names (issue 16 item 7).
     pub surfaces: usize,
+    /// Each witness given, and what it said of the latest checkpoint.
+    pub witnesses: Vec<WitnessLine>,
+    /// Cosignature lines of witnesses that were not given (not checked).
+    pub other_cosigners: Vec<String>,
 }
 
 impl VerifyReport {
@@ -103,6 +125,23 @@ impl fmt::Display for VerifyReport {
         }
         for r in &self.receipts {
             writeln!(f, "{r}")?;
+        }
+        for w in &self.witnesses {
+            match &w.verdict {
+                WitnessVerdict::Cosigned { timestamp } => writeln!(
+                    f,
+                    "witness {}: cosigned at {}",
+                    w.name,
+                    interlock_core::time::rfc3339(i64::try_from(*timestamp).unwrap_or(i64::MAX))
+                )?,
+                WitnessVerdict::Absent => writeln!(f, "witness {}: no cosignature", w.name)?,
+                WitnessVerdict::Invalid { reason } => {
+                    writeln!(f, "witness {}: INVALID: {reason}", w.name)?
+                }
+            }
+        }
+        for name in &self.other_cosigners {
+            writeln!(f, "witness {name}: cosigned (its key was not given: not checked)")?;
         }
         for p in &self.problems {
             writeln!(f, "bundle: FAILED: {p}")?;
@@ -213,6 +252,8 @@ pub fn verify_bundle(bytes: &[u8], opts: &VerifyOptions) -> VerifyReport {
         }
     };
     report.tree_size = latest.map(|l| l.0);
+    check_witnesses(&raw.checkpoint, opts, &mut report);
+    let problems = &mut report.problems;
     for (position, e) in raw.earlier_checkpoints.iter().enumerate() {
         let cp = match open_checkpoint(&e.note, &verifiers) {
             Ok(cp) => cp,
@@ -779,4 +820,52 @@ fn verify_embedded(
         )));
     }
     Ok(a)
+}
+
+/// The latest checkpoint's cosignatures against the witnesses the auditor
+/// gave (issue 43): each one's verdict in the report; an invalid cosignature,
+/// a cosignature line by a witness not given (when any was given), or fewer
+/// than `min_witnesses` valid ones is a problem.
+fn check_witnesses(checkpoint: &str, opts: &VerifyOptions, report: &mut VerifyReport) {
+    let mut keys = Vec::new();
+    for vkey in &opts.witnesses {
+        match CosignatureVerifier::from_vkey(vkey) {
+            Ok(k) => keys.push(k),
+            Err(e) => report.problems.push(ReceiptError::BadWitnessKey {
+                vkey: vkey.clone(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+    let Ok(note) = SignedNote::parse(checkpoint) else {
+        // Already reported as a bad checkpoint.
+        return;
+    };
+    let (verdicts, unknown) = witness_report(&note, &keys);
+    let mut have = 0;
+    for (name, verdict) in verdicts {
+        match &verdict {
+            WitnessVerdict::Cosigned { .. } => have += 1,
+            WitnessVerdict::Invalid { reason } => report.problems.push(ReceiptError::BadCosignature {
+                witness: name.clone(),
+                reason: (*reason).to_owned(),
+            }),
+            WitnessVerdict::Absent => {}
+        }
+        report.witnesses.push(WitnessLine { name, verdict });
+    }
+    if !keys.is_empty() {
+        for witness in &unknown {
+            report.problems.push(ReceiptError::UnknownCosigner {
+                witness: witness.clone(),
+            });
+        }
+    }
+    report.other_cosigners = unknown;
+    if have < opts.min_witnesses {
+        report.problems.push(ReceiptError::TooFewWitnesses {
+            have,
+            need: opts.min_witnesses,
+        });
+    }
 }
