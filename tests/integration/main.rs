@@ -40,3 +40,4 @@ mod syslog;
 mod team;
 mod trust;
 mod util;
+mod witness;

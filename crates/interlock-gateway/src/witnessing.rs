@@ -8,7 +8,8 @@
 //! A witness that refuses a checkpoint as inconsistent with what it saw (409
 //! with no size: another root at the same size; 422: the proof does not
 //! verify) has seen another history under this log's key: a critical
-//! `log.witness_refused` leaf is appended, which alert sinks deliver. Network
+//! `log.witness_refused` leaf is appended, which alert sinks deliver, and
+//! that witness is asked nothing more until a restart. Network
 //! failures and 5xx answers are retried with backoff (0.5 s doubling to 30 s).
 
 use std::time::Duration;
@@ -99,7 +100,17 @@ impl Submitter {
                         self.known_size = s;
                         done_size = Some(s);
                     }
-                    Outcome::Refused => done_size = Some(size),
+                    Outcome::Refused => {
+                        // Nothing this log signs from now on can be
+                        // consistent with what that witness saw; asking again
+                        // would only add refusals (and leaves). The owner
+                        // investigates; a restart tries again.
+                        tracing::error!(
+                            witness = %self.key.name,
+                            "no further checkpoints are submitted to this witness until the gateway restarts"
+                        );
+                        return;
+                    }
                     Outcome::Resync(known) => self.known_size = known,
                     Outcome::Retry(why) => {
                         tracing::warn!(witness = %self.key.name, "witness: {why}; retrying in {backoff:?}");

@@ -1,7 +1,7 @@
 //! Running a witness (issue 43): `interlock witness serve`, small enough for
 //! an auditor's machine or beside a team's Postgres.
 //!
-//! Its Ed25519 key lives in the OS keychain under `witness:<name>` (one key
+//! Its Ed25519 key lives in the OS keychain under [`witness_key_entry`] (one key
 //! per witness name: the cosignature message does not commit to the name, so
 //! the spec forbids one key serving two). Its state — the latest checkpoint
 //! it cosigned per log — is in `<data dir>/witness.db`, or the database given.
@@ -20,9 +20,24 @@ use crate::{Host, HostError};
 /// The witness's SQLite file in its data directory.
 pub const WITNESS_DATABASE_FILE: &str = "witness.db";
 
-/// The keychain entry of the witness named `name`.
+/// The keychain entry of the witness named `name`: `witness-`, the name with
+/// what a keychain entry may not hold replaced by `_`, and 8 hex digits of
+/// the name's hash (so `w.test/a` and `w.test_a` keep two keys).
 pub fn witness_key_entry(name: &str) -> String {
-    format!("witness:{name}")
+    let readable: String = name
+        .chars()
+        .take(80)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let hash = interlock_merkle::leaf_hash(name.as_bytes());
+    let tag: String = hash[..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!("witness-{readable}-{tag}")
 }
 
 /// What `interlock witness serve` was told.
@@ -147,5 +162,24 @@ impl Host {
             stop,
             server,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::witness_key_entry;
+
+    #[test]
+    fn each_witness_name_has_its_own_keychain_entry() {
+        let a = witness_key_entry("w.test/a");
+        let b = witness_key_entry("w.test_a");
+        assert_ne!(a, b);
+        assert!(a.starts_with("witness-w.test_a-"), "{a}");
+        let long = witness_key_entry(&"x".repeat(500));
+        assert!(long.len() <= 128, "{}", long.len());
+        assert!(
+            long.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        );
     }
 }

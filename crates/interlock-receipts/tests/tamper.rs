@@ -134,6 +134,7 @@ fn a_real_bundle_of(log: &Log, b: Bundle) {
     let pinned = VerifyOptions {
         pinned_log_key: Some(log.vkey()),
         threads: 1,
+        ..VerifyOptions::default()
     };
     assert!(verify_bundle(&bytes, &pinned).is_ok());
     // Kinds present.

@@ -108,7 +108,8 @@ impl Refusal {
     pub fn latest_size(&self) -> Option<u64> {
         match self {
             Refusal::StaleOldSize { latest, .. } => Some(*latest),
-            Refusal::Fork { size } => Some(*size),
+            // A fork's 409 says why in plain text, so the log does not take it
+            // for a size to resynchronise from.
             _ => None,
         }
     }

@@ -123,6 +123,7 @@ async fn regression_issue_43_a_fork_under_the_same_key_is_never_cosigned_and_is_
     // Same size, other root.
     let same = w.add_checkpoint(&forked.request(20, 20)).await.unwrap_err();
     assert!(matches!(same, Refusal::Fork { size: 20 }), "{same}");
+    assert_eq!(same.latest_size(), None);
     assert_eq!(same.kind(), RefusalKind::Conflict);
     // Larger, with the forked tree's own proof (from its own root at 20).
     let grown = w.add_checkpoint(&forked.request(20, 30)).await.unwrap_err();
