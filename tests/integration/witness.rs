@@ -37,7 +37,14 @@ impl WitnessProcess {
         let dir = tempfile::tempdir().unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_interlock"));
         cmd.args(["--data-dir", dir.path().to_str().unwrap()])
-            .args(["witness", "serve", "--name", name, "--listen", "127.0.0.1:0"])
+            .args([
+                "witness",
+                "serve",
+                "--name",
+                name,
+                "--listen",
+                "127.0.0.1:0",
+            ])
             .args(["--log", log_vkey])
             .env_remove("INTERLOCK_DATA_DIR")
             .env_remove("INTERLOCK_DATABASE_URL")
@@ -114,8 +121,17 @@ fn export_when_cosigned(gw: &Gateway, out: &Path, names: &[&str]) -> Value {
     }
 }
 
-fn verify(gw: &Gateway, bundle: &Path, witnesses: &[&WitnessProcess], k: usize) -> std::process::Output {
-    let mut args = vec!["receipts".to_owned(), "verify".to_owned(), bundle.display().to_string()];
+fn verify(
+    gw: &Gateway,
+    bundle: &Path,
+    witnesses: &[&WitnessProcess],
+    k: usize,
+) -> std::process::Output {
+    let mut args = vec![
+        "receipts".to_owned(),
+        "verify".to_owned(),
+        bundle.display().to_string(),
+    ];
     for w in witnesses {
         args.push("--witness".into());
         args.push(w.vkey.clone());
@@ -170,12 +186,19 @@ fn three_witnesses_cosign_and_a_bundle_needs_two_of_them() {
     let said = stdout(&out);
     assert!(out.status.success(), "{said}{}", stderr(&out));
     for n in names {
-        assert!(said.contains(&format!("witness {n}: cosigned at ")), "{said}");
+        assert!(
+            said.contains(&format!("witness {n}: cosigned at ")),
+            "{said}"
+        );
     }
     // Three cosigned; four are not there to be had.
     let out = verify(&gw, &dir, &[&w1, &w2, &w3], 4);
     assert!(!out.status.success());
-    assert!(stdout(&out).contains("cosigned by 3 of the witnesses given; at least 4"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("cosigned by 3 of the witnesses given; at least 4"),
+        "{}",
+        stdout(&out)
+    );
     // Without keys the lines are named but not counted.
     let out = gw.cli(&["receipts", "verify", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stdout(&out));
@@ -183,17 +206,18 @@ fn three_witnesses_cosign_and_a_bundle_needs_two_of_them() {
 
     // A one-byte edit anywhere in a cosignature line (name, key ID, time,
     // signature) fails the bundle.
-    let bundle: Value = serde_json::from_slice(&std::fs::read(dir.join("bundle.json")).unwrap()).unwrap();
+    let bundle: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("bundle.json")).unwrap()).unwrap();
     let cp = bundle["checkpoint"].as_str().unwrap().to_owned();
     let line_start = cp.find(&format!("\u{2014} {} ", names[1])).unwrap();
     let b64_start = line_start + "\u{2014} ".len() + names[1].len() + 1;
     let line_end = line_start + cp[line_start..].find('\n').unwrap();
     let positions = [
         line_start + "\u{2014} ".len() + 1, // the name
-        b64_start + 2,                     // the key ID
-        b64_start + 10,                    // the timestamp
-        b64_start + 40,                    // the signature
-        line_end - 4,                      // the signature's end
+        b64_start + 2,                      // the key ID
+        b64_start + 10,                     // the timestamp
+        b64_start + 40,                     // the signature
+        line_end - 4,                       // the signature's end
     ];
     for (i, at) in positions.into_iter().enumerate() {
         let mut edited = cp.clone().into_bytes();
@@ -257,7 +281,11 @@ fn regression_issue_43_a_second_history_under_the_same_key_gets_no_cosignature()
         .read_line(&mut first)
         .unwrap();
     let fork_log = || std::fs::read_to_string(gw.dir.path().join("fork.log")).unwrap_or_default();
-    assert!(first.starts_with("interlock gateway listening on"), "{first:?}: {}", fork_log());
+    assert!(
+        first.starts_with("interlock gateway listening on"),
+        "{first:?}: {}",
+        fork_log()
+    );
     let out = interlock_with(&["agents", "add", "forged"], None, &env);
     assert!(out.status.success(), "{}", stderr(&out));
 
@@ -270,19 +298,36 @@ fn regression_issue_43_a_second_history_under_the_same_key_gets_no_cosignature()
     let _ = fork.kill();
     let _ = fork.wait();
     let fork_bundle = gw.dir.path().join("fork-bundle");
-    let out = interlock_with(&["receipts", "export", fork_bundle.to_str().unwrap()], None, &env);
+    let out = interlock_with(
+        &["receipts", "export", fork_bundle.to_str().unwrap()],
+        None,
+        &env,
+    );
     assert!(out.status.success(), "{}", stderr(&out));
-    let b: Value = serde_json::from_slice(&std::fs::read(fork_bundle.join("bundle.json")).unwrap()).unwrap();
+    let b: Value =
+        serde_json::from_slice(&std::fs::read(fork_bundle.join("bundle.json")).unwrap()).unwrap();
     assert_eq!(cosigned_by(&b, &names), 0, "{}", b["checkpoint"]);
     assert_ne!(b["checkpoint"], honest["checkpoint"]);
     // The fork's own bundle verifies with the log key alone (same key)...
-    let out = interlock_with(&["receipts", "verify", fork_bundle.to_str().unwrap()], None, &env);
+    let out = interlock_with(
+        &["receipts", "verify", fork_bundle.to_str().unwrap()],
+        None,
+        &env,
+    );
     assert!(out.status.success(), "{}", stdout(&out));
-    assert!(stdout(&out).contains("log.witness_refused"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("log.witness_refused"),
+        "{}",
+        stdout(&out)
+    );
     // ...but not once an auditor requires one witness.
     let out = verify(&gw, &fork_bundle, &[&w1, &w2], 1);
     assert!(!out.status.success(), "{}", stdout(&out));
-    assert!(stdout(&out).contains("cosigned by 0 of the witnesses given"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("cosigned by 0 of the witnesses given"),
+        "{}",
+        stdout(&out)
+    );
     // The honest log is still cosigned as it grows.
     let out = gw.cli(&["agents", "add", "still-honest"]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -215,8 +215,9 @@ impl LogConfig {
                     key.name
                 )));
             }
-            let url = reqwest::Url::parse(&w.url)
-                .map_err(|e| ConfigError::Invalid(format!("log.witnesses: url {:?}: {e}", w.url)))?;
+            let url = reqwest::Url::parse(&w.url).map_err(|e| {
+                ConfigError::Invalid(format!("log.witnesses: url {:?}: {e}", w.url))
+            })?;
             if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
                 return Err(ConfigError::Invalid(format!(
                     "log.witnesses: url {:?} is not an http(s) address",

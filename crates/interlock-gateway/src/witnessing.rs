@@ -139,7 +139,11 @@ impl Submitter {
     }
 
     async fn submit(&self, note: &str, size: u64) -> Outcome {
-        let old = if self.known_size > size { 0 } else { self.known_size };
+        let old = if self.known_size > size {
+            0
+        } else {
+            self.known_size
+        };
         let proof = if old == 0 {
             Vec::new()
         } else {
@@ -162,7 +166,10 @@ impl Submitter {
         let size_body = answer
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
-            .is_some_and(|t| t.as_bytes().starts_with(crate::witness::TLOG_SIZE.as_bytes()));
+            .is_some_and(|t| {
+                t.as_bytes()
+                    .starts_with(interlock_witness::TLOG_SIZE_CONTENT_TYPE.as_bytes())
+            });
         let text = answer.text().await.unwrap_or_default();
         match status {
             200 => self.keep(note, size, &text).await,
@@ -188,7 +195,9 @@ impl Submitter {
     /// Checks the witness's answer against its key and keeps the cosignature.
     async fn keep(&self, note: &str, size: u64, answer: &str) -> Outcome {
         let Ok(lines) = parse_cosignature_lines(answer) else {
-            return Outcome::Retry(format!("an answer that is not cosignature lines: {answer:?}"));
+            return Outcome::Retry(format!(
+                "an answer that is not cosignature lines: {answer:?}"
+            ));
         };
         let Ok(mut parsed) = SignedNote::parse(note) else {
             return Outcome::Retry("the log's own checkpoint does not parse".into());
@@ -199,7 +208,10 @@ impl Submitter {
         parsed.foreign.push(mine.to_foreign());
         let (verdicts, _) = witness_report(&parsed, std::slice::from_ref(&self.key));
         if !matches!(verdicts[0].1, WitnessVerdict::Cosigned { .. }) {
-            return Outcome::Retry(format!("its cosignature does not verify: {:?}", verdicts[0].1));
+            return Outcome::Retry(format!(
+                "its cosignature does not verify: {:?}",
+                verdicts[0].1
+            ));
         }
         match self
             .gw

@@ -114,7 +114,8 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
             })
         })
         .collect();
-    let mut builder = BundleBuilder::new(origin, vkey, approver_keys, cosigned(store, &latest).await?);
+    let mut builder =
+        BundleBuilder::new(origin, vkey, approver_keys, cosigned(store, &latest).await?);
     if let Some(prev) = previous_export(store).await?
         && prev.1 < size
     {

@@ -61,7 +61,7 @@ pub use proof::{
 };
 pub use range::{range_proof_len, root_from_range, verify_range};
 pub use tlog_proof::{TLOG_PROOF_EXTENSION, TLOG_PROOF_HEADER, TlogProof, TlogProofError};
-pub use witness_request::{AddCheckpoint, AddCheckpointError, MAX_PROOF_LINES};
 pub use tree::{
     PARALLEL_ROOT_THRESHOLD, Tree, consistency_proof, inclusion_proof, root, root_sequential,
 };
+pub use witness_request::{AddCheckpoint, AddCheckpointError, MAX_PROOF_LINES};

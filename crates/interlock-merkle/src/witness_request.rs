@@ -61,7 +61,9 @@ impl AddCheckpoint {
     /// Parses a request body strictly.
     pub fn parse(body: &str) -> Result<Self, AddCheckpointError> {
         let (first, mut rest) = body.split_once('\n').ok_or(AddCheckpointError::OldSize)?;
-        let digits = first.strip_prefix("old ").ok_or(AddCheckpointError::OldSize)?;
+        let digits = first
+            .strip_prefix("old ")
+            .ok_or(AddCheckpointError::OldSize)?;
         if digits.is_empty()
             || !digits.bytes().all(|b| b.is_ascii_digit())
             || (digits.len() > 1 && digits.starts_with('0'))
@@ -111,7 +113,10 @@ mod tests {
         let req = AddCheckpoint::parse(body).unwrap();
         assert_eq!(req.old_size, 20852014);
         assert_eq!(req.proof.len(), 2);
-        assert!(req.checkpoint.starts_with("example.com/behind-the-sofa\n20852163\n"));
+        assert!(
+            req.checkpoint
+                .starts_with("example.com/behind-the-sofa\n20852163\n")
+        );
         assert_eq!(req.to_body(), body);
     }
 
@@ -121,7 +126,10 @@ mod tests {
             ("old 01\n\ncp\n", AddCheckpointError::OldSize),
             ("old -1\n\ncp\n", AddCheckpointError::OldSize),
             ("new 1\n\ncp\n", AddCheckpointError::OldSize),
-            ("old 1\nnot base64!\n\ncp\n", AddCheckpointError::ProofLine(1)),
+            (
+                "old 1\nnot base64!\n\ncp\n",
+                AddCheckpointError::ProofLine(1),
+            ),
             ("old 1\nAAAA\n\ncp\n", AddCheckpointError::ProofLine(1)),
             ("old 1\n", AddCheckpointError::NoCheckpoint),
         ] {

@@ -64,7 +64,10 @@ fn the_timestamp_is_read_as_transparency_dev_formats_reads_it() {
         key_id: raw[..4].try_into().unwrap(),
         signature: raw[4..].to_vec(),
     };
-    assert_eq!(Cosignature::from_foreign(&foreign).unwrap().timestamp, 1727964367);
+    assert_eq!(
+        Cosignature::from_foreign(&foreign).unwrap().timestamp,
+        1727964367
+    );
 }
 
 #[test]
@@ -102,7 +105,12 @@ fn our_cosignatures_verify_and_every_one_byte_edit_is_caught() {
     note.foreign.push(c.to_foreign());
     let good = note.to_string();
     let (v, _) = witness_report(&SignedNote::parse(&good).unwrap(), std::slice::from_ref(&w));
-    assert_eq!(v[0].1, WitnessVerdict::Cosigned { timestamp: 1_700_000_000 });
+    assert_eq!(
+        v[0].1,
+        WitnessVerdict::Cosigned {
+            timestamp: 1_700_000_000
+        }
+    );
 
     // Each byte of the base64 part of the cosignature line, changed.
     let start = good.rfind(' ').unwrap() + 1;

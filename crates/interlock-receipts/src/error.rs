@@ -104,7 +104,9 @@ pub enum ReceiptError {
         "the checkpoint carries a cosignature by {witness}, whose key was not given: pass it with --witness, or the line was altered"
     )]
     UnknownCosigner { witness: String },
-    #[error("the checkpoint is cosigned by {have} of the witnesses given; at least {need} required")]
+    #[error(
+        "the checkpoint is cosigned by {have} of the witnesses given; at least {need} required"
+    )]
     TooFewWitnesses { have: usize, need: usize },
     #[error("checkpoint {which} is for log `{found}`, not the bundle's origin `{expected}`")]
     OriginMismatch {

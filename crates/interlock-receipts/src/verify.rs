@@ -8,8 +8,8 @@ use interlock_canon::{self as canon, Value};
 use interlock_core::Decision;
 use interlock_core::decision::{APPROVAL_PAYLOAD_TYPE, ApprovalStatement, Envelope, KeyId, pae};
 use interlock_merkle::{
-    CosignatureVerifier, Hash, NoteVerifier, SignedNote, WitnessVerdict, leaf_hash, open_checkpoint,
-    witness_report,
+    CosignatureVerifier, Hash, NoteVerifier, SignedNote, WitnessVerdict, leaf_hash,
+    open_checkpoint, witness_report,
 };
 
 use crate::bundle::{
@@ -141,7 +141,10 @@ impl fmt::Display for VerifyReport {
             }
         }
         for name in &self.other_cosigners {
-            writeln!(f, "witness {name}: cosigned (its key was not given: not checked)")?;
+            writeln!(
+                f,
+                "witness {name}: cosigned (its key was not given: not checked)"
+            )?;
         }
         for p in &self.problems {
             writeln!(f, "bundle: FAILED: {p}")?;
@@ -846,10 +849,12 @@ fn check_witnesses(checkpoint: &str, opts: &VerifyOptions, report: &mut VerifyRe
     for (name, verdict) in verdicts {
         match &verdict {
             WitnessVerdict::Cosigned { .. } => have += 1,
-            WitnessVerdict::Invalid { reason } => report.problems.push(ReceiptError::BadCosignature {
-                witness: name.clone(),
-                reason: (*reason).to_owned(),
-            }),
+            WitnessVerdict::Invalid { reason } => {
+                report.problems.push(ReceiptError::BadCosignature {
+                    witness: name.clone(),
+                    reason: (*reason).to_owned(),
+                })
+            }
             WitnessVerdict::Absent => {}
         }
         report.witnesses.push(WitnessLine { name, verdict });

@@ -43,9 +43,9 @@ mod receipts;
 mod snapshot;
 mod sql;
 mod surfaces;
-mod witness;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod witness;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -127,14 +127,16 @@ impl Store {
         note: &str,
         reason: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO witness_refusals (origin, note, reason, at) VALUES ($1, $2, $3, $4)")
-            .bind(origin)
-            .bind(note)
-            .bind(reason)
-            .bind(now_secs())
-            .execute(self.pool())
-            .await
-            .ctx("witness refusal")?;
+        sqlx::query(
+            "INSERT INTO witness_refusals (origin, note, reason, at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(origin)
+        .bind(note)
+        .bind(reason)
+        .bind(now_secs())
+        .execute(self.pool())
+        .await
+        .ctx("witness refusal")?;
         Ok(())
     }
 

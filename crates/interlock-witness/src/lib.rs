@@ -30,6 +30,10 @@ use interlock_merkle::{
 };
 use interlock_store::{Store, StoreError, WitnessedCheckpoint};
 
+/// The `Content-Type` of a 409 answer whose body is the latest cosigned size
+/// (C2SP tlog-witness): both the witness's face and the log's submitter use it.
+pub const TLOG_SIZE_CONTENT_TYPE: &str = "text/x.tlog.size";
+
 /// A log this witness cosigns for: its origin and the keys that sign its checkpoints.
 #[derive(Clone, Debug)]
 pub struct TrustedLog {
@@ -80,9 +84,7 @@ pub enum Refusal {
     OldSizeAbove { old: u64, size: u64 },
     #[error("old size {old} is not the latest cosigned size {latest}")]
     StaleOldSize { old: u64, latest: u64 },
-    #[error(
-        "a different root at size {size} than the one cosigned before: the log has forked"
-    )]
+    #[error("a different root at size {size} than the one cosigned before: the log has forked")]
     Fork { size: u64 },
     #[error("the consistency proof from size {old} to {size} does not verify: {reason}")]
     BadProof { old: u64, size: u64, reason: String },
@@ -219,7 +221,11 @@ impl Witness {
         {
             tracing::warn!(origin = %checkpoint.origin, "refused: {refusal}");
             self.store
-                .witness_refused(&checkpoint.origin, &request.checkpoint, &refusal.to_string())
+                .witness_refused(
+                    &checkpoint.origin,
+                    &request.checkpoint,
+                    &refusal.to_string(),
+                )
                 .await?;
         }
         decided

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use ed25519_dalek::SigningKey;
 use interlock_merkle::{
-    AddCheckpoint, Checkpoint, NoteSigner, Tree, WitnessVerdict, leaf_hash, parse_cosignature_lines,
-    sign_checkpoint_with, witness_report,
+    AddCheckpoint, Checkpoint, NoteSigner, Tree, WitnessVerdict, leaf_hash,
+    parse_cosignature_lines, sign_checkpoint_with, witness_report,
 };
 use interlock_witness::{Refusal, RefusalKind, TrustedLog, Witness};
 
@@ -86,7 +86,10 @@ async fn a_growing_log_is_cosigned_and_each_cosignature_verifies() {
         let mut note = interlock_merkle::SignedNote::parse(&log.checkpoint(size)).unwrap();
         note.foreign.push(cosig.to_foreign());
         let (v, _) = witness_report(&note, std::slice::from_ref(&verifier));
-        assert!(matches!(v[0].1, WitnessVerdict::Cosigned { .. }), "{old}->{size}: {v:?}");
+        assert!(
+            matches!(v[0].1, WitnessVerdict::Cosigned { .. }),
+            "{old}->{size}: {v:?}"
+        );
     }
     assert_eq!(w.store().witnessed(ORIGIN).await.unwrap().unwrap().size, 40);
 }
@@ -149,7 +152,10 @@ async fn unknown_logs_foreign_keys_and_malformed_bodies_get_the_specs_answers() 
     assert_eq!(e.kind(), RefusalKind::Forbidden, "{e}");
     let other = log.request(0, 5).replace(ORIGIN, "example.com/other");
     let e = w.add_checkpoint(&other).await.unwrap_err();
-    assert!(matches!(e.kind(), RefusalKind::NotFound | RefusalKind::Forbidden), "{e}");
+    assert!(
+        matches!(e.kind(), RefusalKind::NotFound | RefusalKind::Forbidden),
+        "{e}"
+    );
     for body in ["", "old 1\n", "old x\n\ncp\n", "old 0\n\nnot a note\n"] {
         let e = w.add_checkpoint(body).await.unwrap_err();
         assert_eq!(e.kind(), RefusalKind::BadRequest, "{body:?}: {e}");

@@ -16,13 +16,10 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use interlock_witness::{RefusalKind, Witness};
+use interlock_witness::{RefusalKind, TLOG_SIZE_CONTENT_TYPE as TLOG_SIZE, Witness};
 
 /// The largest request body accepted.
 pub const MAX_BODY: usize = 64 * 1024;
-
-/// The `Content-Type` of a 409 answer's body: the latest cosigned size.
-pub const TLOG_SIZE: &str = "text/x.tlog.size";
 
 /// The witness's routes: `POST /add-checkpoint`, and `GET /` naming its key.
 pub fn router(witness: Arc<Witness>) -> Router {
@@ -46,9 +43,17 @@ async fn about(State(w): State<Arc<Witness>>) -> Response {
         .into_response()
 }
 
-async fn add_checkpoint(State(w): State<Arc<Witness>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn add_checkpoint(
+    State(w): State<Arc<Witness>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     if headers.contains_key(header::ORIGIN) {
-        return (StatusCode::FORBIDDEN, "witnesses answer logs, not browsers\n").into_response();
+        return (
+            StatusCode::FORBIDDEN,
+            "witnesses answer logs, not browsers\n",
+        )
+            .into_response();
     }
     let Ok(body) = std::str::from_utf8(&body) else {
         return (StatusCode::BAD_REQUEST, "the body is not UTF-8\n").into_response();
@@ -68,10 +73,12 @@ async fn add_checkpoint(State(w): State<Arc<Witness>>, headers: HeaderMap, body:
                 }
             };
             match refusal.latest_size() {
-                Some(size) if status == StatusCode::CONFLICT => {
-                    (status, [(header::CONTENT_TYPE, TLOG_SIZE)], format!("{size}\n"))
-                        .into_response()
-                }
+                Some(size) if status == StatusCode::CONFLICT => (
+                    status,
+                    [(header::CONTENT_TYPE, TLOG_SIZE)],
+                    format!("{size}\n"),
+                )
+                    .into_response(),
                 _ => (status, format!("{refusal}\n")).into_response(),
             }
         }
@@ -114,10 +121,8 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let conn = http1.serve_connection(
-            TokioIo::new(stream),
-            TowerToHyperService::new(app.clone()),
-        );
+        let conn =
+            http1.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {
