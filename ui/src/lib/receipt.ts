@@ -84,9 +84,9 @@ export function shortKey(keyId: string): string {
   return keyId.length > 20 ? `${keyId.slice(0, 16)}…` : keyId;
 }
 
-/** The name behind a key id, or the shortened key id marked as unknown. */
+/** The name behind a key id, or the shortened key id when no registration names it. */
 export function nameOfKey(keyId: string, names: Map<string, string>): string {
-  return names.get(keyId) ?? `unregistered key ${shortKey(keyId)}`;
+  return names.get(keyId) ?? `key ${shortKey(keyId)}`;
 }
 
 export interface Who {
