@@ -139,7 +139,7 @@ export function decider(r: Receipt, names: Map<string, string>): Who {
     return { name: "the gateway's drift check", role: 'policy' };
   }
   if (r.kind === 'plan.transition') return { name: 'the gateway (following the decisions and the run)', role: 'policy' };
-  return { name: 'not recorded in the receipt', role: 'unrecorded' };
+  return { name: 'unknown (the receipt does not say)', role: 'unrecorded' };
 }
 
 // ---------------------------------------------------------------- verdicts
@@ -298,8 +298,11 @@ export function whatOf(r: Receipt): string {
       return `admin: ${subjectOf(r) || 'an action'}`;
   }
   const subj = subjectOf(r);
-  const event = r.kind.replace(/[._]/g, ' ');
-  return subj ? `${event}: ${subj}` : event;
+  const act = r.kind.slice(r.kind.indexOf('.') + 1);
+  // A reviewer's act reads as a verb on its subject: `approved server calm`.
+  if (subj && /^(approved|rejected|blocked|granted|revoked|added|removed|requested)$/.test(act)) return `${act} ${subj}`;
+  const [said] = words(act);
+  return subj ? `${subj}: ${said.toLowerCase()}` : r.kind.replace(/[._]/g, ' ');
 }
 
 /** The reason given (or found), if any. */

@@ -172,7 +172,7 @@ function Detail({ r, names }: { r: Receipt; names: Map<string, string> }) {
         <dt>Decided by</dt>
         <dd data-testid="receipt-approver" title={who.keyId ? `signed with ${who.keyId}` : undefined}>
           {who.name}
-          {who.keyId && who.name !== who.keyId && <span class="faint mono key-id"> · key {shortKey(who.keyId)}</span>}
+          {who.keyId && !who.name.includes(shortKey(who.keyId)) && <span class="faint mono key-id"> · signed with {who.keyId}</span>}
         </dd>
         <dt>What</dt>
         <dd data-testid="receipt-what">{whatOf(r)}</dd>
@@ -411,7 +411,7 @@ export function Receipts() {
         </div>
         <div class="actions receipts-actions" style={{ marginLeft: 'auto' }}>
           <button class="btn" onClick={() => window.print()} data-testid="print" title="Print these receipts as a report (or save them as PDF)">
-            ⎙ Print
+            Print
           </button>
           <button class="btn primary" onClick={() => void doExport()} disabled={exporting} data-testid="export">
             {exporting ? 'Exporting…' : '⤓ Export these receipts'}
@@ -547,28 +547,29 @@ export function Receipts() {
                             </>
                           )}
                         </span>
-                      </span>
-                      <span class="event-col">
-                        <span class="chip event" data-testid="row-event">
-                          {g.leaves.length > 1 ? 'tool call' : r.kind}
+                        <span class="foot">
+                          <span class="chip event" data-testid="row-event">
+                            {g.leaves.length > 1 ? 'tool call' : r.kind}
+                          </span>
+                          {g.leaves.length > 1 && (
+                            <button
+                              class="leaves-toggle"
+                              aria-expanded={open}
+                              aria-label={`${open ? 'Hide' : 'Show'} the ${g.leaves.length} leaves of this call`}
+                              data-testid="row-leaves-toggle"
+                              onClick={(e) => {
+                                e.stopPropagation();
+                                toggle(g.key);
+                              }}
+                            >
+                              {open ? '▾' : '▸'} {g.leaves.length} leaves: intent and outcome
+                            </button>
+                          )}
+                          {g.leaves.length > 1 && (
+                            <span class="print-inline faint">leaves {g.leaves.map((l) => `#${l.index} ${l.kind === 'tool.call.intent' ? 'intent' : 'outcome'}`).join(', ')}</span>
+                          )}
+                          <span class="ago">{ago(r.time)}</span>
                         </span>
-                        {g.leaves.length > 1 && (
-                          <button
-                            class="leaves-toggle"
-                            aria-expanded={open}
-                            aria-label={`${open ? 'Hide' : 'Show'} the ${g.leaves.length} leaves of this call`}
-                            data-testid="row-leaves-toggle"
-                            onClick={(e) => {
-                              e.stopPropagation();
-                              toggle(g.key);
-                            }}
-                          >
-                            {open ? '▾' : '▸'} {g.leaves.length} leaves
-                          </button>
-                        )}
-                      </span>
-                      <span class="time" title={zonedTime(r.time)}>
-                        {ago(r.time)}
                       </span>
                     </div>
                     {open &&
@@ -608,7 +609,7 @@ export function Receipts() {
               <span class="right muted" style={{ fontSize: '12px' }}>
                 {selected && (
                   <button class="btn small" onClick={printOne} data-testid="print-one" title="Print this receipt alone">
-                    ⎙ Print
+                    Print
                   </button>
                 )}{' '}
                 <kbd>j</kbd> <kbd>k</kbd>

@@ -153,3 +153,12 @@ describe('groupReceipts', () => {
     expect(groupReceipts([intent]).map((g) => g.main.kind)).toEqual(['tool.call.intent']);
   });
 });
+
+describe('whatOf on servers', () => {
+  it('reads a reviewer act as a verb on its subject, and the rest as the subject and its state', () => {
+    expect(whatOf(byKind('server.approved')[0])).toBe('approved server calm');
+    expect(whatOf(byKind('server.pending')[0])).toBe('server calm: pending review');
+    const quarantined = { ...byKind('server.pending')[0], kind: 'server.quarantined' } as Receipt;
+    expect(whatOf(quarantined)).toBe('server calm: quarantined');
+  });
+});
