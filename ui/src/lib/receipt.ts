@@ -98,6 +98,9 @@ export interface Who {
   keyId?: string;
 }
 
+/** Who, when the receipt does not name anyone (`apikey.issued`, `approver.registered`). */
+export const UNRECORDED = 'unknown (the receipt does not say)';
+
 /** The approver's key id a decision was signed with, if it says. */
 export function approverKeyId(r: Receipt): string {
   const direct = field(r, 'approver_key_id');
@@ -114,8 +117,8 @@ export function approverKeyId(r: Receipt): string {
 export function decider(r: Receipt, names: Map<string, string>): Who {
   const keyId = approverKeyId(r) || undefined;
   if (r.kind === 'approver.registered') {
-    // The receipt names the key registered, not who registered it.
-    return { name: 'the gateway operator (by the CLI or the admin API)', role: 'admin' };
+    // The receipt names the key registered (its `identity`), not who registered it.
+    return { name: UNRECORDED, role: 'unrecorded' };
   }
   const approver = r.approver ?? field(r, 'approver');
   if (approver && !/^ed25519:/.test(approver)) return { name: approver, role: 'approver', keyId };
@@ -139,7 +142,7 @@ export function decider(r: Receipt, names: Map<string, string>): Who {
     return { name: "the gateway's drift check", role: 'policy' };
   }
   if (r.kind === 'plan.transition') return { name: 'the gateway (following the decisions and the run)', role: 'policy' };
-  return { name: 'unknown (the receipt does not say)', role: 'unrecorded' };
+  return { name: UNRECORDED, role: 'unrecorded' };
 }
 
 // ---------------------------------------------------------------- verdicts

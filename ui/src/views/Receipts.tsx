@@ -104,11 +104,6 @@ function localToUnix(v: string): number | undefined {
   return Number.isFinite(t) ? Math.floor(t / 1000) : undefined;
 }
 
-/** What a receipt says, in one line (the list's title and its printed line). */
-export function headline(r: Receipt, names: Map<string, string> = new Map()): string {
-  return rowText({ key: String(r.index), main: r, leaves: [r] }, names);
-}
-
 function toneClass(r: Receipt): string {
   return `tone-${verdictOf(r).tone}`;
 }
@@ -161,6 +156,7 @@ function Detail({ r, names }: { r: Receipt; names: Map<string, string> }) {
   const verdict = verdictOf(r);
   const who = decider(r, names);
   const why = whyOf(r);
+  const subject = subjectOf(r);
   return (
     <div class="card-body receipt-detail" data-testid="receipt-detail">
       <dl class="kv">
@@ -176,10 +172,10 @@ function Detail({ r, names }: { r: Receipt; names: Map<string, string> }) {
         </dd>
         <dt>What</dt>
         <dd data-testid="receipt-what">{whatOf(r)}</dd>
-        {subjectOf(r) && (
+        {subject && (
           <>
             <dt>Subject</dt>
-            <dd data-testid="receipt-subject">{subjectOf(r)}</dd>
+            <dd data-testid="receipt-subject">{subject}</dd>
           </>
         )}
         <dt>When</dt>
@@ -198,13 +194,13 @@ function Detail({ r, names }: { r: Receipt; names: Map<string, string> }) {
             <dd>{r.agent}</dd>
           </>
         )}
-        {(r.server || r.tool) && (
+        {(r.server || r.tool) && !subject.includes(`${r.server ?? ''}/${r.tool ?? ''}`.replace(/\/$/, '')) && (
           <>
             <dt>Server · tool</dt>
             <dd>{[r.server, r.tool].filter(Boolean).join(' · ')}</dd>
           </>
         )}
-        {r.plan_id && (
+        {r.plan_id && !subject.includes(r.plan_id) && (
           <>
             <dt>Plan</dt>
             <dd>{r.plan_id}</dd>

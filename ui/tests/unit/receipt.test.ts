@@ -11,6 +11,7 @@ import {
   decider,
   groupReceipts,
   nameOfKey,
+  UNRECORDED,
   rowText,
   subjectOf,
   verdictOf,
@@ -97,6 +98,11 @@ describe('who decided', () => {
   it("a tool call is decided by the gateway's policy; a plan is proposed by its agent", () => {
     expect(decider(byKind('tool.call')[0], names)).toMatchObject({ name: "the gateway's policy", role: 'policy' });
     expect(decider(byKind('plan.proposed')[0], names).name).toBe('agent:builder');
+  });
+  it('says so when the receipt names no one (an API key issued, an approver key registered)', () => {
+    expect(decider(byKind('apikey.issued')[0], names)).toEqual({ name: UNRECORDED, role: 'unrecorded' });
+    // The registration's identity is whose key it is, not who registered it.
+    expect(decider(byKind('approver.registered')[0], names).name).toBe(UNRECORDED);
   });
 });
 
