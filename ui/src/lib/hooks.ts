@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { events, type GatewayEvent } from './events';
 import { useKeys } from './keys';
+import { zonedTime } from './receipt';
 
 export interface Resource<T> {
   data: T | undefined;
@@ -120,8 +121,9 @@ export function ago(unix: number | undefined | null, now = Date.now() / 1000): s
   return d < 0 ? `in ${span}` : `${span} ago`;
 }
 
+/** A time in full, with its timezone (`2026-12-06 18:44:43 UTC+01:00`): never ambiguous. */
 export function fullTime(unix: number | undefined | null): string {
-  return unix ? new Date(unix * 1000).toLocaleString() : '';
+  return unix ? zonedTime(unix) : '';
 }
 
 /** Re-renders every 30 s so relative times stay right. */

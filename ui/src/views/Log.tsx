@@ -8,6 +8,7 @@ import { ErrorBanner, Hash, pretty, SkeletonBlock, SkeletonRows, Empty } from '.
 import { ClaimsPanel } from '../components/Claims';
 import { decodeEnvelopes } from '../lib/dsse';
 import { revealOnNarrow } from '../lib/narrow';
+import { annotateTimes } from '../lib/receipt';
 
 const PAGE = 100;
 
@@ -277,7 +278,7 @@ export function Log() {
                   {inc?.receipt && <span class="faint">Receipt: {inc.receipt}</span>}
                 </div>
                 <pre class="block" style={{ maxHeight: '60vh' }} data-testid="log-entry">
-                  {pretty(decodeEnvelopes(selected.entry))}
+                  {annotateTimes(pretty(decodeEnvelopes(selected.entry)))}
                 </pre>
               </>
             ) : (

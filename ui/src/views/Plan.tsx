@@ -9,6 +9,7 @@ import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
 import { CopyButton, ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
 import { plural } from '../components/ui';
 import { diffSummary, heldCall, stageLines } from '../lib/effort';
+import { approverNames, nameOfKey, zonedTime } from '../lib/receipt';
 
 /** A target as text: a string as it is, an object target as `kind id {fields}`. */
 function targetText(t: Target): string {
@@ -171,6 +172,9 @@ function RollbackButton({ id }: { id: string }) {
 export function PlanView({ id }: { id: string }) {
   useTick();
   const res = useResource(() => api.plan(id), [id]);
+  // Who signed each decision, by name (`human:jane`), not by key id.
+  const approvers = useResource(() => api.approvers(), []);
+  const names = approverNames(approvers.data?.approvers ?? []);
   useLive((e) => e.subject_kind === 'plan' && e.subject === id, res.reload);
   const [layout, setLayout] = useDiffLayout();
   const d = res.data;
@@ -316,12 +320,14 @@ export function PlanView({ id }: { id: string }) {
                   <li style={{ flexDirection: 'column', alignItems: 'flex-start' }}>
                     <span class="row-gap">
                       <Status status={x.decision === 'approve' ? 'APPROVED' : 'REJECTED'} />
-                      <span class="muted">{ago(x.created_at)}</span>
+                      <span class="muted" title={zonedTime(x.created_at)}>
+                        {ago(x.created_at)}
+                      </span>
                       {x.consumed && <span class="faint">· used</span>}
                     </span>
                     <span>{x.reason}</span>
-                    <span class="mono faint" style={{ fontSize: '11px' }} title={x.approver_key_id}>
-                      {x.approver_key_id.slice(0, 24)}…
+                    <span class="faint" style={{ fontSize: '12px' }} title={x.approver_key_id} data-testid="decision-by">
+                      by {nameOfKey(x.approver_key_id, names)}
                     </span>
                   </li>
                 ))}

@@ -4,9 +4,24 @@
 // approver's envelope, download it as a C2SP tlog-proof, export the filtered
 // set as a bundle, and verify a bundle dropped on the window in this browser.
 
+import { Fragment } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, ApiError, type Receipt, type ReceiptFilters, type ReceiptsExport } from '../lib/api';
-import { ago, fullTime, useListNav, useTick } from '../lib/hooks';
+import { api, ApiError, type Approver, type Receipt, type ReceiptFilters, type ReceiptsExport } from '../lib/api';
+import { ago, useListNav, useTick } from '../lib/hooks';
+import {
+  annotateTimes,
+  approverNames,
+  decider,
+  groupReceipts,
+  rowText,
+  shortKey,
+  subjectOf,
+  verdictOf,
+  whatOf,
+  whyOf,
+  zonedTime,
+  type ReceiptGroup,
+} from '../lib/receipt';
 import { fromBase64 } from '../lib/statement';
 import { download } from '../lib/download';
 import { decodeEnvelopes, envelopeView } from '../lib/dsse';
@@ -89,24 +104,13 @@ function localToUnix(v: string): number | undefined {
   return Number.isFinite(t) ? Math.floor(t / 1000) : undefined;
 }
 
-/** What a receipt says, in one line. */
-export function headline(r: Receipt): string {
-  const who = r.approver ?? r.agent;
-  const what = [r.server, r.tool].filter(Boolean).join(' ') || (r.plan_id ? `plan ${r.plan_id}` : '');
-  const decided = r.verdict ?? r.outcome ?? '';
-  return [who, what, decided && `→ ${decided.replace(/_/g, ' ')}`].filter(Boolean).join(' · ') || r.kind;
-}
-
-function verdictClass(r: Receipt): string {
-  const v = `${r.verdict ?? ''} ${r.kind}`;
-  if (/blocked|rejected|quarantined|revoked/.test(v)) return 'act-block';
-  if (/held|pending|would/.test(v)) return 'act-hold';
-  return '';
+function toneClass(r: Receipt): string {
+  return `tone-${verdictOf(r).tone}`;
 }
 
 type Raw = 'statement' | 'leaf' | 'envelope';
 
-function Detail({ r }: { r: Receipt }) {
+function Detail({ r, names }: { r: Receipt; names: Map<string, string> }) {
   const [raw, setRaw] = useState<Raw | null>(null);
   const [leaf, setLeaf] = useState<{ index: number; text: string } | null>(null);
   const [err, setErr] = useState<string | null>(null);
@@ -149,44 +153,54 @@ function Detail({ r }: { r: Receipt }) {
     }
   };
   const findings = Array.isArray(r.findings) ? r.findings : [];
+  const verdict = verdictOf(r);
+  const who = decider(r, names);
+  const why = whyOf(r);
+  const subject = subjectOf(r);
   return (
     <div class="card-body receipt-detail" data-testid="receipt-detail">
       <dl class="kv">
+        <dt>Verdict</dt>
+        <dd data-testid="receipt-verdict">
+          <span class={`chip verdict ${toneClass(r)}`}>{verdict.text}</span>
+          {r.shadow && <span class="faint"> · shadow mode</span>}
+        </dd>
+        <dt>Decided by</dt>
+        <dd data-testid="receipt-approver" title={who.keyId ? `signed with ${who.keyId}` : undefined}>
+          {who.name}
+          {who.keyId && !who.name.includes(shortKey(who.keyId)) && <span class="faint mono key-id"> · signed with {who.keyId}</span>}
+        </dd>
+        <dt>What</dt>
+        <dd data-testid="receipt-what">{whatOf(r)}</dd>
+        {subject && (
+          <>
+            <dt>Subject</dt>
+            <dd data-testid="receipt-subject">{subject}</dd>
+          </>
+        )}
+        <dt>When</dt>
+        <dd data-testid="receipt-when">
+          {zonedTime(r.time)} <span class="faint">({ago(r.time)})</span>
+        </dd>
+        <dt>Why</dt>
+        <dd data-testid="receipt-why">{why || <span class="faint">no reason recorded</span>}</dd>
         <dt>Event</dt>
         <dd>
           <span class="chip">{r.kind}</span> <span class="faint">#{r.index}</span>
         </dd>
-        <dt>When</dt>
-        <dd>{fullTime(r.time)}</dd>
-        {(r.verdict || r.outcome) && (
-          <>
-            <dt>Decided</dt>
-            <dd data-testid="receipt-verdict">
-              <span class={`chip ${verdictClass(r)}`}>{(r.verdict ?? r.outcome ?? '').replace(/_/g, ' ')}</span>
-              {r.outcome && r.verdict && r.outcome !== r.verdict && <span class="faint"> · outcome {r.outcome}</span>}
-              {r.shadow && <span class="faint"> · shadow mode</span>}
-            </dd>
-          </>
-        )}
-        {r.approver && (
-          <>
-            <dt>By</dt>
-            <dd data-testid="receipt-approver">{r.approver}</dd>
-          </>
-        )}
         {r.agent && (
           <>
             <dt>Agent</dt>
             <dd>{r.agent}</dd>
           </>
         )}
-        {(r.server || r.tool) && (
+        {(r.server || r.tool) && !subject.includes(`${r.server ?? ''}/${r.tool ?? ''}`.replace(/\/$/, '')) && (
           <>
             <dt>Server · tool</dt>
             <dd>{[r.server, r.tool].filter(Boolean).join(' · ')}</dd>
           </>
         )}
-        {r.plan_id && (
+        {r.plan_id && !subject.includes(r.plan_id) && (
           <>
             <dt>Plan</dt>
             <dd>{r.plan_id}</dd>
@@ -199,12 +213,6 @@ function Detail({ r }: { r: Receipt }) {
               <span class="faint">{r.hash.name}</span>
               <Hash value={r.hash.value} />
             </dd>
-          </>
-        )}
-        {r.reasons && (
-          <>
-            <dt>Why</dt>
-            <dd>{r.reasons}</dd>
           </>
         )}
         <dt>Findings</dt>
@@ -240,9 +248,9 @@ function Detail({ r }: { r: Receipt }) {
       {raw && (
         <pre class="block raw" data-testid="receipt-raw">
           {raw === 'statement'
-            ? pretty(decodeEnvelopes(r.predicate))
+            ? annotateTimes(pretty(decodeEnvelopes(r.predicate)))
             : raw === 'envelope'
-              ? pretty(envelopeView(approval))
+              ? annotateTimes(pretty(envelopeView(approval)))
               : leaf?.index === r.index
                 ? leaf.text
                 : 'Loading…'}
@@ -315,9 +323,51 @@ export function Receipts() {
     }
   };
   const list = items ?? [];
-  const keys = list.map((r) => String(r.index));
+  // Who the key ids are: the registered approvers (and any registrations listed).
+  const [approvers, setApprovers] = useState<Approver[]>([]);
+  useEffect(() => {
+    void api.approvers().then(
+      (r) => setApprovers(r.approvers),
+      () => undefined,
+    );
+  }, []);
+  const names = useMemo(() => approverNames(approvers, list), [approvers, list]);
+  // A tool call's intent and outcome leaves are one row.
+  const groups = useMemo(() => groupReceipts(list), [list]);
+  const keys = groups.map((g) => g.key);
   const nav = useListNav(keys, () => undefined);
-  const selected = list.find((r) => String(r.index) === nav.selected);
+  const group = groups.find((g) => g.key === nav.selected);
+  // Which leaf of the selected row is shown (its main receipt unless chosen).
+  const [leaf, setLeaf] = useState<{ key: string; index: number } | null>(null);
+  const selected = (group && leaf?.key === group.key ? group.leaves.find((l) => l.index === leaf.index) : undefined) ?? group?.main;
+  const [expanded, setExpanded] = useState<Set<string>>(new Set());
+  const toggle = (k: string) =>
+    setExpanded((old) => {
+      const n = new Set(old);
+      if (n.has(k)) n.delete(k);
+      else n.add(k);
+      return n;
+    });
+  const choose = (g: ReceiptGroup, leaf?: number) => {
+    nav.select(g.key);
+    setLeaf(leaf === undefined ? null : { key: g.key, index: leaf });
+    revealOnNarrow('receipt-pane');
+  };
+  // Printing one receipt: the list is left out of the printed page.
+  const printOne = () => {
+    document.body.classList.add('print-one');
+    const done = () => {
+      document.body.classList.remove('print-one');
+      window.removeEventListener('afterprint', done);
+    };
+    window.addEventListener('afterprint', done);
+    window.print();
+  };
+  const presetLabel = preset === 'custom' ? `${custom.from || '…'} to ${custom.to || '…'} (local time)` : PRESETS.find(([p]) => p === preset)?.[1];
+  const filterLine = [
+    `Time: ${presetLabel}`,
+    ...(Object.entries(applied) as [string, string][]).filter(([, v]) => v).map(([k, v]) => `${k}: ${v}`),
+  ].join(' · ');
   const [exported, setExported] = useState<ReceiptsExport | null>(null);
   const [exporting, setExporting] = useState(false);
   const [exportError, setExportError] = useState<string | null>(null);
@@ -346,13 +396,19 @@ export function Receipts() {
   }, []);
   const set = (k: keyof typeof fields) => (e: Event) => setFields((f) => ({ ...f, [k]: (e.target as HTMLInputElement).value }));
   return (
-    <div class="page">
+    <div class="page receipts-page">
       <div class="page-head">
         <div>
           <h1>Receipts</h1>
           <div class="sub">Every decision in the signed log: find, read, export, and verify an exported bundle.</div>
+          <div class="print-only print-meta" data-testid="print-meta">
+            {filterLine} · {groups.length} rows ({list.length} receipts) · printed {zonedTime(Math.floor(Date.now() / 1000))}
+          </div>
         </div>
-        <div style={{ marginLeft: 'auto' }}>
+        <div class="actions receipts-actions" style={{ marginLeft: 'auto' }}>
+          <button class="btn" onClick={() => window.print()} data-testid="print" title="Print these receipts as a report (or save them as PDF)">
+            Print
+          </button>
           <button class="btn primary" onClick={() => void doExport()} disabled={exporting} data-testid="export">
             {exporting ? 'Exporting…' : '⤓ Export these receipts'}
           </button>
@@ -442,33 +498,94 @@ export function Receipts() {
       )}
       {error && <ErrorBanner error={error} onRetry={() => setReload((n) => n + 1)} />}
       <div class="log-grid">
-        <div>
+        <div class="receipts-col">
           <div class="list receipts-list" data-testid="receipts" aria-busy={loading}>
             {items === null ? (
               <SkeletonRows n={10} cols={1} />
             ) : list.length === 0 ? (
               <Empty title="No receipts match">Widen the time range or clear a filter.</Empty>
             ) : (
-              list.map((r) => (
-                <div
-                  class={`row log-row${nav.selected === String(r.index) ? ' selected' : ''}`}
-                  data-key={String(r.index)}
-                  data-testid="receipt-row"
-                  onClick={() => {
-                    nav.select(String(r.index));
-                    revealOnNarrow('receipt-pane');
-                  }}
-                >
-                  <span class="idx">#{r.index}</span>
-                  <span class="type">
-                    <span class={`chip ${verdictClass(r)}`}>{r.kind}</span>
-                  </span>
-                  <span class="subj">{headline(r)}</span>
-                  <span class="time" title={fullTime(r.time)}>
-                    {ago(r.time)}
-                  </span>
-                </div>
-              ))
+              groups.map((g) => {
+                const r = g.main;
+                const v = verdictOf(r);
+                const who = decider(r, names);
+                const why = whyOf(r);
+                const open = expanded.has(g.key);
+                return (
+                  <Fragment key={g.key}>
+                    <div
+                      class={`row log-row receipt-row${nav.selected === g.key ? ' selected' : ''}`}
+                      data-key={g.key}
+                      data-testid="receipt-row"
+                      data-kind={r.kind}
+                      data-leaves={g.leaves.map((l) => l.index).join(' ')}
+                      title={rowText(g, names)}
+                      onClick={() => choose(g)}
+                    >
+                      <span class="idx">#{r.index}</span>
+                      <span class="verdict-col">
+                        <span class={`chip verdict tone-${v.tone}`} data-testid="row-verdict">
+                          {v.text}
+                        </span>
+                      </span>
+                      <span class="subj">
+                        <span class="what" data-testid="row-what">
+                          {whatOf(r)}
+                        </span>
+                        <span class="meta">
+                          by <b data-testid="row-who">{who.name}</b> · <span data-testid="row-time">{zonedTime(r.time)}</span>
+                          {why && (
+                            <>
+                              {' · '}
+                              <span class="why" data-testid="row-why">
+                                “{why}”
+                              </span>
+                            </>
+                          )}
+                        </span>
+                        <span class="foot">
+                          <span class="chip event" data-testid="row-event">
+                            {g.leaves.length > 1 ? 'tool call' : r.kind}
+                          </span>
+                          {g.leaves.length > 1 && (
+                            <button
+                              class="leaves-toggle"
+                              aria-expanded={open}
+                              aria-label={`${open ? 'Hide' : 'Show'} the ${g.leaves.length} leaves of this call`}
+                              data-testid="row-leaves-toggle"
+                              onClick={(e) => {
+                                e.stopPropagation();
+                                toggle(g.key);
+                              }}
+                            >
+                              {open ? '▾' : '▸'} {g.leaves.length} leaves: intent and outcome
+                            </button>
+                          )}
+                          {g.leaves.length > 1 && (
+                            <span class="print-inline faint">leaves {g.leaves.map((l) => `#${l.index} ${l.kind === 'tool.call.intent' ? 'intent' : 'outcome'}`).join(', ')}</span>
+                          )}
+                          <span class="ago">{ago(r.time)}</span>
+                        </span>
+                      </span>
+                    </div>
+                    {open &&
+                      g.leaves.map((l) => (
+                        <div
+                          class={`row log-row leaf-row${nav.selected === g.key && selected?.index === l.index ? ' selected' : ''}`}
+                          data-testid="receipt-leaf-row"
+                          onClick={() => choose(g, l.index)}
+                        >
+                          <span class="idx">#{l.index}</span>
+                          <span class="chip event">{l.kind}</span>
+                          <span class="subj">
+                            {l.kind === 'tool.call.intent' ? 'intent: recorded before the call was forwarded' : 'outcome'} · {verdictOf(l).text} ·{' '}
+                            {zonedTime(l.time)}
+                          </span>
+                        </div>
+                      ))}
+                  </Fragment>
+                );
+              })
             )}
           </div>
           <div class="list-foot">
@@ -486,10 +603,25 @@ export function Receipts() {
             <div class="card-head">
               <h3>{selected ? `Receipt #${selected.index}` : 'Receipt'}</h3>
               <span class="right muted" style={{ fontSize: '12px' }}>
+                {selected && (
+                  <button class="btn small" onClick={printOne} data-testid="print-one" title="Print this receipt alone">
+                    Print
+                  </button>
+                )}{' '}
                 <kbd>j</kbd> <kbd>k</kbd>
               </span>
             </div>
-            {selected ? <Detail r={selected} /> : <div class="card-body none">Select a receipt.</div>}
+            {group && group.leaves.length > 1 && (
+              <div class="leaf-tabs" role="group" aria-label="This call's leaves" data-testid="leaf-tabs">
+                <span class="faint">This call’s leaves:</span>
+                {group.leaves.map((l) => (
+                  <button class={`filter${selected?.index === l.index ? ' on' : ''}`} onClick={() => setLeaf({ key: group.key, index: l.index })} data-testid="leaf-tab">
+                    #{l.index} {l.kind === 'tool.call.intent' ? 'intent' : 'outcome'}
+                  </button>
+                ))}
+              </div>
+            )}
+            {selected ? <Detail r={selected} names={names} /> : <div class="card-body none">Select a receipt.</div>}
           </div>
           <BundleDrop />
         </div>

@@ -131,7 +131,7 @@ describe('receipts: find, read, export, verify', () => {
     await page.selectOption('[data-testid=filter-event]', 'server.approved');
     await page.waitForFunction(
       () => {
-        const rows = [...document.querySelectorAll('[data-testid=receipt-row] .type')];
+        const rows = [...document.querySelectorAll('[data-testid=receipt-row] [data-testid=row-event]')];
         return rows.length > 0 && rows.every((r) => r.textContent === 'server.approved');
       },
       null,
