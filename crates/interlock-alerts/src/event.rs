@@ -378,6 +378,11 @@ mod tests {
             classify("log.tail_adopted", None, None).0,
             Category::Internal
         );
+        // A witness refusing the log's checkpoint is a fork: delivered, critical.
+        assert_eq!(
+            classify("log.witness_refused", None, None),
+            (Category::Other, Severity::Critical)
+        );
     }
 
     #[test]

@@ -54,6 +54,16 @@ fn text(m: &Map, k: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// A signed decision's verdict (`plan.decision`'s `decision`), as a
+/// tool call's is worded: `approve` → `approved`, `reject` → `rejected`.
+fn decision_verdict(p: &Map) -> Option<String> {
+    Some(match text(p, "decision")?.as_str() {
+        "approve" => "approved".to_owned(),
+        "reject" => "rejected".to_owned(),
+        other => other.to_owned(),
+    })
+}
+
 /// Decodes an opened leaf's predicate.
 pub fn summarize(opened: &OpenedLeaf) -> ReceiptSummary {
     let p = &opened.predicate;
@@ -77,7 +87,8 @@ pub fn summarize(opened: &OpenedLeaf) -> ReceiptSummary {
         tool: text(p, "tool"),
         verdict: verdict
             .and_then(|v| text(v, "verdict"))
-            .or_else(|| text(p, "verdict")),
+            .or_else(|| text(p, "verdict"))
+            .or_else(|| decision_verdict(p)),
         outcome: text(p, "outcome"),
         shadow: verdict
             .and_then(|v| v.get("shadow"))
@@ -140,5 +151,16 @@ mod tests {
         assert_eq!(s.hash, Some(("plan_hash".into(), "sha256:ee".into())));
         assert_eq!(s.findings, None, "an empty findings array is no findings");
         assert_eq!(s.verdict, None);
+    }
+
+    #[test]
+    fn regression_issue_46_a_plan_decision_says_its_verdict() {
+        for (decision, verdict) in [("reject", "rejected"), ("approve", "approved")] {
+            let s = summarize(&opened(&format!(
+                r#"{{"type":"plan.decision","plan_id":"p1","decision":"{decision}","approver":"ed25519:ab","reason":"no"}}"#
+            )));
+            assert_eq!(s.verdict.as_deref(), Some(verdict));
+            assert_eq!(s.reasons.as_deref(), Some("no"));
+        }
     }
 }
