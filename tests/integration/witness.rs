@@ -182,6 +182,25 @@ fn three_witnesses_cosign_and_a_bundle_needs_two_of_them() {
 
     let dir = gw.dir.path().join("bundle");
     export_when_cosigned(&gw, &dir, &names);
+    // The reviewer API names each witness with its newest cosignature.
+    let key = gw.reviewer_key();
+    let seen = gw.api_get(&key, "/api/v1/log/witnesses");
+    let listed = seen["witnesses"].as_array().unwrap();
+    assert_eq!(listed.len(), 3, "{seen}");
+    for (w, process) in listed.iter().zip([&w1, &w2, &w3]) {
+        assert_eq!(w["key"], process.vkey.as_str());
+        let line = w["cosigned"]["line"].as_str().unwrap();
+        assert!(
+            line.starts_with(&format!("\u{2014} {} ", w["name"].as_str().unwrap())),
+            "{line}"
+        );
+        assert!(
+            w["cosigned"]["checkpoint"]
+                .as_str()
+                .unwrap()
+                .starts_with(&seen["origin"].as_str().unwrap().to_owned())
+        );
+    }
     let out = verify(&gw, &dir, &[&w1, &w2, &w3], 2);
     let said = stdout(&out);
     assert!(out.status.success(), "{said}{}", stderr(&out));

@@ -185,6 +185,35 @@ impl Store {
         Ok(())
     }
 
+    /// Each witness's newest cosignature (of the largest checkpoint it
+    /// cosigned), with that checkpoint's signed note, by witness name.
+    pub async fn latest_cosignatures(
+        &self,
+    ) -> Result<Vec<(CheckpointCosignature, String)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT c.size, c.witness, c.line, c.received_at, k.note \
+             FROM checkpoint_cosignatures c JOIN log_checkpoints k ON k.size = c.size \
+             WHERE c.size = (SELECT MAX(d.size) FROM checkpoint_cosignatures d WHERE d.witness = c.witness) \
+             ORDER BY c.witness",
+        )
+        .fetch_all(self.pool())
+        .await
+        .ctx("cosignatures")?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    CheckpointCosignature {
+                        size: to_u64(r.try_get("size").ctx("cosignature")?, "size")?,
+                        witness: r.try_get("witness").ctx("cosignature")?,
+                        line: r.try_get("line").ctx("cosignature")?,
+                        received_at: r.try_get("received_at").ctx("cosignature")?,
+                    },
+                    r.try_get("note").ctx("cosignature")?,
+                ))
+            })
+            .collect()
+    }
+
     /// The cosignatures of the checkpoint at `size`, by witness name.
     pub async fn cosignatures(&self, size: u64) -> Result<Vec<CheckpointCosignature>, StoreError> {
         let rows = sqlx::query(

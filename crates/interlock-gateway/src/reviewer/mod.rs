@@ -29,6 +29,7 @@ pub mod route;
 pub mod servers;
 pub mod signin;
 pub mod standing;
+pub mod witnesses;
 
 /// The reviewer face's routes: `/api/v1/…` and `/metrics`.
 pub fn routes() -> axum::Router<crate::gateway::Gateway> {
@@ -70,6 +71,7 @@ pub fn routes() -> axum::Router<crate::gateway::Gateway> {
         .route("/api/v1/signin", post(signin::redeem_handler))
         .route("/api/v1/log", get(api::log))
         .route("/api/v1/log/checkpoint", get(api::checkpoint))
+        .route("/api/v1/log/witnesses", get(witnesses::witnesses))
         .route("/api/v1/log/{index}/proof", get(api::log_proof))
         .route("/api/v1/log/{index}/tlog-proof", get(receipts::tlog_proof))
         .route("/api/v1/receipts", get(receipts::receipts))
