@@ -25,6 +25,10 @@
 //!   behavioural envelope's cost per call is the difference).
 //! - `GATEWAY_PROXY_COUNTS=1` prints the gateway's CPU time, context switches
 //!   and syscalls per proxied call (`perf stat` during the proxied runs).
+//! - `GATEWAY_PROXY_WITNESSES=N` starts N `interlock witness serve` processes
+//!   and puts them in `[log] witnesses` (issue 43): the call path's cost of
+//!   witnessing is the difference from a run without; it also prints how long
+//!   after a checkpoint was picked up each cosignature was kept (p50, p99).
 //!
 //! See docs/BENCHMARKS.md for figures and how to read them.
 
@@ -311,13 +315,24 @@ fn main() {
         .prefix("interlock-bench-")
         .tempdir()
         .unwrap();
+    let witness_count: usize = std::env::var("GATEWAY_PROXY_WITNESSES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
     let env = [
         ("INTERLOCK_DATA_DIR", tmp.path().display().to_string()),
         (
             "INTERLOCK_KEYCHAIN_SERVICE",
             format!("interlock-bench-{}", std::process::id()),
         ),
-        ("RUST_LOG", "warn".to_owned()),
+        (
+            "RUST_LOG",
+            if witness_count > 0 {
+                "warn,interlock_gateway::witnessing=debug".to_owned()
+            } else {
+                "warn".to_owned()
+            },
+        ),
     ];
 
     let upstream = start_upstream();
@@ -345,6 +360,18 @@ fn main() {
     // mode, to measure what it costs a call (unset: the gateway's default).
     if let Ok(mode) = std::env::var("GATEWAY_PROXY_ENVELOPE") {
         toml.push_str(&format!("\n[envelope]\nmode = {mode:?}\n"));
+    }
+    // `GATEWAY_PROXY_WITNESSES=N`: N witnesses cosign the log's checkpoints.
+    let witnesses = support::start_witnesses(&env, tmp.path(), witness_count);
+    if !witnesses.is_empty() {
+        toml.push_str("\n[log]\nwitnesses = [\n");
+        for w in &witnesses {
+            toml.push_str(&format!(
+                "  {{ url = \"http://{}\", key = {:?} }},\n",
+                w.addr, w.vkey
+            ));
+        }
+        toml.push_str("]\n");
     }
     std::fs::write(&config, toml).unwrap();
     let mut servers = vec!["fast"];
@@ -542,6 +569,7 @@ fn main() {
     drop(http);
     drop(rt);
     stop_gateway(gateway);
+    drop(witnesses);
 
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!();
@@ -627,6 +655,22 @@ fn main() {
         rss_sessions as f64 / 1024.0,
         rss_sessions.saturating_sub(rss_after_calls) as f64 / OPEN_SESSIONS as f64
     );
+    if witness_count > 0 {
+        let mut micros = support::cosign_micros(&tmp.path().join("serve.log"));
+        micros.sort_unstable();
+        let at = |q: f64| {
+            micros
+                .get(((micros.len() as f64 - 1.0) * q) as usize)
+                .copied()
+        };
+        println!(
+            "  witnesses: {witness_count}; {} cosignatures kept, checkpoint picked up to cosignature kept: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            micros.len(),
+            at(0.5).unwrap_or(0) as f64 / 1e3,
+            at(0.99).unwrap_or(0) as f64 / 1e3,
+            micros.last().copied().unwrap_or(0) as f64 / 1e3,
+        );
+    }
     println!(
         "  setup {:.1} s, total {:.1} s",
         setup_secs,

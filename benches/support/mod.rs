@@ -433,3 +433,82 @@ pub fn clk_tck() -> f64 {
     .parse()
     .expect("CLK_TCK")
 }
+
+/// A running `interlock witness serve`, stopped when dropped.
+pub struct Witness {
+    pub child: Child,
+    pub addr: String,
+    pub vkey: String,
+}
+
+impl Drop for Witness {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `n` witnesses cosigning for the log of `env`'s data directory
+/// (which must exist: its key is read from an exported bundle), each with a
+/// data directory of its own under `dir`.
+pub fn start_witnesses(env: &[(&str, String)], dir: &Path, n: usize) -> Vec<Witness> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let bundle = dir.join("witness-bundle");
+    cli(env, &["receipts", "export", bundle.to_str().unwrap()]);
+    let b: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("bundle.json")).unwrap()).unwrap();
+    let log_vkey = b["trust"]["log_key"].as_str().unwrap().to_owned();
+    (1..=n)
+        .map(|i| {
+            let data = dir.join(format!("witness-{i}"));
+            let mut child = Command::new(bin())
+                .args(["--data-dir", data.to_str().unwrap()])
+                .args(["witness", "serve", "--name", &format!("w{i}.bench/witness")])
+                .args(["--listen", "127.0.0.1:0", "--log", &log_vkey])
+                .envs(
+                    env.iter()
+                        .filter(|(k, _)| *k != "INTERLOCK_DATA_DIR")
+                        .map(|(k, v)| (*k, v.as_str())),
+                )
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn interlock witness serve");
+            let mut out = BufReader::new(child.stdout.take().unwrap());
+            let (mut first, mut second) = (String::new(), String::new());
+            out.read_line(&mut first).unwrap();
+            out.read_line(&mut second).unwrap();
+            let addr = first
+                .trim()
+                .strip_prefix("interlock witness listening on http://")
+                .unwrap_or_else(|| panic!("witness did not start: {first:?}"))
+                .to_owned();
+            let vkey = second
+                .trim()
+                .strip_prefix("witness key: ")
+                .unwrap()
+                .to_owned();
+            Witness { child, addr, vkey }
+        })
+        .collect()
+}
+
+/// The checkpoint-to-cosigned times (µs) the gateway logged at debug level
+/// (`interlock_gateway::witnessing`), from its log file.
+pub fn cosign_micros(log: &Path) -> Vec<u64> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("cosigned"))
+        .filter_map(|l| {
+            let at = l.find("micros=")? + "micros=".len();
+            l[at..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect()
+}

@@ -64,6 +64,9 @@ enum Outcome {
     Cosigned(u64),
     /// The witness knows another size: try again from it.
     Resync(u64),
+    /// The witness already cosigned a larger size (another gateway on the
+    /// same log submitted it).
+    Ahead(u64),
     /// Refused for a reason worth an alert; do not retry this checkpoint.
     Refused,
     /// A network failure or an answer to retry later.
@@ -84,6 +87,7 @@ impl Submitter {
                 }
             };
             if done_size != Some(size) {
+                let started = std::time::Instant::now();
                 let mut resyncs = 0;
                 let outcome = loop {
                     match self.submit(&note, size).await {
@@ -96,6 +100,15 @@ impl Submitter {
                 };
                 match outcome {
                     Outcome::Cosigned(s) => {
+                        // What `[log] witnesses` costs: how long after its
+                        // checkpoint was picked up a cosignature was kept
+                        // (RUST_LOG=interlock_gateway::witnessing=debug).
+                        tracing::debug!(
+                            witness = %self.key.name,
+                            size = s,
+                            micros = started.elapsed().as_micros() as u64,
+                            "cosigned"
+                        );
                         backoff = FIRST_BACKOFF;
                         self.known_size = s;
                         done_size = Some(s);
@@ -112,6 +125,10 @@ impl Submitter {
                         return;
                     }
                     Outcome::Resync(known) => self.known_size = known,
+                    Outcome::Ahead(known) => {
+                        self.known_size = known;
+                        done_size = Some(size);
+                    }
                     Outcome::Retry(why) => {
                         tracing::warn!(witness = %self.key.name, "witness: {why}; retrying in {backoff:?}");
                         tokio::select! {
@@ -174,9 +191,10 @@ impl Submitter {
         match status {
             200 => self.keep(note, size, &text).await,
             409 if size_body => match text.trim_end_matches('\n').parse::<u64>() {
-                Ok(known) if known > size => Outcome::Retry(format!(
-                    "the witness has cosigned size {known}, beyond this gateway's {size}"
-                )),
+                // Another gateway of the team (one log, one database) got
+                // a newer checkpoint there first: nothing to do until this
+                // one signs a newer one.
+                Ok(known) if known > size => Outcome::Ahead(known),
                 Ok(known) => Outcome::Resync(known),
                 Err(_) => Outcome::Retry(format!("409 with an unreadable size {text:?}")),
             },
