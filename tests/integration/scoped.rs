@@ -231,6 +231,14 @@ fn a_call_approved_for_an_hour_lets_that_agents_next_calls_run_each_logged() {
     // The held call itself is approved (its retry runs it, once).
     let plan = gw.api_get(&rev.api_key, &format!("/api/v1/plans/{plan_id}"));
     assert_eq!(plan["plan"]["status"], "APPROVED", "{plan}");
+    // Who decided, by name, not only by key id (issue 46).
+    let decided = plan["decisions"].as_array().unwrap();
+    assert!(
+        decided
+            .iter()
+            .any(|d| d["approver_identity"] == "human:scoped-reviewer"),
+        "{plan}"
+    );
 
     let later = open_session(&gw, &reader);
     for (sid, n) in [

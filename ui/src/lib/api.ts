@@ -136,6 +136,8 @@ export interface Decision {
   decision: 'approve' | 'reject';
   reason: string;
   approver_key_id: string;
+  /** The identity the key was registered with (`human:jane`), when known. */
+  approver_identity?: string | null;
   created_at: number;
   expires_at: number;
   consumed: boolean;

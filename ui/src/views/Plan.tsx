@@ -327,7 +327,7 @@ export function PlanView({ id }: { id: string }) {
                     </span>
                     <span>{x.reason}</span>
                     <span class="faint" style={{ fontSize: '12px' }} title={x.approver_key_id} data-testid="decision-by">
-                      by {nameOfKey(x.approver_key_id, names)}
+                      by {x.approver_identity ?? nameOfKey(x.approver_key_id, names)}
                     </span>
                   </li>
                 ))}

@@ -188,6 +188,15 @@ pub async fn plan(
             .to_string()
     });
     let approvals = engine.store().approvals_for(&id, current.revision).await?;
+    // Who decided, by name (issue 46): the identity each key was registered
+    // with, revoked keys included (a decision outlives its key's revocation).
+    let identities: std::collections::HashMap<String, String> = engine
+        .store()
+        .approver_keys(true)
+        .await?
+        .into_iter()
+        .map(|k| (k.key_id, k.identity))
+        .collect();
     let document = canon::parse_json(&current.document)
         .map(|v| canon::to_serde_json(&v))
         .unwrap_or(Value::Null);
@@ -211,6 +220,7 @@ pub async fn plan(
             "decision": a.decision.as_str(),
             "reason": a.reason,
             "approver_key_id": a.approver_key_id,
+            "approver_identity": identities.get(&a.approver_key_id),
             "created_at": a.created_at,
             "expires_at": a.expires_at,
             "consumed": a.consumed_at.is_some(),
