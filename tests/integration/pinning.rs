@@ -421,6 +421,29 @@ fn regression_issue_45_a_listing_the_server_does_not_offer_does_not_take_it_down
     assert!(body.to_string().contains("note://one"), "{body}");
 }
 
+/// Issue 45 item 6: a stdio server slower to start than the handshake
+/// timeout (60 s, or `upstream_timeout_secs` if lower) was killed and started
+/// again, and on a busy machine never came up. A live process now gets
+/// `upstream_start_secs` (600 s) for its handshake: here a server that reads
+/// nothing for 6 s, behind a 2 s upstream timeout, comes up without a restart.
+#[test]
+fn regression_issue_45_a_slow_starting_server_is_not_restarted_while_it_starts() {
+    let python = crate::gateway_util::peer("INTERLOCK_PEERS_PYTHON");
+    let script = peers_dir().join("partial-listings.py");
+    let gw = Gateway::start(&format!(
+        "[limits]\nupstream_timeout_secs = 2\n\n[servers.slow]\ncommand = {:?}\nargs = [{:?}, \"--slow-start\", \"6\"]\npin = [\"tools\"]\n",
+        python.to_str().unwrap(),
+        script.to_str().unwrap(),
+    ));
+    let s = server_until(&gw, "slow", |s| s["link"]["state"] == "up");
+    assert_eq!(s["status"], "PENDING", "{s}");
+    let log = gw.log();
+    assert!(
+        !log.contains("upstream down"),
+        "restarted while starting:\n{log}"
+    );
+}
+
 /// Issue 45 item 6: an upstream down for an error answer to one listing was
 /// reported as "the upstream returned an error", naming neither the listing
 /// nor the error. It now names both, with the upstream's code and message.

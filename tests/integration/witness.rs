@@ -314,17 +314,36 @@ fn regression_issue_43_a_second_history_under_the_same_key_gets_no_cosignature()
         assert!(Instant::now() < deadline, "no refusal: {}", fork_log());
         std::thread::sleep(Duration::from_millis(200));
     }
+    // The refusals' leaves, once a checkpoint signs them (within 100 ms).
+    let fork_bundle = gw.dir.path().join("fork-bundle");
+    let b = loop {
+        let _ = std::fs::remove_dir_all(&fork_bundle);
+        let out = interlock_with(
+            &["receipts", "export", fork_bundle.to_str().unwrap()],
+            None,
+            &env,
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let b: Value =
+            serde_json::from_slice(&std::fs::read(fork_bundle.join("bundle.json")).unwrap())
+                .unwrap();
+        let listed = interlock_with(
+            &["receipts", "verify", fork_bundle.to_str().unwrap()],
+            None,
+            &env,
+        );
+        if stdout(&listed).matches("log.witness_refused").count() >= names.len() {
+            break b;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no refusal leaves: {}",
+            fork_log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
     let _ = fork.kill();
     let _ = fork.wait();
-    let fork_bundle = gw.dir.path().join("fork-bundle");
-    let out = interlock_with(
-        &["receipts", "export", fork_bundle.to_str().unwrap()],
-        None,
-        &env,
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let b: Value =
-        serde_json::from_slice(&std::fs::read(fork_bundle.join("bundle.json")).unwrap()).unwrap();
     assert_eq!(cosigned_by(&b, &names), 0, "{}", b["checkpoint"]);
     assert_ne!(b["checkpoint"], honest["checkpoint"]);
     // The fork's own bundle verifies with the log key alone (same key)...

@@ -8,6 +8,9 @@ item 6) whose listings are partial, as real servers' often are:
 - with `--broken-prompts` it declares `prompts` and answers `prompts/list`
   with an error (-32603 "prompt store offline").
 
+- with `--slow-start SECS` it reads nothing for SECS seconds before serving,
+  as a server does that downloads itself (`npx`) or warms a cold venv.
+
 One tool, `ping`, answers "pong". Run it with the peers venv's python
 (scripts/peers.sh).
 """
@@ -52,6 +55,8 @@ if "--broken-prompts" in sys.argv:
 
 
 async def main():
+    if "--slow-start" in sys.argv:
+        await anyio.sleep(float(sys.argv[sys.argv.index("--slow-start") + 1]))
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

@@ -313,6 +313,10 @@ pub struct Limits {
     pub max_upstream_message_bytes: usize,
     /// How long a forwarded request may take before the agent gets an error.
     pub upstream_timeout_secs: u64,
+    /// How long a starting stdio server may take to answer its handshake
+    /// while its process lives (an `npx` download, a cold Python venv, a
+    /// busy machine): it is restarted only after that (issue 45 item 6).
+    pub upstream_start_secs: u64,
     /// Live agent sessions kept in all. When full, a new session is refused
     /// (503): a key cannot push out other keys' sessions.
     pub max_sessions: usize,
@@ -359,6 +363,7 @@ impl Default for Limits {
             max_body_bytes: 4 << 20,
             max_upstream_message_bytes: 16 << 20,
             upstream_timeout_secs: 120,
+            upstream_start_secs: 600,
             max_sessions: 4096,
             sessions_per_key: 64,
             max_connections: 1024,
@@ -378,6 +383,11 @@ impl Default for Limits {
 impl Limits {
     pub fn upstream_timeout(&self) -> Duration {
         Duration::from_secs(self.upstream_timeout_secs)
+    }
+
+    /// How long a stdio server's handshake may take ([`Limits::upstream_start_secs`]).
+    pub fn upstream_start_timeout(&self) -> Duration {
+        Duration::from_secs(self.upstream_start_secs)
     }
 
     /// The cumulative bounds on one `tools/list`.

@@ -217,8 +217,17 @@ impl Connection {
             "clientInfo": era::client_info(),
         }))
         .expect("JSON serializes");
+        // A stdio server is a process we started: while it lives it is
+        // still starting (downloading itself, warming a venv on a busy
+        // machine), and killing it to start it again only starts over
+        // (issue 45 item 6). It gets `upstream_start_secs`; an exit ends the
+        // wait at once.
+        let handshake = match &conn.link {
+            Link::Stdio(_) => limits.upstream_start_timeout().max(timeout),
+            Link::Http(_) => timeout,
+        };
         let result = conn
-            .request_inner("initialize", Some(&params), timeout, true)
+            .request_inner("initialize", Some(&params), handshake, true)
             .await?;
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
