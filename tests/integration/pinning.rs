@@ -466,3 +466,52 @@ fn regression_issue_45_a_failing_listing_is_named_with_its_error() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// Issue 46 item 2: server-filesystem (npm), whose tools write, edit and move
+/// files (and say so: `destructiveHint: true`), was rated LOW (only its
+/// wording was scanned) in the inbox while a notification said medium. One rule now rates what its tools can do, and
+/// the inbox, the server's page and the event a notification is made from
+/// all carry the same risk.
+#[test]
+fn regression_issue_46_a_server_that_writes_files_is_rated_for_it_everywhere() {
+    let root = tempfile::tempdir().unwrap();
+    let gw = Gateway::start(&format!(
+        "[servers.files]\ncommand = {:?}\nargs = [{:?}, {:?}]\n",
+        crate::gateway_util::peer("INTERLOCK_PEERS_NODE"),
+        crate::gateway_util::peer("INTERLOCK_PEERS_SERVER_FILESYSTEM"),
+        root.path(),
+    ));
+    gw.wait_for_server("files", "PENDING");
+    let key = gw.reviewer_key();
+    let s = server_until(&gw, "files", |s| s["risk_level"].is_string());
+    // Its own annotations say write_file, edit_file and move_file may
+    // destroy (`destructiveHint: true`): high, not the LOW of its wording.
+    assert_eq!(s["risk_level"], "high", "{s}");
+    let rated: Vec<&str> = s["power"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["tool"].as_str())
+        .collect();
+    for tool in ["write_file", "edit_file", "move_file"] {
+        assert!(rated.contains(&tool), "{tool} not rated: {s}");
+    }
+    let detail = gw.api_get(&key, "/api/v1/servers/files");
+    assert_eq!(detail["first_contact"]["risk"], "high", "{detail}");
+    let inbox = gw.api_get(&key, "/api/v1/inbox");
+    let item = inbox["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|i| i["name"] == "files")
+        .unwrap_or_else(|| panic!("not in the inbox: {inbox}"));
+    assert_eq!(item["risk_level"], "high", "{item}");
+    // Its reading tools (annotated read-only) are not rated.
+    assert!(!rated.contains(&"read_text_file"), "{s}");
+    // The leaf a notification's event is made from says the same.
+    let leaves = gw.api_get(&key, "/api/v1/receipts?server=files&event=server.pending");
+    assert!(
+        leaves.to_string().contains("\"risk\":\"high\""),
+        "the server.pending leaf's first contact: {leaves}"
+    );
+}

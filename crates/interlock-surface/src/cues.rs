@@ -213,7 +213,7 @@ fn safety(text: &str) -> BTreeMap<String, usize> {
     m
 }
 
-fn words(name: &str) -> Vec<String> {
+pub(crate) fn words(name: &str) -> Vec<String> {
     // snake_case, kebab-case, dotted and camelCase all split into words.
     let mut out = Vec::new();
     let mut cur = String::new();

@@ -11,6 +11,7 @@
 use interlock_canon::Value;
 
 use crate::policy::Severity;
+use crate::power::ToolPower;
 use crate::scan::{Finding, FindingKind, Scanner};
 use crate::surface::Surface;
 
@@ -34,7 +35,11 @@ pub struct Located {
 pub struct FirstContact {
     /// Every finding, in surface order (instructions, then tools by name).
     pub findings: Vec<Located>,
-    /// [`risk_of`] the worst finding; Low when there is none.
+    /// The tools worth a label for what they can do ([`crate::power`]), by name.
+    pub power: Vec<(String, ToolPower)>,
+    /// The server's risk: the worst of [`risk_of`] its findings and its tools'
+    /// [`power`](crate::power); Low when neither says anything (issue 46:
+    /// one number for the inbox, the server page, notifications and the tray).
     pub risk: Severity,
 }
 
@@ -122,7 +127,13 @@ pub fn first_contact(surface: &Surface, scanner: &Scanner) -> FirstContact {
         .map(|l| risk_of(l.finding.kind))
         .max()
         .unwrap_or(Severity::Low);
-    FirstContact { findings, risk }
+    let (power, strongest) = crate::power::surface_power(surface);
+    let risk = risk.max(strongest.unwrap_or(Severity::Low));
+    FirstContact {
+        findings,
+        power,
+        risk,
+    }
 }
 
 fn escape(key: &str) -> String {

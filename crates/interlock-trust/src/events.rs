@@ -289,9 +289,10 @@ impl GatewayEvent {
                     .and_then(|r| r.as_str());
                 (
                     format!("New MCP server `{name}` waits for review"),
-                    // Never below medium, as for a server met here.
-                    risk.filter(|r| matches!(*r, "high" | "critical"))
-                        .unwrap_or("medium"),
+                    // The risk the leaf recorded, as for a server met here
+                    // (issue 46: one number everywhere); an older leaf's
+                    // missing one reads as medium.
+                    risk.unwrap_or("medium"),
                 )
             }
             EventType::ServerQuarantined => (

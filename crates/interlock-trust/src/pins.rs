@@ -151,12 +151,19 @@ pub fn blocked_content(drift: &[serde_json::Value]) -> BTreeMap<ContentRef, Stri
 }
 
 /// What the first look at a surface found (issue 16 item 3), as shown to a
-/// reviewer and logged with `server.pending`: `{"risk": "critical",
-/// "findings": [{"tool", "field", "kind", "excerpt"}, …]}`.
+/// reviewer and logged with `server.pending`: `{"risk": "critical", "power":
+/// [{"tool", "risk", "why"}, …], "findings": [{"tool", "field", "kind",
+/// "excerpt"}, …]}`.
 pub fn first_contact_record(surface: &Surface) -> serde_json::Value {
     let fc = interlock_surface::first_contact(surface, &interlock_surface::Scanner::default());
     serde_json::json!({
         "risk": fc.risk.name(),
+        // What its tools can do (issue 46): part of the risk above.
+        "power": fc.power.iter().map(|(tool, p)| serde_json::json!({
+            "tool": tool,
+            "risk": p.level.name(),
+            "why": p.why,
+        })).collect::<Vec<_>>(),
         "findings": fc.findings.iter().map(|l| serde_json::json!({
             "tool": l.tool,
             "field": l.field,
@@ -664,12 +671,9 @@ impl Pins {
                     observed.tools().len()
                 )
             },
-            // Never below medium: a new server always waits for a reviewer.
-            if matches!(risk.as_str(), "high" | "critical") {
-                risk.as_str()
-            } else {
-                "medium"
-            },
+            // The one risk of the server (findings and what its tools can
+            // do, issue 46), as the inbox and the server page show it.
+            risk.as_str(),
             observed_hash,
             Some(index),
         ));

@@ -126,6 +126,13 @@ export interface ServerSummary {
   worst_severity?: Severity | null;
   /** A PENDING server's first-contact risk (its whole surface scanned before approval). */
   risk?: Risk | null;
+  /**
+   * The server's one risk (issue 46), the same everywhere: the worst of what its
+   * tools can do (`power`), its first-contact findings while pending, and its open drift.
+   */
+  risk_level?: Risk | null;
+  /** Its tools worth a label for what they can do, with why. */
+  power?: ToolPower[];
   version?: number;
   updated_at?: number;
 }
@@ -240,8 +247,17 @@ export interface FirstContactFinding {
   excerpt: string;
 }
 
+/** What one tool can do, rated by the gateway (interlock_surface::power). */
+export interface ToolPower {
+  tool: string;
+  risk: Risk;
+  why: string;
+}
+
 export interface FirstContact {
   risk: Risk;
+  /** Its tools worth a label for what they can do (part of `risk`). */
+  power?: ToolPower[];
   findings: FirstContactFinding[];
 }
 

@@ -66,6 +66,8 @@ export function kindLabel(kind: string): string {
  * pending (nothing drifted yet), else the worst drift's severity.
  */
 export function serverRisk(s: ServerSummary): { risk: string | null; label: string } {
+  // The gateway's one risk (issue 46): what the tools can do, the findings, the drift.
+  if (s.risk_level && RISKS.includes(s.risk_level)) return { risk: s.risk_level, label: 'Risk' };
   if (s.status === 'PENDING' && s.risk && RISKS.includes(s.risk)) return { risk: s.risk, label: 'First-contact risk' };
   return { risk: s.worst_severity ?? null, label: 'Worst drift' };
 }
@@ -133,9 +135,10 @@ export function blockedLabel(action: string): string {
 const RANK: Record<string, number> = { low: 1, medium: 2, high: 3, critical: 4 };
 
 /**
- * The risk a decision on one tool is taken at (issue 46): the worst severity of
- * that tool's drift, or, while the server is pending, the first-contact risk
- * when the scan found something in that tool; null when neither says anything.
+ * The risk a decision on one tool is taken at (issue 46): the worst of that
+ * tool's drift, what it can do (the gateway's `power`), and, while the server
+ * is pending, the first-contact risk when the scan found something in that
+ * tool; null when none says anything.
  */
 export function toolRisk(d: ServerDetail | undefined, tool: string): Risk | null {
   let worst: Risk | null = null;
@@ -143,6 +146,8 @@ export function toolRisk(d: ServerDetail | undefined, tool: string): Risk | null
     if (r && RANK[r] && (!worst || RANK[r] > RANK[worst])) worst = r as Risk;
   };
   for (const x of d?.drift ?? []) if (x.tool === tool) consider(x.severity);
+  // What the tool can do (issue 46: the same rule as the server's risk).
+  for (const p of d?.server.power ?? []) if (p.tool === tool) consider(p.risk);
   const fc = d?.first_contact;
   if (d?.server.status === 'PENDING' && fc && fc.findings.some((f) => f.tool === tool)) consider(fc.risk);
   return worst;

@@ -97,6 +97,22 @@ function FirstContactPanel({ d }: { d: ServerDetail }) {
               : `${plural(n, 'finding')} in ${plural(groups.length, 'place')} — read them before approving`}
           </h3>
         </div>
+        {(fc.power ?? []).length > 0 && (
+          <div class="fc-group" data-testid="fc-power">
+            <div class="fc-tool">
+              What its tools can do <span class="faint">part of the risk, whatever the wording says</span>
+            </div>
+            <ul class="fc-list">
+              {(fc.power ?? []).map((p) => (
+                <li data-testid="fc-power-tool" data-risk={p.risk}>
+                  <b class="mono">{p.tool}</b>
+                  <RiskBadge risk={p.risk} label="What it can do" />
+                  <span class="fc-excerpt">{p.why}</span>
+                </li>
+              ))}
+            </ul>
+          </div>
+        )}
         {groups.map((g) => (
           <div class="fc-group" data-testid="fc-group" data-fc-tool={g.tool ?? ''}>
             <div class="fc-tool">

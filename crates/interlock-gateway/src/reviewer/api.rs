@@ -57,6 +57,29 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
                 .position(|x| x == s)
         })
         .map(str::to_owned);
+    let first = interlock_trust::pins::first_contact_of(&v.record);
+    let (power, strongest) = v
+        .observed
+        .as_ref()
+        .map(interlock_surface::surface_power)
+        .unwrap_or_default();
+    const LEVELS: [&str; 5] = ["info", "low", "medium", "high", "critical"];
+    let rank = |s: &str| LEVELS.iter().position(|x| *x == s).unwrap_or(0);
+    let risk_level = [
+        strongest.map(|s| s.name()),
+        first.as_ref().and_then(|f| f["risk"].as_str()),
+        worst.as_deref(),
+        Some("low"),
+    ]
+    .into_iter()
+    .flatten()
+    .max_by_key(|s| rank(s))
+    .unwrap_or("low")
+    .to_owned();
+    let power: Vec<Value> = power
+        .iter()
+        .map(|(tool, p)| json!({"tool": tool, "risk": p.level.name(), "why": p.why}))
+        .collect();
     let up = gw.upstream(&v.record.name);
     let up = up.as_ref();
     json!({
@@ -99,7 +122,12 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
         "drift_count": drift.as_array().map_or(0, Vec::len),
         "worst_severity": worst,
         // A pending server's first-contact risk (its whole surface scanned).
-        "risk": interlock_trust::pins::first_contact_of(&v.record).map(|f| f["risk"].clone()),
+        "risk": first.as_ref().map(|f| f["risk"].clone()),
+        // The one risk every view shows (issue 46): the worst of what its
+        // tools can do, its first-contact findings while pending, and its
+        // open drift.
+        "risk_level": risk_level,
+        "power": power,
         "version": v.record.version,
         "updated_at": v.record.updated_at,
     })
