@@ -5,6 +5,9 @@
 // one-byte edits in every part of a line, and the CLI's rules (unknown
 // cosigner, too few, twice, a plain signature) on notes signed here.
 import { describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import path from 'node:path';
+import { verifyBundle } from '../../src/lib/bundle';
 import {
   checkCosigned,
   cosignatureMessage,
@@ -215,5 +218,47 @@ describe('the CLI’s rules on a checkpoint cosigned here', async () => {
     expect((await checkCosigned(signed, line, w1.vkey, other.vkey, 'example.test/log')).message).toMatch(/valid signature by the log key/);
     const forged = signed.replace('\n42\n', '\n43\n');
     expect((await checkCosigned(forged, line, w1.vkey, lg.vkey, 'example.test/log')).ok).toBe(false);
+  });
+});
+
+describe('the bundle verifier with witness keys and K', async () => {
+  // A real bundle of the tamper matrix (it verifies), its checkpoint cosigned here by two witnesses.
+  const fx = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/bundles/a_real_bundle_verifies_and_round_trips-007.json'), 'utf8'));
+  const bundle = JSON.parse(fx.bundle);
+  const cp: string = bundle.checkpoint;
+  const text = cp.slice(0, cp.lastIndexOf('\n\n') + 1);
+  const [w1, w2] = await Promise.all(['w1.test/witness', 'w2.test/witness'].map(witness));
+  const l2 = await w2.line(text, 1796582684n);
+  const cosigned = (checkpoint: string) => JSON.stringify({ ...bundle, checkpoint });
+  const good = cosigned(cp + (await w1.line(text, 1796582683n)) + l2);
+
+  it('passes with both keys and K = 2, each witness’s verdict in the report', async () => {
+    const r = await verifyBundle(good, { witnesses: [w1.vkey, w2.vkey], minWitnesses: 2 });
+    expect(r.problems).toEqual([]);
+    expect(r.ok).toBe(true);
+    expect(r.witnesses.map((w) => [w.name, w.verdict.kind])).toEqual([
+      ['w1.test/witness', 'cosigned'],
+      ['w2.test/witness', 'cosigned'],
+    ]);
+    expect([r.witnesses_have, r.witnesses_need]).toEqual([2, 2]);
+    // Without keys: verified as before, the cosigners listed unchecked.
+    const plain = await verifyBundle(good);
+    expect(plain.ok).toBe(true);
+    expect(plain.other_cosigners).toEqual(['w1.test/witness', 'w2.test/witness']);
+  });
+
+  it('fails with K = 3, with one key given, and after a one-byte edit of a cosignature', async () => {
+    expect((await verifyBundle(good, { witnesses: [w1.vkey, w2.vkey], minWitnesses: 3 })).problems.map((p) => p.name)).toEqual(['TooFewWitnesses']);
+    expect((await verifyBundle(good, { witnesses: [w1.vkey], minWitnesses: 1 })).problems.map((p) => p.name)).toEqual(['UnknownCosigner']);
+    const raw = Buffer.from(l2.split(' ')[2].trim(), 'base64');
+    raw[40] ^= 1;
+    const edited = cosigned(cp + (await w1.line(text, 1796582683n)) + `\u2014 w2.test/witness ${raw.toString('base64')}\n`);
+    const r = await verifyBundle(edited, { witnesses: [w1.vkey, w2.vkey], minWitnesses: 2 });
+    expect(r.ok).toBe(false);
+    expect(r.problems.map((p) => p.name)).toEqual(['BadCosignature', 'TooFewWitnesses']);
+    expect(r.witnesses[1].verdict).toEqual({ kind: 'invalid', reason: 'its cosignature does not verify' });
+    // A key that is not a witness key (the log's own) is named, as the CLI names it.
+    const bad = await verifyBundle(good, { witnesses: [bundle.trust.log_key, w1.vkey, w2.vkey], minWitnesses: 2 });
+    expect(bad.problems.map((p) => p.name)).toEqual(['BadWitnessKey']);
   });
 });
