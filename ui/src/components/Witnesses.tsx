@@ -55,7 +55,7 @@ export function WitnessesPanel({ logKey, logSize }: { logKey?: string; logSize?:
   return (
     <div class="card witnesses" data-testid="witnesses" data-count={data ? String(data.witnesses.length) : ''}>
       <div class="card-head">
-        <h3>Witnesses</h3>
+        <h3>Cosignatures</h3>
         <span class="right muted" style={{ fontSize: '12.5px' }} data-testid="witnesses-summary">
           {!data || data.witnesses.length === 0
             ? 'cosignatures (C2SP tlog-cosignature)'

@@ -17,7 +17,7 @@
 // (`--with-surfaces`) would need the gateway's surface hashing; such surfaces
 // are counted as `unchecked_surfaces` and the page says to use the CLI.
 
-import { witnessReport, type WitnessReport } from './cosignature';
+import { parseNote, witnessReport, type WitnessReport } from './cosignature';
 import { canonicalize } from './jcs';
 import { parseVerifierKey, type VerifierKey } from './note';
 import { fromBase64, toHex, utf8 } from './statement';
@@ -466,6 +466,13 @@ async function verifyEd25519(publicKey: Uint8Array, sig: Uint8Array, msg: Uint8A
 
 /** A C2SP signed note verified with `key`, its text a tlog checkpoint. */
 async function openCheckpoint(note: string, key: VerifierKey): Promise<Checkpoint> {
+  // The note's grammar as interlock-merkle parses it (strict base64, key names,
+  // at most 100 lines): a note it refuses is refused here too.
+  try {
+    parseNote(note);
+  } catch (e) {
+    throw new Error(`malformed note: ${(e as Error).message}`);
+  }
   const split = note.lastIndexOf('\n\n');
   if (split < 0 || !note.endsWith('\n')) throw new Error('malformed note: no signature block');
   const text = note.slice(0, split + 1);
