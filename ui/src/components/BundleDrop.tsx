@@ -116,6 +116,7 @@ export function BundleDrop() {
               value={witnesses}
               placeholder="w1.example/witness+1a2b3c4d+BK…"
               onInput={(e) => setWitnesses((e.target as HTMLTextAreaElement).value)}
+              onBlur={(e) => ((e.target as HTMLTextAreaElement).scrollLeft = 0)}
               data-testid="witness-keys"
               spellcheck={false}
             />

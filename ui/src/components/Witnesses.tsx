@@ -57,9 +57,13 @@ export function WitnessesPanel({ logKey, logSize }: { logKey?: string; logSize?:
       <div class="card-head">
         <h3>Cosignatures</h3>
         <span class="right muted" style={{ fontSize: '12.5px' }} data-testid="witnesses-summary">
-          {!data || data.witnesses.length === 0
-            ? 'cosignatures (C2SP tlog-cosignature)'
-            : `${verified} of ${data.witnesses.length} verified in this browser${failed ? `, ${failed} failed` : ''}`}
+          {!data
+            ? 'C2SP tlog-cosignature'
+            : data.witnesses.length === 0
+              ? 'none configured'
+              : rows.some((r) => r.s.kind === 'pending')
+                ? 'checking in this browser…'
+                : `${verified} of ${data.witnesses.length} verified in this browser${failed ? `, ${failed} failed` : ''}`}
         </span>
       </div>
       {res.error && !data ? (
@@ -89,7 +93,7 @@ export function WitnessesPanel({ logKey, logSize }: { logKey?: string; logSize?:
             const st = s.kind === 'checked' ? (s.check.ok ? 'ok' : 'bad') : s.kind;
             return (
               <div
-                class={`witness-row ${st}`}
+                class={`witness-row is-${st}`}
                 role="listitem"
                 data-testid="witness-row"
                 data-name={w.name}
