@@ -184,6 +184,13 @@ describe('witnesses: the Log view and the bundle verifier', () => {
     assert.match(await p.textContent('[data-testid=witnesses-none]'), /interlock witness serve/);
     await shot(p, 'witnesses-log-none-1280-light', '[data-testid=witnesses]');
     await p.context().close();
+    const narrow = await newPage({ width: 390, height: 844 }, 'dark');
+    await narrow.route('**/api/v1/log/witnesses', (route) => route.fulfill({ json: { origin: 'x', size: 1, witnesses: [] } }));
+    await narrow.goto(gw.base + '/#/log');
+    await narrow.locator('[data-testid=witnesses-none]').waitFor({ timeout: T });
+    assert.ok(await narrow.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scroll at 390');
+    await shot(narrow, 'witnesses-log-none-390-dark', '[data-testid=witnesses]');
+    await narrow.context().close();
   });
 
   it('verifies a dropped bundle with the witness keys and K = 2, as the CLI does', async () => {
