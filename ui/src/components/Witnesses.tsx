@@ -31,12 +31,16 @@ export function WitnessesPanel({ logKey, logSize }: { logKey?: string; logSize?:
   useEffect(() => {
     if (!data || !logKey) return;
     let live = true;
+    const wanted = new Set(data.witnesses.map((w) => keyOf(w, logKey)));
+    // Only the cosignatures on screen are kept.
+    const keep = (m: Map<string, CosignedCheck>, k: string, c: CosignedCheck) =>
+      new Map([...m].filter(([x]) => wanted.has(x))).set(k, c);
     for (const w of data.witnesses) {
       const k = keyOf(w, logKey);
       if (!w.cosigned || checks.has(k)) continue;
       void checkCosigned(w.cosigned.checkpoint, w.cosigned.line, w.key, logKey, data.origin).then(
-        (c) => live && setChecks((m) => new Map(m).set(k, c)),
-        (e: Error) => live && setChecks((m) => new Map(m).set(k, { ok: false, message: e.message })),
+        (c) => live && setChecks((m) => keep(m, k, c)),
+        (e: Error) => live && setChecks((m) => keep(m, k, { ok: false, message: e.message })),
       );
     }
     return () => {
