@@ -461,6 +461,24 @@ export interface Claims {
 
 const enc = encodeURIComponent;
 
+/** One witness configured in `gateway.toml` `[log] witnesses` (issue 43). */
+export interface LogWitness {
+  name: string;
+  /** Its cosignature verifier key (`name+keyid+base64(0x04 ‖ key)`). */
+  key: string;
+  url: string;
+  /** Its newest cosignature, for the browser to verify; null before the first. */
+  cosigned: { size: number; received_at: number; checkpoint: string; line: string } | null;
+}
+
+/** `GET /api/v1/log/witnesses`. */
+export interface LogWitnesses {
+  origin: string;
+  /** The log's sealed size. */
+  size: number;
+  witnesses: LogWitness[];
+}
+
 /** An alert sink's delivery state (issue 21, `GET /api/v1/alerts`). */
 export interface AlertSink {
   name: string;
@@ -513,6 +531,7 @@ export const api = {
     request<LogPage>(`/api/v1/log?limit=${limit}` + (from !== undefined ? `&from=${from}` : '')),
   checkpoint: () => request<Checkpoint>('/api/v1/log/checkpoint'),
   logProof: (index: number) => request<LogProof>(`/api/v1/log/${index}/proof`),
+  logWitnesses: () => request<LogWitnesses>('/api/v1/log/witnesses'),
   standing: () => request<{ standing: StandingApproval[] }>('/api/v1/standing'),
   revokeStanding: (id: string, reason?: string) =>
     request<{ id: string; revoked: boolean }>(`/api/v1/standing/${enc(id)}/revoke`, {

@@ -17,6 +17,7 @@
 // (`--with-surfaces`) would need the gateway's surface hashing; such surfaces
 // are counted as `unchecked_surfaces` and the page says to use the CLI.
 
+import { parseNote, witnessReport, type WitnessReport } from './cosignature';
 import { canonicalize } from './jcs';
 import { parseVerifierKey, type VerifierKey } from './note';
 import { fromBase64, toHex, utf8 } from './statement';
@@ -52,6 +53,13 @@ export interface BundleReport {
   /** Approved surfaces carried but not checked in the browser. */
   unchecked_surfaces: number;
   log_key: string | null;
+  /** Each witness key given and its verdict on the latest checkpoint (issue 43). */
+  witnesses: WitnessReport['witnesses'];
+  /** Cosignature lines by witnesses whose key was not given. */
+  other_cosigners: string[];
+  /** Valid cosignatures by the witnesses given, and how many were required. */
+  witnesses_have: number;
+  witnesses_need: number;
 }
 
 class Fail extends Error {
@@ -458,6 +466,13 @@ async function verifyEd25519(publicKey: Uint8Array, sig: Uint8Array, msg: Uint8A
 
 /** A C2SP signed note verified with `key`, its text a tlog checkpoint. */
 async function openCheckpoint(note: string, key: VerifierKey): Promise<Checkpoint> {
+  // The note's grammar as interlock-merkle parses it (strict base64, key names,
+  // at most 100 lines): a note it refuses is refused here too.
+  try {
+    parseNote(note);
+  } catch (e) {
+    throw new Error(`malformed note: ${(e as Error).message}`);
+  }
   const split = note.lastIndexOf('\n\n');
   if (split < 0 || !note.endsWith('\n')) throw new Error('malformed note: no signature block');
   const text = note.slice(0, split + 1);
@@ -642,6 +657,10 @@ async function checkApproval(p: Obj, approvers: Map<string, Uint8Array>): Promis
 export interface VerifyOptions {
   /** The log key the auditor trusts (C2SP vkey). */
   pinnedLogKey?: string;
+  /** Witnesses the auditor trusts (cosignature vkeys, type 0x04), as `--witness`. */
+  witnesses?: string[];
+  /** How many of them must have cosigned the latest checkpoint (`--min-witnesses`). */
+  minWitnesses?: number;
 }
 
 /** Verifies a bundle's text; never throws. */
@@ -655,6 +674,10 @@ export async function verifyBundle(text: string, opts: VerifyOptions = {}): Prom
     receipts: [],
     unchecked_surfaces: 0,
     log_key: null,
+    witnesses: [],
+    other_cosigners: [],
+    witnesses_have: 0,
+    witnesses_need: opts.minWitnesses ?? 0,
   };
   const problems = report.problems;
   let raw: RawBundle;
@@ -698,6 +721,18 @@ export async function verifyBundle(text: string, opts: VerifyOptions = {}): Prom
     problems.push({ name: 'BadCheckpoint', message: `the latest checkpoint does not verify with the bundle's log key: ${(e as Error).message}` });
   }
   report.tree_size = latest?.size ?? null;
+  // The latest checkpoint's cosignatures, by the CLI's rules (`check_witnesses`).
+  const wr = await witnessReport(raw.checkpoint, opts.witnesses ?? [], opts.minWitnesses ?? 0);
+  report.witnesses = wr.witnesses;
+  report.other_cosigners = wr.others;
+  report.witnesses_have = wr.have;
+  for (const p of wr.problems) {
+    // A note the strict parse refuses was refused as a checkpoint by the CLI.
+    if (p.name === 'BadCheckpoint') {
+      if (!problems.some((q) => q.name === 'BadCheckpoint'))
+        problems.push({ name: 'BadCheckpoint', message: `the latest checkpoint does not verify with the bundle's log key: ${p.message}` });
+    } else problems.push(p);
+  }
   for (const [position, e] of raw.earlier.entries()) {
     let cp: Checkpoint;
     try {

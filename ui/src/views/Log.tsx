@@ -6,6 +6,7 @@ import { leafHash, verifyInclusion } from '../lib/proof';
 import { fromBase64, toHex } from '../lib/statement';
 import { ErrorBanner, Hash, pretty, SkeletonBlock, SkeletonRows, Empty } from '../components/ui';
 import { ClaimsPanel } from '../components/Claims';
+import { WitnessesPanel } from '../components/Witnesses';
 import { decodeEnvelopes } from '../lib/dsse';
 import { revealOnNarrow } from '../lib/narrow';
 import { annotateTimes } from '../lib/receipt';
@@ -214,6 +215,8 @@ export function Log() {
           </div>
         )}
       </div>
+      <div class="section-title">Witnesses</div>
+      <WitnessesPanel logKey={cp.data?.verifier_key} logSize={cp.data?.size} />
       <div class="section-title">The auditor’s claim</div>
       <ClaimsPanel logSize={page.data?.size} />
       <div class="section-title">
