@@ -123,7 +123,7 @@ after(async () => {
 describe('receipts an auditor reads (issue 46 item 3)', () => {
   it("a rejected plan's receipt says Rejected, by human:cli-reviewer, when (with its timezone) and why", async () => {
     const decision = receipts.find((r) => r.kind === 'plan.decision');
-    assert.equal(decision.verdict, null, 'the API gives no verdict for a plan decision: the UI reads `decision`');
+    assert.equal(decision.verdict, 'rejected', "the API's summary says a plan decision's verdict");
     await page.selectOption('[data-testid=filter-event]', 'plan.decision');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=receipt-row]').length === 1, null, { timeout: T });
     const [row] = await rows();
