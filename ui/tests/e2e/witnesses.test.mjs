@@ -119,8 +119,29 @@ describe('witnesses: the Log view and the bundle verifier', () => {
   it('shows each witness verified in the browser: the size it cosigned, when, and that it is up to date', async () => {
     const seen = await waitUntilCosigned(gw, 3);
     page = await newPage();
-    await page.goto(gw.base + '/#/log');
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid=witness-row][data-state=ok]').length === 3, null, { timeout: T });
+    // Opening the page may itself add a leaf (a reviewer key), which the
+    // witnesses then cosign (no event announces a cosignature): look again
+    // until all three are verified and caught up.
+    const caughtUp = () =>
+      page.waitForFunction(
+        () =>
+          [...document.querySelectorAll('[data-testid=witness-row][data-state=ok]')].filter(
+            (r) => r.querySelector('[data-testid=witness-behind]')?.textContent === 'up to date',
+          ).length === 3,
+        null,
+        { timeout: 2000 },
+      );
+    const deadline = Date.now() + T;
+    for (;;) {
+      await page.goto(gw.base + '/#/log');
+      try {
+        await caughtUp();
+        break;
+      } catch (e) {
+        if (Date.now() > deadline) throw e;
+        await page.goto('about:blank');
+      }
+    }
     const rows = await page.$$eval('[data-testid=witness-row]', (rs) =>
       rs.map((r) => ({ name: r.dataset.name, what: r.querySelector('[data-testid=witness-what]').textContent, behind: r.querySelector('[data-testid=witness-behind]').textContent })),
     );
@@ -130,7 +151,8 @@ describe('witnesses: the Log view and the bundle verifier', () => {
     );
     for (const r of rows) {
       // The browser runs in Europe/Berlin: the time carries its offset.
-      assert.match(r.what, new RegExp(`^cosigned size ${seen.size} at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC\\+01:00$`), r.what);
+      const m = r.what.match(/^cosigned size (\d+) at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+01:00$/);
+      assert.ok(m && Number(m[1]) >= seen.size, r.what);
       assert.equal(r.behind, 'up to date');
     }
     assert.equal((await page.textContent('[data-testid=witnesses-summary]')).trim(), '3 of 3 verified in this browser');
