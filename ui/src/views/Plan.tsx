@@ -42,7 +42,9 @@ function Checks({ list, empty }: { list?: Check[]; empty: string }) {
             <span class="mono"> expect {c.expect.op} {JSON.stringify(c.expect.value)}</span>
           )}
           {c.params && Object.keys(c.params).length > 0 && (
-            <span class="mono muted"> {JSON.stringify(c.params)}</span>
+            <pre class="block check-params" data-testid="check-params">
+              {pretty(c.params)}
+            </pre>
           )}
           {c.description && <div class="d">{c.description}</div>}
         </li>

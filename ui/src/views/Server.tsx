@@ -451,7 +451,7 @@ export function ServerView({ name }: { name: string }) {
         </div>
         <div>
           <dt>Transport</dt>
-          <dd class="mono ellipsis" title={s?.transport ?? ''}>
+          <dd class="mono wrap" data-testid="transport">
             {s?.transport ?? '—'}
           </dd>
         </div>

@@ -97,7 +97,7 @@ function ArrivedStep() {
           inbox, pending your review.
         </p>
       ) : (
-        <table class="kv-table">
+        <table class="kv-table arrived-table">
           <tbody>
             {items.map((i) => (
               <tr key={`${i.kind}:${i.kind === 'plan' ? i.plan_id : i.name}`} data-testid="arrived" data-key={`${i.kind}:${i.kind === 'plan' ? i.plan_id : i.name}`}>
