@@ -307,7 +307,6 @@ export function App() {
         <NavItem h={href.log()} label="Log" icon="≡" active={active === 'log'} hint="g l" />
         <NavItem h={href.receipts()} label="Receipts" icon="✓" active={active === 'receipts'} hint="g r" />
         <NavItem h={href.settings()} label="Settings" icon="⚙" active={active === 'settings'} hint="g ," />
-        <Toasts where="sidebar" />
         <div class="sidebar-foot">
           <div class="live" data-testid="stream-state" data-state={stream} title="The live event stream">
             <span class={`dot ${stream}`} />
@@ -327,7 +326,7 @@ export function App() {
         </div>
       </nav>
       <main class="main" id="main-content" tabIndex={-1} ref={mainRef}>
-        <Toasts where="top" />
+        <Toasts />
         <div key={epoch} style={{ display: 'contents' }}>
           {view}
         </div>

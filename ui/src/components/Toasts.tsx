@@ -30,18 +30,18 @@ export function toast(text: string, kind: Toast['kind'] = 'info', href?: string,
 }
 
 /**
- * The toasts, where they cover nothing: in the sidebar's free space on a wide
- * window, in the page's flow under the top bar on a narrow one (`where`: each
- * place has its own, and the stylesheet shows one).
+ * The toasts, where they cover nothing: over the sidebar's free space (between
+ * its links and its foot) on a wide window, in the page's flow under the top
+ * bar on a narrow one (styles.css).
  */
-export function Toasts({ where }: { where: 'sidebar' | 'top' }) {
+export function Toasts() {
   const [list, setList] = useState(toasts);
   useEffect(() => {
     subs.add(setList);
     return () => void subs.delete(setList);
   }, []);
   return (
-    <div class={`toasts toasts-${where}`} role="status" aria-live="polite" data-testid={`toasts-${where}`}>
+    <div class="toasts" role="status" aria-live="polite" data-testid="toasts">
       {list.map((t) => {
         const body = (
           <>
