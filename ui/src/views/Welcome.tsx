@@ -101,7 +101,7 @@ function ArrivedStep() {
           <tbody>
             {items.map((i) => (
               <tr key={`${i.kind}:${i.kind === 'plan' ? i.plan_id : i.name}`} data-testid="arrived" data-key={`${i.kind}:${i.kind === 'plan' ? i.plan_id : i.name}`}>
-                <td style={{ width: '40%' }}>
+                <td>
                   <a href={i.kind === 'plan' ? href.plan(i.plan_id) : href.server(i.name)}>
                     {i.kind === 'plan' ? i.title : <code>{i.name}</code>}
                   </a>

@@ -214,6 +214,18 @@ describe('a new user’s pass over the UI (issue 46 item 5)', () => {
       await page.context().close();
     });
 
+    it('what arrived is whole at every width (1280, 800, 390): titles, risks, statuses', async () => {
+      const page = await openPage({ width: 1280, height: 900 });
+      for (const width of [1280, 800, 390]) {
+        await page.setViewportSize({ width, height: 900 });
+        await load(page, '#/welcome', '[data-testid=arrived]');
+        assert.deepEqual(await cut(page, '[data-testid=arrived] td', 'x'), [], `${width}: nothing cut`);
+        const s = await sideways(page);
+        assert.ok(s.scrollWidth <= s.innerWidth, `${width}: no sideways scroll (${s.out.join(', ')})`);
+      }
+      await page.context().close();
+    });
+
     it('with nothing arrived it says servers start at once, not after a restart', async () => {
       const page = await openPage({ width: 1280, height: 900 }, { g: empty });
       await load(page, '#/welcome', '[data-testid=welcome-arrived] p', empty);
