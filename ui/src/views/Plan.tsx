@@ -6,7 +6,7 @@ import { canonicalBytes } from '../lib/jcs';
 import { toHex } from '../lib/statement';
 import { DecisionButtons, useDecision } from '../components/Decision';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
-import { CopyButton, ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
+import { CopyButton, ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Ticked, Time } from '../components/ui';
 import { plural } from '../components/ui';
 import { diffSummary, heldCall, stageLines } from '../lib/effort';
 
@@ -165,7 +165,11 @@ function RollbackButton({ id }: { id: string }) {
       >
         Propose its rollback plan
       </button>
-      {error && <div class="mono">{error}</div>}
+      {error && (
+        <div class="mono">
+          <Ticked text={error} />
+        </div>
+      )}
     </div>
   );
 }
