@@ -9,6 +9,8 @@ import { actedRecently } from './lib/decide';
 import { go, href, rememberList, useRoute, type Route } from './lib/router';
 import { HelpDialog } from './components/Dialog';
 import { toast, Toasts } from './components/Toasts';
+import { eventLabel } from './lib/text';
+import { focusPage } from './lib/focus';
 import { Inbox } from './views/Inbox';
 import { Plans } from './views/Plans';
 import { PlanView } from './views/Plan';
@@ -28,24 +30,6 @@ const STATE_TEXT: Record<StreamState, string> = {
   live: 'Live',
   offline: 'Reconnecting…',
   unauthorized: 'API key needed',
-};
-
-const EVENT_TEXT: Record<string, string> = {
-  'plan.proposed': 'New plan',
-  'plan.approved': 'Approved',
-  'plan.rejected': 'Rejected',
-  'plan.expired': 'Expired',
-  'plan.executing': 'Executing',
-  'plan.succeeded': 'Succeeded',
-  'plan.halted': 'Halted',
-  'server.pending': 'New server',
-  'server.quarantined': 'Quarantined',
-  'server.drift_held': 'Tool held',
-  'server.drift': 'Drift',
-  'server.approved': 'Server approved',
-  'server.rejected': 'Server rejected',
-  'standing.granted': 'Standing approval',
-  'standing.revoked': 'Standing approval revoked',
 };
 
 function NavItem({ h, label, icon, active, count, hint }: { h: string; label: string; icon: string; active: boolean; count?: number; hint?: string }) {
@@ -107,6 +91,7 @@ export function App() {
   const menuButton = useRef<HTMLButtonElement>(null);
   const nav = useRef<HTMLElement>(null);
   const mainRef = useRef<HTMLElement>(null);
+  const routed = useRef(false);
 
   useEffect(() => {
     const off = events.onState(setStream);
@@ -129,7 +114,7 @@ export function App() {
             : href.server(ev.subject);
       const bad = /quarantined|halted|rejected/.test(ev.type);
       // Our own decisions are announced by the dialog already.
-      if (!actedRecently(ev.subject_kind, ev.subject)) toast(`${EVENT_TEXT[ev.type] ?? ev.type}: ${ev.title}`, bad ? 'bad' : 'info', h);
+      if (!actedRecently(ev.subject_kind, ev.subject)) toast(ev.title, bad ? 'bad' : 'info', h, eventLabel(ev.type));
       // Keep the inbox count fresh wherever we are.
       void api.inbox().then((r) => setCount(r.items.length), () => undefined);
     });
@@ -163,6 +148,10 @@ export function App() {
     if (route.name === 'standing') rememberList(href.standing());
     window.scrollTo(0, 0);
     setMenu(false);
+    // A new page: focus its heading (keyboard and screen-reader users start
+    // there, and hear where they are), not on the first load.
+    if (routed.current) focusPage(mainRef.current);
+    routed.current = true;
     const titles: Record<string, string> = {
       inbox: 'Inbox',
       plans: 'Plans',
@@ -337,12 +326,12 @@ export function App() {
         </div>
       </nav>
       <main class="main" id="main-content" tabIndex={-1} ref={mainRef}>
+        <Toasts />
         <div key={epoch} style={{ display: 'contents' }}>
           {view}
         </div>
       </main>
       {help && <HelpDialog onClose={() => setHelp(false)} />}
-      <Toasts />
     </div>
   );
 }

@@ -4,7 +4,7 @@ import { desktopErrorCode, desktopErrorMessage } from '../lib/desktop';
 import { useResource } from '../lib/hooks';
 import { ConfirmDialog } from './Dialog';
 import { toast } from './Toasts';
-import { SkeletonBlock } from './ui';
+import { SkeletonBlock, Ticked } from './ui';
 
 function ServerLine({ s }: { s: ServerAction }) {
   let what;
@@ -31,7 +31,11 @@ function ServerLine({ s }: { s: ServerAction }) {
       what = <>already behind the gateway</>;
       break;
     default:
-      what = <span class="muted">stays in the client: {s.reason}</span>;
+      what = (
+        <span class="muted">
+          stays in the client: <Ticked text={s.reason} />
+        </span>
+      );
   }
   return (
     <tr data-testid="client-server" data-server={s.name} data-action={s.action}>
@@ -134,7 +138,7 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
       </div>
       {c.found && c.plan && !plan && (
         <div class="error-box" role="alert" style={{ margin: '8px 16px' }}>
-          {(c.plan as { error: string }).error}
+          <Ticked text={(c.plan as { error: string }).error} />
         </div>
       )}
       {plan && plan.servers.length > 0 && (
@@ -164,7 +168,7 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
       )}
       {error && (
         <div class="error-box" role="alert" data-testid="client-error" style={{ margin: '8px 16px' }}>
-          {error}
+          <Ticked text={error} />
         </div>
       )}
       {confirmUndo && (

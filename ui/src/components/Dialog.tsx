@@ -5,17 +5,13 @@ import { decide, markActed } from '../lib/decide';
 import { isDesktop } from '../lib/config';
 import { reasonError, splitToolSubject, type DecisionKind, type SubjectKind } from '../lib/statement';
 import { api, type ScopeOffer } from '../lib/api';
-import { asksForReason, compactJson, type DecisionContext } from '../lib/effort';
+import { asksForReason, compactJson, rejectConsequence, type DecisionContext } from '../lib/effort';
 import { kindLabel } from '../lib/serverReview';
-import { plural, RiskBadge } from './ui';
+import { plural, RiskBadge, Ticked } from './ui';
 
 /** A held tool call's plan (the gateway names them `call-…`). */
 export const isHeldCall = (kind: SubjectKind, subject: string) => kind === 'plan' && subject.startsWith('call-');
 
-/** A gateway summary with `code` spans, as text and <code> (never HTML). */
-function Ticked({ text }: { text: string }) {
-  return <>{text.split('`').map((part, i) => (i % 2 ? <code key={i}>{part}</code> : part))}</>;
-}
 
 const SCOPE_HINT: Record<string, string> = {
   once: 'Run this call, once. The next one is held again.',
@@ -133,6 +129,8 @@ export interface DecisionTarget {
   audience: string;
   risk?: string | null;
   detail?: string;
+  /** A server's status (what a rejection stops is said in the dialog). */
+  status?: string;
   /** What changed or what the call does, shown in the dialog (issue 46). */
   context?: DecisionContext | null;
 }
@@ -216,7 +214,9 @@ function DecisionContextView({ c }: { c: DecisionContext }) {
                 {x.tool && <b class="mono">{x.tool}</b>}
                 <span class={`chip act-${x.action}`}>{x.action}</span>
               </span>
-              <div class="context-summary">{x.summary}</div>
+              <div class="context-summary">
+                <Ticked text={x.summary} />
+              </div>
               {x.findings.length > 0 && (
                 <div class="findings">
                   {x.findings.map((f) => (
@@ -282,6 +282,8 @@ export function DecisionDialog({
   const [busy, setBusy] = useState(false);
   const busyRef = useRef(false);
   const [error, setError] = useState<string | null>(null);
+  // Said here, before anything is signed or sent (not as the gateway's refusal).
+  const [reasonProblem, setReasonProblem] = useState<string | null>(null);
   const input = useRef<HTMLInputElement>(null);
   const heldCall = approve && isHeldCall(target.kind, target.subject);
   const [offers, setOffers] = useState<ScopeOffer[] | null>(null);
@@ -305,6 +307,10 @@ export function DecisionDialog({
       if ((document.activeElement as HTMLElement | null)?.tagName !== 'BUTTON') void submit();
     },
   }, { modal: true });
+  const what = heldCall ? 'held call' : target.kind === 'plan' ? 'plan' : tool ? 'tool' : 'server surface';
+  // Rejecting one tool blocks it (the rest of the server is left as it is).
+  const verb = approve ? 'Approve' : tool ? 'Block' : 'Reject';
+  const consequence = approve ? null : rejectConsequence(target.kind, target.status);
   const stale = currentHash !== undefined && currentHash !== target.hash;
   const untyped = careful && reason.trim() === '';
   const submit = async (e?: Event) => {
@@ -312,12 +318,15 @@ export function DecisionDialog({
     if (busyRef.current || stale || untyped) return;
     const bad = reasonError(reason);
     if (bad) {
-      setError(bad);
+      setError(null);
+      setReasonProblem(bad === 'A reason is required.' ? `A reason is needed: say why you ${verb.toLowerCase()} it. Nothing was signed or sent.` : `${bad} Nothing was signed or sent.`);
+      input.current?.focus({ preventScroll: true });
       return;
     }
     busyRef.current = true;
     setBusy(true);
     setError(null);
+    setReasonProblem(null);
     try {
       // A tool's decision comes back as an event about its server.
       if (tool) markActed('server', splitToolSubject(target.subject).server);
@@ -346,9 +355,6 @@ export function DecisionDialog({
       setBusy(false);
     }
   };
-  const what = heldCall ? 'held call' : target.kind === 'plan' ? 'plan' : tool ? 'tool' : 'server surface';
-  // Rejecting one tool blocks it (the rest of the server is left as it is).
-  const verb = approve ? 'Approve' : tool ? 'Block' : 'Reject';
   return (
     <Modal
       label={`${verb} ${what}`}
@@ -371,6 +377,11 @@ export function DecisionDialog({
           </div>
           {target.context && <DecisionContextView c={target.context} />}
           {heldCall && <ScopePicker offers={offers} error={offersError} chosen={scope} onChoose={setScope} />}
+          {consequence && (
+            <div class={`consequence${target.status === 'TRUSTED' ? ' strong' : ''}`} data-testid="consequence">
+              {consequence}
+            </div>
+          )}
         </div>
         {/* The reason and what refused it stay in view while the part above scrolls. */}
         <div class="body reason-block">
@@ -382,10 +393,19 @@ export function DecisionDialog({
             ref={input}
             value={reason}
             placeholder={approve ? 'Why this is safe to run' : 'What is wrong with it'}
-            onInput={(e) => setReason((e.target as HTMLInputElement).value)}
+            onInput={(e) => {
+              setReason((e.target as HTMLInputElement).value);
+              setReasonProblem(null);
+            }}
             autocomplete="off"
-            aria-describedby={careful ? 'reason-hint' : undefined}
+            aria-invalid={reasonProblem ? true : undefined}
+            aria-describedby={[careful ? 'reason-hint' : '', reasonProblem ? 'reason-problem' : ''].filter(Boolean).join(' ') || undefined}
           />
+          {reasonProblem && (
+            <div class="error-box" role="alert" id="reason-problem" data-testid="reason-problem">
+              {reasonProblem}
+            </div>
+          )}
           {careful && (
             <div class="reason-hint" id="reason-hint" data-testid="reason-hint" data-typed={String(!untyped)}>
               {target.risk === 'critical' ? 'Critical' : 'High'} risk: the reason is yours to type, in your own words
@@ -405,7 +425,7 @@ export function DecisionDialog({
           {error && (
             <div class="error-box" role="alert">
               <b>The gateway refused the decision</b>
-              {error}
+              <Ticked text={error} />
               {/not a trusted approver key/.test(error) && !isDesktop() && (
                 <div style={{ marginTop: '6px', color: 'var(--text)' }}>
                   This browser’s key is not registered yet: see <a href="#/settings">Settings</a> for the command an

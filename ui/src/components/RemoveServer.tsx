@@ -12,6 +12,7 @@ import { ensureKey, sign } from '../lib/browserKey';
 import { buildStatement, envelope, reasonError, signingInput } from '../lib/statement';
 import { go, href } from '../lib/router';
 import { ConfirmDialog } from './Dialog';
+import { Ticked } from './ui';
 import { toast } from './Toasts';
 
 export function RemoveServer({ name, d }: { name: string; d: ServerDetail | null }) {
@@ -91,7 +92,7 @@ export function RemoveServer({ name, d }: { name: string; d: ServerDetail | null
           </div>
           {error && (
             <div class="error-box" role="alert" data-testid="remove-error">
-              {error}
+              <Ticked text={error} />
             </div>
           )}
         </ConfirmDialog>

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ago, fullTime } from '../lib/hooks';
+import { tickParts } from '../lib/text';
 
 const RISKS = ['low', 'medium', 'high', 'critical'];
 
@@ -106,7 +107,9 @@ export function ErrorBanner({ error, onRetry }: { error: Error; onRetry?: () => 
       <Icon name="alert" />
       <div class="spacer">
         <b>{noKey ? 'The reviewer API needs a key' : 'Could not load'}</b>
-        <span>{error.message}</span>
+        <span>
+          <Ticked text={error.message} />
+        </span>
       </div>
       {noKey ? (
         <a class="btn small" href="#/settings">
@@ -121,6 +124,11 @@ export function ErrorBanner({ error, onRetry }: { error: Error; onRetry?: () => 
       )}
     </div>
   );
+}
+
+/** A gateway text with its `code` spans shown as code (never as HTML), without the backticks. */
+export function Ticked({ text }: { text: string }) {
+  return <>{tickParts(text).map((p, i) => (p.code ? <code key={i}>{p.text}</code> : p.text))}</>;
 }
 
 export function Kbd({ k }: { k: string }) {

@@ -122,3 +122,24 @@ function oneLine(v: unknown): string {
   }
   return JSON.stringify(v) ?? 'null';
 }
+
+/**
+ * What a rejection does, said in its dialog before it is signed (issue 46):
+ * on a trusted server it is not a "no" to a proposal but a stop to what agents
+ * use now. Null when there is nothing to add.
+ */
+export function rejectConsequence(kind: string, status?: string | null): string | null {
+  if (kind === 'tool') return 'Agents no longer get this tool, from the moment it is signed; the rest of the server is served as it is. Approving its definition later serves it again.';
+  if (kind === 'plan') return 'The plan does not run, and this revision cannot be approved afterwards; the agent is told it was rejected.';
+  if (kind !== 'server') return null;
+  switch (status) {
+    case 'TRUSTED':
+      return 'This server is trusted and served now. Rejecting it stops serving it at once: agents lose all of its tools, prompts and resources. Its approved baseline is kept; approving its surface later serves it again.';
+    case 'PENDING':
+      return 'Nothing of this server is served yet; rejecting it keeps it so. It stays listed (as rejected) until a reviewer approves its surface or it is removed.';
+    case 'QUARANTINED':
+      return 'None of its tools are served now; rejecting it keeps them so, as rejected rather than quarantined, until a reviewer approves its surface.';
+    default:
+      return 'None of its tools, prompts or resources are served to agents until a reviewer approves its surface.';
+  }
+}

@@ -8,6 +8,7 @@ import { api, type Overview as Data, type OverviewSeries } from '../lib/api';
 import { useLive, useResource } from '../lib/hooks';
 import { href } from '../lib/router';
 import { Chart, PALETTE, type Line } from '../components/Chart';
+import { endOfLocalDay } from '../lib/chart';
 import { ErrorBanner, SkeletonBlock } from '../components/ui';
 
 type Span = '24h' | '7d' | '30d';
@@ -61,6 +62,10 @@ export function Overview() {
   }, [span]);
   useLive(() => true, res.reload);
   const d: Data | undefined = res.data;
+  // On a span of days, the charts run to the end of today (today is a day's
+  // width, not a sliver at the edge); over 24 hours, to the end of this hour.
+  const xEnd = useMemo(() => (span === '24h' ? undefined : endOfLocalDay()), [span, d]);
+  const spanLabel = `last ${SPANS[span].label}`;
   const charts = useMemo(() => {
     if (!d) return null;
     return {
@@ -109,25 +114,25 @@ export function Overview() {
           <div class="card-head">
             <h3>Tool calls, holds and blocks</h3>
           </div>
-          <div class="card-body">{d && charts ? <Chart times={d.buckets} lines={charts.all} testid="chart-all" /> : <SkeletonBlock lines={6} />}</div>
+          <div class="card-body">{d && charts ? <Chart times={d.buckets} lines={charts.all} testid="chart-all" spanLabel={spanLabel} xEnd={xEnd} /> : <SkeletonBlock lines={6} />}</div>
         </div>
         <div class="card">
           <div class="card-head">
             <h3>Held or blocked, per server</h3>
           </div>
-          <div class="card-body">{d && charts ? <Chart times={d.buckets} lines={charts.heldBlocked} testid="chart-held-server" /> : <SkeletonBlock lines={6} />}</div>
+          <div class="card-body">{d && charts ? <Chart times={d.buckets} lines={charts.heldBlocked} testid="chart-held-server" spanLabel={spanLabel} xEnd={xEnd} /> : <SkeletonBlock lines={6} />}</div>
         </div>
         <div class="card">
           <div class="card-head">
             <h3>Calls per server</h3>
           </div>
-          <div class="card-body">{d && charts ? <Chart times={d.buckets} lines={charts.servers} testid="chart-servers" /> : <SkeletonBlock lines={6} />}</div>
+          <div class="card-body">{d && charts ? <Chart times={d.buckets} lines={charts.servers} testid="chart-servers" spanLabel={spanLabel} xEnd={xEnd} /> : <SkeletonBlock lines={6} />}</div>
         </div>
         <div class="card">
           <div class="card-head">
             <h3>Calls per agent</h3>
           </div>
-          <div class="card-body">{d && charts ? <Chart times={d.buckets} lines={charts.agents} testid="chart-agents" /> : <SkeletonBlock lines={6} />}</div>
+          <div class="card-body">{d && charts ? <Chart times={d.buckets} lines={charts.agents} testid="chart-agents" spanLabel={spanLabel} xEnd={xEnd} /> : <SkeletonBlock lines={6} />}</div>
         </div>
       </div>
       <div class="section-title">Agents</div>

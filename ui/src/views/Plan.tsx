@@ -6,7 +6,7 @@ import { canonicalBytes } from '../lib/jcs';
 import { toHex } from '../lib/statement';
 import { DecisionButtons, useDecision } from '../components/Decision';
 import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
-import { CopyButton, ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
+import { CopyButton, ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Ticked, Time } from '../components/ui';
 import { plural } from '../components/ui';
 import { diffSummary, heldCall, stageLines } from '../lib/effort';
 import { approverNames, nameOfKey, zonedTime } from '../lib/receipt';
@@ -43,7 +43,9 @@ function Checks({ list, empty }: { list?: Check[]; empty: string }) {
             <span class="mono"> expect {c.expect.op} {JSON.stringify(c.expect.value)}</span>
           )}
           {c.params && Object.keys(c.params).length > 0 && (
-            <span class="mono muted"> {JSON.stringify(c.params)}</span>
+            <pre class="block check-params" data-testid="check-params">
+              {pretty(c.params)}
+            </pre>
           )}
           {c.description && <div class="d">{c.description}</div>}
         </li>
@@ -164,7 +166,11 @@ function RollbackButton({ id }: { id: string }) {
       >
         Propose its rollback plan
       </button>
-      {error && <div class="mono">{error}</div>}
+      {error && (
+        <div class="mono">
+          <Ticked text={error} />
+        </div>
+      )}
     </div>
   );
 }

@@ -24,7 +24,7 @@ import { DiffView, LayoutToggle, useDiffLayout } from '../components/Diff';
 import { BehaviourPanel } from './ServerBehaviour';
 import { RemoveServer } from '../components/RemoveServer';
 import { LaunchPanel } from '../components/LaunchPanel';
-import { ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Time } from '../components/ui';
+import { ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, Status, Ticked, Time } from '../components/ui';
 import { plural } from '../components/ui';
 
 /** How many monospace columns one side of the diff shows without scrolling. */
@@ -167,14 +167,39 @@ function BlockedList({
             <li>
               <b class="mono">{b.name}</b>
               <span class={`chip ${b.chipClass}`}>{b.chip}</span>
-              <span class="ellipsis muted" title={b.why}>
-                {b.why}
+              <span class="muted why">
+                <Ticked text={b.why} />
               </span>
             </li>
           ))}
         </ul>
       </div>
     </>
+  );
+}
+
+/** How many lines of a schema show before "Show all". */
+const SCHEMA_LINES = 24;
+
+/**
+ * A tool's input schema: long lines wrap (nothing cut at the side), and a long
+ * schema shows its first lines with a button for the rest (nothing cut below).
+ */
+function Schema({ text }: { text: string }) {
+  const lines = text.split('\n');
+  const [all, setAll] = useState(false);
+  const long = lines.length > SCHEMA_LINES;
+  return (
+    <div class="schema">
+      <pre class="block schema-json" data-testid="tool-schema">
+        {long && !all ? lines.slice(0, SCHEMA_LINES).join('\n') + '\n…' : text}
+      </pre>
+      {long && (
+        <button type="button" class="btn small ghost" onClick={() => setAll(!all)} aria-expanded={all} data-testid="schema-toggle">
+          {all ? 'Show less' : `Show all ${lines.length} lines`}
+        </button>
+      )}
+    </div>
   );
 }
 
@@ -200,7 +225,7 @@ function ToolCard({
       data-nav
     >
       <div class="name">
-        <span class="ellipsis" title={t.name}>
+        <span class="tool-name" data-testid="tool-name">
           {t.name}
         </span>
         {onDecide && (
@@ -238,7 +263,7 @@ function ToolCard({
         )}
       </div>
       <p>{t.description ?? <span class="none">no description</span>}</p>
-      {t.inputSchema !== undefined && <pre class="block nowrap">{pretty(t.inputSchema)}</pre>}
+      {t.inputSchema !== undefined && <Schema text={pretty(t.inputSchema)} />}
       {ann && (
         <div class="row-gap" style={{ marginTop: '8px' }}>
           {Object.entries(ann).map(([k, v]) => (
@@ -368,6 +393,7 @@ export function ServerView({ name }: { name: string }) {
             policyDigest: d.policy_digest,
             audience: d.audience,
             risk: lead.risk,
+            status: s.status,
             detail: `${d.subject} · ${plural(s.tools ?? 0, 'tool')} · ${
               d.first_contact ? `first-contact scan: ${plural(d.first_contact.findings.length, 'finding')}` : plural(d.drift.length, 'drift')
             } · status ${s.status}`,
@@ -441,7 +467,7 @@ export function ServerView({ name }: { name: string }) {
         </div>
         <div>
           <dt>Transport</dt>
-          <dd class="mono ellipsis" title={s?.transport ?? ''}>
+          <dd class="mono wrap" data-testid="transport">
             {s?.transport ?? '—'}
           </dd>
         </div>
@@ -514,7 +540,9 @@ export function ServerView({ name }: { name: string }) {
                           <span class={`chip act-${x.action}`}>action: {x.action}</span>
                           <span class="chip">scope: {x.scope}</span>
                         </div>
-                        <div class="summary">{x.summary}</div>
+                        <div class="summary">
+                          <Ticked text={x.summary} />
+                        </div>
                         {x.findings.length > 0 && (
                           <div class="findings">
                             {x.findings.map((f) => (
@@ -541,7 +569,6 @@ export function ServerView({ name }: { name: string }) {
           />
           {d && <BehaviourPanel d={d} />}
           {!d && <SkeletonBlock lines={8} />}
-          {d && <RemoveServer name={name} d={d} />}
         </div>
       <div class="wide">
       {diff && diff.changed.length > 0 && (
@@ -588,6 +615,11 @@ export function ServerView({ name }: { name: string }) {
         </>
       )}
       </div>
+      {d && (
+        <div class="danger-zone" data-testid="danger-zone">
+          <RemoveServer name={name} d={d} />
+        </div>
+      )}
       {decision.dialog}
       {toolDialog && (
         <DecisionDialog

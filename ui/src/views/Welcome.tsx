@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../lib/api';
+import { api, type InboxItem } from '../lib/api';
+import { serverRisk } from '../lib/serverReview';
 import { isDesktop } from '../lib/config';
 import { loadKey } from '../lib/browserKey';
 import { desktopApproverInfo, desktopErrorMessage } from '../lib/desktop';
@@ -8,39 +9,73 @@ import { href } from '../lib/router';
 import { ConnectClients } from '../components/ConnectClients';
 import { RiskBadge, Status } from '../components/ui';
 
-/** The approver key this face signs with, and where it lives. */
+/** The approver key this face signs with, where it lives, and whether the gateway trusts it yet. */
 function KeyStep() {
   const desktop = isDesktop();
-  const [fp, setFp] = useState<string | null>(null);
+  // undefined: loading; null: no key yet (a browser makes one in Settings).
+  const [key, setKey] = useState<{ fingerprint: string; keyId: string } | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
+  const approvers = useResource(() => api.approvers(), []);
   useEffect(() => {
-    (desktop ? desktopApproverInfo().then((a) => a.fingerprint) : loadKey().then((k) => k?.fingerprint ?? null)).then(
-      setFp,
-      (e) => setError(desktop ? desktopErrorMessage(e) : (e as Error).message),
-    );
+    (desktop
+      ? desktopApproverInfo().then((a) => ({ fingerprint: a.fingerprint, keyId: a.key_id }))
+      : loadKey().then((k) => (k ? { fingerprint: k.fingerprint, keyId: k.keyId } : null))
+    ).then(setKey, (e) => setError(desktop ? desktopErrorMessage(e) : (e as Error).message));
   }, []);
+  const registered = key && approvers.data?.approvers.find((a) => a.key_id === key.keyId);
+  // READY only when there is a key and the gateway lists it among its approvers.
+  const state = error ? 'error' : key === undefined || (key && !approvers.data && !approvers.error) ? 'loading' : !key ? 'none' : registered ? 'ready' : 'unregistered';
   return (
-    <div class="card" data-testid="welcome-key">
+    <div class="card" data-testid="welcome-key" data-state={state}>
       <div class="card-head">
         <h3>1 · Your approver key</h3>
-        <span class="right">{fp && <span class="status s-APPROVED">READY</span>}</span>
+        <span class="right" data-testid="welcome-key-state">
+          {state === 'ready' && <span class="status s-APPROVED">READY</span>}
+          {state === 'none' && <span class="status s-PENDING">NO KEY YET</span>}
+          {state === 'unregistered' && <span class="status s-PENDING">NOT REGISTERED</span>}
+        </span>
       </div>
       <div class="card-body">
         {error ? (
           <div class="error-box" role="alert" style={{ margin: 0 }}>
             {error}
           </div>
+        ) : state === 'loading' ? (
+          <p class="muted" style={{ margin: 0 }}>
+            Looking for it…
+          </p>
+        ) : state === 'none' ? (
+          <p style={{ margin: 0 }} data-testid="welcome-key-text">
+            This browser has no approver key yet, so it cannot sign a decision. Open <a href={href.settings()}>Settings</a>: it
+            makes one here (the private half never leaves this browser) and shows the one command an admin runs to
+            register it.
+          </p>
         ) : (
-          <p style={{ margin: 0 }}>
+          <p style={{ margin: 0 }} data-testid="welcome-key-text">
             {desktop
-              ? 'Created in the OS keychain when Interlock first started. It signs every decision you make here; the private key never leaves the keychain.'
-              : 'Made in this browser (non-extractable) and registered with the gateway when you signed in. It signs every decision you make here.'}{' '}
-            Fingerprint <code data-testid="welcome-fingerprint">{fp ?? '…'}</code>.
+              ? 'Created in the OS keychain when Interlock first started; the private key never leaves the keychain.'
+              : 'Made in this browser (non-extractable); the private key never leaves it.'}{' '}
+            {registered
+              ? `The gateway trusts it (registered as ${registered.identity}): it signs every decision you make here.`
+              : 'The gateway does not list it among its approvers yet, so it refuses the decisions it signs: '}
+            {!registered && (
+              <>
+                <a href={href.settings()}>Settings</a> shows the command an admin runs once to register it.
+              </>
+            )}{' '}
+            Fingerprint <code data-testid="welcome-fingerprint">{key!.fingerprint}</code>.
           </p>
         )}
       </div>
     </div>
   );
+}
+
+/** The risk the inbox shows for the same item: a plan's own, a server's first-contact risk or worst drift. */
+function ArrivedRisk({ i }: { i: InboxItem }) {
+  if (i.kind === 'plan') return <RiskBadge risk={i.risk} label="Risk" />;
+  const { risk, label } = serverRisk(i);
+  return risk ? <RiskBadge risk={risk} label={label} /> : <span class="faint" style={{ fontSize: '12px' }}>no drift</span>;
 }
 
 /** What waits for review: the servers (and plans) that arrived. */
@@ -58,21 +93,21 @@ function ArrivedStep() {
       </div>
       {items.length === 0 ? (
         <p class="muted" style={{ margin: '12px 16px' }}>
-          Nothing waits for review yet. Servers added by Connect start when the gateway starts again: quit Interlock from
-          the tray and open it (headless: restart <code>interlock serve</code>).
+          Nothing waits for review yet. The servers Connect adds start at once, no restart needed, and show here and in the
+          inbox, pending your review.
         </p>
       ) : (
-        <table class="kv-table">
+        <table class="kv-table arrived-table">
           <tbody>
             {items.map((i) => (
               <tr key={`${i.kind}:${i.kind === 'plan' ? i.plan_id : i.name}`} data-testid="arrived" data-key={`${i.kind}:${i.kind === 'plan' ? i.plan_id : i.name}`}>
-                <td style={{ width: '40%' }}>
+                <td>
                   <a href={i.kind === 'plan' ? href.plan(i.plan_id) : href.server(i.name)}>
                     {i.kind === 'plan' ? i.title : <code>{i.name}</code>}
                   </a>
                 </td>
                 <td>
-                  <RiskBadge risk={i.risk} />
+                  <ArrivedRisk i={i} />
                 </td>
                 <td style={{ textAlign: 'right' }}>
                   <Status status={i.status} />

@@ -316,7 +316,7 @@ describe('the review UI against a real gateway', () => {
     assert.match(await dialog.textContent(), /Reject this plan/);
     await dialogReady();
     await page.keyboard.press('Enter');
-    await page.locator('.error-box', { hasText: 'A reason is required' }).waitFor({ timeout: T });
+    await page.locator('.error-box', { hasText: 'A reason is needed' }).waitFor({ timeout: T });
     await page.keyboard.type('The cache belongs on the data volume.');
     await page.keyboard.press('Enter');
     await dialog.waitFor({ state: 'detached', timeout: T });
