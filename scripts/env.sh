@@ -13,3 +13,10 @@ if [ -z "${INTERLOCK_VECTORS_DIR:-}" ]; then
   done
 fi
 export INTERLOCK_VECTORS_DIR="${INTERLOCK_VECTORS_DIR:-}"
+# Link with mold where it is installed (scripts/setup.sh installs it; issue 45: the
+# workspace links ~50 test binaries, and GNU ld spent minutes on them). Only when
+# RUSTFLAGS is unset, so a caller's own flags win; every script sources this file,
+# so all builds share one set of flags (a change of flags rebuilds everything).
+if [ -z "${RUSTFLAGS+x}" ] && command -v mold >/dev/null 2>&1; then
+  export RUSTFLAGS="-C link-arg=-fuse-ld=mold"
+fi

@@ -28,6 +28,9 @@ ensure_packages() {
 keyring_pkgs=(dbus dbus-x11 gnome-keyring libsecret-tools openssl
   prometheus rsyslog rsyslog-gnutls rsyslog-openssl postgresql postgresql-client)
 ensure_packages "${keyring_pkgs[@]}"
+# mold, a faster linker (scripts/env.sh uses it when present): issue 45.
+build_pkgs=(mold)
+ensure_packages "${build_pkgs[@]}"
 # Every stdio MCP server the gateway starts runs in a bubblewrap sandbox (issue 38;
 # util-linux's prlimit, essential on Debian, sets its limits; socat relays a server
 # whose profile lists destinations to the gateway's egress proxy): the product needs
