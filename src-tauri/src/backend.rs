@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use interlock_core::RiskLevel;
 use interlock_gateway::client::{ClientError, ReviewerClient, Subject};
+use interlock_gateway::inbox::InboxEntry;
 use interlock_host::team_audience::{AudiencePin, PinSource};
 use interlock_host::{
     APPROVER_KEY, Countersign, Decision, GatewayOptions, Host, HostError, Keychain, KeychainKey,
@@ -478,6 +479,20 @@ impl Backend {
             _ => (SubjectKind::Server, e.observed_hash.clone()?),
         };
         let grantable = kind == SubjectKind::Plan && self.held_call_grantable(&e.subject);
+        // A server's notification says the server's one risk label (issue 46:
+        // it said "medium" where the window said LOW): the event's own risk is
+        // the drift's alone, without what the server's tools can do.
+        let risk = match (kind, self.local_gateway()) {
+            (SubjectKind::Server, Some(gw)) => gw
+                .pins()
+                .view(&e.subject)
+                .map(|v| {
+                    v.risk()
+                        .max(RiskLevel::from_name(&e.risk).unwrap_or(RiskLevel::Low))
+                })
+                .map_or_else(|| e.risk.clone(), |r| r.name().to_owned()),
+            _ => e.risk.clone(),
+        };
         Some(Held {
             grantable,
             kind,
@@ -485,7 +500,7 @@ impl Backend {
             hash,
             event: e.kind,
             title: e.title.clone(),
-            risk: e.risk.clone(),
+            risk,
         })
     }
 
@@ -498,6 +513,15 @@ impl Backend {
                 .await
                 .map(|items| items.len())
                 .map_err(|e| e.to_string()),
+        }
+    }
+
+    /// What waits for a reviewer, as the tray lists it (the inbox's rule
+    /// and its risk labels), newest first.
+    pub async fn inbox_entries(&self) -> Result<Vec<InboxEntry>, String> {
+        match &self.link {
+            Link::Local(running) => running.inbox_entries().await.map_err(|e| e.to_string()),
+            Link::Team { client, .. } => client.inbox_entries().await.map_err(|e| e.to_string()),
         }
     }
 
@@ -552,6 +576,54 @@ impl Backend {
             }
             other => Err(DecideError::not_decidable(other)),
         }
+    }
+
+    /// Approves or blocks one tool of a server (issue 46: the window lacked
+    /// the browser's per-tool decisions), signing exactly the definition
+    /// hash shown. This app's own gateway only: a team gateway's are made in
+    /// a browser signed in to it, or with its CLI.
+    pub async fn decide_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        hash: &str,
+        decision: Decision,
+        reason: &str,
+    ) -> Result<Value, DecideError> {
+        let said = Countersign {
+            key: &self.key,
+            decision,
+            reason,
+            valid_for_secs: APPROVAL_VALID_SECS,
+        };
+        let Link::Local(running) = &self.link else {
+            return Err(DecideError::team_only("a decision about one tool"));
+        };
+        let r = running.decide_tool(server, tool, Some(hash), &said).await?;
+        Ok(json!({
+            "subject_kind": "tool",
+            "name": r.name,
+            "tool": tool,
+            "decision": decision.name(),
+            "status": r.status.as_str(),
+            "version": r.version,
+        }))
+    }
+
+    /// Removes a server from this app's gateway (issue 46: the window lacked
+    /// the browser's Remove), signing exactly the removal hash shown.
+    pub async fn remove_server(
+        &self,
+        name: &str,
+        hash: &str,
+        reason: &str,
+    ) -> Result<Value, DecideError> {
+        let said = Countersign::approve(&self.key, reason, APPROVAL_VALID_SECS);
+        let Link::Local(running) = &self.link else {
+            return Err(DecideError::team_only("a server's removal"));
+        };
+        let index = running.remove_server(name, hash, &said).await?;
+        Ok(json!({"subject_kind": "removal", "name": name, "removed": true, "log_index": index}))
     }
 
     /// Approves a held call for `scope` (issue 18): its plan at exactly
@@ -683,6 +755,16 @@ pub struct DecideError {
 }
 
 impl DecideError {
+    /// What the app signs only on its own gateway.
+    fn team_only(what: &str) -> DecideError {
+        DecideError {
+            code: "invalid",
+            message: format!(
+                "{what} on a team gateway is made in a browser signed in to it, or with `interlock servers` on its machine"
+            ),
+        }
+    }
+
     fn not_decidable(kind: SubjectKind) -> DecideError {
         DecideError {
             code: "invalid",
@@ -698,7 +780,11 @@ impl From<HostError> for DecideError {
     fn from(e: HostError) -> DecideError {
         let code = match &e {
             HostError::Changed(_) => "changed",
-            HostError::Engine(_) | HostError::Pin(_) | HostError::Decision(_) => "refused",
+            HostError::Engine(_)
+            | HostError::Pin(_)
+            | HostError::Decision(_)
+            | HostError::ServerChange(_)
+            | HostError::ApprovalOnly(_) => "refused",
             HostError::Scope(_) | HostError::ScopeNotOffered(_) => "scope",
             HostError::Keychain(_) | HostError::NoApproverKey => "keychain",
             // The team gateway answered no (a refused statement, an unknown

@@ -15,6 +15,7 @@ mod clients;
 mod downloads;
 mod notify;
 mod team;
+mod tray;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,8 +33,6 @@ use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Manager, RunEvent, WebviewUrl, WebviewWindowBuilder};
 
 const WINDOW: &str = "main";
-const TRAY_IDLE: &[u8] = include_bytes!("../../icons/tray.png");
-const TRAY_HELD: &[u8] = include_bytes!("../../icons/tray-held.png");
 const APP_ICON: &[u8] = include_bytes!("../../icons/128x128.png");
 
 /// `decide({subjectKind, subject, hash, decision, reason, scope?})`: signs exactly
@@ -78,10 +77,12 @@ async fn decide(
             });
         }
     };
-    let Some(subject_kind) = SubjectKind::parse(&subject_kind) else {
+    let Some(target) = Target::parse(&subject_kind, &subject) else {
         return Err(DecideError {
             code: "invalid",
-            message: format!("subjectKind must be `plan` or `server`, not {subject_kind:?}"),
+            message: format!(
+                "subjectKind must be `plan`, `server`, `tool` (subject `<server>/<tool>`) or `removal`, not {subject_kind:?} about {subject:?}"
+            ),
         });
     };
     let page = webview.url().map_err(|e| DecideError {
@@ -95,7 +96,7 @@ async fn decide(
         let confirmation = team::Confirmation {
             page_origin: &page_origin,
             decision: decision.name(),
-            subject_kind: subject_kind.as_str(),
+            subject_kind: target.name(),
             subject: &subject,
             hash: &hash,
             key_fingerprint: &fingerprint,
@@ -124,18 +125,65 @@ async fn decide(
         .map(|r| r.trim().to_owned())
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| format!("{}d in the desktop app", decision.name()));
-    match scope {
-        Some(scope) if decision == Decision::Approve && subject_kind == SubjectKind::Plan => {
+    match (target, scope) {
+        (Target::Subject(SubjectKind::Plan), Some(scope)) if decision == Decision::Approve => {
             backend.approve_held(&subject, &hash, scope, &reason).await
         }
-        Some(_) => Err(DecideError {
+        (_, Some(_)) => Err(DecideError {
             code: "invalid",
             message: "a scope is given only when approving a held call".into(),
         }),
-        None => {
+        (Target::Subject(kind), None) => {
             backend
-                .decide(subject_kind, &subject, &hash, decision, &reason)
+                .decide(kind, &subject, &hash, decision, &reason)
                 .await
+        }
+        (Target::Tool { split }, None) => {
+            let (server, tool) = subject.split_at(split);
+            backend
+                .decide_tool(server, &tool[1..], &hash, decision, &reason)
+                .await
+        }
+        (Target::Removal, None) if decision == Decision::Approve => {
+            backend.remove_server(&subject, &hash, &reason).await
+        }
+        (Target::Removal, None) => Err(DecideError {
+            code: "invalid",
+            message: "a removal is only approved (leave the server to keep it)".into(),
+        }),
+    }
+}
+
+/// What a decision the window asks for is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    /// A plan or a server's surface.
+    Subject(SubjectKind),
+    /// One tool: the subject is `<server>/<tool>`, split at byte `split`.
+    Tool { split: usize },
+    /// A server's removal (issue 20 item 5).
+    Removal,
+}
+
+impl Target {
+    fn parse(kind: &str, subject: &str) -> Option<Target> {
+        match kind {
+            "plan" => Some(Target::Subject(SubjectKind::Plan)),
+            "server" => Some(Target::Subject(SubjectKind::Server)),
+            "tool" => subject
+                .find('/')
+                .filter(|&at| at > 0 && at + 1 < subject.len())
+                .map(|split| Target::Tool { split }),
+            "removal" => Some(Target::Removal),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Target::Subject(kind) => kind.as_str(),
+            Target::Tool { .. } => "tool",
+            Target::Removal => "removal",
         }
     }
 }
@@ -392,47 +440,6 @@ fn language_for_the_page(locale: &[String]) -> Option<&'static str> {
 #[cfg(not(target_os = "linux"))]
 fn tune_webview(_window: &tauri::WebviewWindow) {}
 
-struct Tray {
-    icon: TrayIcon,
-    status: MenuItem<tauri::Wry>,
-}
-
-fn build_tray(app: &AppHandle, paused: Arc<AtomicBool>) -> tauri::Result<Tray> {
-    let status = MenuItem::with_id(app, "status", "Starting…", false, None::<&str>)?;
-    let open = MenuItem::with_id(app, "open", "Open Interlock", true, None::<&str>)?;
-    let pause = CheckMenuItem::with_id(
-        app,
-        "pause",
-        "Pause notifications",
-        true,
-        false,
-        None::<&str>,
-    )?;
-    let quit_item = MenuItem::with_id(app, "quit", "Quit", true, None::<&str>)?;
-    let sep = PredefinedMenuItem::separator(app)?;
-    let menu = Menu::with_items(app, &[&status, &open, &pause, &sep, &quit_item])?;
-    let icon = TrayIconBuilder::with_id("interlock")
-        .icon(Image::from_bytes(TRAY_IDLE)?)
-        .tooltip("Interlock")
-        .menu(&menu)
-        .show_menu_on_left_click(true)
-        .on_menu_event(move |app, event| match event.id().as_ref() {
-            "open" => open_window(app, None),
-            "pause" => {
-                let now = !paused.load(Ordering::Relaxed);
-                paused.store(now, Ordering::Relaxed);
-                eprintln!(
-                    "interlock-desktop: notifications {}",
-                    if now { "paused" } else { "resumed" }
-                );
-            }
-            "quit" => quit(app),
-            _ => {}
-        })
-        .build(app)?;
-    Ok(Tray { icon, status })
-}
-
 fn quit(app: &AppHandle) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
@@ -441,42 +448,6 @@ fn quit(app: &AppHandle) {
         }
         app.exit(0);
     });
-}
-
-/// Keeps the tray's count in step: recomputed after every event (bursts
-/// coalesced), and every few seconds for changes made by other processes.
-async fn keep_tray(backend: Arc<Backend>, tray: Tray) {
-    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-    let mut events = backend.events().subscribe();
-    let mut shown: Option<usize> = None;
-    loop {
-        match backend.held_count().await {
-            Ok(n) if shown != Some(n) => {
-                let text = match n {
-                    0 => "Nothing waits for review".to_owned(),
-                    1 => "1 item waits for review".to_owned(),
-                    n => format!("{n} items wait for review"),
-                };
-                let icon = if n == 0 { TRAY_IDLE } else { TRAY_HELD };
-                if let Ok(img) = Image::from_bytes(icon) {
-                    let _ = tray.icon.set_icon(Some(img));
-                }
-                let _ = tray.icon.set_title((n > 0).then(|| n.to_string()));
-                let _ = tray.icon.set_tooltip(Some(format!("Interlock — {text}")));
-                let _ = tray.status.set_text(&text);
-                shown = Some(n);
-            }
-            Ok(_) => {}
-            Err(e) => eprintln!("interlock-desktop: cannot count held items: {e}"),
-        }
-        match tokio::time::timeout(Duration::from_secs(5), events.recv()).await {
-            Err(_) | Ok(Ok(_)) | Ok(Err(RecvError::Lagged(_))) => {}
-            Ok(Err(RecvError::Closed)) => return,
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        // Coalesce what else arrived meanwhile into this one recount.
-        while let Ok(_) | Err(TryRecvError::Lagged(_)) = events.try_recv() {}
-    }
 }
 
 fn ui_candidates(app: &AppHandle) -> Vec<PathBuf> {
@@ -515,7 +486,14 @@ fn setup(app: &mut tauri::App, started_at: Instant) -> Result<(), Box<dyn std::e
     )?;
 
     let paused = notify::new_paused();
-    let tray = build_tray(&handle, Arc::clone(&paused))?;
+    let tray = tray::build(
+        &handle,
+        Arc::clone(&paused),
+        tray::Actions {
+            open: open_window,
+            quit,
+        },
+    )?;
     eprintln!(
         "interlock-desktop: tray ready {} ms after start",
         started_at.elapsed().as_millis()
@@ -551,7 +529,7 @@ fn setup(app: &mut tauri::App, started_at: Instant) -> Result<(), Box<dyn std::e
         paused,
         options,
     ));
-    tauri::async_runtime::spawn(keep_tray(Arc::clone(&backend), tray));
+    tauri::async_runtime::spawn(tray::keep(Arc::clone(&backend), tray));
     if started.created_key {
         eprintln!(
             "interlock-desktop: approver key {} created in the OS keychain",
@@ -649,6 +627,25 @@ fn main() {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_window_decision_names_a_plan_a_server_a_tool_or_a_removal() {
+        use super::Target;
+        use interlock_trust::SubjectKind;
+        assert_eq!(
+            Target::parse("plan", "p"),
+            Some(Target::Subject(SubjectKind::Plan))
+        );
+        assert_eq!(
+            Target::parse("tool", "files/write_file"),
+            Some(Target::Tool { split: 5 })
+        );
+        for bad in ["files", "/write_file", "files/"] {
+            assert_eq!(Target::parse("tool", bad), None, "{bad}");
+        }
+        assert_eq!(Target::parse("removal", "files"), Some(Target::Removal));
+        assert_eq!(Target::parse("standing", "s1"), None);
+    }
+
     #[test]
     fn regression_the_c_locale_gives_the_page_a_language_intl_accepts() {
         let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();

@@ -149,7 +149,9 @@ async fn add(ctx: &Context, kind: ApiKeyKind, name: &str, role: &str) -> anyhow:
                 eprintln!("interlock: {}", taken.message(kind, name));
                 return Ok(ExitCode::from(super::EXIT_REJECTED));
             }
-            let (key, record) = keys::issue_key(&engine, kind, name, role).await?;
+            let (key, record) =
+                keys::issue_key(&engine, kind, name, role, keys::IssuedBy::OwnerWithKeychain)
+                    .await?;
             engine.log().close().await;
             (key, record.key_hash, "")
         }

@@ -12,6 +12,7 @@ mod input;
 mod keys;
 mod log_key;
 mod mcp_bridge;
+mod owner;
 mod plan;
 mod plans;
 mod receipts;

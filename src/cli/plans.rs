@@ -8,10 +8,12 @@ use clap::Subcommand;
 use interlock_core::canon::{self, Value};
 use interlock_core::{Decision, Policy, validate};
 use interlock_engine::{Engine, PlanRecord, PlanStatus};
+use interlock_gateway::admin::decisions::{DecisionSubject, OwnerDecision};
 use interlock_store::Store;
 
 use super::EXIT_REJECTED;
 use super::context::{Context, hash_to_approve, parse_duration};
+use super::owner;
 
 #[derive(Debug, Subcommand)]
 pub enum PlansCommand {
@@ -76,17 +78,33 @@ pub async fn run(ctx: &Context, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
             hash,
         } => {
             let secs = parse_duration(&expires)?;
-            // Without a key nothing can be signed: say so before asking for a hash.
-            if ctx.host().approver_key()?.is_none() {
+            // Without a key nothing can be signed: say so before asking for a
+            // hash. Beside a running gateway, its keychain's key signs.
+            let beside = owner::gateway_runs(ctx).await?;
+            if !beside && ctx.host().approver_key()?.is_none() {
                 bail!("no approver key in the keychain; run `interlock keys init`");
             }
-            let engine = ctx.engine().await?;
-            let plan = engine.plan(&id).await?;
+            // Read from the store: opening the engine needs the log key, which
+            // a second terminal may not reach.
+            let Some(plan) = ctx.store().await?.current_plan(&id).await? else {
+                bail!("no plan `{id}` (see `interlock plans list`)");
+            };
             let shown = hash_to_approve(
                 &format!("plan `{id}` revision {} ({})", plan.revision, plan.title),
                 &plan.plan_hash,
                 hash.as_deref(),
             )?;
+            let d = OwnerDecision {
+                subject: DecisionSubject::Plan { id: id.clone() },
+                decision: Decision::Approve,
+                shown_hash: Some(shown.clone()),
+                reason: reason.clone(),
+                valid_for_secs: secs,
+            };
+            if beside && let Some(exit) = owner::decide_beside(ctx, d).await? {
+                return Ok(exit);
+            }
+            let engine = ctx.engine().await?;
             decide(
                 ctx,
                 &engine,
@@ -113,6 +131,16 @@ pub async fn run(ctx: &Context, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         PlansCommand::Reject { id, reason } => {
+            let d = OwnerDecision {
+                subject: DecisionSubject::Plan { id: id.clone() },
+                decision: Decision::Reject,
+                shown_hash: None,
+                reason: reason.clone(),
+                valid_for_secs: 3600,
+            };
+            if let Some(exit) = owner::decide_beside(ctx, d).await? {
+                return Ok(exit);
+            }
             decide(
                 ctx,
                 &ctx.engine().await?,

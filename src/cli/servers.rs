@@ -9,12 +9,14 @@ use clap::Subcommand;
 use interlock_core::Decision;
 use interlock_core::canon;
 use interlock_gateway::admin;
+use interlock_gateway::admin::decisions::{DecisionSubject, OwnerDecision};
 use interlock_gateway::server_file::NewServer;
 use interlock_store::ServerRecord;
 use interlock_trust::EventBus;
 
 use super::EXIT_REJECTED;
 use super::context::{Context, hash_to_approve, parse_duration};
+use super::owner;
 
 #[derive(Debug, Subcommand)]
 pub enum ServersCommand {
@@ -326,7 +328,8 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
             hash,
             ..
         } => {
-            if ctx.host().approver_key()?.is_none() {
+            let beside = owner::gateway_runs(ctx).await?;
+            if !beside && ctx.host().approver_key()?.is_none() {
                 bail!("no approver key in the keychain; run `interlock keys init`");
             }
             let record = server(ctx, &name).await?;
@@ -337,6 +340,19 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 hash.as_deref(),
             )?;
             let valid_for = parse_duration(&expires)?;
+            let d = OwnerDecision {
+                subject: DecisionSubject::Tool {
+                    server: name.clone(),
+                    tool: tool.clone(),
+                },
+                decision: Decision::Approve,
+                shown_hash: Some(shown.clone()),
+                reason: reason.clone(),
+                valid_for_secs: valid_for,
+            };
+            if beside && let Some(exit) = owner::decide_beside(ctx, d).await? {
+                return Ok(exit);
+            }
             decide_tool(
                 ctx,
                 &name,
@@ -356,8 +372,10 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
             hash,
             ..
         } => {
-            // Without a key nothing can be signed: say so before asking for a hash.
-            if ctx.host().approver_key()?.is_none() {
+            // Without a key nothing can be signed: say so before asking for a
+            // hash. Beside a running gateway, its keychain's key signs.
+            let beside = owner::gateway_runs(ctx).await?;
+            if !beside && ctx.host().approver_key()?.is_none() {
                 bail!("no approver key in the keychain; run `interlock keys init`");
             }
             let record = server(ctx, &name).await?;
@@ -369,6 +387,16 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 current,
                 hash.as_deref(),
             )?;
+            let d = OwnerDecision {
+                subject: DecisionSubject::Server { name: name.clone() },
+                decision: Decision::Approve,
+                shown_hash: Some(shown.clone()),
+                reason: reason.clone(),
+                valid_for_secs: parse_duration(&expires)?,
+            };
+            if beside && let Some(exit) = owner::decide_beside(ctx, d).await? {
+                return Ok(exit);
+            }
             decide(
                 ctx,
                 &name,
@@ -469,16 +497,31 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 }
             }
         }
-        ServersCommand::Reject {
-            name,
-            tool: Some(tool),
-            reason,
-        } => decide_tool(ctx, &name, &tool, None, Decision::Reject, &reason, 3600).await,
-        ServersCommand::Reject {
-            name,
-            tool: None,
-            reason,
-        } => decide(ctx, &name, None, Decision::Reject, &reason, 3600).await,
+        ServersCommand::Reject { name, tool, reason } => {
+            let subject = match &tool {
+                Some(tool) => DecisionSubject::Tool {
+                    server: name.clone(),
+                    tool: tool.clone(),
+                },
+                None => DecisionSubject::Server { name: name.clone() },
+            };
+            let d = OwnerDecision {
+                subject,
+                decision: Decision::Reject,
+                shown_hash: None,
+                reason: reason.clone(),
+                valid_for_secs: 3600,
+            };
+            if let Some(exit) = owner::decide_beside(ctx, d).await? {
+                return Ok(exit);
+            }
+            match tool {
+                Some(tool) => {
+                    decide_tool(ctx, &name, &tool, None, Decision::Reject, &reason, 3600).await
+                }
+                None => decide(ctx, &name, None, Decision::Reject, &reason, 3600).await,
+            }
+        }
     }
 }
 

@@ -1385,6 +1385,51 @@ def main():
 
     check("the window decides through the keychain, exactly the hash shown", window_commands)
 
+    def tool_and_removal_in_the_window():
+        # Issue 46: the window lacked the browser's per-tool Block/Approve and
+        # Remove. A server added beside the app (through its admin socket) is
+        # pending; one tool is blocked from the window, then the server is
+        # removed from it, each signed with the keychain key.
+        time_server = os.environ["INTERLOCK_PEERS_TIME_SERVER"]
+        env.cli("servers", "add", "clock", "--command", time_server, "--", "--local-timezone", "UTC")
+
+        def server():
+            listed = [line.split() for line in env.cli("servers", "list").splitlines()]
+            return next((row for row in listed if row[:1] == ["clock"]), None)
+
+        wait(lambda: (server() or [None, None])[1] == "PENDING", 60, "clock pending")
+        driver.js("window.location.hash = '#/servers/clock'")
+        block = "[data-testid=tool][data-tool=get_current_time] [data-testid=tool-block]"
+        wait(
+            lambda: driver.js("const b = document.querySelector(arguments[0]); return !!b && !b.disabled;", block),
+            20,
+            "the tool's Block button",
+        )
+        driver.js("document.querySelector(arguments[0]).click();", block)
+        wait(lambda: driver.js("return !!document.querySelector('#reason');"), 10, "the dialog")
+        driver.send_keys(driver.find("#reason"), "asks for a timezone it does not need")
+        wait(lambda: driver.js("return !document.querySelector('[data-testid=confirm]').disabled;"), 10, "confirm")
+        driver.js("document.querySelector('[data-testid=confirm]').click();")
+        wait(
+            lambda: "get_current_time (block)" in env.cli("servers", "list"),
+            15,
+            "the tool blocked",
+        )
+        # Remove: the removal hash the page was shown, signed in Rust.
+        driver.js("document.querySelector('[data-testid=remove-server-open]').click();")
+        wait(lambda: driver.js("return !!document.querySelector('[data-testid=remove-reason]');"), 10, "the removal dialog")
+        driver.send_keys(driver.find("[data-testid=remove-reason]"), "not needed on this machine")
+        driver.js(
+            "[...document.querySelectorAll('[role=dialog] button')].find(b => b.textContent.includes('Sign and remove')).click();"
+        )
+        wait(lambda: server() is None, 15, "clock removed")
+        with open(os.path.join(env.data, "gateway.toml")) as f:
+            assert "[servers.clock]" not in f.read()
+        # Both decisions are on the log, and it verifies.
+        env.cli("audit", "verify")
+
+    check("per-tool decisions and Remove in the window, signed with the keychain key", tool_and_removal_in_the_window)
+
     def review_from_notification():
         seen = len(notifications.snapshot())
         agent.call("propose_plan", {"plan": plan(env, "e2e-review", "Review me in the window")})
@@ -1538,6 +1583,25 @@ def main():
         items = menu.items()
         assert {"Open Interlock", "Pause notifications", "Quit"} <= set(items), items
         assert items["100 items wait for review"][1].get("enabled") is False, items
+        # Issue 46: the menu lists what waits, riskiest first, each with the
+        # risk label the inbox shows, and the rest as a count; choosing one
+        # opens its review.
+        listed = [
+            text for text in items if re.match(r"^(LOW|MEDIUM|HIGH|CRITICAL) · (plan|server) .+ — .+$", text)
+        ]
+        assert len(listed) == 5, items
+        assert "…and 95 more in the inbox" in items, items
+        chosen = listed[0]
+        number = re.search(r"Burst plan (\d{3})", chosen)
+        assert number, chosen
+        plan_id = f"burst-{number.group(1)}"
+        risk = env.plans()[plan_id]["risk"]
+        assert chosen.startswith(f"{risk.upper()} · plan Burst plan {number.group(1)} — waits for a decision"), (
+            chosen,
+            risk,
+        )
+        menu.click(chosen)
+        wait(lambda: driver.get("url").endswith(f"#/plans/{plan_id}"), 10, "the review chosen in the tray")
         label = lambda: bus.item_property(app_item["sender"], app_item["path"], "XAyatanaLabel")  # noqa: E731
         seen = len(notifications.snapshot())
         agent.call("propose_plan", {"plan": plan(env, "e2e-changed", "Changed after notifying")})

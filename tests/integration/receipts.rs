@@ -57,8 +57,28 @@ fn a_real_run_round_trips_through_export_and_offline_verification() {
     let csv = std::fs::read_to_string(out_dir.join("summary.csv")).unwrap();
     assert_eq!(csv.lines().count(), 19, "{csv}");
     assert!(csv.lines().skip(1).all(|l| l.contains(",true,")), "{csv}");
+    // Issue 46: who, what, when (UTC, said so), the verdict in words, and the
+    // approver by name rather than key id — the same columns in both files.
+    assert!(
+        csv.starts_with("index,time_utc,who,what,subject,verdict,why,event,verified,error\n"),
+        "{csv}"
+    );
+    let decision = csv
+        .lines()
+        .find(|l| l.contains(",plan.decision,"))
+        .unwrap_or_else(|| panic!("no plan.decision line: {csv}"));
+    assert!(
+        decision.contains(" UTC,human:demo-reviewer,decided on plan demo-write-config")
+            && decision.contains(",Approved,"),
+        "{decision}"
+    );
+    assert!(!csv.contains("ed25519:"), "key ids, not names: {csv}");
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("every receipt verified"));
+    assert!(
+        html.contains("<th>Who</th>") && html.contains("<td>human:demo-reviewer</td>"),
+        "{html}"
+    );
 
     // The auditor's machine: only the bundle and the binary (no data dir at all).
     let out = verify_offline(&out_dir, &key);

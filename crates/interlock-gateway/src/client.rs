@@ -191,6 +191,16 @@ impl ReviewerClient {
         }
     }
 
+    /// The inbox as a short list reads it ([`crate::inbox::InboxEntry`]).
+    pub async fn inbox_entries(&self) -> Result<Vec<crate::inbox::InboxEntry>, ClientError> {
+        Ok(self
+            .inbox()
+            .await?
+            .iter()
+            .filter_map(crate::inbox::InboxEntry::from_summary)
+            .collect())
+    }
+
     /// `GET /api/v1/plans/{id}` or `/servers/{name}`: the subject as a
     /// reviewer sees it, with the hash a decision must sign and the policy
     /// digest it is made under.

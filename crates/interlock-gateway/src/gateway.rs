@@ -232,18 +232,14 @@ impl Gateway {
     ///
     /// [`ServerView::waits_for_review`]: interlock_trust::pins::ServerView::waits_for_review
     pub async fn held_count(&self) -> Result<usize, interlock_engine::EngineError> {
-        let plans = self
-            .engine()
-            .plans(Some(interlock_store::PlanStatus::Proposed))
-            .await?
-            .len();
-        let servers = self
-            .pins()
-            .views()
-            .iter()
-            .filter(|v| v.waits_for_review())
-            .count();
-        Ok(plans + servers)
+        Ok(self.waiting().await?.len())
+    }
+
+    /// What waits for a reviewer, newest first ([`crate::inbox`]).
+    pub async fn waiting(
+        &self,
+    ) -> Result<Vec<crate::inbox::Waiting>, interlock_engine::EngineError> {
+        crate::inbox::waiting(self.engine(), self.pins()).await
     }
 
     pub fn events(&self) -> &EventBus {

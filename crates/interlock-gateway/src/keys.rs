@@ -25,13 +25,45 @@ pub fn key_hash(key: &str) -> String {
     format!("sha256:{}", hex::encode(d.as_ref()))
 }
 
+/// Who issued a key, as its `apikey.issued` receipt says (issue 46: an
+/// auditor reading the receipt could not tell).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IssuedBy {
+    /// The machine's owner, through the admin socket beside the running
+    /// gateway (`interlock agents add`, `reviewers add`).
+    OwnerBesideGateway,
+    /// The machine's owner, with the keychain (no gateway running).
+    OwnerWithKeychain,
+    /// A browser that redeemed a one-time sign-in link.
+    SigninLink,
+    /// `interlock connect` (or the desktop's Connect), for a client it wrote.
+    Connect,
+    /// The desktop app, for its own window.
+    DesktopApp,
+}
+
+impl IssuedBy {
+    /// The receipt's `by`.
+    pub fn name(self) -> &'static str {
+        match self {
+            IssuedBy::OwnerBesideGateway => "owner (admin socket)",
+            IssuedBy::OwnerWithKeychain => "owner (keychain)",
+            IssuedBy::SigninLink => "sign-in link",
+            IssuedBy::Connect => "interlock connect",
+            IssuedBy::DesktopApp => "desktop app",
+        }
+    }
+}
+
 /// Creates a key for `name` and stores its hash; returns the key (the only
-/// time it exists outside the caller's hands) and the record.
+/// time it exists outside the caller's hands) and the record. The receipt
+/// says who issued it.
 pub async fn issue_key(
     engine: &Engine,
     kind: ApiKeyKind,
     name: &str,
     role: &str,
+    by: IssuedBy,
 ) -> Result<(String, ApiKeyRecord), interlock_engine::EngineError> {
     let key = generate_key();
     let record = engine
@@ -44,6 +76,7 @@ pub async fn issue_key(
     m.insert("name".into(), name.into());
     m.insert("role".into(), role.into());
     m.insert("key_hash".into(), record.key_hash.as_str().into());
+    m.insert("by".into(), by.name().into());
     engine
         .record(interlock_trust::events::EventType::ApiKeyIssued.as_str(), m)
         .await?;

@@ -50,6 +50,7 @@ pub mod executor;
 mod extract;
 pub mod gateway;
 pub mod http;
+pub mod inbox;
 pub mod jsonrpc;
 pub mod keys;
 pub mod metrics;

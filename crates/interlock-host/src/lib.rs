@@ -13,6 +13,7 @@ pub mod connect;
 mod data_dir;
 mod decide;
 mod log_key;
+mod owner_decisions;
 mod runtime;
 mod signin_file;
 mod standing;
@@ -142,6 +143,9 @@ pub enum HostError {
     /// The running gateway's admin socket failed or refused.
     #[error(transparent)]
     Admin(#[from] interlock_gateway::admin::AdminError),
+    /// A server's removal was refused (issue 20 item 5).
+    #[error(transparent)]
+    ServerChange(#[from] interlock_gateway::server_file::ServerChangeError),
     /// The running gateway answered something else than asked.
     #[error("the gateway answered {0}")]
     Unexpected(String),

@@ -151,14 +151,25 @@ impl Host {
         let admin = match interlock_gateway::admin::bind(&data_dir).await {
             Ok(listener) => {
                 let mut admin_stopped = stop.subscribe();
-                let tokens = self.keychain().ok().map(|k| {
-                    Arc::new(KeychainTokens(k)) as Arc<dyn interlock_gateway::admin::TokenStore>
-                });
+                let keychain = self.keychain().ok();
+                let owner = interlock_gateway::admin::OwnerServices {
+                    tokens: keychain.clone().map(|k| {
+                        Arc::new(KeychainTokens(k)) as Arc<dyn interlock_gateway::admin::TokenStore>
+                    }),
+                    signin: signin_issuer(&gateway, bound),
+                    // The owner's decisions from a second terminal (issue 46).
+                    decisions: keychain.map(|keychain| {
+                        Arc::new(crate::owner_decisions::KeychainDecisions {
+                            keychain,
+                            gateway: gateway.clone(),
+                        })
+                            as Arc<dyn interlock_gateway::admin::decisions::OwnerDecisions>
+                    }),
+                };
                 let task = tokio::spawn(interlock_gateway::admin::serve(
                     listener,
                     gateway.engine().clone(),
-                    tokens,
-                    signin_issuer(&gateway, bound),
+                    owner,
                     Some(gateway.clone()),
                     Some(format!("{}/mcp", loopback_base(bound))),
                     async move {
@@ -340,13 +351,33 @@ impl RunningGateway {
             .store()
             .revoke_api_keys(ApiKeyKind::Reviewer, name)
             .await?;
-        let (token, _) = issue_key(engine, ApiKeyKind::Reviewer, name, "reviewer").await?;
+        let (token, _) = issue_key(
+            engine,
+            ApiKeyKind::Reviewer,
+            name,
+            "reviewer",
+            interlock_gateway::keys::IssuedBy::DesktopApp,
+        )
+        .await?;
         Ok(token)
     }
 
     /// How many items wait for a reviewer (the inbox's rule).
     pub async fn held_count(&self) -> Result<usize, HostError> {
         Ok(self.gateway.held_count().await?)
+    }
+
+    /// What waits for a reviewer, as a short list reads it, newest first.
+    pub async fn inbox_entries(
+        &self,
+    ) -> Result<Vec<interlock_gateway::inbox::InboxEntry>, HostError> {
+        Ok(self
+            .gateway
+            .waiting()
+            .await?
+            .iter()
+            .map(interlock_gateway::inbox::Waiting::entry)
+            .collect())
     }
 
     /// [`crate::decide_plan`] on this gateway's engine.
@@ -374,6 +405,56 @@ impl RunningGateway {
             said,
         )
         .await
+    }
+
+    /// [`crate::decide_tool_definition`] on this gateway, announced on its bus:
+    /// one tool's observed definition approved into the baseline, or blocked.
+    pub async fn decide_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        expected_hash: Option<&str>,
+        said: &Countersign<'_>,
+    ) -> Result<ServerRecord, HostError> {
+        crate::decide_tool_definition(
+            self.gateway.engine(),
+            self.gateway.events(),
+            self.gateway.config(),
+            server,
+            tool,
+            expected_hash,
+            said,
+        )
+        .await
+    }
+
+    /// Removes server `name` from this gateway (issue 20 item 5), signed with
+    /// `said.key` over exactly the removal hash the person was shown
+    /// (`expected_hash`; another now: [`HostError::Changed`], nothing signed).
+    /// Its leaf's index.
+    pub async fn remove_server(
+        &self,
+        name: &str,
+        expected_hash: &str,
+        said: &Countersign<'_>,
+    ) -> Result<u64, HostError> {
+        said.approval_only(&format!("the removal of `{name}`"))?;
+        let engine = self.gateway.engine();
+        let (subject, hash) = self.gateway.removal_terms(name).await?;
+        if hash.to_string() != expected_hash {
+            return Err(HostError::Changed(format!(
+                "`{name}` changed since it was shown ({expected_hash} → {hash}); review it again"
+            )));
+        }
+        let terms = crate::RemovalTerms {
+            subject,
+            hash,
+            audience: engine.log().origin().to_owned(),
+            policy_digest: engine.policy().digest(),
+            now: engine.now(),
+        };
+        let envelope = crate::sign_removal(said.key, &terms, said.reason, said.valid_for_secs)?;
+        Ok(self.gateway.remove_server(&envelope).await?)
     }
 
     /// [`crate::approve_held_call`] on this gateway.

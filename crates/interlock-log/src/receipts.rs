@@ -134,9 +134,10 @@ pub async fn export_files(store: &Store, filter: &ExportFilter) -> Result<Export
     let bundle = export(store, filter).await?;
     let bundle_json = bundle.to_bytes();
     let report = interlock_receipts::verify_bundle(&bundle_json, &VerifyOptions::default());
+    let readings = interlock_receipts::readings(&bundle, &report);
     Ok(ExportFiles {
-        report_html: html_report(&report, &bundle.trust.log_key),
-        summary_csv: csv_summary(&report),
+        report_html: html_report(&report, &readings, &bundle.trust.log_key),
+        summary_csv: csv_summary(&report, &readings),
         bundle,
         bundle_json,
         report,

@@ -12,6 +12,7 @@
 //! * [`verify`]: offline verification ([`verify_bundle`], [`VerifyReport`]).
 //! * [`tlog`]: one receipt as a C2SP tlog-proof file ([`receipt_tlog_proof`], [`verify_tlog_proof`]).
 //! * [`summary`]: a receipt decoded for a reader ([`summarize`]).
+//! * [`reading`]: a receipt as an auditor reads it ([`Reading`]: who, what, when, why, verdict).
 //! * [`report`]: an export's `report.html` and `summary.csv` ([`html_report`], [`csv_summary`]).
 //! * [`claims`]: what an auditor asks of the log ([`claims::drift_window_claim`]).
 //! * [`error`]: [`ReceiptError`], one variant per thing that can be wrong.
@@ -23,6 +24,7 @@ pub mod error;
 pub mod event;
 pub mod format_names;
 pub mod leaf;
+pub mod reading;
 pub mod report;
 pub mod summary;
 pub mod tlog;
@@ -38,7 +40,8 @@ pub use leaf::{
     STATEMENT_TYPE, derive_subjects, open_leaf, open_leaf_unverified, seal, seal_canonical,
     seal_statement,
 };
-pub use report::{csv_summary, html_report};
+pub use reading::{Reading, read as read_receipt};
+pub use report::{csv_summary, html_report, readings};
 pub use summary::{ReceiptSummary, summarize};
 pub use tlog::{TlogProofReport, receipt_tlog_proof, verify_tlog_proof};
 pub use verify::{ReceiptLine, VerifyOptions, VerifyReport, verify_bundle};

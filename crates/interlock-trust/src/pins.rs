@@ -344,6 +344,36 @@ pub struct ServerView {
 }
 
 impl ServerView {
+    /// The server's one risk label (issue 46 item 2): the worst of what its
+    /// tools can do ([`interlock_surface::surface_power`]: annotations, names,
+    /// schemas), what the first-contact scan found while it is pending, and
+    /// its open drift; low at least. The inbox, the server view, the Welcome
+    /// page, notifications and the tray all show this one label.
+    pub fn risk(&self) -> interlock_core::RiskLevel {
+        use interlock_core::RiskLevel;
+        let power = self
+            .observed
+            .as_ref()
+            .and_then(|s| interlock_surface::surface_power(s).1)
+            .map(|s| s.name().to_owned());
+        let first_contact =
+            first_contact_of(&self.record).and_then(|f| f["risk"].as_str().map(str::to_owned));
+        let drift: Vec<serde_json::Value> =
+            serde_json::from_slice(&self.record.drift).unwrap_or_default();
+        let worst_drift = drift
+            .iter()
+            .filter_map(|d| d["severity"].as_str())
+            .filter_map(RiskLevel::from_name)
+            .max();
+        [power, first_contact]
+            .into_iter()
+            .flatten()
+            .filter_map(|name| RiskLevel::from_name(&name))
+            .chain(worst_drift)
+            .max()
+            .unwrap_or(RiskLevel::Low)
+    }
+
     /// Whether a reviewer has something to decide here: a pending or
     /// quarantined server, or one with held or quarantined tools. The
     /// inbox, the tray count and notifications all use this one rule.

@@ -2,12 +2,13 @@
 // browser with its approver key — an approval of `server-removal:<name>` at
 // the hash the gateway gives for the server's name and transport — and
 // verified by the gateway (registered key, audience, policy, one-shot nonce).
-// The desktop's signer knows plans and servers' surfaces only: there, the CLI
-// (`interlock servers remove`) removes.
+// In the desktop app the keychain key signs it, in Rust (issue 46: the window
+// had no Remove).
 
 import { useState } from 'preact/hooks';
 import { ApiError, request, type ServerDetail } from '../lib/api';
 import { isDesktop } from '../lib/config';
+import { desktopDecide, desktopErrorCode, desktopErrorMessage } from '../lib/desktop';
 import { ensureKey, sign } from '../lib/browserKey';
 import { buildStatement, envelope, reasonError, signingInput } from '../lib/statement';
 import { go, href } from '../lib/router';
@@ -31,6 +32,17 @@ export function RemoveServer({ name, d }: { name: string; d: ServerDetail | null
     setError(null);
     try {
       const terms = await request<{ subject: string; hash: string }>(`/api/v1/servers/${encodeURIComponent(name)}/removal`);
+      if (isDesktop()) {
+        try {
+          await desktopDecide({ subjectKind: 'removal', subject: name, hash: terms.hash, decision: 'approve', reason });
+        } catch (e) {
+          throw new ApiError(0, desktopErrorCode(e) ?? 'desktop', desktopErrorMessage(e));
+        }
+        setOpen(false);
+        toast(`Removed ${name}`, 'ok');
+        go(href.servers());
+        return;
+      }
       const key = await ensureKey();
       const statement = buildStatement({
         planId: terms.subject,
@@ -61,21 +73,15 @@ export function RemoveServer({ name, d }: { name: string; d: ServerDetail | null
     <div class="card remove-server" data-testid="remove-server">
       <div class="card-head">
         <h3>Remove this server</h3>
-        {isDesktop() ? (
-          <span class="faint right">
-            from a terminal: <code>interlock servers remove {name} --reason R</code>
-          </span>
-        ) : (
-          <button class="btn small danger right" data-testid="remove-server-open" onClick={() => setOpen(true)}>
-            Remove…
-          </button>
-        )}
+        <button class="btn small danger right" data-testid="remove-server-open" onClick={() => setOpen(true)}>
+          Remove…
+        </button>
       </div>
       {open && (
         <ConfirmDialog title={`Remove ${name}?`} confirm={busy ? 'Removing…' : 'Sign and remove'} danger onConfirm={() => void remove()} onClose={() => setOpen(false)}>
           <p style={{ marginTop: 0 }}>
             The gateway stops it at once: its tools leave every agent's listing and it leaves the gateway's config. Added again,
-            it starts pending. Your approver key signs the removal; it is logged.
+            it starts pending. Your approver key signs the removal ({isDesktop() ? 'this computer’s keychain key' : 'this browser’s key'}); it is logged.
           </p>
           <div class="field">
             <label for="remove-reason">Why</label>

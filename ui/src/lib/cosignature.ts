@@ -18,6 +18,8 @@
 import { parseVerifierKey } from './note';
 import { fromBase64, toHex, utf8 } from './statement';
 
+import { hasSmallOrder } from './ed25519';
+
 export const ALG_COSIGNATURE_V1 = 0x04;
 /** Bytes of a cosignature after its key id: an 8-byte timestamp and a signature. */
 export const COSIGNATURE_LEN = 8 + 64;
@@ -131,6 +133,8 @@ export async function parseWitnessKey(vkey: string): Promise<WitnessKey> {
   if (raw.length !== 33) throw new Error('Ed25519 key is not 32 bytes');
   if (!isValidKeyName(name)) throw new Error(`invalid key name \`${name}\``);
   const publicKey = raw.slice(1);
+  // A weak key would vouch for any checkpoint (the gateway's verify_strict refuses it too).
+  if (hasSmallOrder(publicKey)) throw new Error('a weak Ed25519 key (a point of small order): it would cosign anything');
   const keyId = await cosignatureKeyId(name, publicKey);
   if (toHex(keyId) !== idHex) throw new Error(`key id mismatch: expected ${toHex(keyId)}, got ${idHex}`);
   return { name, keyId, publicKey, vkey };

@@ -39,9 +39,6 @@ export function actedRecently(kind: string, subject: string, ms = 8000): boolean
 }
 
 export async function decide(r: DecideRequest): Promise<Record<string, unknown>> {
-  if (isDesktop() && r.kind === 'tool')
-    // The desktop's signer (src-tauri) knows plans and servers only.
-    throw new ApiError(0, 'desktop', 'The desktop app cannot sign a decision about one tool yet: use `interlock servers approve|reject --tool`.');
   const scoped = r.decision === 'approve' && r.kind === 'plan' && r.scope && r.scope.scope !== 'once' ? r.scope : null;
   if (isDesktop()) {
     try {

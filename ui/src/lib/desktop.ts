@@ -16,7 +16,8 @@ function invoke<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
 }
 
 export function desktopDecide(a: {
-  subjectKind: SubjectKind;
+  /** A plan, a server's surface, one tool (`<server>/<tool>`), or a server's removal. */
+  subjectKind: SubjectKind | 'removal';
   subject: string;
   hash: string;
   decision: DecisionKind;

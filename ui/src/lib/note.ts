@@ -5,6 +5,7 @@
 // and root the API reports.
 
 import { fromBase64, toHex, utf8 } from './statement';
+import { hasSmallOrder } from './ed25519';
 
 export interface CheckpointVerification {
   ok: boolean;
@@ -32,6 +33,7 @@ export async function parseVerifierKey(vkey: string): Promise<VerifierKey> {
   const raw = fromBase64(b64);
   if (raw.length !== 33 || raw[0] !== 0x01) throw new Error('not an Ed25519 verifier key');
   const publicKey = raw.slice(1);
+  if (hasSmallOrder(publicKey)) throw new Error('a weak Ed25519 key (a point of small order): it would verify anything');
   const keyHash = await keyHashOf(name, publicKey);
   if (toHex(keyHash) !== hashHex.toLowerCase()) throw new Error('the verifier key hash does not match the key');
   return { name, keyHash, publicKey };

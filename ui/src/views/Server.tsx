@@ -6,7 +6,6 @@ import type { SurfaceDiff } from '../lib/surfaceDiff';
 import { DecisionButtons, useDecision } from '../components/Decision';
 import { DecisionDialog, type DecisionTarget } from '../components/Dialog';
 import { toast } from '../components/Toasts';
-import { isDesktop } from '../lib/config';
 import { toolSubject, type DecisionKind } from '../lib/statement';
 import {
   blockedLabel,
@@ -345,9 +344,8 @@ export function ServerView({ name }: { name: string }) {
   const [layout, setLayout] = useDiffLayout();
   const d = res.data;
   const s = d?.server;
-  // Per-tool decisions need the gateway's own definition hashes (and a browser
-  // signer: the desktop's knows plans and servers only).
-  const hashes = isDesktop() ? null : observedToolHashes(d);
+  // Per-tool decisions need the gateway's own definition hashes.
+  const hashes = observedToolHashes(d);
   const [toolDialog, setToolDialog] = useState<{ tool: string; kind: DecisionKind; target: DecisionTarget } | null>(null);
   const openTool = (tool: string | undefined, kind: DecisionKind) => {
     if (!d || !s || !tool) return;

@@ -4,14 +4,16 @@
 //!
 //! - [`socket`]: the admin socket's requests — keys and tokens minted, sign-in
 //!   links issued, servers added, synced and removed.
+//! - [`decisions`]: the owner's decisions, signed by the host's keychain key.
 //! - [`api`]: API keys' settings and admin tokens over HTTP.
 
 pub mod api;
+pub mod decisions;
 pub mod socket;
 
 pub use socket::{
-    AdminError, Answer, CONNECT_BACKUP_KEY_PREFIX, Request, SigninIssuer, TokenStore, bind,
-    request, serve, socket_path,
+    AdminError, Answer, CONNECT_BACKUP_KEY_PREFIX, OwnerServices, Request, SigninIssuer,
+    TokenStore, bind, request, serve, socket_path,
 };
 
 /// The admin API's routes: `/api/v1/admin/…` (admin tokens only).

@@ -13,7 +13,9 @@
 //! protocol is one JSON request line and one JSON answer line per connection;
 //! it can only do what the CLI could do with the keychain: issue API keys,
 //! write or delete upstreams' tokens (`interlock connect`) — never read one —
-//! and print a one-time sign-in link (`interlock signin-link`).
+//! print a one-time sign-in link (`interlock signin-link`), and sign the
+//! owner's decisions with the approver key in the gateway's keychain
+//! ([`super::decisions`]).
 
 use std::path::{Path, PathBuf};
 
@@ -97,6 +99,10 @@ pub enum Request {
         #[serde(with = "admin_scope")]
         scope: interlock_store::AdminScope,
     },
+    /// The owner's decision, signed here with the gateway's approver key
+    /// (`interlock servers approve|reject`, `plans approve|reject` beside a
+    /// running gateway; [`super::decisions`]).
+    Decide(super::decisions::OwnerDecision),
 }
 
 /// An [`interlock_store::AdminScope`] on the wire: its name.
@@ -164,6 +170,8 @@ pub enum Answer {
     Started(Vec<String>),
     /// The programs reviewers asked to run, oldest first.
     ServerRequests(Vec<crate::server_requests::ServerRequest>),
+    /// What a decision made of its subject, in words (`Request::Decide`).
+    Decided(String),
     /// What a removal signs, and the terms it is checked against.
     RemovalTerms {
         subject: String,
@@ -182,6 +190,16 @@ pub struct SigninIssuer {
     pub links: std::sync::Arc<crate::signin::SigninLinks>,
     /// `http://host:port` of the review UI.
     pub base_url: String,
+}
+
+/// What the host lends the admin socket for the owner: its keychain's
+/// upstream tokens, the sign-in links of the UI it serves, and its approver
+/// key's signer. Each is absent where the host has none.
+#[derive(Clone, Default)]
+pub struct OwnerServices {
+    pub tokens: Option<std::sync::Arc<dyn TokenStore>>,
+    pub signin: Option<SigninIssuer>,
+    pub decisions: Option<std::sync::Arc<dyn super::decisions::OwnerDecisions>>,
 }
 
 /// The prefix of the tokens the admin socket may write.
@@ -246,12 +264,16 @@ pub async fn bind(data_dir: &Path) -> Result<UnixListener, AdminError> {
 pub async fn serve(
     listener: UnixListener,
     engine: Engine,
-    tokens: Option<std::sync::Arc<dyn TokenStore>>,
-    signin: Option<SigninIssuer>,
+    owner: OwnerServices,
     gateway: Option<crate::Gateway>,
     mcp_url: Option<String>,
     stop: impl std::future::Future<Output = ()>,
 ) {
+    let OwnerServices {
+        tokens,
+        signin,
+        decisions,
+    } = owner;
     let uid = rustix::process::getuid().as_raw();
     tokio::pin!(stop);
     loop {
@@ -271,6 +293,7 @@ pub async fn serve(
         let engine = engine.clone();
         let tokens = tokens.clone();
         let signin = signin.clone();
+        let decisions = decisions.clone();
         let gateway = gateway.clone();
         let mcp_url = mcp_url.clone();
         tokio::spawn(async move {
@@ -284,6 +307,7 @@ pub async fn serve(
                         Some(mcp_url) => Answer::Address { mcp_url },
                         None => Answer::Error("this gateway serves no MCP endpoint".into()),
                     },
+                    Ok(Request::Decide(d)) => decide(decisions, d).await,
                     Ok(req) => answer(&engine, tokens, signin, gateway, req).await,
                     Err(e) => Answer::Error(format!("not a request: {e}")),
                 },
@@ -294,6 +318,25 @@ pub async fn serve(
             out.push(b'\n');
             let _ = write.write_all(&out).await;
         });
+    }
+}
+
+/// `Request::Decide`: checked, then signed by the host's keychain signer.
+async fn decide(
+    decisions: Option<std::sync::Arc<dyn super::decisions::OwnerDecisions>>,
+    d: super::decisions::OwnerDecision,
+) -> Answer {
+    if let Err(e) = super::decisions::check(&d) {
+        return Answer::Error(e);
+    }
+    match decisions {
+        None => Answer::Error(
+            "this gateway cannot sign decisions (no keychain); decide in its review UI".into(),
+        ),
+        Some(signer) => match signer.decide(d).await {
+            Ok(done) => Answer::Decided(done),
+            Err(e) => Answer::Error(e),
+        },
     }
 }
 
@@ -324,8 +367,9 @@ async fn answer(
     };
     match req {
         Request::Ping => Answer::Pong,
-        // Answered in `serve`, which knows the address.
+        // Answered in `serve`, which knows the address and the signer.
         Request::Address => Answer::Error("no address here".into()),
+        Request::Decide(_) => Answer::Error("no signer here".into()),
         Request::SigninLink => match signin {
             None => Answer::Error(
                 "this gateway serves no review UI to sign in to (start it with `interlock serve --ui ui/dist`)".into(),
@@ -460,7 +504,13 @@ async fn answer(
                 }
                 (ApiKeyKind::Reviewer, false) => name,
             };
-            match crate::keys::issue_key(engine, kind, &name, &role).await {
+            // `first_free` is connect's: it names keys after the clients it writes.
+            let by = if first_free {
+                crate::keys::IssuedBy::Connect
+            } else {
+                crate::keys::IssuedBy::OwnerBesideGateway
+            };
+            match crate::keys::issue_key(engine, kind, &name, &role, by).await {
                 Ok((key, record)) => Answer::Key {
                     key,
                     key_hash: record.key_hash,
@@ -535,8 +585,7 @@ mod tests {
         let server = tokio::spawn(serve(
             listener,
             engine.clone(),
-            None,
-            None,
+            OwnerServices::default(),
             None,
             None,
             async {
@@ -553,6 +602,24 @@ mod tests {
         // No UI served here: no sign-in link.
         let e = ask(Request::SigninLink).await.unwrap_err().to_string();
         assert!(e.contains("serves no review UI"), "{e}");
+        // No keychain here: no decision signed, whatever it says (issue 46).
+        let decide = |shown_hash: Option<&str>| {
+            Request::Decide(super::super::decisions::OwnerDecision {
+                subject: super::super::decisions::DecisionSubject::Server { name: "x".into() },
+                decision: interlock_core::decision::Decision::Approve,
+                shown_hash: shown_hash.map(str::to_owned),
+                reason: "read it".into(),
+                valid_for_secs: 60,
+            })
+        };
+        let e = ask(decide(Some("sha256:00")))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot sign decisions"), "{e}");
+        // An approval that names no hash is refused before any signer.
+        let e = ask(decide(None)).await.unwrap_err().to_string();
+        assert!(e.contains("must name the hash"), "{e}");
         // A kind the gateway does not issue is refused when the line is read.
         let raw = |line: &'static str| {
             let path = socket_path(dir.path());

@@ -58,24 +58,13 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
         })
         .map(str::to_owned);
     let first = interlock_trust::pins::first_contact_of(&v.record);
-    let (power, strongest) = v
+    let (power, _) = v
         .observed
         .as_ref()
         .map(interlock_surface::surface_power)
         .unwrap_or_default();
-    const LEVELS: [&str; 5] = ["info", "low", "medium", "high", "critical"];
-    let rank = |s: &str| LEVELS.iter().position(|x| *x == s).unwrap_or(0);
-    let risk_level = [
-        strongest.map(|s| s.name()),
-        first.as_ref().and_then(|f| f["risk"].as_str()),
-        worst.as_deref(),
-        Some("low"),
-    ]
-    .into_iter()
-    .flatten()
-    .max_by_key(|s| rank(s))
-    .unwrap_or("low")
-    .to_owned();
+    // The one label (issue 46 item 2), as the tray and notifications show it.
+    let risk_level = v.risk().name();
     let power: Vec<Value> = power
         .iter()
         .map(|(tool, p)| json!({"tool": tool, "risk": p.level.name(), "why": p.why}))
@@ -137,23 +126,24 @@ fn server_summary(gw: &Gateway, v: &ServerView) -> Value {
 /// quarantined servers, servers with held tools — newest first.
 pub async fn inbox(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult {
     reviewer(&gw, &headers).await?;
-    let mut items = Vec::new();
-    for r in gw.engine().plans(Some(PlanStatus::Proposed)).await? {
-        let mut s = plan_summary(&r);
-        s["kind"] = json!("plan");
-        items.push((r.updated_at, s));
-    }
-    for v in gw.pins().views() {
-        if v.waits_for_review() {
-            let mut s = server_summary(&gw, &v);
-            s["kind"] = json!("server");
-            items.push((v.record.updated_at, s));
-        }
-    }
-    items.sort_by_key(|b| std::cmp::Reverse(b.0));
-    Ok(Json(
-        json!({"items": items.into_iter().map(|(_, s)| s).collect::<Vec<_>>()}),
-    ))
+    let items: Vec<Value> = gw
+        .waiting()
+        .await?
+        .iter()
+        .map(|w| match w {
+            crate::inbox::Waiting::Plan(r) => {
+                let mut s = plan_summary(r);
+                s["kind"] = json!("plan");
+                s
+            }
+            crate::inbox::Waiting::Server(v) => {
+                let mut s = server_summary(&gw, v);
+                s["kind"] = json!("server");
+                s
+            }
+        })
+        .collect();
+    Ok(Json(json!({ "items": items })))
 }
 
 #[derive(Deserialize)]

@@ -78,6 +78,7 @@ pub async fn redeem_handler(
         interlock_store::ApiKeyKind::Reviewer,
         &req.name,
         "reviewer",
+        crate::keys::IssuedBy::SigninLink,
     )
     .await?;
     let key_id = engine

@@ -756,6 +756,7 @@ impl Host {
                 ApiKeyKind::Agent,
                 &name,
                 interlock_gateway::roles::DEFAULT_ROLE,
+                interlock_gateway::keys::IssuedBy::Connect,
             )
             .await?;
             Ok::<_, interlock_engine::EngineError>((key, name))
