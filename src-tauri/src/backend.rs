@@ -460,8 +460,8 @@ impl Backend {
         })
     }
 
-    /// The in-process gateway, for tests that set up what a reviewer meets.
-    #[cfg(test)]
+    /// The in-process gateway (none in team mode): what a server's
+    /// notification reads its risk from, and what tests set up.
     pub fn local_gateway(&self) -> Option<&interlock_gateway::Gateway> {
         match &self.link {
             Link::Local(running) => Some(running.gateway()),
@@ -502,18 +502,6 @@ impl Backend {
             title: e.title.clone(),
             risk,
         })
-    }
-
-    /// How many items wait for a reviewer (the inbox's rule).
-    pub async fn held_count(&self) -> Result<usize, String> {
-        match &self.link {
-            Link::Local(running) => running.held_count().await.map_err(|e| e.to_string()),
-            Link::Team { client, .. } => client
-                .inbox()
-                .await
-                .map(|items| items.len())
-                .map_err(|e| e.to_string()),
-        }
     }
 
     /// What waits for a reviewer, as the tray lists it (the inbox's rule

@@ -19,17 +19,13 @@ mod tray;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use backend::{Backend, DecideError};
 use interlock_host::Decision;
 use interlock_trust::SubjectKind;
 use serde_json::Value;
-use tauri::image::Image;
 use tauri::ipc::CapabilityBuilder;
-use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
-use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Manager, RunEvent, WebviewUrl, WebviewWindowBuilder};
 
 const WINDOW: &str = "main";
