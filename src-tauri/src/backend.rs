@@ -504,6 +504,17 @@ impl Backend {
         })
     }
 
+    /// What this app's reviewer says, with the keychain key, valid
+    /// [`APPROVAL_VALID_SECS`].
+    fn countersign<'a>(&'a self, decision: Decision, reason: &'a str) -> Countersign<'a> {
+        Countersign {
+            key: &self.key,
+            decision,
+            reason,
+            valid_for_secs: APPROVAL_VALID_SECS,
+        }
+    }
+
     /// What waits for a reviewer, as the tray lists it (the inbox's rule
     /// and its risk labels), newest first.
     pub async fn inbox_entries(&self) -> Result<Vec<InboxEntry>, String> {
@@ -522,12 +533,7 @@ impl Backend {
         decision: Decision,
         reason: &str,
     ) -> Result<Value, DecideError> {
-        let said = Countersign {
-            key: &self.key,
-            decision,
-            reason,
-            valid_for_secs: APPROVAL_VALID_SECS,
-        };
+        let said = self.countersign(decision, reason);
         let running = match &self.link {
             Link::Local(running) => running,
             Link::Team { client, pin, .. } => {
@@ -578,12 +584,7 @@ impl Backend {
         decision: Decision,
         reason: &str,
     ) -> Result<Value, DecideError> {
-        let said = Countersign {
-            key: &self.key,
-            decision,
-            reason,
-            valid_for_secs: APPROVAL_VALID_SECS,
-        };
+        let said = self.countersign(decision, reason);
         let Link::Local(running) = &self.link else {
             return Err(DecideError::team_only("a decision about one tool"));
         };
@@ -606,7 +607,7 @@ impl Backend {
         hash: &str,
         reason: &str,
     ) -> Result<Value, DecideError> {
-        let said = Countersign::approve(&self.key, reason, APPROVAL_VALID_SECS);
+        let said = self.countersign(Decision::Approve, reason);
         let Link::Local(running) = &self.link else {
             return Err(DecideError::team_only("a server's removal"));
         };
@@ -645,7 +646,7 @@ impl Backend {
                 });
             }
         };
-        let said = Countersign::approve(&self.key, reason, APPROVAL_VALID_SECS);
+        let said = self.countersign(Decision::Approve, reason);
         let (outcome, grant) = running
             .approve_held_call(plan_id, hash, scope, &said)
             .await?;

@@ -94,13 +94,12 @@ pub async fn run(ctx: &Context, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
                 &plan.plan_hash,
                 hash.as_deref(),
             )?;
-            let d = OwnerDecision {
-                subject: DecisionSubject::Plan { id: id.clone() },
-                decision: Decision::Approve,
-                shown_hash: Some(shown.clone()),
-                reason: reason.clone(),
-                valid_for_secs: secs,
-            };
+            let d = OwnerDecision::approval(
+                DecisionSubject::Plan { id: id.clone() },
+                &shown,
+                &reason,
+                secs,
+            );
             if beside && let Some(exit) = owner::decide_beside(ctx, d).await? {
                 return Ok(exit);
             }
@@ -131,13 +130,7 @@ pub async fn run(ctx: &Context, cmd: PlansCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         PlansCommand::Reject { id, reason } => {
-            let d = OwnerDecision {
-                subject: DecisionSubject::Plan { id: id.clone() },
-                decision: Decision::Reject,
-                shown_hash: None,
-                reason: reason.clone(),
-                valid_for_secs: 3600,
-            };
+            let d = OwnerDecision::rejection(DecisionSubject::Plan { id: id.clone() }, &reason);
             if let Some(exit) = owner::decide_beside(ctx, d).await? {
                 return Ok(exit);
             }

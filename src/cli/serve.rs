@@ -29,10 +29,11 @@ pub fn load_config(ctx: &Context, path: Option<&PathBuf>) -> anyhow::Result<Gate
     Ok(ctx.host().gateway_config(path.map(PathBuf::as_path))?)
 }
 
-pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
-    // The gateway's own log (upstreams' stderr, reconnects, drift) on stderr;
-    // RUST_LOG overrides the level. Colours only on a terminal: a journal, a
-    // file or a container's log gets plain text (issue 46).
+/// A long-running command's own log (upstreams' stderr, reconnects, drift;
+/// a witness's submissions) on stderr; RUST_LOG overrides the level. Colours
+/// only on a terminal: a journal, a file or a container's log gets plain text
+/// (issue 46).
+pub fn log_to_stderr() {
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -41,6 +42,10 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .try_init();
+}
+
+pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> {
+    log_to_stderr();
     let running = ctx
         .host()
         .start_gateway(GatewayOptions {

@@ -340,16 +340,15 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 hash.as_deref(),
             )?;
             let valid_for = parse_duration(&expires)?;
-            let d = OwnerDecision {
-                subject: DecisionSubject::Tool {
+            let d = OwnerDecision::approval(
+                DecisionSubject::Tool {
                     server: name.clone(),
                     tool: tool.clone(),
                 },
-                decision: Decision::Approve,
-                shown_hash: Some(shown.clone()),
-                reason: reason.clone(),
-                valid_for_secs: valid_for,
-            };
+                &shown,
+                &reason,
+                valid_for,
+            );
             if beside && let Some(exit) = owner::decide_beside(ctx, d).await? {
                 return Ok(exit);
             }
@@ -387,13 +386,12 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 current,
                 hash.as_deref(),
             )?;
-            let d = OwnerDecision {
-                subject: DecisionSubject::Server { name: name.clone() },
-                decision: Decision::Approve,
-                shown_hash: Some(shown.clone()),
-                reason: reason.clone(),
-                valid_for_secs: parse_duration(&expires)?,
-            };
+            let d = OwnerDecision::approval(
+                DecisionSubject::Server { name: name.clone() },
+                &shown,
+                &reason,
+                parse_duration(&expires)?,
+            );
             if beside && let Some(exit) = owner::decide_beside(ctx, d).await? {
                 return Ok(exit);
             }
@@ -505,13 +503,7 @@ pub async fn run(ctx: &Context, cmd: ServersCommand) -> anyhow::Result<ExitCode>
                 },
                 None => DecisionSubject::Server { name: name.clone() },
             };
-            let d = OwnerDecision {
-                subject,
-                decision: Decision::Reject,
-                shown_hash: None,
-                reason: reason.clone(),
-                valid_for_secs: 3600,
-            };
+            let d = OwnerDecision::rejection(subject, &reason);
             if let Some(exit) = owner::decide_beside(ctx, d).await? {
                 return Ok(exit);
             }

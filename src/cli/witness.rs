@@ -53,14 +53,7 @@ pub async fn run(ctx: &Context, cmd: WitnessCommand) -> anyhow::Result<ExitCode>
             logs,
             store,
         } => {
-            let _ = tracing_subscriber::fmt()
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-                .with_env_filter(
-                    tracing_subscriber::EnvFilter::try_from_default_env()
-                        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-                )
-                .try_init();
+            super::serve::log_to_stderr();
             let database = store
                 .as_deref()
                 .map(interlock_store::StoreLocation::parse)

@@ -22,8 +22,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use ed25519_dalek::{Signature, Signer, VerifyingKey};
 
-use crate::hash::to_hex;
-use crate::note::{ForeignSignature, NoteError, SignedNote, is_valid_key_name};
+use crate::note::{
+    ForeignSignature, NoteError, SignedNote, check_key_id, format_vkey, is_valid_key_name,
+    parse_vkey,
+};
 
 /// Signature type byte of an Ed25519 tlog-cosignature v1 key.
 pub const ALG_COSIGNATURE_V1: u8 = 0x04;
@@ -165,46 +167,16 @@ impl CosignatureVerifier {
 
     /// Parses a verifier key `name+hex(keyid)+base64(0x04 ‖ key)`.
     pub fn from_vkey(vkey: &str) -> Result<Self, NoteError> {
-        let mut parts = vkey.splitn(3, '+');
-        let (Some(name), Some(id_hex), Some(b64)) = (parts.next(), parts.next(), parts.next())
-        else {
-            return Err(NoteError::MalformedVerifierKey("expected name+keyid+key"));
-        };
-        let raw = B64
-            .decode(b64)
-            .map_err(|_| NoteError::MalformedVerifierKey("key is not valid standard base64"))?;
-        let (&alg, key) = raw
-            .split_first()
-            .ok_or(NoteError::MalformedVerifierKey("key is empty"))?;
-        if alg != ALG_COSIGNATURE_V1 {
-            return Err(NoteError::UnsupportedKeyType(alg));
-        }
-        let key: &[u8; 32] = key
-            .try_into()
-            .map_err(|_| NoteError::MalformedVerifierKey("Ed25519 key is not 32 bytes"))?;
-        let key = VerifyingKey::from_bytes(key).map_err(|_| NoteError::InvalidPublicKey)?;
+        // The name is checked by `new`, with the weak key.
+        let (name, id_hex, key) = parse_vkey(vkey, ALG_COSIGNATURE_V1, |_| Ok(()))?;
         let v = Self::new(name, key)?;
-        let expected = to_hex(&v.key_id());
-        if expected != id_hex {
-            return Err(NoteError::KeyIdMismatch {
-                expected,
-                got: id_hex.to_owned(),
-            });
-        }
+        check_key_id(&v.key_id(), id_hex)?;
         Ok(v)
     }
 
     /// Formats as a verifier key `name+hex(keyid)+base64(0x04 ‖ key)`.
     pub fn to_vkey(&self) -> String {
-        let mut raw = Vec::with_capacity(33);
-        raw.push(ALG_COSIGNATURE_V1);
-        raw.extend_from_slice(self.key.as_bytes());
-        format!(
-            "{}+{}+{}",
-            self.name,
-            to_hex(&self.key_id()),
-            B64.encode(raw)
-        )
+        format_vkey(&self.name, self.key_id(), ALG_COSIGNATURE_V1, &self.key)
     }
 
     /// Whether `c` claims to be this witness's (same name and key ID).

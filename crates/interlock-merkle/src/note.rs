@@ -360,35 +360,7 @@ impl NoteVerifier {
     /// The key ID must be 8 lower-case hex digits and match the derived ID;
     /// weak (small-order) public keys are rejected.
     pub fn from_vkey(vkey: &str) -> Result<Self, NoteError> {
-        // The base64 part may itself contain '+', so split at most twice.
-        let mut parts = vkey.splitn(3, '+');
-        let (Some(name), Some(id_hex), Some(b64)) = (parts.next(), parts.next(), parts.next())
-        else {
-            return Err(NoteError::MalformedVerifierKey("expected name+keyid+key"));
-        };
-        check_key_name(name)?;
-        if id_hex.len() != 8
-            || !id_hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        {
-            return Err(NoteError::MalformedVerifierKey(
-                "key ID is not 8 lower-case hex digits",
-            ));
-        }
-        let raw = B64
-            .decode(b64)
-            .map_err(|_| NoteError::MalformedVerifierKey("key is not valid standard base64"))?;
-        let (&alg, key) = raw
-            .split_first()
-            .ok_or(NoteError::MalformedVerifierKey("key is empty"))?;
-        if alg != ALG_ED25519 {
-            return Err(NoteError::UnsupportedKeyType(alg));
-        }
-        let key: &[u8; 32] = key
-            .try_into()
-            .map_err(|_| NoteError::MalformedVerifierKey("Ed25519 key is not 32 bytes"))?;
-        let key = VerifyingKey::from_bytes(key).map_err(|_| NoteError::InvalidPublicKey)?;
+        let (name, id_hex, key) = parse_vkey(vkey, ALG_ED25519, check_key_name)?;
         if key.is_weak() {
             return Err(NoteError::InvalidPublicKey);
         }
@@ -396,27 +368,13 @@ impl NoteVerifier {
             name: name.to_owned(),
             key,
         };
-        let expected = to_hex(&v.key_id());
-        if expected != id_hex {
-            return Err(NoteError::KeyIdMismatch {
-                expected,
-                got: id_hex.to_owned(),
-            });
-        }
+        check_key_id(&v.key_id(), id_hex)?;
         Ok(v)
     }
 
     /// Formats as a verifier key `name+hex(keyid)+base64(0x01 ‖ public key)`.
     pub fn to_vkey(&self) -> String {
-        let mut raw = Vec::with_capacity(33);
-        raw.push(ALG_ED25519);
-        raw.extend_from_slice(self.key.as_bytes());
-        format!(
-            "{}+{}+{}",
-            self.name,
-            to_hex(&self.key_id()),
-            B64.encode(raw)
-        )
+        format_vkey(&self.name, self.key_id(), ALG_ED25519, &self.key)
     }
 }
 
@@ -519,4 +477,64 @@ impl<'a, S: Signer<Signature> + ?Sized> NoteSigner<'a, S> {
         note.signatures.push(sig);
         Ok(())
     }
+}
+
+/// A verifier key's parts, `name+hex(keyid)+base64(alg ‖ key)`, for a key of
+/// type `alg` (a note signer's 0x01, a witness's 0x04): the name (after
+/// `check_name`), the key ID as written (8 lower-case hex digits; the caller
+/// checks it against the one its key type derives) and the Ed25519 key.
+pub(crate) fn parse_vkey(
+    vkey: &str,
+    alg: u8,
+    check_name: impl FnOnce(&str) -> Result<(), NoteError>,
+) -> Result<(&str, &str, VerifyingKey), NoteError> {
+    // The base64 part may itself contain '+', so split at most twice.
+    let mut parts = vkey.splitn(3, '+');
+    let (Some(name), Some(id_hex), Some(b64)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(NoteError::MalformedVerifierKey("expected name+keyid+key"));
+    };
+    check_name(name)?;
+    if id_hex.len() != 8
+        || !id_hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        return Err(NoteError::MalformedVerifierKey(
+            "key ID is not 8 lower-case hex digits",
+        ));
+    }
+    let raw = B64
+        .decode(b64)
+        .map_err(|_| NoteError::MalformedVerifierKey("key is not valid standard base64"))?;
+    let (&found, key) = raw
+        .split_first()
+        .ok_or(NoteError::MalformedVerifierKey("key is empty"))?;
+    if found != alg {
+        return Err(NoteError::UnsupportedKeyType(found));
+    }
+    let key: &[u8; 32] = key
+        .try_into()
+        .map_err(|_| NoteError::MalformedVerifierKey("Ed25519 key is not 32 bytes"))?;
+    let key = VerifyingKey::from_bytes(key).map_err(|_| NoteError::InvalidPublicKey)?;
+    Ok((name, id_hex, key))
+}
+
+/// Refuses a written key ID that is not the derived one.
+pub(crate) fn check_key_id(derived: &[u8; 4], written: &str) -> Result<(), NoteError> {
+    let expected = to_hex(derived);
+    if expected != written {
+        return Err(NoteError::KeyIdMismatch {
+            expected,
+            got: written.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// `name+hex(keyid)+base64(alg ‖ key)`.
+pub(crate) fn format_vkey(name: &str, key_id: [u8; 4], alg: u8, key: &VerifyingKey) -> String {
+    let mut raw = Vec::with_capacity(33);
+    raw.push(alg);
+    raw.extend_from_slice(key.as_bytes());
+    format!("{name}+{}+{}", to_hex(&key_id), B64.encode(raw))
 }

@@ -279,23 +279,7 @@ fn verdict(s: &ReceiptSummary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::leaf::LeafSeal;
-
-    fn opened(json: &str, time: i64) -> OpenedLeaf {
-        let predicate = match interlock_canon::parse_json(json.as_bytes()).unwrap() {
-            Value::Object(m) => m,
-            _ => unreachable!(),
-        };
-        OpenedLeaf {
-            seal: LeafSeal::Tree,
-            statement: Value::Null,
-            kind: text(&predicate, "type").unwrap(),
-            time,
-            seq: 0,
-            predicate,
-            payload: Vec::new(),
-        }
-    }
+    use crate::summary::opened_for_test as opened;
 
     #[test]
     fn a_plan_decision_names_its_approver_says_its_verdict_and_its_time_zone() {

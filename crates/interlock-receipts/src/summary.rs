@@ -104,25 +104,32 @@ pub fn summarize(opened: &OpenedLeaf) -> ReceiptSummary {
     }
 }
 
+/// An opened leaf whose predicate is `json` (its `type` the kind), at `time`:
+/// what the readers' tests read.
+#[cfg(test)]
+pub(crate) fn opened_for_test(json: &str, time: i64) -> OpenedLeaf {
+    use crate::leaf::LeafSeal;
+    let predicate = match canon::parse_json(json.as_bytes()).unwrap() {
+        Value::Object(m) => m,
+        _ => unreachable!(),
+    };
+    OpenedLeaf {
+        seal: LeafSeal::Tree,
+        statement: Value::Null,
+        kind: text(&predicate, "type").unwrap(),
+        time,
+        seq: 0,
+        predicate,
+        payload: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::leaf::{LeafSeal, OpenedLeaf};
 
     fn opened(json: &str) -> OpenedLeaf {
-        let predicate = match canon::parse_json(json.as_bytes()).unwrap() {
-            Value::Object(m) => m,
-            _ => unreachable!(),
-        };
-        OpenedLeaf {
-            seal: LeafSeal::Tree,
-            statement: Value::Null,
-            kind: text(&predicate, "type").unwrap(),
-            time: 7,
-            seq: 0,
-            predicate,
-            payload: Vec::new(),
-        }
+        opened_for_test(json, 7)
     }
 
     #[test]

@@ -58,6 +58,35 @@ pub struct OwnerDecision {
     pub valid_for_secs: i64,
 }
 
+impl OwnerDecision {
+    /// An approval of exactly `shown_hash`, valid `valid_for_secs`.
+    pub fn approval(
+        subject: DecisionSubject,
+        shown_hash: &str,
+        reason: &str,
+        valid_for_secs: i64,
+    ) -> OwnerDecision {
+        OwnerDecision {
+            subject,
+            decision: Decision::Approve,
+            shown_hash: Some(shown_hash.to_owned()),
+            reason: reason.to_owned(),
+            valid_for_secs,
+        }
+    }
+
+    /// A rejection (of whatever the subject is now), valid an hour.
+    pub fn rejection(subject: DecisionSubject, reason: &str) -> OwnerDecision {
+        OwnerDecision {
+            subject,
+            decision: Decision::Reject,
+            shown_hash: None,
+            reason: reason.to_owned(),
+            valid_for_secs: 3600,
+        }
+    }
+}
+
 /// Why a decision was refused before anything was signed.
 pub fn check(d: &OwnerDecision) -> Result<(), String> {
     if d.decision == Decision::Approve && d.shown_hash.is_none() {
