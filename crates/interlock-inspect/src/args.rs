@@ -249,7 +249,7 @@ pub fn inspect_arguments(args: &Value, ctx: &ArgContext) -> Vec<Finding> {
 
 /// Whether `s` holds a secret: the deployment's scanner if set, otherwise the built-in
 /// patterns (one pass) and, for long enough tokens only, the built-in entropy rule.
-fn has_secret(s: &str, ctx: &ArgContext) -> bool {
+pub(crate) fn has_secret(s: &str, ctx: &ArgContext) -> bool {
     if let Some(custom) = &ctx.secrets {
         return custom.scan_str(s).is_some();
     }
@@ -658,7 +658,7 @@ fn key_is_url_like(key: &str) -> bool {
     URL_KEYS.iter().any(|u| key_matches(key, u, true))
 }
 
-fn host_of_authority(auth: &str) -> &str {
+pub(crate) fn host_of_authority(auth: &str) -> &str {
     let auth = auth.rsplit('@').next().unwrap_or(auth);
     if auth.starts_with('[') {
         return match auth.find(']') {

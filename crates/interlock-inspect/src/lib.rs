@@ -15,12 +15,14 @@
 mod args;
 mod code;
 mod injection;
+mod native;
 mod normalize;
 mod response;
 mod sensitive;
 mod ssrf;
 
 pub use args::{ArgContext, inspect_arguments};
+pub use native::{NativeAction, NativeContext, inspect_native};
 pub use response::{Action, ResponsePolicy, ResponseScan, scan_response};
 pub use ssrf::{HostClass, classify_host};
 
@@ -67,11 +69,24 @@ pub enum Category {
     Cryptomining,
     Pii,
     PromptInjection,
+    /// An agent's own command that destroys what is outside its project or
+    /// past undoing: `rm -rf ~`, a force-push to `main`, `mkfs`, `DROP DATABASE`.
+    Destructive,
+    /// Code fetched from the network and run: `curl … | sh`.
+    RemoteCode,
+    /// Local data sent away: a credentials file uploaded, the environment
+    /// piped to a socket, a secret's variable in a URL.
+    Exfiltration,
+    /// A file whose change runs code or hides the agent: git hooks, CI
+    /// pipelines, agent and hook settings, shell start-up files.
+    ProtectedFile,
+    /// A file outside the agent's project.
+    OutsideProject,
 }
 
 impl Category {
     /// Every category, in order.
-    pub const ALL: [Category; 11] = [
+    pub const ALL: [Category; 16] = [
         Category::Sql,
         Category::SqlDestructive,
         Category::Shell,
@@ -83,15 +98,21 @@ impl Category {
         Category::Cryptomining,
         Category::Pii,
         Category::PromptInjection,
+        Category::Destructive,
+        Category::RemoteCode,
+        Category::Exfiltration,
+        Category::ProtectedFile,
+        Category::OutsideProject,
     ];
 
     /// How bad a finding of this category in a tool call's arguments is (its
     /// risk; the gateway holds a call at [`Severity::High`] and above).
     pub fn argument_severity(self) -> Severity {
         match self {
-            Category::Shell | Category::CodeExecution | Category::Cryptomining => {
-                Severity::Critical
-            }
+            Category::Shell
+            | Category::CodeExecution
+            | Category::Cryptomining
+            | Category::RemoteCode => Severity::Critical,
             Category::Pii => Severity::Medium,
             _ => Severity::High,
         }
@@ -111,6 +132,11 @@ impl Category {
             Category::Cryptomining => "mining",
             Category::Pii => "pii",
             Category::PromptInjection => "injection",
+            Category::Destructive => "destructive",
+            Category::RemoteCode => "remote-code",
+            Category::Exfiltration => "exfiltration",
+            Category::ProtectedFile => "protected-file",
+            Category::OutsideProject => "outside-project",
         }
     }
 }

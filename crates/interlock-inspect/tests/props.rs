@@ -2,7 +2,8 @@
 
 use interlock_canon::{Map, Value};
 use interlock_inspect::{
-    Action, ArgContext, Category, ResponsePolicy, classify_host, inspect_arguments, scan_response,
+    Action, ArgContext, Category, NativeAction, NativeContext, ResponsePolicy, classify_host,
+    inspect_arguments, inspect_native, scan_response,
 };
 use proptest::prelude::*;
 
@@ -21,6 +22,20 @@ proptest! {
         let v = Value::String(s.clone());
         let _ = inspect_arguments(&v, &ArgContext::default());
         let _ = classify_host(&s);
+    }
+
+    /// Issue 40: a shell line, a path or a URL an agent's hook reports never
+    /// panics the native rules, whatever its quotes, substitutions and
+    /// here-documents.
+    #[test]
+    fn arbitrary_native_actions_never_panic(s in "[ -~\\n\\t]{0,160}", t in "[$()`'\"<>|&;\\n\\\\ a-z~/.-]{0,80}") {
+        let ctx = NativeContext { cwd: "/w/app", project: None, home: Some("/home/u") };
+        for text in [s.as_str(), t.as_str()] {
+            let _ = inspect_native(&NativeAction::Shell { command: text }, &ctx);
+            let _ = inspect_native(&NativeAction::Write { path: text, content: Some(text) }, &ctx);
+            let _ = inspect_native(&NativeAction::Read { path: text }, &ctx);
+            let _ = inspect_native(&NativeAction::Fetch { url: text }, &ctx);
+        }
     }
 
     #[test]
