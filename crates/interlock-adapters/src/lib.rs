@@ -27,6 +27,7 @@ mod config;
 mod confine;
 mod fs;
 mod params;
+mod permit;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -230,6 +231,7 @@ impl Adapters {
         let fs = Arc::new(Filesystem::new(config)?);
         let cmd = Arc::new(Commands::new(config)?);
         Ok(Adapters::new()
+            .with_executor(Arc::new(permit::HookPermit))
             .with_executor(fs.clone())
             .with_prober(fs)
             .with_executor(cmd.clone())

@@ -281,6 +281,22 @@ impl Registry {
                     ParamSpec::optional("arguments", Object),
                 ],
             ),
+            action(
+                "hook.permit",
+                false,
+                RiskLevel::Medium,
+                "Let a coding agent's client run its own tool use once: the one whose `client`, \
+                 `tool`, exact input and `cwd` hash to `binding_hash` (issue 40). The gateway \
+                 changes nothing itself; the client runs the tool when its retried hook is \
+                 answered allow.",
+                vec![
+                    ParamSpec::required("client", String),
+                    ParamSpec::required("tool", String),
+                    ParamSpec::required("binding_hash", String),
+                    ParamSpec::required("cwd", String),
+                    ParamSpec::optional("input", Any),
+                ],
+            ),
         ] {
             r.add_action(spec);
         }

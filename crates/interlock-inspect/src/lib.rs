@@ -22,7 +22,7 @@ mod sensitive;
 mod ssrf;
 
 pub use args::{ArgContext, inspect_arguments};
-pub use native::{NativeAction, NativeContext, inspect_native};
+pub use native::{NativeAction, NativeContext, inspect_native, resolve_path};
 pub use response::{Action, ResponsePolicy, ResponseScan, scan_response};
 pub use ssrf::{HostClass, classify_host};
 

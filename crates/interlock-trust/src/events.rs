@@ -80,6 +80,9 @@ event_types! {
     /// before it is sent — evidence before effect. Its `tool.call` outcome leaf
     /// names it (`intent_index`).
     ToolCallIntent = "tool.call.intent",
+    /// A log leaf only: a coding agent's own tool use its hook reported
+    /// (issue 40) and what the gateway answered.
+    HookCall = "hook.call",
     /// A log leaf only: a prompt read.
     PromptGet = "prompt.get",
     /// A log leaf only: a resource read.

@@ -7,6 +7,8 @@
 //! - [`content`]: prompts, resources and completions of approved servers.
 //! - [`governance`]: the governance tools (`propose_plan`, `get_plan`,
 //!   `list_plans`, `execute_plan`).
+//! - `hooks`: coding agents' hooks (`/hooks/v1/{client}`): their own tool
+//!   uses judged, held and logged like calls (issue 40).
 //!
 //! Architecture invariant: nothing outside this folder imports it but the
 //! routes that join the faces (`http`), and it imports no other face
@@ -15,10 +17,14 @@
 pub mod calls;
 pub mod content;
 pub mod governance;
+pub(crate) mod hooks;
 pub mod mcp;
 
 /// The agent face's routes: `/mcp` (Streamable HTTP).
 pub fn routes() -> axum::Router<crate::gateway::Gateway> {
     use axum::routing::get;
-    axum::Router::new().route("/mcp", get(mcp::get).post(mcp::post).delete(mcp::delete))
+    use axum::routing::post;
+    axum::Router::new()
+        .route("/mcp", get(mcp::get).post(mcp::post).delete(mcp::delete))
+        .route("/hooks/v1/{client}", post(hooks::post))
 }

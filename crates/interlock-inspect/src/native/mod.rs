@@ -60,6 +60,13 @@ impl<'a> NativeContext<'a> {
     }
 }
 
+/// `path` made absolute against the context's working directory, `.` and
+/// `..` resolved lexically, `~` expanded when the home is known: what a
+/// rule about where a file is must match (`src/../.env` is `.env`).
+pub fn resolve_path(path: &str, ctx: &NativeContext<'_>) -> String {
+    paths::resolve(path, ctx)
+}
+
 /// What inspection finds in one native action. Findings never repeat the
 /// offending text.
 pub fn inspect_native(action: &NativeAction<'_>, ctx: &NativeContext<'_>) -> Vec<Finding> {

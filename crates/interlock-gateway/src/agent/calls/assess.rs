@@ -148,6 +148,18 @@ pub fn assess_at(
     arguments: &Value,
 ) -> Assessment {
     let findings = inspect_arguments(arguments, &ArgContext::with_roots(roots));
+    assess_findings(config, role, tool_risk, findings)
+}
+
+/// The verdict on what inspection found in a request whose own risk is
+/// `tool_risk`: an MCP call's arguments, or an agent's native tool use
+/// (issue 40, `agent::hooks`) — one rule for both.
+pub fn assess_findings(
+    config: &GatewayConfig,
+    role: &str,
+    tool_risk: RiskLevel,
+    findings: Vec<Finding>,
+) -> Assessment {
     let worst = findings.iter().map(|f| f.severity).max();
     let risk = worst
         .map(severity_risk)
