@@ -19,6 +19,7 @@ mod gateway;
 mod gateway_util;
 mod governance;
 mod held_tasks;
+mod hooks;
 mod key_limits;
 mod limits;
 mod mcp_bridge;

@@ -1,0 +1,150 @@
+//! Issue 40: coding agents' hooks through `interlock serve`. Each client's
+//! documented payloads (`tests/fixtures/hooks/`, sources in `SOURCES.md`)
+//! get allow, deny or hold in the form that client documents; a held Claude
+//! Code `Bash` command runs once after a reviewer approves it, and again is
+//! held anew; every answer is a `hook.call` leaf of a log that verifies.
+
+use serde_json::Value;
+
+use crate::gateway_util::{Gateway, http};
+use crate::util::{manifest_dir, stderr, stdout};
+
+fn fixture(client: &str, name: &str) -> Vec<u8> {
+    std::fs::read(manifest_dir().join("tests/fixtures/hooks").join(client).join(name))
+        .unwrap_or_else(|e| panic!("{client}/{name}: {e}"))
+}
+
+/// Posts a hook event as the client's hook would; its (always 200) answer.
+fn hook(gw: &Gateway, client: &str, key: Option<&str>, body: &[u8]) -> Value {
+    let auth = key.map(|k| format!("Bearer {k}"));
+    let mut headers = vec![("Content-Type", "application/json")];
+    if let Some(a) = &auth {
+        headers.push(("Authorization", a.as_str()));
+    }
+    let (status, _, answer) = http(
+        &gw.addr,
+        "POST",
+        &format!("/hooks/v1/{client}?wait=0"),
+        &headers,
+        body,
+    );
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+    serde_json::from_slice(&answer).expect("the answer is JSON")
+}
+
+/// What an answer decides, in any client's form: allow, deny, ask or none.
+fn decision(answer: &Value) -> (String, String) {
+    let reason = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    if let Some(o) = answer.get("hookSpecificOutput") {
+        if let Some(d) = o.get("permissionDecision") {
+            return (reason(d), reason(&o["permissionDecisionReason"]));
+        }
+        if let Some(d) = o.get("decision") {
+            return (reason(&d["behavior"]), reason(&d["message"]));
+        }
+    }
+    if let Some(p) = answer.get("permission") {
+        return (reason(p), reason(&answer["agent_message"]));
+    }
+    if let Some(d) = answer.get("decision") {
+        return (reason(d), reason(&answer["reason"]));
+    }
+    ("none".into(), String::new())
+}
+
+#[test]
+fn every_clients_documented_payloads_get_their_documented_answers() {
+    let gw = Gateway::start("");
+    let key = Some(gw.agent_key.as_str());
+    for (client, allowed, held, reported) in [
+        (
+            "claude-code",
+            "pre_tool_use.bash_git_status.json",
+            "pre_tool_use.bash_rm_rf_home.json",
+            "post_tool_use.bash.json",
+        ),
+        (
+            "cursor",
+            "before_shell_execution.git_status.json",
+            "before_shell_execution.rm_rf_home.json",
+            "after_shell_execution.git_status.json",
+        ),
+        (
+            "codex",
+            "pre_tool_use.bash_git_status.json",
+            "pre_tool_use.bash_rm_rf_home.json",
+            "post_tool_use.bash.json",
+        ),
+        (
+            "gemini-cli",
+            "before_tool.run_shell_command_git_status.json",
+            "before_tool.run_shell_command_rm_rf_home.json",
+            "after_tool.run_shell_command.json",
+        ),
+    ] {
+        let answer = hook(&gw, client, key, &fixture(client, allowed));
+        // Codex's PreToolUse has no allow: no decision is its "no objection".
+        let want = if client == "codex" { "none" } else { "allow" };
+        assert_eq!(decision(&answer).0, want, "{client} {allowed}: {answer}");
+        let answer = hook(&gw, client, key, &fixture(client, held));
+        let (d, reason) = decision(&answer);
+        assert_eq!(d, "deny", "{client} {held}: {answer}");
+        assert!(reason.contains("held this Bash use for review as plan `call-hook-"), "{reason}");
+        assert_eq!(hook(&gw, client, key, &fixture(client, reported)), serde_json::json!({}));
+        // Fail closed: no key, a wrong key, a body that is not an event.
+        for (k, body) in [
+            (None, fixture(client, allowed)),
+            (Some("ilk_not-a-key"), fixture(client, allowed)),
+            (key, b"{\"hook_event_name\": ".to_vec()),
+        ] {
+            let answer = hook(&gw, client, k, &body);
+            if client == "codex" || !answer.to_string().contains("PermissionRequest") {
+                let (d, reason) = decision(&answer);
+                assert_eq!(d, "deny", "{client}: {answer}");
+                assert!(reason.contains("Interlock refused"), "{reason}");
+            }
+        }
+    }
+    // The leaves: one per judged event, and the log verifies.
+    gw.assert_audit_clean();
+    let out = gw.cli(&["receipts", "export", gw.dir.path().join("bundle").to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let bundle = std::fs::read_to_string(gw.dir.path().join("bundle/bundle.json")).unwrap();
+    assert!(bundle.matches("hook.call").count() >= 12, "hook.call leaves in the bundle");
+    let out = gw.cli(&["receipts", "verify", gw.dir.path().join("bundle/bundle.json").to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn regression_issue_40_a_held_bash_command_runs_once_after_approval() {
+    let gw = Gateway::start("");
+    let key = Some(gw.agent_key.as_str());
+    let rm = fixture("claude-code", "pre_tool_use.bash_rm_rf_home.json");
+    let (d, reason) = decision(&hook(&gw, "claude-code", key, &rm));
+    assert_eq!(d, "deny");
+    let plan_id = reason
+        .split('`')
+        .find(|s| s.starts_with("call-hook-"))
+        .unwrap_or_else(|| panic!("{reason}"))
+        .to_owned();
+    // A retry before the decision waits on the same plan (none proposed anew).
+    let (_, again) = decision(&hook(&gw, "claude-code", key, &rm));
+    assert!(again.contains(&plan_id), "{again}");
+    // The plan a reviewer reads names the exact command and binding.
+    let shown = gw.cli(&["plans", "show", &plan_id]);
+    assert!(stdout(&shown).contains("rm -rf ~"), "{}", stdout(&shown));
+    let out = gw.approve("plans", &plan_id, "cleaning a scratch account");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    // Another input — one byte of it — is not what was approved.
+    let other = String::from_utf8(rm.clone()).unwrap().replace("rm -rf ~", "rm -rf ~/");
+    let (d, reason) = decision(&hook(&gw, "claude-code", key, other.as_bytes()));
+    assert_eq!(d, "deny");
+    assert!(!reason.contains(&plan_id), "{reason}");
+    // The exact use retried: allowed, once.
+    let (d, reason) = decision(&hook(&gw, "claude-code", key, &rm));
+    assert_eq!((d.as_str(), reason.contains(&plan_id)), ("allow", true), "{reason}");
+    let (d, reason) = decision(&hook(&gw, "claude-code", key, &rm));
+    assert_eq!(d, "deny", "{reason}");
+    assert!(reason.contains("held this Bash use for review") && !reason.contains(&plan_id), "{reason}");
+    gw.assert_audit_clean();
+}
