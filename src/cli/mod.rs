@@ -8,6 +8,7 @@ mod canon;
 mod connect;
 mod context;
 mod demo;
+mod hook;
 mod input;
 mod keys;
 mod log_key;
@@ -99,6 +100,11 @@ enum Command {
     /// A stdio MCP server bridging to a running gateway (for clients that
     /// spawn their servers). Needs an agent key in $INTERLOCK_API_KEY.
     Mcp(mcp_bridge::McpArgs),
+    /// A coding agent's command hook (Cursor, Codex, Gemini CLI; Claude Code
+    /// can post to the gateway itself): reads the hook event on stdin, prints
+    /// the gateway's allow, deny or hold in the client's format. Needs an
+    /// agent key in $INTERLOCK_API_KEY; denies when the gateway cannot answer.
+    Hook(hook::HookArgs),
     /// Put an AI client's MCP servers behind the gateway: each becomes a
     /// pending upstream, its secrets move into the OS keychain, and the
     /// client reaches the gateway with its own agent key.
@@ -209,6 +215,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => context::block_on(demo::run(cli.data_dir, args)),
         Command::Serve(args) => context::block_on(serve::run(&ctx, args)),
         Command::Mcp(args) => context::block_on(mcp_bridge::run(args)),
+        Command::Hook(args) => context::block_on(hook::run(args)),
         Command::Connect(args) => context::block_on(connect::run(&ctx, args)),
         Command::Agents(cmd) => context::block_on(agents::agents(&ctx, cmd)),
         Command::Reviewers(cmd) => context::block_on(agents::reviewers(&ctx, cmd)),

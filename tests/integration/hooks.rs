@@ -10,8 +10,13 @@ use crate::gateway_util::{Gateway, http};
 use crate::util::{manifest_dir, stderr, stdout};
 
 fn fixture(client: &str, name: &str) -> Vec<u8> {
-    std::fs::read(manifest_dir().join("tests/fixtures/hooks").join(client).join(name))
-        .unwrap_or_else(|e| panic!("{client}/{name}: {e}"))
+    std::fs::read(
+        manifest_dir()
+            .join("tests/fixtures/hooks")
+            .join(client)
+            .join(name),
+    )
+    .unwrap_or_else(|e| panic!("{client}/{name}: {e}"))
 }
 
 /// Posts a hook event as the client's hook would; its (always 200) answer.
@@ -89,8 +94,14 @@ fn every_clients_documented_payloads_get_their_documented_answers() {
         let answer = hook(&gw, client, key, &fixture(client, held));
         let (d, reason) = decision(&answer);
         assert_eq!(d, "deny", "{client} {held}: {answer}");
-        assert!(reason.contains("held this Bash use for review as plan `call-hook-"), "{reason}");
-        assert_eq!(hook(&gw, client, key, &fixture(client, reported)), serde_json::json!({}));
+        assert!(
+            reason.contains("held this Bash use for review as plan `call-hook-"),
+            "{reason}"
+        );
+        assert_eq!(
+            hook(&gw, client, key, &fixture(client, reported)),
+            serde_json::json!({})
+        );
         // Fail closed: no key, a wrong key, a body that is not an event.
         for (k, body) in [
             (None, fixture(client, allowed)),
@@ -107,11 +118,22 @@ fn every_clients_documented_payloads_get_their_documented_answers() {
     }
     // The leaves: one per judged event, and the log verifies.
     gw.assert_audit_clean();
-    let out = gw.cli(&["receipts", "export", gw.dir.path().join("bundle").to_str().unwrap()]);
+    let out = gw.cli(&[
+        "receipts",
+        "export",
+        gw.dir.path().join("bundle").to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let bundle = std::fs::read_to_string(gw.dir.path().join("bundle/bundle.json")).unwrap();
-    assert!(bundle.matches("hook.call").count() >= 12, "hook.call leaves in the bundle");
-    let out = gw.cli(&["receipts", "verify", gw.dir.path().join("bundle/bundle.json").to_str().unwrap()]);
+    assert!(
+        bundle.matches("hook.call").count() >= 12,
+        "hook.call leaves in the bundle"
+    );
+    let out = gw.cli(&[
+        "receipts",
+        "verify",
+        gw.dir.path().join("bundle/bundle.json").to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
 }
 
@@ -136,15 +158,55 @@ fn regression_issue_40_a_held_bash_command_runs_once_after_approval() {
     let out = gw.approve("plans", &plan_id, "cleaning a scratch account");
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     // Another input — one byte of it — is not what was approved.
-    let other = String::from_utf8(rm.clone()).unwrap().replace("rm -rf ~", "rm -rf ~/");
+    let other = String::from_utf8(rm.clone())
+        .unwrap()
+        .replace("rm -rf ~", "rm -rf ~/");
     let (d, reason) = decision(&hook(&gw, "claude-code", key, other.as_bytes()));
     assert_eq!(d, "deny");
     assert!(!reason.contains(&plan_id), "{reason}");
     // The exact use retried: allowed, once.
     let (d, reason) = decision(&hook(&gw, "claude-code", key, &rm));
-    assert_eq!((d.as_str(), reason.contains(&plan_id)), ("allow", true), "{reason}");
+    assert_eq!(
+        (d.as_str(), reason.contains(&plan_id)),
+        ("allow", true),
+        "{reason}"
+    );
     let (d, reason) = decision(&hook(&gw, "claude-code", key, &rm));
     assert_eq!(d, "deny", "{reason}");
-    assert!(reason.contains("held this Bash use for review") && !reason.contains(&plan_id), "{reason}");
+    assert!(
+        reason.contains("held this Bash use for review") && !reason.contains(&plan_id),
+        "{reason}"
+    );
     gw.assert_audit_clean();
+}
+
+/// `interlock hook <client>`, the command hook of clients without an HTTP
+/// hook type: the gateway's answer on stdout; a deny when the gateway cannot
+/// answer (or `ask`, when the owner chose it).
+#[test]
+fn the_command_hook_relays_the_answer_and_fails_closed() {
+    let gw = Gateway::start("");
+    let base = format!("http://{}", gw.addr);
+    let run = |gateway: &str, extra: &[&str], name: &str| {
+        let mut args = vec!["hook", "gemini-cli", "--wait", "0"];
+        args.extend_from_slice(extra);
+        let out = crate::util::interlock_with(
+            &args,
+            Some(&fixture("gemini-cli", name)),
+            &[("INTERLOCK_API_KEY", &gw.agent_key), ("INTERLOCK_GATEWAY", gateway)],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str::<Value>(&stdout(&out)).expect("one JSON answer")
+    };
+    let ok = "before_tool.run_shell_command_git_status.json";
+    assert_eq!(run(&base, &[], ok)["decision"], "allow");
+    let held = run(&base, &[], "before_tool.run_shell_command_rm_rf_home.json");
+    assert_eq!(held["decision"], "deny");
+    assert!(held["reason"].as_str().unwrap().contains("held this Bash use"), "{held}");
+    let closed = format!("http://127.0.0.1:{}", crate::gateway_util::free_port());
+    let down = run(&closed, &[], ok);
+    assert_eq!(down["decision"], "deny", "{down}");
+    assert!(down["reason"].as_str().unwrap().contains("could not judge"), "{down}");
+    // Gemini CLI has no documented "ask": no decision lets it ask its user.
+    assert_eq!(run(&closed, &["--on-unreachable", "ask"], ok), serde_json::json!({}));
 }

@@ -49,6 +49,7 @@ pub mod connector;
 pub mod executor;
 mod extract;
 pub mod gateway;
+pub mod hook_client;
 pub mod http;
 pub mod inbox;
 pub mod jsonrpc;
