@@ -193,7 +193,10 @@ fn the_command_hook_relays_the_answer_and_fails_closed() {
         let out = crate::util::interlock_with(
             &args,
             Some(&fixture("gemini-cli", name)),
-            &[("INTERLOCK_API_KEY", &gw.agent_key), ("INTERLOCK_GATEWAY", gateway)],
+            &[
+                ("INTERLOCK_API_KEY", &gw.agent_key),
+                ("INTERLOCK_GATEWAY", gateway),
+            ],
         );
         assert!(out.status.success(), "{}", stderr(&out));
         serde_json::from_str::<Value>(&stdout(&out)).expect("one JSON answer")
@@ -202,11 +205,23 @@ fn the_command_hook_relays_the_answer_and_fails_closed() {
     assert_eq!(run(&base, &[], ok)["decision"], "allow");
     let held = run(&base, &[], "before_tool.run_shell_command_rm_rf_home.json");
     assert_eq!(held["decision"], "deny");
-    assert!(held["reason"].as_str().unwrap().contains("held this Bash use"), "{held}");
+    assert!(
+        held["reason"]
+            .as_str()
+            .unwrap()
+            .contains("held this Bash use"),
+        "{held}"
+    );
     let closed = format!("http://127.0.0.1:{}", crate::gateway_util::free_port());
     let down = run(&closed, &[], ok);
     assert_eq!(down["decision"], "deny", "{down}");
-    assert!(down["reason"].as_str().unwrap().contains("could not judge"), "{down}");
+    assert!(
+        down["reason"].as_str().unwrap().contains("could not judge"),
+        "{down}"
+    );
     // Gemini CLI has no documented "ask": no decision lets it ask its user.
-    assert_eq!(run(&closed, &["--on-unreachable", "ask"], ok), serde_json::json!({}));
+    assert_eq!(
+        run(&closed, &["--on-unreachable", "ask"], ok),
+        serde_json::json!({})
+    );
 }

@@ -98,6 +98,14 @@ pub fn classify(kind: &str, verdict: Option<&str>, outcome: Option<&str>) -> (Ca
             }
         }
         "tool.call.intent" => (C::Internal, S::Info),
+        // A coding agent's own tool use, reported by its hook (issue 40).
+        "hook.call" => match verdict {
+            Some("blocked") => (C::Block, S::High),
+            Some("held") => (C::Hold, S::Medium),
+            Some("not_allowed" | "rejected") => (C::Block, S::Low),
+            Some("shadow_would_block" | "shadow_would_hold") => (C::Call, S::Low),
+            _ => (C::Call, S::Info),
+        },
         // The gateway's own probe of a tool (issue 39 item 17).
         "server.probe_call" => (C::Call, S::Info),
         "server.quarantined" => (C::Quarantine, S::High),

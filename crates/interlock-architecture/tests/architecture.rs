@@ -21,6 +21,7 @@ const PURE_CRATES: &[&str] = &[
     "interlock-canon",
     "interlock-core",
     "interlock-envelope",
+    "interlock-hooks",
     "interlock-inspect",
     "interlock-merkle",
     "interlock-receipts",

@@ -151,8 +151,9 @@ fn who(s: &ReceiptSummary, p: &Map, names: &ApproverNames) -> String {
 }
 
 /// The receipts of an agent's call, judged by the gateway's policy.
-const CALLS: [&str; 5] = [
+const CALLS: [&str; 6] = [
     "tool.call",
+    "hook.call",
     "tool.call.intent",
     "prompt.get",
     "resource.read",
@@ -174,6 +175,12 @@ fn what(s: &ReceiptSummary, p: &Map, subject: &str) -> String {
                 s.tool.as_deref().unwrap_or("?")
             )
         }
+        "hook.call" => format!(
+            "{agent} used {} in {} ({})",
+            s.tool.as_deref().unwrap_or("?"),
+            field("client"),
+            field("cwd")
+        ),
         "prompt.get" => format!("{agent} got prompt {} of {server}", field("prompt")),
         "resource.read" => format!("{agent} read {} of {server}", field("uri")),
         "completion.complete" => format!("{agent} asked {server} for completions"),
