@@ -9,6 +9,7 @@ mod connect;
 mod context;
 mod demo;
 mod hook;
+mod hooks;
 mod input;
 mod keys;
 mod log_key;
@@ -105,6 +106,10 @@ enum Command {
     /// the gateway's allow, deny or hold in the client's format. Needs an
     /// agent key in $INTERLOCK_API_KEY; denies when the gateway cannot answer.
     Hook(hook::HookArgs),
+    /// Coding agents' hooks: install them in a client's settings (a diff
+    /// first; --undo gives the file back byte for byte).
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
     /// Put an AI client's MCP servers behind the gateway: each becomes a
     /// pending upstream, its secrets move into the OS keychain, and the
     /// client reaches the gateway with its own agent key.
@@ -216,6 +221,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => context::block_on(serve::run(&ctx, args)),
         Command::Mcp(args) => context::block_on(mcp_bridge::run(args)),
         Command::Hook(args) => context::block_on(hook::run(args)),
+        Command::Hooks(command) => context::block_on(hooks::run(&ctx, command)),
         Command::Connect(args) => context::block_on(connect::run(&ctx, args)),
         Command::Agents(cmd) => context::block_on(agents::agents(&ctx, cmd)),
         Command::Reviewers(cmd) => context::block_on(agents::reviewers(&ctx, cmd)),

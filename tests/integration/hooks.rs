@@ -225,3 +225,161 @@ fn the_command_hook_relays_the_answer_and_fails_closed() {
         serde_json::json!({})
     );
 }
+
+/// Issue 40: `interlock hooks install` writes each client's own settings
+/// (another hook and other settings kept), the command it installs answers
+/// for the gateway, and `--undo` gives the file back byte for byte — or
+/// removes it, where there was none.
+#[test]
+fn regression_issue_40_install_and_undo_leave_each_clients_file_as_it_was() {
+    let gw = Gateway::start("");
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    let mut env = gw.env_for_thread();
+    env.push(("HOME".into(), home.path().to_string_lossy().into_owned()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let gateway = format!("http://{}", gw.addr);
+    let cli = |args: &[&str]| {
+        let out = crate::util::interlock_with(args, None, &env);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        stdout(&out)
+    };
+    for (client, file, original, pick, event) in [
+        (
+            "claude-code",
+            ".claude/settings.json",
+            "{\n    \"model\": \"opus\",\n    \"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./mine.sh\"}]}]}\n}\n",
+            "/hooks/PreToolUse/1/hooks/0/command",
+            "pre_tool_use.bash_git_status.json",
+        ),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            "{\"version\": 1, \"hooks\": {\"afterFileEdit\": [{\"command\": \"./fmt.sh\"}]}}",
+            "/hooks/beforeShellExecution/0/command",
+            "before_shell_execution.git_status.json",
+        ),
+        (
+            "codex",
+            ".codex/hooks.json",
+            "{\"description\": \"team hooks\"}\n",
+            "/hooks/PreToolUse/0/hooks/0/command",
+            "pre_tool_use.bash_git_status.json",
+        ),
+        (
+            "gemini-cli",
+            ".gemini/settings.json",
+            "{\n  \"theme\": \"GitHub\",\n  \"general\": {\"vimMode\": true}\n}",
+            "/hooks/BeforeTool/0/hooks/0/command",
+            "before_tool.run_shell_command_git_status.json",
+        ),
+    ] {
+        let path = project.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, original).unwrap();
+        let dir = project.to_str().unwrap();
+        let shown = cli(&[
+            "hooks",
+            "install",
+            client,
+            "--project",
+            dir,
+            "--gateway",
+            &gateway,
+        ]);
+        assert!(
+            shown.contains("nothing written") && shown.contains(&format!("hook {client}")),
+            "{shown}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            original,
+            "a preview writes nothing"
+        );
+        cli(&[
+            "hooks",
+            "install",
+            client,
+            "--project",
+            dir,
+            "--gateway",
+            &gateway,
+            "--yes",
+        ]);
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let kept: Value = serde_json::from_str(original).unwrap();
+        for (k, v) in kept.as_object().unwrap() {
+            if k != "hooks" {
+                assert_eq!(&written[k], v, "{client}: `{k}` kept");
+            }
+        }
+        // The installed command is the hook: run as the client runs it.
+        let command = written
+            .pointer(pick)
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("{client}: {written}"));
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", command])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(&fixture(client, event))
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let answer: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{client}: {e}: {}", stdout(&out)));
+        let want = if client == "codex" { "none" } else { "allow" };
+        assert_eq!(decision(&answer).0, want, "{client}: {answer}");
+        cli(&["hooks", "install", client, "--project", dir, "--undo"]);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            original,
+            "{client}: undo gives the bytes back"
+        );
+        // The key it minted is revoked: the same command is denied once the
+        // running gateway's key cache lets it go (within 5 s).
+        let run_hook = || {
+            let mut child = std::process::Command::new("sh")
+                .args(["-c", command])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(&fixture(client, event))
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            serde_json::from_slice::<Value>(&out.stdout).unwrap()
+        };
+        let denied = (0..40).any(|_| {
+            let answer = run_hook();
+            let refused = decision(&answer).0 == "deny" || answer.to_string().contains("revoked");
+            if !refused {
+                std::thread::sleep(std::time::Duration::from_millis(250));
+            }
+            refused
+        });
+        assert!(denied, "{client}: the revoked key still answers allow");
+    }
+    // A file that did not exist is removed again.
+    cli(&["hooks", "install", "cursor", "--gateway", &gateway, "--yes"]);
+    let user = home.path().join(".cursor/hooks.json");
+    assert!(user.exists());
+    cli(&["hooks", "install", "cursor", "--undo"]);
+    assert!(!user.exists());
+}

@@ -12,6 +12,7 @@
 pub mod connect;
 mod data_dir;
 mod decide;
+pub mod hook_install;
 mod log_key;
 mod owner_decisions;
 mod runtime;

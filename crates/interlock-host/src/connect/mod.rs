@@ -725,7 +725,10 @@ impl Host {
     /// `base`, `base-2`, …: a name a revoked key had is never given again
     /// (issue 39 item 5), so a client connected after an undo is a new
     /// agent. Returns the key and its name.
-    async fn mint_agent_key(&self, base: &str) -> Result<(String, String), ConnectError> {
+    pub(crate) async fn mint_agent_key(
+        &self,
+        base: &str,
+    ) -> Result<(String, String), ConnectError> {
         use interlock_gateway::admin::{Answer, Request, request};
         // Beside a live gateway, it issues the key (it holds the log key).
         let req = Request::IssueKey {

@@ -1,0 +1,464 @@
+//! `interlock hooks install <client>` (issue 40): writes the coding agent's
+//! own hook settings so each use of its tools asks the gateway first, and
+//! gives the file back byte for byte on `--undo`.
+//!
+//! - The hook is a command hook, `interlock hook <client>`, for all four
+//!   clients: it denies when the gateway cannot answer (fail closed), where
+//!   Claude Code's `http` hook type treats a refused connection as "no
+//!   objection" and lets the tool run.
+//! - The client's file is edited with a concrete-syntax-tree JSON parser, so
+//!   everything else in it keeps its bytes; an earlier Interlock entry is
+//!   replaced, never doubled.
+//! - A [`HookPlan`] is computed first and changes nothing (the CLI shows its
+//!   diff); installing mints an agent key for the client, writes the file
+//!   atomically and keeps its previous bytes (or its absence) in
+//!   `<data dir>/hooks/<client>-<hash of the path>/`; undo restores them
+//!   and revokes the key, unless the file changed since (then it refuses).
+//!
+//! Why in the host: it needs the data directory and the engine (to mint the
+//! key); the CLI only chooses a client and shows the plan.
+
+use std::path::{Path, PathBuf};
+
+use interlock_hooks::Client;
+use jsonc_parser::ParseOptions;
+use jsonc_parser::cst::{CstInputValue, CstRootNode};
+use serde_json::{Value, json};
+
+use crate::Host;
+use crate::connect::{ConnectError, write_atomic};
+
+/// Stands for the agent key in a plan's text until install mints it.
+pub const KEY_PLACEHOLDER: &str = "ilk_<minted-at-install>";
+
+/// Marks Interlock's entries in a client's hook settings.
+const MARK: &str = " hook ";
+
+/// Where the hook settings go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookScope {
+    /// The user's own settings (`~/.claude/settings.json`, …).
+    User,
+    /// A project's settings (`<dir>/.claude/settings.json`, …).
+    Project(PathBuf),
+    /// The machine's managed settings, which users cannot override (an
+    /// administrator's; `/etc/claude-code/managed-settings.json`, …).
+    Managed,
+}
+
+/// What to install.
+#[derive(Clone, Debug)]
+pub struct HookRequest {
+    pub client: Client,
+    pub scope: HookScope,
+    /// The gateway's base URL (`http://127.0.0.1:8717`).
+    pub gateway: String,
+    /// The `interlock` program the hook runs (absolute).
+    pub program: PathBuf,
+    /// The user's home directory.
+    pub home: PathBuf,
+}
+
+/// What installing would do; nothing is written yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookPlan {
+    pub file: PathBuf,
+    /// The file's bytes now (`None`: it does not exist).
+    pub before: Option<Vec<u8>>,
+    /// Its bytes after, with [`KEY_PLACEHOLDER`] for the key.
+    pub after: String,
+}
+
+impl HookPlan {
+    pub fn changes_anything(&self) -> bool {
+        self.before.as_deref() != Some(self.after.as_bytes())
+    }
+}
+
+/// What an install did.
+#[derive(Clone, Debug)]
+pub struct HookInstalled {
+    pub file: PathBuf,
+    /// The agent key's name (its key is in the file, its hash in the store).
+    pub agent: String,
+}
+
+/// What an undo did.
+#[derive(Clone, Debug)]
+pub struct HookUndone {
+    pub file: PathBuf,
+    /// Whether the file was removed (it did not exist before the install).
+    pub removed: bool,
+    pub agent_revoked: Option<String>,
+}
+
+/// The settings file of `client` in `scope`.
+pub fn settings_file(client: Client, scope: &HookScope, home: &Path) -> PathBuf {
+    match (client, scope) {
+        (Client::ClaudeCode, HookScope::User) => home.join(".claude/settings.json"),
+        (Client::ClaudeCode, HookScope::Project(d)) => d.join(".claude/settings.json"),
+        (Client::ClaudeCode, HookScope::Managed) => "/etc/claude-code/managed-settings.json".into(),
+        (Client::Cursor, HookScope::User) => home.join(".cursor/hooks.json"),
+        (Client::Cursor, HookScope::Project(d)) => d.join(".cursor/hooks.json"),
+        (Client::Cursor, HookScope::Managed) => "/etc/cursor/hooks.json".into(),
+        (Client::Codex, HookScope::User) => home.join(".codex/hooks.json"),
+        (Client::Codex, HookScope::Project(d)) => d.join(".codex/hooks.json"),
+        // Codex reads managed hooks from `requirements.toml`, not a hooks
+        // file: the user's file is the nearest it has.
+        (Client::Codex, HookScope::Managed) => "/etc/codex/hooks.json".into(),
+        (Client::GeminiCli, HookScope::User) => home.join(".gemini/settings.json"),
+        (Client::GeminiCli, HookScope::Project(d)) => d.join(".gemini/settings.json"),
+        (Client::GeminiCli, HookScope::Managed) => "/etc/gemini-cli/settings.json".into(),
+    }
+}
+
+/// Single-quotes `s` for a POSIX shell.
+fn quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:+=@%".contains(c))
+    {
+        return s.to_owned();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The command the client runs.
+fn command(req: &HookRequest, key: &str) -> String {
+    format!(
+        "INTERLOCK_API_KEY={key} INTERLOCK_GATEWAY={} {}{MARK}{}",
+        quote(&req.gateway),
+        quote(&req.program.to_string_lossy()),
+        req.client.slug()
+    )
+}
+
+/// Interlock's entries: each event and what it holds.
+fn entries(req: &HookRequest, key: &str) -> Vec<(&'static str, Value)> {
+    let cmd = command(req, key);
+    let timeout = req.client.default_timeout_secs();
+    match req.client {
+        Client::ClaudeCode => vec![
+            (
+                "PreToolUse",
+                json!({"matcher": "*", "hooks": [{"type": "command", "command": cmd, "timeout": timeout}]}),
+            ),
+            (
+                "PostToolUse",
+                json!({"matcher": "*", "hooks": [{"type": "command", "command": cmd, "timeout": 30}]}),
+            ),
+        ],
+        Client::Codex => vec![
+            (
+                "PreToolUse",
+                json!({"matcher": "Bash|apply_patch|mcp__.*", "hooks": [{"type": "command", "command": cmd, "timeout": timeout, "statusMessage": "Checking with Interlock"}]}),
+            ),
+            (
+                "PostToolUse",
+                json!({"matcher": "Bash|apply_patch|mcp__.*", "hooks": [{"type": "command", "command": cmd, "timeout": 30}]}),
+            ),
+        ],
+        Client::Cursor => {
+            let before = json!({"command": cmd, "timeout": timeout, "failClosed": true});
+            let after = json!({"command": cmd, "timeout": 30});
+            vec![
+                ("beforeShellExecution", before.clone()),
+                ("beforeMCPExecution", before.clone()),
+                ("beforeReadFile", before),
+                ("afterShellExecution", after.clone()),
+                ("afterFileEdit", after),
+            ]
+        }
+        Client::GeminiCli => {
+            let matcher = "run_shell_command|write_file|replace|read_file|web_fetch|mcp_.*";
+            vec![
+                (
+                    "BeforeTool",
+                    json!({"matcher": matcher, "hooks": [{"name": "interlock", "type": "command", "command": cmd, "timeout": timeout * 1000}]}),
+                ),
+                (
+                    "AfterTool",
+                    json!({"matcher": matcher, "hooks": [{"name": "interlock", "type": "command", "command": cmd, "timeout": 30_000}]}),
+                ),
+            ]
+        }
+    }
+}
+
+fn cst(v: &Value) -> CstInputValue {
+    match v {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(a) => CstInputValue::Array(a.iter().map(cst).collect()),
+        Value::Object(m) => {
+            CstInputValue::Object(m.iter().map(|(k, v)| (k.clone(), cst(v))).collect())
+        }
+    }
+}
+
+/// Whether an entry is Interlock's (its command runs `interlock … hook <client>`).
+fn ours(entry: &Value, client: Client) -> bool {
+    let needle = format!("{MARK}{}", client.slug());
+    let is = |c: &Value| {
+        c.as_str()
+            .is_some_and(|c| c.contains("INTERLOCK_API_KEY=") && c.ends_with(&needle))
+    };
+    is(&entry["command"])
+        || entry["hooks"]
+            .as_array()
+            .is_some_and(|hooks| hooks.iter().any(|h| is(&h["command"])))
+}
+
+/// `text` (a client's settings, or `None` for a new file) with Interlock's
+/// entries, earlier ones replaced.
+pub fn edit(req: &HookRequest, text: Option<&str>, key: &str) -> Result<String, String> {
+    let source = text.unwrap_or("{}\n");
+    serde_json::from_str::<Value>(source).map_err(|e| format!("it is not JSON: {e}"))?;
+    let root = CstRootNode::parse(source, &ParseOptions::default()).map_err(|e| e.to_string())?;
+    let obj = root
+        .object_value()
+        .ok_or("the top level is not an object")?;
+    if req.client == Client::Cursor && obj.get("version").is_none() {
+        obj.append("version", CstInputValue::Number("1".into()));
+    }
+    if obj.get("hooks").is_some() && obj.object_value("hooks").is_none() {
+        return Err("`hooks` is not an object".into());
+    }
+    let hooks = obj.object_value_or_set("hooks");
+    for (event, entry) in entries(req, key) {
+        if hooks.get(event).is_some() && hooks.array_value(event).is_none() {
+            return Err(format!("`hooks.{event}` is not an array"));
+        }
+        let list = hooks.array_value_or_set(event);
+        let mine: Vec<_> = list
+            .elements()
+            .into_iter()
+            .filter(|e| e.to_serde_value().is_some_and(|v| ours(&v, req.client)))
+            .collect();
+        // The same entry again: its bytes stay as they are.
+        if mine.len() == 1 && mine[0].to_serde_value().as_ref() == Some(&entry) {
+            continue;
+        }
+        for old in mine {
+            old.remove();
+        }
+        list.append(cst(&entry));
+    }
+    let mut out = root.to_string();
+    if text.is_none() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Why installing or undoing failed; nothing was changed unless it says so.
+#[derive(Debug, thiserror::Error)]
+pub enum HookInstallError {
+    #[error("{path}: {message}")]
+    File { path: PathBuf, message: String },
+    #[error("{path} is not settings Interlock can edit: {message}")]
+    Malformed { path: PathBuf, message: String },
+    #[error(
+        "{path} changed since the hooks were installed; restore it by hand (the previous bytes are in {backup})"
+    )]
+    ChangedSince { path: PathBuf, backup: PathBuf },
+    #[error("no Interlock hooks were installed in {path}")]
+    NothingToUndo { path: PathBuf },
+    /// Writing a file or minting the key failed (connect's machinery).
+    #[error(transparent)]
+    Write(#[from] ConnectError),
+}
+
+fn file_err(path: &Path, e: impl std::fmt::Display) -> HookInstallError {
+    HookInstallError::File {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// The backup directory of one settings file.
+fn backup_dir(data_dir: &Path, client: Client, file: &Path) -> PathBuf {
+    let h = crate::connect::sha256_hex(file.to_string_lossy().as_bytes());
+    data_dir
+        .join("hooks")
+        .join(format!("{}-{}", client.slug(), &h[..12]))
+}
+
+impl Host {
+    /// What installing `req` would write; changes nothing.
+    pub fn hooks_preview(&self, req: &HookRequest) -> Result<HookPlan, HookInstallError> {
+        let file = settings_file(req.client, &req.scope, &req.home);
+        let before = match std::fs::read(&file) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(file_err(&file, e)),
+        };
+        let text = before
+            .as_deref()
+            .map(|b| String::from_utf8(b.to_vec()).map_err(|_| "it is not UTF-8".to_owned()))
+            .transpose()
+            .and_then(|t| edit(req, t.as_deref(), KEY_PLACEHOLDER))
+            .map_err(|message| HookInstallError::Malformed {
+                path: file.clone(),
+                message,
+            })?;
+        Ok(HookPlan {
+            file,
+            before,
+            after: text,
+        })
+    }
+
+    /// Installs `plan` (from [`Host::hooks_preview`] of `req`): mints the
+    /// client's agent key, keeps the file's previous bytes, writes the new
+    /// ones atomically.
+    pub async fn hooks_install(
+        &self,
+        req: &HookRequest,
+        plan: &HookPlan,
+    ) -> Result<HookInstalled, HookInstallError> {
+        let dir = backup_dir(&self.data_dir()?, req.client, &plan.file);
+        std::fs::create_dir_all(&dir).map_err(|e| file_err(&dir, e))?;
+        set_private(&dir)?;
+        // The first install's bytes are the ones undo gives back; a later
+        // install over our own entries keeps them.
+        let previous = dir.join("previous");
+        let absent = dir.join("absent");
+        if !previous.exists() && !absent.exists() {
+            match &plan.before {
+                Some(bytes) => write_atomic(&previous, bytes, 0o600)?,
+                None => write_atomic(&absent, b"", 0o600)?,
+            }
+        }
+        let (key, agent) = self
+            .mint_agent_key(&format!("hooks-{}", req.client.slug()))
+            .await?;
+        let text = plan.after.replace(KEY_PLACEHOLDER, &key);
+        write_atomic(
+            &dir.join("written.sha256"),
+            crate::connect::sha256_hex(text.as_bytes()).as_bytes(),
+            0o600,
+        )?;
+        write_atomic(&dir.join("agent"), agent.as_bytes(), 0o600)?;
+        // The file holds a key: only its owner reads it.
+        write_atomic(&plan.file, text.as_bytes(), 0o600)?;
+        Ok(HookInstalled {
+            file: plan.file.clone(),
+            agent,
+        })
+    }
+
+    /// Gives the settings file its bytes from before the first install
+    /// back (or removes it, if there was none) and revokes the client's key.
+    pub async fn hooks_undo(&self, req: &HookRequest) -> Result<HookUndone, HookInstallError> {
+        let file = settings_file(req.client, &req.scope, &req.home);
+        let dir = backup_dir(&self.data_dir()?, req.client, &file);
+        let previous = dir.join("previous");
+        let absent = dir.join("absent");
+        if !previous.exists() && !absent.exists() {
+            return Err(HookInstallError::NothingToUndo { path: file });
+        }
+        let written = std::fs::read_to_string(dir.join("written.sha256")).unwrap_or_default();
+        let now = std::fs::read(&file).unwrap_or_default();
+        if crate::connect::sha256_hex(&now) != written.trim() {
+            return Err(HookInstallError::ChangedSince {
+                path: file,
+                backup: dir,
+            });
+        }
+        let removed = if absent.exists() {
+            std::fs::remove_file(&file).map_err(|e| file_err(&file, e))?;
+            true
+        } else {
+            let bytes = std::fs::read(&previous).map_err(|e| file_err(&previous, e))?;
+            let mode = std::fs::metadata(&file)
+                .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)
+                .unwrap_or(0o644);
+            write_atomic(&file, &bytes, mode)?;
+            false
+        };
+        let agent = std::fs::read_to_string(dir.join("agent")).ok();
+        if let Some(name) = &agent {
+            let store = self.store().await?;
+            store
+                .revoke_api_keys(interlock_store::ApiKeyKind::Agent, name.trim())
+                .await
+                .map_err(crate::HostError::from)?;
+        }
+        std::fs::remove_dir_all(&dir).map_err(|e| file_err(&dir, e))?;
+        Ok(HookUndone {
+            file,
+            removed,
+            agent_revoked: agent.map(|a| a.trim().to_owned()),
+        })
+    }
+}
+
+fn set_private(dir: &Path) -> Result<(), HookInstallError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| file_err(dir, e))
+}
+
+impl From<crate::HostError> for HookInstallError {
+    fn from(e: crate::HostError) -> Self {
+        HookInstallError::Write(ConnectError::from(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(client: Client) -> HookRequest {
+        HookRequest {
+            client,
+            scope: HookScope::User,
+            gateway: "http://127.0.0.1:8717".into(),
+            program: "/usr/bin/interlock".into(),
+            home: "/home/u".into(),
+        }
+    }
+
+    #[test]
+    fn an_edit_keeps_the_rest_and_replaces_its_own_entry() {
+        let text = "{\n  // a comment\n  \"model\": \"opus\",\n  \"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./mine.sh\"}]}]}\n}\n";
+        // Comments are not JSON: a Claude Code settings file is plain JSON.
+        assert!(edit(&req(Client::ClaudeCode), Some(text), "ilk_k").is_err());
+        let text = text.replace("  // a comment\n", "");
+        let once = edit(&req(Client::ClaudeCode), Some(&text), "ilk_k").unwrap();
+        let twice = edit(&req(Client::ClaudeCode), Some(&once), "ilk_k").unwrap();
+        assert_eq!(once, twice, "the same install again changes no byte");
+        let rekeyed = edit(&req(Client::ClaudeCode), Some(&once), "ilk_other").unwrap();
+        let v: Value = serde_json::from_str(&rekeyed).unwrap();
+        assert_eq!(
+            v["hooks"]["PreToolUse"].as_array().unwrap().len(),
+            2,
+            "replaced, not doubled"
+        );
+        assert!(rekeyed.contains("ilk_other") && !rekeyed.contains("ilk_k "));
+        let v: Value = serde_json::from_str(&once).unwrap();
+        assert_eq!(v["model"], "opus");
+        assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            "./mine.sh"
+        );
+        assert!(
+            v["hooks"]["PreToolUse"][1]["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .ends_with("/usr/bin/interlock hook claude-code")
+        );
+        let cursor: Value =
+            serde_json::from_str(&edit(&req(Client::Cursor), None, "ilk_k").unwrap()).unwrap();
+        assert_eq!(cursor["version"], 1);
+        assert_eq!(
+            cursor["hooks"]["beforeShellExecution"][0]["failClosed"],
+            true
+        );
+        assert!(edit(&req(Client::GeminiCli), Some("{\"hooks\": []}"), "k").is_err());
+    }
+}
