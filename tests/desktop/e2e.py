@@ -60,6 +60,7 @@ TEXT is in "under WebDriver". A TEXT that selects no check fails the run.
 """
 
 import base64
+import hashlib
 import concurrent.futures
 import http.client as http_client
 import json
@@ -1456,6 +1457,68 @@ def main():
         assert got.get("status") == "REJECTED", got
 
     check("a notification's Review opens the plan in the window", review_from_notification)
+
+    def hook_held_and_approved():
+        # Issue 40: Claude Code's PreToolUse for a destructive Bash command,
+        # through the gateway's hook endpoint: held as a plan and notified
+        # with the command, the working directory and the agent. A critical
+        # use offers no one-click Approve: Review opens it, the window signs
+        # exactly the hash shown, the retried hook is answered allow (once,
+        # its leaf bound to the exact input's hash), and again it is held anew.
+        key = env.cli("agents", "add", "hook-agent").strip().splitlines()[-1].strip()
+        with open(os.path.join(REPO, "tests/fixtures/hooks/claude-code/pre_tool_use.bash_rm_rf_home.json")) as f:
+            event = json.load(f)
+
+        def hook():
+            status, answer = http(
+                "POST", f"{env.origin}/hooks/v1/claude-code?wait=0", event, {"Authorization": f"Bearer {key}"}
+            )
+            assert status == 200, (status, answer)
+            out = answer["hookSpecificOutput"]
+            return out["permissionDecision"], out["permissionDecisionReason"]
+
+        seen = len(notifications.snapshot())
+        decision, reason = hook()
+        assert decision == "deny" and "held this Bash use for review" in reason, reason
+        plan_id = reason.split("`")[1]
+        assert plan_id.startswith("call-hook-"), reason
+        n = notifications.wait_for(lambda c: "rm -rf ~" in c["body"], 10, "the held command", since=seen)
+        assert "hook-agent" in n["body"] and event["cwd"] in n["body"], n
+        assert "Risk: critical" in n["body"], n
+        assert "approve" not in n["actions"], n["actions"]
+        notifications.click(n["id"], "review")
+        wait(lambda: driver.get("url").endswith(f"#/plans/{plan_id}"), 10, "the window on the held use")
+        shown = env.plans()[plan_id]["plan_hash"]
+        wait(lambda: "rm -rf ~" in driver.js("return document.body.innerText"), 10, "the command in the window")
+        time.sleep(0.5)
+        driver.screenshot("hook-review.png", app_item["pid"])
+        got = driver.js_async(
+            "return await window.__INTERLOCK__.decide({subjectKind: 'plan', subject: args[1],"
+            " hash: args[0], decision: 'approve', reason: 'a throwaway account'});",
+            shown,
+            plan_id,
+        )
+        assert got.get("status") == "APPROVED", got
+        decision, reason = hook()
+        assert decision == "allow" and plan_id in reason, reason
+        decision, reason = hook()
+        assert decision == "deny" and "held this Bash use" in reason and plan_id not in reason, reason
+        # The allow's leaf names the exact input's hash: RFC 8785 of the
+        # client, the tool, the input and the working directory.
+        binding = {"client": "claude-code", "cwd": event["cwd"], "input": event["tool_input"], "tool": "Bash"}
+        jcs = json.dumps(binding, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        want = "sha256:" + hashlib.sha256(jcs.encode()).hexdigest()
+        reviewer_key = env.cli("reviewers", "add", "hook-audit").strip().splitlines()[-1].strip()
+        status, got = http(
+            "GET", f"{env.origin}/api/v1/log?from=0&limit=1000", None, {"Authorization": f"Bearer {reviewer_key}"}
+        )
+        assert status == 200, (status, got)
+        leaves = [e["entry"] for e in got["entries"] if e["entry"]["type"] == "hook.call"]
+        verdicts = [leaf["verdict"]["verdict"] for leaf in leaves]
+        assert verdicts == ["held", "approved_plan", "held"], verdicts
+        assert all(leaf["binding_hash"] == want for leaf in leaves), (want, leaves)
+
+    check("a coding agent's held Bash command: notified, reviewed, approved, allowed once", hook_held_and_approved)
 
     def auditor_in_the_window():
         # An auditor, starting from the window: a week of one plan's receipts,

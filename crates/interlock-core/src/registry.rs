@@ -295,6 +295,10 @@ impl Registry {
                     ParamSpec::required("binding_hash", String),
                     ParamSpec::required("cwd", String),
                     ParamSpec::optional("input", Any),
+                    // What the gateway assessed the use at: it raises the
+                    // plan's risk (a notification approves only low and
+                    // medium), never lowers it below this action's.
+                    ParamSpec::optional("risk", String),
                 ],
             ),
         ] {

@@ -215,7 +215,13 @@ fn plan(
     let doc = json!({
         "schema_version": "interlock.plan/v1",
         "plan_id": plan_id,
-        "title": format!("{} {tool}: {}", event.client.display_name(), one_line(&summary)),
+        "title": format!(
+            "{} in {}: {tool} `{}` in {}",
+            agent.name,
+            event.client.display_name(),
+            one_line(&summary),
+            event.cwd
+        ),
         "proposer": agent_identity(&agent.name),
         "created_at": rfc3339(now),
         "description": format!(
@@ -237,6 +243,7 @@ fn plan(
                 "binding_hash": binding,
                 "cwd": event.cwd,
                 "input": canon::to_serde_json(&event.input),
+                "risk": assessment.risk.name(),
             },
         }]}
     });
