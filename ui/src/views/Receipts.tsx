@@ -35,6 +35,7 @@ const PAGE = 100;
 export const EVENT_TYPES = [
   'tool.call',
   'tool.call.intent',
+  'hook.call',
   'plan.proposed',
   'plan.approved',
   'plan.rejected',

@@ -168,3 +168,45 @@ describe('whatOf on servers', () => {
     expect(whatOf(quarantined)).toBe('server calm: quarantined');
   });
 });
+
+// Issue 40: a coding agent's own tool use, as its hook reported it, reads
+// like a call: who decided (the policy), what (the agent, the tool, the
+// client, where), the verdict in words.
+describe('hook.call receipts', () => {
+  const hook = {
+    agent: 'hook-agent',
+    approver: null,
+    findings: [],
+    hash: null,
+    index: 40,
+    kind: 'hook.call',
+    outcome: null,
+    plan_id: null,
+    predicate: {
+      agent: 'hook-agent',
+      binding_hash: 'sha256:' + '1'.repeat(64),
+      client: 'claude-code',
+      cwd: '/home/user/my-project',
+      event: 'PreToolUse',
+      phase: 'before',
+      role: 'default',
+      session: 's',
+      tool: 'Bash',
+      tool_name: 'Bash',
+      type: 'hook.call',
+      verdict: { verdict: 'held', plan_id: 'call-hook-1', hold_reasons: 'inspection found destructive', risk: 'critical', score: 100 },
+    },
+    reasons: 'inspection found destructive',
+    server: null,
+    shadow: false,
+    time: 1796579083,
+    tool: 'Bash',
+    verdict: 'held',
+  } as unknown as Receipt;
+  it('names the agent, the tool, the client and the directory', () => {
+    expect(whatOf(hook)).toBe('agent hook-agent used Bash in claude-code (/home/user/my-project)');
+    expect(subjectOf(hook)).toBe("claude-code's Bash");
+    expect(decider(hook, names).role).toBe('policy');
+    expect(verdictOf(hook).tone).toBe('hold');
+  });
+});
