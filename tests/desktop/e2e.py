@@ -1503,6 +1503,15 @@ def main():
         assert decision == "allow" and plan_id in reason, reason
         decision, reason = hook()
         assert decision == "deny" and "held this Bash use" in reason and plan_id not in reason, reason
+        # Held anew: rejected, so nothing of this check waits in the later ones' counts.
+        again = reason.split("`")[1]
+        got = driver.js_async(
+            "return await window.__INTERLOCK__.decide({subjectKind: 'plan', subject: args[1],"
+            " hash: args[0], decision: 'reject', reason: 'not twice'});",
+            env.plans()[again]["plan_hash"],
+            again,
+        )
+        assert got.get("status") == "REJECTED", got
         # The allow's leaf names the exact input's hash: RFC 8785 of the
         # client, the tool, the input and the working directory.
         binding = {"client": "claude-code", "cwd": event["cwd"], "input": event["tool_input"], "tool": "Bash"}

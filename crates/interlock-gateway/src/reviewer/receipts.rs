@@ -304,7 +304,7 @@ impl Series {
         self.calls[at] += count;
         match verdict {
             Some("held") => self.holds[at] += count,
-            Some("blocked") => self.blocks[at] += count,
+            Some("blocked" | "not_allowed") => self.blocks[at] += count,
             _ => {}
         }
         if shadow {
@@ -330,6 +330,13 @@ impl Series {
         })
     }
 }
+
+/// What the overview counts as calls: MCP tool calls, and the agents' own
+/// tool uses their hooks reported (issue 40).
+const CALLS: [&str; 2] = ["tool.call", "hook.call"];
+
+/// The overview's name for the agents' own tools (a hook's use has no server).
+const AGENT_TOOLS: &str = "(agents' own tools)";
 
 /// `GET /api/v1/overview?since=&bucket=&today=`: what waits now (held,
 /// quarantined), what was decided today, and tool calls, holds and blocks
@@ -378,10 +385,14 @@ pub async fn overview(
     let mut agents: std::collections::BTreeMap<String, Series> = Default::default();
     let (mut decided_today, mut held_today, mut calls_today) = (0u64, 0u64, 0u64);
     for r in &day {
+        // A hook's after-event reports the outcome of a use counted already.
+        if r.verdict.as_deref() == Some("reported") {
+            continue;
+        }
         if DECISIONS.contains(&r.kind.as_str()) {
             decided_today += r.count;
         }
-        if r.kind == "tool.call" {
+        if CALLS.contains(&r.kind.as_str()) {
             calls_today += r.count;
             if r.verdict.as_deref() == Some("held") {
                 held_today += r.count;
@@ -389,7 +400,7 @@ pub async fn overview(
         }
     }
     for r in &rows {
-        if r.kind != "tool.call" {
+        if !CALLS.contains(&r.kind.as_str()) || r.verdict.as_deref() == Some("reported") {
             continue;
         }
         let Some(at) = usize::try_from((r.start - since) / bucket)
@@ -400,7 +411,12 @@ pub async fn overview(
         };
         let v = r.verdict.as_deref();
         all.add(at, v, r.shadow, r.count);
-        let server = r.server.clone().unwrap_or_default();
+        // A coding agent's own tool use has no server: it is counted under
+        // one name of its own.
+        let server = r
+            .server
+            .clone()
+            .unwrap_or_else(|| AGENT_TOOLS.to_owned());
         servers
             .entry(server)
             .or_insert_with(|| Series::new(n))
