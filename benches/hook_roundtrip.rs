@@ -28,6 +28,8 @@ use std::time::Instant;
 
 use support::*;
 
+/// The MCP protocol version `support` speaks (unused here: no MCP call is made).
+const PROTOCOL: &str = "2025-11-25";
 const WARMUP: usize = 200;
 const HTTP_EVENTS: usize = 2000;
 const SPAWNS: usize = 200;
@@ -86,7 +88,11 @@ fn main() {
                 .await
                 .unwrap();
             let body = r.bytes().await.unwrap();
-            assert!(contains(&body, b"\"allow\""), "{}", String::from_utf8_lossy(&body));
+            assert!(
+                contains(&body, b"\"allow\""),
+                "{}",
+                String::from_utf8_lossy(&body)
+            );
             t.elapsed().as_secs_f64() * 1e3
         };
         let get = || async {

@@ -69,6 +69,19 @@ pub fn block_on<T>(fut: impl Future<Output = anyhow::Result<T>>) -> anyhow::Resu
         .block_on(fut)
 }
 
+/// [`block_on`] on the calling thread alone: for a command a client starts
+/// for every event (`interlock hook`), where starting worker threads is
+/// most of what the command costs beyond its one request.
+pub fn block_on_current_thread<T>(
+    fut: impl Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?
+        .block_on(fut)
+}
+
 /// A fresh 16-byte nonce from the OS.
 pub fn nonce() -> anyhow::Result<[u8; 16]> {
     Ok(interlock_host::nonce())

@@ -220,7 +220,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => context::block_on(demo::run(cli.data_dir, args)),
         Command::Serve(args) => context::block_on(serve::run(&ctx, args)),
         Command::Mcp(args) => context::block_on(mcp_bridge::run(args)),
-        Command::Hook(args) => context::block_on(hook::run(args)),
+        // Run once per tool use by the agent's client: one thread, no pool.
+        Command::Hook(args) => context::block_on_current_thread(hook::run(args)),
         Command::Hooks(command) => context::block_on(hooks::run(&ctx, command)),
         Command::Connect(args) => context::block_on(connect::run(&ctx, args)),
         Command::Agents(cmd) => context::block_on(agents::agents(&ctx, cmd)),

@@ -413,10 +413,7 @@ pub async fn overview(
         all.add(at, v, r.shadow, r.count);
         // A coding agent's own tool use has no server: it is counted under
         // one name of its own.
-        let server = r
-            .server
-            .clone()
-            .unwrap_or_else(|| AGENT_TOOLS.to_owned());
+        let server = r.server.clone().unwrap_or_else(|| AGENT_TOOLS.to_owned());
         servers
             .entry(server)
             .or_insert_with(|| Series::new(n))
