@@ -40,6 +40,10 @@ pub struct InstallArgs {
     /// address, else http://127.0.0.1:8717).
     #[arg(long, value_name = "URL")]
     gateway: Option<String>,
+    /// When the gateway cannot answer: `deny` (the default: fail closed) or
+    /// `ask` (the client asks its user), written into the hook's command.
+    #[arg(long, value_name = "deny|ask", default_value = "deny", value_parser = ["deny", "ask"])]
+    on_unreachable: String,
 }
 
 pub async fn run(ctx: &Context, command: HooksCommand) -> anyhow::Result<ExitCode> {
@@ -67,6 +71,7 @@ pub async fn run(ctx: &Context, command: HooksCommand) -> anyhow::Result<ExitCod
         gateway,
         program: std::env::current_exe()?,
         home,
+        ask_when_unreachable: args.on_unreachable == "ask",
     };
     if args.undo {
         return match host.hooks_undo(&req).await {

@@ -420,3 +420,75 @@ fn regression_an_agent_cannot_propose_a_plan_posing_as_a_held_call() {
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert!(r.to_string().contains("held calls"), "{r}");
 }
+
+/// Issue 40: a coding agent's held tool use offers *once* and *for 1 hour*
+/// — exactly that use (client, tool, input, working directory), for that
+/// agent, even though inspection held it: the reviewer saw those bytes.
+/// Approved for the hour, the same use is allowed again and again, each time
+/// logged with its standing approval; the same command elsewhere is held.
+#[test]
+fn regression_issue_40_an_exact_native_use_approved_for_an_hour() {
+    // The reviewer signs for the audience and policy a server's view names.
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, _reader) = gateway(dir.path());
+    let rev = reviewer(&gw);
+    let body = std::fs::read(
+        crate::util::manifest_dir()
+            .join("tests/fixtures/hooks/claude-code/pre_tool_use.bash_rm_rf_home.json"),
+    )
+    .unwrap();
+    let auth = format!("Bearer {}", gw.agent_key);
+    let hook = |body: &[u8]| {
+        let (s, _, b) = http(
+            &gw.addr,
+            "POST",
+            "/hooks/v1/claude-code?wait=0",
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+            ],
+            body,
+        );
+        assert_eq!(s, 200);
+        let v: Value = serde_json::from_slice(&b).unwrap();
+        let o = &v["hookSpecificOutput"];
+        (
+            o["permissionDecision"].as_str().unwrap().to_owned(),
+            o["permissionDecisionReason"].as_str().unwrap().to_owned(),
+        )
+    };
+    let (d, reason) = hook(&body);
+    assert_eq!(d, "deny", "{reason}");
+    let plan_id = reason.split('`').nth(1).unwrap().to_owned();
+    assert_eq!(scope_names(&rev.scopes(&gw, &plan_id)), ["once", "hour"]);
+    let granted = rev.approve_for(&gw, &plan_id, "hour");
+    assert!(granted["id"].as_str().is_some(), "{granted}");
+    for _ in 0..3 {
+        let (d, reason) = hook(&body);
+        assert_eq!(d, "allow", "{reason}");
+        assert!(reason.contains("for a while"), "{reason}");
+    }
+    let elsewhere = String::from_utf8(body).unwrap().replace(
+        "\"cwd\": \"/home/user/my-project\"",
+        "\"cwd\": \"/home/user/other\"",
+    );
+    let (d, reason) = hook(elsewhere.as_bytes());
+    assert_eq!(d, "deny", "{reason}");
+    // A grant for a native use must name one agent and one exact use: one
+    // for any input of the tool, properly signed, is refused.
+    let offered = rev.scopes(&gw, reason.split('`').nth(1).unwrap());
+    let mut doc = offered["scopes"][1]["grant"]["document"].clone();
+    doc.as_object_mut().unwrap().remove("arguments_hash");
+    let hash =
+        interlock_core::canon::digest(&interlock_core::canon::from_serde_json(&doc).unwrap());
+    let subject = interlock_trust::standing::subject(&interlock_trust::standing::id_of(&hash));
+    let envelope = rev.sign(&gw, &subject, &hash.to_string(), 3);
+    let (s, b) = rev.post(
+        &gw,
+        "/api/v1/standing",
+        &json!({"document": doc, "envelope": envelope}),
+    );
+    assert_ne!(s, 200, "{b}");
+    assert!(b.to_string().contains("one exact use"), "{b}");
+    gw.assert_audit_clean();
+}

@@ -23,7 +23,9 @@ fn builtin_serves_exactly_the_documented_fs_and_cmd_names() {
             "fs.ensure_absent",
             "fs.make_dir",
             "fs.read_file",
-            "fs.write_file"
+            "fs.write_file",
+            // A coding agent's held tool use (issue 40): acts on nothing here.
+            "hook.permit"
         ]
     );
     assert_eq!(

@@ -57,6 +57,10 @@ pub struct HookRequest {
     pub program: PathBuf,
     /// The user's home directory.
     pub home: PathBuf,
+    /// When the gateway cannot answer: let the client ask its user
+    /// (`--on-unreachable ask`, the owner's choice, recorded in the hook's
+    /// command) instead of denying.
+    pub ask_when_unreachable: bool,
 }
 
 /// What installing would do; nothing is written yet.
@@ -125,12 +129,16 @@ fn quote(s: &str) -> String {
 
 /// The command the client runs.
 fn command(req: &HookRequest, key: &str) -> String {
-    format!(
+    let mut cmd = format!(
         "INTERLOCK_API_KEY={key} INTERLOCK_GATEWAY={} {}{MARK}{}",
         quote(&req.gateway),
         quote(&req.program.to_string_lossy()),
         req.client.slug()
-    )
+    );
+    if req.ask_when_unreachable {
+        cmd.push_str(" --on-unreachable ask");
+    }
+    cmd
 }
 
 /// Interlock's entries: each event and what it holds.
@@ -202,8 +210,10 @@ fn cst(v: &Value) -> CstInputValue {
 fn ours(entry: &Value, client: Client) -> bool {
     let needle = format!("{MARK}{}", client.slug());
     let is = |c: &Value| {
-        c.as_str()
-            .is_some_and(|c| c.contains("INTERLOCK_API_KEY=") && c.ends_with(&needle))
+        c.as_str().is_some_and(|c| {
+            c.starts_with("INTERLOCK_API_KEY=")
+                && (c.ends_with(&needle) || c.contains(&format!("{needle} --")))
+        })
     };
     is(&entry["command"])
         || entry["hooks"]
@@ -419,6 +429,7 @@ mod tests {
             gateway: "http://127.0.0.1:8717".into(),
             program: "/usr/bin/interlock".into(),
             home: "/home/u".into(),
+            ask_when_unreachable: false,
         }
     }
 
@@ -460,5 +471,19 @@ mod tests {
             true
         );
         assert!(edit(&req(Client::GeminiCli), Some("{\"hooks\": []}"), "k").is_err());
+        // The owner's choice to ask when the gateway is down replaces the
+        // entry that denied (it is the same hook), never sits beside it.
+        let asking = HookRequest {
+            ask_when_unreachable: true,
+            ..req(Client::ClaudeCode)
+        };
+        let asked = edit(&asking, Some(&once), "ilk_k").unwrap();
+        let v: Value = serde_json::from_str(&asked).unwrap();
+        assert_eq!(
+            v["hooks"]["PreToolUse"].as_array().unwrap().len(),
+            2,
+            "{asked}"
+        );
+        assert!(asked.contains("hook claude-code --on-unreachable ask"));
     }
 }

@@ -11,6 +11,21 @@ pub const AGENT_IDENTITY_PREFIX: &str = "agent:";
 /// The plan id prefix of a held tool call (`call-<digest>-<random>`).
 pub const HELD_PREFIX: &str = "call-";
 
+/// The plan id prefix of a coding agent's held tool use (issue 40,
+/// `call-hook-<binding>-<random>`): a held call's prefix too, so no agent
+/// can run one through `execute_plan`.
+pub const HOOK_HELD_PREFIX: &str = "call-hook-";
+
+/// What a standing approval of a coding agent's own tool use names as its
+/// tool: `hook:<client>:<tool>` (`hook:claude-code:Bash`) — never an MCP
+/// tool's exposed name, which has no `:`.
+pub fn hook_tool(client: &str, tool: &str) -> String {
+    format!("{HOOK_TOOL_PREFIX}{client}:{tool}")
+}
+
+/// See [`hook_tool`].
+pub const HOOK_TOOL_PREFIX: &str = "hook:";
+
 /// The SHA-256 of the canonical arguments (what a held call's plan and a log
 /// leaf name).
 pub fn arguments_digest(arguments: &interlock_canon::Value) -> interlock_canon::Digest {

@@ -16,7 +16,9 @@ use interlock_canon::{self as canon, Digest, Map, Value};
 use interlock_engine::{Engine, PlanStatus};
 use interlock_store::ApiKeyKind;
 
-use crate::held_id::{AGENT_IDENTITY_PREFIX, HELD_PREFIX, arguments_digest};
+use crate::held_id::{
+    AGENT_IDENTITY_PREFIX, HELD_PREFIX, HOOK_HELD_PREFIX, arguments_digest, hook_tool,
+};
 use crate::standing::{self, Narrowing};
 
 /// What the gateway that held a call remembers of it while it waits (lost
@@ -169,6 +171,16 @@ pub async fn offers(call: &HeldCall<'_>) -> Result<Vec<Offer>, ScopeError> {
         scope: Scope::Once,
         grant: None,
     }];
+    // A coding agent's own tool use (issue 40): once, or exactly this use
+    // (its binding: client, tool, input, working directory) for an hour —
+    // what the reviewer saw, byte for byte, so an inspection hold may be
+    // approved for it too; nothing wider.
+    if plan_id.starts_with(HOOK_HELD_PREFIX) {
+        if let Some(offer) = hook_hour(call, &plan.document, &plan.proposer).await? {
+            out.push(offer);
+        }
+        return Ok(out);
+    }
     let memo = call.memo.as_ref();
     if memo.is_some_and(|m| m.inspection_hold) {
         return Ok(out);
@@ -219,6 +231,84 @@ pub async fn offers(call: &HeldCall<'_>) -> Result<Vec<Offer>, ScopeError> {
         });
     }
     Ok(out)
+}
+
+/// The hour's offer for a held native tool use: this agent, exactly this
+/// binding (`tool_hash` and `arguments_hash` are both the binding's hash).
+/// `None` when the plan does not read back or the agent's key is gone.
+async fn hook_hour(
+    call: &HeldCall<'_>,
+    document: &[u8],
+    proposer: &str,
+) -> Result<Option<Offer>, ScopeError> {
+    let Ok(doc) = canon::parse_json(document) else {
+        return Ok(None);
+    };
+    let params = doc
+        .get("body")
+        .and_then(|b| b.get("stages"))
+        .and_then(|s| s.as_array())
+        .and_then(|s| s.first())
+        .and_then(|s| s.get("params"));
+    let text = |k: &str| params.and_then(|p| p.get(k)).and_then(Value::as_str);
+    let (Some(client), Some(tool), Some(binding), Some(cwd)) = (
+        text("client"),
+        text("tool"),
+        text("binding_hash").and_then(|h| h.parse::<Digest>().ok()),
+        text("cwd"),
+    ) else {
+        return Ok(None);
+    };
+    let Some(agent) = proposer.strip_prefix(AGENT_IDENTITY_PREFIX) else {
+        return Ok(None);
+    };
+    let Some(role) = agent_role(call.engine, agent).await? else {
+        return Ok(None);
+    };
+    let now = call.engine.now();
+    let expires_at = now
+        + Scope::Hour
+            .lifetime_secs()
+            .min(call.engine.policy().standing_max_lifetime_secs);
+    let narrowing = Narrowing {
+        agent: Some(agent.to_owned()),
+        session: None,
+        arguments_hash: Some(binding),
+    };
+    let document = standing::document(
+        &role,
+        &hook_tool(client, tool),
+        &binding,
+        &Value::Object(Map::new()),
+        expires_at,
+        &narrowing,
+    );
+    let document_hash = canon::digest(&document);
+    let id = standing::id_of(&document_hash);
+    Ok(Some(Offer {
+        scope: Scope::Hour,
+        grant: Some(GrantOffer {
+            subject: standing::subject(&id),
+            document,
+            document_hash,
+            id,
+            expires_at,
+            summary: format!(
+                "`{agent}` may run exactly this {tool} use again in `{cwd}` for 1 hour"
+            ),
+        }),
+    }))
+}
+
+/// The role of the agent key named `agent`, if it is not revoked.
+async fn agent_role(engine: &Engine, agent: &str) -> Result<Option<String>, ScopeError> {
+    Ok(engine
+        .store()
+        .api_keys(ApiKeyKind::Agent)
+        .await?
+        .into_iter()
+        .find(|k| k.name == agent && k.revoked_at.is_none())
+        .map(|k| k.role))
 }
 
 /// Whether a held call may be approved from a desktop notification for a
@@ -310,15 +400,7 @@ async fn held_facts(
     let Some(agent) = proposer.strip_prefix(AGENT_IDENTITY_PREFIX) else {
         return Ok(None);
     };
-    let role = call
-        .engine
-        .store()
-        .api_keys(ApiKeyKind::Agent)
-        .await?
-        .into_iter()
-        .find(|k| k.name == agent && k.revoked_at.is_none())
-        .map(|k| k.role);
-    let Some(role) = role else {
+    let Some(role) = agent_role(call.engine, agent).await? else {
         return Ok(None);
     };
     Ok(Some(HeldFacts {

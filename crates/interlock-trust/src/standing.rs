@@ -193,6 +193,25 @@ pub async fn grant_for_approved(
     doc: &Value,
     envelope: &DsseEnvelope,
 ) -> Result<StandingRecord, PinError> {
+    // A coding agent's own tool use (issue 40) has no approved definition:
+    // its grant is bound to one exact binding, for one agent.
+    if field(doc, "tool")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.starts_with(crate::held_id::HOOK_TOOL_PREFIX))
+    {
+        let exact = field(doc, "tool_hash").and_then(Value::as_str).is_some()
+            && field(doc, "tool_hash") == field(doc, "arguments_hash")
+            && field(doc, "agent").and_then(Value::as_str).is_some();
+        if !exact {
+            return Err(PinError::BadSurface {
+                name: "standing approval".into(),
+                message: "a native tool use's approval names one agent and one exact use: \
+                          `arguments_hash` equal to `tool_hash`, and `agent`"
+                    .into(),
+            });
+        }
+        return grant(engine, events, doc, envelope).await;
+    }
     if let (Some(tool), Some(granted)) = (
         field(doc, "tool").and_then(Value::as_str),
         field(doc, "tool_hash").and_then(Value::as_str),
@@ -207,6 +226,35 @@ pub async fn grant_for_approved(
         }
     }
     grant(engine, events, doc, envelope).await
+}
+
+/// The standing approval, if any, that lets `agent` (of `role`) run the
+/// native tool use `tool` (`held_id::hook_tool`) whose binding is
+/// `binding` again (issue 40): its id.
+pub async fn find_hook(
+    engine: &Engine,
+    role: &str,
+    agent: &str,
+    tool: &str,
+    binding: &Digest,
+) -> Result<Option<String>, StoreError> {
+    let binding = binding.to_string();
+    for s in engine.store().standing(Some(engine.now())).await? {
+        if s.role != role || s.tool != tool {
+            continue;
+        }
+        let Ok(doc) = canon::parse_json(&s.document) else {
+            continue;
+        };
+        let text = |k: &str| field(&doc, k).and_then(Value::as_str);
+        if text("agent") == Some(agent)
+            && text("arguments_hash") == Some(binding.as_str())
+            && text("tool_hash") == Some(binding.as_str())
+        {
+            return Ok(Some(s.id));
+        }
+    }
+    Ok(None)
 }
 
 /// Verifies a reviewer's signed approval of `doc` and stores it.

@@ -24,7 +24,7 @@ use crate::gateway::Gateway;
 
 /// A held hook plan's id: `call-hook-<binding prefix>-<random>` (the held
 /// call prefix, so no agent can run it through `execute_plan`).
-const HOOK_PLAN_PREFIX: &str = "call-hook-";
+use interlock_trust::held_id::HOOK_HELD_PREFIX as HOOK_PLAN_PREFIX;
 
 /// How often a waiting hook polls for its decision (the store is the truth).
 const POLL_EVERY: Duration = Duration::from_millis(250);

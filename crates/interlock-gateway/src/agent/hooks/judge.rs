@@ -13,6 +13,7 @@ use super::held;
 use super::leaf::{self, HookVerdict};
 use crate::gateway::Gateway;
 use crate::roles::DEFAULT_ROLE;
+use interlock_trust::held_id::hook_tool;
 
 /// Judges `event` for `agent`; a hold waits up to `wait_secs` for a reviewer.
 pub(crate) async fn judge(
@@ -65,6 +66,32 @@ pub(crate) async fn judge(
         return logged(gw, agent, event, &verdict, Some(&assessment), deny).await;
     }
     if assessment.held() {
+        // A reviewer may have approved exactly this use for a while.
+        let standing = interlock_trust::standing::find_hook(
+            gw.engine(),
+            &agent.role,
+            &agent.name,
+            &hook_tool(event.client.slug(), &tool),
+            &event.input_hash(),
+        )
+        .await;
+        match standing {
+            Ok(Some(id)) => {
+                let verdict = HookVerdict::Standing {
+                    id: id.clone(),
+                    reasons: reasons(&assessment.hold_reasons),
+                };
+                let allow = Answer::Allow {
+                    reason: format!(
+                        "Interlock: a reviewer approved exactly this {tool} use for a while ({id})"
+                    ),
+                };
+                return logged(gw, agent, event, &verdict, Some(&assessment), allow).await;
+            }
+            Ok(None) => {}
+            // Unreadable grants cover nothing: the use waits for a reviewer.
+            Err(e) => tracing::warn!(error = %e, "standing approvals could not be read"),
+        }
         return held::hold(gw, agent, event, &assessment, wait_secs).await;
     }
     let allow = Answer::Allow {

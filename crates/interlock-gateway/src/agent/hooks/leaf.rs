@@ -29,6 +29,8 @@ pub(crate) enum HookVerdict {
     Approved { plan_id: String },
     /// A reviewer rejected it, or its plan expired.
     Rejected { plan_id: String, status: String },
+    /// A reviewer approved exactly this use for a while: a standing approval.
+    Standing { id: String, reasons: String },
     /// A shadow key: it would have been blocked or held, and was allowed.
     Shadow {
         would: &'static str,
@@ -46,6 +48,7 @@ impl HookVerdict {
             HookVerdict::Blocked { .. } => "blocked",
             HookVerdict::Held { .. } => "held",
             HookVerdict::Approved { .. } => "approved_plan",
+            HookVerdict::Standing { .. } => "standing_approval",
             HookVerdict::Rejected { .. } => "rejected",
             HookVerdict::Shadow { would: "block", .. } => "shadow_would_block",
             HookVerdict::Shadow { .. } => "shadow_would_hold",
@@ -65,6 +68,10 @@ impl HookVerdict {
             }
             HookVerdict::Held { plan_id, reasons } => {
                 m.insert("plan_id".into(), plan_id.as_str().into());
+                m.insert("hold_reasons".into(), reasons.as_str().into());
+            }
+            HookVerdict::Standing { id, reasons } => {
+                m.insert("standing_approval".into(), id.as_str().into());
                 m.insert("hold_reasons".into(), reasons.as_str().into());
             }
             HookVerdict::Approved { plan_id } => {
