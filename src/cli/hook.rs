@@ -91,16 +91,5 @@ fn phase_of(event: &[u8]) -> (Phase, String) {
         .ok()
         .and_then(|v| v["hook_event_name"].as_str().map(str::to_owned))
         .unwrap_or_default();
-    let phase = match name.as_str() {
-        "PermissionRequest" => Phase::Permission,
-        n if n.starts_with("Post")
-            || n.starts_with("after")
-            || n.starts_with("After")
-            || n == "postToolUse" =>
-        {
-            Phase::After
-        }
-        _ => Phase::Before,
-    };
-    (phase, name)
+    (Phase::guess(&name), name)
 }

@@ -174,6 +174,13 @@ class Env:
     def plans(self):
         return {p["plan_id"]: p for p in json.loads(self.cli("plans", "list", "--json"))}
 
+    def log_entries(self, reviewer):
+        """The log's first 1,000 entries by index, read with a new reviewer key named `reviewer`."""
+        key = self.cli("reviewers", "add", reviewer).strip().splitlines()[-1].strip()
+        status, got = http("GET", f"{self.origin}/api/v1/log?from=0&limit=1000", None, {"Authorization": f"Bearer {key}"})
+        assert status == 200, (status, got)
+        return {e["index"]: e["entry"] for e in got["entries"]}
+
 
 class Agent:
     """A raw JSON-RPC MCP client (protocol 2026-07-28: no session needed)."""
@@ -1291,12 +1298,7 @@ def main():
         with open(claude_json) as f:
             assert f.read() == claude_original
         # Each change is on the log as the owner's, its intent before it.
-        reviewer_key = env.cli("reviewers", "add", "first-run-audit").strip().splitlines()[-1].strip()
-        status, got = http(
-            "GET", f"{env.origin}/api/v1/log?from=0&limit=1000", None, {"Authorization": f"Bearer {reviewer_key}"}
-        )
-        assert status == 200, (status, got)
-        entries = {e["index"]: e["entry"] for e in got["entries"]}
+        entries = env.log_entries("first-run-audit")
         outcomes = [(i, e) for i, e in sorted(entries.items()) if e["type"] in ("client.connected", "client.undone")]
         assert [e["type"] for _, e in outcomes] == ["client.connected", "client.undone"], outcomes
         for i, e in outcomes:
@@ -1517,12 +1519,7 @@ def main():
         binding = {"client": "claude-code", "cwd": event["cwd"], "input": event["tool_input"], "tool": "Bash"}
         jcs = json.dumps(binding, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         want = "sha256:" + hashlib.sha256(jcs.encode()).hexdigest()
-        reviewer_key = env.cli("reviewers", "add", "hook-audit").strip().splitlines()[-1].strip()
-        status, got = http(
-            "GET", f"{env.origin}/api/v1/log?from=0&limit=1000", None, {"Authorization": f"Bearer {reviewer_key}"}
-        )
-        assert status == 200, (status, got)
-        leaves = [e["entry"] for e in got["entries"] if e["entry"]["type"] == "hook.call"]
+        leaves = [e for _, e in sorted(env.log_entries("hook-audit").items()) if e["type"] == "hook.call"]
         verdicts = [leaf["verdict"]["verdict"] for leaf in leaves]
         assert verdicts == ["held", "approved_plan", "held"], verdicts
         assert all(leaf["binding_hash"] == want for leaf in leaves), (want, leaves)

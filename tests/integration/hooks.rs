@@ -335,22 +335,7 @@ fn regression_issue_40_install_and_undo_leave_each_clients_file_as_it_was() {
             .pointer(pick)
             .and_then(Value::as_str)
             .unwrap_or_else(|| panic!("{client}: {written}"));
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", command])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(&fixture(client, event))
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let answer: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{client}: {e}: {}", stdout(&out)));
+        let answer = run_hook(command, &fixture(client, event));
         let want = if client == "codex" { "none" } else { "allow" };
         assert_eq!(decision(&answer).0, want, "{client}: {answer}");
         cli(&["hooks", "install", client, "--project", dir, "--undo"]);
@@ -361,24 +346,8 @@ fn regression_issue_40_install_and_undo_leave_each_clients_file_as_it_was() {
         );
         // The key it minted is revoked: the same command is denied once the
         // running gateway's key cache lets it go (within 5 s).
-        let run_hook = || {
-            let mut child = std::process::Command::new("sh")
-                .args(["-c", command])
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(&fixture(client, event))
-                .unwrap();
-            let out = child.wait_with_output().unwrap();
-            serde_json::from_slice::<Value>(&out.stdout).unwrap()
-        };
         let denied = (0..40).any(|_| {
-            let answer = run_hook();
+            let answer = run_hook(command, &fixture(client, event));
             let refused = decision(&answer).0 == "deny" || answer.to_string().contains("revoked");
             if !refused {
                 std::thread::sleep(std::time::Duration::from_millis(250));
@@ -393,4 +362,20 @@ fn regression_issue_40_install_and_undo_leave_each_clients_file_as_it_was() {
     assert!(user.exists());
     cli(&["hooks", "install", "cursor", "--undo"]);
     assert!(!user.exists());
+}
+
+/// Runs an installed hook's command as its client does (`sh -c`, the event
+/// on stdin); the JSON answer it prints.
+fn run_hook(command: &str, event: &[u8]) -> Value {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", command])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(event).unwrap();
+    let out = child.wait_with_output().unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }

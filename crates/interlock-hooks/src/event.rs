@@ -19,6 +19,17 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// The phase an event name most likely means, whichever client sent
+    /// it: for shaping the answer to an event that could not be read.
+    pub fn guess(event_name: &str) -> Phase {
+        match event_name {
+            "PermissionRequest" => Phase::Permission,
+            n if n.starts_with("Post") || n.starts_with("post") => Phase::After,
+            n if n.starts_with("after") || n.starts_with("After") => Phase::After,
+            _ => Phase::Before,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Phase::Before => "before",

@@ -26,6 +26,7 @@ use jsonc_parser::cst::{CstInputValue, CstRootNode};
 use serde_json::{Value, json};
 
 use crate::Host;
+use crate::connect::edit::cst_value;
 use crate::connect::{ConnectError, write_atomic};
 
 /// Stands for the agent key in a plan's text until install mints it.
@@ -193,19 +194,6 @@ fn entries(req: &HookRequest, key: &str) -> Vec<(&'static str, Value)> {
     }
 }
 
-fn cst(v: &Value) -> CstInputValue {
-    match v {
-        Value::Null => CstInputValue::Null,
-        Value::Bool(b) => CstInputValue::Bool(*b),
-        Value::Number(n) => CstInputValue::Number(n.to_string()),
-        Value::String(s) => CstInputValue::String(s.clone()),
-        Value::Array(a) => CstInputValue::Array(a.iter().map(cst).collect()),
-        Value::Object(m) => {
-            CstInputValue::Object(m.iter().map(|(k, v)| (k.clone(), cst(v))).collect())
-        }
-    }
-}
-
 /// Whether an entry is Interlock's (its command runs `interlock … hook <client>`).
 fn ours(entry: &Value, client: Client) -> bool {
     let needle = format!("{MARK}{}", client.slug());
@@ -254,7 +242,7 @@ pub fn edit(req: &HookRequest, text: Option<&str>, key: &str) -> Result<String, 
         for old in mine {
             old.remove();
         }
-        list.append(cst(&entry));
+        list.append(cst_value(&entry));
     }
     let mut out = root.to_string();
     if text.is_none() && !out.ends_with('\n') {

@@ -241,15 +241,10 @@ async fn hook_hour(
     document: &[u8],
     proposer: &str,
 ) -> Result<Option<Offer>, ScopeError> {
-    let Ok(doc) = canon::parse_json(document) else {
+    let Some(stage) = first_stage(document) else {
         return Ok(None);
     };
-    let params = doc
-        .get("body")
-        .and_then(|b| b.get("stages"))
-        .and_then(|s| s.as_array())
-        .and_then(|s| s.first())
-        .and_then(|s| s.get("params"));
+    let params = stage.get("params");
     let text = |k: &str| params.and_then(|p| p.get(k)).and_then(Value::as_str);
     let (Some(client), Some(tool), Some(binding), Some(cwd)) = (
         text("client"),
@@ -298,6 +293,12 @@ async fn hook_hour(
             ),
         }),
     }))
+}
+
+/// The one stage of a held call's plan document.
+fn first_stage(document: &[u8]) -> Option<Value> {
+    let doc = canon::parse_json(document).ok()?;
+    doc.get("body")?.get("stages")?.as_array()?.first().cloned()
 }
 
 /// The role of the agent key named `agent`, if it is not revoked.
@@ -364,15 +365,7 @@ async fn held_facts(
     document: &[u8],
     proposer: &str,
 ) -> Result<Option<HeldFacts>, ScopeError> {
-    let Ok(doc) = canon::parse_json(document) else {
-        return Ok(None);
-    };
-    let stage = doc
-        .get("body")
-        .and_then(|b| b.get("stages"))
-        .and_then(|s| s.as_array())
-        .and_then(|s| s.first());
-    let Some(stage) = stage else {
+    let Some(stage) = first_stage(document) else {
         return Ok(None);
     };
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);

@@ -211,7 +211,7 @@ fn remove_with_its_comments(p: jsonc_parser::cst::CstObjectProp) {
 
 /// A JSON value as the concrete syntax tree's input (it lays it out in the
 /// file's own indentation).
-fn cst_value(v: &Value) -> CstInputValue {
+pub(crate) fn cst_value(v: &Value) -> CstInputValue {
     match v {
         Value::Null => CstInputValue::Null,
         Value::Bool(b) => CstInputValue::Bool(*b),

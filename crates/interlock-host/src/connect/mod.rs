@@ -27,7 +27,7 @@
 
 mod api;
 mod clients;
-mod edit;
+pub(crate) mod edit;
 mod entries;
 mod gateway_file;
 pub(crate) use gateway_file::HostServerFile;

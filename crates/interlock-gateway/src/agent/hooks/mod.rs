@@ -99,18 +99,7 @@ fn peek(body: &[u8]) -> (Phase, String) {
                 .map(str::to_owned)
         })
         .unwrap_or_default();
-    let phase = match name.as_str() {
-        "PermissionRequest" => Phase::Permission,
-        n if n.starts_with("Post")
-            || n.starts_with("after")
-            || n == "AfterTool"
-            || n == "postToolUse" =>
-        {
-            Phase::After
-        }
-        _ => Phase::Before,
-    };
-    (phase, name)
+    (Phase::guess(&name), name)
 }
 
 fn reply(client: Client, phase: Phase, event_name: &str, answer: &Answer) -> Response {
