@@ -403,11 +403,22 @@ describe('a new user’s pass over the UI (issue 46 item 5)', () => {
       // Hovered: one bucket's values. In the plot's middle (its right edge is
       // where the toasts stand), and moved again until the chart answers: a
       // live refresh may draw the chart anew under a pointer that stood still.
-      const following = () => page.evaluate(() => !/in all/.test(document.querySelector('[data-testid=chart-all] .u-legend').textContent));
+      const following = () =>
+        page.evaluate(() => {
+          const legend = document.querySelector('[data-testid=chart-all] .u-legend');
+          return legend !== null && !/in all/.test(legend.textContent);
+        });
       for (let i = 0; !(await following()); i++) {
         assert.ok(i < 80, 'the legend follows the pointer');
-        const over = await box(page, '[data-testid=chart-all] .u-over');
-        await page.mouse.move((over.left + over.right) / 2 + (i % 2), (over.top + over.bottom) / 2);
+        // Between a live refresh's teardown and its new chart there is no
+        // plot to point at: wait for the next one.
+        const over = await page.evaluate(() => {
+          const e = document.querySelector('[data-testid=chart-all] .u-over');
+          if (!e) return null;
+          const b = e.getBoundingClientRect();
+          return { left: b.left, top: b.top, right: b.right, bottom: b.bottom };
+        });
+        if (over) await page.mouse.move((over.left + over.right) / 2 + (i % 2), (over.top + over.bottom) / 2);
         await page.waitForTimeout(250);
       }
       await page.mouse.move(5, 5);

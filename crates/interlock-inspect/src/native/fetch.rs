@@ -1,7 +1,7 @@
 //! A URL the agent fetches: an internal address (SSRF), a local file, a
 //! host made for collecting data, or a secret carried in the URL itself.
 
-use super::Findings;
+use super::findings::Findings;
 use crate::args::{ArgContext, has_secret, host_of_authority};
 use crate::ssrf::{HostClass, classify_host};
 use crate::{Category, Severity};

@@ -8,10 +8,15 @@
 //! `curl http://169.254.169.254/` is not. What each rule means and the
 //! labelled set it is scored on: `tests/native.rs`.
 
+mod context;
 mod fetch;
+mod findings;
 mod paths;
 mod shell;
 mod words;
+
+pub use context::NativeContext;
+use findings::{Findings, read_rules, write_rules};
 
 use crate::{Category, Finding, Severity};
 
@@ -39,24 +44,6 @@ impl NativeAction<'_> {
             NativeAction::Write { .. } | NativeAction::Read { .. } => "$.file_path",
             NativeAction::Fetch { .. } => "$.url",
         }
-    }
-}
-
-/// Where the agent works.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NativeContext<'a> {
-    /// The working directory the action runs in (absolute).
-    pub cwd: &'a str,
-    /// The project's root, when the client names it (a workspace root);
-    /// otherwise the working directory is the project.
-    pub project: Option<&'a str>,
-    /// The user's home directory, when known (`~` is expanded to it).
-    pub home: Option<&'a str>,
-}
-
-impl<'a> NativeContext<'a> {
-    fn projects(&self) -> impl Iterator<Item = &'a str> {
-        std::iter::once(self.project.unwrap_or(self.cwd))
     }
 }
 
@@ -93,62 +80,6 @@ pub fn inspect_native(action: &NativeAction<'_>, ctx: &NativeContext<'_>) -> Vec
         NativeAction::Fetch { url } => fetch::inspect(url, &mut out),
     }
     out.found
-}
-
-/// The findings of one action, deduplicated by rule.
-pub(crate) struct Findings {
-    path: &'static str,
-    found: Vec<Finding>,
-}
-
-impl Findings {
-    pub(crate) fn add(&mut self, category: Category, rule: &'static str, severity: Severity) {
-        if self.found.iter().any(|f| f.rule == rule) {
-            return;
-        }
-        self.found.push(Finding {
-            category,
-            path: self.path.to_owned(),
-            rule,
-            severity,
-            span: None,
-        });
-    }
-}
-
-/// What writing the file at `abs` means.
-pub(crate) fn write_rules(abs: &str, ctx: &NativeContext<'_>, out: &mut Findings) {
-    if paths::scratch(abs) {
-        return;
-    }
-    if let Some(rule) = paths::protected_rule(abs, ctx) {
-        out.add(Category::ProtectedFile, rule, Severity::High);
-    }
-    if let Some(rule) = crate::sensitive::sensitive_file_rule(abs, true) {
-        out.add(Category::SensitiveFile, rule, Severity::High);
-    }
-    if !paths::inside_project(abs, ctx) {
-        let severity = if paths::system(abs) || abs.starts_with('~') {
-            Severity::High
-        } else {
-            Severity::Medium
-        };
-        out.add(Category::OutsideProject, "write-outside-project", severity);
-    }
-}
-
-/// What reading the file at `abs` means: a credential read goes to the
-/// model's provider with the rest of the transcript.
-pub(crate) fn read_rules(abs: &str, ctx: &NativeContext<'_>, out: &mut Findings) {
-    if let Some(rule) = crate::sensitive::sensitive_file_rule(abs, true) {
-        out.add(Category::SensitiveFile, rule, Severity::High);
-    } else if !paths::inside_project(abs, ctx) && !paths::scratch(abs) {
-        out.add(
-            Category::OutsideProject,
-            "read-outside-project",
-            Severity::Low,
-        );
-    }
 }
 
 #[cfg(test)]

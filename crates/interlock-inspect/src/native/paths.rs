@@ -3,7 +3,7 @@
 //! someone code execution or hides what the agent does (git hooks, CI
 //! pipelines, agent and hook settings, shell start-up files).
 
-use super::NativeContext;
+use super::context::NativeContext;
 
 /// `path` made absolute against the context's working directory, with `.`
 /// and `..` resolved lexically and `~` expanded when the home is known.

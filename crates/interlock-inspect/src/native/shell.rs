@@ -3,8 +3,10 @@
 //! data away, what reads credentials, what writes where it should not, and
 //! secrets written into the line itself.
 
+use super::context::NativeContext;
+use super::findings::{Findings, read_rules, write_rules};
 use super::words::{self, Script, Simple};
-use super::{Findings, NativeContext, fetch, paths, read_rules, write_rules};
+use super::{fetch, paths};
 use crate::args::{ArgContext, has_secret};
 use crate::ssrf::{HostClass, classify_host};
 use crate::{Category, Severity};

@@ -17,8 +17,7 @@ use interlock_store::ApiKeyRecord;
 use serde_json::json;
 
 use super::super::calls::assess::Assessment;
-use super::judge::logged;
-use super::leaf::HookVerdict;
+use super::leaf::{HookVerdict, logged};
 use crate::auth::agent_identity;
 use crate::gateway::Gateway;
 

@@ -10,7 +10,7 @@ use interlock_store::ApiKeyRecord;
 
 use super::super::calls::assess::{Assessment, assess_findings};
 use super::held;
-use super::leaf::{self, HookVerdict};
+use super::leaf::{self, HookVerdict, logged};
 use crate::gateway::Gateway;
 use crate::roles::DEFAULT_ROLE;
 use interlock_trust::held_id::hook_tool;
@@ -109,24 +109,6 @@ pub(crate) async fn judge(
         allow,
     )
     .await
-}
-
-/// Writes the leaf, then answers `answer` — or a deny if it cannot be
-/// written (nothing runs unlogged).
-pub(super) async fn logged(
-    gw: &Gateway,
-    agent: &ApiKeyRecord,
-    event: &HookEvent,
-    verdict: &HookVerdict,
-    assessment: Option<&Assessment>,
-    answer: Answer,
-) -> Answer {
-    match leaf::append(gw, agent, event, verdict, assessment).await {
-        Ok(_) => answer,
-        Err(e) => Answer::Deny {
-            reason: format!("Interlock refused this tool use: its log could not be written: {e}"),
-        },
-    }
 }
 
 /// Whether the key's role allows this native tool use: the built-in

@@ -6,7 +6,7 @@
 //! whose leaf cannot be written is a deny.
 
 use interlock_canon::{Map, Value};
-use interlock_hooks::HookEvent;
+use interlock_hooks::{Answer, HookEvent};
 use interlock_store::ApiKeyRecord;
 use interlock_trust::events::EventType;
 
@@ -150,6 +150,24 @@ pub(crate) async fn append(
         .await
         .map(|a| a.index)
         .map_err(|e| e.to_string())
+}
+
+/// Writes the leaf, then answers `answer` — or a deny if it cannot be
+/// written (nothing runs unlogged).
+pub(super) async fn logged(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    event: &HookEvent,
+    verdict: &HookVerdict,
+    assessment: Option<&Assessment>,
+    answer: Answer,
+) -> Answer {
+    match append(gw, agent, event, verdict, assessment).await {
+        Ok(_) => answer,
+        Err(e) => Answer::Deny {
+            reason: format!("Interlock refused this tool use: its log could not be written: {e}"),
+        },
+    }
 }
 
 /// A leaf integer (exit codes and scores are far inside JSON's safe range;
