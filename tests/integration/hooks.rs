@@ -116,6 +116,18 @@ fn every_clients_documented_payloads_get_their_documented_answers() {
             }
         }
     }
+    // An unreadable `?wait` is not a 400 (a hook client's "no objection"):
+    // the use is judged with the default wait.
+    let (status, _, answer) = http(
+        &gw.addr,
+        "POST",
+        "/hooks/v1/claude-code?wait=soon",
+        &[("Authorization", &format!("Bearer {}", gw.agent_key))],
+        &fixture("claude-code", "pre_tool_use.bash_git_status.json"),
+    );
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(decision(&answer).0, "allow", "{answer}");
     // The leaves: one per judged event, and the log verifies.
     gw.assert_audit_clean();
     // Exported once the last leaves are under a signed checkpoint (within
@@ -130,15 +142,30 @@ fn every_clients_documented_payloads_get_their_documented_answers() {
     };
     let mut found = leaves();
     for _ in 0..50 {
-        if found >= 12 {
+        if found >= 13 {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
         found = leaves();
     }
     assert!(
-        found >= 12,
-        "{found} hook.call leaves in the bundle, 12 expected"
+        found >= 13,
+        "{found} hook.call leaves in the bundle, 13 expected"
+    );
+    // The Overview counts them with the calls (an after-event's report is
+    // the same use, not another): 5 allowed and 4 held.
+    let overview = gw.api_get(&gw.reviewer_key(), "/api/v1/overview");
+    assert_eq!(overview["calls_today"], 9, "{overview}");
+    assert_eq!(overview["held_calls_today"], 4, "{overview}");
+    let own = overview["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "(agents' own tools)")
+        .unwrap_or_else(|| panic!("{overview}"));
+    assert_eq!(
+        (own["calls"].as_u64(), own["holds"].as_u64()),
+        (Some(9), Some(4))
     );
     let out = gw.cli(&[
         "receipts",

@@ -21,6 +21,7 @@ mod leaf;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
+
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use interlock_hooks::{Answer, Client, HookError, Phase};
@@ -31,7 +32,9 @@ use crate::gateway::Gateway;
 
 /// `?wait=SECS`: how long a held use may wait for a reviewer in this
 /// request (the command hook passes its client's timeout; at most
-/// `calls.hold_secs`).
+/// `calls.hold_secs`). Read by hand from the URI, not by the `Query`
+/// extractor: its rejection of `?wait=x` is a 400, which a hook client
+/// treats as "no objection" — an unreadable `wait` is the default instead.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct Wait {
     wait: Option<u64>,
@@ -41,7 +44,7 @@ pub(crate) struct Wait {
 pub(crate) async fn post(
     State(gw): State<Gateway>,
     Path(client): Path<String>,
-    Query(wait): Query<Wait>,
+    uri: axum::http::Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -81,6 +84,9 @@ pub(crate) async fn post(
         Err(e) => return deny(format!("Interlock refused this tool use: {e}")),
     };
     let hold_secs = gw.config().calls.hold_secs;
+    let wait = Query::<Wait>::try_from_uri(&uri)
+        .map(|q| q.0)
+        .unwrap_or_default();
     let wait_secs = wait
         .wait
         .unwrap_or(client.default_timeout_secs().saturating_sub(5))
