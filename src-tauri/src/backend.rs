@@ -675,6 +675,15 @@ impl Backend {
         Ok(self.local_for_clients()?.clients().await?)
     }
 
+    /// The coding agents' hook settings and what installing Interlock's hooks
+    /// would write in each (the in-process gateway's preview).
+    pub async fn hooks(
+        &self,
+        on_unreachable: interlock_host::OnUnreachable,
+    ) -> Result<Value, DecideError> {
+        Ok(self.local_for_clients()?.hooks(on_unreachable).await?)
+    }
+
     /// Connects or undoes a client for the owner, who confirmed it in the
     /// app's native dialog ([`crate::clients`]).
     pub async fn change_client(

@@ -18,7 +18,8 @@ use interlock_core::one_line::one_line;
 /// What the owner is asked before a client change, built from the preview
 /// the app read just before.
 pub struct ClientQuestion {
-    change: ClientChange,
+    /// Undo a connect (else connect).
+    undo: bool,
     name: String,
     file: String,
     /// `(server, how it runs)` for each server connect would start.
@@ -37,6 +38,13 @@ impl ClientQuestion {
         change: ClientChange,
         key_fingerprint: &str,
     ) -> Result<ClientQuestion, String> {
+        let undo = match change {
+            ClientChange::Connect => false,
+            ClientChange::Undo => true,
+            ClientChange::InstallHooks(_) | ClientChange::UndoHooks => {
+                return Err("a hooks change is asked by `crate::hooks`".into());
+            }
+        };
         let client = client_in(preview, slug)
             .ok_or_else(|| format!("no client {slug:?} on this machine"))?;
         let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
@@ -58,7 +66,7 @@ impl ClientQuestion {
         });
         let kept = pick("keep", &|s| text(&s["reason"]));
         Ok(ClientQuestion {
-            change,
+            undo,
             name: text(&client["name"]),
             file: text(&client["file"]),
             starts,
@@ -68,59 +76,55 @@ impl ClientQuestion {
     }
 
     pub fn title(&self) -> String {
-        match self.change {
-            ClientChange::Connect => format!("Connect {}?", one_line(&self.name, 60)),
-            ClientChange::Undo => format!("Undo the connect of {}?", one_line(&self.name, 60)),
+        if self.undo {
+            format!("Undo the connect of {}?", one_line(&self.name, 60))
+        } else {
+            format!("Connect {}?", one_line(&self.name, 60))
         }
     }
 
     pub fn message(&self) -> String {
         let file = one_line(&self.file, 300);
-        match self.change {
-            ClientChange::Connect => {
-                let mut m = format!(
-                    "This rewrites {file} so {name} reaches Interlock, and starts these MCP \
-                     servers on this machine as you, each pending review:\n",
-                    name = one_line(&self.name, 60)
-                );
-                if self.starts.is_empty() {
-                    m.push_str("\n(none)\n");
-                }
-                for (server, how) in &self.starts {
-                    m.push_str(&format!(
-                        "\n• {}: {}",
-                        one_line(server, 80),
-                        one_line(how, 400)
-                    ));
-                }
-                if !self.kept.is_empty() {
-                    m.push_str("\n\nLeft as they are in the file:");
-                    for (server, why) in &self.kept {
-                        m.push_str(&format!(
-                            "\n• {}: {}",
-                            one_line(server, 80),
-                            one_line(why, 200)
-                        ));
-                    }
-                }
-                m.push_str("\n\nConnect only if you asked for this here.");
-                m
-            }
-            ClientChange::Undo => format!(
+        if self.undo {
+            return format!(
                 "This restores {file} to what it was before connect, and removes the MCP \
                  servers connect started, each removal signed with your approver key {fp}.\n\n\
                  Undo only if you asked for this here.",
                 fp = self.key_fingerprint
-            ),
+            );
         }
+        let mut m = format!(
+            "This rewrites {file} so {name} reaches Interlock, and starts these MCP \
+             servers on this machine as you, each pending review:\n",
+            name = one_line(&self.name, 60)
+        );
+        if self.starts.is_empty() {
+            m.push_str("\n(none)\n");
+        }
+        for (server, how) in &self.starts {
+            m.push_str(&format!(
+                "\n• {}: {}",
+                one_line(server, 80),
+                one_line(how, 400)
+            ));
+        }
+        if !self.kept.is_empty() {
+            m.push_str("\n\nLeft as they are in the file:");
+            for (server, why) in &self.kept {
+                m.push_str(&format!(
+                    "\n• {}: {}",
+                    one_line(server, 80),
+                    one_line(why, 200)
+                ));
+            }
+        }
+        m.push_str("\n\nConnect only if you asked for this here.");
+        m
     }
 
     /// The confirming button's label.
     pub fn ok_label(&self) -> &'static str {
-        match self.change {
-            ClientChange::Connect => "Connect",
-            ClientChange::Undo => "Undo",
-        }
+        if self.undo { "Undo" } else { "Connect" }
     }
 }
 

@@ -6,13 +6,15 @@
 //! A shell only: opening the engine, signing and serving are the interlock
 //! crates' (`interlock-host`, `interlock-gateway`). Approver keys stay in the OS
 //! keychain and sign in this process; the web view gets a reviewer API key (read
-//! and submit) and three commands, `decide`, `approver_info` and the owner's
-//! `change_client` (each change confirmed natively), and nothing else.
+//! and submit) and four commands, `decide`, `approver_info` and the owner's
+//! `change_client` and `change_hooks` (each change confirmed natively), and
+//! nothing else.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod backend;
 mod clients;
 mod downloads;
+mod hooks;
 mod notify;
 mod team;
 mod tray;
@@ -240,7 +242,8 @@ fn init_script(origin: &str, token: &str) -> String {
       token: {token},
       decide: function (args) {{ return invoke("decide", args); }},
       approverInfo: function () {{ return invoke("approver_info"); }},
-      changeClient: function (args) {{ return invoke("change_client", args); }}
+      changeClient: function (args) {{ return invoke("change_client", args); }},
+      changeHooks: function (args) {{ return invoke("change_hooks", args); }}
     }}),
     writable: false,
     configurable: false
@@ -478,7 +481,8 @@ fn setup(app: &mut tauri::App, started_at: Instant) -> Result<(), Box<dyn std::e
             .window(WINDOW)
             .permission("allow-decide")
             .permission("allow-approver-info")
-            .permission("allow-change-client"),
+            .permission("allow-change-client")
+            .permission("allow-change-hooks"),
     )?;
 
     let paused = notify::new_paused();
@@ -595,7 +599,8 @@ fn main() {
         .invoke_handler(tauri::generate_handler![
             decide,
             approver_info,
-            clients::change_client
+            clients::change_client,
+            hooks::change_hooks
         ])
         .setup(move |app| {
             setup(app, started_at).map_err(|e| {

@@ -102,24 +102,7 @@ pub async fn run(ctx: &Context, command: HooksCommand) -> anyhow::Result<ExitCod
         println!("{} already has Interlock's hooks", plan.file.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let before = plan
-        .before
-        .as_deref()
-        .map(|b| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
-    let diff = similar::TextDiff::from_lines(&before, &plan.after);
-    let name = plan.file.display().to_string();
-    print!(
-        "{}",
-        diff.unified_diff().header(
-            if plan.before.is_some() {
-                &name
-            } else {
-                "/dev/null"
-            },
-            &name
-        )
-    );
+    print!("{}", plan.diff());
     if !args.yes {
         println!(
             "\nnothing written; run again with --yes to write it ({} then asks the gateway before each tool use)",

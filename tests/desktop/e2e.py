@@ -1526,6 +1526,74 @@ def main():
 
     check("a coding agent's held Bash command: notified, reviewed, approved, allowed once", hook_held_and_approved)
 
+    def hooks_installed_from_settings():
+        # Issue 40 item 1: Settings shows what installing Interlock's hooks
+        # would write in Claude Code's user settings — a diff, its tokens
+        # masked — and the app installs them only after its native dialog
+        # naming the file and the command; undo gives the file back byte for
+        # byte. The reviewer API refuses both (an owner's action).
+        settings = os.path.join(os.environ["HOME"], ".claude", "settings.json")
+        os.makedirs(os.path.dirname(settings), exist_ok=True)
+        token = "ghp_" + "e2eTokenNotForTheWindow0123456789abcd"
+        original = json.dumps({"model": "opus", "env": {"GITHUB_TOKEN": token}}, indent=2) + "\n"
+        with open(settings, "w") as f:
+            f.write(original)
+        pid = app_item["pid"]
+        windows = set(x11.windows_of(pid))
+        shown = lambda css: driver.js("const e = document.querySelector(arguments[0]); return e ? e.innerText : null;", css)  # noqa: E731
+        refused = driver.js_async(
+            "const r = await fetch(window.__INTERLOCK__.apiBase + '/api/v1/hooks/claude-code/install',"
+            " {method: 'POST', headers: {Authorization: 'Bearer ' + window.__INTERLOCK__.token}});"
+            " return [r.status, (await r.json()).error.code];"
+        )
+        assert refused == [403, "owner_action"], refused
+        driver.js("location.hash = '#/settings'")
+        row = "[data-testid=agent-hooks][data-client=claude-code]"
+        wait(lambda: shown(f"{row} [data-testid=hooks-state]") == "NOT GUARDED", 15, "Claude Code's hooks row")
+        driver.js(f"document.querySelector('{row} [data-testid=hooks-show-diff]').click()")
+        wait(lambda: "hook claude-code" in (shown(f"{row} [data-testid=hooks-diff]") or ""), 15, "the diff")
+        diff = shown(f"{row} [data-testid=hooks-diff]")
+        assert token not in diff and "<agent key>" in diff, diff
+        driver.js(f"document.querySelector('{row}').scrollIntoView()")
+        time.sleep(0.5)
+        driver.screenshot("settings-hooks.png", pid)
+        driver.js(f"document.querySelector('{row} [data-testid=hooks-install]').click()")
+        (dialog,) = wait(lambda: [w for w in x11.windows_of(pid) if w not in windows], 15, "the install confirmation")
+        time.sleep(1)
+        x11.screenshot(dialog, os.path.join(SHOTS, "hooks-confirm.png"))
+        log("  screenshot: tests/desktop/screenshots/hooks-confirm.png")
+        width, _ = x11.size(dialog)
+        x11.click(dialog, width // 4, -18)  # "Install hooks", bottom left
+        wait(lambda: "written with agent key" in (shown(f"{row} [data-testid=hooks-note]") or ""), 30, "installed")
+        with open(settings) as f:
+            written = json.load(f)
+        command = written["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        assert command.startswith("INTERLOCK_API_KEY=ilk_") and command.endswith(" hook claude-code"), command
+        assert f"INTERLOCK_GATEWAY={env.origin}" in command, command
+        assert written["env"]["GITHUB_TOKEN"] == token, written
+        wait(lambda: shown(f"{row} [data-testid=hooks-state]") == "GUARDED", 15, "guarded")
+        driver.js(f"document.querySelector('{row} [data-testid=hooks-undo]').click()")
+        wait(lambda: driver.js("return !!document.querySelector('[role=dialog]')"), 10, "the undo dialog")
+        driver.js("[...document.querySelectorAll('[role=dialog] button')].find(b => b.innerText.trim() === 'Remove hooks').click()")
+        (dialog,) = wait(lambda: [w for w in x11.windows_of(pid) if w not in windows], 15, "the undo confirmation")
+        time.sleep(1)
+        width, _ = x11.size(dialog)
+        x11.click(dialog, width // 4, -18)  # "Remove hooks", bottom left
+        wait(lambda: "byte for byte" in (shown(f"{row} [data-testid=hooks-note]") or ""), 30, "undone")
+        with open(settings) as f:
+            assert f.read() == original
+        entries = env.log_entries("hooks-audit")
+        outcomes = [(i, e) for i, e in sorted(entries.items()) if e["type"].startswith("client.hooks_")]
+        assert [e["type"] for _, e in outcomes] == ["client.hooks_installed", "client.hooks_undone"], outcomes
+        for i, e in outcomes:
+            intent = entries[e["intent_index"]]
+            assert intent["type"] == "client.change.intent" and e["intent_index"] < i, (i, e, intent)
+            assert intent["asked_by"] == "owner (the desktop app's native confirmation)", intent
+        assert outcomes[1][1]["result"]["agent_revoked"] == outcomes[0][1]["result"]["agent"], outcomes
+        driver.js("location.hash = '#/inbox'")
+
+    check("Settings: a coding agent's hooks installed after the native dialog, undone byte for byte", hooks_installed_from_settings)
+
     def auditor_in_the_window():
         # An auditor, starting from the window: a week of one plan's receipts,
         # exported (the app saves the bundle in ~/Downloads and says so), given

@@ -194,3 +194,104 @@ fn clients_api_names_only_known_clients_never_a_path() {
         "nothing was connected"
     );
 }
+
+/// Issue 40 item 1: Settings' "Guard a coding agent's own tools" previews,
+/// per coding agent, the diff installing Interlock's hooks in its user
+/// settings would write — the agent key and any secret in the file masked —
+/// and installing and undoing over the reviewer API are owner actions: 403
+/// with the command, the file untouched, nothing logged.
+#[test]
+fn regression_issue_40_hooks_are_previewed_masked_and_installed_only_by_the_owner() {
+    let home = tempfile::tempdir().unwrap();
+    let settings = home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let original =
+        format!("{{\n  \"model\": \"opus\",\n  \"env\": {{\"GITHUB_TOKEN\": \"{token}\"}}\n}}\n");
+    std::fs::write(&settings, &original).unwrap();
+    let gw = gateway_in(&home);
+    let key = reviewer(&gw);
+
+    let (status, list) = gw.get(&key, "/api/v1/hooks");
+    assert_eq!(status, 200, "{list}");
+    let slugs: Vec<&str> = list["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["client"].as_str().unwrap())
+        .collect();
+    assert_eq!(slugs, ["claude-code", "cursor", "codex", "gemini-cli"]);
+    let claude = &list["clients"][0];
+    assert_eq!(claude["exists"], true, "{claude}");
+    assert_eq!(claude["installed"], false, "{claude}");
+    assert_eq!(claude["plan"]["changes_anything"], true, "{claude}");
+    let diff = claude["plan"]["diff"].as_str().unwrap();
+    assert!(diff.contains("hook claude-code\""), "{diff}");
+    assert!(diff.contains("INTERLOCK_API_KEY=<agent key>"), "{diff}");
+    assert!(
+        !diff.contains(token),
+        "a secret in the settings reached the page: {diff}"
+    );
+    assert!(!diff.contains("--on-unreachable"), "{diff}");
+    assert_eq!(list["clients"][1]["exists"], false);
+    assert!(
+        list["clients"][1]["plan"]["diff"]
+            .as_str()
+            .unwrap()
+            .starts_with("--- /dev/null\n"),
+        "{list}"
+    );
+    let (status, asking) = gw.get(&key, "/api/v1/hooks?on_unreachable=ask");
+    assert_eq!(status, 200, "{asking}");
+    assert!(
+        asking["clients"][0]["plan"]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("hook claude-code --on-unreachable ask"),
+        "{asking}"
+    );
+    let (status, bad) = gw.get(&key, "/api/v1/hooks?on_unreachable=maybe");
+    assert_eq!(status, 400, "{bad}");
+
+    for (path, command) in [
+        (
+            "/api/v1/hooks/claude-code/install",
+            "interlock hooks install claude-code --yes",
+        ),
+        (
+            "/api/v1/hooks/claude-code/undo",
+            "interlock hooks install claude-code --undo",
+        ),
+    ] {
+        let (status, refused) = post(&gw, &key, path);
+        assert_eq!(status, 403, "{path}: {refused}");
+        assert_eq!(refused["error"]["code"], "owner_action", "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains(command), "{message}");
+    }
+    let (status, _) = post(&gw, &key, "/api/v1/hooks/..%2F.ssh/install");
+    assert_eq!(status, 404);
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), original);
+    let types = leaf_types(&gw, &key);
+    assert!(!types.iter().any(|t| t.starts_with("client.")), "{types:?}");
+
+    // The owner installs at the terminal: the page then says so, and shows
+    // neither the key the file now holds nor a change to make.
+    let out = gw.cli(&["hooks", "install", "claude-code", "--yes"], true);
+    assert!(out.status.success(), "{out:?}");
+    let written = std::fs::read_to_string(&settings).unwrap();
+    let installed_key = written
+        .split("INTERLOCK_API_KEY=")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    let (_, list) = gw.get(&key, "/api/v1/hooks");
+    let claude = &list["clients"][0];
+    assert_eq!(claude["installed"], true, "{claude}");
+    assert_eq!(claude["plan"]["changes_anything"], false, "{claude}");
+    assert!(!list.to_string().contains(&installed_key), "{list}");
+    let out = gw.cli(&["hooks", "install", "claude-code", "--undo"], true);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), original);
+}

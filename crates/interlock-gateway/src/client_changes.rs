@@ -1,4 +1,5 @@
-//! Connecting or undoing an AI client's config, as this machine's owner asked
+//! Connecting or undoing an AI client's config, and installing or undoing a
+//! coding agent's hooks (issue 40 item 1), as this machine's owner asked
 //! (issue 39 item 1). Connecting starts the client's MCP servers as the
 //! gateway's user and rewrites a file in its home; undoing rewrites it back and
 //! removes those servers with a signed decision. Neither is a reviewer's
@@ -16,7 +17,7 @@
 
 use serde_json::{Value, json};
 
-use crate::connector::ConnectorError;
+use crate::connector::{ConnectorError, OnUnreachable};
 use crate::gateway::Gateway;
 use interlock_engine::EngineError;
 use interlock_trust::events::EventType;
@@ -24,8 +25,14 @@ use interlock_trust::events::EventType;
 /// What the owner asked of a client's config file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClientChange {
+    /// Its MCP servers behind the gateway (`interlock connect`).
     Connect,
+    /// The newest connect undone.
     Undo,
+    /// Its own tools ask the gateway first (`interlock hooks install`).
+    InstallHooks(OnUnreachable),
+    /// Its hook settings given back as they were.
+    UndoHooks,
 }
 
 impl ClientChange {
@@ -33,6 +40,8 @@ impl ClientChange {
         match self {
             ClientChange::Connect => "connect",
             ClientChange::Undo => "undo",
+            ClientChange::InstallHooks(_) => "install_hooks",
+            ClientChange::UndoHooks => "undo_hooks",
         }
     }
 
@@ -41,6 +50,8 @@ impl ClientChange {
         match self {
             ClientChange::Connect => EventType::ClientConnected,
             ClientChange::Undo => EventType::ClientUndone,
+            ClientChange::InstallHooks(_) => EventType::ClientHooksInstalled,
+            ClientChange::UndoHooks => EventType::ClientHooksUndone,
         }
     }
 }
@@ -66,8 +77,11 @@ impl OwnerConfirmed {
 /// Why a client change did not go through.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientChangeError {
-    /// This gateway has no connector (a test's, a team gateway's).
-    #[error("this gateway does not connect clients (run `interlock connect` on its machine)")]
+    /// This gateway has no connector or hook installer (a test's, a team
+    /// gateway's).
+    #[error(
+        "this gateway does not change clients' files (run `interlock connect` or `interlock hooks install` on its machine)"
+    )]
     NotAvailable,
     #[error(transparent)]
     Connector(#[from] ConnectorError),
@@ -85,24 +99,40 @@ pub async fn change_client(
     change: ClientChange,
     owner: &OwnerConfirmed,
 ) -> Result<Value, ClientChangeError> {
-    let connector = gw
-        .client_connector()
-        .ok_or(ClientChangeError::NotAvailable)?;
-    if !connector.knows(slug) {
-        return Err(ConnectorError::UnknownClient(slug.to_owned()).into());
+    let connector = gw.client_connector();
+    let installer = gw.hook_installer();
+    let known = match change {
+        ClientChange::Connect | ClientChange::Undo => connector.as_ref().map(|c| c.knows(slug)),
+        ClientChange::InstallHooks(_) | ClientChange::UndoHooks => {
+            installer.as_ref().map(|i| i.knows(slug))
+        }
+    };
+    match known {
+        None => return Err(ClientChangeError::NotAvailable),
+        Some(false) => return Err(ConnectorError::UnknownClient(slug.to_owned()).into()),
+        Some(true) => {}
     }
     let mut intent = interlock_canon::Map::new();
     intent.insert("client".into(), slug.into());
     intent.insert("asked_by".into(), owner.by.as_str().into());
     intent.insert("change".into(), change.name().into());
+    if let ClientChange::InstallHooks(on_unreachable) = change {
+        intent.insert("on_unreachable".into(), on_unreachable.as_str().into());
+    }
     let intent_index = gw
         .engine()
         .record(EventType::ClientChangeIntent.as_str(), intent.clone())
         .await?
         .index;
-    let outcome = match change {
-        ClientChange::Connect => connector.connect(slug).await,
-        ClientChange::Undo => connector.undo(slug).await,
+    // Both are there: `known` said so above.
+    let outcome = match (change, connector, installer) {
+        (ClientChange::Connect, Some(c), _) => c.connect(slug).await,
+        (ClientChange::Undo, Some(c), _) => c.undo(slug).await,
+        (ClientChange::InstallHooks(on_unreachable), _, Some(i)) => {
+            i.install(slug, on_unreachable).await
+        }
+        (ClientChange::UndoHooks, _, Some(i)) => i.undo(slug).await,
+        _ => Err(ConnectorError::Failed("no connector".into())),
     };
     let mut leaf = intent;
     // A log index fits JSON's safe integers for as long as any log lives;

@@ -1,5 +1,7 @@
 //! What the host hands the gateway to connect AI clients' config files to it
-//! ([`ClientConnector`]; `interlock connect`, issue 19 item 2). The gateway must
+//! ([`ClientConnector`]; `interlock connect`, issue 19 item 2) and to put
+//! coding agents' own tools behind it ([`HookInstaller`]; `interlock hooks
+//! install`, issue 40). The gateway must
 //! not depend on the host that assembles it, so the work comes in through this
 //! trait; the reviewer API's preview over it is [`crate::reviewer::clients`], and
 //! the owner's connect and undo [`crate::client_changes`]. A room of
@@ -36,5 +38,56 @@ pub trait ClientConnector: Send + Sync + 'static {
     /// Connects the client `slug` (as `interlock connect SLUG --yes`).
     async fn connect(&self, slug: &str) -> Result<Value, ConnectorError>;
     /// Undoes its newest connect (as `interlock connect --undo SLUG`).
+    async fn undo(&self, slug: &str) -> Result<Value, ConnectorError>;
+}
+
+/// What the gateway does when it cannot answer a hook: the hook's command
+/// says it (`--on-unreachable`), the owner chooses it per client.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnUnreachable {
+    /// Deny the tool use (fail closed; the default).
+    #[default]
+    Deny,
+    /// Let the client ask its user, as it would without Interlock.
+    Ask,
+}
+
+impl OnUnreachable {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnUnreachable::Deny => "deny",
+            OnUnreachable::Ask => "ask",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<OnUnreachable> {
+        match s {
+            "deny" => Some(OnUnreachable::Deny),
+            "ask" => Some(OnUnreachable::Ask),
+            _ => None,
+        }
+    }
+}
+
+/// The host's `interlock hooks install`, for the review UI (issue 40 item 1):
+/// each coding agent's user-level hook settings, with a diff of what
+/// installing would write. Answers are JSON shaped for the API
+/// (`/api/v1/hooks` in `openapi.json`).
+#[async_trait::async_trait]
+pub trait HookInstaller: Send + Sync + 'static {
+    /// Every coding agent with hooks: its slug, name, settings file, whether
+    /// it exists, whether an install can be undone, and what installing
+    /// (with `on_unreachable`) would change, as a unified diff with keys and
+    /// secrets masked.
+    async fn hooks(&self, on_unreachable: OnUnreachable) -> Result<Value, ConnectorError>;
+    /// Whether `slug` names one of them (a request names a client, never a path).
+    fn knows(&self, slug: &str) -> bool;
+    /// Installs the hooks of `slug` (as `interlock hooks install SLUG --yes`).
+    async fn install(
+        &self,
+        slug: &str,
+        on_unreachable: OnUnreachable,
+    ) -> Result<Value, ConnectorError>;
+    /// Gives its settings file back (as `interlock hooks install SLUG --undo`).
     async fn undo(&self, slug: &str) -> Result<Value, ConnectorError>;
 }

@@ -79,6 +79,8 @@ pub(crate) struct Inner {
     connection_shares: crate::connections::ConnectionShares,
     /// The host's `interlock connect`, for `/api/v1/clients` (`crate::reviewer::clients`).
     client_connector: std::sync::OnceLock<Arc<dyn crate::connector::ClientConnector>>,
+    /// The host's `interlock hooks install`, for `/api/v1/hooks` (`crate::reviewer::agent_hooks`).
+    hook_installer: std::sync::OnceLock<Arc<dyn crate::connector::HookInstaller>>,
     /// Per-key rate buckets and settings (issue 20 item 4).
     pub(crate) key_limits: crate::sessions::limits::KeyLimits,
     /// Programs a reviewer asked to run, waiting for the owner (issue 39).
@@ -167,6 +169,7 @@ impl Gateway {
             signin: Default::default(),
             connection_shares: Default::default(),
             client_connector: Default::default(),
+            hook_installer: Default::default(),
             server_file: Default::default(),
             key_limits: Default::default(),
             server_requests: Default::default(),
@@ -207,6 +210,17 @@ impl Gateway {
     /// The client connector, if the host gave one.
     pub fn client_connector(&self) -> Option<Arc<dyn crate::connector::ClientConnector>> {
         self.0.client_connector.get().cloned()
+    }
+
+    /// Hands the gateway the host's hook installer (once): `/api/v1/hooks`
+    /// answers with it.
+    pub fn set_hook_installer(&self, h: Arc<dyn crate::connector::HookInstaller>) {
+        let _ = self.0.hook_installer.set(h);
+    }
+
+    /// The hook installer, if the host gave one.
+    pub fn hook_installer(&self) -> Option<Arc<dyn crate::connector::HookInstaller>> {
+        self.0.hook_installer.get().cloned()
     }
 
     /// The outstanding one-time sign-in links (`crate::signin`).

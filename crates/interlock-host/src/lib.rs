@@ -26,7 +26,7 @@ pub use decide::{
     decide_server_surface, decide_tool_definition,
 };
 pub use interlock_gateway::client_changes::{ClientChange, ClientChangeError, OwnerConfirmed};
-pub use interlock_gateway::connector::ConnectorError;
+pub use interlock_gateway::connector::{ConnectorError, OnUnreachable};
 pub use interlock_trust::scopes::Scope;
 pub use log_key::AcceptedLogKey;
 pub use runtime::{GatewayOptions, RunningGateway};

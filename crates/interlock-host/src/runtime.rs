@@ -135,6 +135,11 @@ impl Host {
             gateway_config: options.config.clone(),
             gateway_url: format!("{}/mcp", loopback_base(bound)),
         }));
+        // Coding agents' hooks from the review UI's Settings (issue 40).
+        gateway.set_hook_installer(Arc::new(crate::hook_install::api::HostHookInstaller {
+            host: host.clone(),
+            gateway: loopback_base(bound),
+        }));
         // Servers added and removed at run time (issue 20 item 5) are
         // persisted in the config the gateway was started with.
         gateway.set_server_file(Arc::new(crate::connect::HostServerFile {
@@ -481,6 +486,20 @@ impl RunningGateway {
             .client_connector()
             .ok_or(ClientChangeError::NotAvailable)?;
         Ok(connector.clients().await?)
+    }
+
+    /// The coding agents' hook settings and what installing Interlock's
+    /// hooks in each would write (a diff, keys and secrets masked): what the
+    /// owner's confirmation names.
+    pub async fn hooks(
+        &self,
+        on_unreachable: interlock_gateway::connector::OnUnreachable,
+    ) -> Result<serde_json::Value, ClientChangeError> {
+        let installer = self
+            .gateway
+            .hook_installer()
+            .ok_or(ClientChangeError::NotAvailable)?;
+        Ok(installer.hooks(on_unreachable).await?)
     }
 
     /// Connects or undoes the client `slug` for this machine's owner, who

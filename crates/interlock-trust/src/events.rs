@@ -100,7 +100,8 @@ event_types! {
     SigninRedeemed = "signin.redeemed",
     /// A log leaf only: a reviewer asked to connect or undo an AI client,
     /// written (durable) before its file is touched — evidence before effect.
-    /// Its outcome (`client.connected`, `client.undone` or
+    /// Its outcome (`client.connected`, `client.undone`,
+    /// `client.hooks_installed`, `client.hooks_undone` or
     /// `client.change_refused`) names it (`intent_index`).
     ClientChangeIntent = "client.change.intent",
     /// A log leaf only: a client change asked for was refused or failed; the
@@ -112,6 +113,11 @@ event_types! {
     ClientConnected = "client.connected",
     /// A log leaf only: a reviewer undid a client's connect.
     ClientUndone = "client.undone",
+    /// A log leaf only: the owner installed a coding agent's hooks (issue
+    /// 40): its own tools now ask the gateway first.
+    ClientHooksInstalled = "client.hooks_installed",
+    /// A log leaf only: the owner gave a coding agent's hook settings back.
+    ClientHooksUndone = "client.hooks_undone",
     /// A log leaf only: a tool's behavioural envelope was learned and is now
     /// enforced (the envelope and its hash).
     ToolEnvelopeFixed = "tool.envelope_fixed",

@@ -10,7 +10,12 @@ export interface DesktopConfig {
   approverInfo?: () => Promise<unknown>;
   /** Connects or undoes an AI client after the app's native confirmation (an owner action). */
   changeClient?: (args: { client: string; change: 'connect' | 'undo' }) => Promise<unknown>;
+  /** Installs or removes a coding agent's hooks after the app's native confirmation (an owner action). */
+  changeHooks?: (args: { client: string; change: 'install' | 'undo'; onUnreachable: OnUnreachable }) => Promise<unknown>;
 }
+
+/** What a coding agent's hook does when the gateway cannot answer. */
+export type OnUnreachable = 'deny' | 'ask';
 
 declare global {
   interface Window {

@@ -69,6 +69,8 @@ export const EVENT_TYPES = [
   'client.change.intent',
   'client.connected',
   'client.undone',
+  'client.hooks_installed',
+  'client.hooks_undone',
   'client.change_refused',
 ];
 

@@ -5,6 +5,7 @@ import { deleteKey, ed25519Supported, ensureKey, loadKey } from '../lib/browserK
 import { desktopApproverInfo, desktopErrorMessage } from '../lib/desktop';
 import { useResource } from '../lib/hooks';
 import { ConfirmDialog } from '../components/Dialog';
+import { AgentHooksCard } from '../components/AgentHooks';
 import { ConnectClients } from '../components/ConnectClients';
 import { AdminKeys } from '../components/AdminKeys';
 import { AlertSinks } from '../components/AlertSinks';
@@ -260,6 +261,7 @@ export function Settings() {
       <ApiKeyCard />
       <ApproverCard />
       {token() && <ConnectClients />}
+      {token() && <AgentHooksCard />}
       {!isDesktop() && <AdminKeys />}
       {token() && <AlertSinks />}
     </div>

@@ -19,7 +19,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 
-use crate::client_changes::ClientChange;
 use crate::connector::{ClientConnector, ConnectorError};
 use crate::extract::{ApiError, Param};
 use crate::gateway::Gateway;
@@ -63,7 +62,7 @@ pub async fn connect(
     headers: HeaderMap,
     Param(slug): Param<String>,
 ) -> Result<Json<Value>, ApiError> {
-    owner_action(&gw, &headers, &slug, ClientChange::Connect).await
+    owner_action(&gw, &headers, &slug, false).await
 }
 
 /// `POST /api/v1/clients/{client}/undo`: refused, an owner action
@@ -73,7 +72,7 @@ pub async fn undo(
     headers: HeaderMap,
     Param(slug): Param<String>,
 ) -> Result<Json<Value>, ApiError> {
-    owner_action(&gw, &headers, &slug, ClientChange::Undo).await
+    owner_action(&gw, &headers, &slug, true).await
 }
 
 /// Connecting a client starts its servers as the gateway's user, and undoing
@@ -89,16 +88,17 @@ async fn owner_action(
     gw: &Gateway,
     headers: &HeaderMap,
     slug: &str,
-    change: ClientChange,
+    undo: bool,
 ) -> Result<Json<Value>, ApiError> {
     crate::reviewer::key::reviewer(gw, headers).await?;
     let connector = connector(gw)?;
     if !connector.knows(slug) {
         return Err(ConnectorError::UnknownClient(slug.to_owned()).into());
     }
-    let command = match change {
-        ClientChange::Connect => format!("interlock connect {slug}"),
-        ClientChange::Undo => format!("interlock connect --undo {slug}"),
+    let command = if undo {
+        format!("interlock connect --undo {slug}")
+    } else {
+        format!("interlock connect {slug}")
     };
     Err(ApiError::new(
         StatusCode::FORBIDDEN,
@@ -107,15 +107,15 @@ async fn owner_action(
             "{what} a client {effect}: only this machine's owner does that — \
              run `{command}` in a terminal on this machine, or use the desktop app, \
              which asks in a native dialog naming the commands",
-            what = if change == ClientChange::Connect {
-                "connecting"
-            } else {
+            what = if undo {
                 "undoing the connect of"
-            },
-            effect = if change == ClientChange::Connect {
-                "starts its MCP servers as this machine's user"
             } else {
+                "connecting"
+            },
+            effect = if undo {
                 "removes the servers it started, by a signed decision"
+            } else {
+                "starts its MCP servers as this machine's user"
             },
         ),
     ))

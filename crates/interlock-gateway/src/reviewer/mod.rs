@@ -8,6 +8,7 @@
 //!   approved for.
 //! - [`servers`]: adding a server, and removing one with a signed removal.
 //! - [`clients`]: "Connect a client" over the host's connector.
+//! - [`agent_hooks`]: coding agents' hook settings over the host's installer.
 //! - [`signin`]: a one-time sign-in link redeemed by a browser.
 //! - [`receipts`]: the receipts index, filters and exports.
 //! - [`alerts`]: alert sinks' status, test sends and redelivery.
@@ -18,6 +19,7 @@
 //! routes that join the faces (`http`), and it imports no other face
 //! (`no_import_runs_from_a_lower_room_into_a_face`).
 
+pub mod agent_hooks;
 pub mod alerts;
 pub mod api;
 pub mod clients;
@@ -68,6 +70,9 @@ pub fn routes() -> axum::Router<crate::gateway::Gateway> {
         .route("/api/v1/clients", get(clients::list))
         .route("/api/v1/clients/{client}/connect", post(clients::connect))
         .route("/api/v1/clients/{client}/undo", post(clients::undo))
+        .route("/api/v1/hooks", get(agent_hooks::list))
+        .route("/api/v1/hooks/{client}/install", post(agent_hooks::install))
+        .route("/api/v1/hooks/{client}/undo", post(agent_hooks::undo))
         .route("/api/v1/signin", post(signin::redeem_handler))
         .route("/api/v1/log", get(api::log))
         .route("/api/v1/log/checkpoint", get(api::checkpoint))

@@ -28,7 +28,7 @@ pub(crate) struct HostConnector {
 /// The `interlock` binary a bridge entry runs: this one when this process is
 /// it, else the one on the PATH, else one beside this executable (the
 /// desktop app's package installs both).
-fn interlock_bin() -> PathBuf {
+pub(crate) fn interlock_bin() -> PathBuf {
     let exe = std::env::current_exe().ok();
     if let Some(e) = exe
         .as_ref()

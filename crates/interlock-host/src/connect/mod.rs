@@ -34,7 +34,7 @@ pub(crate) use gateway_file::HostServerFile;
 mod layers;
 mod sealed;
 
-pub(crate) use api::HostConnector;
+pub(crate) use api::{HostConnector, interlock_bin};
 pub use clients::{Client, Paths, detect};
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -16,7 +16,8 @@
 //!   and revokes the key, unless the file changed since (then it refuses).
 //!
 //! Why in the host: it needs the data directory and the engine (to mint the
-//! key); the CLI only chooses a client and shows the plan.
+//! key); the CLI only chooses a client and shows the plan. The review UI's
+//! Settings reaches the same through [`api::HostHookInstaller`].
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +25,8 @@ use interlock_hooks::Client;
 use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstRootNode};
 use serde_json::{Value, json};
+
+pub(crate) mod api;
 
 use crate::Host;
 use crate::connect::edit::cst_value;
@@ -74,10 +77,56 @@ pub struct HookPlan {
     pub after: String,
 }
 
+/// The variable the hook's command hands the agent key in.
+const KEY_VARIABLE: &str = "INTERLOCK_API_KEY=";
+
 impl HookPlan {
+    /// Whether installing would change the file beyond minting a new key:
+    /// hooks installed as planned, with any key, change nothing.
     pub fn changes_anything(&self) -> bool {
-        self.before.as_deref() != Some(self.after.as_bytes())
+        let before = self.before.as_deref().map(String::from_utf8_lossy);
+        before.as_deref().map(|b| mask_keys(b, KEY_PLACEHOLDER))
+            != Some(mask_keys(&self.after, KEY_PLACEHOLDER))
     }
+
+    /// A unified diff of the file before and after, as the CLI and the
+    /// review UI show it (`/dev/null` for a file that does not exist yet).
+    pub fn diff(&self) -> String {
+        let before = self
+            .before
+            .as_deref()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        let name = self.file.display().to_string();
+        similar::TextDiff::from_lines(&before, &self.after)
+            .unified_diff()
+            .header(
+                if self.before.is_some() {
+                    &name
+                } else {
+                    "/dev/null"
+                },
+                &name,
+            )
+            .to_string()
+    }
+}
+
+/// `text` with every agent key a hook command hands over replaced by `with`.
+pub fn mask_keys(text: &str, with: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(KEY_VARIABLE) {
+        let (head, tail) = rest.split_at(at + KEY_VARIABLE.len());
+        out.push_str(head);
+        out.push_str(with);
+        let end = tail
+            .find(|c: char| c.is_whitespace() || c == '"' || c == '\\' || c == '\'')
+            .unwrap_or(tail.len());
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// What an install did.
@@ -131,7 +180,7 @@ fn quote(s: &str) -> String {
 /// The command the client runs.
 fn command(req: &HookRequest, key: &str) -> String {
     let mut cmd = format!(
-        "INTERLOCK_API_KEY={key} INTERLOCK_GATEWAY={} {}{MARK}{}",
+        "{KEY_VARIABLE}{key} INTERLOCK_GATEWAY={} {}{MARK}{}",
         quote(&req.gateway),
         quote(&req.program.to_string_lossy()),
         req.client.slug()
@@ -199,7 +248,7 @@ fn ours(entry: &Value, client: Client) -> bool {
     let needle = format!("{MARK}{}", client.slug());
     let is = |c: &Value| {
         c.as_str().is_some_and(|c| {
-            c.starts_with("INTERLOCK_API_KEY=")
+            c.starts_with(KEY_VARIABLE)
                 && (c.ends_with(&needle) || c.contains(&format!("{needle} --")))
         })
     };
@@ -284,6 +333,13 @@ fn backup_dir(data_dir: &Path, client: Client, file: &Path) -> PathBuf {
         .join(format!("{}-{}", client.slug(), &h[..12]))
 }
 
+/// Whether Interlock's hooks were installed in `file` (its previous bytes
+/// are kept for an undo).
+pub(crate) fn installed(data_dir: &Path, client: Client, file: &Path) -> bool {
+    let dir = backup_dir(data_dir, client, file);
+    dir.join("previous").exists() || dir.join("absent").exists()
+}
+
 impl Host {
     /// What installing `req` would write; changes nothing.
     pub fn hooks_preview(&self, req: &HookRequest) -> Result<HookPlan, HookInstallError> {
@@ -352,12 +408,13 @@ impl Host {
     /// back (or removes it, if there was none) and revokes the client's key.
     pub async fn hooks_undo(&self, req: &HookRequest) -> Result<HookUndone, HookInstallError> {
         let file = settings_file(req.client, &req.scope, &req.home);
-        let dir = backup_dir(&self.data_dir()?, req.client, &file);
-        let previous = dir.join("previous");
-        let absent = dir.join("absent");
-        if !previous.exists() && !absent.exists() {
+        let data_dir = self.data_dir()?;
+        if !installed(&data_dir, req.client, &file) {
             return Err(HookInstallError::NothingToUndo { path: file });
         }
+        let dir = backup_dir(&data_dir, req.client, &file);
+        let previous = dir.join("previous");
+        let absent = dir.join("absent");
         let written = std::fs::read_to_string(dir.join("written.sha256")).unwrap_or_default();
         let now = std::fs::read(&file).unwrap_or_default();
         if crate::connect::sha256_hex(&now) != written.trim() {
