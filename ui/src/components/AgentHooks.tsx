@@ -16,7 +16,7 @@ import {
 } from '../lib/agentHooks';
 import { desktopErrorCode, desktopErrorMessage } from '../lib/desktop';
 import { useResource } from '../lib/hooks';
-import { DiffView, LayoutToggle, useDiffLayout } from './Diff';
+import { DiffView, LayoutToggle, type DiffLayout } from './Diff';
 import { ConfirmDialog } from './Dialog';
 import { toast } from './Toasts';
 import { SkeletonBlock, Ticked } from './ui';
@@ -48,7 +48,8 @@ function AgentRow({ a, onUnreachable, onChange }: { a: Agent; onUnreachable: OnU
   const [note, setNote] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [confirmUndo, setConfirmUndo] = useState(false);
-  const [layout, setLayout] = useDiffLayout();
+  // A settings file gains a block: read in one column, long commands wrapped.
+  const [layout, setLayout] = useState<DiffLayout>('line-by-line');
   const plan = isHookPlan(a.plan) ? a.plan : null;
   const owner = canChangeHooks();
   const stat = plan ? diffStat(plan.diff) : null;
@@ -182,7 +183,7 @@ export function AgentHooksCard() {
       <div class="card-head">
         <h3>Guard a coding agent's own tools</h3>
         <span class="faint" style={{ marginLeft: 'auto' }}>
-          its shell commands, file edits and web fetches ask Interlock first
+          shell commands, edits and fetches ask Interlock first
         </span>
       </div>
       <div class="row-gap hooks-fallback" style={{ margin: '10px 16px' }}>

@@ -157,6 +157,52 @@ describe('Settings: connect a client', () => {
     await page.locator('[data-testid=inbox]').waitFor({ timeout: T });
   });
 
+  it("guards a coding agent's own tools: each agent's settings diff, secrets masked, the owner's command", async () => {
+    // Issue 40: Claude Code's user settings hold a token; the diff the page shows masks it and the key.
+    const settings = path.join(home, '.claude', 'settings.json');
+    fs.mkdirSync(path.dirname(settings), { recursive: true });
+    const token = 'ghp_' + 'browserTokenNotForThePage0123456789ab';
+    const before = JSON.stringify({ model: 'opus', env: { GITHUB_TOKEN: token } }, null, 2) + '\n';
+    fs.writeFileSync(settings, before);
+    await page.evaluate(() => (location.hash = '#/inbox'));
+    await page.evaluate(() => (location.hash = '#/settings'));
+    const hooks = (client) => page.locator(`[data-testid=agent-hooks][data-client=${client}]`);
+    await hooks('claude-code').locator('[data-testid=hooks-state]', { hasText: 'NOT GUARDED' }).waitFor({ timeout: T });
+    const rows = await page.$$eval('[data-testid=agent-hooks]', (rs) => rs.map((r) => r.getAttribute('data-client')));
+    assert.deepEqual(rows, ['claude-code', 'cursor', 'codex', 'gemini-cli']);
+    assert.equal(await hooks('cursor').locator('[data-testid=hooks-state]').textContent(), 'NO SETTINGS YET');
+    // A browser is not the machine's owner: no Install button, the command instead.
+    assert.equal(await hooks('claude-code').locator('[data-testid=hooks-install]').count(), 0);
+    assert.match(
+      await hooks('claude-code').locator('[data-testid=hooks-owner-command]').textContent(),
+      /run interlock hooks install claude-code --yes in a terminal there/,
+    );
+    await hooks('claude-code').locator('[data-testid=hooks-show-diff]').click();
+    const diff = hooks('claude-code').locator('[data-testid=hooks-diff]');
+    await diff.locator('.d2h-file-wrapper').waitFor({ timeout: T });
+    const text = await diff.textContent();
+    assert.match(text, /hook claude-code/);
+    assert.match(text, /INTERLOCK_API_KEY=<agent key>/);
+    assert.ok(!text.includes(token), 'the token in the settings reached the page');
+    // The owner's choice when the gateway cannot answer changes the preview and the command.
+    await page.click('[data-testid=hooks-ask]');
+    await hooks('claude-code').locator('[data-testid=hooks-owner-command]', { hasText: '--on-unreachable ask' }).waitFor({ timeout: T });
+    await page.click('[data-testid=hooks-deny]');
+    await hooks('claude-code').locator('[data-testid=hooks-show-diff]').click();
+    await diff.locator('.d2h-file-wrapper').waitFor({ timeout: T });
+    await page.locator('[data-testid=agent-hooks-card]').scrollIntoViewIfNeeded();
+    await shot('settings-hooks');
+    // The owner installs at the terminal: the row says it is guarded, with the undo command.
+    await gw.cli('hooks', 'install', 'claude-code', '--yes');
+    await page.evaluate(() => (location.hash = '#/inbox'));
+    await page.evaluate(() => (location.hash = '#/settings'));
+    await hooks('claude-code').locator('[data-testid=hooks-state]', { hasText: 'GUARDED' }).waitFor({ timeout: T });
+    assert.equal(await hooks('claude-code').getAttribute('data-installed'), 'true');
+    assert.match(await hooks('claude-code').locator('[data-testid=hooks-owner-command]').textContent(), /interlock hooks install claude-code --undo/);
+    await gw.cli('hooks', 'install', 'claude-code', '--undo');
+    assert.equal(fs.readFileSync(settings, 'utf8'), before);
+  });
+
   it('had no page errors', () => {
     assert.deepEqual(problems, []);
   });
