@@ -92,6 +92,9 @@ CLI = os.environ.get("INTERLOCK_BIN") or os.path.join(
     "debug",
     "interlock",
 )
+# As the .deb installs them, the CLI is on the app's PATH: a coding agent's
+# hook runs it (the app refuses to install a hook naming a program it cannot find).
+os.environ["PATH"] = os.path.dirname(os.path.abspath(CLI)) + os.pathsep + os.environ.get("PATH", "")
 TAURI_DRIVER = os.environ.get("TAURI_DRIVER") or shutil.which("tauri-driver") or os.path.expanduser(
     "~/.cargo/bin/tauri-driver"
 )
@@ -1568,10 +1571,20 @@ def main():
         with open(settings) as f:
             written = json.load(f)
         command = written["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-        assert command.startswith("INTERLOCK_API_KEY=ilk_") and command.endswith(" hook claude-code"), command
+        assert command.startswith("INTERLOCK_API_KEY=ilk_"), command
+        assert command.endswith(f"{os.path.abspath(CLI)} hook claude-code"), command
         assert f"INTERLOCK_GATEWAY={env.origin}" in command, command
         assert written["env"]["GITHUB_TOKEN"] == token, written
         wait(lambda: shown(f"{row} [data-testid=hooks-state]") == "GUARDED", 15, "guarded")
+        # The installed command is the hook: run as Claude Code runs it.
+        with open(os.path.join(REPO, "tests/fixtures/hooks/claude-code/pre_tool_use.bash_git_status.json"), "rb") as f:
+            event = f.read()
+
+        def run_hook():
+            out = subprocess.run(["sh", "-c", command], input=event, capture_output=True, timeout=30)
+            return json.loads(out.stdout)["hookSpecificOutput"]["permissionDecision"]
+
+        assert run_hook() == "allow"
         driver.js(f"document.querySelector('{row} [data-testid=hooks-undo]').click()")
         wait(lambda: driver.js("return !!document.querySelector('[role=dialog]')"), 10, "the undo dialog")
         driver.js("[...document.querySelectorAll('[role=dialog] button')].find(b => b.innerText.trim() === 'Remove hooks').click()")
@@ -1582,6 +1595,8 @@ def main():
         wait(lambda: "byte for byte" in (shown(f"{row} [data-testid=hooks-note]") or ""), 30, "undone")
         with open(settings) as f:
             assert f.read() == original
+        # Its key is revoked and the app's gateway forgot it: denied at once.
+        assert run_hook() == "deny"
         entries = env.log_entries("hooks-audit")
         outcomes = [(i, e) for i, e in sorted(entries.items()) if e["type"].startswith("client.hooks_")]
         assert [e["type"] for _, e in outcomes] == ["client.hooks_installed", "client.hooks_undone"], outcomes

@@ -144,6 +144,11 @@ pub async fn change_client(
     leaf.insert("intent_index".into(), index);
     match outcome {
         Ok(done) => {
+            // An undo revoked the client's agent key in the store: the
+            // gateway's key cache forgets it now, not in a few seconds.
+            if let Some(agent) = done.get("agent_revoked").and_then(Value::as_str) {
+                gw.forget_agent(agent);
+            }
             // An answer that is not canonical JSON (a float) is kept as text.
             let result = interlock_canon::from_serde_json(&json!(done))
                 .unwrap_or_else(|_| done.to_string().into());

@@ -331,6 +331,25 @@ impl Gateway {
         self.0.key_limits.forget(key_hash);
     }
 
+    /// Forgets every cached key of the agent `name`, whose keys were revoked
+    /// outside the admin API (an owner's undo of a connect or of hooks), so
+    /// a revoked key stops at its next request rather than when its cache
+    /// entry ages out.
+    pub(crate) fn forget_agent(&self, name: &str) {
+        let hashes: Vec<String> = self
+            .0
+            .key_cache
+            .lock()
+            .expect("cache lock")
+            .iter()
+            .filter(|(_, (rec, _))| rec.kind == ApiKeyKind::Agent && rec.name == name)
+            .map(|(hash, _)| hash.clone())
+            .collect();
+        for hash in hashes {
+            self.forget_key(&hash);
+        }
+    }
+
     /// Opens a session. A key at `limits.sessions_per_key` loses its own
     /// oldest session (a client that re-initializes without `DELETE` keeps
     /// working); a gateway at `limits.max_sessions` refuses the new one. No

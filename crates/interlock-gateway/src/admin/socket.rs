@@ -83,6 +83,11 @@ pub enum Request {
     ConfirmServer { name: String },
     /// The owner declines one (`interlock servers decline NAME`).
     DeclineServer { name: String },
+    /// The agent `name`'s keys were revoked in the store (`interlock connect
+    /// --undo`, `interlock hooks install --undo`): the gateway forgets their
+    /// cached records, so they stop at their next request. It only drops a
+    /// cache — nothing is granted by asking.
+    ForgetAgent { name: String },
     /// Start the servers `gateway.toml` has and the gateway does not run
     /// (`interlock connect` wrote them).
     SyncServers,
@@ -158,6 +163,8 @@ pub enum Answer {
     },
     Stored,
     Deleted(bool),
+    /// An agent's cached keys forgotten (`Request::ForgetAgent`).
+    Forgotten,
     /// A backup sealing key (`Request::LoadBackupKey`), if kept.
     BackupKey(Option<String>),
     SigninLink {
@@ -367,6 +374,13 @@ async fn answer(
     };
     match req {
         Request::Ping => Answer::Pong,
+        Request::ForgetAgent { name } => match servers() {
+            Err(a) => a,
+            Ok(gw) => {
+                gw.forget_agent(&name);
+                Answer::Forgotten
+            }
+        },
         // Answered in `serve`, which knows the address and the signer.
         Request::Address => Answer::Error("no address here".into()),
         Request::Decide(_) => Answer::Error("no signer here".into()),

@@ -703,11 +703,7 @@ impl Host {
         }
         let mut agent_revoked = None;
         if let Some(name) = &layer.agent {
-            let store = self.store().await?;
-            store
-                .revoke_api_keys(ApiKeyKind::Agent, name)
-                .await
-                .map_err(HostError::from)?;
+            self.revoke_agent(name).await?;
             agent_revoked = Some(name.clone());
         }
         layers::pop(&dir, n).map_err(|e| file_err(&dir, e))?;
@@ -719,6 +715,26 @@ impl Host {
             agent_revoked,
             layers_left: layers::top(&dir).map_err(|e| file_err(&dir, e))?.is_some(),
         })
+    }
+
+    /// Revokes every key of the agent `name` in the store, and has a gateway
+    /// running beside this process forget their cached records, so they
+    /// stop at their next request there (not when the cache ages out).
+    pub(crate) async fn revoke_agent(&self, name: &str) -> Result<(), HostError> {
+        self.store()
+            .await?
+            .revoke_api_keys(ApiKeyKind::Agent, name)
+            .await?;
+        let forget = interlock_gateway::admin::Request::ForgetAgent {
+            name: name.to_owned(),
+        };
+        // No gateway beside (Ok(None)) has no cache to clear; one that
+        // cannot be asked ages the record out in seconds — the key is
+        // revoked in the store either way.
+        if let Err(e) = interlock_gateway::admin::request(&self.data_dir()?, &forget).await {
+            tracing::warn!("the running gateway was not told agent {name:?} is revoked: {e}");
+        }
+        Ok(())
     }
 
     /// A new agent key for the client, under the first free name of

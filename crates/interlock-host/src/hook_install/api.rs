@@ -45,6 +45,21 @@ impl HostHookInstaller {
         })
     }
 
+    /// A hook whose program cannot start is an error to the client, and most
+    /// clients (Claude Code among them) then run the tool: never write one
+    /// that names a program not found here.
+    fn program_found(req: &HookRequest) -> Result<(), ConnectorError> {
+        if req.program.is_absolute() {
+            return Ok(());
+        }
+        Err(ConnectorError::Refused(
+            "the hook runs the `interlock` program, and none was found on PATH or beside this \
+             app: install the `interlock` CLI first (a hook that cannot start lets the agent's \
+             tools run unchecked)"
+                .into(),
+        ))
+    }
+
     fn client(slug: &str) -> Result<Client, ConnectorError> {
         slug.parse()
             .map_err(|_| ConnectorError::UnknownClient(slug.to_owned()))
@@ -91,19 +106,22 @@ impl HookInstaller for HostHookInstaller {
         for client in Client::ALL {
             let req = self.request(client, on_unreachable)?;
             let file = settings_file(client, &req.scope, &req.home);
-            let plan = match self.host.hooks_preview(&req) {
+            let plan = match Self::program_found(&req)
+                .and_then(|()| self.host.hooks_preview(&req).map_err(refused))
+            {
                 Ok(p) => json!({
                     "changes_anything": p.changes_anything(),
                     "diff": shown_diff(&p.diff()),
                 }),
                 Err(e) => json!({"error": e.to_string()}),
             };
+            let installed = self.undoable(&req);
             out.push(json!({
                 "client": client.slug(),
                 "name": client.display_name(),
                 "file": file,
                 "exists": file.exists(),
-                "installed": self.undoable(&req),
+                "installed": installed,
                 "plan": plan,
             }));
         }
@@ -125,6 +143,7 @@ impl HookInstaller for HostHookInstaller {
         on_unreachable: OnUnreachable,
     ) -> Result<Value, ConnectorError> {
         let req = self.request(Self::client(slug)?, on_unreachable)?;
+        Self::program_found(&req)?;
         let plan = self.host.hooks_preview(&req).map_err(refused)?;
         if !plan.changes_anything() {
             return Ok(json!({"file": plan.file, "changed": false, "agent": null}));

@@ -436,11 +436,7 @@ impl Host {
         };
         let agent = std::fs::read_to_string(dir.join("agent")).ok();
         if let Some(name) = &agent {
-            let store = self.store().await?;
-            store
-                .revoke_api_keys(interlock_store::ApiKeyKind::Agent, name.trim())
-                .await
-                .map_err(crate::HostError::from)?;
+            self.revoke_agent(name.trim()).await?;
         }
         std::fs::remove_dir_all(&dir).map_err(|e| file_err(&dir, e))?;
         Ok(HookUndone {
