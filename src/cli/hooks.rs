@@ -118,6 +118,9 @@ pub async fn run(ctx: &Context, command: HooksCommand) -> anyhow::Result<ExitCod
                 done.agent,
                 args.client.slug()
             );
+            if let Some(todo) = interlock_host::hook_install::still_to_do(req.client, &req.scope) {
+                println!("still to do: {todo}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => refused(e),

@@ -264,6 +264,41 @@ fn the_command_hook_relays_the_answer_and_fails_closed() {
     );
 }
 
+/// Issue 40: the router answers a body over `limits.max_body_bytes` with
+/// 413 — which a hook client that posts to the gateway itself (Claude Code's
+/// `http` hook type) takes as "no objection" and runs the tool. On the hook
+/// endpoint it is a 200 with a deny in the client's form; elsewhere the 413
+/// stays.
+#[test]
+fn regression_issue_40_an_oversize_hook_event_is_denied_not_a_413() {
+    let gw = Gateway::start("[limits]\nmax_body_bytes = 65536\n");
+    let key = Some(gw.agent_key.as_str());
+    let event =
+        String::from_utf8(fixture("claude-code", "pre_tool_use.bash_git_status.json")).unwrap();
+    let padded = event.replacen(
+        "\"git status\"",
+        &format!("\"git status # {}\"", "x".repeat(70_000)),
+        1,
+    );
+    assert!(padded.len() > 65_536);
+    let (d, reason) = decision(&hook(&gw, "claude-code", key, padded.as_bytes()));
+    assert_eq!(d, "deny", "{reason}");
+    assert!(
+        reason.contains("larger than limits.max_body_bytes"),
+        "{reason}"
+    );
+    let (d, _) = decision(&hook(&gw, "cursor", key, padded.as_bytes()));
+    assert_eq!(d, "deny");
+    let (status, _, _) = http(
+        &gw.addr,
+        "POST",
+        "/mcp",
+        &[("Content-Type", "application/json")],
+        padded.as_bytes(),
+    );
+    assert_eq!(status, 413, "other endpoints keep their status");
+}
+
 /// Issue 40: `interlock hooks install` writes each client's own settings
 /// (another hook and other settings kept), the command it installs answers
 /// for the gateway, and `--undo` gives the file back byte for byte — or

@@ -86,7 +86,35 @@ struct BodyBounds {
 /// its body anyway, so this costs no streaming.
 async fn whole_body_in_time(State(b): State<BodyBounds>, req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
-    match tokio::time::timeout(b.deadline, axum::body::to_bytes(body, b.max_bytes)).await {
+    let read = tokio::time::timeout(b.deadline, axum::body::to_bytes(body, b.max_bytes)).await;
+    // A coding agent's hook takes an error status as "no objection": its
+    // endpoint answers a body it could not read with a deny instead.
+    let hook_refusal = |why: String| crate::agent::hooks::unread_body(parts.uri.path(), &why);
+    match &read {
+        Ok(Err(e)) if over_length_limit(e) => {
+            if let Some(r) = hook_refusal(format!(
+                "the event is larger than limits.max_body_bytes ({} bytes)",
+                b.max_bytes
+            )) {
+                return r;
+            }
+        }
+        Ok(Err(e)) => {
+            if let Some(r) = hook_refusal(format!("the event could not be read: {e}")) {
+                return r;
+            }
+        }
+        Err(_) => {
+            if let Some(r) = hook_refusal(format!(
+                "the event did not arrive within limits.body_timeout_secs ({} s)",
+                b.deadline.as_secs()
+            )) {
+                return r;
+            }
+        }
+        Ok(Ok(_)) => {}
+    }
+    match read {
         Ok(Ok(bytes)) => next.run(Request::from_parts(parts, bytes.into())).await,
         Ok(Err(e)) => {
             if over_length_limit(&e) {

@@ -62,7 +62,8 @@ function AgentRow({ a, onUnreachable, onChange }: { a: Agent; onUnreachable: OnU
         const r = await agentHooks.install(a.client, onUnreachable);
         setNote(
           r.changed
-            ? `${r.file} written with agent key ${r.agent}. ${a.name} asks Interlock before each use of its tools from its next session.`
+            ? `${r.file} written with agent key ${r.agent}. ${a.name} asks Interlock before each use of its tools from its next session.` +
+                (r.still_to_do ? ` Still to do: ${r.still_to_do}.` : '')
             : `${a.name} already had these hooks.`,
         );
         toast(`${a.name}: hooks installed`, 'ok');
@@ -136,6 +137,11 @@ function AgentRow({ a, onUnreachable, onChange }: { a: Agent; onUnreachable: OnU
           </div>
           <DiffView diff={plan.diff} layout={layout} minHeight={120} />
         </div>
+      )}
+      {a.still_to_do && (a.installed || plan?.changes_anything) && (
+        <p class="faint" style={{ margin: '8px 16px' }} data-testid="hooks-still-to-do">
+          <Ticked text={`Then: ${a.still_to_do}.`} />
+        </p>
       )}
       {!owner && (plan?.changes_anything || a.installed) && (
         <p class="muted" style={{ margin: '8px 16px' }} data-testid="hooks-owner-command">

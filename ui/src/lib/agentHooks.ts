@@ -20,6 +20,8 @@ export interface AgentHooks {
   /** Interlock's hooks were installed there and can be undone. */
   installed: boolean;
   plan: HookPlan | { error: string };
+  /** What the person must still do before the agent runs the hook (Codex: trust it in `/hooks`). */
+  still_to_do: string | null;
 }
 
 export interface HooksPreview {
@@ -33,6 +35,7 @@ export interface HooksInstalled {
   file: string;
   changed: boolean;
   agent: string | null;
+  still_to_do?: string | null;
 }
 
 export interface HooksUndone {

@@ -13,7 +13,7 @@ use interlock_hooks::Client;
 use interlock_inspect::{Action, ResponsePolicy, scan_response};
 use serde_json::{Value, json};
 
-use super::{HookInstallError, HookRequest, HookScope, mask_keys, settings_file};
+use super::{HookInstallError, HookRequest, HookScope, mask_keys, settings_file, still_to_do};
 use crate::Host;
 
 /// How the review UI shows an agent key in a settings file: never the key.
@@ -123,6 +123,7 @@ impl HookInstaller for HostHookInstaller {
                 "exists": file.exists(),
                 "installed": installed,
                 "plan": plan,
+                "still_to_do": still_to_do(client, &req.scope),
             }));
         }
         Ok(json!({

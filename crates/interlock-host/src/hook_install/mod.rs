@@ -157,12 +157,26 @@ pub fn settings_file(client: Client, scope: &HookScope, home: &Path) -> PathBuf 
         (Client::Cursor, HookScope::Managed) => "/etc/cursor/hooks.json".into(),
         (Client::Codex, HookScope::User) => home.join(".codex/hooks.json"),
         (Client::Codex, HookScope::Project(d)) => d.join(".codex/hooks.json"),
-        // Codex reads managed hooks from `requirements.toml`, not a hooks
-        // file: the user's file is the nearest it has.
+        // Codex finds hooks beside each config layer; those of the system
+        // layer (`/etc/codex`) are managed — trusted by policy, not per user.
+        // (An MDM ships the same as `[hooks]` in `requirements.toml`.)
         (Client::Codex, HookScope::Managed) => "/etc/codex/hooks.json".into(),
         (Client::GeminiCli, HookScope::User) => home.join(".gemini/settings.json"),
         (Client::GeminiCli, HookScope::Project(d)) => d.join(".gemini/settings.json"),
         (Client::GeminiCli, HookScope::Managed) => "/etc/gemini-cli/settings.json".into(),
+    }
+}
+
+/// What the person installing must still do before `client` runs the hook,
+/// if anything: Codex runs a new or changed hook outside a managed layer
+/// only once its user trusted it (`/hooks`), and skips it silently before.
+pub fn still_to_do(client: Client, scope: &HookScope) -> Option<&'static str> {
+    match (client, scope) {
+        (Client::Codex, HookScope::User | HookScope::Project(_)) => Some(
+            "Codex runs a new hook only once you trust it: open `/hooks` in Codex and trust \
+             Interlock's two hooks (until then Codex skips them without a word)",
+        ),
+        _ => None,
     }
 }
 

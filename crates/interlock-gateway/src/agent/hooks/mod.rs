@@ -95,6 +95,24 @@ pub(crate) async fn post(
     reply(client, event.phase, &event.event_name, &answer)
 }
 
+/// The answer to a hook request whose body was never read whole (larger
+/// than `limits.max_body_bytes`, or too slow): a deny in the client's form,
+/// for a client that would take the router's 413 or 408 as "no objection".
+/// `None` for a path that is not a hook endpoint (those keep their status).
+pub(crate) fn unread_body(path: &str, why: &str) -> Option<Response> {
+    let client = path.strip_prefix("/hooks/v1/")?.parse::<Client>().ok()?;
+    // The event's name is in the body that was not read: a use about to run
+    // is the case that matters, and a deny after one changes nothing.
+    Some(reply(
+        client,
+        Phase::Before,
+        "",
+        &Answer::Deny {
+            reason: format!("Interlock refused this tool use: {why}"),
+        },
+    ))
+}
+
 /// The phase and event name of a body that may not parse as a whole.
 fn peek(body: &[u8]) -> (Phase, String) {
     let name = serde_json::from_slice::<serde_json::Value>(body)
