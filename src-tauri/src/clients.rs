@@ -182,12 +182,7 @@ pub async fn change_client(
         message: question.message(),
         ok_label: question.ok_label(),
     };
-    if !crate::confirm(&app, &webview, &asked).await {
-        return Err(DecideError {
-            code: "cancelled",
-            message: format!("not confirmed in the app's dialog: {client} was not changed"),
-        });
-    }
+    crate::owner_confirms(&app, &webview, &asked, &client).await?;
     if !still_as_shown(&shown, &backend.clients().await?, &client) {
         return Err(DecideError {
             code: "changed",

@@ -217,6 +217,23 @@ pub(crate) async fn confirm(app: &AppHandle, webview: &tauri::Webview, what: &Qu
     rx.await.unwrap_or(false)
 }
 
+/// Asks the owner `asked` natively before a change to `what` (an AI
+/// client's file): `cancelled` unless they confirm.
+pub(crate) async fn owner_confirms(
+    app: &AppHandle,
+    webview: &tauri::Webview,
+    asked: &Question,
+    what: &str,
+) -> Result<(), DecideError> {
+    if confirm(app, webview, asked).await {
+        return Ok(());
+    }
+    Err(DecideError {
+        code: "cancelled",
+        message: format!("not confirmed in the app's dialog: {what} was not changed"),
+    })
+}
+
 /// `approver_info()`: the approver key's id, fingerprint and public key (hex),
 /// its registered identity, and where the app keeps things. Never the secret.
 #[tauri::command]

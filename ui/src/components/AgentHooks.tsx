@@ -19,7 +19,7 @@ import { useResource } from '../lib/hooks';
 import { DiffView, LayoutToggle, type DiffLayout } from './Diff';
 import { ConfirmDialog } from './Dialog';
 import { toast } from './Toasts';
-import { SkeletonBlock, Ticked } from './ui';
+import { RowOutcome, SkeletonBlock, Ticked } from './ui';
 
 function State({ a }: { a: Agent }) {
   const plan = isHookPlan(a.plan) ? a.plan : null;
@@ -151,16 +151,7 @@ function AgentRow({ a, onUnreachable, onChange }: { a: Agent; onUnreachable: OnU
           terminal there, or use the desktop app.
         </p>
       )}
-      {note && (
-        <div class="verify ok" data-testid="hooks-note" style={{ margin: '8px 16px' }}>
-          {note}
-        </div>
-      )}
-      {error && (
-        <div class="error-box" role="alert" data-testid="hooks-error" style={{ margin: '8px 16px' }}>
-          <Ticked text={error} />
-        </div>
-      )}
+      <RowOutcome note={note} error={error} testid="hooks" />
       {confirmUndo && (
         <ConfirmDialog
           title={`Remove Interlock's hooks from ${a.name}?`}

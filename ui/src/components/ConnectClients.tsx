@@ -4,7 +4,7 @@ import { desktopErrorCode, desktopErrorMessage } from '../lib/desktop';
 import { useResource } from '../lib/hooks';
 import { ConfirmDialog } from './Dialog';
 import { toast } from './Toasts';
-import { SkeletonBlock, Ticked } from './ui';
+import { RowOutcome, SkeletonBlock, Ticked } from './ui';
 
 function ServerLine({ s }: { s: ServerAction }) {
   let what;
@@ -161,16 +161,7 @@ function ClientRow({ c, onChange }: { c: ClientInfo; onChange: () => void }) {
           the desktop app.
         </p>
       )}
-      {note && (
-        <div class="verify ok" data-testid="client-note" style={{ margin: '8px 16px' }}>
-          {note}
-        </div>
-      )}
-      {error && (
-        <div class="error-box" role="alert" data-testid="client-error" style={{ margin: '8px 16px' }}>
-          <Ticked text={error} />
-        </div>
-      )}
+      <RowOutcome note={note} error={error} testid="client" />
       {confirmUndo && (
         <ConfirmDialog
           title={`Undo the connect of ${c.name}?`}

@@ -185,3 +185,21 @@ export function Icon({ name, size = 18 }: { name: keyof typeof ICONS | string; s
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
+
+/** A row's outcome after an action: what went through (a note) or why not (an alert). */
+export function RowOutcome({ note, error, testid }: { note: string | null; error: string | null; testid: string }) {
+  return (
+    <>
+      {note && (
+        <div class="verify ok" data-testid={`${testid}-note`} style={{ margin: '8px 16px' }}>
+          {note}
+        </div>
+      )}
+      {error && (
+        <div class="error-box" role="alert" data-testid={`${testid}-error`} style={{ margin: '8px 16px' }}>
+          <Ticked text={error} />
+        </div>
+      )}
+    </>
+  );
+}

@@ -106,12 +106,5 @@ async fn owner_action(
             format!("interlock hooks install {slug} --yes"),
         )
     };
-    Err(ApiError::new(
-        StatusCode::FORBIDDEN,
-        "owner_action",
-        format!(
-            "{what}: only this machine's owner does that — run `{command}` in a terminal on \
-             this machine, or use the desktop app, which asks in a native dialog"
-        ),
-    ))
+    Err(super::clients::owner_refusal(what, &command))
 }

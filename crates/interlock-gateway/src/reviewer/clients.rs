@@ -95,28 +95,29 @@ async fn owner_action(
     if !connector.knows(slug) {
         return Err(ConnectorError::UnknownClient(slug.to_owned()).into());
     }
-    let command = if undo {
-        format!("interlock connect --undo {slug}")
+    let (why, command) = if undo {
+        (
+            "undoing the connect of a client removes the servers it started, by a signed decision",
+            format!("interlock connect --undo {slug}"),
+        )
     } else {
-        format!("interlock connect {slug}")
+        (
+            "connecting a client starts its MCP servers as this machine's user",
+            format!("interlock connect {slug}"),
+        )
     };
-    Err(ApiError::new(
+    Err(owner_refusal(why, &command))
+}
+
+/// The 403 `owner_action` refusal of a change only this machine's owner
+/// makes: why, and the command the owner runs instead.
+pub(super) fn owner_refusal(why: &str, command: &str) -> ApiError {
+    ApiError::new(
         StatusCode::FORBIDDEN,
         "owner_action",
         format!(
-            "{what} a client {effect}: only this machine's owner does that — \
-             run `{command}` in a terminal on this machine, or use the desktop app, \
-             which asks in a native dialog naming the commands",
-            what = if undo {
-                "undoing the connect of"
-            } else {
-                "connecting"
-            },
-            effect = if undo {
-                "removes the servers it started, by a signed decision"
-            } else {
-                "starts its MCP servers as this machine's user"
-            },
+            "{why}: only this machine's owner does that — run `{command}` in a terminal on \
+             this machine, or use the desktop app, which asks in a native dialog"
         ),
-    ))
+    )
 }
