@@ -15,6 +15,7 @@ mod content;
 mod envelope;
 mod eras;
 mod evidence;
+mod faults;
 mod gateway;
 mod gateway_util;
 mod governance;

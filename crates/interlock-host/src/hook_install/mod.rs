@@ -423,42 +423,75 @@ impl Host {
     pub async fn hooks_undo(&self, req: &HookRequest) -> Result<HookUndone, HookInstallError> {
         let file = settings_file(req.client, &req.scope, &req.home);
         let data_dir = self.data_dir()?;
+        let dir = backup_dir(&data_dir, req.client, &file);
         if !installed(&data_dir, req.client, &file) {
+            // An install killed before it kept the previous bytes left at
+            // most its directory and a half-written temporary file, and an
+            // undo killed while deleting its backup the renamed remains:
+            // nothing of value, and nothing a later install should find.
+            for left in [dir.clone(), dir.with_extension("undone")] {
+                if left.is_dir() {
+                    std::fs::remove_dir_all(&left).map_err(|e| file_err(&left, e))?;
+                }
+            }
             return Err(HookInstallError::NothingToUndo { path: file });
         }
-        let dir = backup_dir(&data_dir, req.client, &file);
         let previous = dir.join("previous");
-        let absent = dir.join("absent");
-        let written = std::fs::read_to_string(dir.join("written.sha256")).unwrap_or_default();
-        let now = std::fs::read(&file).unwrap_or_default();
-        if crate::connect::sha256_hex(&now) != written.trim() {
-            return Err(HookInstallError::ChangedSince {
-                path: file,
-                backup: dir,
-            });
-        }
-        let removed = if absent.exists() {
-            std::fs::remove_file(&file).map_err(|e| file_err(&file, e))?;
-            true
+        let before = if dir.join("absent").exists() {
+            None
         } else {
-            let bytes = std::fs::read(&previous).map_err(|e| file_err(&previous, e))?;
-            let mode = std::fs::metadata(&file)
-                .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)
-                .unwrap_or(0o644);
-            write_atomic(&file, &bytes, mode)?;
-            false
+            Some(std::fs::read(&previous).map_err(|e| file_err(&previous, e))?)
         };
+        let now = match std::fs::read(&file) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(file_err(&file, e)),
+        };
+        // An install killed before it wrote the file, or an undo killed
+        // after it gave the bytes back, leaves the file as it was before:
+        // nothing to restore, only the key to revoke and the backup to drop.
+        if now != before {
+            let written = std::fs::read_to_string(dir.join("written.sha256")).unwrap_or_default();
+            let now_hash = now.as_deref().map(crate::connect::sha256_hex);
+            if now_hash.as_deref() != Some(written.trim()) {
+                return Err(HookInstallError::ChangedSince {
+                    path: file,
+                    backup: dir,
+                });
+            }
+            match &before {
+                None => std::fs::remove_file(&file).map_err(|e| file_err(&file, e))?,
+                Some(bytes) => {
+                    let mode = std::fs::metadata(&file)
+                        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)
+                        .unwrap_or(0o644);
+                    write_atomic(&file, bytes, mode)?;
+                }
+            }
+        }
         let agent = std::fs::read_to_string(dir.join("agent")).ok();
         if let Some(name) = &agent {
             self.revoke_agent(name.trim()).await?;
         }
-        std::fs::remove_dir_all(&dir).map_err(|e| file_err(&dir, e))?;
+        drop_backup(&dir)?;
         Ok(HookUndone {
             file,
-            removed,
+            removed: before.is_none(),
             agent_revoked: agent.map(|a| a.trim().to_owned()),
         })
     }
+}
+
+/// Removes a backup directory as one step: renamed away first (a rename is
+/// atomic), so an undo killed while deleting leaves no half a backup that
+/// reads as an install.
+fn drop_backup(dir: &Path) -> Result<(), HookInstallError> {
+    let gone = dir.with_extension("undone");
+    if gone.exists() {
+        std::fs::remove_dir_all(&gone).map_err(|e| file_err(&gone, e))?;
+    }
+    std::fs::rename(dir, &gone).map_err(|e| file_err(dir, e))?;
+    std::fs::remove_dir_all(&gone).map_err(|e| file_err(&gone, e))
 }
 
 fn set_private(dir: &Path) -> Result<(), HookInstallError> {

@@ -1,0 +1,199 @@
+//! Issue 44, a first slice of the fault campaign: SIGKILL at a random point
+//! of the write paths that run as a short process beside a live gateway, and
+//! what must hold after each kill.
+//!
+//! - A coding agent's hooks install and undo (`interlock hooks install`):
+//!   the client's settings file is its old bytes or its new bytes, never a
+//!   mix; the next undo gives the old bytes back, whatever point the kill
+//!   hit; nothing is left in the data directory that reads as an install.
+//!
+//! `INTERLOCK_FAULT_KILLS` sets the kills per path (default 12, the count
+//! `.ci/run` runs; `scripts/fault-campaign` runs the full one), and
+//! `INTERLOCK_FAULT_SEED` replays a campaign: each test prints its seed and
+//! its figures (kills that landed before the end, and after).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::gateway_util::Gateway;
+use crate::util::{stderr, stdout};
+
+/// The campaign's size and its random points (xorshift64*: a test needs
+/// replayable points, not a cryptographic generator).
+struct Campaign {
+    kills: usize,
+    seed: u64,
+    state: u64,
+}
+
+impl Campaign {
+    fn new(path: &str) -> Campaign {
+        let kills = std::env::var("INTERLOCK_FAULT_KILLS")
+            .ok()
+            .and_then(|k| k.parse().ok())
+            .unwrap_or(12);
+        let seed = std::env::var("INTERLOCK_FAULT_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+                    | 1
+            });
+        eprintln!("fault campaign {path}: {kills} kills, INTERLOCK_FAULT_SEED={seed}");
+        Campaign {
+            kills,
+            seed,
+            state: seed,
+        }
+    }
+
+    /// A point in `[0, max)`.
+    fn point(&mut self, max: Duration) -> Duration {
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        let r = self.state.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        let nanos = max.as_nanos().max(1) as u64;
+        Duration::from_nanos(r % nanos)
+    }
+}
+
+/// Runs `interlock ARGS` with `env` and SIGKILLs it after `after` unless it
+/// ended first; whether the kill landed.
+fn kill_after(args: &[&str], env: &[(String, String)], after: Duration) -> bool {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_interlock"));
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("the binary runs");
+    let deadline = Instant::now() + after;
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return false;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return true;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// How long `interlock ARGS` takes when nothing stops it.
+fn timed(args: &[&str], env: &[(&str, &str)]) -> Duration {
+    let t = Instant::now();
+    let out = crate::util::interlock_with(args, None, env);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    t.elapsed()
+}
+
+/// Issue 44: `interlock hooks install --yes` and `--undo` SIGKILLed at
+/// random points. After every kill the settings file is the original or a
+/// whole install (its other settings kept); an undo run to its end then
+/// gives the original bytes back — an install killed before it wrote the
+/// file, or an undo killed after it did, included — and no backup is left
+/// that a later undo would take for an install.
+#[test]
+fn fault_campaign_hooks_install_and_undo_killed_anywhere() {
+    let gw = Gateway::start("");
+    let home = tempfile::tempdir().unwrap();
+    let mut env = gw.env_for_thread();
+    env.push(("HOME".into(), home.path().to_string_lossy().into_owned()));
+    let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let file = home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let original =
+        "{\n  \"model\": \"opus\",\n  \"permissions\": {\"allow\": [\"Bash(git status)\"]}\n}\n";
+    std::fs::write(&file, original).unwrap();
+    let gateway = format!("http://{}", gw.addr);
+    let install = [
+        "hooks",
+        "install",
+        "claude-code",
+        "--yes",
+        "--gateway",
+        &gateway,
+    ];
+    let undo = ["hooks", "install", "claude-code", "--undo"];
+    // Kills are drawn over each command's own run time when nothing stops it.
+    let install_window = timed(&install, &env_ref);
+    let undo_window = timed(&undo, &env_ref);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+
+    let mut campaign = Campaign::new("hooks install/undo");
+    let (mut landed, mut ended) = (0, 0);
+    for i in 0..campaign.kills {
+        // Even kills hit an install; odd ones an undo of a whole install.
+        let killing_undo = i % 2 == 1;
+        if killing_undo {
+            let out = crate::util::interlock_with(&install, None, &env_ref);
+            assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+        }
+        let args: &[&str] = if killing_undo { &undo } else { &install };
+        let at = campaign.point(if killing_undo { undo_window } else { install_window });
+        if kill_after(args, &env, at) {
+            landed += 1;
+        } else {
+            ended += 1;
+        }
+        let now = std::fs::read_to_string(&file).unwrap_or_else(|e| {
+            panic!(
+                "kill {i} ({args:?} at {at:?}, seed {}): the file is gone: {e}",
+                campaign.seed
+            )
+        });
+        if now != original {
+            let v: Value = serde_json::from_str(&now).unwrap_or_else(|e| {
+                panic!(
+                    "kill {i} (seed {}): a broken file: {e}\n{now}",
+                    campaign.seed
+                )
+            });
+            assert_eq!(v["model"], "opus", "kill {i}: another setting lost: {now}");
+            assert!(
+                now.contains(" hook claude-code"),
+                "kill {i} (seed {}): neither old nor new: {now}",
+                campaign.seed
+            );
+        }
+        // The next undo, run to its end, gives the original back (or
+        // there was nothing to undo, and the original is there).
+        let out = crate::util::interlock_with(&undo, None, &env_ref);
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(
+            out.status.success() || said.contains("no Interlock hooks were installed"),
+            "kill {i} ({args:?} at {at:?}, seed {}): undo failed: {said}",
+            campaign.seed
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            original,
+            "kill {i} ({args:?} at {at:?}, seed {}): {said}",
+            campaign.seed
+        );
+        let left: Vec<_> = std::fs::read_dir(gw.data().join("hooks"))
+            .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "kill {i}: a backup left behind: {left:?}");
+    }
+    eprintln!(
+        "fault campaign hooks install/undo: {landed} kills landed mid-run, {ended} runs ended first; \
+         broken or mixed files 0, undos that failed 0"
+    );
+    gw.assert_audit_clean();
+}
