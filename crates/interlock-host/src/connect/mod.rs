@@ -638,7 +638,9 @@ impl Host {
             }
             _ => original,
         };
-        let changed = sha256_hex(&now) != layer.written_sha256;
+        // Bytes that are the backup's already — an undo killed after it
+        // gave them back — are not a change made since connect.
+        let changed = sha256_hex(&now) != layer.written_sha256 && now != original;
         let merged = changed && mode == UndoMode::Merge;
         match mode {
             _ if !changed => write_atomic(&target, &original, layer.mode)?,
@@ -653,8 +655,9 @@ impl Host {
         // handed over to it (with its tokens), not removed from under it.
         let data_dir = self.data_dir()?;
         let mut to_remove = Vec::new();
+        // The backup's sealing key goes last, after the layer (below): an
+        // undo killed before then can still open the backup and finish.
         let mut tokens = layer.tokens.clone();
-        tokens.extend(layer.backup_key.clone());
         let mut others = layers::all(&data_dir).map_err(|e| file_err(&data_dir, e))?;
         others.retain(|(d, m, _)| !(d == &dir && *m == n));
         for server in &layer.servers {
@@ -693,12 +696,16 @@ impl Host {
             }
         }
         let mut tokens_removed = 0;
-        if !tokens.is_empty() {
-            let secrets = Secrets::open(self, &data_dir).await?;
-            for t in &tokens {
-                if secrets.delete(t).await? {
-                    tokens_removed += 1;
-                }
+        let secrets = if tokens.is_empty() && layer.backup_key.is_none() {
+            None
+        } else {
+            Some(Secrets::open(self, &data_dir).await?)
+        };
+        for t in &tokens {
+            if let Some(secrets) = &secrets
+                && secrets.delete(t).await?
+            {
+                tokens_removed += 1;
             }
         }
         let mut agent_revoked = None;
@@ -707,6 +714,12 @@ impl Host {
             agent_revoked = Some(name.clone());
         }
         layers::pop(&dir, n).map_err(|e| file_err(&dir, e))?;
+        // A kill before this line leaves only a key that seals nothing.
+        if let (Some(secrets), Some(key)) = (&secrets, &layer.backup_key)
+            && secrets.delete(key).await?
+        {
+            tokens_removed += 1;
+        }
         Ok(Undone {
             merged,
             file,
