@@ -442,3 +442,166 @@ fn regression_issue_44_a_connect_undo_finishes_what_a_killed_undo_left() {
     );
     assert!(stderr(&out).contains("nothing to undo"), "{}", stderr(&out));
 }
+
+/// Issue 44: a reviewer's decision and an execution from the CLI, with no
+/// gateway running (the CLI signs with the keychain's key and writes the
+/// store itself), SIGKILLed at random points. Then a gateway starts on the
+/// same data directory and, once a lost execution's lease has run out, what
+/// must hold: no decision half-applied (a plan is approved exactly when its
+/// `plan.decision` leaf is on the log), no plan run twice (one transition to
+/// EXECUTING at most) or stuck in EXECUTING, and `audit verify` clean.
+#[test]
+fn fault_campaign_cli_decisions_and_executions_killed_anywhere() {
+    let mut gw = Gateway::start("");
+    gw.kill();
+    let env = gw.env_for_thread();
+    let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let plans = tempfile::tempdir().unwrap();
+    let workspace = gw.data().join("workspace");
+    let propose = |id: &str| {
+        let plan = serde_json::json!({
+            "schema_version": "interlock.plan/v1", "plan_id": id, "title": format!("Fault {id}"),
+            "proposer": "agent:faults", "created_at": "2026-12-07T00:00:00Z",
+            "body": {"stages": [{
+                "id": "write", "action": "fs.write_file",
+                "target": workspace.join(format!("{id}.txt")).to_str().unwrap(),
+                "params": {"content": "once\n"},
+                "preconditions": [{"probe": "fs.path_absent"}],
+                "verify": [{"probe": "fs.file_contains", "params": {"text": "once"}}],
+                "rollback": "Delete it."}]}
+        });
+        let path = plans.path().join(format!("{id}.json"));
+        std::fs::write(&path, plan.to_string()).unwrap();
+        let out = crate::util::interlock_with(
+            &["plan", "propose", path.to_str().unwrap()],
+            None,
+            &env_ref,
+        );
+        assert!(out.status.success(), "propose {id}: {}", stderr(&out));
+    };
+    let approve_args = |id: &str| {
+        let hash = crate::util::shown_hash("plans", id, &env_ref);
+        vec![
+            "plans".to_owned(),
+            "approve".into(),
+            id.to_owned(),
+            "--reason".into(),
+            "fault campaign".into(),
+            "--hash".into(),
+            hash,
+        ]
+    };
+    // Each command's own run time, from a plan that is not killed.
+    propose("fault-timing");
+    let approve = approve_args("fault-timing");
+    let approve_ref: Vec<&str> = approve.iter().map(String::as_str).collect();
+    let approve_window = timed(&approve_ref, &env_ref);
+    let execute_window = timed(&["plan", "execute", "fault-timing"], &env_ref);
+
+    let mut campaign = Campaign::new("cli decisions/executions");
+    let (mut landed, mut ended) = (0, 0);
+    for i in 0..campaign.kills {
+        let id = format!("fault-{i}");
+        propose(&id);
+        let approve = approve_args(&id);
+        let approve: Vec<&str> = approve.iter().map(String::as_str).collect();
+        let killed = if i % 2 == 0 {
+            kill_after(&approve, &env, campaign.point(approve_window))
+        } else {
+            let out = crate::util::interlock_with(&approve, None, &env_ref);
+            assert!(out.status.success(), "approve {id}: {}", stderr(&out));
+            kill_after(
+                &["plan", "execute", &id],
+                &env,
+                campaign.point(execute_window),
+            )
+        };
+        if killed {
+            landed += 1;
+        } else {
+            ended += 1;
+        }
+    }
+
+    // A gateway on the same data directory recovers what the killed
+    // executions left, once their leases run out.
+    gw.start_serving();
+    let key = gw.reviewer_key();
+    let lease = Duration::from_secs(interlock_engine::LEASE_TIMEOUT_SECS as u64 + 15);
+    let deadline = Instant::now() + lease;
+    let statuses = loop {
+        let out = gw.cli(&["plans", "list", "--json"]);
+        let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let statuses: Vec<(String, String)> = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["plan_id"].as_str().unwrap().to_owned(),
+                    p["status"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        if !statuses.iter().any(|(_, s)| s == "EXECUTING") || Instant::now() > deadline {
+            break statuses;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let mut leaves: Vec<Value> = Vec::new();
+    loop {
+        let page = gw.api_get(
+            &key,
+            &format!("/api/v1/log?from={}&limit=1000", leaves.len()),
+        );
+        let entries = page["entries"].as_array().unwrap();
+        if entries.is_empty() {
+            break;
+        }
+        leaves.extend(entries.iter().map(|e| e["entry"].clone()));
+    }
+    // Leaves of plan `id` of type `kind` whose `field` is `value`.
+    let count = |kind: &str, id: &str, field: &str, value: &str| {
+        leaves
+            .iter()
+            .filter(|l| l["type"] == kind && l["plan_id"] == id && l[field] == value)
+            .count()
+    };
+    let mut by_status = std::collections::BTreeMap::<String, usize>::new();
+    for (id, status) in &statuses {
+        *by_status.entry(status.clone()).or_default() += 1;
+        let seed = campaign.seed;
+        assert_ne!(
+            status, "EXECUTING",
+            "{id} (seed {seed}): stuck in EXECUTING"
+        );
+        let approved = count("plan.decision", id, "decision", "approve");
+        assert!(
+            approved <= 1,
+            "{id} (seed {seed}): approved {approved} times"
+        );
+        assert_eq!(
+            approved == 1,
+            status != "PROPOSED",
+            "{id} (seed {seed}): status {status} with {approved} approval leaves (half-applied)"
+        );
+        let executing = count("plan.transition", id, "to", "EXECUTING");
+        assert!(executing <= 1, "{id} (seed {seed}): run {executing} times");
+        if status == "SUCCEEDED" || status == "HALTED" {
+            assert_eq!(
+                executing, 1,
+                "{id} (seed {seed}): {status} without its run on the log"
+            );
+        }
+        let written = workspace.join(format!("{id}.txt"));
+        if status == "SUCCEEDED" {
+            assert_eq!(std::fs::read_to_string(&written).unwrap(), "once\n", "{id}");
+        }
+    }
+    gw.assert_audit_clean();
+    eprintln!(
+        "fault campaign cli decisions/executions: {landed} kills landed mid-run, {ended} runs ended \
+         first; after recovery {by_status:?}; half-applied decisions 0, doubled executions 0, \
+         stuck executions 0"
+    );
+}

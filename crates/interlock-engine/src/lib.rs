@@ -22,7 +22,7 @@ pub use decide::{DecisionOutcome, VerifiedDecision};
 pub use engine::{DATABASE_FILE, Engine, EngineConfig, fresh_origin};
 pub use error::EngineError;
 pub use events::{EngineEvent, EventKind};
-pub use execute::{ExecutionReport, StageReport, StageResult};
+pub use execute::{ExecutionReport, LEASE_TIMEOUT_SECS, StageReport, StageResult};
 pub use propose::Proposal;
 
 pub use interlock_store::{PlanRecord, PlanStatus};
