@@ -146,6 +146,33 @@ impl Engine {
         })
     }
 
+    /// Moves to APPROVED each PROPOSED plan whose valid approvals reach its
+    /// quorum. The deciding approval's leaf and row commit together; the
+    /// transition follows in a transaction of its own, so a process killed
+    /// between the two leaves a plan approved in all but its status (issue
+    /// 44's fault campaign found one). A gateway runs this when it starts.
+    /// Returns the plans moved.
+    pub async fn apply_reached_quorums(&self) -> Result<Vec<String>, EngineError> {
+        let mut moved = Vec::new();
+        for plan in self.plans(Some(PlanStatus::Proposed)).await? {
+            let risk = RiskLevel::from_name(&plan.risk).unwrap_or(RiskLevel::Critical);
+            let required = self.policy.approvals_required(risk);
+            let (approvals, _) = self.valid_approvals(&plan).await?;
+            if approvals == 0 || approvals < required {
+                continue;
+            }
+            let reason = "quorum reached (recovered: the process that recorded the deciding \
+                          approval stopped before it moved the plan)";
+            if self
+                .transition(&plan, PlanStatus::Proposed, PlanStatus::Approved, reason)
+                .await?
+            {
+                moved.push(plan.plan_id);
+            }
+        }
+        Ok(moved)
+    }
+
     /// What a statement about `plan` must say, now.
     pub(crate) fn expectation<'a>(
         &'a self,

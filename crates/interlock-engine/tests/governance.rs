@@ -947,3 +947,63 @@ async fn regression_issue_39_each_log_has_its_own_audience_kept_across_opens() {
     );
     assert_eq!(open("old", None).await, "interlock.local/log");
 }
+
+/// Issue 44: the deciding approval's leaf and row commit together and the
+/// plan's move to APPROVED follows in its own transaction; the fault
+/// campaign killed `interlock plans approve` between the two and left a
+/// plan PROPOSED with a valid approval on record. Made here by storing the
+/// approval as that transaction did and nothing after it: the next start
+/// (`apply_reached_quorums`) finishes the move, once, and the plan runs.
+#[tokio::test]
+async fn regression_issue_44_an_approval_recorded_without_its_move_is_finished_at_start() {
+    let w = world().await;
+    let p = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    let envelope = approve(&w, &w.reviewer, "p1", p.plan_hash, 3600, 7);
+    let now = w.engine.now();
+    w.engine
+        .store()
+        .insert_approval(&interlock_store::NewApproval {
+            plan_id: "p1".into(),
+            revision: 1,
+            plan_hash: p.plan_hash.to_string(),
+            decision: interlock_store::ApprovalDecision::Approve,
+            reason: "reviewed".into(),
+            approver_key_id: interlock_core::KeyId::of(&w.reviewer.verifying_key()).to_string(),
+            nonce: hex::encode([7u8; 16]),
+            not_before: now,
+            expires_at: now + 3600,
+            envelope: serde_json::to_vec(&envelope.to_json()).unwrap(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        w.engine.plan("p1").await.unwrap().status,
+        PlanStatus::Proposed
+    );
+    assert_eq!(
+        w.engine.apply_reached_quorums().await.unwrap(),
+        vec!["p1".to_owned()]
+    );
+    assert_eq!(
+        w.engine.plan("p1").await.unwrap().status,
+        PlanStatus::Approved
+    );
+    assert!(
+        w.engine.apply_reached_quorums().await.unwrap().is_empty(),
+        "once"
+    );
+    assert_eq!(
+        w.engine.execute("p1").await.unwrap().status,
+        PlanStatus::Succeeded
+    );
+    // A plan with no approval, or fewer than its quorum, is left alone.
+    w.engine
+        .propose(&write_plan("p2", &w.work, "b.txt", "y\n"))
+        .await
+        .unwrap();
+    assert!(w.engine.apply_reached_quorums().await.unwrap().is_empty());
+}

@@ -303,6 +303,18 @@ async fn reload_loop(gw: Gateway) {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "reloading server state failed"),
         }
+        // A decision whose process stopped between recording the deciding
+        // approval and moving the plan is finished (once, at start).
+        if first {
+            match gw.0.engine.apply_reached_quorums().await {
+                Ok(moved) => {
+                    for plan in moved {
+                        tracing::warn!(%plan, "approved plan left PROPOSED by a stopped process; moved to APPROVED");
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "looking for unapplied approvals failed"),
+            }
+        }
         first = false;
         // A widening decided by another process (the CLI) replaces the
         // cached envelope.
