@@ -55,6 +55,18 @@ impl Campaign {
         }
     }
 
+    /// The `i`th kill's point over a run of `window`: every other one drawn
+    /// over the whole run, the others over its last third and a little past
+    /// it, where a short process does its writes (its start-up is most of
+    /// its time).
+    fn kill_point(&mut self, i: usize, window: Duration) -> Duration {
+        if i % 4 < 2 {
+            self.point(window)
+        } else {
+            window * 2 / 3 + self.point(window * 2 / 5)
+        }
+    }
+
     /// A point in `[0, max)`.
     fn point(&mut self, max: Duration) -> Duration {
         self.state ^= self.state >> 12;
@@ -148,11 +160,14 @@ fn fault_campaign_hooks_install_and_undo_killed_anywhere() {
             assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
         }
         let args: &[&str] = if killing_undo { &undo } else { &install };
-        let at = campaign.point(if killing_undo {
-            undo_window
-        } else {
-            install_window
-        });
+        let at = campaign.kill_point(
+            i / 2,
+            if killing_undo {
+                undo_window
+            } else {
+                install_window
+            },
+        );
         if kill_after(args, &env, at) {
             landed += 1;
         } else {
@@ -266,11 +281,14 @@ fn fault_campaign_connect_and_undo_killed_anywhere() {
             assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
         }
         let args: &[&str] = if killing_undo { &undo } else { &connect };
-        let at = campaign.point(if killing_undo {
-            undo_window
-        } else {
-            connect_window
-        });
+        let at = campaign.kill_point(
+            i / 2,
+            if killing_undo {
+                undo_window
+            } else {
+                connect_window
+            },
+        );
         if kill_after(args, &env, at) {
             landed += 1;
         } else {
@@ -506,14 +524,14 @@ fn fault_campaign_cli_decisions_and_executions_killed_anywhere() {
         let approve = approve_args(&id);
         let approve: Vec<&str> = approve.iter().map(String::as_str).collect();
         let killed = if i % 2 == 0 {
-            kill_after(&approve, &env, campaign.point(approve_window))
+            kill_after(&approve, &env, campaign.kill_point(i / 2, approve_window))
         } else {
             let out = crate::util::interlock_with(&approve, None, &env_ref);
             assert!(out.status.success(), "approve {id}: {}", stderr(&out));
             kill_after(
                 &["plan", "execute", &id],
                 &env,
-                campaign.point(execute_window),
+                campaign.kill_point(i / 2, execute_window),
             )
         };
         if killed {
