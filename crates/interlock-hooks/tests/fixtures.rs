@@ -9,7 +9,11 @@ use interlock_inspect::{NativeContext, Severity, inspect_native};
 use serde_json::{Value, json};
 
 fn dir(client: Client) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    // The runner's manifest directory, not the compiled one: a build cache
+    // shared between clones may hand this binary over from another clone.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR")
+        .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+    PathBuf::from(manifest)
         .join("../../tests/fixtures/hooks")
         .join(client.slug())
 }
