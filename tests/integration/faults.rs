@@ -8,7 +8,8 @@
 //!   hit; nothing is left in the data directory that reads as an install.
 //! - A client's connect and undo (`interlock connect`, no gateway running):
 //!   the client's file is old or new, the gateway's config still reads, and
-//!   the next undo gives the file back and the imported servers up.
+//!   the next undo gives the file back, the imported servers up, and leaves
+//!   none of the upstream secrets connect moved in the keychain.
 //!
 //! `INTERLOCK_FAULT_KILLS` sets the kills per path (default 12, the count
 //! `.ci/run` runs; `scripts/fault-campaign` runs the full one), and
@@ -102,6 +103,24 @@ fn kill_after(args: &[&str], env: &[(String, String)], after: Duration) -> bool 
         }
         std::thread::sleep(Duration::from_micros(200));
     }
+}
+
+/// The names of the upstream secrets connect keeps in the keychain of
+/// `service`, as the Secret Service lists them (`secret-tool`, from
+/// libsecret-tools). A backup's sealing key is stored before the layer that
+/// names it (the backup cannot be opened without it), so a connect killed
+/// between the two leaves that random key, which seals nothing: not counted.
+fn keychain_secrets(service: &str) -> Vec<String> {
+    let out = Command::new("secret-tool")
+        .args(["search", "--all", "service", service])
+        .output()
+        .expect("secret-tool runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .chain(String::from_utf8_lossy(&out.stderr).lines())
+        .filter_map(|l| l.split_once(" = ").map(|(_, v)| v.trim().to_owned()))
+        .filter(|v| v.starts_with("token:upstream."))
+        .collect()
 }
 
 /// How long `interlock ARGS` takes when nothing stops it.
@@ -325,10 +344,15 @@ fn fault_campaign_connect_and_undo_killed_anywhere() {
             !imported(&text),
             "{what}: an imported server stayed in the config: {text}"
         );
+        let left = keychain_secrets(gw.env_var("INTERLOCK_KEYCHAIN_SERVICE").unwrap());
+        assert!(
+            left.is_empty(),
+            "{what}: secrets left in the keychain: {left:?}"
+        );
     }
     eprintln!(
         "fault campaign connect/undo: {landed} kills landed mid-run, {ended} runs ended first; \
-         broken or mixed files 0, undos that failed 0"
+         broken or mixed files 0, undos that failed 0, upstream secrets left 0"
     );
 }
 

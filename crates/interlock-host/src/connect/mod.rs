@@ -440,23 +440,47 @@ impl Host {
             None
         };
         let mut agent_name = p.plan.agent.clone();
+        // The layer undo reads is pushed before any token is stored, naming
+        // them all, so a connect killed at any point leaves nothing in the
+        // keychain an undo does not know of (issue 44); only its sealing key
+        // goes first, as the backup cannot be opened without it.
+        let mut pushed: Option<(PathBuf, u32)> = None;
+        let mut gateway_written = false;
         let result = async {
-            for i in p.imports.iter().filter(|i| !i.shared) {
-                let values = i
-                    .env_tokens
-                    .iter()
-                    .map(|(var, token)| (token, &i.server.env[var]))
-                    .chain(
-                        i.header_tokens
-                            .iter()
-                            .map(|(h, token)| (token, &i.server.headers[h])),
+            let to_store: Vec<(&String, &String)> = p
+                .imports
+                .iter()
+                .filter(|i| !i.shared)
+                .flat_map(|i| {
+                    i.env_tokens
+                        .iter()
+                        .map(|(var, token)| (token, &i.server.env[var]))
+                        .chain(
+                            i.header_tokens
+                                .iter()
+                                .map(|(h, token)| (token, &i.server.headers[h])),
+                        )
+                })
+                .collect();
+            // The backup holds the tokens about to move into the keychain:
+            // sealed with a key kept beside them (issue 39 item 19).
+            let seal = match &secrets {
+                Some(s) => {
+                    let mut random = [0u8; 8];
+                    getrandom::fill(&mut random).expect("the OS random source works");
+                    let name = format!(
+                        "{}{}.{}",
+                        sealed::BACKUP_KEY_PREFIX,
+                        req.client.slug(),
+                        hex::encode(random)
                     );
-                for (token, value) in values {
-                    let s = secrets.as_ref().expect("opened for tokens");
-                    s.store(token, value).await?;
-                    stored.push(token.clone());
+                    let key = sealed::new_key();
+                    s.store(&name, &key).await?;
+                    stored.push(name.clone());
+                    Some((name, key))
                 }
-            }
+                None => None,
+            };
             let key = match &p.plan.entry {
                 Some(_) => {
                     let (key, name) = self.mint_agent_key(&p.plan.agent).await?;
@@ -489,35 +513,15 @@ impl Host {
                     .map(|i| i.upstream.clone())
                     .collect(),
                 gateway_config: p.plan.gateway_config.clone(),
-                tokens: stored.clone(),
+                tokens: to_store.iter().map(|(t, _)| (*t).clone()).collect(),
                 agent: key.as_ref().map(|_| agent_name.clone()),
                 removed: removed.clone(),
                 added: p.plan.entry.as_ref().map(|e| e.name.clone()),
-                backup_key: None,
-            };
-            // The backup holds the tokens just moved into the keychain: sealed
-            // with a key kept beside them (issue 39 item 19).
-            let seal_key = match &secrets {
-                Some(s) => {
-                    let mut random = [0u8; 8];
-                    getrandom::fill(&mut random).expect("the OS random source works");
-                    let name = format!(
-                        "{}{}.{}",
-                        sealed::BACKUP_KEY_PREFIX,
-                        req.client.slug(),
-                        hex::encode(random)
-                    );
-                    let key = sealed::new_key();
-                    s.store(&name, &key).await?;
-                    stored.push(name.clone());
-                    layer.backup_key = Some(name);
-                    Some(key)
-                }
-                None => None,
+                backup_key: seal.as_ref().map(|(name, _)| name.clone()),
             };
             let backup_of = |bytes: &[u8]| -> Result<Vec<u8>, ConnectError> {
-                match &seal_key {
-                    Some(k) => {
+                match &seal {
+                    Some((_, k)) => {
                         sealed::seal(k, bytes).map_err(|e| ConnectError::Usage(e.to_string()))
                     }
                     None => Ok(bytes.to_vec()),
@@ -526,6 +530,12 @@ impl Host {
             let dir = layers::dir(&self.data_dir()?, req.client.slug(), &target);
             let mut n = layers::push(&dir, &backup_of(&p.original)?, &layer)
                 .map_err(|e| file_err(&dir, e))?;
+            pushed = Some((dir.clone(), n));
+            for (token, value) in &to_store {
+                let s = secrets.as_ref().expect("opened for tokens");
+                s.store(token, value).await?;
+                stored.push((*token).clone());
+            }
             if gateway_text != p.gateway_text || !p.gateway_exists {
                 let mode = if p.gateway_exists {
                     mode_of(&p.plan.gateway_config)?
@@ -533,6 +543,7 @@ impl Host {
                     0o600
                 };
                 write_atomic(&p.plan.gateway_config, gateway_text.as_bytes(), mode)?;
+                gateway_written = true;
             }
             // The client may rewrite its file while connect runs (Claude Code
             // does, for its own state): the file is re-read just before the
@@ -556,12 +567,13 @@ impl Host {
                             edit_again(req.client, &target, &p.original, &now, &removed, &entry)?;
                         layer.written_sha256 = sha256_hex(client_text.as_bytes());
                         layers::pop(&dir, n).map_err(|e| file_err(&dir, e))?;
+                        pushed = None;
                         n = layers::push(&dir, &backup_of(&now)?, &layer)
                             .map_err(|e| file_err(&dir, e))?;
+                        pushed = Some((dir.clone(), n));
                         based_on = now;
                     }
                     Written::ChangedMeanwhile(_) => {
-                        let _ = layers::pop(&dir, n);
                         return Err(ConnectError::ChangedWhileWriting {
                             path: target.clone(),
                         });
@@ -572,6 +584,21 @@ impl Host {
         }
         .await;
         if let Err(e) = result {
+            // Nothing of this connect stays: its layer and the gateway
+            // config's new servers (the client's file is untouched when a
+            // step before its write failed), then its tokens.
+            if let Some((dir, n)) = &pushed {
+                let _ = layers::pop(dir, *n);
+            }
+            if gateway_written {
+                let _ = if p.gateway_exists {
+                    let mode = mode_of(&p.plan.gateway_config).unwrap_or(0o600);
+                    write_atomic(&p.plan.gateway_config, p.gateway_text.as_bytes(), mode)
+                } else {
+                    std::fs::remove_file(&p.plan.gateway_config)
+                        .map_err(|e| file_err(&p.plan.gateway_config, e))
+                };
+            }
             if let Some(s) = &secrets {
                 for t in &stored {
                     let _ = s.delete(t).await;
