@@ -65,7 +65,7 @@ impl Home {
     }
 }
 
-fn substitute(text: &str) -> String {
+pub(crate) fn substitute(text: &str) -> String {
     text.replace("@NODE@", peer("INTERLOCK_PEERS_NODE").to_str().unwrap())
         .replace(
             "@EVERYTHING@",

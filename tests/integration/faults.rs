@@ -239,6 +239,47 @@ fn fault_campaign_hooks_install_and_undo_killed_anywhere() {
     gw.assert_audit_clean();
 }
 
+/// A home with Claude Code's connect fixture (the peers' paths filled in)
+/// beside `gw`'s data directory, and the environment the CLI runs in there.
+struct ConnectHome {
+    home: tempfile::TempDir,
+    file: std::path::PathBuf,
+    original: String,
+    config: std::path::PathBuf,
+    config_arg: String,
+    env: Vec<(String, String)>,
+}
+
+impl ConnectHome {
+    fn new(gw: &Gateway) -> ConnectHome {
+        let home = tempfile::tempdir().unwrap();
+        let original = crate::connect::substitute(
+            &std::fs::read_to_string(
+                crate::util::manifest_dir().join("tests/data/connect/claude-code/.claude.json"),
+            )
+            .unwrap(),
+        );
+        let file = home.path().join(".claude.json");
+        std::fs::write(&file, &original).unwrap();
+        let config = gw.dir.path().join("gateway.toml");
+        let config_arg = config.to_str().unwrap().to_owned();
+        let mut env = gw.env_for_thread();
+        env.push(("HOME".into(), home.path().to_string_lossy().into_owned()));
+        env.push((
+            "XDG_CONFIG_HOME".into(),
+            home.path().join(".config").to_string_lossy().into_owned(),
+        ));
+        ConnectHome {
+            home,
+            file,
+            original,
+            config,
+            config_arg,
+            env,
+        }
+    }
+}
+
 /// Issue 44: `interlock connect --yes` and `--undo` SIGKILLed at random
 /// points, with no gateway running (the CLI writes the gateway's config,
 /// the keychain and the client's file itself). After every kill the
@@ -249,45 +290,26 @@ fn fault_campaign_hooks_install_and_undo_killed_anywhere() {
 fn fault_campaign_connect_and_undo_killed_anywhere() {
     let mut gw = Gateway::start("");
     gw.kill();
-    let home = tempfile::tempdir().unwrap();
-    let original = std::fs::read_to_string(
-        crate::util::manifest_dir().join("tests/data/connect/claude-code/.claude.json"),
-    )
-    .unwrap()
-    .replace(
-        "@NODE@",
-        crate::gateway_util::peer("INTERLOCK_PEERS_NODE")
-            .to_str()
-            .unwrap(),
-    )
-    .replace(
-        "@EVERYTHING@",
-        crate::gateway_util::peer("INTERLOCK_PEERS_SERVER_EVERYTHING")
-            .to_str()
-            .unwrap(),
-    )
-    .replace(
-        "@TIME@",
-        crate::gateway_util::peer("INTERLOCK_PEERS_TIME_SERVER")
-            .to_str()
-            .unwrap(),
-    );
-    let file = home.path().join(".claude.json");
-    std::fs::write(&file, &original).unwrap();
-    let config = gw.dir.path().join("gateway.toml");
-    let config_arg = config.to_str().unwrap().to_owned();
-    let mut env = gw.env_for_thread();
-    env.push(("HOME".into(), home.path().to_string_lossy().into_owned()));
-    env.push((
-        "XDG_CONFIG_HOME".into(),
-        home.path().join(".config").to_string_lossy().into_owned(),
-    ));
+    let ConnectHome {
+        home: _home,
+        file,
+        original,
+        config,
+        config_arg,
+        env,
+    } = ConnectHome::new(&gw);
     let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let connect = ["connect", "claude-code", "--yes", "--config", &config_arg];
     let undo = ["connect", "--undo", "claude-code", "--config", &config_arg];
+    let service = gw.env_var("INTERLOCK_KEYCHAIN_SERVICE").unwrap().to_owned();
     let connect_window = timed(&connect, &env_ref);
+    // The keychain check below sees what connect stores (it cannot pass by
+    // seeing nothing at all).
+    let moved = keychain_secrets(&service);
+    assert!(!moved.is_empty(), "connect moved no secret the lister sees");
     let undo_window = timed(&undo, &env_ref);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+    assert!(keychain_secrets(&service).is_empty());
 
     let imported =
         |text: &str| text.contains("[servers.everything]") || text.contains("[servers.time]");
@@ -344,7 +366,7 @@ fn fault_campaign_connect_and_undo_killed_anywhere() {
             !imported(&text),
             "{what}: an imported server stayed in the config: {text}"
         );
-        let left = keychain_secrets(gw.env_var("INTERLOCK_KEYCHAIN_SERVICE").unwrap());
+        let left = keychain_secrets(&service);
         assert!(
             left.is_empty(),
             "{what}: secrets left in the keychain: {left:?}"
@@ -426,39 +448,14 @@ fn regression_issue_44_a_hooks_undo_finishes_what_a_killed_run_left() {
 fn regression_issue_44_a_connect_undo_finishes_what_a_killed_undo_left() {
     let mut gw = Gateway::start("");
     gw.kill();
-    let home = tempfile::tempdir().unwrap();
-    let original = std::fs::read_to_string(
-        crate::util::manifest_dir().join("tests/data/connect/claude-code/.claude.json"),
-    )
-    .unwrap()
-    .replace(
-        "@NODE@",
-        crate::gateway_util::peer("INTERLOCK_PEERS_NODE")
-            .to_str()
-            .unwrap(),
-    )
-    .replace(
-        "@EVERYTHING@",
-        crate::gateway_util::peer("INTERLOCK_PEERS_SERVER_EVERYTHING")
-            .to_str()
-            .unwrap(),
-    )
-    .replace(
-        "@TIME@",
-        crate::gateway_util::peer("INTERLOCK_PEERS_TIME_SERVER")
-            .to_str()
-            .unwrap(),
-    );
-    let file = home.path().join(".claude.json");
-    std::fs::write(&file, &original).unwrap();
-    let config = gw.dir.path().join("gateway.toml");
-    let config_arg = config.to_str().unwrap().to_owned();
-    let mut env = gw.env_for_thread();
-    env.push(("HOME".into(), home.path().to_string_lossy().into_owned()));
-    env.push((
-        "XDG_CONFIG_HOME".into(),
-        home.path().join(".config").to_string_lossy().into_owned(),
-    ));
+    let ConnectHome {
+        home: _home,
+        file,
+        original,
+        config,
+        config_arg,
+        env,
+    } = ConnectHome::new(&gw);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let run = |args: &[&str]| {
         let out = crate::util::interlock_with(args, None, &env);
