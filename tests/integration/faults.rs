@@ -26,14 +26,14 @@ use crate::util::{stderr, stdout};
 
 /// The campaign's size and its random points (xorshift64*: a test needs
 /// replayable points, not a cryptographic generator).
-struct Campaign {
-    kills: usize,
-    seed: u64,
+pub(crate) struct Campaign {
+    pub(crate) kills: usize,
+    pub(crate) seed: u64,
     state: u64,
 }
 
 impl Campaign {
-    fn new(path: &str) -> Campaign {
+    pub(crate) fn new(path: &str) -> Campaign {
         let kills = std::env::var("INTERLOCK_FAULT_KILLS")
             .ok()
             .and_then(|k| k.parse().ok())
@@ -60,7 +60,7 @@ impl Campaign {
     /// over the whole run, the others over its last third and a little past
     /// it, where a short process does its writes (its start-up is most of
     /// its time).
-    fn kill_point(&mut self, i: usize, window: Duration) -> Duration {
+    pub(crate) fn kill_point(&mut self, i: usize, window: Duration) -> Duration {
         if i % 4 < 2 {
             self.point(window)
         } else {
@@ -69,7 +69,7 @@ impl Campaign {
     }
 
     /// A point in `[0, max)`.
-    fn point(&mut self, max: Duration) -> Duration {
+    pub(crate) fn point(&mut self, max: Duration) -> Duration {
         self.state ^= self.state >> 12;
         self.state ^= self.state << 25;
         self.state ^= self.state >> 27;

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -63,18 +63,24 @@ impl Gateway {
     /// [`Gateway::start`] with `extra` in the environment of `interlock serve`
     /// and of its CLI calls (a sink's `secret_env`, say).
     pub fn start_with_env(config: &str, extra: &[(&str, &str)]) -> Gateway {
-        Gateway::start_full(config, &[], None, extra, false)
+        Gateway::start_full(config, &[], None, extra, false, &mut |_| {})
     }
 
     fn start_with(config: &str, wrapper: &[&str], policy: Option<&str>) -> Gateway {
-        Gateway::start_full(config, wrapper, policy, &[], false)
+        Gateway::start_full(config, wrapper, policy, &[], false, &mut |_| {})
     }
 
     /// [`Gateway::start_wrapped`] on a SQLite file whatever the run, for what
     /// only an embedded database shows (the gateway's own file-size limit
     /// filling its disk).
     pub fn start_wrapped_on_sqlite(config: &str, wrapper: &[&str]) -> Gateway {
-        Gateway::start_full(config, wrapper, None, &[], true)
+        Gateway::start_full(config, wrapper, None, &[], true, &mut |_| {})
+    }
+
+    /// [`Gateway::start`] on a SQLite file in a data directory `prepare`
+    /// makes first (issue 44: it mounts the fault filesystem there).
+    pub fn start_on_prepared_data(config: &str, prepare: &mut dyn FnMut(&Path)) -> Gateway {
+        Gateway::start_full(config, &[], None, &[], true, prepare)
     }
 
     fn start_full(
@@ -83,9 +89,11 @@ impl Gateway {
         policy: Option<&str>,
         extra: &[(&str, &str)],
         sqlite_only: bool,
+        prepare: &mut dyn FnMut(&Path),
     ) -> Gateway {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
+        prepare(&data);
         let env: Vec<(String, String)> = [
             (
                 "INTERLOCK_DATA_DIR".to_owned(),
@@ -273,6 +281,13 @@ impl Gateway {
             let _ = c.wait();
         }
         self.serve(&[]);
+    }
+
+    /// Whether `interlock serve` has ended by itself (or was never started).
+    pub fn exited(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_none_or(|c| c.try_wait().ok().flatten().is_some())
     }
 
     /// Kills `interlock serve` (as a crash would: nothing is cleaned up).

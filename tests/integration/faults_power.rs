@@ -1,0 +1,499 @@
+//! Issue 44: power cuts under a gateway at work. The gateway's data
+//! directory is on the fault filesystem (`faultfs.rs`); a cut SIGKILLs every
+//! process using it — `interlock serve` and any CLI beside it — and drops
+//! whatever was not synced, then the gateway starts again on what is left.
+//!
+//! What must survive is what docs/ARCHITECTURE.md's durability contract
+//! promises, no less: with `durability = "strict"`, every call an agent got
+//! an answer for, with its intent and its outcome; with the default group
+//! commit, every such call's intent (its outcome may be among the last flush
+//! window's, which the contract says a power loss can take). In both, every
+//! approval the CLI acknowledged, no decision half-applied, `audit verify`
+//! clean and the gateway serving again.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::faultfs::{Fault, FaultFs};
+use crate::faults::Campaign;
+use crate::gateway_util::{Gateway, peers_dir};
+use crate::util::stderr;
+
+/// The gateway's config: `drifty`, whose `add` appends each call it runs
+/// to `<dir>/effects/calls` (outside the fault filesystem: the effect
+/// evidence must precede).
+fn add_server(dir: &Path, log: &str) -> String {
+    let script = peers_dir().join("drifting-server.mjs");
+    let effects = dir.join("effects");
+    std::fs::create_dir_all(&effects).unwrap();
+    format!(
+        "[log]\n{log}\n[servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\n\
+         env = {{ DRIFT_FILE = {:?}, CALLS_FILE = {:?} }}\nsandbox = {{ write = [{:?}] }}\n",
+        script.to_str().unwrap(),
+        dir.join("greet-description.txt").to_str().unwrap(),
+        effects.join("calls").to_str().unwrap(),
+        effects.to_str().unwrap(),
+    )
+}
+
+/// The arguments of every call the upstream ran (its effects).
+fn effects(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("effects/calls"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// A gateway serving `drifty__add` with its data directory on a fault
+/// filesystem.
+fn gateway_on_faultfs(dir: &Path, log: &str) -> (Gateway, FaultFs) {
+    let mut fs = None;
+    let gw = Gateway::start_on_prepared_data(&add_server(dir, log), &mut |data| {
+        fs = Some(FaultFs::mount(data));
+    });
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__add", true);
+    (gw, fs.expect("mounted"))
+}
+
+/// Runs `interlock ARGS` until it ends (its success) or `cut` is set (then
+/// it is killed, as a cut kills it: `None`).
+fn run_until_cut(args: &[&str], env: &[(String, String)], cut: &AtomicBool) -> Option<bool> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_interlock"))
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return Some(status.success());
+        }
+        if cut.load(Ordering::SeqCst) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The hash `plans show ID` prints, or `None` when the run was cut.
+fn plan_hash(id: &str, env: &[(String, String)], cut: &AtomicBool) -> Option<String> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_interlock"))
+        .args(["plans", "show", id])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            let out = child.wait_with_output().unwrap();
+            return String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
+                l.strip_prefix("hash")
+                    .map(|h| h.trim().to_owned())
+                    .filter(|h| h.starts_with("sha256:"))
+            });
+        }
+        if cut.load(Ordering::SeqCst) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn plan_file(plans: &Path, workspace: &Path, id: &str) -> std::path::PathBuf {
+    let plan = json!({
+        "schema_version": "interlock.plan/v1", "plan_id": id, "title": format!("Power {id}"),
+        "proposer": "agent:faults", "created_at": "2026-12-07T00:00:00Z",
+        "body": {"stages": [{
+            "id": "write", "action": "fs.write_file",
+            "target": workspace.join(format!("{id}.txt")).to_str().unwrap(),
+            "params": {"content": "once\n"},
+            "preconditions": [{"probe": "fs.path_absent"}],
+            "verify": [{"probe": "fs.file_contains", "params": {"text": "once"}}],
+            "rollback": "Delete it."}]}
+    });
+    let path = plans.join(format!("{id}.json"));
+    std::fs::write(&path, plan.to_string()).unwrap();
+    path
+}
+
+/// Every leaf on `gw`'s log, read through its reviewer API.
+fn all_leaves(gw: &Gateway) -> Vec<Value> {
+    let key = gw.reviewer_key();
+    let mut leaves: Vec<Value> = Vec::new();
+    loop {
+        let page = gw.api_get(
+            &key,
+            &format!("/api/v1/log?from={}&limit=1000", leaves.len()),
+        );
+        let entries = page["entries"].as_array().unwrap();
+        if entries.is_empty() {
+            return leaves;
+        }
+        leaves.extend(entries.iter().map(|e| e["entry"].clone()));
+    }
+}
+
+fn arguments_hash(arguments: &Value) -> String {
+    let canonical =
+        interlock_core::canon::parse_json(serde_json::to_string(arguments).unwrap().as_bytes())
+            .unwrap();
+    interlock_trust::held_id::arguments_digest(&canonical).to_string()
+}
+
+/// What one campaign saw, for its figures.
+#[derive(Default)]
+struct Seen {
+    calls_acknowledged: Vec<Value>,
+    approvals_acknowledged: Vec<String>,
+    proposed: Vec<String>,
+}
+
+/// Cuts the power under a gateway at random points of a burst of tool calls
+/// (four agents' worth) and of the CLI proposing and approving plans beside
+/// it; after each cut the gateway starts again on what the disk kept.
+fn power_cut_campaign(path: &str, log: &str, outcomes_promised: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut gw, mut fs) = gateway_on_faultfs(dir.path(), log);
+    let env = gw.env_for_thread();
+    let workspace = gw.data().join("workspace");
+    let plans = dir.path().join("plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    let mut campaign = Campaign::new(path);
+    let next = AtomicU64::new(1);
+    let seen = Mutex::new(Seen::default());
+    let started = Instant::now();
+    for round in 0..campaign.kills {
+        let cut = AtomicBool::new(false);
+        let cut_after = Duration::from_millis(150) + campaign.point(Duration::from_millis(1200));
+        let pid = gw.pid();
+        std::thread::scope(|s| {
+            for agent in 0..4u64 {
+                let (gw, cut, next, seen) = (&gw, &cut, &next, &seen);
+                s.spawn(move || {
+                    while !cut.load(Ordering::SeqCst) {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        let args = json!({"a": n, "b": agent});
+                        let sum = (n + agent).to_string();
+                        if let Some(r) = gw.try_call("drifty__add", args.clone())
+                            && r["result"]["content"][0]["text"].as_str() == Some(sum.as_str())
+                        {
+                            seen.lock().unwrap().calls_acknowledged.push(args);
+                        }
+                    }
+                });
+            }
+            let (env, cut, seen, plans, workspace) = (&env, &cut, &seen, &plans, &workspace);
+            s.spawn(move || {
+                for i in 0.. {
+                    let id = format!("power-{round}-{i}");
+                    let file = plan_file(plans, workspace, &id);
+                    let propose = ["plan", "propose", file.to_str().unwrap()];
+                    if run_until_cut(&propose, env, cut) != Some(true) {
+                        return;
+                    }
+                    seen.lock().unwrap().proposed.push(id.clone());
+                    let Some(hash) = plan_hash(&id, env, cut) else {
+                        return;
+                    };
+                    let approve = [
+                        "plans",
+                        "approve",
+                        &id,
+                        "--reason",
+                        "power cut",
+                        "--hash",
+                        &hash,
+                    ];
+                    match run_until_cut(&approve, env, cut) {
+                        Some(true) => seen.lock().unwrap().approvals_acknowledged.push(id),
+                        Some(false) => panic!("approving {id} failed with the power on"),
+                        None => return,
+                    }
+                }
+            });
+            std::thread::sleep(cut_after);
+            // The cut: every process on the disk dies at once.
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            cut.store(true, Ordering::SeqCst);
+        });
+        gw.kill();
+        fs.power_cut();
+        gw.restart();
+        gw.wait_for_tool("drifty__add", true);
+    }
+
+    let seen = seen.into_inner().unwrap();
+    let leaves = all_leaves(&gw);
+    let hashes_of = |kind: &str| -> HashSet<String> {
+        leaves
+            .iter()
+            .filter(|l| l["type"] == kind)
+            .filter_map(|l| l["arguments_hash"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let (intents, outcomes) = (hashes_of("tool.call.intent"), hashes_of("tool.call"));
+    let seed = campaign.seed;
+    let ran = effects(dir.path());
+    for args in &ran {
+        assert!(
+            intents.contains(&arguments_hash(args)),
+            "(seed {seed}) the upstream ran a call whose intent is not on the log: {args}"
+        );
+    }
+    let mut outcomes_lost = 0;
+    for args in &seen.calls_acknowledged {
+        let hash = arguments_hash(args);
+        assert!(
+            intents.contains(&hash),
+            "(seed {seed}) an acknowledged call's intent was lost: {args}"
+        );
+        if !outcomes.contains(&hash) {
+            outcomes_lost += 1;
+            assert!(
+                !outcomes_promised,
+                "(seed {seed}) an acknowledged call's outcome was lost under strict durability: {args}"
+            );
+        }
+    }
+
+    // Decisions: every acknowledged approval kept; none half-applied.
+    let out = gw.cli(&["plans", "list", "--json"]);
+    assert!(out.status.success(), "plans list: {}", stderr(&out));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let status: BTreeMap<String, String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["plan_id"].as_str().unwrap().to_owned(),
+                p["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for id in &seen.proposed {
+        assert!(
+            status.contains_key(id),
+            "(seed {seed}) {id}: an acknowledged proposal was lost"
+        );
+    }
+    for id in &seen.approvals_acknowledged {
+        assert_eq!(
+            status[id], "APPROVED",
+            "(seed {seed}) {id}: an acknowledged approval was lost"
+        );
+    }
+    for (id, status) in &status {
+        let approvals = leaves
+            .iter()
+            .filter(|l| {
+                l["type"] == "plan.decision" && l["plan_id"] == *id && l["decision"] == "approve"
+            })
+            .count();
+        assert!(
+            approvals <= 1,
+            "(seed {seed}) {id}: approved {approvals} times"
+        );
+        assert_eq!(
+            approvals == 1,
+            status != "PROPOSED",
+            "(seed {seed}) {id}: {status} with {approvals} approval leaves (half-applied)"
+        );
+    }
+    gw.assert_audit_clean();
+    let counts = fs.counts();
+    gw.kill();
+    eprintln!(
+        "fault campaign {path}: {} power cuts in {:.0?} ({} syncs, {} writes); {} calls and {} \
+         approvals acknowledged, none lost; {} calls run by the upstream, each with its intent on the log; {outcomes_lost} acknowledged calls' outcome leaves \
+         lost (the last flush window's; their intents kept); {} plans proposed; half-applied \
+         decisions 0",
+        counts.power_cuts,
+        started.elapsed(),
+        counts.syncs,
+        counts.writes,
+        seen.calls_acknowledged.len(),
+        seen.approvals_acknowledged.len(),
+        ran.len(),
+        seen.proposed.len(),
+    );
+    drop(fs);
+}
+
+/// Issue 44: power cuts under `durability = "strict"`: nothing acknowledged
+/// is lost, outcomes included.
+#[test]
+fn fault_campaign_power_cut_under_strict_durability_loses_nothing_acknowledged() {
+    power_cut_campaign("power cuts (strict)", "durability = \"strict\"", true);
+}
+
+/// Issue 44: power cuts under the default group commit: every acknowledged
+/// call's intent and every acknowledged decision survive; only outcome
+/// leaves of the last flush window may go, as the contract says.
+#[test]
+fn fault_campaign_power_cut_under_group_commit_keeps_what_the_contract_promises() {
+    power_cut_campaign("power cuts (group commit)", "", false);
+}
+
+/// Issue 44: a full disk and a failing device under a burst of tool calls,
+/// each for a random spell at a random point. While the fault lasts a call
+/// gets a clear error or an answer it can trust — every answered call has
+/// its intent and outcome on the log, every call the upstream ran has its
+/// intent there — and once the disk is back the gateway serves again (by
+/// itself, or, if it stopped, with a clear error in its log and a restart).
+#[test]
+fn fault_campaign_disk_full_and_io_errors_lose_nothing_and_recover() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut gw, fs) = gateway_on_faultfs(dir.path(), "durability = \"strict\"");
+    let mut campaign = Campaign::new("disk full and I/O errors");
+    let next = AtomicU64::new(1);
+    let acknowledged = Mutex::new(Vec::<Value>::new());
+    let errors = Mutex::new(BTreeMap::<String, usize>::new());
+    let (mut restarts, mut recovered_alone) = (0, 0);
+    for round in 0..campaign.kills {
+        let fault = if round % 2 == 0 {
+            Fault::DiskFull
+        } else {
+            Fault::IoError
+        };
+        let before = Duration::from_millis(50) + campaign.point(Duration::from_millis(400));
+        let spell = Duration::from_millis(100) + campaign.point(Duration::from_millis(500));
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for agent in 0..4u64 {
+                let (gw, stop, next) = (&gw, &stop, &next);
+                let (acknowledged, errors) = (&acknowledged, &errors);
+                s.spawn(move || {
+                    while !stop.load(Ordering::SeqCst) {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        let args = json!({"a": n, "b": agent});
+                        let sum = (n + agent).to_string();
+                        let Some(r) = gw.try_call("drifty__add", args.clone()) else {
+                            // The gateway stopped (checked below).
+                            std::thread::sleep(Duration::from_millis(20));
+                            continue;
+                        };
+                        if r["result"]["content"][0]["text"].as_str() == Some(sum.as_str()) {
+                            acknowledged.lock().unwrap().push(args);
+                        } else {
+                            let message = r["error"]["message"]
+                                .as_str()
+                                .or(r["result"]["content"][0]["text"].as_str())
+                                .unwrap_or_else(|| panic!("neither an answer nor an error: {r}"))
+                                .to_owned();
+                            // One figure per kind of message (numbers cut).
+                            let kind: String = message
+                                .chars()
+                                .filter(|c| !c.is_ascii_digit())
+                                .take(80)
+                                .collect();
+                            *errors.lock().unwrap().entry(kind).or_default() += 1;
+                        }
+                    }
+                });
+            }
+            std::thread::sleep(before);
+            fs.set_fault(fault);
+            std::thread::sleep(spell);
+            fs.set_fault(Fault::None);
+            std::thread::sleep(Duration::from_millis(200));
+            stop.store(true, Ordering::SeqCst);
+        });
+        // Serving again, by itself or after a restart.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let args = json!({"a": 0, "b": round});
+        let mut restarted = false;
+        loop {
+            if let Some(r) = gw.try_call("drifty__add", args.clone())
+                && r["result"]["content"][0]["text"].as_str() == Some(round.to_string().as_str())
+            {
+                acknowledged.lock().unwrap().push(args);
+                break;
+            }
+            if gw.exited() {
+                let log = gw.log();
+                assert!(
+                    log.contains("No space left")
+                        || log.contains("I/O error")
+                        || log.contains("disk"),
+                    "(seed {}) the gateway stopped without saying why:\n{log}",
+                    campaign.seed
+                );
+                restarts += 1;
+                restarted = true;
+                gw.restart();
+                gw.wait_for_tool("drifty__add", true);
+                continue;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "(seed {}) round {round}: not serving 20 s after the {fault:?} ended:\n{}",
+                campaign.seed,
+                gw.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if !restarted {
+            recovered_alone += 1;
+        }
+    }
+    let leaves = all_leaves(&gw);
+    let hashes_of = |kind: &str| -> HashSet<String> {
+        leaves
+            .iter()
+            .filter(|l| l["type"] == kind)
+            .filter_map(|l| l["arguments_hash"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let (intents, outcomes) = (hashes_of("tool.call.intent"), hashes_of("tool.call"));
+    let seed = campaign.seed;
+    let acknowledged = acknowledged.into_inner().unwrap();
+    for args in &acknowledged {
+        let hash = arguments_hash(args);
+        assert!(
+            intents.contains(&hash) && outcomes.contains(&hash),
+            "(seed {seed}) an answered call is not on the log: {args}"
+        );
+    }
+    let ran = effects(dir.path());
+    for args in &ran {
+        assert!(
+            intents.contains(&arguments_hash(args)),
+            "(seed {seed}) the upstream ran a call whose intent is not on the log: {args}"
+        );
+    }
+    gw.assert_audit_clean();
+    let counts = fs.counts();
+    gw.kill();
+    let errors = errors.into_inner().unwrap();
+    eprintln!(
+        "fault campaign disk full and I/O errors: {} spells ({} writes or syncs refused); {} calls \
+         answered, each on the log; {} run by the upstream, each with its intent; refused with \
+         {errors:?}; serving again by itself after {recovered_alone} spells, after a restart \
+         {restarts} times",
+        campaign.kills,
+        counts.injected,
+        acknowledged.len(),
+        ran.len(),
+    );
+    drop(fs);
+}
