@@ -662,19 +662,19 @@ impl FaultFs {
     }
 
     fn unmount(&mut self) {
-        if let Some(session) = self.session.take() {
-            if let Err(e) = session.umount_and_join() {
-                // Still busy (a process the test forgot): detach it, so the
-                // test fails on what it checks, not here.
-                eprintln!(
-                    "faultfs: unmount of {}: {e}; detaching",
-                    self.mountpoint.display()
-                );
-                let _ = std::process::Command::new("umount")
-                    .arg("-l")
-                    .arg(&self.mountpoint)
-                    .status();
-            }
+        if let Some(session) = self.session.take()
+            && let Err(e) = session.umount_and_join()
+        {
+            // Still busy (a process the test forgot): detach it, so the
+            // test fails on what it checks, not here.
+            eprintln!(
+                "faultfs: unmount of {}: {e}; detaching",
+                self.mountpoint.display()
+            );
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(&self.mountpoint)
+                .status();
         }
     }
 }
