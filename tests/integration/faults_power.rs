@@ -55,7 +55,7 @@ fn effects(dir: &Path) -> Vec<Value> {
 /// filesystem.
 fn gateway_on_faultfs(dir: &Path, log: &str) -> (Gateway, FaultFs) {
     let mut fs = None;
-    let gw = Gateway::start_on_prepared_data(&add_server(dir, log), &mut |data| {
+    let gw = Gateway::start_on_prepared_data(&add_server(dir, log), &[], &mut |data| {
         fs = Some(FaultFs::mount(data));
     });
     gw.wait_for_server("drifty", "PENDING");
@@ -496,4 +496,195 @@ fn fault_campaign_disk_full_and_io_errors_lose_nothing_and_recover() {
         ran.len(),
     );
     drop(fs);
+}
+
+/// Issue 44: `interlock connect --yes` and `--undo` with the power cut at a
+/// random point (no gateway running: the CLI writes the client's file, the
+/// gateway's config and the data directory itself, all on the fault
+/// filesystem). After every cut the client's file is its old bytes or a
+/// whole connect — the new bytes if the run had said it was done — and the
+/// gateway's config still reads; an undo run to its end then gives the
+/// client its bytes back and takes the imported servers out.
+#[test]
+fn fault_campaign_connect_and_undo_power_cut_anywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fs = None;
+    let mut gw = Gateway::start_on_prepared_data("", &[], &mut |data| {
+        fs = Some(FaultFs::mount(data));
+    });
+    let mut fs = fs.expect("mounted");
+    gw.kill();
+    // The client's home and the gateway's config on the same disk.
+    let home = gw.data().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let original = crate::connect::substitute(
+        &std::fs::read_to_string(
+            crate::util::manifest_dir().join("tests/data/connect/claude-code/.claude.json"),
+        )
+        .unwrap(),
+    );
+    let file = home.join(".claude.json");
+    let config = gw.data().join("gateway.toml");
+    std::fs::copy(gw.dir.path().join("gateway.toml"), &config).unwrap();
+    // What the test wrote itself is on the disk before the campaign starts.
+    std::fs::write(&file, &original).unwrap();
+    for synced in [&file, &config] {
+        std::fs::File::open(synced).unwrap().sync_all().unwrap();
+    }
+    let config_arg = config.to_str().unwrap().to_owned();
+    let mut env = gw.env_for_thread();
+    env.push(("HOME".into(), home.to_string_lossy().into_owned()));
+    env.push((
+        "XDG_CONFIG_HOME".into(),
+        home.join(".config").to_string_lossy().into_owned(),
+    ));
+    let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let connect = ["connect", "claude-code", "--yes", "--config", &config_arg];
+    let undo = ["connect", "--undo", "claude-code", "--config", &config_arg];
+    let run = |args: &[&str]| {
+        let out = crate::util::interlock_with(args, None, &env_ref);
+        let said = format!("{}{}", crate::util::stdout(&out), stderr(&out));
+        (out.status.success(), said)
+    };
+    let timed = |args: &[&str]| {
+        let t = Instant::now();
+        let (ok, said) = run(args);
+        assert!(ok, "{args:?}: {said}");
+        t.elapsed()
+    };
+    let (connect_window, undo_window) = (timed(&connect), timed(&undo));
+    let is_connected = |text: &str| {
+        serde_json::from_str::<Value>(text).is_ok_and(|v| v["mcpServers"]["interlock"].is_object())
+    };
+    let imported =
+        |text: &str| text.contains("[servers.everything]") || text.contains("[servers.time]");
+    let mut campaign = Campaign::new("connect/undo power cuts");
+    let (mut cut_mid_run, mut after_done) = (0, 0);
+    for i in 0..campaign.kills {
+        let cutting_undo = i % 2 == 1;
+        if cutting_undo {
+            let (ok, said) = run(&connect);
+            assert!(ok, "{said}");
+        }
+        let args: &[&str] = if cutting_undo { &undo } else { &connect };
+        let window = if cutting_undo {
+            undo_window
+        } else {
+            connect_window
+        };
+        let at = campaign.kill_point(i / 2, window);
+        let cut = AtomicBool::new(false);
+        let done = std::thread::scope(|s| {
+            let run = s.spawn(|| run_until_cut(args, &env, &cut));
+            std::thread::sleep(at);
+            cut.store(true, Ordering::SeqCst);
+            run.join().unwrap()
+        });
+        fs.power_cut();
+        let what = format!("cut {i} ({:?} at {at:?}, seed {})", args[1], campaign.seed);
+        let now = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("{what}: the client's file is gone: {e}"));
+        assert!(
+            now == original || is_connected(&now),
+            "{what}: neither old nor new: {now}"
+        );
+        match done {
+            Some(true) => {
+                after_done += 1;
+                // It said it was done: what it did is on the disk.
+                assert_eq!(
+                    is_connected(&now),
+                    !cutting_undo,
+                    "{what}: a finished run was lost: {now}"
+                );
+            }
+            Some(false) => panic!("{what}: the run failed with the power on"),
+            None => cut_mid_run += 1,
+        }
+        let text = std::fs::read_to_string(&config)
+            .unwrap_or_else(|e| panic!("{what}: the gateway config is gone: {e}"));
+        text.parse::<toml::Table>()
+            .unwrap_or_else(|e| panic!("{what}: a broken gateway config: {e}\n{text}"));
+        let (ok, said) = run(&undo);
+        assert!(
+            ok || said.contains("nothing to undo"),
+            "{what}: undo failed: {said}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            original,
+            "{what}: {said}"
+        );
+        let text = std::fs::read_to_string(&config).unwrap_or_default();
+        assert!(
+            !imported(&text),
+            "{what}: an imported server stayed in the config: {text}"
+        );
+    }
+    eprintln!(
+        "fault campaign connect/undo power cuts: {} cuts, {cut_mid_run} mid-run, {after_done} after \
+         the run said it was done; broken or mixed files 0, finished runs lost 0, undos that \
+         failed 0",
+        fs.counts().power_cuts
+    );
+    drop(dir);
+}
+
+/// Issue 44, found by the campaign above: `connect --undo` removed the
+/// layer's record without syncing its directory, then deleted the backup's
+/// sealing key from the keychain. A power cut brought the record back with
+/// its key gone, and every later undo failed ("the key that seals … is not
+/// in the keychain: nothing was undone"). The removal is synced before the
+/// key goes now, and a layer's records are written whole (temp file,
+/// rename, directory sync).
+#[test]
+fn regression_issue_44_an_undone_connect_stays_undone_after_a_power_cut() {
+    // The database off the fault filesystem: its commits sync, and one
+    // landing after the undo (SQLite's checkpoint when the CLI's last
+    // connection closes, if it closes before the process ends) would hide
+    // the missing sync. Only connect's own writes are on it.
+    let db = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", db.path().join("interlock.sqlite").display());
+    let mut fs = None;
+    let mut gw =
+        Gateway::start_on_prepared_data("", &[("INTERLOCK_DATABASE_URL", &url)], &mut |data| {
+            fs = Some(FaultFs::mount(data));
+        });
+    let mut fs = fs.expect("mounted");
+    gw.kill();
+    let home = gw.data().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let original = crate::connect::substitute(
+        &std::fs::read_to_string(
+            crate::util::manifest_dir().join("tests/data/connect/claude-code/.claude.json"),
+        )
+        .unwrap(),
+    );
+    let file = home.join(".claude.json");
+    std::fs::write(&file, &original).unwrap();
+    std::fs::File::open(&file).unwrap().sync_all().unwrap();
+    let config = gw.dir.path().join("gateway.toml");
+    let config_arg = config.to_str().unwrap().to_owned();
+    let mut env = gw.env_for_thread();
+    env.push(("HOME".into(), home.to_string_lossy().into_owned()));
+    let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    for args in [
+        &["connect", "claude-code", "--yes", "--config", &config_arg][..],
+        &["connect", "--undo", "claude-code", "--config", &config_arg][..],
+    ] {
+        let out = crate::util::interlock_with(args, None, &env_ref);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    fs.power_cut();
+    let out = crate::util::interlock_with(
+        &["connect", "--undo", "claude-code", "--config", &config_arg],
+        None,
+        &env_ref,
+    );
+    let said = format!("{}{}", crate::util::stdout(&out), stderr(&out));
+    assert!(
+        said.contains("nothing to undo"),
+        "the undone layer came back: {said}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }

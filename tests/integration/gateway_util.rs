@@ -77,10 +77,15 @@ impl Gateway {
         Gateway::start_full(config, wrapper, None, &[], true, &mut |_| {})
     }
 
-    /// [`Gateway::start`] on a SQLite file in a data directory `prepare`
-    /// makes first (issue 44: it mounts the fault filesystem there).
-    pub fn start_on_prepared_data(config: &str, prepare: &mut dyn FnMut(&Path)) -> Gateway {
-        Gateway::start_full(config, &[], None, &[], true, prepare)
+    /// [`Gateway::start`] on a SQLite file, with `extra` in its environment,
+    /// in a data directory `prepare` makes first (issue 44: it mounts the
+    /// fault filesystem there).
+    pub fn start_on_prepared_data(
+        config: &str,
+        extra: &[(&str, &str)],
+        prepare: &mut dyn FnMut(&Path),
+    ) -> Gateway {
+        Gateway::start_full(config, &[], None, extra, true, prepare)
     }
 
     fn start_full(

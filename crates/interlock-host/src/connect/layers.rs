@@ -135,8 +135,14 @@ pub(crate) fn push(dir: &Path, original: &[u8], layer: &Layer) -> std::io::Resul
 }
 
 /// Removes layer `n` (its record first, so a half-removed layer is gone).
+///
+/// The removal is synced before this returns: the caller deletes what the
+/// layer names from the keychain next, and a power cut that brought the
+/// record back after that would leave an undo that cannot open its backup
+/// (issue 44, `regression_issue_44_an_undone_connect_stays_undone_after_a_power_cut`).
 pub(crate) fn pop(dir: &Path, n: u32) -> std::io::Result<()> {
     std::fs::remove_file(dir.join(format!("{n}.json")))?;
+    sync_dir(dir)?;
     std::fs::remove_file(dir.join(format!("{n}.orig")))
 }
 
@@ -146,17 +152,39 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(dir)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    // Its name in `connect/`, durable like the records written in it.
+    match dir.parent() {
+        Some(parent) => sync_dir(parent),
+        None => Ok(()),
+    }
 }
 
+/// Writes `bytes` to `path` (owner-only) through a temporary file and a
+/// rename, then syncs the directory: a crash or a power cut leaves the old
+/// record or the new one, never a torn one that would make every later undo
+/// fail to read it, and once this returns the record is on the disk (the
+/// keychain tokens a pushed layer names are stored after it).
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt as _;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .open(path)?;
+        .open(&tmp)?;
     f.write_all(bytes)?;
-    f.sync_all()
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Makes the directory's entries (a create, rename or unlink in it) durable.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
 }
