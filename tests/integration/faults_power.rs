@@ -688,3 +688,119 @@ fn regression_issue_44_an_undone_connect_stays_undone_after_a_power_cut() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
+
+/// Issue 44: `interlock hooks install --yes` and `--undo` with the power
+/// cut at a random point (the settings file and the data directory on the
+/// fault filesystem; no gateway running). After every cut the settings
+/// file is its old bytes or a whole install — what a run that said it was
+/// done did, kept — and an undo run to its end gives the old bytes back and
+/// leaves no backup behind.
+#[test]
+fn fault_campaign_hooks_install_and_undo_power_cut_anywhere() {
+    let mut fs = None;
+    let mut gw = Gateway::start_on_prepared_data("", &[], &mut |data| {
+        fs = Some(FaultFs::mount(data));
+    });
+    let mut fs = fs.expect("mounted");
+    let gateway = format!("http://{}", gw.addr);
+    gw.kill();
+    let home = gw.data().join("home");
+    let file = home.join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let original =
+        "{\n  \"model\": \"opus\",\n  \"permissions\": {\"allow\": [\"Bash(git status)\"]}\n}\n";
+    std::fs::write(&file, original).unwrap();
+    std::fs::File::open(&file).unwrap().sync_all().unwrap();
+    let mut env = gw.env_for_thread();
+    env.push(("HOME".into(), home.to_string_lossy().into_owned()));
+    let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let install = [
+        "hooks",
+        "install",
+        "claude-code",
+        "--yes",
+        "--gateway",
+        &gateway,
+    ];
+    let undo = ["hooks", "install", "claude-code", "--undo"];
+    let run = |args: &[&str]| {
+        let out = crate::util::interlock_with(args, None, &env_ref);
+        let said = format!("{}{}", crate::util::stdout(&out), stderr(&out));
+        (out.status.success(), said)
+    };
+    let timed = |args: &[&str]| {
+        let t = Instant::now();
+        let (ok, said) = run(args);
+        assert!(ok, "{args:?}: {said}");
+        t.elapsed()
+    };
+    let (install_window, undo_window) = (timed(&install), timed(&undo));
+    let mut campaign = Campaign::new("hooks install/undo power cuts");
+    let (mut cut_mid_run, mut after_done) = (0, 0);
+    for i in 0..campaign.kills {
+        let cutting_undo = i % 2 == 1;
+        if cutting_undo {
+            let (ok, said) = run(&install);
+            assert!(ok, "{said}");
+        }
+        let args: &[&str] = if cutting_undo { &undo } else { &install };
+        let window = if cutting_undo {
+            undo_window
+        } else {
+            install_window
+        };
+        let at = campaign.kill_point(i / 2, window);
+        let cut = AtomicBool::new(false);
+        let done = std::thread::scope(|s| {
+            let run = s.spawn(|| run_until_cut(args, &env, &cut));
+            std::thread::sleep(at);
+            cut.store(true, Ordering::SeqCst);
+            run.join().unwrap()
+        });
+        fs.power_cut();
+        let what = format!("cut {i} ({:?} at {at:?}, seed {})", args[3], campaign.seed);
+        let now = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("{what}: the settings file is gone: {e}"));
+        let installed = now != original;
+        if installed {
+            let v: Value = serde_json::from_str(&now)
+                .unwrap_or_else(|e| panic!("{what}: a broken file: {e}\n{now}"));
+            assert_eq!(v["model"], "opus", "{what}: another setting lost: {now}");
+            assert!(
+                now.contains(" hook claude-code"),
+                "{what}: neither old nor new: {now}"
+            );
+        }
+        match done {
+            Some(true) => {
+                after_done += 1;
+                assert_eq!(
+                    installed, !cutting_undo,
+                    "{what}: a finished run was lost: {now}"
+                );
+            }
+            Some(false) => panic!("{what}: the run failed with the power on"),
+            None => cut_mid_run += 1,
+        }
+        let (ok, said) = run(&undo);
+        assert!(
+            ok || said.contains("no Interlock hooks were installed"),
+            "{what}: undo failed: {said}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            original,
+            "{what}: {said}"
+        );
+        let left: Vec<_> = std::fs::read_dir(gw.data().join("hooks"))
+            .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "{what}: a backup left behind: {left:?}");
+    }
+    eprintln!(
+        "fault campaign hooks install/undo power cuts: {} cuts, {cut_mid_run} mid-run, \
+         {after_done} after the run said it was done; broken or mixed files 0, finished runs \
+         lost 0, undos that failed 0",
+        fs.counts().power_cuts
+    );
+}
