@@ -1,0 +1,255 @@
+//! Issue 44: `interlock serve` SIGKILLed around held calls — while a
+//! reviewer approves one with the CLI beside it, while the agent comes back
+//! for its result, while the approved call runs — and started again.
+//!
+//! What must hold: a held call runs at most once (one transition to
+//! EXECUTING for its plan), and only once approved (the approval's leaf on
+//! the log exactly when the plan left PROPOSED); none is left EXECUTING once
+//! the lost executor's lease ran out; an agent that got the tool's answer
+//! has it on the log as a finished run; a call whose answer the kill took
+//! is never run a second time when the agent asks again; `audit verify`
+//! clean.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::faults::Campaign;
+use crate::gateway_util::{Gateway, try_http};
+
+/// A stateless (2026-07-28) `tools/call` of `drifty__odd` with `key`, and
+/// the request state of an earlier answer; `None` when the gateway is gone.
+fn call_odd(gw: &Gateway, key: &str, n: usize, state: Option<&str>) -> Option<Value> {
+    let mut params = json!({"name": "drifty__odd", "arguments": {"n": n}});
+    if let Some(s) = state {
+        params["requestState"] = json!(s);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params});
+    let auth = format!("Bearer {key}");
+    let (status, _, bytes) = try_http(
+        &gw.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+        ],
+        body.to_string().as_bytes(),
+    )
+    .ok()?;
+    (status == 200).then(|| serde_json::from_slice(&bytes).ok())?
+}
+
+/// The held `call-…` plans in `gw`'s inbox that are not in `known`.
+fn new_held_plans(gw: &Gateway, reviewer: &str, known: &HashSet<String>) -> Vec<String> {
+    let inbox = gw.api_get(reviewer, "/api/v1/inbox");
+    inbox["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["plan_id"].as_str())
+        .filter(|id| id.starts_with("call-") && !known.contains(*id))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// One held call's life, as the agent and the reviewer saw it.
+struct Held {
+    plan: String,
+    n: usize,
+    state: String,
+    answered: bool,
+}
+
+#[test]
+fn fault_campaign_serve_killed_around_held_calls_and_their_approvals() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut gw, reader) = crate::standing::gateway(dir.path());
+    let reviewer = gw.reviewer_key();
+    let mut campaign = Campaign::new("serve around held calls");
+    let mut known = HashSet::new();
+    let mut held: Vec<Held> = Vec::new();
+    let (mut answered_before_kill, mut answered_after_restart) = (0, 0);
+    for round in 0..campaign.kills {
+        let n = 1000 + round;
+        let first = call_odd(&gw, &reader, n, None).expect("the gateway serves");
+        assert_eq!(
+            first["result"]["resultType"], "input_required",
+            "round {round}: {first}"
+        );
+        let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let plan = loop {
+            if let Some(p) = new_held_plans(&gw, &reviewer, &known).pop() {
+                break p;
+            }
+            assert!(Instant::now() < deadline, "round {round}: never held");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        known.insert(plan.clone());
+        // The reviewer approves with the CLI while the agent keeps asking;
+        // the gateway is killed at a random point of the two.
+        let kill_at = campaign.point(Duration::from_millis(900));
+        let pid = gw.pid();
+        let killed = AtomicBool::new(false);
+        let answered = std::thread::scope(|s| {
+            s.spawn(|| {
+                let out = gw.approve("plans", &plan, "fault campaign");
+                assert!(
+                    out.status.success(),
+                    "round {round}: approve: {}",
+                    crate::util::stderr(&out)
+                );
+            });
+            let asking = s.spawn(|| {
+                while !killed.load(Ordering::SeqCst) {
+                    match call_odd(&gw, &reader, n, Some(&state)) {
+                        Some(r) if r["result"]["content"][0]["text"] == "odd" => return true,
+                        _ => std::thread::sleep(Duration::from_millis(20)),
+                    }
+                }
+                false
+            });
+            std::thread::sleep(kill_at);
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            killed.store(true, Ordering::SeqCst);
+            asking.join().unwrap()
+        });
+        gw.kill();
+        gw.restart();
+        gw.wait_for_tool("drifty__greet", true);
+        if answered {
+            answered_before_kill += 1;
+        }
+        held.push(Held {
+            plan,
+            n,
+            state,
+            answered,
+        });
+    }
+    // The agents come back for what the kills took: each gets the answer
+    // (the approved call run once, by a gateway that started again), or a
+    // clear error when its one run is spent — never a second run. A run a
+    // kill cut short waits for its lease to run out, then is halted.
+    let lease = Duration::from_secs(interlock_engine::LEASE_TIMEOUT_SECS as u64 + 15);
+    let deadline = Instant::now() + lease;
+    let mut asked_again = 0;
+    for h in held.iter_mut().filter(|h| !h.answered) {
+        // As an agent does: with its state, and without it when the
+        // gateway says so (a restarted gateway cannot open a state sealed
+        // before), which finds the approved call by its arguments.
+        let mut state = Some(h.state.clone());
+        loop {
+            let r = call_odd(&gw, &reader, h.n, state.as_deref()).expect("the gateway serves");
+            if r["result"]["content"][0]["text"] == "odd" {
+                h.answered = true;
+                answered_after_restart += 1;
+                break;
+            }
+            let message = r["error"]["message"].as_str().unwrap_or_default();
+            if state.is_some() && message.contains("call again without it") {
+                state = None;
+                asked_again += 1;
+                continue;
+            }
+            assert_eq!(
+                r["result"]["resultType"], "input_required",
+                "{} (seed {}): neither the answer, a wait nor a clear refusal: {r}",
+                h.plan, campaign.seed
+            );
+            if let Some(s) = r["result"]["requestState"].as_str() {
+                state = Some(s.to_owned());
+            }
+            if Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    let statuses = loop {
+        let out = gw.cli(&["plans", "list", "--json"]);
+        let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let statuses: BTreeMap<String, String> = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["plan_id"].as_str().unwrap().to_owned(),
+                    p["status"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        if !statuses.values().any(|s| s == "EXECUTING") || Instant::now() > deadline {
+            break statuses;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let mut leaves: Vec<Value> = Vec::new();
+    loop {
+        let page = gw.api_get(
+            &reviewer,
+            &format!("/api/v1/log?from={}&limit=1000", leaves.len()),
+        );
+        let entries = page["entries"].as_array().unwrap();
+        if entries.is_empty() {
+            break;
+        }
+        leaves.extend(entries.iter().map(|e| e["entry"].clone()));
+    }
+    let count = |kind: &str, id: &str, field: &str, value: &str| {
+        leaves
+            .iter()
+            .filter(|l| l["type"] == kind && l["plan_id"] == id && l[field] == value)
+            .count()
+    };
+    let seed = campaign.seed;
+    let mut by_status = BTreeMap::<String, usize>::new();
+    for h in &held {
+        let status = &statuses[&h.plan];
+        *by_status.entry(status.clone()).or_default() += 1;
+        let id = &h.plan;
+        assert_ne!(
+            status, "EXECUTING",
+            "{id} (seed {seed}): stuck in EXECUTING"
+        );
+        let approved = count("plan.decision", id, "decision", "approve");
+        assert_eq!(approved, 1, "{id} (seed {seed}): approved {approved} times");
+        assert_ne!(
+            status, "PROPOSED",
+            "{id} (seed {seed}): approval not applied"
+        );
+        let runs = count("plan.transition", id, "to", "EXECUTING");
+        assert!(runs <= 1, "{id} (seed {seed}): run {runs} times");
+        if h.answered {
+            assert_eq!(
+                (status.as_str(), runs),
+                ("SUCCEEDED", 1),
+                "{id} (seed {seed}): answered, but its run is not on the log"
+            );
+        } else {
+            // Run (its answer taken by a kill, never run again) or halted
+            // (its run cut short); never left approved and forgotten.
+            assert!(
+                status == "SUCCEEDED" || status == "HALTED",
+                "{id} (seed {seed}): unanswered and {status}"
+            );
+        }
+    }
+    gw.assert_audit_clean();
+    eprintln!(
+        "fault campaign serve around held calls: {} kills; answered before the kill {answered_before_kill}, \
+         after the restart {answered_after_restart} (asked again without a state {asked_again} \
+         times), never (the run's answer lost, or the run cut short and halted) {}; plans {by_status:?}; doubled \
+         runs 0, stuck 0, half-applied approvals 0",
+        campaign.kills,
+        held.iter().filter(|h| !h.answered).count(),
+    );
+}
