@@ -81,7 +81,7 @@ impl Campaign {
 
 /// Runs `interlock ARGS` with `env` and SIGKILLs it after `after` unless it
 /// ended first; whether the kill landed.
-fn kill_after(args: &[&str], env: &[(String, String)], after: Duration) -> bool {
+pub(crate) fn kill_after(args: &[&str], env: &[(String, String)], after: Duration) -> bool {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_interlock"));
     cmd.args(args)
         .stdin(Stdio::null())

@@ -253,3 +253,132 @@ fn fault_campaign_serve_killed_around_held_calls_and_their_approvals() {
         held.iter().filter(|h| !h.answered).count(),
     );
 }
+
+/// Issue 44: `interlock servers approve` and `servers reject` SIGKILLed at
+/// random points beside a live gateway. After each kill the server's status
+/// is what its newest decision leaf says (a decision is whole or absent,
+/// never a row without its leaf or a leaf without its row), and the gateway
+/// serves the server's tools exactly when it is approved.
+#[test]
+fn fault_campaign_server_decisions_killed_anywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = crate::gateway_util::peers_dir().join("drifting-server.mjs");
+    let gw = Gateway::start(&format!(
+        "[servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ DRIFT_FILE = {:?} }}\n",
+        script.to_str().unwrap(),
+        dir.path().join("greet.txt").to_str().unwrap()
+    ));
+    gw.wait_for_server("drifty", "PENDING");
+    let reviewer = gw.reviewer_key();
+    let env = gw.env_for_thread();
+    let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let approve_args = || {
+        let hash = crate::util::shown_hash("servers", "drifty", &env_ref);
+        vec![
+            "servers".to_owned(),
+            "approve".into(),
+            "drifty".into(),
+            "--reason".into(),
+            "fault campaign".into(),
+            "--hash".into(),
+            hash,
+        ]
+    };
+    let reject: Vec<String> = ["servers", "reject", "drifty", "--reason", "fault campaign"]
+        .map(str::to_owned)
+        .to_vec();
+    let timed = |args: &[String]| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let t = Instant::now();
+        let out = crate::util::interlock_with(&args, None, &env_ref);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            crate::util::stderr(&out)
+        );
+        t.elapsed()
+    };
+    // Each command's own run time, the shorter of two runs (the first of a
+    // kind pays for what later ones find warm).
+    let (mut approve_window, mut reject_window) = (Duration::MAX, Duration::MAX);
+    for _ in 0..2 {
+        approve_window = approve_window.min(timed(&approve_args()));
+        reject_window = reject_window.min(timed(&reject));
+    }
+    // The newest decision about the server on the log.
+    let decided = || -> Option<String> {
+        let mut leaves: Vec<Value> = Vec::new();
+        loop {
+            let page = gw.api_get(
+                &reviewer,
+                &format!("/api/v1/log?from={}&limit=1000", leaves.len()),
+            );
+            let entries = page["entries"].as_array().unwrap();
+            if entries.is_empty() {
+                break;
+            }
+            leaves.extend(entries.iter().map(|e| e["entry"].clone()));
+        }
+        leaves
+            .iter()
+            .rev()
+            .filter(|l| l["server"] == "drifty" || l["name"] == "drifty")
+            .filter_map(|l| l["type"].as_str())
+            .find(|t| *t == "server.approved" || *t == "server.rejected")
+            .map(str::to_owned)
+    };
+    // The server's status as the gateway serves it, once it equals
+    // `expected` (a decision the CLI made reaches the running gateway
+    // within a second or so), or what it still is after 20 s.
+    let status_becomes = |expected: &str| -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let v = gw.api_get(&reviewer, "/api/v1/servers/drifty");
+            let status = v["server"]["status"].as_str().unwrap_or("none").to_owned();
+            if status.eq_ignore_ascii_case(expected) || Instant::now() > deadline {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let mut campaign = Campaign::new("server decisions");
+    let (mut landed, mut ended) = (0, 0);
+    let mut by_status = BTreeMap::<String, usize>::new();
+    for i in 0..campaign.kills {
+        let (args, window) = if i % 2 == 0 {
+            (approve_args(), approve_window)
+        } else {
+            (reject.clone(), reject_window)
+        };
+        let at = campaign.kill_point(i / 2, window);
+        if crate::faults::kill_after(
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            &env,
+            at,
+        ) {
+            landed += 1;
+        } else {
+            ended += 1;
+        }
+        let what = format!("kill {i} ({} at {at:?}, seed {})", args[1], campaign.seed);
+        let newest = decided();
+        let expected = match newest.as_deref() {
+            Some("server.approved") => "TRUSTED",
+            Some("server.rejected") => "REJECTED",
+            _ => "PENDING",
+        };
+        let status = status_becomes(expected).to_ascii_uppercase();
+        assert_eq!(
+            status, expected,
+            "{what}: the status is not what the newest decision leaf says ({newest:?})"
+        );
+        *by_status.entry(status.clone()).or_default() += 1;
+        gw.wait_for_tool("drifty__add", status == "TRUSTED");
+    }
+    gw.assert_audit_clean();
+    eprintln!(
+        "fault campaign server decisions: {landed} kills landed mid-run, {ended} runs ended first; \
+         statuses after the kills {by_status:?}; half-applied decisions 0, tools served against \
+         the decision 0"
+    );
+}
