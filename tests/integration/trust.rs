@@ -413,3 +413,42 @@ fn regression_a_call_whose_intent_cannot_be_logged_never_reaches_the_upstream() 
         .expect("an outcome leaf");
     assert_eq!(outcome["intent_index"], intent["seq"], "{outcome}");
 }
+
+/// Issue 44: an agent key's row and its `apikey.issued` receipt were two
+/// commits. A process stopped between them (killed, or its leaf refused as
+/// on a full disk) left a key no one held, with no receipt, taking the
+/// agent's name for good: the next `agents add` of that name was refused as
+/// taken. Now the row commits with its leaf, or neither does.
+#[test]
+fn regression_issue_44_a_key_is_issued_with_its_receipt_or_not_at_all() {
+    let gw = Gateway::start("");
+    refuse_log_leaves(&gw);
+    let out = gw.cli(&["agents", "add", "ghost"]);
+    assert!(
+        !out.status.success(),
+        "a key issued without its receipt: {}",
+        stdout(&out)
+    );
+    allow_log_leaves(&gw);
+    let out = gw.cli(&["agents", "add", "ghost"]);
+    assert!(
+        out.status.success(),
+        "the name was taken by a key with no receipt: {}",
+        stderr(&out)
+    );
+    let key = stdout(&out).trim().to_owned();
+    let listed = stdout(&gw.cli(&["agents", "list"]));
+    assert_eq!(
+        listed.matches("ghost").count(),
+        1,
+        "a key row without its receipt: {listed}"
+    );
+    let leaves = log_entries(&gw, &gw.reviewer_key());
+    let hash = interlock_gateway::keys::key_hash(&key);
+    assert!(
+        leaves
+            .iter()
+            .any(|l| l["type"] == "apikey.issued" && l["key_hash"] == hash.as_str()),
+        "no receipt for the key"
+    );
+}

@@ -57,7 +57,10 @@ impl IssuedBy {
 
 /// Creates a key for `name` and stores its hash; returns the key (the only
 /// time it exists outside the caller's hands) and the record. The receipt
-/// says who issued it.
+/// says who issued it, and commits in one transaction with the key's row:
+/// a process killed between two commits left a key row with no receipt,
+/// which took the agent's name for good while nobody held the key (issue 44,
+/// `regression_issue_44_a_key_is_issued_with_its_receipt_or_not_at_all`).
 pub async fn issue_key(
     engine: &Engine,
     kind: ApiKeyKind,
@@ -65,11 +68,19 @@ pub async fn issue_key(
     role: &str,
     by: IssuedBy,
 ) -> Result<(String, ApiKeyRecord), interlock_engine::EngineError> {
+    if name.trim().is_empty() {
+        return Err(StoreError::InvalidInput("the key's name is empty".into()).into());
+    }
     let key = generate_key();
-    let record = engine
-        .store()
-        .add_api_key(&key_hash(&key), kind, name, role)
-        .await?;
+    let record = ApiKeyRecord {
+        key_hash: key_hash(&key),
+        kind,
+        name: name.to_owned(),
+        role: role.to_owned(),
+        created_at: engine.now(),
+        revoked_at: None,
+        shadow: false,
+    };
     // Who may call the gateway is itself a decision worth a receipt.
     let mut m = interlock_canon::Map::new();
     m.insert("kind".into(), kind.as_str().into());
@@ -77,8 +88,21 @@ pub async fn issue_key(
     m.insert("role".into(), role.into());
     m.insert("key_hash".into(), record.key_hash.as_str().into());
     m.insert("by".into(), by.name().into());
+    let add = interlock_store::AdminChange::AddKey {
+        key_hash: record.key_hash.clone(),
+        kind,
+        name: record.name.clone(),
+        role: record.role.clone(),
+        shadow: false,
+        settings: interlock_store::KeySettings::default(),
+        now: record.created_at,
+    };
     engine
-        .record(interlock_trust::events::EventType::ApiKeyIssued.as_str(), m)
+        .record_with_change(
+            interlock_trust::events::EventType::ApiKeyIssued.as_str(),
+            m,
+            interlock_store::StateChange::Admin(add),
+        )
         .await?;
     Ok((key, record))
 }
