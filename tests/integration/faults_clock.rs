@@ -526,3 +526,65 @@ fn regression_issue_44_a_veto_after_the_clock_stepped_back_is_taken() {
         "regression issue 44 (veto after a step back): steps +3 h, -3 h; veto taken, the call did not run"
     );
 }
+
+/// Issue 44: the wall clock stepped forward by hours while an approved held
+/// call runs (a slow tool, eight seconds). An execution's lease is renewed
+/// every few seconds with the wall clock's time, and one unrenewed for 30 s
+/// by the wall clock counted as lost: the gateway's own sweep halted its own
+/// running execution (`executor.lost`, "its process stopped renewing the
+/// lease") while the tool went on to answer — evidence that said the plan
+/// was halted, of a call that ran. A gateway now never counts its own
+/// running executions lost, and another process's lease whose renewals it
+/// sees is alive whatever the clock says.
+#[test]
+fn regression_issue_44_a_step_forward_does_not_halt_a_running_execution() {
+    let mut clock = FakeClock::new();
+    let gw = gateway_on(&clock);
+    let key = gw.reviewer_key();
+    let env = gw.env_for_thread();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    // `slow` is read-only; a sensitive path among its arguments is what
+    // holds the call.
+    let args = json!({"ms": 8000, "path": "/root/.ssh/id_rsa"});
+    let r = call(&gw, "drifty__slow", args.clone());
+    let plan_id = r["result"]["structuredContent"]["plan_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not held: {r}"))
+        .to_owned();
+    let out = crate::util::approve_as_shown("plans", &plan_id, "slow is fine", &[], &env);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let answer = std::thread::scope(|s| {
+        let retry = s.spawn(|| call(&gw, "drifty__slow", args.clone()));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !leaves(&gw, &key)
+            .iter()
+            .any(|l| l["entry"]["plan_id"] == plan_id.as_str() && l["entry"]["to"] == "EXECUTING")
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the retry never ran the plan"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        // NTP steps the clock two hours forward mid-run.
+        clock.set(2 * HOUR);
+        retry.join().unwrap()
+    });
+    let log = leaves(&gw, &key);
+    let lost: Vec<&Value> = log
+        .iter()
+        .filter(|l| l["entry"]["type"] == "executor.lost")
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "a running execution was halted as lost: {lost:?}"
+    );
+    assert_eq!(text(&answer), "done", "{answer}");
+    let shown = gw.cli(&["plans", "show", &plan_id]);
+    assert!(stdout(&shown).contains("SUCCEEDED"), "{}", stdout(&shown));
+    gw.assert_audit_clean();
+    eprintln!(
+        "regression issue 44 (step forward mid-run): 1 step of +2 h during an 8 s execution; \
+         executions halted as lost 0, the call answered"
+    );
+}
