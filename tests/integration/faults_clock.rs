@@ -588,3 +588,65 @@ fn regression_issue_44_a_step_forward_does_not_halt_a_running_execution() {
          executions halted as lost 0, the call answered"
     );
 }
+
+/// Issue 44: a key's rate limit after the wall clock stepped back. On
+/// Postgres (a team's shared store) the limit is a GCRA whose theoretical
+/// arrival time is wall-clock milliseconds in the database; a step back by
+/// hours left it hours ahead of the clock, and every call of the key was
+/// refused (429, "retry in" hours) until the clock caught up — a stall. An
+/// arrival time further ahead than any run of calls can push it is now read
+/// as the clock's step and starts afresh. (On SQLite the limiter lives in
+/// memory on the monotonic clock; this test holds the Postgres run.)
+#[test]
+fn regression_issue_44_a_rate_limited_key_is_not_stalled_by_a_step_back() {
+    let mut clock = FakeClock::new();
+    let gw = gateway_on(&clock);
+    let out = gw.cli(&["admin", "token", "create", "root", "--scope", "owner"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let root = stdout(&out).trim().to_owned();
+    let (status, _, made) = http(
+        &gw.addr,
+        "POST",
+        "/api/v1/admin/keys",
+        &[
+            ("Authorization", &format!("Bearer {root}")),
+            ("Content-Type", "application/json"),
+        ],
+        json!({"name": "steady", "rate_per_minute": 60})
+            .to_string()
+            .as_bytes(),
+    );
+    let made: Value = serde_json::from_slice(&made).unwrap_or(Value::Null);
+    assert_eq!(status, 200, "{made}");
+    let key = made["key"].as_str().unwrap().to_owned();
+    let greet = |name: &str| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "drifty__greet", "arguments": {"name": name}}});
+        let (status, _, body) = crate::gateway_util::post_mcp(
+            &gw.addr,
+            &key,
+            &[("MCP-Protocol-Version", "2026-07-28")],
+            body.to_string().as_bytes(),
+        );
+        (status, String::from_utf8_lossy(&body).into_owned())
+    };
+    let (status, body) = greet("before");
+    assert_eq!(status, 200, "{body}");
+    // NTP steps the clock back three hours.
+    clock.set(-3 * HOUR);
+    let (status, body) = greet("after");
+    assert_eq!(
+        status, 200,
+        "a key at one call a second was stalled by a step back: {body}"
+    );
+    assert!(body.contains("Hello, after!"), "{body}");
+    gw.assert_audit_clean();
+    eprintln!(
+        "regression issue 44 (rate limit after a step back, {}): 1 step of -3 h; the next call answered",
+        if gw.database_url().is_some() {
+            "Postgres"
+        } else {
+            "SQLite"
+        }
+    );
+}
