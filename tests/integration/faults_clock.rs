@@ -287,7 +287,7 @@ fn fault_campaign_clock_steps_during_held_calls_and_approvals() {
         clock.set(to);
         steps += 1;
     };
-    let (mut approved, mut ran, mut refused_runs, mut replays) = (0, 0, 0, 0);
+    let (mut approved, mut ran, mut refused_runs, mut replays, mut vetoes) = (0, 0, 0, 0, 0);
     let mut told_ran: Vec<String> = Vec::new();
     for i in 0..campaign.rounds {
         let what = format!("round {i} (seed {})", campaign.seed);
@@ -317,6 +317,21 @@ fn fault_campaign_clock_steps_during_held_calls_and_approvals() {
         for _ in 0..campaign.below(3) {
             step(&mut clock, &mut campaign);
         }
+        // One round in three, the reviewer vetoes first, at whatever the
+        // clock says now: the veto is taken, and the retry does not run.
+        let veto = campaign.below(3) == 0;
+        if veto {
+            let out = gw.cli(&["plans", "reject", &plan_id, "--reason", "changed my mind"]);
+            assert!(
+                out.status.success(),
+                "{what}: a veto at {:+} min (approved at {:+} min) was refused: {}{}",
+                clock.offset / 60,
+                approved_at / 60,
+                stdout(&out),
+                stderr(&out)
+            );
+            vetoes += 1;
+        }
         let r = call(&gw, "drifty__note", args.clone());
         let answer = text(&r);
         eprintln!(
@@ -325,6 +340,7 @@ fn fault_campaign_clock_steps_during_held_calls_and_approvals() {
             clock.offset / 60
         );
         if answer == format!("noted: round {i}") {
+            assert!(!veto, "{what}: a vetoed call ran");
             ran += 1;
             told_ran.push(plan_id.clone());
         } else {
@@ -399,6 +415,12 @@ fn fault_campaign_clock_steps_during_held_calls_and_approvals() {
             expired += 1;
             assert!(runs.is_empty(), "{id} (seed {seed}): ran after it expired");
         }
+        if plan_leaves
+            .iter()
+            .any(|l| l["entry"]["type"] == "plan.decision" && l["entry"]["decision"] == "reject")
+        {
+            assert!(runs.is_empty(), "{id} (seed {seed}): ran after its veto");
+        }
         if let Some(run) = runs.first() {
             let at = entry_time(run);
             let covered = plan_leaves
@@ -424,11 +446,25 @@ fn fault_campaign_clock_steps_during_held_calls_and_approvals() {
         );
     }
     gw.assert_audit_clean();
+    // And offline, as an auditor checks it: every receipt, inclusion proof
+    // and checkpoint of a log whose checkpoints were signed at times that
+    // went back and forth.
+    let bundle = gw.dir.path().join("bundle");
+    let out = gw.cli(&["receipts", "export", bundle.to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let out = gw.cli(&["receipts", "verify", bundle.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "the bundle does not verify: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
     eprintln!(
         "fault campaign clock steps, held calls: {steps} steps of 1-16 h over {} rounds; \
-         {approved} approvals, {ran} retries ran, {refused_runs} refused, {expired} plans expired; \
-         {replays} replays refused; {} leaves, {backwards} times a leaf's time went back; \
-         runs outside an approval's window 0, runs after expiry 0, replays accepted 0, double runs 0",
+         {approved} approvals, {vetoes} vetoes taken, {ran} retries ran, {refused_runs} refused, \
+         {expired} plans expired; {replays} replays refused; {} leaves, {backwards} times a leaf's \
+         time went back; audit and offline receipts clean; runs outside an approval's window 0, \
+         runs after expiry or veto 0, replays accepted 0, double runs 0",
         campaign.rounds,
         all.len()
     );
@@ -648,5 +684,120 @@ fn regression_issue_44_a_rate_limited_key_is_not_stalled_by_a_step_back() {
         } else {
             "SQLite"
         }
+    );
+}
+
+/// Issue 44: a standing approval (for an hour, of the held `note` tool)
+/// with the wall clock stepped back and forward around and far from its
+/// window. What must hold: a call is covered only while the gateway's clock
+/// is inside the grant's window — a step forward past its end holds calls
+/// again, and a step back to before it was granted does not make it cover
+/// (before the fix it did: only its end was checked, so a step back by a
+/// day stretched a grant the policy caps at hours by a day) — and inside
+/// its window it covers. A step back from after its end into its window
+/// finds it in force again (the window is wall-clock time; counted).
+#[test]
+fn fault_campaign_clock_steps_across_a_standing_approval() {
+    let mut clock = FakeClock::new();
+    let gw = gateway_on(&clock);
+    let key = gw.reviewer_key();
+    let config = gw.dir.path().join("gateway.toml");
+    let granted_from = real_now();
+    let out = gw.cli(&[
+        "standing",
+        "add",
+        "--role",
+        "default",
+        "--tool",
+        "drifty__note",
+        "--shape",
+        r#"{"text": "*"}"#,
+        "--for",
+        "1h",
+        "--reason",
+        "notes are harmless",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let granted_to = real_now();
+    let listed = gw.api_get(&key, "/api/v1/standing");
+    let expires_at = listed["standing"][0]["expires_at"].as_i64().unwrap();
+
+    let mut campaign = Campaign::new("clock steps, standing approval");
+    let (mut covered, mut held, mut revived, mut steps) = (0, 0, 0, 0);
+    let mut seen_expired = false;
+    for i in 0..campaign.rounds * 2 {
+        // Every other step lands near the window (an hour from now), the
+        // others anywhere within eight hours.
+        let to = if i % 2 == 0 {
+            loop {
+                let to = (campaign.below(241) as i64 - 90) * 60;
+                if (to - clock.offset).abs() >= HOUR / 2 {
+                    break to;
+                }
+            }
+        } else {
+            campaign.step_from(clock.offset)
+        };
+        clock.set(to);
+        steps += 1;
+        let r = call(&gw, "drifty__note", json!({"text": format!("s{i}")}));
+        if text(&r) == format!("noted: s{i}") {
+            covered += 1;
+            if seen_expired {
+                revived += 1;
+            }
+        } else {
+            assert_eq!(
+                r["result"]["structuredContent"]["held"], true,
+                "step {i} (seed {}): neither covered nor held: {r}",
+                campaign.seed
+            );
+            held += 1;
+            if clock.now() >= expires_at {
+                seen_expired = true;
+            }
+        }
+    }
+    clock.set(0);
+    let (mut inside, mut outside) = (0, 0);
+    for leaf in leaves(&gw, &key) {
+        let e = &leaf["entry"];
+        if e["type"] != "tool.call" || e["tool"] != "note" {
+            continue;
+        }
+        let t = entry_time(&leaf);
+        // The call's leaf follows the check by a moment; the grant's own
+        // time is known to the second it was made within.
+        let in_window = t >= granted_to + 2 && t < expires_at - 2;
+        let out_of_window = t < granted_from || t >= expires_at + 2;
+        match e["verdict"]["verdict"].as_str() {
+            Some("standing_approval") => {
+                assert!(
+                    !out_of_window,
+                    "seed {}: covered at {t}, outside the grant's window [{granted_from}, {expires_at}): {leaf}",
+                    campaign.seed
+                );
+                inside += 1;
+            }
+            Some("held") => {
+                assert!(
+                    !in_window,
+                    "seed {}: held at {t}, inside the grant's window [{granted_to}, {expires_at}): {leaf}",
+                    campaign.seed
+                );
+                outside += 1;
+            }
+            _ => {}
+        }
+    }
+    gw.assert_audit_clean();
+    eprintln!(
+        "fault campaign clock steps, standing approval: {steps} steps over {} rounds; \
+         {covered} calls covered ({inside} leaves, all inside the window), {held} held \
+         ({outside} leaves, none inside it); {revived} covered again after a step back \
+         from past its end; covered outside the window 0",
+        campaign.rounds
     );
 }
