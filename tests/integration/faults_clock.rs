@@ -801,3 +801,47 @@ fn fault_campaign_clock_steps_across_a_standing_approval() {
         campaign.rounds
     );
 }
+
+/// Issue 44, found by the clock campaign: a standing approval is in force
+/// from its grant to its end. Only its end was checked, so with the clock
+/// stepped back to before the grant (here three hours) it covered calls —
+/// a step back by a day stretched a grant the policy caps at hours by a day.
+#[test]
+fn regression_issue_44_a_standing_approval_does_not_cover_calls_before_its_grant() {
+    let mut clock = FakeClock::new();
+    let gw = gateway_on(&clock);
+    let config = gw.dir.path().join("gateway.toml");
+    let out = gw.cli(&[
+        "standing",
+        "add",
+        "--role",
+        "default",
+        "--tool",
+        "drifty__note",
+        "--shape",
+        r#"{"text": "*"}"#,
+        "--for",
+        "1h",
+        "--reason",
+        "notes are harmless",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let r = call(&gw, "drifty__note", json!({"text": "now"}));
+    assert_eq!(text(&r), "noted: now", "the grant does not cover: {r}");
+    clock.set(-3 * HOUR);
+    let r = call(&gw, "drifty__note", json!({"text": "before"}));
+    assert_eq!(
+        r["result"]["structuredContent"]["held"], true,
+        "a grant covered a call three hours before it was made: {r}"
+    );
+    clock.set(0);
+    let r = call(&gw, "drifty__note", json!({"text": "again"}));
+    assert_eq!(text(&r), "noted: again", "{r}");
+    gw.assert_audit_clean();
+    eprintln!(
+        "regression issue 44 (standing approval, step back before its grant): steps -3 h, +3 h; \
+         covered, held, covered"
+    );
+}
