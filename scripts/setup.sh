@@ -25,8 +25,9 @@ ensure_packages() {
 # receiving RFC 5424 over TLS (its GnuTLS and OpenSSL network stream drivers).
 # Postgres (issue 20): the test suites run again on a throwaway cluster
 # (scripts/pg-cluster); psql for the tests that act on the database as an operator.
+# libfaketime (issue 44): the fault campaign steps the wall clock of `interlock serve`.
 keyring_pkgs=(dbus dbus-x11 gnome-keyring libsecret-tools openssl
-  prometheus rsyslog rsyslog-gnutls rsyslog-openssl postgresql postgresql-client)
+  prometheus rsyslog rsyslog-gnutls rsyslog-openssl postgresql postgresql-client faketime)
 ensure_packages "${keyring_pkgs[@]}"
 # mold, a faster linker (scripts/env.sh uses it when present): issue 45.
 build_pkgs=(mold)

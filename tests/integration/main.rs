@@ -17,6 +17,7 @@ mod eras;
 mod evidence;
 mod faultfs;
 mod faults;
+mod faults_clock;
 mod faults_power;
 mod faults_serve;
 mod gateway;

@@ -240,8 +240,8 @@ pub struct VerifiedDecision {
 
 impl Engine {
     /// Records a verified statement in the decision ledger: one-shot (its key and
-    /// nonce never seen before) and ordered (not issued before the subject's latest
-    /// decision). A refusal is itself logged (`decision.refused`), so an attempt to
+    /// nonce never seen before) and ordered (an approval not issued before the
+    /// subject's latest decision; a rejection is taken whatever its date). A refusal is itself logged (`decision.refused`), so an attempt to
     /// replay or roll back a decision leaves evidence.
     async fn claim(&self, statement: &ApprovalStatement) -> Result<(), EngineError> {
         let issued_at = statement

@@ -119,6 +119,11 @@ pub struct Engine {
     /// This engine's id as an executor: it names the leases it takes, so a
     /// lease renewed by nobody is known to be another, dead process's.
     pub(crate) executor_id: Arc<str>,
+    /// Executions this engine is running now: never counted lost, whatever
+    /// the wall clock says of their leases.
+    pub(crate) running: crate::execute::Running,
+    /// Other processes' leases as this engine has watched them.
+    pub(crate) watched: crate::execute::Watched,
     /// Approver registrations already checked against the log.
     verified_keys: Arc<std::sync::Mutex<std::collections::HashSet<(String, String, u64)>>>,
     events: broadcast::Sender<EngineEvent>,
@@ -163,6 +168,8 @@ impl Engine {
             clock: config.clock,
             outcome_durability: config.outcome_durability,
             executor_id,
+            running: Arc::default(),
+            watched: Arc::default(),
             verified_keys: Arc::default(),
             events,
         };

@@ -159,6 +159,9 @@ impl Engine {
         m.insert("from".into(), PlanStatus::Approved.as_str().into());
         m.insert("to".into(), PlanStatus::Executing.as_str().into());
         m.insert("reason".into(), "approval consumed".into());
+        // Marked running before its lease exists, so no sweep of this
+        // engine's ever sees the lease without the mark.
+        let _running = RunningMark::new(&self.running, &plan);
         let change = interlock_store::StateChange::StartExecution {
             plan_id: plan.plan_id.clone(),
             revision: plan.revision,
@@ -441,6 +444,47 @@ pub const LEASE_HEARTBEAT_SECS: u64 = 5;
 /// for a dead one.
 pub const LEASE_TIMEOUT_SECS: i64 = 30;
 
+/// The executions an engine is running now, by plan id and revision.
+pub(crate) type Running =
+    std::sync::Arc<std::sync::Mutex<std::collections::HashSet<(String, i64)>>>;
+
+/// Other processes' leases as an engine's sweeps have read them, by plan id
+/// and revision.
+pub(crate) type Watched =
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<(String, i64), Watch>>>;
+
+/// One lease as the sweeps have seen it: its heartbeat when last read, since
+/// when (on the monotonic clock) it has read so, and whether it was seen to
+/// change — to be renewed — while watched.
+pub(crate) struct Watch {
+    heartbeat_at: i64,
+    since: std::time::Instant,
+    renewed: bool,
+}
+
+/// Marks an execution running in its engine until dropped.
+struct RunningMark {
+    running: Running,
+    key: (String, i64),
+}
+
+impl RunningMark {
+    fn new(running: &Running, plan: &PlanRecord) -> RunningMark {
+        let key = (plan.plan_id.clone(), plan.revision);
+        running.lock().expect("lock").insert(key.clone());
+        RunningMark {
+            running: running.clone(),
+            key,
+        }
+    }
+}
+
+impl Drop for RunningMark {
+    fn drop(&mut self) {
+        self.running.lock().expect("lock").remove(&self.key);
+    }
+}
+
 /// Renews a lease until dropped (the execution ended, or its task was dropped).
 pub(crate) struct Heartbeat(tokio::task::JoinHandle<()>);
 
@@ -482,13 +526,54 @@ impl Engine {
     /// unrenewed for [`LEASE_TIMEOUT_SECS`]) and halts each — never re-runs it —
     /// with an `executor.lost` leaf naming the stages that committed, the halt and
     /// its leaf in one transaction. Returns the plan ids halted.
+    ///
+    /// A heartbeat is wall-clock time, and the wall clock steps (issue 44: a
+    /// step forward by hours made a gateway halt its own running execution
+    /// as lost; a step back would keep a dead one EXECUTING for hours). So a
+    /// lease counts as lost only if it is not one this engine is running, and
+    /// either this engine has watched it go unrenewed for the timeout on the
+    /// monotonic clock, or its heartbeat is older than the timeout by the
+    /// wall clock and no renewal of it was seen (a lease a dead process left
+    /// before this one started is halted at once, as before).
     pub async fn recover_lost_executions(&self) -> Result<Vec<String>, EngineError> {
         let mut halted = Vec::new();
-        for lost in self
-            .store
-            .lost_executions(self.now() - LEASE_TIMEOUT_SECS)
-            .await?
-        {
+        let executing = self.store.lost_executions(i64::MAX).await?;
+        let lost: Vec<_> = {
+            let stale_before = self.now() - LEASE_TIMEOUT_SECS;
+            let timeout = std::time::Duration::from_secs(LEASE_TIMEOUT_SECS.unsigned_abs());
+            let running = self.running.lock().expect("lock");
+            let mut watched = self.watched.lock().expect("lock");
+            watched.retain(|(id, revision), _| {
+                executing
+                    .iter()
+                    .any(|l| &l.plan_id == id && l.revision == *revision)
+            });
+            executing
+                .into_iter()
+                .filter(|l| {
+                    let key = (l.plan_id.clone(), l.revision);
+                    if running.contains(&key) {
+                        return false;
+                    }
+                    let now = std::time::Instant::now();
+                    let watch = watched.entry(key).or_insert(Watch {
+                        heartbeat_at: l.heartbeat_at,
+                        since: now,
+                        renewed: false,
+                    });
+                    if watch.heartbeat_at != l.heartbeat_at {
+                        *watch = Watch {
+                            heartbeat_at: l.heartbeat_at,
+                            since: now,
+                            renewed: true,
+                        };
+                    }
+                    watch.since.elapsed() >= timeout
+                        || (l.heartbeat_at < stale_before && !watch.renewed)
+                })
+                .collect()
+        };
+        for lost in lost {
             let Some(plan) = self
                 .store
                 .plan_revision(&lost.plan_id, lost.revision)

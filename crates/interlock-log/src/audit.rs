@@ -276,7 +276,45 @@ impl fmt::Display for AuditReport {
 ///
 /// Errors only if the database cannot be read; everything wrong *in* it is
 /// an [`AuditProblem`] in the report.
+///
+/// Unsigned entries are judged by waiting, not only by the clock. Whether
+/// an unsigned tail is a running writer's newest entries was told by their
+/// `appended_at` against the auditor's wall clock alone; a clock stepped
+/// forward by more than [`PENDING_SECS`] between an append and the audit
+/// (an NTP step, a laptop's resume) made a running gateway's newest entry
+/// read as "added outside the log" (issue 44's clock campaign found it). So
+/// a tail that would be reported is watched for up to [`PENDING_SECS`] on
+/// the monotonic clock: a running writer signs it within its checkpoint
+/// interval, and the log is audited again; only what stays unsigned is
+/// reported.
 pub async fn audit(
+    store: &Store,
+    trusted_log_key: Option<VerifyingKey>,
+) -> Result<AuditReport, LogError> {
+    let report = audit_once(store, trusted_log_key).await?;
+    let Some(end) = report.problems.iter().find_map(|p| match p {
+        AuditProblem::UnsignedEntries { to, .. } => Some(*to),
+        _ => None,
+    }) else {
+        return Ok(report);
+    };
+    let deadline =
+        std::time::Instant::now() + std::time::Duration::from_secs(PENDING_SECS.unsigned_abs());
+    while std::time::Instant::now() < deadline {
+        if store
+            .latest_checkpoint()
+            .await?
+            .is_some_and(|cp| cp.size >= end)
+        {
+            return audit_once(store, trusted_log_key).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    Ok(report)
+}
+
+/// One pass of [`audit`] over one snapshot.
+async fn audit_once(
     store: &Store,
     trusted_log_key: Option<VerifyingKey>,
 ) -> Result<AuditReport, LogError> {
@@ -387,10 +425,13 @@ pub async fn audit(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
         let skip = usize::try_from(signed_max).unwrap_or(usize::MAX);
+        // Recent on either side: an entry dated ahead of the auditor's clock
+        // is no running writer's (that one signed it while the audit
+        // waited), and a row dated far ahead must not be exempt for ever.
         let recent = appended_at
             .iter()
             .skip(skip)
-            .all(|&t| t >= now - PENDING_SECS);
+            .all(|&t| (now - PENDING_SECS..=now + PENDING_SECS).contains(&t));
         if recent && signed_max > 0 {
             pending = Some((signed_max, end));
         } else {

@@ -248,11 +248,18 @@ impl Store {
         }
         let interval = (60_000 / per_minute).max(1);
         let tolerance = interval * (per_minute - 1);
+        // The arrival time in force: the stored one, unless it is behind the
+        // clock (the bucket refilled) or further ahead than calls can push it
+        // (`tolerance + interval`): then the wall clock stepped back since
+        // (issue 44 — an NTP step of hours refused every call of the key for
+        // hours), and the bucket starts afresh from now.
         let taken = sqlx::query(
             "INSERT INTO key_rate (key_hash, tat_ms) VALUES ($1, $2 + $3) \
              ON CONFLICT (key_hash) DO UPDATE SET \
-             tat_ms = (CASE WHEN key_rate.tat_ms > $2 THEN key_rate.tat_ms ELSE $2 END) + $3 \
-             WHERE (CASE WHEN key_rate.tat_ms > $2 THEN key_rate.tat_ms ELSE $2 END) - $2 <= $4 \
+             tat_ms = (CASE WHEN key_rate.tat_ms > $2 AND key_rate.tat_ms <= $2 + $4 + $3 \
+                       THEN key_rate.tat_ms ELSE $2 END) + $3 \
+             WHERE (CASE WHEN key_rate.tat_ms > $2 AND key_rate.tat_ms <= $2 + $4 + $3 \
+                    THEN key_rate.tat_ms ELSE $2 END) - $2 <= $4 \
              RETURNING tat_ms",
         )
         .bind(key_hash)

@@ -2,10 +2,15 @@
 //! every subject (a plan id, `server:<name>`, `standing:<id>`).
 //!
 //! Why: a decision must be one-shot and ordered. A statement already recorded is a
-//! replay; a statement issued before the subject's latest recorded decision would
+//! replay; an approval issued before the subject's latest recorded decision would
 //! undo a newer one (a withheld or re-posted approval after a rejection). Both are
 //! checked and the statement recorded in one write transaction, so two racing
 //! posts of the same statement cannot both pass.
+//!
+//! A rejection is never refused for its date: it can only withhold, and dates
+//! are wall-clock time, which steps. A reviewer's veto signed after the clock
+//! stepped back by hours reads as older than the approval it overrides, and was
+//! refused as stale for as long as the step (issue 44's clock campaign).
 
 use sqlx::Row;
 
@@ -31,7 +36,7 @@ pub enum ClaimOutcome {
     Recorded,
     /// This `(key, nonce)` was recorded before: a replay.
     Replayed,
-    /// The subject has a decision issued later than this statement.
+    /// The subject has a decision issued later than this approval.
     Stale { latest_issued_at: i64 },
 }
 
@@ -61,6 +66,7 @@ impl Store {
                 .ctx("decision ledger")?;
         if let Some(latest) = latest
             && latest > c.issued_at
+            && c.decision == ApprovalDecision::Approve
         {
             return Ok(ClaimOutcome::Stale {
                 latest_issued_at: latest,

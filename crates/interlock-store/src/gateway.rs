@@ -524,7 +524,11 @@ impl Store {
         Ok(())
     }
 
-    /// Standing approvals, newest first; only those active at `now` if given.
+    /// Standing approvals, newest first; only those active at `now` if given:
+    /// not revoked, granted at or before `now` and expiring after it. Granted
+    /// at or before: a clock stepped back to before a grant was made must not
+    /// find it in force (issue 44), as an approval signed later than the
+    /// clock is not valid yet.
     pub async fn standing(
         &self,
         active_at: Option<i64>,
@@ -533,7 +537,7 @@ impl Store {
             match active_at {
                 Some(now) => sqlx::query(
                     "SELECT * FROM standing_approvals WHERE revoked_at IS NULL AND expires_at > $1 \
-                 ORDER BY created_at DESC",
+                 AND created_at <= $1 ORDER BY created_at DESC",
                 )
                 .bind(now)
                 .fetch_all(self.pool())

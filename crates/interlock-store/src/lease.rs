@@ -88,6 +88,9 @@ impl Store {
     /// Plans still EXECUTING whose lease was last renewed before
     /// `stale_before` — or that have no lease at all (started before leases
     /// existed, or by a process that died between the two writes).
+    /// `i64::MAX` lists every EXECUTING plan with its lease: the engine
+    /// judges them (issue 44: a wall-clock cut alone is wrong when the clock
+    /// steps).
     pub async fn lost_executions(
         &self,
         stale_before: i64,

@@ -740,8 +740,8 @@ async fn regression_the_data_directory_is_created_owner_only() {
     }
 }
 
-/// Issue 15, item 1: the decision ledger records a statement once, and refuses one
-/// issued before the subject's latest decision; ties are allowed.
+/// Issue 15, item 1: the decision ledger records a statement once, and refuses an
+/// approval issued before the subject's latest decision; ties are allowed.
 #[tokio::test]
 async fn regression_decision_ledger_is_one_shot_and_ordered() {
     use interlock_store::{ApprovalDecision, ClaimOutcome, DecisionClaim};
@@ -771,6 +771,28 @@ async fn regression_decision_ledger_is_one_shot_and_ordered() {
         ClaimOutcome::Stale {
             latest_issued_at: 100
         }
+    );
+    // Issue 44: a rejection is taken whatever its date (a veto signed after
+    // the clock stepped back), and it moves nothing backwards.
+    let veto = DecisionClaim {
+        decision: ApprovalDecision::Reject,
+        ..claim("ee", 50)
+    };
+    assert_eq!(
+        store.claim_decision(&veto).await.unwrap(),
+        ClaimOutcome::Recorded,
+        "an older rejection is still a veto"
+    );
+    assert_eq!(
+        store.claim_decision(&veto).await.unwrap(),
+        ClaimOutcome::Replayed
+    );
+    assert_eq!(
+        store.claim_decision(&claim("ff", 99)).await.unwrap(),
+        ClaimOutcome::Stale {
+            latest_issued_at: 100
+        },
+        "an approval is still ordered after it"
     );
     let other = DecisionClaim {
         subject: "server:other".into(),

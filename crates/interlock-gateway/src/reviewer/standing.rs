@@ -41,7 +41,7 @@ pub async fn list(State(gw): State<Gateway>, headers: HeaderMap) -> ApiResult {
         "document": canon::parse_json(&s.document).map(|d| canon::to_serde_json(&d)).unwrap_or(Value::Null),
         "expires_at": s.expires_at,
         "approver_key_id": s.approver_key_id,
-        "active": s.revoked_at.is_none() && s.expires_at > now,
+        "active": s.revoked_at.is_none() && s.created_at <= now && s.expires_at > now,
         "revoked_at": s.revoked_at,
     })).collect::<Vec<_>>()})))
 }
