@@ -105,6 +105,54 @@ pub(crate) fn kill_after(args: &[&str], env: &[(String, String)], after: Duratio
     }
 }
 
+/// Every leaf on `gw`'s log, in order, read through its reviewer API.
+pub(crate) fn log_leaves(gw: &Gateway, reviewer: &str) -> Vec<Value> {
+    let mut leaves: Vec<Value> = Vec::new();
+    loop {
+        let page = gw.api_get(
+            reviewer,
+            &format!("/api/v1/log?from={}&limit=1000", leaves.len()),
+        );
+        let entries = page["entries"].as_array().unwrap();
+        if entries.is_empty() {
+            return leaves;
+        }
+        leaves.extend(entries.iter().map(|e| e["entry"].clone()));
+    }
+}
+
+/// Each plan's status, by id (`interlock plans list --json`).
+pub(crate) fn plan_statuses(gw: &Gateway) -> std::collections::BTreeMap<String, String> {
+    let out = gw.cli(&["plans", "list", "--json"]);
+    assert!(out.status.success(), "plans list: {}", stderr(&out));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["plan_id"].as_str().unwrap().to_owned(),
+                p["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// [`plan_statuses`] once none is EXECUTING (a lost executor's lease runs
+/// out first), or as they are at `deadline`.
+pub(crate) fn plan_statuses_settled(
+    gw: &Gateway,
+    deadline: Instant,
+) -> std::collections::BTreeMap<String, String> {
+    loop {
+        let statuses = plan_statuses(gw);
+        if !statuses.values().any(|s| s == "EXECUTING") || Instant::now() > deadline {
+            return statuses;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 /// The names of the upstream secrets connect keeps in the keychain of
 /// `service`, as the Secret Service lists them (`secret-tool`, from
 /// libsecret-tools). A backup's sealing key is stored before the layer that
@@ -124,7 +172,7 @@ fn keychain_secrets(service: &str) -> Vec<String> {
 }
 
 /// How long `interlock ARGS` takes when nothing stops it.
-fn timed(args: &[&str], env: &[(&str, &str)]) -> Duration {
+pub(crate) fn timed(args: &[&str], env: &[(&str, &str)]) -> Duration {
     let t = Instant::now();
     let out = crate::util::interlock_with(args, None, env);
     assert!(
@@ -568,37 +616,8 @@ fn fault_campaign_cli_decisions_and_executions_killed_anywhere() {
     let key = gw.reviewer_key();
     let lease = Duration::from_secs(interlock_engine::LEASE_TIMEOUT_SECS as u64 + 15);
     let deadline = Instant::now() + lease;
-    let statuses = loop {
-        let out = gw.cli(&["plans", "list", "--json"]);
-        let list: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let statuses: Vec<(String, String)> = list
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| {
-                (
-                    p["plan_id"].as_str().unwrap().to_owned(),
-                    p["status"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect();
-        if !statuses.iter().any(|(_, s)| s == "EXECUTING") || Instant::now() > deadline {
-            break statuses;
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    };
-    let mut leaves: Vec<Value> = Vec::new();
-    loop {
-        let page = gw.api_get(
-            &key,
-            &format!("/api/v1/log?from={}&limit=1000", leaves.len()),
-        );
-        let entries = page["entries"].as_array().unwrap();
-        if entries.is_empty() {
-            break;
-        }
-        leaves.extend(entries.iter().map(|e| e["entry"].clone()));
-    }
+    let statuses = plan_statuses_settled(&gw, deadline);
+    let leaves = log_leaves(&gw, &key);
     // Leaves of plan `id` of type `kind` whose `field` is `value`.
     let count = |kind: &str, id: &str, field: &str, value: &str| {
         leaves

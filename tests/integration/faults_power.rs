@@ -100,6 +100,32 @@ fn run_until_cut(args: &[&str], env: &[(String, String)], cut: &AtomicBool) -> O
     }
 }
 
+/// `interlock ARGS` run to its end: whether it succeeded, and what it said.
+fn run_cli(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let out = crate::util::interlock_with(args, None, env);
+    let said = format!("{}{}", crate::util::stdout(&out), stderr(&out));
+    (out.status.success(), said)
+}
+
+/// Runs `interlock ARGS` and cuts the power `at` after it started: while
+/// it runs (`None`) or after it ended (its success).
+fn power_cut_during(
+    fs: &mut FaultFs,
+    args: &[&str],
+    env: &[(String, String)],
+    at: Duration,
+) -> Option<bool> {
+    let cut = AtomicBool::new(false);
+    let done = std::thread::scope(|s| {
+        let run = s.spawn(|| run_until_cut(args, env, &cut));
+        std::thread::sleep(at);
+        cut.store(true, Ordering::SeqCst);
+        run.join().unwrap()
+    });
+    fs.power_cut();
+    done
+}
+
 /// The hash `plans show ID` prints, or `None` when the run was cut.
 fn plan_hash(id: &str, env: &[(String, String)], cut: &AtomicBool) -> Option<String> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_interlock"))
@@ -145,21 +171,9 @@ fn plan_file(plans: &Path, workspace: &Path, id: &str) -> std::path::PathBuf {
     path
 }
 
-/// Every leaf on `gw`'s log, read through its reviewer API.
+/// Every leaf on `gw`'s log.
 fn all_leaves(gw: &Gateway) -> Vec<Value> {
-    let key = gw.reviewer_key();
-    let mut leaves: Vec<Value> = Vec::new();
-    loop {
-        let page = gw.api_get(
-            &key,
-            &format!("/api/v1/log?from={}&limit=1000", leaves.len()),
-        );
-        let entries = page["entries"].as_array().unwrap();
-        if entries.is_empty() {
-            return leaves;
-        }
-        leaves.extend(entries.iter().map(|e| e["entry"].clone()));
-    }
+    crate::faults::log_leaves(gw, &gw.reviewer_key())
 }
 
 fn arguments_hash(arguments: &Value) -> String {
@@ -288,20 +302,7 @@ fn power_cut_campaign(path: &str, log: &str, outcomes_promised: bool) {
     }
 
     // Decisions: every acknowledged approval kept; none half-applied.
-    let out = gw.cli(&["plans", "list", "--json"]);
-    assert!(out.status.success(), "plans list: {}", stderr(&out));
-    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let status: BTreeMap<String, String> = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                p["plan_id"].as_str().unwrap().to_owned(),
-                p["status"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let status = crate::faults::plan_statuses(&gw);
     for id in &seen.proposed {
         assert!(
             status.contains_key(id),
@@ -553,17 +554,8 @@ fn fault_campaign_connect_and_undo_power_cut_anywhere() {
     let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let connect = ["connect", "claude-code", "--yes", "--config", &config_arg];
     let undo = ["connect", "--undo", "claude-code", "--config", &config_arg];
-    let run = |args: &[&str]| {
-        let out = crate::util::interlock_with(args, None, &env_ref);
-        let said = format!("{}{}", crate::util::stdout(&out), stderr(&out));
-        (out.status.success(), said)
-    };
-    let timed = |args: &[&str]| {
-        let t = Instant::now();
-        let (ok, said) = run(args);
-        assert!(ok, "{args:?}: {said}");
-        t.elapsed()
-    };
+    let run = |args: &[&str]| run_cli(args, &env_ref);
+    let timed = |args: &[&str]| crate::faults::timed(args, &env_ref);
     let (connect_window, undo_window) = (timed(&connect), timed(&undo));
     let is_connected = |text: &str| {
         serde_json::from_str::<Value>(text).is_ok_and(|v| v["mcpServers"]["interlock"].is_object())
@@ -585,14 +577,7 @@ fn fault_campaign_connect_and_undo_power_cut_anywhere() {
             connect_window
         };
         let at = campaign.kill_point(i / 2, window);
-        let cut = AtomicBool::new(false);
-        let done = std::thread::scope(|s| {
-            let run = s.spawn(|| run_until_cut(args, &env, &cut));
-            std::thread::sleep(at);
-            cut.store(true, Ordering::SeqCst);
-            run.join().unwrap()
-        });
-        fs.power_cut();
+        let done = power_cut_during(&mut fs, args, &env, at);
         let what = format!("cut {i} ({:?} at {at:?}, seed {})", args[1], campaign.seed);
         let now = std::fs::read_to_string(&file)
             .unwrap_or_else(|e| panic!("{what}: the client's file is gone: {e}"));
@@ -735,17 +720,8 @@ fn fault_campaign_hooks_install_and_undo_power_cut_anywhere() {
         &gateway,
     ];
     let undo = ["hooks", "install", "claude-code", "--undo"];
-    let run = |args: &[&str]| {
-        let out = crate::util::interlock_with(args, None, &env_ref);
-        let said = format!("{}{}", crate::util::stdout(&out), stderr(&out));
-        (out.status.success(), said)
-    };
-    let timed = |args: &[&str]| {
-        let t = Instant::now();
-        let (ok, said) = run(args);
-        assert!(ok, "{args:?}: {said}");
-        t.elapsed()
-    };
+    let run = |args: &[&str]| run_cli(args, &env_ref);
+    let timed = |args: &[&str]| crate::faults::timed(args, &env_ref);
     let (install_window, undo_window) = (timed(&install), timed(&undo));
     let mut campaign = Campaign::new("hooks install/undo power cuts");
     let (mut cut_mid_run, mut after_done) = (0, 0);
@@ -762,14 +738,7 @@ fn fault_campaign_hooks_install_and_undo_power_cut_anywhere() {
             install_window
         };
         let at = campaign.kill_point(i / 2, window);
-        let cut = AtomicBool::new(false);
-        let done = std::thread::scope(|s| {
-            let run = s.spawn(|| run_until_cut(args, &env, &cut));
-            std::thread::sleep(at);
-            cut.store(true, Ordering::SeqCst);
-            run.join().unwrap()
-        });
-        fs.power_cut();
+        let done = power_cut_during(&mut fs, args, &env, at);
         let what = format!("cut {i} ({:?} at {at:?}, seed {})", args[3], campaign.seed);
         let now = std::fs::read_to_string(&file)
             .unwrap_or_else(|e| panic!("{what}: the settings file is gone: {e}"));
