@@ -16,6 +16,7 @@ mod envelope;
 mod eras;
 mod evidence;
 mod faults;
+mod faults_postgres;
 mod gateway;
 mod gateway_util;
 mod governance;

@@ -1,0 +1,756 @@
+//! Issue 44, the Postgres faults of the fault campaign: a team's gateways on a
+//! Postgres cluster the test owns, under a burst of tool calls, while
+//!
+//! - the Postgres server crashes (`pg_ctl stop -m immediate`) and restarts;
+//! - a gateway's connections to it are cut, partitioned (bytes held, new
+//!   connections left waiting) and delayed by a TCP proxy in this file;
+//! - one gateway of two is cut off that way while the other is not, so the
+//!   two no longer hear each other (they talk only through Postgres: its
+//!   `LISTEN`/`NOTIFY` and its rows).
+//!
+//! What must hold after each fault: every call an agent got a success answer
+//! for has its `tool.call` leaf on the log; every call the upstream received
+//! has one too (its intent leaf was durable before it was forwarded; the
+//! upstream's stdin is recorded by `tee`); a call the gateway could not
+//! record gets a JSON-RPC error that says why, never a hang or a cut answer;
+//! each gateway serves again once Postgres is back, without a restart;
+//! decisions stay one-shot across the gateways; `audit verify` is clean.
+//!
+//! The cluster is the test's own (Debian's `initdb`/`pg_ctl`, as
+//! `scripts/pg-cluster`; a Unix socket in its directory only), so these tests
+//! run on a SQLite run too. `INTERLOCK_FAULT_KILLS` (the campaign's kills per
+//! path) sets the faults per test as a tenth of it, at least 4 (4 in the test
+//! command; `scripts/fault-campaign`'s 350 gives 35), and
+//! `INTERLOCK_FAULT_SEED` replays a campaign: each test prints its seed and
+//! its figures.
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::gateway_util::{Gateway, peers_dir};
+use crate::util::{stderr, stdout};
+
+/// The campaign's size and its random points (xorshift64*: a test needs
+/// replayable points, not a cryptographic generator).
+struct Campaign {
+    faults: usize,
+    seed: u64,
+    state: u64,
+}
+
+impl Campaign {
+    fn new(path: &str) -> Campaign {
+        let kills: usize = std::env::var("INTERLOCK_FAULT_KILLS")
+            .ok()
+            .and_then(|k| k.parse().ok())
+            .unwrap_or(12);
+        let faults = (kills / 10).max(4);
+        let seed = std::env::var("INTERLOCK_FAULT_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+                    | 1
+            });
+        eprintln!("fault campaign {path}: {faults} faults, INTERLOCK_FAULT_SEED={seed}");
+        Campaign {
+            faults,
+            seed,
+            state: seed,
+        }
+    }
+
+    /// A point in `[0, max)`.
+    fn point(&mut self, max: Duration) -> Duration {
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        let r = self.state.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        let nanos = max.as_nanos().max(1) as u64;
+        Duration::from_nanos(r % nanos)
+    }
+
+    /// A point in `[min, min + spread)`.
+    fn between(&mut self, min: Duration, spread: Duration) -> Duration {
+        min + self.point(spread)
+    }
+}
+
+/// A throwaway Postgres cluster the test owns: `initdb` and `pg_ctl` of
+/// Debian's newest installed Postgres, run as `postgres` when the test runs
+/// as root (they refuse root), listening on a Unix socket in its directory
+/// only, trust authentication, `fsync` on. Stopped at once when dropped.
+struct PgCluster {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+}
+
+impl PgCluster {
+    fn start() -> PgCluster {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| e.path().join("bin"))
+            .filter(|b| b.join("initdb").exists())
+            .max_by_key(|b| {
+                b.parent()
+                    .and_then(|v| v.file_name())
+                    .and_then(|v| v.to_str())
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .unwrap_or(0)
+            })
+            .expect("Postgres is installed (apt-get install postgresql; scripts/setup.sh does)");
+        let dir = tempfile::tempdir().unwrap();
+        if is_root() {
+            let out = Command::new("chown")
+                .args(["postgres:", dir.path().to_str().unwrap()])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "chown: {}", stderr(&out));
+        }
+        let cluster = PgCluster { dir, bin };
+        let data = cluster.data();
+        let out = cluster.as_owner(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "initdb: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        cluster.run();
+        cluster
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// The database the gateways share, through the cluster's socket.
+    fn url(&self) -> String {
+        format!(
+            "postgres://postgres@localhost/postgres?host={}",
+            self.dir.path().display()
+        )
+    }
+
+    /// The cluster's socket (what a proxy forwards to).
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join(".s.PGSQL.5432")
+    }
+
+    fn as_owner(&self, tool: &str, args: &[&str]) -> std::process::Output {
+        let exe = self.bin.join(tool);
+        let mut cmd = if is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(exe);
+            c
+        } else {
+            Command::new(exe)
+        };
+        // The test's working directory may be closed to `postgres`.
+        cmd.args(args).current_dir("/").output().unwrap()
+    }
+
+    /// Starts the server (again, after a crash: it recovers from its WAL).
+    fn run(&self) {
+        let options = format!(
+            "-c listen_addresses='' -c unix_socket_directories='{}' -c port=5432 -c max_connections=200",
+            self.dir.path().display()
+        );
+        let log = self.dir.path().join("server.log");
+        let out = self.as_owner(
+            "pg_ctl",
+            &[
+                "-D",
+                self.data().to_str().unwrap(),
+                "-l",
+                log.to_str().unwrap(),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                &options,
+                "start",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "pg_ctl start: {}{}\n{}",
+            stdout(&out),
+            stderr(&out),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+    }
+
+    /// Crashes the server: `pg_ctl stop -m immediate` ends every server
+    /// process at once, without a checkpoint (recovery replays the WAL).
+    fn crash(&self) {
+        let out = self.as_owner(
+            "pg_ctl",
+            &[
+                "-D",
+                self.data().to_str().unwrap(),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ],
+        );
+        assert!(out.status.success(), "pg_ctl stop: {}", stderr(&out));
+    }
+}
+
+impl Drop for PgCluster {
+    fn drop(&mut self) {
+        let _ = self.as_owner(
+            "pg_ctl",
+            &[
+                "-D",
+                self.data().to_str().unwrap(),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ],
+        );
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+/// What the proxy does to the bytes it carries.
+#[derive(Default)]
+struct ProxyState {
+    /// Partitioned: no byte moves either way and new connections wait, as
+    /// when packets are lost; the connections live on (TCP retransmits), so
+    /// when the partition heals their bytes move again.
+    partitioned: AtomicBool,
+    /// Added before every chunk forwarded.
+    delay_ms: AtomicU64,
+    /// The open connections' two ends, to cut.
+    open: Mutex<Vec<(TcpStream, UnixStream)>>,
+    connections: AtomicUsize,
+}
+
+/// A TCP proxy between a gateway and the cluster's socket that can cut every
+/// connection (both ends closed, as a reset would), partition (hold every
+/// byte and every new connection until healed) and delay.
+struct Proxy {
+    port: u16,
+    state: Arc<ProxyState>,
+}
+
+impl Proxy {
+    fn start(socket: &Path) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(ProxyState::default());
+        let (st, socket) = (Arc::clone(&state), socket.to_owned());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let (st, socket) = (Arc::clone(&st), socket.clone());
+                std::thread::spawn(move || {
+                    while st.partitioned.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    let Ok(server) = UnixStream::connect(&socket) else {
+                        let _ = client.shutdown(Shutdown::Both);
+                        return;
+                    };
+                    st.connections.fetch_add(1, Ordering::Relaxed);
+                    st.open
+                        .lock()
+                        .unwrap()
+                        .push((client.try_clone().unwrap(), server.try_clone().unwrap()));
+                    let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                    let st2 = Arc::clone(&st);
+                    std::thread::spawn(move || pump(c2, s2, &st2));
+                    pump(server, client, &st);
+                });
+            }
+        });
+        Proxy { port, state }
+    }
+
+    /// The cluster's database through this proxy.
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// Closes every connection open now (new ones go through).
+    fn cut(&self) {
+        for (c, s) in self.state.open.lock().unwrap().drain(..) {
+            let _ = c.shutdown(Shutdown::Both);
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn partition(&self, on: bool) {
+        self.state.partitioned.store(on, Ordering::Relaxed);
+    }
+
+    fn delay(&self, by: Duration) {
+        self.state
+            .delay_ms
+            .store(by.as_millis() as u64, Ordering::Relaxed);
+    }
+}
+
+/// Copies `from` to `to` chunk by chunk, holding each while partitioned and
+/// for the delay; ends both when either side ends.
+fn pump<R: Read, W: Write + ShutdownBoth>(mut from: R, mut to: W, st: &ProxyState) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        while st.partitioned.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let delay = st.delay_ms.load(Ordering::Relaxed);
+        if delay > 0 {
+            std::thread::sleep(Duration::from_millis(delay));
+        }
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    to.shutdown_both();
+}
+
+trait ShutdownBoth {
+    fn shutdown_both(&self);
+}
+
+impl ShutdownBoth for TcpStream {
+    fn shutdown_both(&self) {
+        let _ = self.shutdown(Shutdown::Both);
+    }
+}
+
+impl ShutdownBoth for UnixStream {
+    fn shutdown_both(&self) {
+        let _ = self.shutdown(Shutdown::Both);
+    }
+}
+
+/// The drifting test server behind `sh -c 'tee -a CALLS | node …'`: every
+/// message the gateway sends it is appended to `calls` as it arrives, so the
+/// test knows which calls were forwarded. Unconfined (`tee` writes outside
+/// any sandbox grant), which the approval pins like any launch.
+fn recorded_upstream_config(dir: &Path, calls: &Path) -> String {
+    let script = peers_dir().join("drifting-server.mjs");
+    let shell = format!(
+        "tee -a '{}' | exec node '{}'",
+        calls.display(),
+        script.display()
+    );
+    format!(
+        "[servers.drifty]\ncommand = \"sh\"\nargs = [\"-c\", {shell:?}]\nsandbox = \"off\"\nenv = {{ DRIFT_FILE = {:?} }}\n",
+        dir.join("greet-description.txt").to_str().unwrap()
+    )
+}
+
+/// The arguments of every `tools/call` the upstream received (`calls`, as
+/// `tee` recorded it).
+fn forwarded_calls(calls: &Path) -> Vec<Value> {
+    std::fs::read_to_string(calls)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["method"] == "tools/call")
+        .map(|m| m["params"]["arguments"].clone())
+        .collect()
+}
+
+/// The arguments hash a `tool.call` leaf records for these arguments.
+fn arguments_hash(arguments: &Value) -> String {
+    let canonical =
+        interlock_core::canon::parse_json(serde_json::to_string(arguments).unwrap().as_bytes())
+            .unwrap();
+    interlock_trust::held_id::arguments_digest(&canonical).to_string()
+}
+
+/// The arguments hashes of the call leaves on the log, read through `gw`'s
+/// reviewer API: the outcomes (`tool.call`) and the intents
+/// (`tool.call.intent`, durable before a call is forwarded).
+fn call_leaf_hashes(gw: &Gateway) -> (HashSet<String>, HashSet<String>) {
+    let reviewer = gw.reviewer_key();
+    let (mut outcomes, mut intents) = (HashSet::new(), HashSet::new());
+    let mut from = 0u64;
+    loop {
+        let page = gw.api_get(&reviewer, &format!("/api/v1/log?from={from}&limit=1000"));
+        let entries = page["entries"].as_array().unwrap();
+        for e in entries {
+            let Some(h) = e["entry"]["arguments_hash"].as_str() else {
+                continue;
+            };
+            if e["entry"]["type"] == "tool.call" {
+                outcomes.insert(h.to_owned());
+            } else if e["entry"]["type"] == "tool.call.intent" {
+                intents.insert(h.to_owned());
+            }
+        }
+        from += entries.len() as u64;
+        if entries.is_empty() || from >= page["size"].as_u64().unwrap() {
+            return (outcomes, intents);
+        }
+    }
+}
+
+/// One `tools/call` of the test server's `add` through `gw`, as an agent
+/// sends it: the HTTP status and the JSON body, or why there was none (the
+/// connection refused or cut, or 60 s without an answer).
+fn call(gw: &Gateway, arguments: &Value) -> Result<(u16, Value), String> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "drifty__add", "arguments": arguments}});
+    let (status, _, bytes) = crate::gateway_util::try_http(
+        &gw.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &format!("Bearer {}", gw.agent_key)),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+        ],
+        &serde_json::to_vec(&body).unwrap(),
+    )?;
+    let v = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| json!({"error": {"message": String::from_utf8_lossy(&bytes)}}));
+    Ok((status, v))
+}
+
+/// What the agents got during one burst.
+#[derive(Default)]
+struct Tally {
+    /// Arguments of the calls answered with the right sum.
+    acked: Vec<Value>,
+    /// JSON-RPC errors (or tool errors) and their messages.
+    errors: Vec<String>,
+    /// Calls that got no answer (the connection cut, or 60 s of silence).
+    unanswered: Vec<String>,
+}
+
+/// Drives a burst of `add` calls, three agents per gateway, while `fault`
+/// runs; once it returns, keeps the burst going until every gateway has
+/// answered a call begun after it (the gateway serves again), then stops.
+/// A gateway that does not within 90 s fails the test.
+fn burst_through(gateways: &[&Gateway], next: &AtomicU64, fault: impl FnOnce()) -> Tally {
+    let stop = AtomicBool::new(false);
+    let healed = AtomicBool::new(false);
+    let served_after: Vec<AtomicUsize> = gateways.iter().map(|_| AtomicUsize::new(0)).collect();
+    let tallies: Vec<Tally> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..gateways.len() * 3)
+            .map(|w| {
+                let g = w % gateways.len();
+                let gw = gateways[g];
+                let (stop, healed, next, served_after) = (&stop, &healed, next, &served_after);
+                s.spawn(move || {
+                    let mut tally = Tally::default();
+                    while !stop.load(Ordering::Relaxed) {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        let args = json!({"a": n, "b": w});
+                        let sum = (n + w as u64).to_string();
+                        let after = healed.load(Ordering::Relaxed);
+                        match call(gw, &args) {
+                            Ok((200, r))
+                                if r["result"]["content"][0]["text"].as_str()
+                                    == Some(sum.as_str()) =>
+                            {
+                                tally.acked.push(args);
+                                if after {
+                                    served_after[g].fetch_add(1, Ordering::Relaxed);
+                                }
+                            }
+                            Ok((status, r)) => {
+                                let message = r["error"]["message"]
+                                    .as_str()
+                                    .or(r["result"]["content"][0]["text"].as_str())
+                                    .unwrap_or_default()
+                                    .to_owned();
+                                assert!(
+                                    !message.is_empty(),
+                                    "an answer ({status}) neither a success nor an error that says why: {r}"
+                                );
+                                tally.errors.push(format!("{status}: {message}"));
+                                // A gateway that fails fast must not spin.
+                                std::thread::sleep(Duration::from_millis(20));
+                            }
+                            Err(e) => tally.unanswered.push(format!(
+                                "gateway {g}, call {args}, {}: {e}",
+                                if after { "after" } else { "during" }
+                            )),
+                        }
+                    }
+                    tally
+                })
+            })
+            .collect();
+        fault();
+        healed.store(true, Ordering::Relaxed);
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while served_after.iter().any(|n| n.load(Ordering::Relaxed) == 0) {
+            if Instant::now() > deadline {
+                stop.store(true, Ordering::Relaxed);
+                let logs: Vec<String> = gateways.iter().map(|g| g.log()).collect();
+                panic!(
+                    "a gateway did not serve again within 90 s of the fault's end ({:?} calls answered after it, per gateway)\nlogs:\n{}",
+                    served_after
+                        .iter()
+                        .map(|n| n.load(Ordering::Relaxed))
+                        .collect::<Vec<_>>(),
+                    logs.join("\n----\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // A little more of the burst once everyone serves.
+        std::thread::sleep(Duration::from_millis(100));
+        stop.store(true, Ordering::Relaxed);
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let mut all = Tally::default();
+    for t in tallies {
+        all.acked.extend(t.acked);
+        all.errors.extend(t.errors);
+        all.unanswered.extend(t.unanswered);
+    }
+    all
+}
+
+/// Checks what must hold after a campaign over `gateways` (which share one
+/// log): every call acknowledged has its intent and outcome leaves, every
+/// call the upstream received its intent leaf; the log verifies from every
+/// gateway. Returns (calls forwarded, outcome leaves, intent leaves).
+fn assert_nothing_lost(
+    gateways: &[&Gateway],
+    acked: &[Value],
+    calls: &Path,
+    seed: u64,
+) -> (usize, usize, usize) {
+    let (outcomes, intents) = call_leaf_hashes(gateways[0]);
+    let missing: Vec<&Value> = acked
+        .iter()
+        .filter(|args| {
+            let h = arguments_hash(args);
+            !outcomes.contains(&h) || !intents.contains(&h)
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "seed {seed}: {} acknowledged calls lack their leaves: {:?}",
+        missing.len(),
+        &missing[..missing.len().min(5)]
+    );
+    let forwarded = forwarded_calls(calls);
+    let unlogged: Vec<&Value> = forwarded
+        .iter()
+        .filter(|args| !intents.contains(&arguments_hash(args)))
+        .collect();
+    assert!(
+        unlogged.is_empty(),
+        "seed {seed}: {} calls reached the upstream without an intent leaf: {:?}",
+        unlogged.len(),
+        &unlogged[..unlogged.len().min(5)]
+    );
+    for gw in gateways {
+        gw.assert_audit_clean();
+    }
+    (forwarded.len(), outcomes.len(), intents.len())
+}
+
+/// Fails unless every call got an answer (none cut, none left hanging),
+/// with the end of each gateway's log.
+fn assert_all_answered(gateways: &[&Gateway], unanswered: &[String], seed: u64) {
+    if unanswered.is_empty() {
+        return;
+    }
+    let tails: Vec<String> = gateways
+        .iter()
+        .map(|g| {
+            let log = g.log();
+            let lines: Vec<&str> = log.lines().collect();
+            lines[lines.len().saturating_sub(40)..].join("\n")
+        })
+        .collect();
+    panic!(
+        "seed {seed}: {} calls got no answer: {:?}\nthe gateways' logs end:\n{}",
+        unanswered.len(),
+        &unanswered[..unanswered.len().min(5)],
+        tails.join("\n----\n")
+    );
+}
+
+/// A sample of the distinct error messages agents got, for the figures.
+fn sample(errors: &[String]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for e in errors {
+        let short: String = e.chars().take(160).collect();
+        if !seen.contains(&short) && seen.len() < 4 {
+            seen.push(short);
+        }
+    }
+    seen
+}
+
+/// Two gateways on the test's cluster, the first at `url_a`, the second at
+/// `url_b`, serving the recorded upstream (approved); with the record of the
+/// calls forwarded (one file both upstreams append to: the launch both
+/// gateways pin must be the same).
+struct Team {
+    _dir: tempfile::TempDir,
+    a: Gateway,
+    b: Gateway,
+    calls: PathBuf,
+}
+
+fn team(url_a: &str, url_b: &str) -> Team {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.jsonl");
+    let config = recorded_upstream_config(dir.path(), &calls);
+    let a = Gateway::start_on_database(&config, url_a);
+    a.wait_for_server("drifty", "PENDING");
+    a.approve_server("drifty");
+    let b = Gateway::start_beside_on(&a, &config, url_b);
+    for gw in [&a, &b] {
+        gw.wait_for_tool("drifty__add", true);
+    }
+    Team {
+        _dir: dir,
+        a,
+        b,
+        calls,
+    }
+}
+
+/// Issue 44: the Postgres server two gateways share crashes mid-burst
+/// (`pg_ctl stop -m immediate`) and restarts after a random outage, fault
+/// after fault. Calls that could not be recorded meanwhile get an error
+/// that says why; no acknowledged call and no forwarded one lacks its leaf;
+/// both gateways serve again without a restart; the log verifies.
+#[test]
+fn fault_campaign_postgres_crashed_and_restarted_mid_burst() {
+    let cluster = PgCluster::start();
+    let url = cluster.url();
+    let t = team(&url, &url);
+    let mut campaign = Campaign::new("postgres crash/restart");
+    let next = AtomicU64::new(1);
+    let (mut acked, mut errors, mut unanswered) = (Vec::new(), Vec::new(), Vec::new());
+    let mut outages = Vec::new();
+    for _ in 0..campaign.faults {
+        let at = campaign.between(Duration::from_millis(100), Duration::from_millis(400));
+        let down = campaign.point(Duration::from_millis(1500));
+        let tally = burst_through(&[&t.a, &t.b], &next, || {
+            std::thread::sleep(at);
+            cluster.crash();
+            std::thread::sleep(down);
+            cluster.run();
+        });
+        outages.push(down.as_millis());
+        acked.extend(tally.acked);
+        errors.extend(tally.errors);
+        unanswered.extend(tally.unanswered);
+    }
+    assert_all_answered(&[&t.a, &t.b], &unanswered, campaign.seed);
+    let (forwarded, outcomes, intents) =
+        assert_nothing_lost(&[&t.a, &t.b], &acked, &t.calls, campaign.seed);
+    eprintln!(
+        "fault campaign postgres crash/restart: {} crashes (outages {outages:?} ms); {} calls acknowledged, {forwarded} forwarded, {} refused with an error, 0 unanswered; {intents} intent and {outcomes} outcome leaves; lost 0, forwarded without a leaf 0; errors seen: {:?}",
+        campaign.faults,
+        acked.len(),
+        errors.len(),
+        sample(&errors)
+    );
+}
+
+/// Issue 44: one gateway of two reaches Postgres through a proxy that, fault
+/// after fault, cuts every connection, partitions (holds every byte and new
+/// connection for up to 3 s, then lets them through), or delays every chunk.
+/// The same invariants as a crash: nothing acknowledged or forwarded without
+/// its leaf, errors that say why, both gateways serve again, the log verifies.
+#[test]
+fn fault_campaign_postgres_connection_cut_partitioned_and_delayed() {
+    let cluster = PgCluster::start();
+    let proxy = Proxy::start(&cluster.socket());
+    let t = team(&proxy.url(), &cluster.url());
+    let mut campaign = Campaign::new("postgres connection cut/partition/delay");
+    let next = AtomicU64::new(1);
+    let (mut acked, mut errors, mut unanswered) = (Vec::new(), Vec::new(), Vec::new());
+    let mut kinds = [0usize; 3];
+    for i in 0..campaign.faults {
+        let at = campaign.between(Duration::from_millis(100), Duration::from_millis(400));
+        let length = campaign.between(Duration::from_millis(200), Duration::from_millis(2800));
+        let kind = i % 3;
+        kinds[kind] += 1;
+        let tally = burst_through(&[&t.a, &t.b], &next, || {
+            std::thread::sleep(at);
+            match kind {
+                0 => {
+                    proxy.cut();
+                    std::thread::sleep(length / 4);
+                    proxy.cut();
+                }
+                1 => {
+                    proxy.partition(true);
+                    std::thread::sleep(length);
+                    proxy.partition(false);
+                }
+                _ => {
+                    proxy.delay(Duration::from_millis(20));
+                    std::thread::sleep(length);
+                    proxy.delay(Duration::ZERO);
+                }
+            }
+        });
+        acked.extend(tally.acked);
+        errors.extend(tally.errors);
+        unanswered.extend(tally.unanswered);
+    }
+    assert_all_answered(&[&t.a, &t.b], &unanswered, campaign.seed);
+    let (forwarded, outcomes, intents) =
+        assert_nothing_lost(&[&t.a, &t.b], &acked, &t.calls, campaign.seed);
+    eprintln!(
+        "fault campaign postgres connection faults: {} cuts, {} partitions, {} delays ({} proxied connections); {} calls acknowledged, {forwarded} forwarded, {} refused with an error, 0 unanswered; {intents} intent and {outcomes} outcome leaves; lost 0, forwarded without a leaf 0; errors seen: {:?}",
+        kinds[0],
+        kinds[1],
+        kinds[2],
+        proxy.state.connections.load(Ordering::Relaxed),
+        acked.len(),
+        errors.len(),
+        sample(&errors)
+    );
+}
