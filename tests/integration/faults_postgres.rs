@@ -95,10 +95,16 @@ impl Campaign {
 struct PgCluster {
     dir: tempfile::TempDir,
     bin: PathBuf,
+    settings: String,
 }
 
 impl PgCluster {
     fn start() -> PgCluster {
+        PgCluster::start_with("")
+    }
+
+    /// [`PgCluster::start`] with more server settings (`-c name=value …`).
+    fn start_with(settings: &str) -> PgCluster {
         let bin = std::fs::read_dir("/usr/lib/postgresql")
             .ok()
             .into_iter()
@@ -122,7 +128,11 @@ impl PgCluster {
                 .unwrap();
             assert!(out.status.success(), "chown: {}", stderr(&out));
         }
-        let cluster = PgCluster { dir, bin };
+        let cluster = PgCluster {
+            dir,
+            bin,
+            settings: settings.to_owned(),
+        };
         let data = cluster.data();
         let out = cluster.as_owner(
             "initdb",
@@ -179,8 +189,9 @@ impl PgCluster {
     /// Starts the server (again, after a crash: it recovers from its WAL).
     fn run(&self) {
         let options = format!(
-            "-c listen_addresses='' -c unix_socket_directories='{}' -c port=5432 -c max_connections=200",
-            self.dir.path().display()
+            "-c listen_addresses='' -c unix_socket_directories='{}' -c port=5432 -c max_connections=200 {}",
+            self.dir.path().display(),
+            self.settings
         );
         let log = self.dir.path().join("server.log");
         let out = self.as_owner(
@@ -261,6 +272,12 @@ struct ProxyState {
     /// The open connections' two ends, to cut.
     open: Mutex<Vec<(TcpStream, UnixStream)>>,
     connections: AtomicUsize,
+    /// Set: the next `COMMIT` the gateway sends reaches the server, and its
+    /// connection is cut before the answer comes back (the commit happened;
+    /// the gateway cannot know).
+    cut_after_commit: AtomicBool,
+    /// Commits whose answer was cut so.
+    commits_cut: AtomicUsize,
 }
 
 /// A TCP proxy between a gateway and the cluster's socket that can cut every
@@ -296,8 +313,12 @@ impl Proxy {
                         .push((client.try_clone().unwrap(), server.try_clone().unwrap()));
                     let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
                     let st2 = Arc::clone(&st);
-                    std::thread::spawn(move || pump(c2, s2, &st2));
-                    pump(server, client, &st);
+                    // Set when this connection is cut after a commit: the
+                    // server's answer must not pass.
+                    let dead = Arc::new(AtomicBool::new(false));
+                    let dead2 = Arc::clone(&dead);
+                    std::thread::spawn(move || pump(c2, s2, &st2, &dead2, true));
+                    pump(server, client, &st, &dead, false);
                 });
             }
         });
@@ -321,6 +342,10 @@ impl Proxy {
         self.state.partitioned.store(on, Ordering::Relaxed);
     }
 
+    fn cut_after_next_commit(&self) {
+        self.state.cut_after_commit.store(true, Ordering::Relaxed);
+    }
+
     fn delay(&self, by: Duration) {
         self.state
             .delay_ms
@@ -329,8 +354,16 @@ impl Proxy {
 }
 
 /// Copies `from` to `to` chunk by chunk, holding each while partitioned and
-/// for the delay; ends both when either side ends.
-fn pump<R: Read, W: Write + ShutdownBoth>(mut from: R, mut to: W, st: &ProxyState) {
+/// for the delay; ends both when either side ends. Toward the server
+/// (`to_server`), a `COMMIT` under [`ProxyState::cut_after_commit`] is
+/// passed on and then both ends are closed, its answer left unread.
+fn pump<R: Read + ShutdownBoth, W: Write + ShutdownBoth>(
+    mut from: R,
+    mut to: W,
+    st: &ProxyState,
+    dead: &AtomicBool,
+    to_server: bool,
+) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match from.read(&mut buf) {
@@ -344,7 +377,23 @@ fn pump<R: Read, W: Write + ShutdownBoth>(mut from: R, mut to: W, st: &ProxyStat
         if delay > 0 {
             std::thread::sleep(Duration::from_millis(delay));
         }
+        let cut = to_server
+            && buf[..n].windows(7).any(|w| w == b"COMMIT\0")
+            && st.cut_after_commit.swap(false, Ordering::Relaxed);
+        if cut {
+            dead.store(true, Ordering::SeqCst);
+        }
+        if dead.load(Ordering::SeqCst) && !cut {
+            break;
+        }
         if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+        if cut {
+            // Long enough for the server to commit, not to answer usefully.
+            std::thread::sleep(Duration::from_millis(50));
+            st.commits_cut.fetch_add(1, Ordering::Relaxed);
+            from.shutdown_both();
             break;
         }
     }
@@ -749,6 +798,118 @@ fn fault_campaign_postgres_connection_cut_partitioned_and_delayed() {
         kinds[1],
         kinds[2],
         proxy.state.connections.load(Ordering::Relaxed),
+        acked.len(),
+        errors.len(),
+        sample(&errors)
+    );
+}
+
+/// One gateway on the test's cluster at `url`, serving the recorded
+/// upstream (approved) with `more` config, and the record of the calls
+/// forwarded.
+fn lone(url: &str, more: &str) -> (tempfile::TempDir, Gateway, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.jsonl");
+    let config = recorded_upstream_config(dir.path(), &calls) + more;
+    let gw = Gateway::start_on_database(&config, url);
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__add", true);
+    (dir, gw, calls)
+}
+
+/// Calls `add` through `gw` one at a time until a call is answered with its
+/// sum, or 60 s pass (the gateway does not serve again: the test fails).
+/// Returns the arguments of the calls acknowledged and the errors.
+fn call_until_served(gw: &Gateway, next: &AtomicU64) -> (Vec<Value>, Vec<String>) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut errors = Vec::new();
+    loop {
+        let n = next.fetch_add(1, Ordering::Relaxed);
+        let args = json!({"a": n, "b": 1});
+        match call(gw, &args) {
+            Ok((200, r))
+                if r["result"]["content"][0]["text"].as_str() == Some(&(n + 1).to_string()) =>
+            {
+                return (vec![args], errors);
+            }
+            Ok((status, r)) => errors.push(format!("{status}: {r}")),
+            Err(e) => errors.push(e),
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the gateway never served again: {:?}\n{}",
+            &errors[errors.len().saturating_sub(3)..],
+            gw.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Issue 44, a hole the Postgres crash campaign found: a call's outcome leaf
+/// was committed asynchronously on Postgres (`synchronous_commit = off`, the
+/// flush left to the next durable commit), which a crashed server loses
+/// though the agent had its answer; the gateway's log, whose tree held the
+/// lost leaf, then refused every append until restarted. The flush window
+/// and the server's WAL writer are slowed here so that an unflushed commit
+/// stays unflushed until the crash (the campaign hit the default 10 ms
+/// window): the last call's outcome must survive it, and the gateway serve
+/// again.
+#[test]
+fn regression_issue_44_an_acknowledged_outcome_survives_a_postgres_crash() {
+    let cluster = PgCluster::start_with("-c wal_writer_delay=10000");
+    let (_dir, gw, calls) = lone(
+        &cluster.url(),
+        "[log]\nflush_window_ms = 10000\ncheckpoint_interval_ms = 10000\n",
+    );
+    let next = AtomicU64::new(1);
+    let mut acked = Vec::new();
+    for _ in 0..5 {
+        acked.extend(call_until_served(&gw, &next).0);
+    }
+    // Right after the last answer: its outcome leaf is the newest commit.
+    cluster.crash();
+    cluster.run();
+    let (after, errors) = call_until_served(&gw, &next);
+    acked.extend(after);
+    let (forwarded, outcomes, intents) = assert_nothing_lost(&[&gw], &acked, &calls, 0);
+    eprintln!(
+        "{} calls acknowledged, {forwarded} forwarded, {intents} intent and {outcomes} outcome leaves; {} calls refused while Postgres came back",
+        acked.len(),
+        errors.len()
+    );
+}
+
+/// Issue 44: a log commit whose answer never reaches the gateway — the
+/// connection cut after its `COMMIT` reached the server, which committed it —
+/// does not stop the gateway's log: it finds the batch on the log or not,
+/// and calls are served again; nothing acknowledged or forwarded is without
+/// its leaves; the log verifies.
+#[test]
+fn regression_issue_44_a_commit_whose_answer_was_cut_does_not_stop_the_log() {
+    let cluster = PgCluster::start();
+    let proxy = Proxy::start(&cluster.socket());
+    let (_dir, gw, calls) = lone(&proxy.url(), "");
+    let next = AtomicU64::new(1);
+    let mut acked = call_until_served(&gw, &next).0;
+    let mut errors = Vec::new();
+    for _ in 0..3 {
+        proxy.cut_after_next_commit();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let cut = proxy.state.commits_cut.load(Ordering::Relaxed);
+        while proxy.state.commits_cut.load(Ordering::Relaxed) == cut {
+            let (a, e) = call_until_served(&gw, &next);
+            acked.extend(a);
+            errors.extend(e);
+            assert!(Instant::now() < deadline, "no commit was cut");
+        }
+        let (a, e) = call_until_served(&gw, &next);
+        acked.extend(a);
+        errors.extend(e);
+    }
+    let (forwarded, outcomes, intents) = assert_nothing_lost(&[&gw], &acked, &calls, 0);
+    eprintln!(
+        "3 commits cut: {} calls acknowledged, {forwarded} forwarded, {} refused, {intents} intent and {outcomes} outcome leaves: {:?}",
         acked.len(),
         errors.len(),
         sample(&errors)

@@ -187,6 +187,80 @@ pub(crate) struct Shared {
     /// The leaves this log committed lately, kept while a [`LeafTail`]
     /// reads them (so it need not read them back from the store).
     pub(crate) recent: Recent,
+    /// A batch whose commit failed without saying whether it landed (see
+    /// [`settle_in_doubt`]).
+    in_doubt: std::sync::Mutex<Option<InDoubt>>,
+}
+
+/// A batch whose write failed with an error that does not say whether the
+/// database committed it — a connection lost after its `COMMIT` was sent:
+/// the index it was written at and its leaf hashes. Its waiters were told
+/// it failed; if it landed, its leaves are this log's own, and the log must
+/// take them into its tree, or it would take them for another writer's
+/// unsigned entries and refuse every later append (issue 44).
+#[derive(Clone)]
+struct InDoubt {
+    start: u64,
+    hashes: Vec<Hash>,
+}
+
+/// Notes a failed write of `leaves` as in doubt, unless the store's error
+/// says nothing was written.
+fn note_in_doubt(shared: &Shared, leaves: &[LeafRow], error: &StoreError) {
+    if leaves.is_empty()
+        || matches!(
+            error,
+            StoreError::LeafIndexMismatch { .. }
+                | StoreError::ChangeRefused { .. }
+                | StoreError::Malformed(_)
+        )
+    {
+        return;
+    }
+    *shared.in_doubt.lock().unwrap_or_else(|e| e.into_inner()) = Some(InDoubt {
+        start: leaves[0].idx,
+        hashes: leaves.iter().map(|l| l.leaf_hash).collect(),
+    });
+}
+
+/// Finds out whether the batch in doubt landed: reads the store from the
+/// tree's size, and if the stored leaves there are the batch's, extends the
+/// tree with them (unsigned: the next checkpoint signs them; the caller that
+/// can sign does so at once). Returns whether it adopted them. A store that
+/// cannot be read leaves the batch in doubt. The caller holds `extend`.
+async fn settle_in_doubt(shared: &Shared) -> Result<bool, StoreError> {
+    let Some(doubt) = shared
+        .in_doubt
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+    else {
+        return Ok(false);
+    };
+    let size = shared.read().tree.len();
+    let clear = || {
+        *shared.in_doubt.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    };
+    if doubt.start != size {
+        // The tree moved on from where the batch was written: by adopting
+        // it under another writer's checkpoint, or by leaves written at
+        // that index instead of it (so it did not land).
+        clear();
+        return Ok(false);
+    }
+    let (tail, _) = shared.store.log_tail(size).await?;
+    clear();
+    if !tail.starts_with(&doubt.hashes) {
+        return Ok(false);
+    }
+    let mut st = shared.write();
+    st.tree.extend(doubt.hashes.iter().copied());
+    tracing::warn!(
+        from = size,
+        to = st.tree.len(),
+        "a log batch reported as failed had been committed (its answer was lost): its entries are kept"
+    );
+    Ok(true)
 }
 
 impl Shared {
@@ -429,6 +503,7 @@ impl Log {
             appending: std::sync::atomic::AtomicUsize::new(0),
             paced: tokio::sync::Notify::new(),
             recent: Recent::default(),
+            in_doubt: std::sync::Mutex::new(None),
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         // The writer builds the checkpoint signer it keeps (which checks the
@@ -552,6 +627,11 @@ impl Log {
         // Requests already queued go first; a closed log refuses.
         if self.tx.is_closed()
             || self.tx.capacity() < self.tx.max_capacity()
+            || shared
+                .in_doubt
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some()
             || pace.last_batch > 1
             || pace.checkpoint_due(&shared.options)
             || shared.store.log_seal_requested_within(SEAL_WANTED_FOR)
@@ -596,6 +676,7 @@ impl Log {
                     };
                 }
                 Err(e) => {
+                    note_in_doubt(shared, &leaves, &e);
                     drop(extend);
                     publish(shared, Err(BatchError::Store(Arc::new(e))), waiters).await;
                 }
@@ -981,6 +1062,7 @@ fn verify_checkpoint(
 /// error is [`LogError::ForeignAppend`] (or [`LogError::Store`] when the
 /// store could not be read).
 async fn catch_up(shared: &Shared) -> Result<u64, LogError> {
+    settle_in_doubt(shared).await?;
     let (size, sealed) = {
         let st = shared.read();
         (st.tree.len(), st.sealed)
@@ -1276,6 +1358,7 @@ async fn writer(
 /// latest one already covers the tree. Returns the latest checkpoint.
 async fn seal_now(shared: &Shared, notes: &Notes<'_>) -> Result<Option<Arc<str>>, LogError> {
     let _extend = shared.extend.lock().await;
+    settle_in_doubt(shared).await?;
     let (size, sealed, latest) = {
         let st = shared.read();
         (st.tree.len(), st.sealed, st.checkpoint.clone())
@@ -1541,6 +1624,8 @@ async fn write_batch_locked(
         // Verified foreign leaves are adopted even if the batch itself then fails.
         let mut verified: Option<(Vec<Hash>, Option<Arc<str>>)> = None;
         let mut unsigned: Option<(u64, u64)> = None;
+        // The leaves this attempt writes, in case its commit goes unanswered.
+        let mut attempted: Vec<LeafRow> = Vec::new();
         let built = shared
             .store
             .append_batch_locked(size, change, |tail, latest| {
@@ -1592,6 +1677,7 @@ async fn write_batch_locked(
                     frontier.push(l.leaf_hash);
                 }
                 let row = sign_row(shared, notes, &frontier, now)?;
+                attempted.clone_from(&encoded);
                 Ok((encoded, Some(row)))
             })
             .await;
@@ -1624,7 +1710,13 @@ async fn write_batch_locked(
             Err(StoreError::LeafIndexMismatch { expected, .. }) if expected < size => {
                 return Err(removed(expected, size));
             }
-            Err(e) => return Err(BatchError::Store(Arc::new(e))),
+            Err(e) => {
+                // Foreign leaves it verified come first; the batch is in
+                // doubt after them.
+                adopt(shared, foreign, foreign_note);
+                note_in_doubt(shared, &attempted, &e);
+                return Err(BatchError::Store(Arc::new(e)));
+            }
         };
         return Ok(Written {
             foreign,
@@ -1678,6 +1770,10 @@ async fn commit(
 ) -> Option<bool> {
     // Nothing else extends the tree until this batch is published or failed.
     let _extend = shared.extend.lock().await;
+    // A batch in doubt that landed is this log's: adopted, and signed with
+    // this batch, so other writers need not wait for it. (A store that
+    // cannot be read now fails this batch's write too.)
+    let sign = sign || settle_in_doubt(shared).await.unwrap_or(false);
     let now = now_secs();
     let start = shared.read().tree.len();
     let (leaves, mut waiters) = encode(batch, start, now);
@@ -1702,7 +1798,10 @@ async fn commit(
                 write_batch_locked(shared, notes, leaves, &mut waiters, now, None).await
             }
             StoreError::LeafIndexMismatch { expected, .. } => Err(removed(expected, start)),
-            _ => Err(BatchError::Store(e)),
+            _ => {
+                note_in_doubt(shared, &leaves, &e);
+                Err(BatchError::Store(e))
+            }
         },
         Err(err) => Err(err),
     };
@@ -1720,6 +1819,8 @@ async fn commit_with_change(
     reply: Reply,
 ) -> Option<bool> {
     let _extend = shared.extend.lock().await;
+    // (Its batch is always signed.)
+    let _ = settle_in_doubt(shared).await;
     let now = now_secs();
     let start = shared.read().tree.len();
     let (leaves, mut waiters) = encode(vec![(vec![entry], reply)], start, now);
