@@ -278,6 +278,11 @@ struct ProxyState {
     cut_after_commit: AtomicBool,
     /// Commits whose answer was cut so.
     commits_cut: AtomicUsize,
+    /// Deaf: what the server sends on a connection that asked to `LISTEN`
+    /// is held (notifications of other gateways' decisions do not arrive),
+    /// while every other connection works: the gateway reaches Postgres but
+    /// no longer hears the other gateways.
+    deaf: AtomicBool,
 }
 
 /// A TCP proxy between a gateway and the cluster's socket that can cut every
@@ -316,9 +321,11 @@ impl Proxy {
                     // Set when this connection is cut after a commit: the
                     // server's answer must not pass.
                     let dead = Arc::new(AtomicBool::new(false));
-                    let dead2 = Arc::clone(&dead);
-                    std::thread::spawn(move || pump(c2, s2, &st2, &dead2, true));
-                    pump(server, client, &st, &dead, false);
+                    // Set once the gateway sent `LISTEN` on it.
+                    let listener = Arc::new(AtomicBool::new(false));
+                    let (dead2, listener2) = (Arc::clone(&dead), Arc::clone(&listener));
+                    std::thread::spawn(move || pump(c2, s2, &st2, &dead2, &listener2, true));
+                    pump(server, client, &st, &dead, &listener, false);
                 });
             }
         });
@@ -342,6 +349,10 @@ impl Proxy {
         self.state.partitioned.store(on, Ordering::Relaxed);
     }
 
+    fn deafen(&self, on: bool) {
+        self.state.deaf.store(on, Ordering::Relaxed);
+    }
+
     fn cut_after_next_commit(&self) {
         self.state.cut_after_commit.store(true, Ordering::Relaxed);
     }
@@ -362,6 +373,7 @@ fn pump<R: Read + ShutdownBoth, W: Write + ShutdownBoth>(
     mut to: W,
     st: &ProxyState,
     dead: &AtomicBool,
+    listener: &AtomicBool,
     to_server: bool,
 ) {
     let mut buf = vec![0u8; 64 * 1024];
@@ -370,7 +382,12 @@ fn pump<R: Read + ShutdownBoth, W: Write + ShutdownBoth>(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        while st.partitioned.load(Ordering::Relaxed) {
+        if to_server && buf[..n].windows(7).any(|w| w == b"LISTEN ") {
+            listener.store(true, Ordering::Relaxed);
+        }
+        while st.partitioned.load(Ordering::Relaxed)
+            || (!to_server && listener.load(Ordering::Relaxed) && st.deaf.load(Ordering::Relaxed))
+        {
             std::thread::sleep(Duration::from_millis(5));
         }
         let delay = st.delay_ms.load(Ordering::Relaxed);
@@ -748,7 +765,9 @@ fn fault_campaign_postgres_crashed_and_restarted_mid_burst() {
 
 /// Issue 44: one gateway of two reaches Postgres through a proxy that, fault
 /// after fault, cuts every connection, partitions (holds every byte and new
-/// connection for up to 3 s, then lets them through), or delays every chunk.
+/// connection for up to 3 s, then lets them through), delays every chunk,
+/// or cuts a connection right after a `COMMIT` reached the server (the
+/// gateway cannot know whether it committed).
 /// The same invariants as a crash: nothing acknowledged or forwarded without
 /// its leaf, errors that say why, both gateways serve again, the log verifies.
 #[test]
@@ -759,11 +778,11 @@ fn fault_campaign_postgres_connection_cut_partitioned_and_delayed() {
     let mut campaign = Campaign::new("postgres connection cut/partition/delay");
     let next = AtomicU64::new(1);
     let (mut acked, mut errors, mut unanswered) = (Vec::new(), Vec::new(), Vec::new());
-    let mut kinds = [0usize; 3];
+    let mut kinds = [0usize; 4];
     for i in 0..campaign.faults {
         let at = campaign.between(Duration::from_millis(100), Duration::from_millis(400));
         let length = campaign.between(Duration::from_millis(200), Duration::from_millis(2800));
-        let kind = i % 3;
+        let kind = i % 4;
         kinds[kind] += 1;
         let tally = burst_through(&[&t.a, &t.b], &next, || {
             std::thread::sleep(at);
@@ -778,10 +797,19 @@ fn fault_campaign_postgres_connection_cut_partitioned_and_delayed() {
                     std::thread::sleep(length);
                     proxy.partition(false);
                 }
-                _ => {
+                2 => {
                     proxy.delay(Duration::from_millis(20));
                     std::thread::sleep(length);
                     proxy.delay(Duration::ZERO);
+                }
+                _ => {
+                    let cut = proxy.state.commits_cut.load(Ordering::Relaxed);
+                    proxy.cut_after_next_commit();
+                    let deadline = Instant::now() + Duration::from_secs(30);
+                    while proxy.state.commits_cut.load(Ordering::Relaxed) == cut {
+                        assert!(Instant::now() < deadline, "no commit passed the proxy");
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
                 }
             }
         });
@@ -793,10 +821,11 @@ fn fault_campaign_postgres_connection_cut_partitioned_and_delayed() {
     let (forwarded, outcomes, intents) =
         assert_nothing_lost(&[&t.a, &t.b], &acked, &t.calls, campaign.seed);
     eprintln!(
-        "fault campaign postgres connection faults: {} cuts, {} partitions, {} delays ({} proxied connections); {} calls acknowledged, {forwarded} forwarded, {} refused with an error, 0 unanswered; {intents} intent and {outcomes} outcome leaves; lost 0, forwarded without a leaf 0; errors seen: {:?}",
+        "fault campaign postgres connection faults: {} cuts, {} partitions, {} delays, {} commits cut ({} proxied connections); {} calls acknowledged, {forwarded} forwarded, {} refused with an error, 0 unanswered; {intents} intent and {outcomes} outcome leaves; lost 0, forwarded without a leaf 0; errors seen: {:?}",
         kinds[0],
         kinds[1],
         kinds[2],
+        kinds[3],
         proxy.state.connections.load(Ordering::Relaxed),
         acked.len(),
         errors.len(),
@@ -913,5 +942,154 @@ fn regression_issue_44_a_commit_whose_answer_was_cut_does_not_stop_the_log() {
         acked.len(),
         errors.len(),
         sample(&errors)
+    );
+}
+
+/// A second test server beside `drifty` (same program, its own tag), to be
+/// approved mid-campaign.
+fn second_server_config(dir: &Path) -> String {
+    let script = peers_dir().join("drifting-server.mjs");
+    format!(
+        "[servers.second]\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ DRIFT_FILE = {:?}, SERVER_TAG = \"second\" }}\n",
+        script.to_str().unwrap(),
+        dir.join("second-description.txt").to_str().unwrap()
+    )
+}
+
+/// Issue 44: two gateways that talk only through Postgres (its rows, its
+/// `LISTEN`/`NOTIFY`), B cut off from A while both still reach Postgres, or
+/// B's connections faulted, fault after fault: B deaf to notifications, all
+/// its connections cut, partitioned, or delayed. In each fault a plan is
+/// proposed and approved through A and executed by six agents at once, three
+/// on each gateway: it runs exactly once, its file written once. A server
+/// approved through A during the first fault (B deaf) is served by B without
+/// a restart. Both gateways serve again; the one log verifies from both.
+#[test]
+fn fault_campaign_two_gateways_cut_off_from_each_other_keep_decisions_one_shot() {
+    let cluster = PgCluster::start();
+    let proxy = Proxy::start(&cluster.socket());
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.jsonl");
+    let config = recorded_upstream_config(dir.path(), &calls) + &second_server_config(dir.path());
+    let a = Gateway::start_on_database(&config, &cluster.url());
+    a.wait_for_server("drifty", "PENDING");
+    a.wait_for_server("second", "PENDING");
+    a.approve_server("drifty");
+    let b = Gateway::start_beside_on(&a, &config, &proxy.url());
+    for gw in [&a, &b] {
+        gw.wait_for_tool("drifty__add", true);
+        assert!(
+            !crate::gateway_util::tool_names(&gw.list_tools()).contains(&"second__add".to_owned()),
+            "served before approval"
+        );
+    }
+    let mut campaign = Campaign::new("two gateways cut off from each other");
+    let mut kinds = [0usize; 4];
+    let mut executions = 0;
+    let mut refused = 0;
+    let mut second_served_after = None;
+    for i in 0..campaign.faults {
+        let kind = i % 4;
+        kinds[kind] += 1;
+        let length = campaign.between(Duration::from_millis(500), Duration::from_millis(2500));
+        let plan_id = format!("once-{i}");
+        let file = format!("once-{i}.txt");
+        let plan = crate::gateway_util::write_file_plan(&a, &plan_id, "Write once", &file);
+        let (_, _, r) = a.rpc(
+            "tools/call",
+            json!({"name": "propose_plan", "arguments": plan}),
+        );
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        let barrier = std::sync::Barrier::new(6);
+        let results: Vec<Value> = std::thread::scope(|s| {
+            let fault = s.spawn(|| match kind {
+                0 => {
+                    proxy.deafen(true);
+                    std::thread::sleep(length);
+                    proxy.deafen(false);
+                }
+                1 => {
+                    proxy.cut();
+                    std::thread::sleep(length / 4);
+                    proxy.cut();
+                }
+                2 => {
+                    proxy.partition(true);
+                    std::thread::sleep(length);
+                    proxy.partition(false);
+                }
+                _ => {
+                    proxy.delay(Duration::from_millis(20));
+                    std::thread::sleep(length);
+                    proxy.delay(Duration::ZERO);
+                }
+            });
+            // The decision, through A, while B is cut off.
+            std::thread::sleep(Duration::from_millis(100));
+            let out = a.approve("plans", &plan_id, "one file");
+            assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+            if i == 0 {
+                a.approve_server("second");
+                let approved = Instant::now();
+                b.wait_for_tool("second__add", true);
+                second_served_after = Some(approved.elapsed());
+            }
+            let runs: Vec<_> = (0..6)
+                .map(|w| {
+                    let gw = if w % 2 == 0 { &a } else { &b };
+                    let (barrier, plan_id) = (&barrier, &plan_id);
+                    s.spawn(move || {
+                        barrier.wait();
+                        gw.rpc(
+                            "tools/call",
+                            json!({"name": "execute_plan", "arguments": {"plan_id": plan_id}}),
+                        )
+                        .2
+                    })
+                })
+                .collect();
+            let results = runs.into_iter().map(|h| h.join().unwrap()).collect();
+            fault.join().unwrap();
+            results
+        });
+        let ran = results
+            .iter()
+            .filter(|r| r["result"]["isError"] == false)
+            .count();
+        assert_eq!(
+            ran, 1,
+            "seed {}: fault {i} (kind {kind}): exactly one execution: {results:#?}",
+            campaign.seed
+        );
+        for r in &results {
+            assert!(
+                r["result"]["isError"].is_boolean() || r["error"]["message"].is_string(),
+                "every execution is answered: {r}"
+            );
+        }
+        executions += ran;
+        refused += results.len() - ran;
+        assert_eq!(
+            std::fs::read_to_string(a.data().join("workspace").join(&file)).unwrap(),
+            "x"
+        );
+    }
+    // Both serve after the last fault.
+    let next = AtomicU64::new(1);
+    for gw in [&a, &b] {
+        call_until_served(gw, &next);
+        gw.wait_for_tool("second__add", true);
+    }
+    for gw in [&a, &b] {
+        gw.assert_audit_clean();
+    }
+    eprintln!(
+        "fault campaign two gateways cut off from each other: {} deaf, {} cuts, {} partitions, {} delays; {} plans, each executed by 6 agents over both gateways: {executions} ran, {refused} refused, doubled 0; a server approved on A while B was deaf served by B after {:?}",
+        kinds[0],
+        kinds[1],
+        kinds[2],
+        kinds[3],
+        campaign.faults,
+        second_served_after.unwrap_or_default()
     );
 }
