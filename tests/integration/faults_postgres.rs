@@ -1093,3 +1093,49 @@ fn fault_campaign_two_gateways_cut_off_from_each_other_keep_decisions_one_shot()
         second_served_after.unwrap_or_default()
     );
 }
+
+/// Issue 44, a hole found by cutting one gateway of two off from Postgres:
+/// a gateway cut off right after committing entries it had not signed yet
+/// (checkpoints are signed at most every 100 ms) stopped every other gateway
+/// of the team: each append found those entries unsigned, waited for a
+/// checkpoint their writer could no longer write, and failed — for as long
+/// as it stayed away (a dead machine: until a survivor was restarted). Now,
+/// once the wait is over, they are adopted as a dead writer's tail is at
+/// start (a `log.tail_adopted` entry, signed over with the next batch): A
+/// serves on while B is cut off, B serves again once it is back, and the
+/// log verifies from both.
+#[test]
+fn regression_issue_44_a_gateway_cut_off_with_unsigned_entries_does_not_stop_the_others() {
+    let cluster = PgCluster::start();
+    let proxy = Proxy::start(&cluster.socket());
+    let t = team(&cluster.url(), &proxy.url());
+    let next = AtomicU64::new(1);
+    call_until_served(&t.b, &next);
+    // Past the window in which the first commit signs, and past any seal
+    // request: B's next commit signs, the one after it does not.
+    std::thread::sleep(Duration::from_secs(3));
+    let mut acked = call_until_served(&t.b, &next).0;
+    acked.extend(call_until_served(&t.b, &next).0);
+    proxy.partition(true);
+    let cut = Instant::now();
+    let (a_acked, a_errors) = call_until_served(&t.a, &next);
+    let a_served_after = cut.elapsed();
+    acked.extend(a_acked);
+    proxy.partition(false);
+    let (b_acked, _) = call_until_served(&t.b, &next);
+    acked.extend(b_acked);
+    let reviewer = t.a.reviewer_key();
+    let log = t.a.api_get(&reviewer, "/api/v1/log?from=0&limit=1000");
+    let adopted = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["entry"]["type"] == "log.tail_adopted")
+        .count();
+    let (forwarded, outcomes, intents) = assert_nothing_lost(&[&t.a, &t.b], &acked, &t.calls, 0);
+    eprintln!(
+        "B cut off: A served after {a_served_after:?} ({} calls refused meanwhile), {adopted} log.tail_adopted entries; {} calls acknowledged, {forwarded} forwarded, {intents} intent and {outcomes} outcome leaves",
+        a_errors.len(),
+        acked.len()
+    );
+}

@@ -522,16 +522,12 @@ impl Log {
                 to = size,
                 "adopting log entries no checkpoint signed (a writer stopped before signing one)"
             );
-            let mut m = interlock_canon::Map::new();
-            m.insert("type".into(), "log.tail_adopted".into());
-            m.insert("from".into(), Value::Number(safe(sealed)));
-            m.insert("to".into(), Value::Number(safe(size)));
-            m.insert(
-                "reason".into(),
-                "these entries were committed but no checkpoint signed them before their writer stopped; they were adopted as stored"
-                    .into(),
-            );
-            log.append(Value::Object(m)).await?;
+            log.append(tail_adopted_entry(
+                sealed,
+                size,
+                "these entries were committed but no checkpoint signed them before their writer stopped; they were adopted as stored",
+            ))
+            .await?;
             log.seal().await?;
         }
         Ok(log)
@@ -1617,8 +1613,8 @@ async fn write_batch_locked(
     now: i64,
     change: Option<&StateChange>,
 ) -> Result<Written, BatchError> {
-    let size = shared.read().tree.len();
-    let deadline = Instant::now() + FOREIGN_SEAL_WAIT;
+    let mut size = shared.read().tree.len();
+    let mut deadline = Instant::now() + FOREIGN_SEAL_WAIT;
     let mut leaves = Some(leaves);
     loop {
         // Verified foreign leaves are adopted even if the batch itself then fails.
@@ -1689,6 +1685,40 @@ async fn write_batch_locked(
             tokio::time::sleep(Duration::from_millis(2)).await;
             continue;
         }
+        if let Some((_, end)) = unsigned {
+            // Nobody signed them within the wait: their writer is gone — dead,
+            // or cut off from the database — and every writer of the team
+            // would refuse to append after them until a restart (issue 44).
+            // They are adopted as `Log::open` adopts a dead writer's tail, and
+            // recorded so with this batch, whose checkpoint signs them.
+            let adopted = adopt_stalled(shared, end)
+                .await
+                .map_err(|e| BatchError::Foreign {
+                    size,
+                    source: Arc::new(e),
+                })?;
+            if !adopted.is_empty() {
+                let (mut record, mut record_waiter) = encode(
+                    vec![(
+                        vec![tail_adopted_entry(
+                            adopted.start,
+                            adopted.end,
+                            "these entries were committed but their writer did not sign them within the wait (it stopped, or lost the database); they were adopted as stored",
+                        )],
+                        oneshot::channel().0,
+                    )],
+                    0,
+                    now,
+                );
+                record.extend(leaves.take().unwrap_or_default());
+                leaves = Some(record);
+                record_waiter.append(waiters);
+                *waiters = record_waiter;
+            }
+            size = shared.read().tree.len();
+            deadline = Instant::now() + FOREIGN_SEAL_WAIT;
+            continue;
+        }
         let (foreign, foreign_note) = verified.unwrap_or_default();
         let written = match built {
             Ok(Ok((leaves, row))) if !leaves.is_empty() => Some((leaves, row)),
@@ -1724,6 +1754,60 @@ async fn write_batch_locked(
             written,
         });
     }
+}
+
+/// Adopts into the tree the leaves up to `end` that another writer appended
+/// and did not sign: first what a checkpoint signs (verified, as
+/// [`catch_up`]), then the rest, each checked as [`load_adopting`] checks a
+/// dead writer's tail (well formed, stored under its own index and hash).
+/// Returns the range adopted unsigned. The caller holds `extend`.
+async fn adopt_stalled(shared: &Shared, end: u64) -> Result<std::ops::Range<u64>, LogError> {
+    catch_up(shared).await?;
+    let from = shared.read().tree.len();
+    if from >= end {
+        return Ok(from..from);
+    }
+    let rows = shared.store.leaves(from..end).await?;
+    if rows.len() as u64 != end - from {
+        return Err(LogError::CheckpointMismatch(format!(
+            "entries {from}..{end} of another writer are not all stored"
+        )));
+    }
+    let mut hashes = Vec::with_capacity(rows.len());
+    for row in rows {
+        let opened = interlock_receipts::open_leaf_unverified(&row.data).map_err(|e| {
+            LogError::MalformedEntry {
+                index: row.idx,
+                reason: format!("an unsigned entry cannot be adopted: {e}"),
+            }
+        })?;
+        if opened.seq != row.idx || leaf_hash(&row.data) != row.leaf_hash {
+            return Err(LogError::MalformedEntry {
+                index: row.idx,
+                reason: "an unsigned entry cannot be adopted: it is not stored under its own index and hash".into(),
+            });
+        }
+        hashes.push(row.leaf_hash);
+    }
+    shared.write().tree.extend(hashes);
+    let _ = shared.adopted_tx.send(from..end);
+    tracing::warn!(
+        from,
+        to = end,
+        "adopting log entries another writer appended and did not sign (it stopped, or lost the database)"
+    );
+    Ok(from..end)
+}
+
+/// The `log.tail_adopted` entry recording that entries `from..to` were
+/// adopted unsigned, and why.
+fn tail_adopted_entry(from: u64, to: u64, reason: &str) -> Value {
+    let mut m = interlock_canon::Map::new();
+    m.insert("type".into(), "log.tail_adopted".into());
+    m.insert("from".into(), Value::Number(safe(from)));
+    m.insert("to".into(), Value::Number(safe(to)));
+    m.insert("reason".into(), reason.into());
+    Value::Object(m)
 }
 
 /// The store's next index is below what this log verified.
