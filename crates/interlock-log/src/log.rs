@@ -187,9 +187,10 @@ pub(crate) struct Shared {
     /// The leaves this log committed lately, kept while a [`LeafTail`]
     /// reads them (so it need not read them back from the store).
     pub(crate) recent: Recent,
-    /// A batch whose commit failed without saying whether it landed (see
-    /// [`settle_in_doubt`]).
-    in_doubt: std::sync::Mutex<Option<InDoubt>>,
+    /// Batches whose commit failed without saying whether they landed (see
+    /// [`settle_in_doubt`]): all written at the tree's size, so at most one
+    /// of them landed.
+    in_doubt: std::sync::Mutex<Vec<InDoubt>>,
 }
 
 /// A batch whose write failed with an error that does not say whether the
@@ -217,44 +218,55 @@ fn note_in_doubt(shared: &Shared, leaves: &[LeafRow], error: &StoreError) {
     {
         return;
     }
-    *shared.in_doubt.lock().unwrap_or_else(|e| e.into_inner()) = Some(InDoubt {
-        start: leaves[0].idx,
+    let start = leaves[0].idx;
+    let mut doubts = shared.in_doubt.lock().unwrap_or_else(|e| e.into_inner());
+    // Batches in doubt at another index were settled by the tree's move.
+    doubts.retain(|d| d.start == start);
+    doubts.push(InDoubt {
+        start,
         hashes: leaves.iter().map(|l| l.leaf_hash).collect(),
     });
 }
 
-/// Finds out whether the batch in doubt landed: reads the store from the
-/// tree's size, and if the stored leaves there are the batch's, extends the
+/// Finds out whether a batch in doubt landed: reads the store from the
+/// tree's size, and if the stored leaves there are one batch's, extends the
 /// tree with them (unsigned: the next checkpoint signs them; the caller that
 /// can sign does so at once). Returns whether it adopted them. A store that
-/// cannot be read leaves the batch in doubt. The caller holds `extend`.
+/// cannot be read leaves the batches in doubt. The caller holds `extend`.
 async fn settle_in_doubt(shared: &Shared) -> Result<bool, StoreError> {
-    let Some(doubt) = shared
+    let doubts = shared
         .in_doubt
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .clone()
-    else {
+        .clone();
+    if doubts.is_empty() {
         return Ok(false);
-    };
+    }
     let size = shared.read().tree.len();
     let clear = || {
-        *shared.in_doubt.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        shared
+            .in_doubt
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear()
     };
-    if doubt.start != size {
-        // The tree moved on from where the batch was written: by adopting
-        // it under another writer's checkpoint, or by leaves written at
-        // that index instead of it (so it did not land).
+    if doubts.iter().all(|d| d.start != size) {
+        // The tree moved on from where they were written: by adopting one
+        // under another writer's checkpoint, or by leaves written at that
+        // index instead (so none landed).
         clear();
         return Ok(false);
     }
     let (tail, _) = shared.store.log_tail(size).await?;
     clear();
-    if !tail.starts_with(&doubt.hashes) {
+    let Some(landed) = doubts
+        .into_iter()
+        .find(|d| d.start == size && tail.starts_with(&d.hashes))
+    else {
         return Ok(false);
-    }
+    };
     let mut st = shared.write();
-    st.tree.extend(doubt.hashes.iter().copied());
+    st.tree.extend(landed.hashes);
     tracing::warn!(
         from = size,
         to = st.tree.len(),
@@ -503,7 +515,7 @@ impl Log {
             appending: std::sync::atomic::AtomicUsize::new(0),
             paced: tokio::sync::Notify::new(),
             recent: Recent::default(),
-            in_doubt: std::sync::Mutex::new(None),
+            in_doubt: std::sync::Mutex::new(Vec::new()),
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         // The writer builds the checkpoint signer it keeps (which checks the
@@ -623,11 +635,11 @@ impl Log {
         // Requests already queued go first; a closed log refuses.
         if self.tx.is_closed()
             || self.tx.capacity() < self.tx.max_capacity()
-            || shared
+            || !shared
                 .in_doubt
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .is_some()
+                .is_empty()
             || pace.last_batch > 1
             || pace.checkpoint_due(&shared.options)
             || shared.store.log_seal_requested_within(SEAL_WANTED_FOR)
