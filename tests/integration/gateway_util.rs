@@ -725,3 +725,24 @@ pub fn write_file_plan(gw: &Gateway, plan_id: &str, title: &str, file: &str) -> 
             "verify": [{"probe": "fs.file_contains", "params": {"text": "x"}}], "rollback": "Delete it."}]}
     }})
 }
+
+/// Issue 44's Postgres faults: gateways on a database the test owns (its own
+/// cluster, reached directly or through a proxy), whatever the run.
+impl Gateway {
+    /// [`Gateway::start`] on the Postgres database `url` (not the run's
+    /// `$INTERLOCK_TEST_POSTGRES`, which a SQLite run has not).
+    pub fn start_on_database(config: &str, url: &str) -> Gateway {
+        Gateway::start_full(config, &[], None, &[("INTERLOCK_DATABASE_URL", url)], true)
+    }
+
+    /// [`Gateway::start_beside`] `first`, reaching the team's database at
+    /// `url`: the same database by another route (a proxy of its own).
+    pub fn start_beside_on(first: &Gateway, config: &str, url: &str) -> Gateway {
+        let mut gw = Gateway::beside(first, config, None);
+        gw.env.retain(|(k, _)| k != "INTERLOCK_DATABASE_URL");
+        gw.env
+            .push(("INTERLOCK_DATABASE_URL".to_owned(), url.to_owned()));
+        gw.serve(&[]);
+        gw
+    }
+}

@@ -18,6 +18,7 @@ mod evidence;
 mod faultfs;
 mod faults;
 mod faults_clock;
+mod faults_postgres;
 mod faults_power;
 mod faults_serve;
 mod gateway;

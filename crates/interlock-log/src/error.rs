@@ -17,9 +17,11 @@ pub enum LogError {
     /// A store call failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The batch this append was part of could not be written: nothing from
-    /// it is in the log (every waiter of the batch gets this error).
-    #[error("append failed; no entry of its batch was stored: {0}")]
+    /// The batch this append was part of could not be written, or its
+    /// commit was not confirmed: it is not acknowledged (every waiter of the
+    /// batch gets this error). A commit that reached the database though its
+    /// answer was lost (a connection cut) is kept on the log, never undone.
+    #[error("append failed; its batch is not acknowledged: {0}")]
     WriteFailed(Arc<StoreError>),
     /// The state change meant to commit with the entry lost its
     /// compare-and-swap: neither the change nor the entry was stored.

@@ -187,6 +187,92 @@ pub(crate) struct Shared {
     /// The leaves this log committed lately, kept while a [`LeafTail`]
     /// reads them (so it need not read them back from the store).
     pub(crate) recent: Recent,
+    /// Batches whose commit failed without saying whether they landed (see
+    /// [`settle_in_doubt`]): all written at the tree's size, so at most one
+    /// of them landed.
+    in_doubt: std::sync::Mutex<Vec<InDoubt>>,
+}
+
+/// A batch whose write failed with an error that does not say whether the
+/// database committed it — a connection lost after its `COMMIT` was sent:
+/// the index it was written at and its leaf hashes. Its waiters were told
+/// it failed; if it landed, its leaves are this log's own, and the log must
+/// take them into its tree, or it would take them for another writer's
+/// unsigned entries and refuse every later append (issue 44).
+#[derive(Clone)]
+struct InDoubt {
+    start: u64,
+    hashes: Vec<Hash>,
+}
+
+/// Notes a failed write of `leaves` as in doubt, unless the store's error
+/// says nothing was written.
+fn note_in_doubt(shared: &Shared, leaves: &[LeafRow], error: &StoreError) {
+    if leaves.is_empty()
+        || matches!(
+            error,
+            StoreError::LeafIndexMismatch { .. }
+                | StoreError::ChangeRefused { .. }
+                | StoreError::Malformed(_)
+        )
+    {
+        return;
+    }
+    let start = leaves[0].idx;
+    let mut doubts = shared.in_doubt.lock().unwrap_or_else(|e| e.into_inner());
+    // Batches in doubt at another index were settled by the tree's move.
+    doubts.retain(|d| d.start == start);
+    doubts.push(InDoubt {
+        start,
+        hashes: leaves.iter().map(|l| l.leaf_hash).collect(),
+    });
+}
+
+/// Finds out whether a batch in doubt landed: reads the store from the
+/// tree's size, and if the stored leaves there are one batch's, extends the
+/// tree with them (unsigned: the next checkpoint signs them; the caller that
+/// can sign does so at once). Returns whether it adopted them. A store that
+/// cannot be read leaves the batches in doubt. The caller holds `extend`.
+async fn settle_in_doubt(shared: &Shared) -> Result<bool, StoreError> {
+    let doubts = shared
+        .in_doubt
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if doubts.is_empty() {
+        return Ok(false);
+    }
+    let size = shared.read().tree.len();
+    let clear = || {
+        shared
+            .in_doubt
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear()
+    };
+    if doubts.iter().all(|d| d.start != size) {
+        // The tree moved on from where they were written: by adopting one
+        // under another writer's checkpoint, or by leaves written at that
+        // index instead (so none landed).
+        clear();
+        return Ok(false);
+    }
+    let (tail, _) = shared.store.log_tail(size).await?;
+    clear();
+    let Some(landed) = doubts
+        .into_iter()
+        .find(|d| d.start == size && tail.starts_with(&d.hashes))
+    else {
+        return Ok(false);
+    };
+    let mut st = shared.write();
+    st.tree.extend(landed.hashes);
+    tracing::warn!(
+        from = size,
+        to = st.tree.len(),
+        "a log batch reported as failed had been committed (its answer was lost): its entries are kept"
+    );
+    Ok(true)
 }
 
 impl Shared {
@@ -429,6 +515,7 @@ impl Log {
             appending: std::sync::atomic::AtomicUsize::new(0),
             paced: tokio::sync::Notify::new(),
             recent: Recent::default(),
+            in_doubt: std::sync::Mutex::new(Vec::new()),
         });
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         // The writer builds the checkpoint signer it keeps (which checks the
@@ -447,16 +534,12 @@ impl Log {
                 to = size,
                 "adopting log entries no checkpoint signed (a writer stopped before signing one)"
             );
-            let mut m = interlock_canon::Map::new();
-            m.insert("type".into(), "log.tail_adopted".into());
-            m.insert("from".into(), Value::Number(safe(sealed)));
-            m.insert("to".into(), Value::Number(safe(size)));
-            m.insert(
-                "reason".into(),
-                "these entries were committed but no checkpoint signed them before their writer stopped; they were adopted as stored"
-                    .into(),
-            );
-            log.append(Value::Object(m)).await?;
+            log.append(tail_adopted_entry(
+                sealed,
+                size,
+                "these entries were committed but no checkpoint signed them before their writer stopped; they were adopted as stored",
+            ))
+            .await?;
             log.seal().await?;
         }
         Ok(log)
@@ -552,6 +635,11 @@ impl Log {
         // Requests already queued go first; a closed log refuses.
         if self.tx.is_closed()
             || self.tx.capacity() < self.tx.max_capacity()
+            || !shared
+                .in_doubt
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty()
             || pace.last_batch > 1
             || pace.checkpoint_due(&shared.options)
             || shared.store.log_seal_requested_within(SEAL_WANTED_FOR)
@@ -596,6 +684,7 @@ impl Log {
                     };
                 }
                 Err(e) => {
+                    note_in_doubt(shared, &leaves, &e);
                     drop(extend);
                     publish(shared, Err(BatchError::Store(Arc::new(e))), waiters).await;
                 }
@@ -981,6 +1070,7 @@ fn verify_checkpoint(
 /// error is [`LogError::ForeignAppend`] (or [`LogError::Store`] when the
 /// store could not be read).
 async fn catch_up(shared: &Shared) -> Result<u64, LogError> {
+    settle_in_doubt(shared).await?;
     let (size, sealed) = {
         let st = shared.read();
         (st.tree.len(), st.sealed)
@@ -1276,6 +1366,7 @@ async fn writer(
 /// latest one already covers the tree. Returns the latest checkpoint.
 async fn seal_now(shared: &Shared, notes: &Notes<'_>) -> Result<Option<Arc<str>>, LogError> {
     let _extend = shared.extend.lock().await;
+    settle_in_doubt(shared).await?;
     let (size, sealed, latest) = {
         let st = shared.read();
         (st.tree.len(), st.sealed, st.checkpoint.clone())
@@ -1534,13 +1625,15 @@ async fn write_batch_locked(
     now: i64,
     change: Option<&StateChange>,
 ) -> Result<Written, BatchError> {
-    let size = shared.read().tree.len();
-    let deadline = Instant::now() + FOREIGN_SEAL_WAIT;
+    let mut size = shared.read().tree.len();
+    let mut deadline = Instant::now() + FOREIGN_SEAL_WAIT;
     let mut leaves = Some(leaves);
     loop {
         // Verified foreign leaves are adopted even if the batch itself then fails.
         let mut verified: Option<(Vec<Hash>, Option<Arc<str>>)> = None;
         let mut unsigned: Option<(u64, u64)> = None;
+        // The leaves this attempt writes, in case its commit goes unanswered.
+        let mut attempted: Vec<LeafRow> = Vec::new();
         let built = shared
             .store
             .append_batch_locked(size, change, |tail, latest| {
@@ -1592,6 +1685,7 @@ async fn write_batch_locked(
                     frontier.push(l.leaf_hash);
                 }
                 let row = sign_row(shared, notes, &frontier, now)?;
+                attempted.clone_from(&encoded);
                 Ok((encoded, Some(row)))
             })
             .await;
@@ -1601,6 +1695,40 @@ async fn write_batch_locked(
             want_seal(&shared.store);
             // Short: the other writer signs its very next commit now.
             tokio::time::sleep(Duration::from_millis(2)).await;
+            continue;
+        }
+        if let Some((_, end)) = unsigned {
+            // Nobody signed them within the wait: their writer is gone — dead,
+            // or cut off from the database — and every writer of the team
+            // would refuse to append after them until a restart (issue 44).
+            // They are adopted as `Log::open` adopts a dead writer's tail, and
+            // recorded so with this batch, whose checkpoint signs them.
+            let adopted = adopt_stalled(shared, end)
+                .await
+                .map_err(|e| BatchError::Foreign {
+                    size,
+                    source: Arc::new(e),
+                })?;
+            if !adopted.is_empty() {
+                let (mut record, mut record_waiter) = encode(
+                    vec![(
+                        vec![tail_adopted_entry(
+                            adopted.start,
+                            adopted.end,
+                            "these entries were committed but their writer did not sign them within the wait (it stopped, or lost the database); they were adopted as stored",
+                        )],
+                        oneshot::channel().0,
+                    )],
+                    0,
+                    now,
+                );
+                record.extend(leaves.take().unwrap_or_default());
+                leaves = Some(record);
+                record_waiter.append(waiters);
+                *waiters = record_waiter;
+            }
+            size = shared.read().tree.len();
+            deadline = Instant::now() + FOREIGN_SEAL_WAIT;
             continue;
         }
         let (foreign, foreign_note) = verified.unwrap_or_default();
@@ -1624,7 +1752,13 @@ async fn write_batch_locked(
             Err(StoreError::LeafIndexMismatch { expected, .. }) if expected < size => {
                 return Err(removed(expected, size));
             }
-            Err(e) => return Err(BatchError::Store(Arc::new(e))),
+            Err(e) => {
+                // Foreign leaves it verified come first; the batch is in
+                // doubt after them.
+                adopt(shared, foreign, foreign_note);
+                note_in_doubt(shared, &attempted, &e);
+                return Err(BatchError::Store(Arc::new(e)));
+            }
         };
         return Ok(Written {
             foreign,
@@ -1632,6 +1766,60 @@ async fn write_batch_locked(
             written,
         });
     }
+}
+
+/// Adopts into the tree the leaves up to `end` that another writer appended
+/// and did not sign: first what a checkpoint signs (verified, as
+/// [`catch_up`]), then the rest, each checked as [`load_adopting`] checks a
+/// dead writer's tail (well formed, stored under its own index and hash).
+/// Returns the range adopted unsigned. The caller holds `extend`.
+async fn adopt_stalled(shared: &Shared, end: u64) -> Result<std::ops::Range<u64>, LogError> {
+    catch_up(shared).await?;
+    let from = shared.read().tree.len();
+    if from >= end {
+        return Ok(from..from);
+    }
+    let rows = shared.store.leaves(from..end).await?;
+    if rows.len() as u64 != end - from {
+        return Err(LogError::CheckpointMismatch(format!(
+            "entries {from}..{end} of another writer are not all stored"
+        )));
+    }
+    let mut hashes = Vec::with_capacity(rows.len());
+    for row in rows {
+        let opened = interlock_receipts::open_leaf_unverified(&row.data).map_err(|e| {
+            LogError::MalformedEntry {
+                index: row.idx,
+                reason: format!("an unsigned entry cannot be adopted: {e}"),
+            }
+        })?;
+        if opened.seq != row.idx || leaf_hash(&row.data) != row.leaf_hash {
+            return Err(LogError::MalformedEntry {
+                index: row.idx,
+                reason: "an unsigned entry cannot be adopted: it is not stored under its own index and hash".into(),
+            });
+        }
+        hashes.push(row.leaf_hash);
+    }
+    shared.write().tree.extend(hashes);
+    let _ = shared.adopted_tx.send(from..end);
+    tracing::warn!(
+        from,
+        to = end,
+        "adopting log entries another writer appended and did not sign (it stopped, or lost the database)"
+    );
+    Ok(from..end)
+}
+
+/// The `log.tail_adopted` entry recording that entries `from..to` were
+/// adopted unsigned, and why.
+fn tail_adopted_entry(from: u64, to: u64, reason: &str) -> Value {
+    let mut m = interlock_canon::Map::new();
+    m.insert("type".into(), "log.tail_adopted".into());
+    m.insert("from".into(), Value::Number(safe(from)));
+    m.insert("to".into(), Value::Number(safe(to)));
+    m.insert("reason".into(), reason.into());
+    Value::Object(m)
 }
 
 /// The store's next index is below what this log verified.
@@ -1678,6 +1866,10 @@ async fn commit(
 ) -> Option<bool> {
     // Nothing else extends the tree until this batch is published or failed.
     let _extend = shared.extend.lock().await;
+    // A batch in doubt that landed is this log's: adopted, and signed with
+    // this batch, so other writers need not wait for it. (A store that
+    // cannot be read now fails this batch's write too.)
+    let sign = sign || settle_in_doubt(shared).await.unwrap_or(false);
     let now = now_secs();
     let start = shared.read().tree.len();
     let (leaves, mut waiters) = encode(batch, start, now);
@@ -1702,7 +1894,10 @@ async fn commit(
                 write_batch_locked(shared, notes, leaves, &mut waiters, now, None).await
             }
             StoreError::LeafIndexMismatch { expected, .. } => Err(removed(expected, start)),
-            _ => Err(BatchError::Store(e)),
+            _ => {
+                note_in_doubt(shared, &leaves, &e);
+                Err(BatchError::Store(e))
+            }
         },
         Err(err) => Err(err),
     };
@@ -1720,6 +1915,8 @@ async fn commit_with_change(
     reply: Reply,
 ) -> Option<bool> {
     let _extend = shared.extend.lock().await;
+    // (Its batch is always signed.)
+    let _ = settle_in_doubt(shared).await;
     let now = now_secs();
     let start = shared.read().tree.len();
     let (leaves, mut waiters) = encode(vec![(vec![entry], reply)], start, now);

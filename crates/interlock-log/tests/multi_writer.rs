@@ -393,8 +393,10 @@ async fn invalid_foreign_append_is_refused() {
         ),
         // No checkpoint at all: a writer that never signs. Readers do not
         // adopt it (it is not an extension until signed); a writer waits for
-        // the signature for a while, then refuses.
-        ("unsigned", None, "not signed yet"),
+        // the signature for a while, then would adopt it as a stalled
+        // writer's entry (issue 44) — but this one is no leaf a writer of
+        // the log wrote, so it refuses.
+        ("unsigned", None, "cannot be adopted"),
     ];
     for (name, cp, cause) in cases {
         other

@@ -36,9 +36,12 @@ pub enum StoreError {
     /// The embedded schema migrations failed to apply.
     #[error("database schema migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
-    /// The disk is full, read-only, or an I/O error occurred: the write did
-    /// not happen (and is not acknowledged).
-    #[error("storage I/O error (disk full, read-only or failing?): {0}")]
+    /// The disk is full, read-only, or an I/O error occurred (on Postgres,
+    /// the connection to the server was lost): the write is not
+    /// acknowledged.
+    #[error(
+        "storage I/O error (disk full, read-only or failing, or the database server unreachable?): {0}"
+    )]
     Io(#[source] DriverError),
     /// Another writer held the database lock for longer than the busy timeout.
     #[error("database is busy (locked by another writer beyond the timeout): {0}")]

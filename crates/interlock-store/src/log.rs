@@ -320,7 +320,8 @@ impl Store {
 
     /// [`append_batch`](Self::append_batch), committed but with its `fsync`
     /// left to a later commit or [`flush_log`](Self::flush_log) when `flush`
-    /// is [`Flush::Deferred`].
+    /// is [`Flush::Deferred`] — on SQLite only: a Postgres commit is flushed
+    /// before it returns whatever `flush` says (see below).
     pub async fn append_batch_flushed(
         &self,
         leaves: &[LeafRow],
@@ -346,16 +347,15 @@ impl Store {
             // Postgres: one transaction under the write lock (a round trip
             // per statement over a socket, no thread hand-off to save), the
             // next index checked in it as SQLite's triggers check it.
+            //
+            // A `Flush::Deferred` batch is flushed before it returns here
+            // all the same (`synchronous_commit = on`): an asynchronous
+            // commit lives in the server's WAL buffers, which a crash of the
+            // Postgres server — a killed process, not a power cut — loses,
+            // and the log's writer has already extended its tree and
+            // answered over the lost leaves (issue 44: the gateway could not
+            // append again, and acknowledged outcome leaves were gone).
             let mut tx = self.begin_write().await?;
-            if flush == Flush::Deferred && self.backend() == Backend::Postgres {
-                // Committed — in the server's memory and WAL buffers, so a
-                // killed gateway loses nothing — with its flush left to the
-                // next synchronous commit (see `flush_log`).
-                sqlx::query("SET LOCAL synchronous_commit = off")
-                    .execute(&mut *tx)
-                    .await
-                    .ctx("log leaf")?;
-            }
             let next = next_index(&mut tx).await?;
             insert_batch(&mut tx, next, leaves, checkpoint).await?;
             tx.commit().await.ctx("log leaf")?;
