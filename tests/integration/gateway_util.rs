@@ -732,7 +732,7 @@ impl Gateway {
     /// [`Gateway::start`] on the Postgres database `url` (not the run's
     /// `$INTERLOCK_TEST_POSTGRES`, which a SQLite run has not).
     pub fn start_on_database(config: &str, url: &str) -> Gateway {
-        Gateway::start_full(config, &[], None, &[("INTERLOCK_DATABASE_URL", url)], true)
+        Gateway::start_on_prepared_data(config, &[("INTERLOCK_DATABASE_URL", url)], &mut |_| {})
     }
 
     /// [`Gateway::start_beside`] `first`, reaching the team's database at
