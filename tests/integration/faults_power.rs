@@ -79,17 +79,29 @@ fn gateway_on_faultfs_with(
 /// Runs `interlock ARGS` until it ends (its success) or `cut` is set (then
 /// it is killed, as a cut kills it: `None`).
 fn run_until_cut(args: &[&str], env: &[(String, String)], cut: &AtomicBool) -> Option<bool> {
+    run_until_cut_saying(args, env, cut).map(|(ok, _)| ok)
+}
+
+/// [`run_until_cut`], with what the command wrote to stderr when it ended.
+fn run_until_cut_saying(
+    args: &[&str],
+    env: &[(String, String)],
+    cut: &AtomicBool,
+) -> Option<(bool, String)> {
+    use std::io::Read as _;
     let mut child = Command::new(env!("CARGO_BIN_EXE_interlock"))
         .args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("the binary runs");
     loop {
         if let Some(status) = child.try_wait().expect("wait") {
-            return Some(status.success());
+            let mut said = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut said);
+            return Some((status.success(), said));
         }
         if cut.load(Ordering::SeqCst) {
             let _ = child.kill();
@@ -247,9 +259,11 @@ fn power_cut_campaign(path: &str, log: &str, outcomes_promised: bool) {
                         "--hash",
                         &hash,
                     ];
-                    match run_until_cut(&approve, env, cut) {
-                        Some(true) => seen.lock().unwrap().approvals_acknowledged.push(id),
-                        Some(false) => panic!("approving {id} failed with the power on"),
+                    match run_until_cut_saying(&approve, env, cut) {
+                        Some((true, _)) => seen.lock().unwrap().approvals_acknowledged.push(id),
+                        Some((false, said)) => {
+                            panic!("approving {id} failed with the power on: {said}")
+                        }
                         None => return,
                     }
                 }
@@ -884,4 +898,36 @@ fn fault_campaign_alerts_through_power_cuts_skip_nothing_and_never_contradict_th
         expected.len(),
         got.len()
     );
+}
+
+/// Issue 44, found by the disk-full campaign: a decision whose COMMIT failed
+/// on the full disk left its pooled database connection counted in a
+/// transaction (SQLite had rolled it back itself, so sqlx's ROLLBACK
+/// failed), and every later decision that drew that connection failed —
+/// "attempted to call begin_with at non-zero transaction depth" — until the
+/// gateway restarted, while tool calls went on. Such a connection is now
+/// closed instead of reused.
+#[test]
+fn regression_issue_44_a_full_disk_does_not_leave_decisions_failing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, fs) = gateway_on_faultfs(dir.path(), "");
+    fs.set_fault(Fault::DiskFull);
+    let mut refused = 0;
+    for i in 0..8 {
+        let out = gw.cli(&["agents", "add", &format!("during-{i}")]);
+        if !out.status.success() {
+            refused += 1;
+        }
+    }
+    assert!(refused > 0, "the full disk refused no decision");
+    fs.set_fault(Fault::None);
+    for i in 0..16 {
+        let out = gw.cli(&["agents", "add", &format!("after-{i}")]);
+        assert!(
+            out.status.success(),
+            "decision {i} after the disk was freed: {}",
+            stderr(&out)
+        );
+    }
+    gw.assert_audit_clean();
 }

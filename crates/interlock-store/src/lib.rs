@@ -181,6 +181,18 @@ impl Store {
                     // process, not a socket that can go stale: pinging it before
                     // every checkout would only add a round trip to that thread.
                     .test_before_acquire(false)
+                    // A connection whose COMMIT failed on a full disk or an
+                    // I/O error (SQLite then rolls the transaction back itself)
+                    // is still counted in a transaction by sqlx: its ROLLBACK
+                    // fails, and every later BEGIN on it is refused ("non-zero
+                    // transaction depth"), so each decision that drew it
+                    // failed until a restart (issue 44,
+                    // `regression_issue_44_a_full_disk_does_not_leave_decisions_failing`).
+                    // Such a connection is closed instead of reused; reading
+                    // the count costs nothing.
+                    .before_acquire(|conn, _| {
+                        Box::pin(async move { Ok(transaction_depth::<sqlx::Any>(conn) == 0) })
+                    })
                     .after_connect(|conn, _| Box::pin(sqlite_settings(conn)))
                     .connect(&url)
                     .await
@@ -558,4 +570,10 @@ pub(crate) fn to_i64(v: u64, what: &str) -> Result<i64, StoreError> {
 pub(crate) fn to_hash(v: &[u8], what: &str) -> Result<[u8; 32], StoreError> {
     <[u8; 32]>::try_from(v)
         .map_err(|_| StoreError::Malformed(format!("{what} is {} bytes, expected 32", v.len())))
+}
+
+/// sqlx's count of transactions open on `conn` (0 between transactions).
+fn transaction_depth<DB: sqlx::Database>(conn: &DB::Connection) -> usize {
+    use sqlx_core::transaction::TransactionManager as _;
+    DB::TransactionManager::get_transaction_depth(conn)
 }
