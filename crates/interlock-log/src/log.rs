@@ -955,20 +955,29 @@ async fn load_adopting(
     }
     let end = hashes.len() as u64;
     for row in store.leaves(sealed..end).await? {
-        let opened = interlock_receipts::open_leaf_unverified(&row.data).map_err(|e| {
-            LogError::MalformedEntry {
-                index: row.idx,
-                reason: format!("an unsigned entry cannot be adopted: {e}"),
-            }
-        })?;
-        if opened.seq != row.idx || leaf_hash(&row.data) != row.leaf_hash {
-            return Err(LogError::MalformedEntry {
-                index: row.idx,
-                reason: "an unsigned entry cannot be adopted: it is not stored under its own index and hash".into(),
-            });
-        }
+        check_adoptable(&row)?;
     }
     Ok((Tree::from_leaves(&hashes), checkpoint, sealed))
+}
+
+/// Whether an entry no checkpoint signs may be adopted as stored: a
+/// well-formed leaf, stored under its own index and hash.
+fn check_adoptable(row: &LeafRow) -> Result<(), LogError> {
+    let opened = interlock_receipts::open_leaf_unverified(&row.data).map_err(|e| {
+        LogError::MalformedEntry {
+            index: row.idx,
+            reason: format!("an unsigned entry cannot be adopted: {e}"),
+        }
+    })?;
+    if opened.seq != row.idx || leaf_hash(&row.data) != row.leaf_hash {
+        return Err(LogError::MalformedEntry {
+            index: row.idx,
+            reason:
+                "an unsigned entry cannot be adopted: it is not stored under its own index and hash"
+                    .into(),
+        });
+    }
+    Ok(())
 }
 
 /// Loads the leaf hashes and checks them against the latest signed
@@ -1770,8 +1779,8 @@ async fn write_batch_locked(
 
 /// Adopts into the tree the leaves up to `end` that another writer appended
 /// and did not sign: first what a checkpoint signs (verified, as
-/// [`catch_up`]), then the rest, each checked as [`load_adopting`] checks a
-/// dead writer's tail (well formed, stored under its own index and hash).
+/// [`catch_up`]), then the rest, each checked as a dead writer's tail is
+/// ([`check_adoptable`]).
 /// Returns the range adopted unsigned. The caller holds `extend`.
 async fn adopt_stalled(shared: &Shared, end: u64) -> Result<std::ops::Range<u64>, LogError> {
     catch_up(shared).await?;
@@ -1787,18 +1796,7 @@ async fn adopt_stalled(shared: &Shared, end: u64) -> Result<std::ops::Range<u64>
     }
     let mut hashes = Vec::with_capacity(rows.len());
     for row in rows {
-        let opened = interlock_receipts::open_leaf_unverified(&row.data).map_err(|e| {
-            LogError::MalformedEntry {
-                index: row.idx,
-                reason: format!("an unsigned entry cannot be adopted: {e}"),
-            }
-        })?;
-        if opened.seq != row.idx || leaf_hash(&row.data) != row.leaf_hash {
-            return Err(LogError::MalformedEntry {
-                index: row.idx,
-                reason: "an unsigned entry cannot be adopted: it is not stored under its own index and hash".into(),
-            });
-        }
+        check_adoptable(&row)?;
         hashes.push(row.leaf_hash);
     }
     shared.write().tree.extend(hashes);
