@@ -61,14 +61,21 @@ pub enum ReviewersCommand {
 pub async fn agents(ctx: &Context, cmd: AgentsCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         AgentsCommand::Shadow { name, state } => {
-            let store = ctx.store().await?;
-            let n = store.set_shadow(&name, state == "on").await?;
-            if n == 0 {
+            let shadow = state == "on";
+            let active = ctx
+                .store()
+                .await?
+                .api_keys(ApiKeyKind::Agent)
+                .await?
+                .into_iter()
+                .any(|k| k.name == name && k.revoked_at.is_none());
+            if !active {
                 eprintln!("interlock: no active agent key named `{name}`");
                 return Ok(ExitCode::from(super::EXIT_REJECTED));
             }
+            let n = set_shadow(ctx, &name, shadow).await?;
             println!(
-                "shadow mode {state} for `{name}` ({n} key(s); a running gateway applies it within 5 s)"
+                "shadow mode {state} for `{name}` ({n} key(s) changed, each with its receipt)"
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -86,9 +93,8 @@ pub async fn agents(ctx: &Context, cmd: AgentsCommand) -> anyhow::Result<ExitCod
                     roles.names().collect::<Vec<_>>().join(", ")
                 );
             }
-            let code = add(ctx, ApiKeyKind::Agent, &name, &role).await?;
-            if shadow {
-                ctx.store().await?.set_shadow(&name, true).await?;
+            let code = add(ctx, ApiKeyKind::Agent, &name, &role, shadow).await?;
+            if shadow && code == ExitCode::SUCCESS {
                 eprintln!("shadow mode on: calls are decided and logged, never held or blocked");
             }
             Ok(code)
@@ -117,14 +123,22 @@ pub async fn reviewers(ctx: &Context, cmd: ReviewersCommand) -> anyhow::Result<E
                 ReviewerScope::Review => interlock_gateway::roles::REVIEW_ONLY_ROLE,
                 ReviewerScope::Metrics => interlock_gateway::roles::METRICS_ONLY_ROLE,
             };
-            add(ctx, ApiKeyKind::Reviewer, &name, role).await
+            add(ctx, ApiKeyKind::Reviewer, &name, role, false).await
         }
         ReviewersCommand::List => list(ctx, ApiKeyKind::Reviewer).await,
         ReviewersCommand::Revoke { name } => revoke(ctx, ApiKeyKind::Reviewer, &name).await,
     }
 }
 
-async fn add(ctx: &Context, kind: ApiKeyKind, name: &str, role: &str) -> anyhow::Result<ExitCode> {
+/// Issues a key (in shadow mode from its first request if `shadow`: row,
+/// shadow flag and receipt in one transaction).
+async fn add(
+    ctx: &Context,
+    kind: ApiKeyKind,
+    name: &str,
+    role: &str,
+    shadow: bool,
+) -> anyhow::Result<ExitCode> {
     // Beside a running gateway, it issues the key (it holds the log key, which
     // this process may not reach: its keychain can be the gateway's alone).
     let request = admin::Request::IssueKey {
@@ -132,6 +146,7 @@ async fn add(ctx: &Context, kind: ApiKeyKind, name: &str, role: &str) -> anyhow:
         name: name.to_owned(),
         role: role.to_owned(),
         first_free: false,
+        shadow,
     };
     let (key, key_hash, by) = match admin::request(&ctx.host().data_dir()?, &request).await? {
         Some(admin::Answer::Key { key, key_hash, .. }) => {
@@ -149,9 +164,15 @@ async fn add(ctx: &Context, kind: ApiKeyKind, name: &str, role: &str) -> anyhow:
                 eprintln!("interlock: {}", taken.message(kind, name));
                 return Ok(ExitCode::from(super::EXIT_REJECTED));
             }
-            let (key, record) =
-                keys::issue_key(&engine, kind, name, role, keys::IssuedBy::OwnerWithKeychain)
-                    .await?;
+            let (key, record) = keys::issue_key(
+                &engine,
+                kind,
+                name,
+                role,
+                keys::IssuedBy::OwnerWithKeychain,
+                shadow,
+            )
+            .await?;
             engine.log().close().await;
             (key, record.key_hash, "")
         }
@@ -207,13 +228,51 @@ async fn list(ctx: &Context, kind: ApiKeyKind) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Revokes `name`'s keys, each with its receipt: beside a running gateway,
+/// it does (it holds the log key, and its key cache forgets them at once).
 async fn revoke(ctx: &Context, kind: ApiKeyKind, name: &str) -> anyhow::Result<ExitCode> {
-    let store = ctx.store().await?;
-    let n = store.revoke_api_keys(kind, name).await?;
+    let request = admin::Request::RevokeKeys {
+        kind,
+        name: name.to_owned(),
+    };
+    let (n, by) = match admin::request(&ctx.host().data_dir()?, &request).await? {
+        Some(admin::Answer::KeysChanged(n)) => (n, " by the running gateway"),
+        Some(admin::Answer::Error(e)) => bail!("the gateway revoked nothing: {e}"),
+        Some(other) => bail!("the gateway revoked nothing: {other:?}"),
+        None => {
+            let engine = ctx.engine().await?;
+            let n = keys::revoke_keys(&engine, kind, name, keys::IssuedBy::OwnerWithKeychain).await;
+            engine.log().close().await;
+            (n?, "")
+        }
+    };
     if n == 0 {
         eprintln!("interlock: no active {} key named `{name}`", kind.as_str());
         return Ok(ExitCode::from(super::EXIT_REJECTED));
     }
-    println!("revoked {n} key(s) of `{name}` (a running gateway stops accepting them within 5 s)");
+    println!("revoked {n} key(s) of `{name}`{by}, each with its receipt");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Shadow mode for `name`'s agent keys, each change with its receipt (beside
+/// a running gateway, by it). Returns how many keys changed.
+async fn set_shadow(ctx: &Context, name: &str, shadow: bool) -> anyhow::Result<u64> {
+    let request = admin::Request::SetShadow {
+        name: name.to_owned(),
+        shadow,
+    };
+    Ok(
+        match admin::request(&ctx.host().data_dir()?, &request).await? {
+            Some(admin::Answer::KeysChanged(n)) => n,
+            Some(admin::Answer::Error(e)) => bail!("the gateway changed nothing: {e}"),
+            Some(other) => bail!("the gateway changed nothing: {other:?}"),
+            None => {
+                let engine = ctx.engine().await?;
+                let n = keys::set_shadow(&engine, name, shadow, keys::IssuedBy::OwnerWithKeychain)
+                    .await;
+                engine.log().close().await;
+                n?
+            }
+        },
+    )
 }

@@ -403,8 +403,13 @@ impl Gateway {
     }
 
     /// Waits until the agent's `tools/list` has (or lacks) `tool`.
+    ///
+    /// As long as `wait_for_server`: once, on CI with the fault campaigns
+    /// loading both cores, a restarted gateway's upstream (a sandboxed Python
+    /// server) had not served its tool after 30 s (2026-12-07; the report cut
+    /// the gateway's log; 21 runs here under load did not repeat it).
     pub fn wait_for_tool(&self, tool: &str, present: bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let listed = self.list_tools();
             if tool_names(&listed).iter().any(|t| t == tool) == present {

@@ -17,6 +17,7 @@ mod eras;
 mod evidence;
 mod faultfs;
 mod faults;
+mod faults_admin;
 mod faults_clock;
 mod faults_postgres;
 mod faults_power;

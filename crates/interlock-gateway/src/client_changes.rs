@@ -147,7 +147,7 @@ pub async fn change_client(
             // An undo revoked the client's agent key in the store: the
             // gateway's key cache forgets it now, not in a few seconds.
             if let Some(agent) = done.get("agent_revoked").and_then(Value::as_str) {
-                gw.forget_agent(agent);
+                gw.forget_keys_named(interlock_store::ApiKeyKind::Agent, agent);
             }
             // An answer that is not canonical JSON (a float) is kept as text.
             let result = interlock_canon::from_serde_json(&json!(done))

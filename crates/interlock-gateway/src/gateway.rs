@@ -331,18 +331,18 @@ impl Gateway {
         self.0.key_limits.forget(key_hash);
     }
 
-    /// Forgets every cached key of the agent `name`, whose keys were revoked
-    /// outside the admin API (an owner's undo of a connect or of hooks), so
-    /// a revoked key stops at its next request rather than when its cache
-    /// entry ages out.
-    pub(crate) fn forget_agent(&self, name: &str) {
+    /// Forgets every cached key of `kind` named `name`, whose keys were
+    /// revoked or changed outside the admin API (the CLI, an owner's undo of
+    /// a connect or of hooks), so a revoked key stops at its next request
+    /// rather than when its cache entry ages out.
+    pub(crate) fn forget_keys_named(&self, kind: ApiKeyKind, name: &str) {
         let hashes: Vec<String> = self
             .0
             .key_cache
             .lock()
             .expect("cache lock")
             .iter()
-            .filter(|(_, (rec, _))| rec.kind == ApiKeyKind::Agent && rec.name == name)
+            .filter(|(_, (rec, _))| rec.kind == kind && rec.name == name)
             .map(|(hash, _)| hash.clone())
             .collect();
         for hash in hashes {

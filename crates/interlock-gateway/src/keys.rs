@@ -26,7 +26,8 @@ pub fn key_hash(key: &str) -> String {
 }
 
 /// Who issued a key, as its `apikey.issued` receipt says (issue 46: an
-/// auditor reading the receipt could not tell).
+/// auditor reading the receipt could not tell), or revoked it or changed its
+/// shadow mode outside the admin API (whose receipts name the admin token).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IssuedBy {
     /// The machine's owner, through the admin socket beside the running
@@ -67,6 +68,7 @@ pub async fn issue_key(
     name: &str,
     role: &str,
     by: IssuedBy,
+    shadow: bool,
 ) -> Result<(String, ApiKeyRecord), interlock_engine::EngineError> {
     if name.trim().is_empty() {
         return Err(StoreError::InvalidInput("the key's name is empty".into()).into());
@@ -79,7 +81,7 @@ pub async fn issue_key(
         role: role.to_owned(),
         created_at: engine.now(),
         revoked_at: None,
-        shadow: false,
+        shadow,
     };
     // Who may call the gateway is itself a decision worth a receipt.
     let mut m = interlock_canon::Map::new();
@@ -88,12 +90,15 @@ pub async fn issue_key(
     m.insert("role".into(), role.into());
     m.insert("key_hash".into(), record.key_hash.as_str().into());
     m.insert("by".into(), by.name().into());
+    m.insert("shadow".into(), shadow.into());
     let add = interlock_store::AdminChange::AddKey {
         key_hash: record.key_hash.clone(),
         kind,
         name: record.name.clone(),
         role: record.role.clone(),
-        shadow: false,
+        // In the same transaction: `agents add --shadow` killed between two
+        // commits left a key that was meant never to block, blocking.
+        shadow,
         settings: interlock_store::KeySettings::default(),
         now: record.created_at,
     };
@@ -105,6 +110,117 @@ pub async fn issue_key(
         )
         .await?;
     Ok((key, record))
+}
+
+/// Revokes every active key of `kind` named `name`; returns how many. Each
+/// revocation commits in one transaction with its `admin.action`
+/// (`key.revoked`) receipt, as the admin API's does: `interlock agents
+/// revoke`, connect's and hooks' undo and the desktop's new window key wrote
+/// the row alone, so who took a key away was nowhere on the log (issue 44,
+/// `regression_issue_44_a_key_revoked_from_the_cli_has_its_receipt`). A
+/// process stopped between two keys leaves each whole; running it again
+/// revokes the rest.
+pub async fn revoke_keys(
+    engine: &Engine,
+    kind: ApiKeyKind,
+    name: &str,
+    by: IssuedBy,
+) -> Result<u64, interlock_engine::EngineError> {
+    let mut revoked = 0;
+    for k in active_keys(engine, kind, name).await? {
+        let mut m = interlock_canon::Map::new();
+        m.insert("action".into(), "key.revoked".into());
+        m.insert("by".into(), by_of(by));
+        m.insert("key_hash".into(), k.key_hash.as_str().into());
+        m.insert("name".into(), name.into());
+        m.insert("kind".into(), kind.as_str().into());
+        let change = interlock_store::AdminChange::RevokeKey {
+            key_hash: k.key_hash.clone(),
+            now: engine.now(),
+        };
+        if committed(engine, m, change).await? {
+            revoked += 1;
+        }
+    }
+    Ok(revoked)
+}
+
+/// Turns shadow mode on or off for every active agent key named `name`;
+/// returns how many keys changed. Each change commits with its
+/// `admin.action` (`key.updated`) receipt: a key in shadow mode is never held
+/// or blocked, so turning it on is a decision an auditor must be able to find
+/// (`interlock agents shadow` wrote the row alone).
+pub async fn set_shadow(
+    engine: &Engine,
+    name: &str,
+    shadow: bool,
+    by: IssuedBy,
+) -> Result<u64, interlock_engine::EngineError> {
+    let mut changed = 0;
+    for k in active_keys(engine, ApiKeyKind::Agent, name).await? {
+        if k.shadow == shadow {
+            continue;
+        }
+        let settings = engine.store().key_settings(&k.key_hash).await?;
+        let mut m = interlock_canon::Map::new();
+        m.insert("action".into(), "key.updated".into());
+        m.insert("by".into(), by_of(by));
+        m.insert("key_hash".into(), k.key_hash.as_str().into());
+        m.insert("name".into(), name.into());
+        m.insert("shadow".into(), shadow.into());
+        let change = interlock_store::AdminChange::UpdateKey {
+            key_hash: k.key_hash.clone(),
+            role: k.role.clone(),
+            shadow,
+            settings,
+            now: engine.now(),
+        };
+        if committed(engine, m, change).await? {
+            changed += 1;
+        }
+    }
+    Ok(changed)
+}
+
+/// The active keys of `kind` named `name`.
+async fn active_keys(
+    engine: &Engine,
+    kind: ApiKeyKind,
+    name: &str,
+) -> Result<Vec<ApiKeyRecord>, StoreError> {
+    let mut keys = engine.store().api_keys(kind).await?;
+    keys.retain(|k| k.name == name && k.revoked_at.is_none());
+    Ok(keys)
+}
+
+/// A receipt's `by` for an act outside the admin API.
+fn by_of(by: IssuedBy) -> interlock_canon::Value {
+    let mut m = interlock_canon::Map::new();
+    m.insert("name".into(), by.name().into());
+    interlock_canon::Value::Object(m)
+}
+
+/// Records an `admin.action` with its change; `false` when the change found
+/// its key no longer active (another process revoked it meanwhile).
+async fn committed(
+    engine: &Engine,
+    fields: interlock_canon::Map,
+    change: interlock_store::AdminChange,
+) -> Result<bool, interlock_engine::EngineError> {
+    match engine
+        .record_with_change(
+            interlock_trust::events::EventType::AdminAction.as_str(),
+            fields,
+            interlock_store::StateChange::Admin(change),
+        )
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(interlock_engine::EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => {
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Why a name cannot be given to a new key (issue 39 item 5).

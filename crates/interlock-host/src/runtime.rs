@@ -352,16 +352,20 @@ impl RunningGateway {
     /// (printed once; stored hashed): the desktop window's key, new per start.
     pub async fn reissue_reviewer_key(&self, name: &str) -> Result<String, HostError> {
         let engine = self.gateway.engine();
-        engine
-            .store()
-            .revoke_api_keys(ApiKeyKind::Reviewer, name)
-            .await?;
+        interlock_gateway::keys::revoke_keys(
+            engine,
+            ApiKeyKind::Reviewer,
+            name,
+            interlock_gateway::keys::IssuedBy::DesktopApp,
+        )
+        .await?;
         let (token, _) = issue_key(
             engine,
             ApiKeyKind::Reviewer,
             name,
             "reviewer",
             interlock_gateway::keys::IssuedBy::DesktopApp,
+            false,
         )
         .await?;
         Ok(token)

@@ -188,19 +188,6 @@ impl Store {
         })
     }
 
-    /// Turns shadow mode on or off for every active key of an agent; returns how many.
-    pub async fn set_shadow(&self, name: &str, shadow: bool) -> Result<u64, StoreError> {
-        let done = sqlx::query(
-            "UPDATE api_keys SET shadow = $1 WHERE kind = 'agent' AND name = $2 AND revoked_at IS NULL",
-        )
-        .bind(i64::from(shadow))
-        .bind(name)
-        .execute(self.pool())
-        .await
-        .ctx("api key")?;
-        Ok(done.rows_affected())
-    }
-
     /// The key with this hash, revoked or not.
     pub async fn api_key(&self, key_hash: &str) -> Result<Option<ApiKeyRecord>, StoreError> {
         sqlx::query("SELECT * FROM api_keys WHERE key_hash = $1")
@@ -223,20 +210,6 @@ impl Store {
             .iter()
             .map(api_key_from_row)
             .collect()
-    }
-
-    /// Revokes every active key of `kind` named `name`; returns how many.
-    pub async fn revoke_api_keys(&self, kind: ApiKeyKind, name: &str) -> Result<u64, StoreError> {
-        let done = sqlx::query(
-            "UPDATE api_keys SET revoked_at = $1 WHERE kind = $2 AND name = $3 AND revoked_at IS NULL",
-        )
-        .bind(now_secs())
-        .bind(kind.as_str())
-        .bind(name)
-        .execute(self.pool())
-        .await
-        .ctx("api key")?;
-        Ok(done.rows_affected())
     }
 
     /// One server.
@@ -436,7 +409,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn api_keys_are_found_by_hash_and_revoked_by_name() {
+    async fn api_keys_are_found_by_hash() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.sqlite")).await.unwrap();
         store
@@ -446,22 +419,7 @@ mod tests {
         let k = store.api_key("sha256:aa").await.unwrap().unwrap();
         assert_eq!((k.name.as_str(), k.kind), ("builder", ApiKeyKind::Agent));
         assert!(store.api_key("sha256:bb").await.unwrap().is_none());
-        assert_eq!(
-            store
-                .revoke_api_keys(ApiKeyKind::Agent, "builder")
-                .await
-                .unwrap(),
-            1
-        );
-        assert!(
-            store
-                .api_key("sha256:aa")
-                .await
-                .unwrap()
-                .unwrap()
-                .revoked_at
-                .is_some()
-        );
+        assert!(k.revoked_at.is_none());
     }
 }
 

@@ -58,6 +58,9 @@ pub enum Request {
         /// names the one given).
         #[serde(default)]
         first_free: bool,
+        /// In shadow mode from its first request (`agents add --shadow`).
+        #[serde(default)]
+        shadow: bool,
     },
     /// Keep an upstream's secret in the gateway's keychain (`interlock
     /// connect`): only tokens named `upstream.…`, the ones `env_keychain` /
@@ -83,11 +86,18 @@ pub enum Request {
     ConfirmServer { name: String },
     /// The owner declines one (`interlock servers decline NAME`).
     DeclineServer { name: String },
-    /// The agent `name`'s keys were revoked in the store (`interlock connect
-    /// --undo`, `interlock hooks install --undo`): the gateway forgets their
-    /// cached records, so they stop at their next request. It only drops a
-    /// cache — nothing is granted by asking.
-    ForgetAgent { name: String },
+    /// Revoke every active key of `kind` named `name`, each with its receipt
+    /// (`interlock agents revoke`, `reviewers revoke`, `interlock connect
+    /// --undo`, `interlock hooks install --undo`; `crate::keys::revoke_keys`),
+    /// and forget their cached records, so they stop at their next request.
+    RevokeKeys {
+        #[serde(with = "key_kind")]
+        kind: ApiKeyKind,
+        name: String,
+    },
+    /// Shadow mode on or off for the agent `name`'s keys, with its receipt
+    /// (`interlock agents shadow`, `agents add --shadow`).
+    SetShadow { name: String, shadow: bool },
     /// Start the servers `gateway.toml` has and the gateway does not run
     /// (`interlock connect` wrote them).
     SyncServers,
@@ -163,8 +173,8 @@ pub enum Answer {
     },
     Stored,
     Deleted(bool),
-    /// An agent's cached keys forgotten (`Request::ForgetAgent`).
-    Forgotten,
+    /// How many keys a `RevokeKeys` or `SetShadow` changed.
+    KeysChanged(u64),
     /// A backup sealing key (`Request::LoadBackupKey`), if kept.
     BackupKey(Option<String>),
     SigninLink {
@@ -374,13 +384,30 @@ async fn answer(
     };
     match req {
         Request::Ping => Answer::Pong,
-        Request::ForgetAgent { name } => match servers() {
-            Err(a) => a,
-            Ok(gw) => {
-                gw.forget_agent(&name);
-                Answer::Forgotten
+        Request::RevokeKeys { kind, name } => {
+            let by = crate::keys::IssuedBy::OwnerBesideGateway;
+            match crate::keys::revoke_keys(engine, kind, &name, by).await {
+                Ok(n) => {
+                    if let Some(gw) = &gateway {
+                        gw.forget_keys_named(kind, &name);
+                    }
+                    Answer::KeysChanged(n)
+                }
+                Err(e) => Answer::Error(e.to_string()),
             }
-        },
+        }
+        Request::SetShadow { name, shadow } => {
+            let by = crate::keys::IssuedBy::OwnerBesideGateway;
+            match crate::keys::set_shadow(engine, &name, shadow, by).await {
+                Ok(n) => {
+                    if let Some(gw) = &gateway {
+                        gw.forget_keys_named(ApiKeyKind::Agent, &name);
+                    }
+                    Answer::KeysChanged(n)
+                }
+                Err(e) => Answer::Error(e.to_string()),
+            }
+        }
         // Answered in `serve`, which knows the address and the signer.
         Request::Address => Answer::Error("no address here".into()),
         Request::Decide(_) => Answer::Error("no signer here".into()),
@@ -500,6 +527,7 @@ async fn answer(
             name,
             role,
             first_free,
+            shadow,
         } => {
             // An agent's name is its identity (`agent:<name>`); a reviewer
             // key's is not (decisions are the approver key's), and the owner
@@ -524,7 +552,7 @@ async fn answer(
             } else {
                 crate::keys::IssuedBy::OwnerBesideGateway
             };
-            match crate::keys::issue_key(engine, kind, &name, &role, by).await {
+            match crate::keys::issue_key(engine, kind, &name, &role, by, shadow).await {
                 Ok((key, record)) => Answer::Key {
                     key,
                     key_hash: record.key_hash,
@@ -655,6 +683,7 @@ mod tests {
             name: "second-terminal".into(),
             role: "reviewer".into(),
             first_free: false,
+            shadow: false,
         })
         .await
         .unwrap();

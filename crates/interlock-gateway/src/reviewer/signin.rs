@@ -79,6 +79,7 @@ pub async fn redeem_handler(
         &req.name,
         "reviewer",
         crate::keys::IssuedBy::SigninLink,
+        false,
     )
     .await?;
     let key_id = engine

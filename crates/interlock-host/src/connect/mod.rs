@@ -757,23 +757,40 @@ impl Host {
         })
     }
 
-    /// Revokes every key of the agent `name` in the store, and has a gateway
-    /// running beside this process forget their cached records, so they
-    /// stop at their next request there (not when the cache ages out).
-    pub(crate) async fn revoke_agent(&self, name: &str) -> Result<(), HostError> {
-        self.store()
-            .await?
-            .revoke_api_keys(ApiKeyKind::Agent, name)
-            .await?;
-        let forget = interlock_gateway::admin::Request::ForgetAgent {
+    /// Revokes every key of the agent `name`, each with its receipt: a
+    /// gateway running beside this process does it (it holds the log key,
+    /// and forgets the keys' cached records, so they stop at their next
+    /// request); without one, this process does.
+    pub(crate) async fn revoke_agent(&self, name: &str) -> Result<(), ConnectError> {
+        use interlock_gateway::admin::{Answer, Request, request};
+        let req = Request::RevokeKeys {
+            kind: ApiKeyKind::Agent,
             name: name.to_owned(),
         };
-        // No gateway beside (Ok(None)) has no cache to clear; one that
-        // cannot be asked ages the record out in seconds — the key is
-        // revoked in the store either way.
-        if let Err(e) = interlock_gateway::admin::request(&self.data_dir()?, &forget).await {
-            tracing::warn!("the running gateway was not told agent {name:?} is revoked: {e}");
+        match request(&self.data_dir()?, &req).await? {
+            Some(Answer::KeysChanged(_)) => return Ok(()),
+            Some(Answer::Error(e)) => {
+                return Err(ConnectError::Gateway(format!(
+                    "the gateway did not revoke agent {name:?}: {e}"
+                )));
+            }
+            Some(other) => {
+                return Err(ConnectError::Gateway(format!(
+                    "the gateway did not revoke agent {name:?}: {other:?}"
+                )));
+            }
+            None => {}
         }
+        let engine = self.engine().await?;
+        let revoked = interlock_gateway::keys::revoke_keys(
+            &engine,
+            ApiKeyKind::Agent,
+            name,
+            interlock_gateway::keys::IssuedBy::Connect,
+        )
+        .await;
+        engine.log().close().await;
+        revoked.map_err(HostError::from)?;
         Ok(())
     }
 
@@ -792,6 +809,7 @@ impl Host {
             name: base.to_owned(),
             role: interlock_gateway::roles::DEFAULT_ROLE.to_owned(),
             first_free: true,
+            shadow: false,
         };
         match request(&self.data_dir()?, &req).await? {
             Some(Answer::Key {
@@ -816,6 +834,7 @@ impl Host {
                 &name,
                 interlock_gateway::roles::DEFAULT_ROLE,
                 interlock_gateway::keys::IssuedBy::Connect,
+                false,
             )
             .await?;
             Ok::<_, interlock_engine::EngineError>((key, name))

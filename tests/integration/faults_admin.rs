@@ -1,0 +1,234 @@
+//! Issue 44: the owner's key actions from the CLI SIGKILLed at random points
+//! — `interlock agents add [--shadow]`, `agents revoke`, `agents shadow` —
+//! half with no gateway running (the CLI writes the store and the log
+//! itself) and half beside a live one (the CLI asks it over the admin
+//! socket). What must hold after every kill: each key's row and its receipt
+//! came together or not at all — every key has its `apikey.issued` leaf,
+//! every revoked key its `key.revoked` leaf and every `key.revoked` leaf a
+//! revoked key, a key's shadow flag is what its last receipt says — and
+//! `audit verify` is clean.
+//!
+//! `INTERLOCK_FAULT_KILLS` and `INTERLOCK_FAULT_SEED` as in `faults.rs`.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::faults::{Campaign, kill_after, log_leaves, timed};
+use crate::gateway_util::{Gateway, http};
+use crate::util::{stderr, stdout};
+
+/// One key action of the campaign.
+#[derive(Clone, Copy, Debug)]
+enum Action {
+    Revoke,
+    ShadowOn,
+    AddShadowed,
+}
+
+impl Action {
+    fn of(i: usize) -> Action {
+        [Action::Revoke, Action::ShadowOn, Action::AddShadowed][i % 3]
+    }
+
+    /// The command for the agent `name` (added whole before, but for
+    /// `AddShadowed`, which adds `name` itself).
+    fn args(self, name: &str) -> Vec<String> {
+        let v: &[&str] = match self {
+            Action::Revoke => &["agents", "revoke", name],
+            Action::ShadowOn => &["agents", "shadow", name, "on"],
+            Action::AddShadowed => &["agents", "add", name, "--shadow"],
+        };
+        v.iter().map(|s| (*s).to_owned()).collect()
+    }
+}
+
+fn run(gw: &Gateway, args: &[&str]) {
+    let out = gw.cli(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}
+
+/// Every key the admin API lists, by hash.
+fn keys(gw: &Gateway, owner: &str) -> BTreeMap<String, Value> {
+    let (status, _, body) = http(
+        &gw.addr,
+        "GET",
+        "/api/v1/admin/keys",
+        &[("Authorization", &format!("Bearer {owner}"))],
+        b"",
+    );
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    v["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["kind"] == "agent")
+        .map(|k| (k["id"].as_str().unwrap().to_owned(), k.clone()))
+        .collect()
+}
+
+fn owner_token(gw: &Gateway) -> String {
+    let out = gw.cli(&["admin", "token", "create", "root", "--scope", "owner"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out).trim().to_owned()
+}
+
+/// Checks every agent key against its receipts; returns how many keys are
+/// revoked and how many are in shadow mode.
+fn check_keys_against_receipts(gw: &Gateway, seed: u64) -> (usize, usize) {
+    let reviewer = gw.reviewer_key();
+    let owner = owner_token(gw);
+    let keys = keys(gw, &owner);
+    let leaves = log_leaves(gw, &reviewer);
+    let of = |hash: &str, pred: &dyn Fn(&Value) -> bool| -> Vec<Value> {
+        leaves
+            .iter()
+            .filter(|l| l["key_hash"] == hash && pred(l))
+            .cloned()
+            .collect()
+    };
+    let (mut revoked, mut shadowed) = (0, 0);
+    for (hash, k) in &keys {
+        let issued = of(hash, &|l| l["type"] == "apikey.issued");
+        assert_eq!(issued.len(), 1, "{k} (seed {seed}): issued {issued:?}");
+        let revocations = of(hash, &|l| {
+            l["type"] == "admin.action" && l["action"] == "key.revoked"
+        });
+        assert_eq!(
+            revocations.len(),
+            usize::from(!k["revoked_at"].is_null()),
+            "{k} (seed {seed}): revoked_at against its receipts {revocations:?}"
+        );
+        revoked += revocations.len();
+        // The last word on its shadow flag: an update's, else its issue's.
+        let updates = of(hash, &|l| {
+            l["type"] == "admin.action" && l["action"] == "key.updated"
+        });
+        let said = updates
+            .last()
+            .map_or(&issued[0]["shadow"], |u| &u["shadow"])
+            .as_bool()
+            .unwrap_or(false);
+        assert_eq!(
+            k["shadow"].as_bool().unwrap(),
+            said,
+            "{k} (seed {seed}): shadow against its receipts {issued:?} {updates:?}"
+        );
+        shadowed += usize::from(said);
+    }
+    // No receipt names a key the store does not have.
+    for l in &leaves {
+        if l["type"] == "apikey.issued" && l["kind"] == "agent" {
+            let hash = l["key_hash"].as_str().unwrap();
+            assert!(
+                keys.contains_key(hash),
+                "(seed {seed}) a receipt without its key: {l}"
+            );
+        }
+    }
+    gw.assert_audit_clean();
+    (revoked, shadowed)
+}
+
+#[test]
+fn fault_campaign_cli_key_actions_killed_anywhere() {
+    let mut gw = Gateway::start("");
+    let env = gw.env_for_thread();
+    let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut campaign = Campaign::new("cli key actions");
+    let (mut landed, mut ended) = (0, 0);
+    let mut by_action = BTreeMap::<String, usize>::new();
+    for beside_gateway in [false, true] {
+        if !beside_gateway {
+            gw.kill();
+        } else if gw.exited() {
+            gw.start_serving();
+        }
+        // Each action's own run time here, from an agent not killed.
+        let mut windows = Vec::new();
+        for (i, action) in [Action::Revoke, Action::ShadowOn, Action::AddShadowed]
+            .into_iter()
+            .enumerate()
+        {
+            let name = format!("timing-{beside_gateway}-{i}");
+            if !matches!(action, Action::AddShadowed) {
+                run(&gw, &["agents", "add", &name]);
+            }
+            let args = action.args(&name);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            windows.push(timed(&args, &env_ref));
+        }
+        for i in 0..campaign.kills.div_ceil(2) {
+            let action = Action::of(i);
+            let name = format!("agent-{beside_gateway}-{i}");
+            if !matches!(action, Action::AddShadowed) {
+                run(&gw, &["agents", "add", &name]);
+            }
+            let args = action.args(&name);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let after = campaign.kill_point(i, windows[i % 3]);
+            if kill_after(&args, &env, after) {
+                landed += 1;
+                *by_action.entry(format!("{action:?}")).or_default() += 1;
+            } else {
+                ended += 1;
+            }
+        }
+    }
+    let (revoked, shadowed) = check_keys_against_receipts(&gw, campaign.seed);
+    eprintln!(
+        "fault campaign cli key actions: {landed} kills landed mid-run ({by_action:?}), {ended} \
+         runs ended first; {revoked} keys revoked and {shadowed} in shadow mode, each as its \
+         receipts say; keys without receipts 0, receipts without keys 0"
+    );
+}
+
+/// Issue 44: `interlock agents revoke` and `agents shadow` wrote the key's
+/// row alone, so who took an agent's key away, or made its calls never
+/// block, was nowhere on the log; with or without a gateway running, each
+/// now commits with an `admin.action` receipt, and `agents add --shadow` is
+/// one transaction.
+#[test]
+fn regression_issue_44_a_key_revoked_from_the_cli_has_its_receipt() {
+    let mut gw = Gateway::start("");
+    for beside_gateway in [true, false] {
+        if !beside_gateway {
+            gw.kill();
+        } else if gw.exited() {
+            gw.start_serving();
+        }
+        let a = format!("revoked-{beside_gateway}");
+        let b = format!("shadowed-{beside_gateway}");
+        let c = format!("born-shadowed-{beside_gateway}");
+        run(&gw, &["agents", "add", &a]);
+        run(&gw, &["agents", "revoke", &a]);
+        run(&gw, &["agents", "add", &b]);
+        run(&gw, &["agents", "shadow", &b, "on"]);
+        run(&gw, &["agents", "add", &c, "--shadow"]);
+        // Nothing left to revoke: refused, and no receipt.
+        let again = gw.cli(&["agents", "revoke", &a]);
+        assert!(!again.status.success(), "{}", stdout(&again));
+    }
+    gw.start_serving();
+    let (revoked, shadowed) = check_keys_against_receipts(&gw, 0);
+    assert_eq!((revoked, shadowed), (2, 4));
+    let reviewer = gw.reviewer_key();
+    let by: Vec<Value> = log_leaves(&gw, &reviewer)
+        .into_iter()
+        .filter(|l| l["type"] == "admin.action" && l["action"] == "key.revoked")
+        .map(|l| json!([l["name"], l["by"]["name"]]))
+        .collect();
+    assert_eq!(
+        by,
+        [
+            json!(["revoked-true", "owner (admin socket)"]),
+            json!(["revoked-false", "owner (keychain)"])
+        ]
+    );
+}
