@@ -105,14 +105,15 @@ async fn send(ctx: &Context, to: &str, out: Option<PathBuf>) -> anyhow::Result<E
         bail!("this machine's keychain holds no log key to send");
     }
     // Sealed first (a bad recipient is refused before anything is logged)
-    // and the output file made (one that exists is refused), so the leaf
-    // below records a hand-over that then happens. The sealed text is
+    // and the output name checked free (one that exists is refused), so the
+    // leaf below records a hand-over that then happens. The sealed text is
     // ciphertext: holding it in memory meanwhile exposes nothing.
     let sealed = keychain.seal_key_for(interlock_host::LOG_KEY, to)?;
-    let file = out
-        .as_ref()
-        .map(|path| open_new_private(path).map(|f| (path, f)))
-        .transpose()?;
+    if let Some(path) = &out
+        && std::fs::symlink_metadata(path).is_ok()
+    {
+        bail!("{} exists already; name a new file", path.display());
+    }
     let mut fields = Map::new();
     fields.insert("action".into(), "log_key.sealed".into());
     fields.insert("recipient".into(), to.trim().into());
@@ -120,11 +121,9 @@ async fn send(ctx: &Context, to: &str, out: Option<PathBuf>) -> anyhow::Result<E
     let engine = ctx.engine().await?;
     engine.record("admin.action", fields).await?;
     engine.log().close().await;
-    match file {
-        Some((path, mut file)) => {
-            file.write_all(sealed.as_bytes())
-                .and_then(|()| file.sync_all())
-                .with_context(|| format!("writing {}", path.display()))?;
+    match &out {
+        Some(path) => {
+            write_new_private(path, sealed.as_bytes())?;
             eprintln!(
                 "sealed the log key for {} into {}",
                 to.trim(),
@@ -162,6 +161,9 @@ async fn accept(ctx: &Context, file: &std::path::Path, replace: bool) -> anyhow:
     let engine = ctx.engine().await?;
     engine.record("admin.action", fields).await?;
     engine.log().close().await;
+    // Spent only now: an accept stopped before its leaf is run again with the
+    // same file (issue 44).
+    ctx.host().finish_log_key_transfer()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -181,14 +183,35 @@ fn read_sealed(file: &std::path::Path) -> anyhow::Result<String> {
     String::from_utf8(bytes).context("the sealed key is not text (ASCII armor)")
 }
 
-fn open_new_private(path: &std::path::Path) -> anyhow::Result<std::fs::File> {
+/// Writes `bytes` to `path`, which must not exist, whole or not at all: into
+/// a private temporary file beside it, synced, then linked under its name
+/// (which fails if the name was taken meanwhile) and the directory synced. A
+/// `send` stopped midway left a truncated sealed key under the name, which
+/// the receiver could only fail to open (issue 44).
+fn write_new_private(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let name = path.file_name().context("the output names no file")?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .open(path)
-        .with_context(|| format!("creating {} (it must not exist yet)", path.display()))
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::hard_link(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+    written.with_context(|| format!("writing {} (it must not exist yet)", path.display()))?;
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("syncing {}", dir.display()))
 }
 
 /// Who acted, for the leaf: the CLI user (no admin token is involved).

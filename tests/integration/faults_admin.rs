@@ -232,3 +232,144 @@ fn regression_issue_44_a_key_revoked_from_the_cli_has_its_receipt() {
         ]
     );
 }
+
+/// `v` as the `&str`s a command takes.
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn strs_env(env: &[(String, String)]) -> Vec<(&str, &str)> {
+    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
+fn send_args(to: &str, file: &std::path::Path) -> Vec<String> {
+    [
+        "keys",
+        "log-key",
+        "send",
+        "--to",
+        to,
+        "--out",
+        file.to_str().unwrap(),
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+fn accept_args(file: &std::path::Path) -> Vec<String> {
+    ["keys", "log-key", "accept", file.to_str().unwrap()]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+/// A sealed key file as `send` writes it whole.
+fn assert_whole(file: &std::path::Path) {
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(
+        text.starts_with("-----BEGIN AGE ENCRYPTED FILE-----")
+            && text
+                .trim_end()
+                .ends_with("-----END AGE ENCRYPTED FILE-----"),
+        "{} is not a whole sealed key: {text:?}",
+        file.display()
+    );
+}
+
+/// Issue 44: the log key's hand-over to a joining machine SIGKILLed anywhere
+/// — `interlock keys log-key send` on the machine that holds it, `accept` on
+/// the one that joins. After every kill: a sealed file is absent or whole
+/// (never a truncated one under its name); `accept` run again with the same
+/// file finishes, or says the request is spent — which it is only once the
+/// acceptance is on the log; the joining keychain holds the team's key; every
+/// hand-over's acceptance and every written file's sealing are on the log;
+/// `audit verify` clean from both machines.
+#[test]
+fn fault_campaign_log_key_transfer_killed_anywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Gateway::start("");
+    let mut b = Gateway::joining(&a, "");
+    let (env_a, env_b) = (a.env_for_thread(), b.env_for_thread());
+    let request = |b: &Gateway| {
+        let out = b.cli(&["keys", "log-key", "request"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).trim().to_owned()
+    };
+    let pinned = |gw: &Gateway| {
+        let out = gw.cli(&["keys", "log-key", "show", "--json"]);
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap()["public_key"].clone()
+    };
+    // Each step's own run time, from a hand-over not killed.
+    let first = dir.path().join("first.age");
+    let to = request(&b);
+    let send_window = timed(&strs(&send_args(&to, &first)), &strs_env(&env_a));
+    let accept_window = timed(&strs(&accept_args(&first)), &strs_env(&env_b));
+
+    let mut campaign = Campaign::new("log-key transfer");
+    let (mut landed, mut ended, mut spent_reruns) = (0, 0, 0);
+    for i in 0..campaign.kills {
+        let to = request(&b);
+        let file = dir.path().join(format!("round-{i}.age"));
+        let (send, accept) = (send_args(&to, &file), accept_args(&file));
+        let killed = if i % 2 == 0 {
+            kill_after(
+                &strs(&send),
+                &env_a,
+                campaign.kill_point(i / 2, send_window),
+            )
+        } else {
+            run(&a, &strs(&send));
+            let after = campaign.kill_point(i / 2, accept_window);
+            kill_after(&strs(&accept), &env_b, after)
+        };
+        if killed {
+            landed += 1;
+        } else {
+            ended += 1;
+        }
+        if !file.exists() {
+            // The send was stopped before it wrote the file: sent again.
+            run(&a, &strs(&send));
+        }
+        assert_whole(&file);
+        // Run to its end: it finishes, or the killed run had finished.
+        let out = b.cli(&strs(&accept));
+        if !out.status.success() {
+            let seed = campaign.seed;
+            assert!(
+                i % 2 == 1 && stderr(&out).contains("no transfer"),
+                "round {i} (seed {seed}): accept again: {}",
+                stderr(&out)
+            );
+            spent_reruns += 1;
+        }
+        assert_eq!(pinned(&a), pinned(&b), "round {i}");
+    }
+    b.start_serving();
+    let reviewer = a.reviewer_key();
+    let leaves = log_leaves(&a, &reviewer);
+    let count = |action: &str| {
+        leaves
+            .iter()
+            .filter(|l| l["type"] == "admin.action" && l["action"] == action)
+            .count()
+    };
+    let rounds = campaign.kills + 1;
+    let (accepted, sealed) = (count("log_key.accepted"), count("log_key.sealed"));
+    let seed = campaign.seed;
+    assert!(
+        (rounds..=2 * rounds).contains(&accepted),
+        "(seed {seed}) {accepted} acceptances logged for {rounds} hand-overs"
+    );
+    assert!(
+        sealed >= rounds,
+        "(seed {seed}) {sealed} sealings logged for {rounds} files"
+    );
+    a.assert_audit_clean();
+    b.assert_audit_clean();
+    eprintln!(
+        "fault campaign log-key transfer: {landed} kills landed mid-run, {ended} runs ended \
+         first; {rounds} hand-overs, {accepted} acceptances and {sealed} sealings logged \
+         ({spent_reruns} reruns found the request spent by the killed run); truncated files 0, \
+         unlogged acceptances 0, wrong keys 0"
+    );
+}

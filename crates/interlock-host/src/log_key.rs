@@ -59,7 +59,8 @@ impl Host {
     /// Opens a sealed log key with this machine's pending request and keeps
     /// it, if it is the key the database's log records (any key, on a database
     /// with no log yet). A different log key already in the keychain is
-    /// replaced only with `replace`.
+    /// replaced only with `replace`. The request stays pending until
+    /// [`Host::finish_log_key_transfer`].
     pub async fn accept_log_key(
         &self,
         sealed: &str,
@@ -73,6 +74,13 @@ impl Host {
         }
         let key = keychain.accept_transfer(offered, replace)?;
         Ok(AcceptedLogKey { key, database_vkey })
+    }
+
+    /// Spends the pending request [`Host::accept_log_key`] opened with, once
+    /// the acceptance is on the log: until then a stopped `accept` can be run
+    /// again with the same sealed file (issue 44).
+    pub fn finish_log_key_transfer(&self) -> Result<(), HostError> {
+        Ok(self.keychain()?.finish_transfer(LOG_KEY)?)
     }
 }
 

@@ -10,8 +10,9 @@
 //! readable by nothing but the identity waiting in the receiver's keychain. The
 //! receiver opens it ([`Keychain::open_transfer`]) — the caller checks the
 //! offered public key against what it expects (the database's recorded log key)
-//! — and stores it ([`Keychain::accept_transfer`]), which also deletes the
-//! one-time identity: a sealed file cannot be opened twice.
+//! — and stores it ([`Keychain::accept_transfer`]); once the caller has
+//! recorded that, [`Keychain::finish_transfer`] deletes the one-time identity:
+//! a sealed file cannot be opened after that.
 //!
 //! What is sealed: `interlock-key-transfer/v1\n`, the key's name, `\n`, and the
 //! 32-byte Ed25519 secret. A file sealed for one key name is refused as another.
@@ -152,9 +153,12 @@ impl Keychain {
         parse_sealed(name, &plain)
     }
 
-    /// Stores an opened key under its name and ends the pending request. The
-    /// same key already there is kept as it is; a different one is refused
-    /// unless `replace`.
+    /// Stores an opened key under its name. The same key already there is
+    /// kept as it is; a different one is refused unless `replace`. The
+    /// pending request stays until [`Keychain::finish_transfer`]: the caller
+    /// records the acceptance first (with the received key, the only one it
+    /// may sign with), so a process stopped in between can open the same
+    /// sealed file again and finish (issue 44).
     pub fn accept_transfer(
         &self,
         offered: OfferedKey,
@@ -183,8 +187,15 @@ impl Keychain {
                 found: stored.key_id(),
             });
         }
-        self.delete_token(&transfer_token(&name))?;
         Ok(stored)
+    }
+
+    /// Ends the pending request for key `name`: the sealed file it opened
+    /// cannot be opened again. Ending none is not an error.
+    pub fn finish_transfer(&self, name: &str) -> Result<(), KeychainError> {
+        check_name("key name", name)?;
+        self.delete_token(&transfer_token(name))?;
+        Ok(())
     }
 }
 

@@ -342,7 +342,7 @@ fn a_key_sealed_for_a_request_arrives_whole_and_the_request_is_spent() {
         .public_key()
         .verify_strict(b"checkpoint", &sig)
         .unwrap();
-    // Spent: the identity that opened it is gone.
+    receiver().finish_transfer(&name).unwrap();
     let again = receiver().open_transfer(&name, &sealed).unwrap_err();
     assert!(
         matches!(
@@ -351,6 +351,34 @@ fn a_key_sealed_for_a_request_arrives_whole_and_the_request_is_spent() {
         ),
         "{again:?}"
     );
+}
+
+/// Issue 44: `accept_transfer` spent the request as it stored the key, before
+/// the caller could record the acceptance (with that key: it can sign nothing
+/// before), so an `interlock keys log-key accept` stopped in between left the
+/// key kept with no leaf, and the same sealed file could never be opened to
+/// finish. The request stays pending until `finish_transfer`: the same file
+/// opens again and is accepted again (the same key kept), then is spent.
+#[test]
+fn regression_issue_44_a_sealed_key_opens_again_until_its_acceptance_is_finished() {
+    let name = unique("log");
+    let _cleanup = TransferCleanup(name.clone());
+    let sender = keychain().create_key(&name).unwrap();
+    let recipient = receiver().request_transfer(&name).unwrap();
+    let sealed = keychain().seal_key_for(&name, &recipient).unwrap();
+    let offered = receiver().open_transfer(&name, &sealed).unwrap();
+    receiver().accept_transfer(offered, false).unwrap();
+    // Stopped here; run again.
+    let offered = receiver().open_transfer(&name, &sealed).unwrap();
+    let kept = receiver().accept_transfer(offered, false).unwrap();
+    assert_eq!(kept.public_key(), sender.public_key());
+    receiver().finish_transfer(&name).unwrap();
+    assert!(matches!(
+        receiver().open_transfer(&name, &sealed).unwrap_err(),
+        KeychainError::Transfer(TransferError::NotRequested(_))
+    ));
+    // Finishing twice is not an error.
+    receiver().finish_transfer(&name).unwrap();
 }
 
 /// A sealed key made for an earlier request (or someone else's) does not
