@@ -121,6 +121,72 @@ pub(crate) fn log_leaves(gw: &Gateway, reviewer: &str) -> Vec<Value> {
     }
 }
 
+/// Issue 44: the receipts index (the store's `receipt_facts`, written by the
+/// tally and by the receipts API catching up) against the log it indexes,
+/// after faults: every leaf of `leaves` (the log as read before) is listed
+/// once, none is missing, and each kind's filter selects exactly the leaves
+/// of that kind — so no fact outlived a leaf a fault took, and none was
+/// skipped. Returns how many leaves were checked.
+pub(crate) fn assert_receipts_index_matches_log(
+    gw: &Gateway,
+    reviewer: &str,
+    leaves: &[Value],
+    seed: u64,
+) -> usize {
+    // Every receipt `query` selects, newest first, as (index, kind).
+    let all = |query: &str| -> Vec<(u64, String)> {
+        let mut out = Vec::new();
+        let mut cursor = String::new();
+        loop {
+            let page = gw.api_get(
+                reviewer,
+                &format!("/api/v1/receipts?limit=500{query}{cursor}"),
+            );
+            for r in page["receipts"].as_array().unwrap() {
+                out.push((
+                    r["index"].as_u64().unwrap(),
+                    r["kind"].as_str().unwrap_or("").to_owned(),
+                ));
+            }
+            match page["next_cursor"].as_u64() {
+                Some(c) => cursor = format!("&cursor={c}"),
+                None => return out,
+            }
+        }
+    };
+    let n = leaves.len() as u64;
+    let mut listed: Vec<(u64, String)> = all("").into_iter().filter(|(i, _)| *i < n).collect();
+    listed.sort();
+    let indices: Vec<u64> = listed.iter().map(|(i, _)| *i).collect();
+    assert_eq!(
+        indices,
+        (0..n).collect::<Vec<_>>(),
+        "(seed {seed}) the receipts index lists other leaves than the log's {n}"
+    );
+    let mut kinds = std::collections::BTreeMap::<String, Vec<u64>>::new();
+    for (i, kind) in &listed {
+        assert_eq!(
+            leaves[*i as usize]["type"].as_str().unwrap_or(""),
+            kind,
+            "(seed {seed}) receipt {i} is not the log's leaf {i}"
+        );
+        kinds.entry(kind.clone()).or_default().push(*i);
+    }
+    for (kind, want) in &kinds {
+        let mut got: Vec<u64> = all(&format!("&event={kind}"))
+            .into_iter()
+            .map(|(i, _)| i)
+            .filter(|i| *i < n)
+            .collect();
+        got.sort_unstable();
+        assert_eq!(
+            &got, want,
+            "(seed {seed}) the index's facts for {kind} are not the log's {kind} leaves"
+        );
+    }
+    leaves.len()
+}
+
 /// Each plan's status, by id (`interlock plans list --json`).
 pub(crate) fn plan_statuses(gw: &Gateway) -> std::collections::BTreeMap<String, String> {
     let out = gw.cli(&["plans", "list", "--json"]);

@@ -79,53 +79,89 @@ fn owner_token(gw: &Gateway) -> String {
     stdout(&out).trim().to_owned()
 }
 
+/// Whether `l` is an `admin.action` leaf of `action`.
+fn is_action(l: &Value, action: &str) -> bool {
+    l["type"] == "admin.action" && l["action"] == action
+}
+
+/// The leaves that brought key `hash` into being: its `apikey.issued` (the
+/// CLI, connect, the desktop), `key.created` (the admin API) or
+/// `key.rotated` naming it as the new key.
+fn issue_leaves<'a>(leaves: &'a [Value], hash: &str) -> Vec<&'a Value> {
+    leaves
+        .iter()
+        .filter(|l| {
+            (l["type"] == "apikey.issued" || is_action(l, "key.created")) && l["key_hash"] == hash
+                || is_action(l, "key.rotated") && l["new_key_hash"] == hash
+        })
+        .collect()
+}
+
+/// The shadow flag key `hash` has by its receipts: its last `key.updated`'s,
+/// else what it was issued with (a rotated key's, its predecessor's).
+fn shadow_by_receipts(leaves: &[Value], hash: &str) -> bool {
+    if let Some(u) = leaves
+        .iter()
+        .rev()
+        .find(|l| is_action(l, "key.updated") && l["key_hash"] == hash)
+    {
+        return u["shadow"].as_bool().unwrap();
+    }
+    match issue_leaves(leaves, hash).first() {
+        Some(l) if is_action(l, "key.rotated") => {
+            shadow_by_receipts(leaves, l["key_hash"].as_str().unwrap())
+        }
+        Some(l) => l["shadow"].as_bool().unwrap_or(false),
+        None => false,
+    }
+}
+
 /// Checks every agent key against its receipts; returns how many keys are
 /// revoked and how many are in shadow mode.
 fn check_keys_against_receipts(gw: &Gateway, seed: u64) -> (usize, usize) {
     let reviewer = gw.reviewer_key();
     let owner = owner_token(gw);
-    let keys = keys(gw, &owner);
-    let leaves = log_leaves(gw, &reviewer);
-    let of = |hash: &str, pred: &dyn Fn(&Value) -> bool| -> Vec<Value> {
-        leaves
-            .iter()
-            .filter(|l| l["key_hash"] == hash && pred(l))
-            .cloned()
-            .collect()
-    };
+    check_keys_with(gw, &owner, &log_leaves(gw, &reviewer), seed)
+}
+
+fn check_keys_with(gw: &Gateway, owner: &str, leaves: &[Value], seed: u64) -> (usize, usize) {
+    let keys = keys(gw, owner);
     let (mut revoked, mut shadowed) = (0, 0);
     for (hash, k) in &keys {
-        let issued = of(hash, &|l| l["type"] == "apikey.issued");
+        let issued = issue_leaves(leaves, hash);
         assert_eq!(issued.len(), 1, "{k} (seed {seed}): issued {issued:?}");
-        let revocations = of(hash, &|l| {
-            l["type"] == "admin.action" && l["action"] == "key.revoked"
-        });
+        let revocations: Vec<&Value> = leaves
+            .iter()
+            .filter(|l| {
+                (is_action(l, "key.revoked") || is_action(l, "key.rotated"))
+                    && l["key_hash"] == *hash
+            })
+            .collect();
         assert_eq!(
             revocations.len(),
             usize::from(!k["revoked_at"].is_null()),
             "{k} (seed {seed}): revoked_at against its receipts {revocations:?}"
         );
         revoked += revocations.len();
-        // The last word on its shadow flag: an update's, else its issue's.
-        let updates = of(hash, &|l| {
-            l["type"] == "admin.action" && l["action"] == "key.updated"
-        });
-        let said = updates
-            .last()
-            .map_or(&issued[0]["shadow"], |u| &u["shadow"])
-            .as_bool()
-            .unwrap_or(false);
+        let said = shadow_by_receipts(leaves, hash);
         assert_eq!(
             k["shadow"].as_bool().unwrap(),
             said,
-            "{k} (seed {seed}): shadow against its receipts {issued:?} {updates:?}"
+            "{k} (seed {seed}): shadow against its receipts"
         );
         shadowed += usize::from(said);
     }
     // No receipt names a key the store does not have.
-    for l in &leaves {
-        if l["type"] == "apikey.issued" && l["kind"] == "agent" {
-            let hash = l["key_hash"].as_str().unwrap();
+    for l in leaves {
+        let issued = l["type"] == "apikey.issued" || is_action(l, "key.created");
+        let named = if issued && l["kind"] == "agent" {
+            l["key_hash"].as_str()
+        } else if is_action(l, "key.rotated") {
+            l["new_key_hash"].as_str()
+        } else {
+            None
+        };
+        if let Some(hash) = named {
             assert!(
                 keys.contains_key(hash),
                 "(seed {seed}) a receipt without its key: {l}"
@@ -371,5 +407,135 @@ fn fault_campaign_log_key_transfer_killed_anywhere() {
          first; {rounds} hand-overs, {accepted} acceptances and {sealed} sealings logged \
          ({spent_reruns} reruns found the request spent by the killed run); truncated files 0, \
          unlogged acceptances 0, wrong keys 0"
+    );
+}
+
+/// One admin API request of an owner's script: method, path, body, and the
+/// `admin.action` its answer's leaf must be.
+struct ApiAction {
+    method: &'static str,
+    path: String,
+    body: Value,
+    action: &'static str,
+}
+
+/// The `i`th action of the script over `live` (agent keys it created and
+/// has not seen revoked).
+fn api_action(i: usize, live: &[String]) -> ApiAction {
+    let pick = |k: usize| live[k % live.len()].clone();
+    match (i % 4, live.is_empty()) {
+        (0, _) | (_, true) => ApiAction {
+            method: "POST",
+            path: "/api/v1/admin/keys".into(),
+            body: json!({"kind": "agent", "name": format!("api-{i}"), "monthly_quota": 1000}),
+            action: "key.created",
+        },
+        (1, _) => ApiAction {
+            method: "PATCH",
+            path: format!("/api/v1/admin/keys/{}", pick(i)),
+            body: json!({"shadow": i % 8 == 1, "reason": "fault campaign"}),
+            action: "key.updated",
+        },
+        (2, _) => ApiAction {
+            method: "POST",
+            path: format!("/api/v1/admin/keys/{}/rotate", pick(i)),
+            body: json!({}),
+            action: "key.rotated",
+        },
+        _ => ApiAction {
+            method: "POST",
+            path: format!("/api/v1/admin/keys/{}/revoke", pick(i)),
+            body: json!({}),
+            action: "key.revoked",
+        },
+    }
+}
+
+/// Issue 44: `interlock serve` SIGKILLed while an owner's script drives the
+/// admin API — keys created, updated (shadow mode), rotated and revoked one
+/// after another. After the restarts: every action the API acknowledged is
+/// on the log at the index its answer gave; every key is as its receipts say
+/// (issued once, revoked exactly when a revocation or rotation names it,
+/// shadow as its last receipt says), whatever the kill cut; `audit verify`
+/// clean.
+#[test]
+fn fault_campaign_admin_api_with_serve_killed_anywhere() {
+    let mut gw = Gateway::start("");
+    let owner = owner_token(&gw);
+    let mut campaign = Campaign::new("admin API under serve kills");
+    let mut acked: Vec<(u64, &'static str)> = Vec::new();
+    let mut live: Vec<String> = Vec::new();
+    let mut next = 0;
+    let (mut refused, mut cut) = (0, 0);
+    for _ in 0..campaign.kills {
+        let kill_at = campaign.point(std::time::Duration::from_millis(400));
+        let addr = gw.addr.clone();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let script = {
+            let owner = owner.clone();
+            let mut live = live.clone();
+            let mut i = next;
+            std::thread::spawn(move || {
+                let mut acked = Vec::new();
+                let (mut refused, mut cut) = (0, 0);
+                while rx.try_recv().is_err() {
+                    let a = api_action(i, &live);
+                    i += 1;
+                    let body = serde_json::to_vec(&a.body).unwrap();
+                    let auth = format!("Bearer {owner}");
+                    let headers = [
+                        ("Authorization", auth.as_str()),
+                        ("Content-Type", "application/json"),
+                    ];
+                    match crate::gateway_util::try_http(&addr, a.method, &a.path, &headers, &body) {
+                        Ok((200, _, b)) => {
+                            let v: Value = serde_json::from_slice(&b).unwrap();
+                            acked.push((v["leaf"].as_u64().unwrap(), a.action));
+                            match a.action {
+                                "key.created" => live.push(v["id"].as_str().unwrap().into()),
+                                "key.rotated" => {
+                                    live.retain(|k| *k != v["revoked"]);
+                                    live.push(v["id"].as_str().unwrap().into());
+                                }
+                                "key.revoked" => live.retain(|k| *k != v["id"]),
+                                _ => {}
+                            }
+                        }
+                        // A key an unacknowledged action revoked, say.
+                        Ok(_) => refused += 1,
+                        Err(_) => {
+                            cut += 1;
+                            break;
+                        }
+                    }
+                }
+                (acked, live, i, refused, cut)
+            })
+        };
+        std::thread::sleep(kill_at);
+        gw.kill();
+        let _ = tx.send(());
+        let (a, l, i, r, c) = script.join().unwrap();
+        acked.extend(a);
+        (live, next, refused, cut) = (l, i, refused + r, cut + c);
+        gw.restart();
+    }
+    let seed = campaign.seed;
+    let reviewer = gw.reviewer_key();
+    let leaves = log_leaves(&gw, &reviewer);
+    for (index, action) in &acked {
+        assert!(
+            is_action(&leaves[*index as usize], action),
+            "(seed {seed}) acknowledged {action} at {index}: {}",
+            leaves[*index as usize]
+        );
+    }
+    let (revoked, shadowed) = check_keys_with(&gw, &owner, &leaves, seed);
+    eprintln!(
+        "fault campaign admin API under serve kills: {} kills; {} actions acknowledged, each on \
+         the log; {refused} refused (their key gone), {cut} cut by a kill; {revoked} keys revoked \
+         and {shadowed} in shadow mode, each as its receipts say; lost 0, half-applied 0",
+        campaign.kills,
+        acked.len(),
     );
 }

@@ -621,7 +621,8 @@ fn burst_through(gateways: &[&Gateway], next: &AtomicU64, fault: impl FnOnce()) 
 /// Checks what must hold after a campaign over `gateways` (which share one
 /// log): every call acknowledged has its intent and outcome leaves, every
 /// call the upstream received its intent leaf; the log verifies from every
-/// gateway. Returns (calls forwarded, outcome leaves, intent leaves).
+/// gateway; the receipts index matches the log. Returns (calls forwarded,
+/// outcome leaves, intent leaves).
 fn assert_nothing_lost(
     gateways: &[&Gateway],
     acked: &[Value],
@@ -656,6 +657,10 @@ fn assert_nothing_lost(
     for gw in gateways {
         gw.assert_audit_clean();
     }
+    // The team's one receipts index, written by every gateway's tally.
+    let reviewer = gateways[0].reviewer_key();
+    let leaves = crate::faults::log_leaves(gateways[0], &reviewer);
+    crate::faults::assert_receipts_index_matches_log(gateways[0], &reviewer, &leaves, seed);
     (forwarded.len(), outcomes.len(), intents.len())
 }
 

@@ -347,13 +347,15 @@ fn power_cut_campaign(path: &str, log: &str, outcomes_promised: bool) {
         );
     }
     gw.assert_audit_clean();
+    let indexed =
+        crate::faults::assert_receipts_index_matches_log(&gw, &gw.reviewer_key(), &leaves, seed);
     let counts = fs.counts();
     gw.kill();
     eprintln!(
         "fault campaign {path}: {} power cuts in {:.0?} ({} syncs, {} writes); {} calls and {} \
          approvals acknowledged, none lost; {} calls run by the upstream, each with its intent on the log; {outcomes_lost} acknowledged calls' outcome leaves \
          lost (the last flush window's; their intents kept); {} plans proposed; half-applied \
-         decisions 0",
+         decisions 0; the receipts index matches all {indexed} leaves",
         counts.power_cuts,
         started.elapsed(),
         counts.syncs,
@@ -509,6 +511,8 @@ fn fault_campaign_disk_full_and_io_errors_lose_nothing_and_recover() {
         );
     }
     gw.assert_audit_clean();
+    let indexed =
+        crate::faults::assert_receipts_index_matches_log(&gw, &gw.reviewer_key(), &leaves, seed);
     let counts = fs.counts();
     gw.kill();
     let errors = errors.into_inner().unwrap();
@@ -516,7 +520,7 @@ fn fault_campaign_disk_full_and_io_errors_lose_nothing_and_recover() {
         "fault campaign disk full and I/O errors: {} spells ({} writes or syncs refused); {} calls \
          answered, each on the log; {} run by the upstream, each with its intent; refused with \
          {errors:?}; serving again by itself after {recovered_alone} spells, after a restart \
-         {restarts} times",
+         {restarts} times; the receipts index matches all {indexed} leaves",
         campaign.kills,
         counts.injected,
         acknowledged.len(),

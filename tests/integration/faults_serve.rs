@@ -226,11 +226,13 @@ fn fault_campaign_serve_killed_around_held_calls_and_their_approvals() {
         }
     }
     gw.assert_audit_clean();
+    let indexed = crate::faults::assert_receipts_index_matches_log(&gw, &reviewer, &leaves, seed);
     eprintln!(
         "fault campaign serve around held calls: {} kills; answered before the kill {answered_before_kill}, \
          after the restart {answered_after_restart} (asked again without a state {asked_again} \
          times), never (the run's answer lost, or the run cut short and halted) {}; plans {by_status:?}; doubled \
-         runs 0, stuck 0, half-applied approvals 0; approvals the kill failed (tried again) {}: {:?}",
+         runs 0, stuck 0, half-applied approvals 0; approvals the kill failed (tried again) {}: {:?}; \
+         the receipts index matches all {indexed} leaves",
         campaign.kills,
         held.iter().filter(|h| !h.answered).count(),
         approvals_failed.len(),
