@@ -768,6 +768,160 @@ fn fault_campaign_postgres_crashed_and_restarted_mid_burst() {
     );
 }
 
+/// Plan `id`'s status, or `None` while the CLI cannot read it (Postgres down).
+fn status_while_faulty(gw: &Gateway, id: &str) -> Option<String> {
+    let out = gw.cli(&["plans", "list", "--json"]);
+    let list: Value = serde_json::from_slice(&out.stdout).ok()?;
+    list.as_array()?
+        .iter()
+        .find(|p| p["plan_id"] == id)
+        .and_then(|p| p["status"].as_str().map(str::to_owned))
+}
+
+/// Issue 44: the Postgres server crashed and restarted while a reviewer
+/// approves a plan through gateway A and, once it is approved, six agents
+/// execute it at once over A and B — so a crash lands before, during and
+/// after the decision's commit and the execution's claim, run and finish.
+/// A refused approval is tried again once the server is back, as a reviewer
+/// would; an agent that got no success tries again until the plan is done.
+/// After each round, once no execution holds a lease: the plan was approved
+/// once (one `plan.decision` leaf, its row APPROVED or beyond); it ran at
+/// most once (one transition to EXECUTING; its file written once), and it
+/// is SUCCEEDED, or HALTED with the run cut short — never left EXECUTING,
+/// never approved and forgotten; `audit verify` clean from both gateways.
+#[test]
+fn fault_campaign_postgres_crashed_mid_decision_and_execution() {
+    let cluster = PgCluster::start();
+    let url = cluster.url();
+    let t = team(&url, &url);
+    let mut campaign = Campaign::new("postgres crash mid-decision/execution");
+    let mut by_status = std::collections::BTreeMap::<String, usize>::new();
+    let (mut approve_retries, mut execute_refusals) = (0, 0);
+    let lease = Duration::from_secs(interlock_engine::LEASE_TIMEOUT_SECS as u64 + 20);
+    for i in 0..campaign.faults {
+        let plan_id = format!("crash-{i}");
+        let file = format!("crash-{i}.txt");
+        let plan = crate::gateway_util::write_file_plan(&t.a, &plan_id, "Write once", &file);
+        let (_, _, r) = t.a.rpc(
+            "tools/call",
+            json!({"name": "propose_plan", "arguments": plan}),
+        );
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        // Half the crashes drawn over the decision (a CLI approval beside the
+        // gateway takes about 100 ms here), half over the executions too.
+        let within = if i % 2 == 0 { 250 } else { 900 };
+        let at = campaign.point(Duration::from_millis(within));
+        let down = campaign.point(Duration::from_millis(1500));
+        // What the reviewer looked at, before the server goes down.
+        let env = t.a.env_for_thread();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let hash = crate::util::shown_hash("plans", &plan_id, &env);
+        let approve = [
+            "plans", "approve", &plan_id, "--reason", "one file", "--hash", &hash,
+        ];
+        let barrier = std::sync::Barrier::new(6);
+        let (retries, refusals) = std::thread::scope(|s| {
+            let crash = s.spawn(|| {
+                std::thread::sleep(at);
+                cluster.crash();
+                std::thread::sleep(down);
+                cluster.run();
+            });
+            // The reviewer, until the decision lands (or is found landed).
+            let mut retries = 0;
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let out = t.a.cli(&approve);
+                if out.status.success() {
+                    break;
+                }
+                if status_while_faulty(&t.a, &plan_id).is_some_and(|s| s != "PROPOSED") {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "approve {plan_id}: {}",
+                    stderr(&out)
+                );
+                retries += 1;
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            // Six agents at once over both gateways, each until the plan is done.
+            let runs: Vec<_> = (0..6)
+                .map(|w| {
+                    let gw = if w % 2 == 0 { &t.a } else { &t.b };
+                    let (barrier, plan_id) = (&barrier, &plan_id);
+                    s.spawn(move || {
+                        barrier.wait();
+                        let mut refused = 0;
+                        let deadline = Instant::now() + Duration::from_secs(90);
+                        loop {
+                            let r = gw.try_call("execute_plan", json!({"plan_id": plan_id}));
+                            if r.is_some_and(|r| r["result"]["isError"] == false) {
+                                return refused;
+                            }
+                            refused += 1;
+                            let settled =
+                                status_while_faulty(gw, plan_id).is_some_and(|s| s != "APPROVED");
+                            if settled || Instant::now() > deadline {
+                                return refused;
+                            }
+                            std::thread::sleep(Duration::from_millis(250));
+                        }
+                    })
+                })
+                .collect();
+            let refusals: usize = runs.into_iter().map(|h| h.join().unwrap()).sum();
+            crash.join().unwrap();
+            (retries, refusals)
+        });
+        approve_retries += retries;
+        execute_refusals += refusals;
+        let status = crate::faults::plan_statuses_settled(&t.a, Instant::now() + lease)
+            .remove(&plan_id)
+            .unwrap();
+        let seed = campaign.seed;
+        let leaves = crate::faults::log_leaves(&t.a, &t.a.reviewer_key());
+        let count = |kind: &str, field: &str, value: &str| {
+            leaves
+                .iter()
+                .filter(|l| {
+                    l["type"] == kind && l["plan_id"] == plan_id.as_str() && l[field] == value
+                })
+                .count()
+        };
+        let approvals = count("plan.decision", "decision", "approve");
+        assert_eq!(
+            approvals, 1,
+            "{plan_id} (seed {seed}): approved {approvals} times"
+        );
+        let runs = count("plan.transition", "to", "EXECUTING");
+        assert!(runs <= 1, "{plan_id} (seed {seed}): run {runs} times");
+        assert!(
+            status == "SUCCEEDED" || status == "HALTED",
+            "{plan_id} (seed {seed}): {status} after the crash"
+        );
+        let written = t.a.data().join("workspace").join(&file);
+        if status == "SUCCEEDED" {
+            assert_eq!(
+                runs, 1,
+                "{plan_id} (seed {seed}): SUCCEEDED without its run"
+            );
+            assert_eq!(std::fs::read_to_string(&written).unwrap(), "x", "{plan_id}");
+        }
+        *by_status.entry(status).or_default() += 1;
+    }
+    for gw in [&t.a, &t.b] {
+        gw.assert_audit_clean();
+    }
+    eprintln!(
+        "fault campaign postgres crash mid-decision/execution: {} crashes; plans {by_status:?}; \
+         approvals tried again {approve_retries} times, executions refused {execute_refusals} \
+         times; approved twice 0, run twice 0, stuck 0, approved and forgotten 0",
+        campaign.faults,
+    );
+}
+
 /// Issue 44: one gateway of two reaches Postgres through a proxy that, fault
 /// after fault, cuts every connection, partitions (holds every byte and new
 /// connection for up to 3 s, then lets them through), delays every chunk,
