@@ -778,6 +778,51 @@ fn status_while_faulty(gw: &Gateway, id: &str) -> Option<String> {
         .and_then(|p| p["status"].as_str().map(str::to_owned))
 }
 
+/// Issue 44: `interlock serve` started while its Postgres server is down
+/// exits with an error that names the database — it does not hang, and does
+/// not serve on nothing — and starts once the server is back.
+#[test]
+fn a_gateway_started_while_postgres_is_down_exits_naming_the_database() {
+    let cluster = PgCluster::start();
+    let mut gw = Gateway::start_on_database("", &cluster.url());
+    gw.kill();
+    cluster.crash();
+    let config = gw.data().parent().unwrap().join("gateway.toml");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_interlock"));
+    cmd.args(["serve", "--config", config.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in gw.env_for_thread() {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serve kept running with its database down");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stdout(&out).is_empty(),
+        "it said it was listening: {}",
+        stdout(&out)
+    );
+    let said = stderr(&out);
+    assert!(
+        said.contains("database")
+            && said.contains(cluster.socket().parent().unwrap().to_str().unwrap()),
+        "the error names the database: {said}"
+    );
+    cluster.run();
+    gw.start_serving();
+    gw.wait_for_tool("propose_plan", true);
+}
+
 /// Issue 44: the Postgres server crashed and restarted while a reviewer
 /// approves a plan through gateway A and, once it is approved, six agents
 /// execute it at once over A and B — so a crash lands before, during and
