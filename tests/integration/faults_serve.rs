@@ -357,3 +357,81 @@ fn fault_campaign_server_decisions_killed_anywhere() {
          the decision 0"
     );
 }
+
+/// Issue 44: a signed removal commits its `server.removed` leaf with the
+/// deletion of the server's row, then takes the server out of
+/// `gateway.toml`. A gateway stopped between the two came back with the
+/// server in its config and no row, and ran the removed program again as a
+/// new server. The removal now leaves a note first (`<data>/removing/NAME`),
+/// and a gateway that finds one at start finishes what it says: with no row
+/// (the removal committed) the server is taken out of the file and never
+/// started; with a row (it did not commit) the note is dropped and the
+/// server served as before.
+#[test]
+fn regression_issue_44_a_removal_cut_before_its_config_edit_is_finished_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = crate::gateway_util::peers_dir().join("drifting-server.mjs");
+    let entry = |name: &str| {
+        format!(
+            "[servers.{name}]\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ DRIFT_FILE = {:?} }}\n",
+            script.to_str().unwrap(),
+            dir.path().join(format!("{name}.txt")).to_str().unwrap()
+        )
+    };
+    let mut gw = Gateway::start(&format!("{}\n{}", entry("gone"), entry("kept")));
+    for name in ["gone", "kept"] {
+        gw.wait_for_server(name, "PENDING");
+        gw.approve_server(name);
+    }
+    gw.wait_for_tool("kept__add", true);
+    let out = gw.cli(&["servers", "remove", "gone", "--reason", "not needed"]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        crate::util::stdout(&out),
+        crate::util::stderr(&out)
+    );
+    let config_path = gw.data().parent().unwrap().join("gateway.toml");
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    assert!(!config.contains("[servers.gone]"), "{config}");
+    let notes = gw.data().join("removing");
+    assert!(
+        std::fs::read_dir(&notes).is_ok_and(|mut d| d.next().is_none()),
+        "a finished removal leaves no note"
+    );
+
+    // Stopped after the commit, before the file: the entry still there, and
+    // its note; and a removal of `kept` stopped before its commit.
+    gw.kill();
+    std::fs::write(&config_path, format!("{config}\n{}", entry("gone"))).unwrap();
+    for name in ["gone", "kept"] {
+        std::fs::write(notes.join(name), b"").unwrap();
+    }
+    gw.start_serving();
+    gw.wait_for_tool("kept__add", true);
+    let listed = crate::util::stdout(&gw.cli(&["servers", "list"]));
+    assert!(
+        !listed.contains("gone"),
+        "the removed server came back: {listed}"
+    );
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    assert!(!config.contains("[servers.gone]"), "{config}");
+    assert!(config.contains("[servers.kept]"), "{config}");
+    assert!(
+        std::fs::read_dir(&notes).is_ok_and(|mut d| d.next().is_none()),
+        "every note is finished"
+    );
+    let reviewer = gw.reviewer_key();
+    let leaves = crate::faults::log_leaves(&gw, &reviewer);
+    let about_gone: Vec<&str> = leaves
+        .iter()
+        .filter(|l| l["server"] == "gone")
+        .filter_map(|l| l["type"].as_str())
+        .collect();
+    assert_eq!(
+        about_gone.last(),
+        Some(&"server.removed"),
+        "the removed server was taken for a new one: {about_gone:?}"
+    );
+    gw.assert_audit_clean();
+}

@@ -315,22 +315,45 @@ impl Gateway {
         );
         fields.insert("reason".into(), verified.statement.reason.as_str().into());
         fields.insert("envelope".into(), to_canon(&envelope.to_json()));
-        let index = self
+        let file = self.server_file();
+        if let Some(file) = file.clone() {
+            let n = name.clone();
+            tokio::task::spawn_blocking(move || file.begin_removal(&n))
+                .await
+                .map_err(|e| ServerChangeError::File(e.to_string()))?
+                .map_err(ServerChangeError::File)?;
+        }
+        let removed = self
             .pins()
             .remove_server(&name, EventType::ServerRemoved, fields)
-            .await?;
+            .await;
+        let index = match removed {
+            Ok(index) => index,
+            Err(e) => {
+                if let Some(file) = file {
+                    let n = name.clone();
+                    // Refused: nothing to finish. A note left behind is
+                    // dropped at the next start, which finds the row.
+                    let _ = tokio::task::spawn_blocking(move || file.end_removal(&n)).await;
+                }
+                return Err(e.into());
+            }
+        };
         if let Some(up) = self.upstream_table().remove(&name) {
             up.stop();
         }
-        if let Some(file) = self.server_file() {
+        if let Some(file) = file {
             let n = name.clone();
-            let persisted = tokio::task::spawn_blocking(move || file.remove(&n))
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|r| r);
+            let persisted = tokio::task::spawn_blocking(move || {
+                file.remove(&n)?;
+                file.end_removal(&n)
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r);
             if let Err(e) = persisted {
-                // Removed and logged; only the file lags (a restart would
-                // start it again, pending, as a new server).
+                // Removed and logged; only the file lags, and the note
+                // stays: the next start takes it out of the file.
                 tracing::warn!(server = %name, error = %e, "could not remove it from the config file");
             }
         }

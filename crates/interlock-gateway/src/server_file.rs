@@ -18,6 +18,13 @@ pub trait ServerFile: Send + Sync + 'static {
     fn add(&self, name: &str, server: &NewServer) -> Result<(), String>;
     /// Removes `[servers.NAME]` if it is there.
     fn remove(&self, name: &str) -> Result<(), String>;
+    /// Notes, durably, that server `name` is about to be removed, before
+    /// the removal commits: a gateway stopped between that commit and
+    /// [`ServerFile::remove`] finishes the removal at its next start, rather
+    /// than start the removed server again as a new one (issue 44).
+    fn begin_removal(&self, name: &str) -> Result<(), String>;
+    /// Drops the note: the removal was applied to the file, or refused.
+    fn end_removal(&self, name: &str) -> Result<(), String>;
     /// The servers the file configures now, keychain references resolved.
     fn load(&self) -> Result<BTreeMap<String, UpstreamConfig>, String>;
 }

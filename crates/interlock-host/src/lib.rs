@@ -16,6 +16,7 @@ pub mod hook_install;
 mod log_key;
 mod owner_decisions;
 mod runtime;
+mod server_removals;
 mod signin_file;
 mod standing;
 pub mod team_audience;

@@ -111,6 +111,19 @@ impl Host {
             address: config.listen,
             message: e.to_string(),
         })?;
+        // Removals a stopped gateway left half done are finished before the
+        // servers start (`server_removals`).
+        let config_file = match &options.config {
+            Some(p) => p.clone(),
+            None => self.data_dir()?.join(crate::GATEWAY_CONFIG_FILE),
+        };
+        let finished = host.finish_server_removals(&config_file).await?;
+        if !finished.is_empty() {
+            tracing::warn!(servers = ?finished, "finished removals a stopped gateway left half done: taken out of the config");
+            config.servers = self
+                .gateway_config_with_secrets(options.config.as_deref())?
+                .servers;
+        }
         let confiner = Arc::new(self.confiner(options.config.as_deref())?);
         let prepared = Gateway::prepare(config.clone(), confiner)?;
         // The policy's MCP-bound actions and probes (issue 23 item 5) are served

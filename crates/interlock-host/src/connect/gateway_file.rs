@@ -175,6 +175,26 @@ impl interlock_gateway::server_file::ServerFile for HostServerFile {
         self.edit(|text| remove_servers(text, &[name.to_owned()]))
     }
 
+    fn begin_removal(&self, name: &str) -> Result<(), String> {
+        let data_dir = self.host.data_dir().map_err(|e| e.to_string())?;
+        crate::server_removals::begin(&data_dir, name).map_err(|e| {
+            format!(
+                "{}: {e}",
+                crate::server_removals::note_path(&data_dir, name).display()
+            )
+        })
+    }
+
+    fn end_removal(&self, name: &str) -> Result<(), String> {
+        let data_dir = self.host.data_dir().map_err(|e| e.to_string())?;
+        crate::server_removals::end(&data_dir, name).map_err(|e| {
+            format!(
+                "{}: {e}",
+                crate::server_removals::note_path(&data_dir, name).display()
+            )
+        })
+    }
+
     fn load(&self) -> Result<BTreeMap<String, interlock_gateway::config::UpstreamConfig>, String> {
         if !self.path.exists() {
             return Ok(BTreeMap::new());

@@ -30,7 +30,7 @@ mod clients;
 pub(crate) mod edit;
 mod entries;
 mod gateway_file;
-pub(crate) use gateway_file::HostServerFile;
+pub(crate) use gateway_file::{HostServerFile, remove_servers};
 mod layers;
 mod sealed;
 
@@ -1216,7 +1216,7 @@ fn file_err(path: &Path, e: impl std::fmt::Display) -> ConnectError {
     }
 }
 
-fn mode_of(path: &Path) -> Result<u32, ConnectError> {
+pub(crate) fn mode_of(path: &Path) -> Result<u32, ConnectError> {
     use std::os::unix::fs::PermissionsExt as _;
     Ok(std::fs::metadata(path)
         .map_err(|e| file_err(path, e))?
