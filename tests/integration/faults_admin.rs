@@ -539,3 +539,132 @@ fn fault_campaign_admin_api_with_serve_killed_anywhere() {
         acked.len(),
     );
 }
+
+/// Issue 44: `interlock standing add` and `standing revoke` SIGKILLed at
+/// random points beside a live gateway. A grant was stored, then its
+/// `standing.granted` leaf appended: a kill between the two left a standing
+/// approval in force — calls of its class passing without review — with no
+/// receipt of who granted it; a revocation likewise. Each now commits with
+/// its leaf. After every kill: each standing approval has exactly one
+/// `standing.granted` leaf and no such leaf lacks its approval; one is
+/// revoked exactly when a `standing.revoked` leaf names it; `audit verify`
+/// clean.
+#[test]
+fn fault_campaign_standing_grants_and_revocations_killed_anywhere() {
+    let script = crate::gateway_util::peers_dir().join("drifting-server.mjs");
+    let gw = Gateway::start(&format!(
+        "[servers.drifty]\ncommand = \"node\"\nargs = [{:?}]\n",
+        script.to_str().unwrap()
+    ));
+    gw.wait_for_server("drifty", "PENDING");
+    gw.approve_server("drifty");
+    gw.wait_for_tool("drifty__add", true);
+    let config = gw.dir.path().join("gateway.toml");
+    let grant: Vec<String> = [
+        "standing",
+        "add",
+        "--role",
+        "default",
+        "--tool",
+        "drifty__add",
+        "--shape",
+        r#"{"a": "*", "b": "*"}"#,
+        "--for",
+        "1h",
+        "--reason",
+        "sums are harmless",
+        "--config",
+        config.to_str().unwrap(),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let env = gw.env_for_thread();
+    let reviewer = gw.reviewer_key();
+    let standing = || -> BTreeMap<String, Value> {
+        gw.api_get(&reviewer, "/api/v1/standing")["standing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["id"].as_str().unwrap().to_owned(), s.clone()))
+            .collect()
+    };
+    let active = || -> Vec<String> {
+        standing()
+            .into_iter()
+            .filter(|(_, s)| s["active"] == true)
+            .map(|(id, _)| id)
+            .collect()
+    };
+    let grant_window = timed(&strs(&grant), &strs_env(&env));
+    let some = active().pop().unwrap();
+    let revoke_window = timed(&["standing", "revoke", &some], &strs_env(&env));
+
+    let mut campaign = Campaign::new("standing grants/revocations");
+    let (mut landed, mut ended) = (0, 0);
+    for i in 0..campaign.kills {
+        let killed = if i % 2 == 0 {
+            kill_after(
+                &strs(&grant),
+                &env,
+                campaign.kill_point(i / 2, grant_window),
+            )
+        } else {
+            match active().pop() {
+                Some(id) => kill_after(
+                    &["standing", "revoke", &id],
+                    &env,
+                    campaign.kill_point(i / 2, revoke_window),
+                ),
+                None => {
+                    run(&gw, &strs(&grant));
+                    false
+                }
+            }
+        };
+        if killed {
+            landed += 1;
+        } else {
+            ended += 1;
+        }
+        // A second apart: the next grant's document (its end) differs.
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+    }
+    let seed = campaign.seed;
+    let leaves = log_leaves(&gw, &reviewer);
+    let named = |kind: &str, id: &str| {
+        leaves
+            .iter()
+            .filter(|l| l["type"] == kind && l["id"] == id)
+            .count()
+    };
+    let all = standing();
+    for (id, s) in &all {
+        assert_eq!(
+            named("standing.granted", id),
+            1,
+            "{id} (seed {seed}): a standing approval without its one receipt: {s}"
+        );
+        assert_eq!(
+            named("standing.revoked", id),
+            usize::from(!s["revoked_at"].is_null()),
+            "{id} (seed {seed}): revoked against its receipts: {s}"
+        );
+    }
+    for l in &leaves {
+        if l["type"] == "standing.granted" {
+            let id = l["id"].as_str().unwrap();
+            assert!(
+                all.contains_key(id),
+                "(seed {seed}) a grant's receipt without its grant: {id}"
+            );
+        }
+    }
+    gw.assert_audit_clean();
+    let revoked = all.values().filter(|s| !s["revoked_at"].is_null()).count();
+    eprintln!(
+        "fault campaign standing grants/revocations: {landed} kills landed mid-run, {ended} runs \
+         ended first; {} standing approvals, {revoked} revoked, each with its receipts; grants \
+         without a receipt 0, receipts without a grant 0",
+        all.len()
+    );
+}

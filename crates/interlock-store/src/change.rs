@@ -72,6 +72,12 @@ pub enum StateChange {
     },
     /// An admin's change to admin tokens or API keys (issue 20 item 3).
     Admin(crate::AdminChange),
+    /// Store a standing approval with its `standing.granted` leaf (boxed:
+    /// the change travels in the log writer's requests, which stay small).
+    AddStanding(Box<crate::StandingRecord>),
+    /// Revoke an active standing approval with its `standing.revoked` leaf
+    /// (refused if none is active under `id`).
+    RevokeStanding { id: String, now: i64 },
     /// Move one plan revision from `from` to `to`.
     PlanStatus {
         plan_id: String,
@@ -122,6 +128,13 @@ impl StateChange {
                         .await?
             }
             StateChange::Admin(c) => c.apply(tx).await?,
+            StateChange::AddStanding(record) => {
+                crate::gateway::add_standing_in(tx, record).await?;
+                true
+            }
+            StateChange::RevokeStanding { id, now } => {
+                crate::gateway::revoke_standing_in(tx, id, *now).await?
+            }
             StateChange::RemoveServer {
                 name,
                 expected_version,
@@ -210,6 +223,10 @@ impl StateChange {
                 ..
             } => format!("server {name:?} is no longer at version {expected_version}"),
             StateChange::Admin(c) => c.describe(),
+            StateChange::AddStanding(record) => format!("standing approval {}", record.id),
+            StateChange::RevokeStanding { id, .. } => {
+                format!("standing approval {id} is not active")
+            }
             StateChange::RemoveServer {
                 name,
                 expected_version: Some(v),

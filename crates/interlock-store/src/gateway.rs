@@ -455,33 +455,6 @@ fn standing_from_row(row: &DbRow) -> Result<StandingRecord, StoreError> {
 }
 
 impl Store {
-    /// Stores a verified standing approval; the same id twice is
-    /// [`StoreError::Duplicate`].
-    pub async fn add_standing(&self, s: &StandingRecord) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO standing_approvals (id, role, tool, document, document_hash, expires_at, \
-             approver_key_id, envelope, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)",
-        )
-        .bind(&s.id)
-        .bind(&s.role)
-        .bind(&s.tool)
-        .bind(&s.document)
-        .bind(&s.document_hash)
-        .bind(s.expires_at)
-        .bind(&s.approver_key_id)
-        .bind(&s.envelope)
-        .bind(s.created_at)
-        .execute(self.pool())
-        .await
-        .map_err(|e| match StoreError::from_sqlx(e, "standing approval") {
-            StoreError::Duplicate { .. } => StoreError::Duplicate {
-                what: format!("standing approval {}", s.id),
-            },
-            other => other,
-        })?;
-        Ok(())
-    }
-
     /// Standing approvals, newest first; only those active at `now` if given:
     /// not revoked, granted at or before `now` and expiring after it. Granted
     /// at or before: a clock stepped back to before a grant was made must not
@@ -509,17 +482,54 @@ impl Store {
             .ctx("standing approval")?;
         rows.iter().map(standing_from_row).collect()
     }
+}
 
-    /// Revokes one; `Ok(false)` if it was not active.
-    pub async fn revoke_standing(&self, id: &str) -> Result<bool, StoreError> {
-        let done = sqlx::query(
-            "UPDATE standing_approvals SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
-        )
-        .bind(now_secs())
-        .bind(id)
-        .execute(self.pool())
-        .await
-        .ctx("standing approval")?;
-        Ok(done.rows_affected() == 1)
-    }
+/// Stores a standing approval inside the transaction of its
+/// `standing.granted` leaf (issue 44: a grant stored on its own, then its
+/// leaf, left an approval in force with no receipt when the process stopped
+/// between the two).
+pub(crate) async fn add_standing_in(
+    tx: &mut crate::Tx,
+    s: &StandingRecord,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO standing_approvals (id, role, tool, document, document_hash, expires_at, \
+         approver_key_id, envelope, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)",
+    )
+    .bind(&s.id)
+    .bind(&s.role)
+    .bind(&s.tool)
+    .bind(&s.document)
+    .bind(&s.document_hash)
+    .bind(s.expires_at)
+    .bind(&s.approver_key_id)
+    .bind(&s.envelope)
+    .bind(s.created_at)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| match StoreError::from_sqlx(e, "standing approval") {
+        StoreError::Duplicate { .. } => StoreError::Duplicate {
+            what: format!("standing approval {}", s.id),
+        },
+        other => other,
+    })?;
+    Ok(())
+}
+
+/// Revokes an active standing approval inside the transaction of its
+/// `standing.revoked` leaf; `false` if none is active under `id`.
+pub(crate) async fn revoke_standing_in(
+    tx: &mut crate::Tx,
+    id: &str,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE standing_approvals SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
+    )
+    .bind(now)
+    .bind(id)
+    .execute(&mut **tx)
+    .await
+    .ctx("standing approval")?;
+    Ok(done.rows_affected() == 1)
 }

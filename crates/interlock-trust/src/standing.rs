@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use interlock_canon::{self as canon, Digest, Map, Value};
 use interlock_core::{Decision, DsseEnvelope};
 use interlock_engine::Engine;
-use interlock_store::{StandingRecord, StoreError};
+use interlock_store::{StandingRecord, StateChange, StoreError};
 
 use crate::events::{EventBus, EventType, GatewayEvent, SubjectKind};
 use crate::pins::{PinError, to_canon};
@@ -328,15 +328,20 @@ pub async fn grant(
         created_at: engine.now(),
         revoked_at: None,
     };
-    engine.store().add_standing(&record).await?;
     let mut m = Map::new();
     m.insert("id".into(), id.as_str().into());
     m.insert("document".into(), doc.clone());
     m.insert("approver".into(), verified.identity.as_str().into());
     m.insert("reason".into(), verified.statement.reason.as_str().into());
     m.insert("envelope".into(), to_canon(&envelope.to_json()));
+    // The grant and its receipt in one transaction: stored first on its own,
+    // a grant a stopped process left was in force with no receipt (issue 44).
     let index = engine
-        .record(EventType::StandingGranted.as_str(), m)
+        .record_with_change(
+            EventType::StandingGranted.as_str(),
+            m,
+            StateChange::AddStanding(Box::new(record.clone())),
+        )
         .await?
         .index;
     let who = match (&narrowing.agent, &narrowing.session) {
@@ -374,16 +379,24 @@ pub async fn revoke(
     by: &str,
     reason: &str,
 ) -> Result<bool, PinError> {
-    let done = engine.store().revoke_standing(id).await?;
-    if done {
-        let mut m = Map::new();
-        m.insert("id".into(), id.into());
-        m.insert("by".into(), by.into());
-        m.insert("reason".into(), reason.into());
-        let index = engine
-            .record(EventType::StandingRevoked.as_str(), m)
-            .await?
-            .index;
+    let mut m = Map::new();
+    m.insert("id".into(), id.into());
+    m.insert("by".into(), by.into());
+    m.insert("reason".into(), reason.into());
+    // The revocation and its receipt in one transaction (issue 44).
+    let change = StateChange::RevokeStanding {
+        id: id.to_owned(),
+        now: engine.now(),
+    };
+    let recorded = engine
+        .record_with_change(EventType::StandingRevoked.as_str(), m, change)
+        .await;
+    let done = match recorded {
+        Ok(appended) => Some(appended.index),
+        Err(interlock_engine::EngineError::Log(interlock_log::LogError::ChangeRefused(_))) => None,
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(index) = done {
         events.send(GatewayEvent {
             kind: EventType::StandingRevoked,
             subject_kind: SubjectKind::Standing,
@@ -396,7 +409,7 @@ pub async fn revoke(
             log_index: Some(index),
         });
     }
-    Ok(done)
+    Ok(done.is_some())
 }
 
 /// What the standing approvals say about one call.
