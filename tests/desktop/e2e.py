@@ -47,6 +47,15 @@ the tray's menu over dbusmenu) on a real X server (``x11.py``):
    notification (the plan changed while paused) signs nothing and opens the
    review; closing the window frees the web view and keeps the app in the
    tray; *Open* and *Quit* from the tray menu; the log audits clean after Quit.
+7. Killed (issue 44's fault campaign): a decision clicked on a notification
+   (a plan's *Approve* or *Reject*, a new server's *Reject*), the app and
+   every process it started SIGKILLed at a seeded random moment from the
+   click to past the decision's notice, then restarted on the same data: a
+   decision is whole or absent (its leaf and its row), the subject's status
+   is what they say, an approved plan runs once, the log audits clean, the
+   app serves again. INTERLOCK_FAULT_KILLS (default 6) and
+   INTERLOCK_FAULT_SEED (printed; replays the moments), as in
+   tests/integration/faults*.rs; docs/FAULTS.md.
 
 Screenshots of the window (X11) go to tests/desktop/screenshots/.
 Environment: INTERLOCK_DESKTOP_BIN (the app), INTERLOCK_BIN (the CLI),
