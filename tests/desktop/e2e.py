@@ -54,7 +54,8 @@ the tray's menu over dbusmenu) on a real X server (``x11.py``):
    decision is whole or absent (its leaf and its row), the subject's status
    is what they say, an approved plan runs once, the log audits clean, the
    app serves again. INTERLOCK_FAULT_KILLS (default 6) and
-   INTERLOCK_FAULT_SEED (printed; replays the moments), as in
+   INTERLOCK_FAULT_SEED (printed; replays the draws, which scale to the
+   decision's time measured in the run), as in
    tests/integration/faults*.rs; docs/FAULTS.md.
 
 Screenshots of the window (X11) go to tests/desktop/screenshots/.
