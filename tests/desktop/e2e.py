@@ -1472,13 +1472,8 @@ def main():
                         assert f.read() == "v1\n"
                 elif settled["status"] in ("PROPOSED", "PENDING") and not settled["leaves"]:
                     # Not decided: it still can be (and leaves the inbox).
-                    if kind == "server":
-                        env.cli("servers", "reject", subject, "--reason", "after the kill")
-                        want = "REJECTED"
-                    else:
-                        env.cli("plans", "reject", subject, "--reason", "after the kill")
-                        want = "REJECTED"
-                    wait(lambda: facts(kind, subject)["status"] == want, 20, f"{subject} {want}")
+                    env.cli("servers" if kind == "server" else "plans", "reject", subject, "--reason", "after the kill")
+                    wait(lambda: facts(kind, subject)["status"] == "REJECTED", 20, f"{subject} REJECTED")
                 env.cli("audit", "verify")
 
             # Nothing ran twice, all the campaign long; the app quits cleanly
