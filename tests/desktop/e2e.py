@@ -1347,8 +1347,12 @@ def main():
             wait(lambda: notifications.outbox.empty(), 5, "the click sent", step=0.0002)
             return seen, time.monotonic()
 
-        def noticed(seen):
-            return any(c["summary"] in ("Approved", "Rejected") for c in notifications.snapshot()[seen:])
+        def noticed(seen, subject):
+            """Whether the app confirmed the decision about `subject` (its notice)."""
+            return any(
+                c["summary"] in ("Approved", "Rejected") and re.search(rf"\b{re.escape(subject)}\b", c["body"])
+                for c in notifications.snapshot()[seen:]
+            )
 
         # Where a decision's writes land after its click, on decisions not
         # killed: its leaf (with its row), the plan's move, the notice; two
@@ -1370,7 +1374,7 @@ def main():
             try:
                 seen, t0 = click(kind, subject, since)
                 t_leaf = t_moved = None
-                while not noticed(seen):
+                while not noticed(seen, subject):
                     recorded, done = db.execute(sql, (subject,)).fetchone()
                     now = time.monotonic() - t0
                     if t_leaf is None and recorded:
@@ -1439,7 +1443,7 @@ def main():
                 delay = kill_point(i, kind)
                 time.sleep(max(0.0, t0 + delay - time.monotonic()))
                 kill_tree(app["proc"])
-                after_notice += noticed(seen)
+                after_notice += noticed(seen, subject)
                 # As the kill left it, before anything starts on it again.
                 raw = facts(kind, subject)
                 if not raw["leaves"]:
