@@ -13,6 +13,10 @@ use interlock_store::{
 use crate::engine::{Engine, int};
 use crate::error::EngineError;
 
+/// The reason of a plan's move to REJECTED made for a rejection recorded by
+/// a process that stopped before making it.
+const RECOVERED_REJECTION: &str = "rejected (recovered: the process that recorded the rejection stopped before it moved the plan)";
+
 /// Where a plan stands after a decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecisionOutcome {
@@ -45,6 +49,24 @@ impl Engine {
             return Err(EngineError::WrongState {
                 plan_id: plan.plan_id.clone(),
                 status: plan.status.as_str().to_owned(),
+                action: if claimed.decision == Decision::Approve {
+                    "approving"
+                } else {
+                    "rejecting"
+                },
+                needed: if claimed.decision == Decision::Approve {
+                    "PROPOSED"
+                } else {
+                    "PROPOSED or APPROVED"
+                },
+            });
+        }
+        // A rejection on record whose move a stopped process never made is
+        // a veto all the same: made now, and nothing more is decided.
+        if self.finish_recorded_rejection(&plan).await? {
+            return Err(EngineError::WrongState {
+                plan_id: plan.plan_id.clone(),
+                status: PlanStatus::Rejected.as_str().to_owned(),
                 action: if claimed.decision == Decision::Approve {
                     "approving"
                 } else {
@@ -171,6 +193,63 @@ impl Engine {
             }
         }
         Ok(moved)
+    }
+
+    /// Moves to REJECTED each PROPOSED or APPROVED plan whose current
+    /// revision has a rejection on record. A rejection's leaf and row commit
+    /// together and the plan's move follows in a transaction of its own, so a
+    /// process killed between the two left the plan PROPOSED — or APPROVED,
+    /// and runnable — with its veto on the log (issue 44's desktop campaign
+    /// found one). A gateway runs this when it starts, before it looks for
+    /// reached quorums; a decision or an execution of such a plan makes the
+    /// move first ([`Engine::finish_recorded_rejection`]). Returns the plans
+    /// moved.
+    pub async fn apply_recorded_rejections(&self) -> Result<Vec<String>, EngineError> {
+        let mut moved = Vec::new();
+        for status in [PlanStatus::Proposed, PlanStatus::Approved] {
+            for plan in self.plans(Some(status)).await? {
+                if self.recorded_rejection(&plan).await?.is_some()
+                    && self
+                        .transition(&plan, status, PlanStatus::Rejected, RECOVERED_REJECTION)
+                        .await?
+                {
+                    moved.push(plan.plan_id);
+                }
+            }
+        }
+        Ok(moved)
+    }
+
+    /// Whether `plan`, PROPOSED or APPROVED, has a rejection of its current
+    /// revision on record; if so, it is moved to REJECTED now (by this call,
+    /// or already by another).
+    pub(crate) async fn finish_recorded_rejection(
+        &self,
+        plan: &PlanRecord,
+    ) -> Result<bool, EngineError> {
+        if !matches!(plan.status, PlanStatus::Proposed | PlanStatus::Approved)
+            || self.recorded_rejection(plan).await?.is_none()
+        {
+            return Ok(false);
+        }
+        self.transition(plan, plan.status, PlanStatus::Rejected, RECOVERED_REJECTION)
+            .await?;
+        Ok(true)
+    }
+
+    /// A rejection of `plan`'s current revision on record: its row is stored
+    /// only with the leaf of a verified statement, so it vetoes whatever its
+    /// date.
+    async fn recorded_rejection(
+        &self,
+        plan: &PlanRecord,
+    ) -> Result<Option<interlock_store::ApprovalRecord>, EngineError> {
+        Ok(self
+            .store
+            .approvals_for(&plan.plan_id, plan.revision)
+            .await?
+            .into_iter()
+            .find(|a| a.decision == ApprovalDecision::Reject))
     }
 
     /// What a statement about `plan` must say, now.

@@ -99,6 +99,14 @@ impl Engine {
             )));
         }
         match plan.status {
+            // A veto recorded by a process that stopped before it moved the
+            // plan is made now: the plan does not run.
+            PlanStatus::Approved if self.finish_recorded_rejection(&plan).await? => {
+                return Err(EngineError::NotApproved(format!(
+                    "plan `{}` was rejected (its rejection is on record); it was not run",
+                    plan.plan_id
+                )));
+            }
             PlanStatus::Approved => {}
             PlanStatus::Executing | PlanStatus::Succeeded | PlanStatus::Halted => {
                 return Err(EngineError::AlreadyStarted(plan.plan_id));

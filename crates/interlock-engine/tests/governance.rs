@@ -1007,3 +1007,145 @@ async fn regression_issue_44_an_approval_recorded_without_its_move_is_finished_a
         .unwrap();
     assert!(w.engine.apply_reached_quorums().await.unwrap().is_empty());
 }
+
+/// Issue 44: a rejection's leaf and row commit together and the plan's move
+/// to REJECTED follows in its own transaction; the desktop fault campaign
+/// killed the app between the two (a *Reject* clicked on a notification)
+/// and the plan stayed PROPOSED after a restart, its veto on the log and
+/// nothing honouring it: a later approval would have moved it to APPROVED
+/// and run it. Made here by storing the rejection as that transaction did
+/// and nothing after it, once for a PROPOSED plan and once for an APPROVED
+/// one: the next start (`apply_recorded_rejections`) makes the moves, once;
+/// before it, an approval is refused and an execution does not run, each
+/// making the move itself.
+#[tokio::test]
+async fn regression_issue_44_a_rejection_recorded_without_its_move_is_finished_at_start() {
+    let w = world().await;
+    let recorded_rejection = |id: &'static str, hash: Digest, nonce: u8| {
+        let w = &w;
+        async move {
+            let now = w.engine.now();
+            let (_, envelope) = sign_decision(
+                &w.reviewer,
+                &Terms {
+                    audience: w.engine.log().origin(),
+                    subject: id,
+                    subject_hash: hash,
+                    decision: Decision::Reject,
+                    reason: "not this",
+                    issued_at: now,
+                    not_before: now,
+                    expires_at: now + 3600,
+                    nonce: [nonce; 16],
+                    policy_digest: w.engine.policy().digest(),
+                },
+            )
+            .unwrap();
+            w.engine
+                .store()
+                .insert_approval(&interlock_store::NewApproval {
+                    plan_id: id.into(),
+                    revision: 1,
+                    plan_hash: hash.to_string(),
+                    decision: interlock_store::ApprovalDecision::Reject,
+                    reason: "not this".into(),
+                    approver_key_id: interlock_core::KeyId::of(&w.reviewer.verifying_key())
+                        .to_string(),
+                    nonce: hex::encode([nonce; 16]),
+                    not_before: now,
+                    expires_at: now + 3600,
+                    envelope: serde_json::to_vec(&envelope.to_json()).unwrap(),
+                })
+                .await
+                .unwrap();
+        }
+    };
+    let status = |id: &'static str| {
+        let w = &w;
+        async move { w.engine.plan(id).await.unwrap().status }
+    };
+    // Left PROPOSED, then left APPROVED (a veto of an approved plan).
+    let p1 = w
+        .engine
+        .propose(&write_plan("p1", &w.work, "a.txt", "x\n"))
+        .await
+        .unwrap();
+    recorded_rejection("p1", p1.plan_hash, 1).await;
+    let p2 = w
+        .engine
+        .propose(&write_plan("p2", &w.work, "b.txt", "y\n"))
+        .await
+        .unwrap();
+    let envelope = approve(&w, &w.second_reviewer, "p2", p2.plan_hash, 3600, 2);
+    assert_eq!(
+        w.engine.decide(&envelope).await.unwrap().status,
+        PlanStatus::Approved
+    );
+    recorded_rejection("p2", p2.plan_hash, 3).await;
+    let p3 = w
+        .engine
+        .propose(&write_plan("p3", &w.work, "c.txt", "z\n"))
+        .await
+        .unwrap();
+    recorded_rejection("p3", p3.plan_hash, 4).await;
+    let p4 = w
+        .engine
+        .propose(&write_plan("p4", &w.work, "d.txt", "w\n"))
+        .await
+        .unwrap();
+    let envelope = approve(&w, &w.second_reviewer, "p4", p4.plan_hash, 3600, 5);
+    w.engine.decide(&envelope).await.unwrap();
+    recorded_rejection("p4", p4.plan_hash, 6).await;
+    assert_eq!(status("p1").await, PlanStatus::Proposed);
+    assert_eq!(status("p2").await, PlanStatus::Approved);
+
+    // Before any start: an approval of a vetoed plan is refused, and a
+    // vetoed approved plan does not run; each makes the move.
+    let envelope = approve(&w, &w.second_reviewer, "p3", p3.plan_hash, 3600, 7);
+    assert!(
+        matches!(
+            w.engine.decide(&envelope).await,
+            Err(EngineError::WrongState { ref status, .. }) if status == "REJECTED"
+        ),
+        "an approval over a recorded rejection"
+    );
+    assert_eq!(status("p3").await, PlanStatus::Rejected);
+    assert!(matches!(
+        w.engine.execute("p4").await,
+        Err(EngineError::NotApproved(_))
+    ));
+    assert_eq!(status("p4").await, PlanStatus::Rejected);
+    assert!(!w.work.join("d.txt").exists(), "a vetoed plan ran");
+
+    // A start makes the others' moves, once.
+    let mut moved = w.engine.apply_recorded_rejections().await.unwrap();
+    moved.sort();
+    assert_eq!(moved, vec!["p1".to_owned(), "p2".to_owned()]);
+    assert_eq!(status("p1").await, PlanStatus::Rejected);
+    assert_eq!(status("p2").await, PlanStatus::Rejected);
+    assert!(
+        w.engine
+            .apply_recorded_rejections()
+            .await
+            .unwrap()
+            .is_empty(),
+        "once"
+    );
+    assert!(matches!(
+        w.engine.execute("p2").await,
+        Err(EngineError::NotApproved(_))
+    ));
+    assert!(!w.work.join("b.txt").exists(), "a vetoed plan ran");
+    // A plan with only approvals, or none, is left alone.
+    w.engine
+        .propose(&write_plan("p5", &w.work, "e.txt", "v\n"))
+        .await
+        .unwrap();
+    assert!(
+        w.engine
+            .apply_recorded_rejections()
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}

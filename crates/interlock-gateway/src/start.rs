@@ -304,8 +304,17 @@ async fn reload_loop(gw: Gateway) {
             Err(e) => tracing::warn!(error = %e, "reloading server state failed"),
         }
         // A decision whose process stopped between recording the deciding
-        // approval and moving the plan is finished (once, at start).
+        // approval or a rejection and moving the plan is finished (once, at
+        // start); a rejection first: it vetoes.
         if first {
+            match gw.0.engine.apply_recorded_rejections().await {
+                Ok(moved) => {
+                    for plan in moved {
+                        tracing::warn!(%plan, "rejected plan left unmoved by a stopped process; moved to REJECTED");
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "looking for unapplied rejections failed"),
+            }
             match gw.0.engine.apply_reached_quorums().await {
                 Ok(moved) => {
                     for plan in moved {
