@@ -302,16 +302,26 @@ fn fault_campaign_server_decisions_killed_anywhere() {
             .find(|t| *t == "server.approved" || *t == "server.rejected")
             .map(str::to_owned)
     };
-    // The server's status as the gateway serves it, once it equals
-    // `expected` (a decision the CLI made reaches the running gateway
-    // within a second or so), or what it still is after 20 s.
-    let status_becomes = |expected: &str| -> String {
+    // The server's status as the gateway serves it and the newest decision
+    // leaf, once they agree, or as they are after 20 s. A killed CLI may
+    // have handed its decision to the gateway, which applies it after the
+    // kill: both are read again until the decision lands (or never does).
+    let settled = || -> (String, &'static str, Option<String>) {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
+            let newest = decided();
+            let expected = match newest.as_deref() {
+                Some("server.approved") => "TRUSTED",
+                Some("server.rejected") => "REJECTED",
+                _ => "PENDING",
+            };
             let v = gw.api_get(&reviewer, "/api/v1/servers/drifty");
-            let status = v["server"]["status"].as_str().unwrap_or("none").to_owned();
-            if status.eq_ignore_ascii_case(expected) || Instant::now() > deadline {
-                return status;
+            let status = v["server"]["status"]
+                .as_str()
+                .unwrap_or("none")
+                .to_ascii_uppercase();
+            if status == expected || Instant::now() > deadline {
+                return (status, expected, newest);
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -336,13 +346,7 @@ fn fault_campaign_server_decisions_killed_anywhere() {
             ended += 1;
         }
         let what = format!("kill {i} ({} at {at:?}, seed {})", args[1], campaign.seed);
-        let newest = decided();
-        let expected = match newest.as_deref() {
-            Some("server.approved") => "TRUSTED",
-            Some("server.rejected") => "REJECTED",
-            _ => "PENDING",
-        };
-        let status = status_becomes(expected).to_ascii_uppercase();
+        let (status, expected, newest) = settled();
         assert_eq!(
             status, expected,
             "{what}: the status is not what the newest decision leaf says ({newest:?})"
