@@ -45,39 +45,27 @@ impl Engine {
             Decision::Approve => plan.status == PlanStatus::Proposed,
             Decision::Reject => matches!(plan.status, PlanStatus::Proposed | PlanStatus::Approved),
         };
-        if !allowed {
-            return Err(EngineError::WrongState {
+        // The refusal of this decision of a plan in `status`.
+        let wrong_state = |status: PlanStatus| {
+            let approving = claimed.decision == Decision::Approve;
+            EngineError::WrongState {
                 plan_id: plan.plan_id.clone(),
-                status: plan.status.as_str().to_owned(),
-                action: if claimed.decision == Decision::Approve {
-                    "approving"
-                } else {
-                    "rejecting"
-                },
-                needed: if claimed.decision == Decision::Approve {
+                status: status.as_str().to_owned(),
+                action: if approving { "approving" } else { "rejecting" },
+                needed: if approving {
                     "PROPOSED"
                 } else {
                     "PROPOSED or APPROVED"
                 },
-            });
+            }
+        };
+        if !allowed {
+            return Err(wrong_state(plan.status));
         }
         // A rejection on record whose move a stopped process never made is
         // a veto all the same: made now, and nothing more is decided.
         if self.finish_recorded_rejection(&plan).await? {
-            return Err(EngineError::WrongState {
-                plan_id: plan.plan_id.clone(),
-                status: PlanStatus::Rejected.as_str().to_owned(),
-                action: if claimed.decision == Decision::Approve {
-                    "approving"
-                } else {
-                    "rejecting"
-                },
-                needed: if claimed.decision == Decision::Approve {
-                    "PROPOSED"
-                } else {
-                    "PROPOSED or APPROVED"
-                },
-            });
+            return Err(wrong_state(PlanStatus::Rejected));
         }
         let (trusted, records) = self.trusted_approvers().await?;
         let statement = verify_decision(envelope, &trusted, &self.expectation(&plan)?)?;
