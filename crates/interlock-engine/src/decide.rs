@@ -67,6 +67,11 @@ impl Engine {
         if self.finish_recorded_rejection(&plan).await? {
             return Err(wrong_state(PlanStatus::Rejected));
         }
+        // Likewise a quorum on record whose move was never made: an approval
+        // more would be a second decision of a decided plan.
+        if claimed.decision == Decision::Approve && self.finish_reached_quorum(&plan).await? {
+            return Err(wrong_state(PlanStatus::Approved));
+        }
         let (trusted, records) = self.trusted_approvers().await?;
         let statement = verify_decision(envelope, &trusted, &self.expectation(&plan)?)?;
         let identity = records
@@ -165,22 +170,37 @@ impl Engine {
     pub async fn apply_reached_quorums(&self) -> Result<Vec<String>, EngineError> {
         let mut moved = Vec::new();
         for plan in self.plans(Some(PlanStatus::Proposed)).await? {
-            let risk = RiskLevel::from_name(&plan.risk).unwrap_or(RiskLevel::Critical);
-            let required = self.policy.approvals_required(risk);
-            let (approvals, _) = self.valid_approvals(&plan).await?;
-            if approvals == 0 || approvals < required {
-                continue;
-            }
-            let reason = "quorum reached (recovered: the process that recorded the deciding \
-                          approval stopped before it moved the plan)";
-            if self
-                .transition(&plan, PlanStatus::Proposed, PlanStatus::Approved, reason)
-                .await?
-            {
+            if self.finish_reached_quorum(&plan).await? {
                 moved.push(plan.plan_id);
             }
         }
         Ok(moved)
+    }
+
+    /// Whether `plan`, PROPOSED, has approvals on record that reach its
+    /// quorum; if so, it is moved to APPROVED now. A decision whose move a
+    /// Postgres crash cut (the fault campaign's crash over a decision) left
+    /// the plan PROPOSED while its gateway ran on, so the reviewer's retry
+    /// recorded a second approval of it: the retry now finds the quorum,
+    /// makes the move and is refused as late.
+    pub(crate) async fn finish_reached_quorum(
+        &self,
+        plan: &PlanRecord,
+    ) -> Result<bool, EngineError> {
+        if plan.status != PlanStatus::Proposed {
+            return Ok(false);
+        }
+        let risk = RiskLevel::from_name(&plan.risk).unwrap_or(RiskLevel::Critical);
+        let required = self.policy.approvals_required(risk);
+        let (approvals, _) = self.valid_approvals(plan).await?;
+        if approvals == 0 || approvals < required {
+            return Ok(false);
+        }
+        let reason = "quorum reached (recovered: the process that recorded the deciding \
+                      approval stopped before it moved the plan)";
+        self.transition(plan, PlanStatus::Proposed, PlanStatus::Approved, reason)
+            .await?;
+        Ok(true)
     }
 
     /// Moves to REJECTED each PROPOSED or APPROVED plan whose current
