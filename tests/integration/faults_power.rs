@@ -101,6 +101,10 @@ fn run_until_cut_saying(
         if let Some(status) = child.try_wait().expect("wait") {
             let mut said = String::new();
             let _ = child.stderr.take().unwrap().read_to_string(&mut said);
+            if !status.success() && cut.load(Ordering::SeqCst) {
+                // The cut killed what the command was talking to.
+                return None;
+            }
             return Some((status.success(), said));
         }
         if cut.load(Ordering::SeqCst) {
@@ -269,11 +273,13 @@ fn power_cut_campaign(path: &str, log: &str, outcomes_promised: bool) {
                 }
             });
             std::thread::sleep(cut_after);
-            // The cut: every process on the disk dies at once.
+            // The cut: every process on the disk dies at once. The flag goes
+            // first, so a command that fails because the gateway died is
+            // known to have failed under the cut (CI saw the gap once).
+            cut.store(true, Ordering::SeqCst);
             let _ = Command::new("kill")
                 .args(["-KILL", &pid.to_string()])
                 .status();
-            cut.store(true, Ordering::SeqCst);
         });
         gw.kill();
         fs.power_cut();
