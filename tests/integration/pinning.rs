@@ -467,6 +467,65 @@ fn regression_issue_45_a_failing_listing_is_named_with_its_error() {
     }
 }
 
+/// Issue 45 item 6: an error answer to one content listing took the whole
+/// server down, its tools with it, and restarted it with backoff. Once the
+/// server has listed it, a listing that answers with an error is kept as last
+/// listed (no drift made up), named as stale with the server, retried with
+/// backoff, and the tools stay served.
+#[test]
+fn regression_issue_45_a_listing_that_fails_after_approval_keeps_the_server_up() {
+    let python = crate::gateway_util::peer("INTERLOCK_PEERS_PYTHON");
+    let script = peers_dir().join("partial-listings.py");
+    let dir = tempfile::tempdir().unwrap();
+    let back = dir.path().join("back");
+    let gw = Gateway::start(&format!(
+        r#"recheck_secs = 1
+
+[servers.partial]
+command = {:?}
+args = [{:?}, "--prompts-fail-after", "2", "--prompts-back-when", {:?}]
+pin = ["tools", "prompts"]
+sandbox = {{ read = [{:?}] }}
+"#,
+        python.to_str().unwrap(),
+        script.to_str().unwrap(),
+        back.to_str().unwrap(),
+        dir.path().to_str().unwrap(),
+    ));
+    server_until(&gw, "partial", |s| {
+        s["status"] == "PENDING" && s["link"]["state"] == "up"
+    });
+    gw.approve_server("partial");
+    let approved = server_until(&gw, "partial", |s| s["status"] == "TRUSTED");
+    let s = server_until(&gw, "partial", |s| {
+        s["link"]["stale_listings"]
+            .as_array()
+            .is_some_and(|l| !l.is_empty())
+    });
+    assert_eq!(s["status"], "TRUSTED", "{s}");
+    assert_eq!(s["observed_hash"], approved["baseline_hash"], "{s}");
+    assert_eq!(s["link"]["state"], "up", "{s}");
+    assert_eq!(
+        s["link"]["stale_listings"][0]["method"], "prompts/list",
+        "{s}"
+    );
+    let error = s["link"]["stale_listings"][0]["error"].as_str().unwrap();
+    assert!(error.contains("-32603: prompt store offline"), "{s}");
+    let r = gw.try_call("partial__ping", json!({})).expect("an answer");
+    assert_eq!(r["result"]["content"][0]["text"], "pong", "{r}");
+    // The kept listing is still what agents are shown.
+    let (_, _, prompts) = gw.rpc("prompts/list", json!({}));
+    assert!(prompts.to_string().contains("greeting"), "{prompts}");
+    std::fs::write(&back, "").unwrap();
+    let s = server_until(&gw, "partial", |s| {
+        s["link"]["state"] == "up" && s["link"].get("stale_listings").is_none()
+    });
+    assert_eq!(s["status"], "TRUSTED", "{s}");
+    assert_eq!(s["observed_hash"], approved["baseline_hash"], "{s}");
+    let log = gw.log();
+    assert!(!log.contains("upstream down"), "taken down:\n{log}");
+}
+
 /// Issue 46 item 2: server-filesystem (npm), whose tools write, edit and move
 /// files (and say so: `destructiveHint: true`), was rated LOW (only its
 /// wording was scanned) in the inbox while a notification said medium. One rule now rates what its tools can do, and

@@ -8,6 +8,12 @@ item 6) whose listings are partial, as real servers' often are:
 - with `--broken-prompts` it declares `prompts` and answers `prompts/list`
   with an error (-32603 "prompt store offline").
 
+- with `--prompts-fail-after N` it declares `prompts` and lists one prompt,
+  `greeting`, N times; every `prompts/list` after that answers an error
+  (-32603 "prompt store offline"), until the file given with
+  `--prompts-back-when PATH` exists (a server whose store goes away and
+  comes back).
+
 - with `--slow-start SECS` it reads nothing for SECS seconds before serving,
   as a server does that downloads itself (`npx`) or warms a cold venv.
 
@@ -52,6 +58,24 @@ if "--broken-prompts" in sys.argv:
     @server.list_prompts()
     async def list_prompts():
         raise McpError(types.ErrorData(code=-32603, message="prompt store offline"))
+
+if "--prompts-fail-after" in sys.argv:
+    import os
+
+    answers_left = int(sys.argv[sys.argv.index("--prompts-fail-after") + 1])
+    back_when = (
+        sys.argv[sys.argv.index("--prompts-back-when") + 1]
+        if "--prompts-back-when" in sys.argv
+        else None
+    )
+
+    @server.list_prompts()
+    async def list_prompts():
+        global answers_left
+        if answers_left <= 0 and not (back_when and os.path.exists(back_when)):
+            raise McpError(types.ErrorData(code=-32603, message="prompt store offline"))
+        answers_left -= 1
+        return [types.Prompt(name="greeting", description="Says hello.")]
 
 
 async def main():

@@ -11,6 +11,14 @@
 //! capability (a server with resources and no templates, say) is a listing it
 //! does not offer — empty, as if undeclared — not a reason to take the whole
 //! server down. Any other error names the listing that failed.
+//!
+//! A second exception, for the gateway's re-list only: a content listing the
+//! server answers with any other error, when the gateway holds the server's
+//! last answer to it, keeps that answer in its place ([`Kept`]) and reports
+//! the listing as stale ([`StaleListing`]). The surface is then the one last
+//! pinned for that listing — the same bytes, so no drift is made up — and the
+//! server's tools stay served. Without a last answer (the first listing since
+//! the gateway started) half a surface is still never pinned.
 
 use std::collections::BTreeMap;
 
@@ -18,8 +26,24 @@ use interlock_surface::ContentKind;
 use serde_json::value::RawValue;
 
 use crate::config::{Limits, PinPart, PinSet};
-use crate::upstream::{Connection, METHOD_NOT_FOUND, ServerHello, UpstreamError};
-use interlock_trust::pins::Listing;
+use crate::upstream::{Connection, METHOD_NOT_FOUND, ServerHello, StaleListing, UpstreamError};
+use interlock_trust::pins::{Listing, ServerView};
+
+/// What may stand in for a content listing that answers with an error.
+pub enum Kept<'a> {
+    /// Nothing: any error fails the observation (the boundary review).
+    Nothing,
+    /// The server's last listings as the gateway serves them (its view), if
+    /// it has one.
+    LastListed(Option<&'a ServerView>),
+}
+
+/// A server's listing, and which of its content listings are kept from last
+/// time because they answered with an error now.
+pub struct Observed {
+    pub listing: Listing,
+    pub stale: Vec<StaleListing>,
+}
 
 /// The listing of `pin`'s parts that `hello` says the server offers, with
 /// `tools` (already listed) and its `instructions`.
@@ -30,7 +54,8 @@ pub async fn listing(
     limits: &Limits,
     instructions: Option<&str>,
     tools: Vec<Box<RawValue>>,
-) -> Result<Listing, UpstreamError> {
+    kept: Kept<'_>,
+) -> Result<Observed, UpstreamError> {
     let offers = |capability: &str| hello.is_some_and(|h| h.offers(capability));
     let mut kinds = Vec::new();
     if pin.pins(PinPart::Prompts) && offers("prompts") {
@@ -40,6 +65,7 @@ pub async fn listing(
         kinds.extend([ContentKind::Resource, ContentKind::ResourceTemplate]);
     }
     let mut content = BTreeMap::new();
+    let mut stale = Vec::new();
     for kind in kinds {
         let listed = crate::upstream::pages::list_pages(
             conn,
@@ -59,6 +85,28 @@ pub async fn listing(
                 );
                 Vec::new()
             }
+            Err(e @ UpstreamError::Rpc(_)) => {
+                let last = match &kept {
+                    Kept::LastListed(Some(view)) => view.last_listing(kind),
+                    Kept::LastListed(None) | Kept::Nothing => None,
+                };
+                let Some(last) = last else {
+                    return Err(UpstreamError::Unavailable(format!(
+                        "{}: {e}",
+                        kind.list_method()
+                    )));
+                };
+                tracing::warn!(
+                    method = kind.list_method(),
+                    error = %e,
+                    "a listing answered with an error: its last answer is kept"
+                );
+                stale.push(StaleListing {
+                    method: kind.list_method(),
+                    error: e.to_string(),
+                });
+                last.to_vec()
+            }
             Err(e) => {
                 return Err(UpstreamError::Unavailable(format!(
                     "{}: {e}",
@@ -68,12 +116,15 @@ pub async fn listing(
         };
         content.insert(kind, items);
     }
-    Ok(Listing {
-        instructions: instructions
-            .filter(|_| pin.pins(PinPart::Instructions))
-            .map(str::to_owned),
-        tools,
-        content,
-        launch: None,
+    Ok(Observed {
+        listing: Listing {
+            instructions: instructions
+                .filter(|_| pin.pins(PinPart::Instructions))
+                .map(str::to_owned),
+            tools,
+            content,
+            launch: None,
+        },
+        stale,
     })
 }

@@ -21,7 +21,7 @@ use crate::upstream::table::{Upstream, Upstreams};
 
 /// How often rows changed by other processes (a CLI approval) are picked up.
 const RELOAD_EVERY: Duration = Duration::from_millis(500);
-use crate::upstream::{Connection, LinkState, Signals, UpstreamSignal, backoff};
+use crate::upstream::{Connection, LinkState, Signals, StaleListing, UpstreamSignal, backoff};
 use interlock_trust::events::GatewayEvent;
 use interlock_trust::pins::ServedSurfaces;
 
@@ -146,29 +146,30 @@ fn start_egress(gw: &Gateway, up: &Upstream) -> Option<crate::upstream::egress::
     }
 }
 
-/// Keeps one upstream connected: connect, handshake, list and pin its tools;
-/// re-list on `list_changed`, on request and periodically; reconnect with
-/// backoff when it dies.
-/// Lists and pins what `up` serves on `conn` now, then runs its probes.
+/// Lists and pins what `up` serves on `conn` now, then runs its probes;
+/// returns the content listings kept from last time because they answered
+/// with an error ([`crate::pinned::Kept`]).
 async fn relist(
     gw: &Gateway,
     up: &Upstream,
     conn: &Connection,
     instructions: Option<&str>,
     list_timeout: Duration,
-) -> Result<(), crate::upstream::UpstreamError> {
+) -> Result<Vec<StaleListing>, crate::upstream::UpstreamError> {
     let limits = &gw.0.config.limits;
     let tools = conn
         .list_tools(list_timeout, limits.tools_list_caps())
         .await
         .map_err(|e| crate::upstream::UpstreamError::Unavailable(format!("tools/list: {e}")))?;
-    let mut listing = crate::pinned::listing(
+    let view = gw.0.pins.view(&up.name);
+    let crate::pinned::Observed { mut listing, stale } = crate::pinned::listing(
         conn,
         up.hello().as_ref(),
         &up.pin,
         limits,
         instructions,
         tools,
+        crate::pinned::Kept::LastListed(view.as_deref()),
     )
     .await?;
     listing.launch = up.transport.pinned_launch();
@@ -182,9 +183,12 @@ async fn relist(
     if let Err(e) = crate::probes::run(gw, &up.name, &up.probes, conn).await {
         tracing::warn!(server = %up.name, error = %e, "probes failed to run");
     }
-    Ok(())
+    Ok(stale)
 }
 
+/// Keeps one upstream connected: connect, handshake, list and pin its tools;
+/// re-list on `list_changed`, on request and periodically (sooner, with
+/// backoff, while a listing is stale); reconnect with backoff when it dies.
 async fn supervise(gw: Gateway, up: Arc<Upstream>) {
     // A `command` server whose sandbox lists destinations reaches them only
     // through its egress proxy, and only while approved (issue 38); the
@@ -223,9 +227,10 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                         conn.close().await;
                         e.to_string()
                     }
-                    Ok(()) => {
+                    Ok(stale) => {
                         *up.conn.write().expect("conn lock") = Some(Arc::clone(&conn));
-                        up.link.send_replace(LinkState::Up);
+                        let mut next_relist = Relisting::new(recheck_every);
+                        next_relist.listed(&up, stale);
                         tracing::info!(server = %up.name, "upstream connected");
                         // A new connection (a restarted process, a new HTTP
                         // session) starts with no subscriptions: renew the
@@ -237,9 +242,10 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                         let why = loop {
                             tokio::select! {
                                 s = signals.recv() => match s {
-                                    Some(UpstreamSignal::SurfaceChanged) => {
-                                        if let Err(e) = relist().await { break e.to_string() }
-                                    }
+                                    Some(UpstreamSignal::SurfaceChanged) => match relist().await {
+                                        Ok(stale) => next_relist.listed(&up, stale),
+                                        Err(e) => break e.to_string(),
+                                    },
                                     Some(UpstreamSignal::ResourceUpdated { uri, message }) => {
                                         let resource = (up.name.clone(), uri);
                                         let sent = gw.0.subscriptions.updated(&resource, &message);
@@ -248,12 +254,14 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
                                     Some(UpstreamSignal::Closed(why)) => break why,
                                     None => break "closed".to_owned(),
                                 },
-                                _ = up.recheck.notified() => {
-                                    if let Err(e) = relist().await { break e.to_string() }
-                                }
-                                _ = tokio::time::sleep(recheck_every) => {
-                                    if let Err(e) = relist().await { break e.to_string() }
-                                }
+                                _ = up.recheck.notified() => match relist().await {
+                                    Ok(stale) => next_relist.listed(&up, stale),
+                                    Err(e) => break e.to_string(),
+                                },
+                                _ = tokio::time::sleep(next_relist.wait()) => match relist().await {
+                                    Ok(stale) => next_relist.listed(&up, stale),
+                                    Err(e) => break e.to_string(),
+                                },
                                 _ = shutdown.changed() => {
                                     conn.close().await;
                                     return;
@@ -281,6 +289,41 @@ async fn supervise(gw: Gateway, up: Arc<Upstream>) {
             _ = up.recheck.notified() => {}
             _ = shutdown.changed() => return,
             _ = removed.changed() => return,
+        }
+    }
+}
+
+/// When a connected upstream is listed again unasked: every `recheck_secs`,
+/// and sooner, with backoff, while one of its listings is stale (answered
+/// with an error and served as last listed).
+struct Relisting {
+    recheck_every: Duration,
+    stale_times: u32,
+}
+
+impl Relisting {
+    fn new(recheck_every: Duration) -> Relisting {
+        Relisting {
+            recheck_every,
+            stale_times: 0,
+        }
+    }
+
+    /// A listing succeeded with `stale` listings kept from last time: the
+    /// link says so, and the next re-list is planned.
+    fn listed(&mut self, up: &Upstream, stale: Vec<StaleListing>) {
+        if stale.is_empty() {
+            self.stale_times = 0;
+        } else {
+            self.stale_times = self.stale_times.saturating_add(1);
+        }
+        up.link.send_replace(LinkState::Up { stale });
+    }
+
+    fn wait(&self) -> Duration {
+        match self.stale_times {
+            0 => self.recheck_every,
+            n => backoff(n.saturating_add(2)).min(self.recheck_every),
         }
     }
 }

@@ -407,6 +407,14 @@ impl ServerView {
         )
     }
 
+    /// The last listing of `kind` this server answered, as it answered it
+    /// (`None`: not listed since this process started, or not pinned). The
+    /// gateway keeps it in place of a listing that answers with an error
+    /// (issue 45 item 6): the same bytes, so the same surface hash.
+    pub fn last_listing(&self, kind: ContentKind) -> Option<&[Box<RawValue>]> {
+        self.raw.content.get(&kind).map(Vec::as_slice)
+    }
+
     /// The pinned entries of `kind` in the surface the row is about, held
     /// ones included (so a read of a held entry is told it is held, not that
     /// it is unknown). `None` when `kind` is not pinned here.

@@ -70,6 +70,8 @@ export interface Link {
   state: 'connecting' | 'up' | 'down';
   error?: string;
   retry_in_ms?: number;
+  /** Listings that answered with an error and are served as last listed (issue 45 item 6). */
+  stale_listings?: { method: string; error: string }[];
 }
 
 /** What a command server's sandbox grants it (issue 38), or why it will not start. */

@@ -492,6 +492,11 @@ export function ServerView({ name }: { name: string }) {
           <dd>
             {s?.link?.state ?? '—'}
             {s?.link?.error && <span class="muted"> · {s.link.error}</span>}
+            {s?.link?.stale_listings?.map((l) => (
+              <div class="muted" key={l.method} data-testid="stale-listing">
+                {l.method} served as last listed: {l.error}
+              </div>
+            ))}
             {s?.version !== undefined && <span class="muted"> · record version {s.version}</span>}
           </dd>
         </div>

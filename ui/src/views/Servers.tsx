@@ -26,6 +26,15 @@ function ServerRow({ s, selected }: { s: ServerSummary; selected: boolean }) {
       <span class="col w-link">
         <span class={`dot ${s.link?.state ?? ''}`} />
         {s.link?.state ?? '—'}
+        {(s.link?.stale_listings?.length ?? 0) > 0 && (
+          <span
+            class="muted"
+            title={s.link!.stale_listings!.map((l) => `${l.method}: ${l.error}`).join('\n')}
+          >
+            {' '}
+            · stale listing
+          </span>
+        )}
       </span>
       <span class="col w-tools">
         {s.tools !== undefined ? `${s.served_tools ?? 0}/${s.tools} served` : '—'}

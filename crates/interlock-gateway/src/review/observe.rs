@@ -111,17 +111,17 @@ pub async fn observe_once(
         // What the gateway pins of it (`pin`: tools, and prompts,
         // resources and instructions as configured), listed the same way.
         let listed = match conn.list_tools(timeout, limits.tools_list_caps()).await {
-            Ok(tools) => {
-                crate::pinned::listing(
-                    &conn,
-                    Some(&hello),
-                    &up.pin,
-                    limits,
-                    hello.instructions.as_deref(),
-                    tools,
-                )
-                .await
-            }
+            Ok(tools) => crate::pinned::listing(
+                &conn,
+                Some(&hello),
+                &up.pin,
+                limits,
+                hello.instructions.as_deref(),
+                tools,
+                crate::pinned::Kept::Nothing,
+            )
+            .await
+            .map(|observed| observed.listing),
             Err(e) => Err(e),
         };
         conn.close().await;

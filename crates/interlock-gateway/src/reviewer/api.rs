@@ -37,7 +37,14 @@ type ApiResult = Result<Json<Value>, ApiError>;
 fn link_json(l: &LinkState) -> Value {
     match l {
         LinkState::Connecting => json!({"state": "connecting"}),
-        LinkState::Up => json!({"state": "up"}),
+        LinkState::Up { stale } if stale.is_empty() => json!({"state": "up"}),
+        LinkState::Up { stale } => json!({
+            "state": "up",
+            "stale_listings": stale
+                .iter()
+                .map(|s| json!({"method": s.method, "error": s.error}))
+                .collect::<Vec<_>>(),
+        }),
         LinkState::Down { error, retry_in } => {
             json!({"state": "down", "error": error, "retry_in_ms": retry_in.as_millis() as u64})
         }

@@ -408,8 +408,28 @@ pub fn backoff(attempt: u32) -> Duration {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LinkState {
     Connecting,
-    Up,
-    Down { error: String, retry_in: Duration },
+    /// Connected and listed; `stale` names the listings that answered with
+    /// an error last time and are served as last listed.
+    Up {
+        stale: Vec<StaleListing>,
+    },
+    Down {
+        error: String,
+        retry_in: Duration,
+    },
+}
+
+/// A content listing (`prompts/list`, `resources/list`, ...) that answered
+/// with an error while the rest of the server listed (issue 45 item 6): its
+/// last answer is kept and pinned in its place, and the error is shown with
+/// the server until a listing succeeds again. One broken listing is not a
+/// reason to take a server's tools down.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StaleListing {
+    /// The listing's method.
+    pub method: &'static str,
+    /// What the upstream answered (its code and message).
+    pub error: String,
 }
 
 /// A watch on an upstream's link state.
