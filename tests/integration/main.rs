@@ -29,6 +29,7 @@ mod held_tasks;
 mod hooks;
 mod key_limits;
 mod limits;
+mod llm;
 mod mcp_bridge;
 mod metrics;
 mod pinning;

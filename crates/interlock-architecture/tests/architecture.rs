@@ -23,6 +23,7 @@ const PURE_CRATES: &[&str] = &[
     "interlock-envelope",
     "interlock-hooks",
     "interlock-inspect",
+    "interlock-llm",
     "interlock-merkle",
     "interlock-receipts",
     "interlock-surface",

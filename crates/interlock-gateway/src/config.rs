@@ -49,6 +49,12 @@ pub enum ConfigError {
     Invalid(String),
 }
 
+impl From<crate::llm::config::LlmConfigError> for ConfigError {
+    fn from(e: crate::llm::config::LlmConfigError) -> ConfigError {
+        ConfigError::Invalid(e.0)
+    }
+}
+
 impl From<crate::alerts::config::AlertsConfigError> for ConfigError {
     fn from(e: crate::alerts::config::AlertsConfigError) -> ConfigError {
         ConfigError::Invalid(e.0)
@@ -99,6 +105,9 @@ pub struct GatewayConfig {
     /// `[store]`: where the database is (issue 20).
     #[serde(default)]
     pub store: StoreConfig,
+    /// `[llm]`: the LLM proxy's providers and prompt policy (issue 42).
+    #[serde(default)]
+    pub llm: crate::llm::config::LlmConfig,
 }
 
 /// `[store]`: the database the gateway keeps its state and log in.
@@ -299,6 +308,7 @@ impl Default for GatewayConfig {
             log: LogConfig::default(),
             alerts: Default::default(),
             store: StoreConfig::default(),
+            llm: Default::default(),
         }
     }
 }
@@ -999,6 +1009,7 @@ impl GatewayConfig {
             .values()
             .any(|u| !u.env_keychain.is_empty() || !u.headers_keychain.is_empty())
             || self.alerts.has_keychain_references()
+            || self.llm.has_keychain_references()
     }
 
     /// Replaces every `env_keychain` / `headers_keychain` reference with the
@@ -1011,6 +1022,7 @@ impl GatewayConfig {
         mut lookup: impl FnMut(&str) -> Result<Option<String>, String>,
     ) -> Result<(), ConfigError> {
         self.alerts.resolve_secrets(&mut lookup)?;
+        self.llm.resolve_secrets(&mut lookup)?;
         for (name, up) in &mut self.servers {
             for (refs, into) in [
                 (&mut up.env_keychain, &mut up.env),
@@ -1066,6 +1078,7 @@ impl GatewayConfig {
         self.store.location()?;
         self.envelope.check()?;
         self.alerts.check()?;
+        self.llm.check()?;
         for (name, upstream) in &self.servers {
             if !valid_server_name(name) {
                 return Err(ConfigError::Invalid(format!(

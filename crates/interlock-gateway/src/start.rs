@@ -88,6 +88,8 @@ impl Gateway {
     ) -> Result<Prepared, ConfigError> {
         // Alert sinks' `secret_env` references (keychain ones the host resolved).
         config.alerts.resolve_env()?;
+        // LLM providers' `api_key_env` references.
+        config.llm.resolve_env()?;
         let policy = config.drift.policy()?;
         let upstreams = Arc::new(Upstreams::from_config(&config, confiner)?);
         if let Err(e) = std::thread::Builder::new()

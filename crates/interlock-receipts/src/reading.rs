@@ -151,9 +151,10 @@ fn who(s: &ReceiptSummary, p: &Map, names: &ApproverNames) -> String {
 }
 
 /// The receipts of an agent's call, judged by the gateway's policy.
-const CALLS: [&str; 6] = [
+const CALLS: [&str; 7] = [
     "tool.call",
     "hook.call",
+    "llm.call",
     "tool.call.intent",
     "prompt.get",
     "resource.read",
@@ -180,6 +181,11 @@ fn what(s: &ReceiptSummary, p: &Map, subject: &str) -> String {
             s.tool.as_deref().unwrap_or("?"),
             field("client"),
             field("cwd")
+        ),
+        "llm.call" => format!(
+            "{agent} asked model {} ({})",
+            field("model"),
+            field("provider")
         ),
         "prompt.get" => format!("{agent} got prompt {} of {server}", field("prompt")),
         "resource.read" => format!("{agent} read {} of {server}", field("uri")),
@@ -334,6 +340,20 @@ mod tests {
         let r = read(&shadow, &ApproverNames::new());
         assert_eq!(r.verdict, "Would have been blocked (shadow mode) · ran");
         assert_eq!(r.why, "destructive");
+    }
+
+    #[test]
+    fn a_model_request_says_who_asked_which_model_and_why_it_was_stopped() {
+        let blocked = opened(
+            r#"{"type":"llm.call","agent":"ci","model":"gpt-4o","provider":"openai","stream":true,
+               "verdict":{"verdict":"blocked","layer":"rules","reason":"a secret in the user text"}}"#,
+            0,
+        );
+        let r = read(&blocked, &ApproverNames::new());
+        assert_eq!(r.who, "the gateway's policy");
+        assert_eq!(r.what, "agent ci asked model gpt-4o (openai)");
+        assert_eq!(r.verdict, "Blocked");
+        assert_eq!(r.why, "a secret in the user text");
     }
 
     #[test]

@@ -83,6 +83,9 @@ event_types! {
     /// A log leaf only: a coding agent's own tool use its hook reported
     /// (issue 40) and what the gateway answered.
     HookCall = "hook.call",
+    /// A log leaf only: a request to a model through the LLM proxy (issue
+    /// 42): the scan's verdict, written before the request leaves.
+    LlmCall = "llm.call",
     /// A log leaf only: a prompt read.
     PromptGet = "prompt.get",
     /// A log leaf only: a resource read.

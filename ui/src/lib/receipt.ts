@@ -131,7 +131,7 @@ export function decider(r: Receipt, names: Map<string, string>): Who {
     const n = str(o.name) || str(o.identity);
     if (n) return { name: `admin token ${n}${str(o.scope) ? ` (${str(o.scope)})` : ''}`, role: 'admin' };
   }
-  if (r.kind === 'tool.call' || r.kind === 'tool.call.intent' || ['hook.call', 'prompt.get', 'resource.read', 'completion.complete'].includes(r.kind)) {
+  if (r.kind === 'tool.call' || r.kind === 'tool.call.intent' || ['hook.call', 'llm.call', 'prompt.get', 'resource.read', 'completion.complete'].includes(r.kind)) {
     return { name: "the gateway's policy", role: 'policy' };
   }
   if (r.kind === 'plan.proposed') {
@@ -225,7 +225,7 @@ export function verdictOf(r: Receipt): Verdict {
       return { text, tone };
     }
   }
-  if (kind === 'tool.call' || kind === 'tool.call.intent' || ['hook.call', 'prompt.get', 'resource.read', 'completion.complete'].includes(kind)) {
+  if (kind === 'tool.call' || kind === 'tool.call.intent' || ['hook.call', 'llm.call', 'prompt.get', 'resource.read', 'completion.complete'].includes(kind)) {
     const v = r.verdict ?? str(verdictObj(r)?.verdict);
     const [text, tone] = words(v || r.outcome || 'recorded');
     if (kind === 'tool.call.intent') return { text: `${text} · forwarding`, tone: tone === 'ok' ? 'info' : tone };
@@ -270,6 +270,8 @@ export function subjectOf(r: Receipt): string {
       return [field(r, 'action'), field(r, 'name')].filter(Boolean).join(' ');
     case 'hook.call':
       return `${field(r, 'client') || 'a client'}'s ${r.tool ?? field(r, 'tool') ?? '?'}`;
+    case 'llm.call':
+      return `model ${field(r, 'model') || '?'}`;
   }
   if (r.plan_id) return `plan ${r.plan_id}`;
   const n = field(r, 'name') || field(r, 'client') || field(r, 'id');
@@ -285,6 +287,8 @@ export function whatOf(r: Receipt): string {
       return `${agent || 'an agent'} called ${r.server ?? '?'}/${r.tool ?? '?'}`;
     case 'hook.call':
       return `${agent || 'an agent'} used ${r.tool ?? field(r, 'tool') ?? '?'} in ${field(r, 'client') || '?'} (${field(r, 'cwd') || '?'})`;
+    case 'llm.call':
+      return `${agent || 'an agent'} asked model ${field(r, 'model') || '?'} (${field(r, 'provider') || '?'})`;
     case 'prompt.get':
       return `${agent || 'an agent'} got prompt ${field(r, 'prompt')} of ${r.server ?? '?'}`;
     case 'resource.read':

@@ -36,6 +36,7 @@ export const EVENT_TYPES = [
   'tool.call',
   'tool.call.intent',
   'hook.call',
+  'llm.call',
   'plan.proposed',
   'plan.approved',
   'plan.rejected',

@@ -210,3 +210,39 @@ describe('hook.call receipts', () => {
     expect(verdictOf(hook).tone).toBe('hold');
   });
 });
+
+describe('llm.call receipts', () => {
+  const llm = {
+    agent: 'ci',
+    approver: null,
+    findings: [],
+    hash: null,
+    index: 41,
+    kind: 'llm.call',
+    outcome: null,
+    plan_id: null,
+    predicate: {
+      agent: 'ci',
+      layers: [{ layer: 'policy', micros: 3 }, { layer: 'rules', micros: 120 }],
+      model: 'gpt-4o',
+      provider: 'openai',
+      request_hash: 'sha256:' + '2'.repeat(64),
+      role: 'default',
+      stream: true,
+      type: 'llm.call',
+      verdict: { verdict: 'blocked', layer: 'rules', rule: 'injection', path: '$.messages[1].content', reason: 'text aimed at the model in the tool text' },
+    },
+    reasons: 'text aimed at the model in the tool text',
+    server: null,
+    shadow: false,
+    time: 1796579084,
+    tool: null,
+    verdict: 'blocked',
+  } as unknown as Receipt;
+  it('names the agent, the model and its provider, decided by policy', () => {
+    expect(whatOf(llm)).toBe('agent ci asked model gpt-4o (openai)');
+    expect(subjectOf(llm)).toBe('model gpt-4o');
+    expect(decider(llm, names).role).toBe('policy');
+    expect(verdictOf(llm).tone).toBe('bad');
+  });
+});

@@ -9,6 +9,8 @@
 //!   `list_plans`, `execute_plan`).
 //! - `hooks`: coding agents' hooks (`/hooks/v1/{client}`): their own tool
 //!   uses judged, held and logged like calls (issue 40).
+//! - `llm`: the LLM proxy (`/v1/chat/completions`, `/v1/models`): prompts
+//!   scanned, each verdict logged before a request leaves (issue 42).
 //!
 //! Architecture invariant: nothing outside this folder imports it but the
 //! routes that join the faces (`http`), and it imports no other face
@@ -18,13 +20,17 @@ pub mod calls;
 pub mod content;
 pub mod governance;
 pub(crate) mod hooks;
+pub(crate) mod llm;
 pub mod mcp;
 
-/// The agent face's routes: `/mcp` (Streamable HTTP).
+/// The agent face's routes: `/mcp` (Streamable HTTP), coding agents' hooks
+/// and the LLM proxy.
 pub fn routes() -> axum::Router<crate::gateway::Gateway> {
     use axum::routing::get;
     use axum::routing::post;
     axum::Router::new()
         .route("/mcp", get(mcp::get).post(mcp::post).delete(mcp::delete))
         .route("/hooks/v1/{client}", post(hooks::post))
+        .route("/v1/chat/completions", post(llm::chat_completions))
+        .route("/v1/models", get(llm::models))
 }

@@ -181,7 +181,8 @@ impl SinkConfig {
         }
         match self.kind {
             SinkKind::Syslog => check_stream_url(&self.url).or_else(err)?,
-            _ => check_url(&self.url).or_else(err)?,
+            _ => crate::outbound_url::check(&self.url, "secret_keychain / secret_env")
+                .or_else(err)?,
         }
         if self.facility > 23 {
             return err("facility is 0 to 23".into());
@@ -211,43 +212,6 @@ impl SinkConfig {
     }
 }
 
-/// An `https://` URL, or `http://` to a loopback host (a local collector).
-fn check_url(url: &str) -> Result<(), String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("url {url:?}: {e}"))?;
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err("url: no credentials in the URL (use secret_keychain / secret_env)".into());
-    }
-    match parsed.scheme() {
-        "https" => Ok(()),
-        "http" => {
-            if loopback(parsed.host()) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "url {url:?}: plain http only to a loopback address (events and the secret \
-                     would cross the network in clear); use https://"
-                ))
-            }
-        }
-        other => Err(format!("url {url:?}: scheme {other} is not http(s)")),
-    }
-}
-
-fn loopback(host: Option<url::Host<&str>>) -> bool {
-    match host {
-        // A non-special scheme (`tcp://`) keeps an IP address as an opaque host.
-        Some(url::Host::Domain(d)) => {
-            d == "localhost"
-                || d.trim_matches(['[', ']'])
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        }
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
-}
-
 /// A syslog collector: `tls://host:port` (RFC 5425), or `tcp://` to a
 /// loopback host only (a local relay).
 fn check_stream_url(url: &str) -> Result<(), String> {
@@ -262,7 +226,7 @@ fn check_stream_url(url: &str) -> Result<(), String> {
     }
     match parsed.scheme() {
         "tls" => Ok(()),
-        "tcp" if loopback(parsed.host()) => Ok(()),
+        "tcp" if crate::outbound_url::loopback(parsed.host()) => Ok(()),
         "tcp" => Err(format!(
             "url {url:?}: plain tcp only to a loopback address (records would cross the \
              network in clear); use tls://"

@@ -1,0 +1,123 @@
+//! The `llm.call` leaf: one per request the proxy judged — who (agent,
+//! role), what (the model, its provider, the request body's digest, whether
+//! it streams, what the scan could not read; never the prompt's text), each
+//! layer's time, and the verdict with the layer, rule and place that
+//! decided it. Written before the request leaves for the provider.
+
+use interlock_canon::{Map, Value};
+use interlock_llm::{ChatRequest, Hit, Layer};
+use interlock_store::ApiKeyRecord;
+use interlock_trust::events::EventType;
+
+use crate::gateway::Gateway;
+
+/// What the proxy decided about a request.
+pub(super) enum LlmVerdict {
+    /// No layer stopped it: relayed.
+    Allowed,
+    /// A layer stopped it: refused, nothing sent.
+    Blocked(Hit),
+    /// A shadow key: a layer would have stopped it; relayed.
+    ShadowWouldBlock(Hit),
+}
+
+impl LlmVerdict {
+    fn name(&self) -> &'static str {
+        match self {
+            LlmVerdict::Allowed => "allowed",
+            LlmVerdict::Blocked(_) => "blocked",
+            LlmVerdict::ShadowWouldBlock(_) => "shadow_would_block",
+        }
+    }
+
+    fn hit(&self) -> Option<&Hit> {
+        match self {
+            LlmVerdict::Allowed => None,
+            LlmVerdict::Blocked(h) | LlmVerdict::ShadowWouldBlock(h) => Some(h),
+        }
+    }
+}
+
+/// How long one layer took.
+pub(super) struct LayerTime {
+    pub layer: Layer,
+    pub micros: u128,
+}
+
+/// What the leaf is made of.
+pub(super) struct Leaf<'a> {
+    pub agent: &'a ApiKeyRecord,
+    pub provider: &'a str,
+    pub request: &'a ChatRequest,
+    pub body: &'a [u8],
+    pub times: &'a [LayerTime],
+    pub verdict: &'a LlmVerdict,
+}
+
+impl Leaf<'_> {
+    /// Appends the leaf; its index, or why it could not be written.
+    pub(super) async fn append(&self, gw: &Gateway) -> Result<u64, String> {
+        let mut m = Map::new();
+        m.insert("agent".into(), self.agent.name.as_str().into());
+        m.insert("role".into(), self.agent.role.as_str().into());
+        if self.agent.shadow {
+            m.insert("shadow".into(), true.into());
+        }
+        m.insert("model".into(), self.request.model.as_str().into());
+        m.insert("provider".into(), self.provider.into());
+        m.insert(
+            "request_hash".into(),
+            interlock_canon::Digest::of_bytes(self.body)
+                .to_string()
+                .into(),
+        );
+        m.insert("stream".into(), self.request.stream.into());
+        m.insert("parts".into(), int(self.request.parts.len() as u64));
+        if !self.request.unread.is_empty() {
+            m.insert(
+                "unread".into(),
+                Value::Array(
+                    self.request
+                        .unread
+                        .iter()
+                        .map(|u| u.as_str().into())
+                        .collect(),
+                ),
+            );
+        }
+        m.insert(
+            "layers".into(),
+            Value::Array(
+                self.times
+                    .iter()
+                    .map(|t| {
+                        let mut l = Map::new();
+                        l.insert("layer".into(), t.layer.as_str().into());
+                        l.insert("micros".into(), int(t.micros as u64));
+                        Value::Object(l)
+                    })
+                    .collect(),
+            ),
+        );
+        let mut v = Map::new();
+        v.insert("verdict".into(), self.verdict.name().into());
+        if let Some(hit) = self.verdict.hit() {
+            v.insert("layer".into(), hit.layer.as_str().into());
+            v.insert("rule".into(), hit.rule.as_str().into());
+            v.insert("path".into(), hit.path.as_str().into());
+            v.insert("reason".into(), hit.reason.as_str().into());
+        }
+        m.insert("verdict".into(), Value::Object(v));
+        gw.engine()
+            .record(EventType::LlmCall.as_str(), m)
+            .await
+            .map(|a| a.index)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// A leaf integer, clamped to JSON's safe range.
+fn int(i: u64) -> Value {
+    let safe = i.min((1 << 53) - 1);
+    Value::Number(interlock_canon::Number::from_i64(safe as i64).expect("within 2^53−1"))
+}

@@ -1,0 +1,209 @@
+//! The LLM proxy (issue 42): `POST /v1/chat/completions` and `GET
+//! /v1/models`, OpenAI's wire format, with an agent's key. One layer of the
+//! runtime trust layer, beside the tool-call path: each request is read into
+//! every text the model will read ([`interlock_llm::ChatRequest`]), scanned
+//! layer by layer (each timed; the first hit decides), its verdict written
+//! to the log ([`leaf`]) before anything leaves, and only then relayed to
+//! the provider that serves its model — a streamed answer as it arrives.
+//!
+//! Errors are in OpenAI's shape (`{"error": {"message", "type", "code"}}`),
+//! so the official SDKs raise them with the message a person reads.
+
+mod leaf;
+
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use interlock_llm::{ChatRequest, Hit, Layer, WireFormat};
+use interlock_store::{ApiKeyKind, ApiKeyRecord};
+use serde_json::json;
+
+use crate::gateway::Gateway;
+use leaf::{LayerTime, LlmVerdict};
+
+/// An error answer in OpenAI's shape.
+fn error(status: StatusCode, kind: &str, code: &str, message: String) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({"error": {"message": message, "type": kind, "code": code, "param": null}})
+            .to_string(),
+    )
+        .into_response()
+}
+
+/// The agent a request's `Authorization: Bearer` key names, or the answer
+/// refusing it.
+async fn agent(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, Response> {
+    let unauthorized = |message: &str| {
+        error(
+            StatusCode::UNAUTHORIZED,
+            "authentication_error",
+            "invalid_api_key",
+            message.to_owned(),
+        )
+    };
+    let key = crate::auth::bearer(headers).ok_or_else(|| {
+        unauthorized("Interlock needs an agent key (Authorization: Bearer ilk_…)")
+    })?;
+    match gw.authenticate(key, ApiKeyKind::Agent).await {
+        Ok(Some(agent)) => Ok(agent),
+        Ok(None) => Err(unauthorized("unknown or revoked agent key")),
+        Err(e) => Err(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "api_error",
+            "store_unavailable",
+            format!("Interlock's store is unavailable: {e}"),
+        )),
+    }
+}
+
+/// `GET /v1/models`: the models the configured providers serve.
+pub(crate) async fn models(State(gw): State<Gateway>, headers: HeaderMap) -> Response {
+    if let Err(refused) = agent(&gw, &headers).await {
+        return refused;
+    }
+    let data: Vec<_> = gw
+        .config()
+        .llm
+        .providers
+        .iter()
+        .flat_map(|(name, p)| {
+            p.models
+                .iter()
+                .map(move |m| json!({"id": m, "object": "model", "created": 0, "owned_by": name}))
+        })
+        .collect();
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({"object": "list", "data": data}).to_string(),
+    )
+        .into_response()
+}
+
+/// `POST /v1/chat/completions`.
+pub(crate) async fn chat_completions(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let agent = match agent(&gw, &headers).await {
+        Ok(a) => a,
+        Err(refused) => return refused,
+    };
+    let request = match ChatRequest::parse(WireFormat::OpenAi, &body) {
+        Ok(r) => r,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                "invalid_request",
+                e.to_string(),
+            );
+        }
+    };
+    let config = &gw.config().llm;
+    let Some((provider_name, provider)) = config.provider_for(&request.model) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "invalid_request_error",
+            "model_not_found",
+            format!(
+                "no provider in this gateway's [llm] serves the model {:?}",
+                request.model
+            ),
+        );
+    };
+    let (hit, times) = scan(&request, &config.policy.prompt_policy());
+    let verdict = match hit {
+        None => LlmVerdict::Allowed,
+        Some(hit) if agent.shadow => LlmVerdict::ShadowWouldBlock(hit),
+        Some(hit) => LlmVerdict::Blocked(hit),
+    };
+    let leaf = leaf::Leaf {
+        agent: &agent,
+        provider: provider_name,
+        request: &request,
+        body: &body,
+        times: &times,
+        verdict: &verdict,
+    };
+    // Evidence before effect: no leaf, no request to the provider.
+    if let Err(e) = leaf.append(&gw).await {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "api_error",
+            "log_unavailable",
+            format!("Interlock refused the request: its log could not be written: {e}"),
+        );
+    }
+    if let LlmVerdict::Blocked(hit) = &verdict {
+        return error(
+            StatusCode::FORBIDDEN,
+            "interlock_blocked",
+            "prompt_blocked",
+            format!(
+                "Interlock blocked this request ({} layer): {}",
+                hit.layer.as_str(),
+                hit.reason
+            ),
+        );
+    }
+    let timeout = Duration::from_secs(config.timeout_secs);
+    match crate::llm::provider::chat_completions(provider_name, provider, body, timeout).await {
+        Ok(answer) => relay(answer),
+        Err(e) => error(
+            StatusCode::BAD_GATEWAY,
+            "api_error",
+            "provider_unavailable",
+            e.to_string(),
+        ),
+    }
+}
+
+/// The scan's layers in order, each timed; the first hit ends it.
+fn scan(
+    request: &ChatRequest,
+    policy: &interlock_llm::PromptPolicy,
+) -> (Option<Hit>, Vec<LayerTime>) {
+    let mut times = Vec::new();
+    for layer in Layer::ORDER {
+        let started = Instant::now();
+        let hit = interlock_llm::run_layer(layer, request, policy);
+        times.push(LayerTime {
+            layer,
+            micros: started.elapsed().as_micros(),
+        });
+        if hit.is_some() {
+            return (hit, times);
+        }
+    }
+    (None, times)
+}
+
+/// The provider's answer as it comes: its status, its content type, and its
+/// body streamed through (server-sent events included).
+fn relay(answer: reqwest::Response) -> Response {
+    let status = StatusCode::from_u16(answer.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let content_type = answer
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .to_owned();
+    let mut response = Response::new(Body::from_stream(answer.bytes_stream()));
+    *response.status_mut() = status;
+    if let Ok(v) = header::HeaderValue::from_str(&content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, v);
+    }
+    if content_type.starts_with("text/event-stream") {
+        response.headers_mut().insert(
+            header::CACHE_CONTROL,
+            header::HeaderValue::from_static("no-cache"),
+        );
+    }
+    response
+}

@@ -1,0 +1,216 @@
+//! `[llm]` and `[llm.providers.NAME]`.
+//!
+//! ```toml
+//! [llm]
+//! timeout_secs = 300
+//! [llm.policy]                      # every agent key's prompt policy
+//! blocked_keywords = ["project falcon"]
+//! blocked_topics = { weapons = ["nerve agent"] }
+//! max_chars = 200000
+//! [llm.providers.local]             # any OpenAI-compatible endpoint
+//! base_url = "http://127.0.0.1:11434/v1"
+//! api_key_keychain = "ollama"       # or api_key_env = "VAR"; or neither
+//! models = ["llama3.2"]
+//! ```
+
+use std::collections::BTreeMap;
+
+use interlock_llm::PromptPolicy;
+use serde::Deserialize;
+
+/// What is wrong with `[llm]`, as one sentence.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct LlmConfigError(pub String);
+
+/// `[llm]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmConfig {
+    /// How long a provider may take to answer (a streamed answer: to send
+    /// its last byte).
+    pub timeout_secs: u64,
+    pub policy: PolicyConfig,
+    pub providers: BTreeMap<String, ProviderConfig>,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            timeout_secs: 300,
+            policy: PolicyConfig::default(),
+            providers: BTreeMap::new(),
+        }
+    }
+}
+
+/// `[llm.policy]`: the prompt policy every agent key is held to.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicyConfig {
+    pub blocked_keywords: Vec<String>,
+    pub blocked_topics: BTreeMap<String, Vec<String>>,
+    pub max_chars: Option<usize>,
+}
+
+impl PolicyConfig {
+    pub fn prompt_policy(&self) -> PromptPolicy {
+        PromptPolicy {
+            blocked_keywords: self.blocked_keywords.clone(),
+            blocked_topics: self.blocked_topics.clone(),
+            max_chars: self.max_chars,
+        }
+    }
+}
+
+/// `[llm.providers.NAME]`: an OpenAI-compatible endpoint.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// The API's base (`https://api.openai.com/v1`); requests go to
+    /// `<base_url>/chat/completions`.
+    pub base_url: String,
+    #[serde(default)]
+    pub api_key_keychain: Option<String>,
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// The key, once resolved (never read from the file).
+    #[serde(skip)]
+    pub api_key: Option<String>,
+    /// The models it serves, by the name agents ask for.
+    pub models: Vec<String>,
+}
+
+impl LlmConfig {
+    pub fn check(&self) -> Result<(), LlmConfigError> {
+        let mut served_by: BTreeMap<&str, &str> = BTreeMap::new();
+        for (name, p) in &self.providers {
+            let err = |what: String| Err(LlmConfigError(format!("llm.providers.{name}: {what}")));
+            crate::outbound_url::check(&p.base_url, "api_key_keychain / api_key_env")
+                .or_else(err)?;
+            if p.api_key_keychain.is_some() && p.api_key_env.is_some() {
+                return err("name the key once: api_key_keychain or api_key_env".into());
+            }
+            if p.models.is_empty() {
+                return err("models: name at least one model it serves".into());
+            }
+            for m in &p.models {
+                if let Some(other) = served_by.insert(m, name) {
+                    return err(format!(
+                        "model {m:?} is also served by llm.providers.{other}: a model has one provider"
+                    ));
+                }
+            }
+        }
+        if self.timeout_secs == 0 {
+            return Err(LlmConfigError("llm.timeout_secs must be at least 1".into()));
+        }
+        Ok(())
+    }
+
+    /// The provider serving `model`.
+    pub fn provider_for(&self, model: &str) -> Option<(&str, &ProviderConfig)> {
+        self.providers
+            .iter()
+            .find(|(_, p)| p.models.iter().any(|m| m == model))
+            .map(|(n, p)| (n.as_str(), p))
+    }
+
+    pub fn has_keychain_references(&self) -> bool {
+        self.providers
+            .values()
+            .any(|p| p.api_key_keychain.is_some())
+    }
+
+    /// Fills each provider's key from the keychain (`lookup`, the host's)
+    /// or the environment; a missing key is an error naming the provider.
+    pub fn resolve_secrets(
+        &mut self,
+        lookup: &mut dyn FnMut(&str) -> Result<Option<String>, String>,
+    ) -> Result<(), LlmConfigError> {
+        for (name, p) in &mut self.providers {
+            if let Some(token) = &p.api_key_keychain {
+                let key = lookup(token)
+                    .map_err(|e| {
+                        LlmConfigError(format!(
+                            "llm.providers.{name}: the key from the keychain (token {token}): {e}"
+                        ))
+                    })?
+                    .ok_or_else(|| {
+                        LlmConfigError(format!(
+                            "llm.providers.{name}: the keychain has no token {token}"
+                        ))
+                    })?;
+                p.api_key = Some(key);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `api_key_env` references (at start: a missing variable is an
+    /// error then, not a failed request later).
+    pub fn resolve_env(&mut self) -> Result<(), LlmConfigError> {
+        for (name, p) in &mut self.providers {
+            if let Some(var) = &p.api_key_env
+                && p.api_key.is_none()
+            {
+                match std::env::var(var) {
+                    Ok(v) if !v.is_empty() => p.api_key = Some(v),
+                    _ => {
+                        return Err(LlmConfigError(format!(
+                            "llm.providers.{name}: the environment variable {var} (api_key_env) \
+                             is not set"
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(toml_text: &str) -> Result<LlmConfig, String> {
+        let c: LlmConfig = toml::from_str(toml_text).map_err(|e| e.to_string())?;
+        c.check().map_err(|e| e.to_string())?;
+        Ok(c)
+    }
+
+    #[test]
+    fn a_provider_routes_its_models() {
+        let c = parse(
+            "[providers.local]\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodels = [\"llama3.2\"]\n",
+        )
+        .unwrap();
+        assert_eq!(c.provider_for("llama3.2").unwrap().0, "local");
+        assert!(c.provider_for("gpt-4o").is_none());
+    }
+
+    #[test]
+    fn unsafe_or_ambiguous_providers_are_refused_with_the_reason() {
+        let e =
+            parse("[providers.a]\nbase_url = \"http://api.example.com/v1\"\nmodels = [\"m\"]\n")
+                .unwrap_err();
+        assert!(e.contains("plain http only to a loopback address"), "{e}");
+        let e = parse(
+            "[providers.a]\nbase_url = \"https://u:p@api.example.com/v1\"\nmodels = [\"m\"]\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("no credentials in the URL"), "{e}");
+        let e = parse(
+            "[providers.a]\nbase_url = \"https://a.example/v1\"\nmodels = [\"m\"]\n\
+             [providers.b]\nbase_url = \"https://b.example/v1\"\nmodels = [\"m\"]\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("a model has one provider"), "{e}");
+        let e =
+            parse("[providers.a]\nbase_url = \"https://a.example/v1\"\nmodels = []\n").unwrap_err();
+        assert!(e.contains("at least one model"), "{e}");
+        let e = parse("[providers.a]\nbase_url = \"https://a.example/v1\"\nmodels = [\"m\"]\napi_key = \"sk-in-the-file\"\n")
+            .unwrap_err();
+        assert!(e.contains("unknown field"), "{e}");
+    }
+}

@@ -1,0 +1,24 @@
+//! The LLM path's decisions (issue 42): what a chat request asks a model to
+//! read, and whether it may be sent.
+//!
+//! Interlock's LLM proxy is one layer of a runtime trust layer, beside the
+//! tool-call path — not "an LLM firewall". The gateway's `llm` face relays
+//! requests to providers; this crate decides, with no I/O and no clock, so
+//! its verdicts are the same wherever they are computed and the corpus tests
+//! hold them:
+//!
+//! - [`request`]: a chat request (OpenAI `chat/completions`, Anthropic
+//!   `messages`) read into its model, whether it streams, and every text the
+//!   model will read — system, user, assistant and tool results alike;
+//! - [`scan`]: the scan's layers in order, each a stage of its own the
+//!   gateway times, short-circuiting on the first hit: per-key policy
+//!   (blocked keywords and topics, maximum length), then the inspection
+//!   crate's rules (text aimed at the model, secrets), shared with the MCP
+//!   path.
+#![forbid(unsafe_code)]
+
+pub mod request;
+pub mod scan;
+
+pub use request::{ChatRequest, Part, RequestError, WireFormat};
+pub use scan::{Hit, Layer, PromptPolicy, run_layer};

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""A client of the LLM proxy on the official `openai` Python SDK (issue 42).
+
+    llm-client.py BASE_URL API_KEY MODEL chat|stream|models [PROMPT]
+
+Prints one JSON line: `{"content": ...}` (a streamed answer joined from its
+chunks, with `"chunks": N`), `{"models": [...]}`, or, when the SDK raises,
+`{"status": HTTP status, "error": the error object's message}`.
+"""
+
+import json
+import sys
+
+import openai
+
+base_url, api_key, model, mode = sys.argv[1:5]
+prompt = sys.argv[5] if len(sys.argv) > 5 else "Hello"
+client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+messages = [{"role": "user", "content": prompt}]
+try:
+    if mode == "models":
+        print(json.dumps({"models": [m.id for m in client.models.list()]}))
+    elif mode == "chat":
+        r = client.chat.completions.create(model=model, messages=messages)
+        print(json.dumps({"content": r.choices[0].message.content}))
+    elif mode == "stream":
+        parts = []
+        chunks = 0
+        for c in client.chat.completions.create(model=model, messages=messages, stream=True):
+            chunks += 1
+            if c.choices and c.choices[0].delta.content:
+                parts.append(c.choices[0].delta.content)
+        print(json.dumps({"content": "".join(parts), "chunks": chunks}))
+    else:
+        sys.exit(f"unknown mode {mode}")
+except openai.APIStatusError as e:
+    message = e.body.get("message") if isinstance(e.body, dict) else str(e.body)
+    print(json.dumps({"status": e.status_code, "error": message}))

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""A stand-in for an OpenAI-compatible model provider (issue 42), on loopback.
+
+No provider is reachable from the test machine, so this speaks the documented
+wire format of `POST /v1/chat/completions` itself: a `chat.completion` object,
+or with `"stream": true` server-sent `chat.completion.chunk` events ending in
+`data: [DONE]`. Every request it receives is appended to the file named by
+its first argument (method, path, the Authorization header, the body), so a
+test can check what reached the provider and what never did. It prints
+`listening on PORT` when ready. Standard library only.
+"""
+
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOG = sys.argv[1]
+
+
+class Provider(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _json(self, status, obj):
+        body = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(length)
+        with open(LOG, "a") as f:
+            f.write(
+                json.dumps(
+                    {
+                        "path": self.path,
+                        "authorization": self.headers.get("Authorization"),
+                        "body": raw.decode(),
+                    }
+                )
+                + "\n"
+            )
+        if self.path != "/v1/chat/completions":
+            return self._json(404, {"error": {"message": "no such route", "type": "invalid_request_error"}})
+        req = json.loads(raw)
+        model = req["model"]
+        words = ["Hello", " from", " " + model, "."]
+        if not req.get("stream"):
+            return self._json(
+                200,
+                {
+                    "id": "chatcmpl-standin",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": "".join(words)},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9},
+                },
+            )
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def chunk(data):
+            b = data.encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
+            self.wfile.flush()
+
+        for i, w in enumerate(words):
+            event = {
+                "id": "chatcmpl-standin",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": ({"role": "assistant"} if i == 0 else {}) | {"content": w},
+                        "finish_reason": None,
+                    }
+                ],
+            }
+            chunk("data: " + json.dumps(event) + "\n\n")
+        done = {
+            "id": "chatcmpl-standin",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        }
+        chunk("data: " + json.dumps(done) + "\n\n")
+        chunk("data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Provider)
+print(f"listening on {server.server_address[1]}", flush=True)
+server.serve_forever()
