@@ -8,10 +8,20 @@ or with `"stream": true` server-sent `chat.completion.chunk` events ending in
 its first argument (method, path, the Authorization header, the body), so a
 test can check what reached the provider and what never did. It prints
 `listening on PORT` when ready. Standard library only.
+
+Models named `judge…` play the gateway's judge (its verdict format, issue 42):
+- `judge` answers `{"verdict": "unsafe", ...}` when the texts it is shown
+  contain `UNSAFE-CANARY`, and `safe` otherwise;
+- `judge-slow` answers `safe` after 3 s;
+- `judge-500` answers HTTP 500, until a file named like the log plus
+  `.healthy` exists (then it answers `safe`);
+- `judge-rambling` answers prose instead of the verdict format.
 """
 
 import json
+import os
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOG = sys.argv[1]
@@ -49,6 +59,8 @@ class Provider(BaseHTTPRequestHandler):
             return self._json(404, {"error": {"message": "no such route", "type": "invalid_request_error"}})
         req = json.loads(raw)
         model = req["model"]
+        if model.startswith("judge"):
+            return self._judge(model, req)
         words = ["Hello", " from", " " + model, "."]
         if not req.get("stream"):
             return self._json(
@@ -105,6 +117,32 @@ class Provider(BaseHTTPRequestHandler):
         chunk("data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+
+    def _judge(self, model, req):
+        shown = json.dumps(req["messages"])
+        if model == "judge-slow":
+            time.sleep(3)
+        if model == "judge-500" and not os.path.exists(LOG + ".healthy"):
+            return self._json(500, {"error": {"message": "judge overloaded", "type": "server_error"}})
+        if model == "judge-rambling":
+            content = "I looked at it and I think it is probably fine."
+        elif "UNSAFE-CANARY" in shown:
+            content = json.dumps(
+                {"verdict": "unsafe", "category": "injection", "reason": "the canary asks to override instructions"}
+            )
+        else:
+            content = json.dumps({"verdict": "safe", "category": "none", "reason": "an ordinary request"})
+        return self._json(
+            200,
+            {
+                "id": "chatcmpl-judge",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            },
+        )
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Provider)

@@ -106,6 +106,12 @@ pub fn classify(kind: &str, verdict: Option<&str>, outcome: Option<&str>) -> (Ca
             Some("shadow_would_block" | "shadow_would_hold") => (C::Call, S::Low),
             _ => (C::Call, S::Info),
         },
+        // A request to a model through the LLM proxy (issue 42).
+        "llm.call" => match verdict {
+            Some("blocked") => (C::Block, S::High),
+            Some("shadow_would_block") => (C::Call, S::Low),
+            _ => (C::Call, S::Info),
+        },
         // The gateway's own probe of a tool (issue 39 item 17).
         "server.probe_call" => (C::Call, S::Info),
         "server.quarantined" => (C::Quarantine, S::High),

@@ -62,6 +62,14 @@ pub struct Metrics {
     sink_delivered: Family<SinkLabel, Gauge<u64, AtomicU64>>,
     sink_dead: Family<SinkLabel, Gauge<u64, AtomicU64>>,
     sink_retrying: Family<SinkLabel, Gauge<u64, AtomicU64>>,
+    llm_calls: Family<VerdictLabel, Counter>,
+    llm_judge_breaker: Family<StateLabel, Gauge<u64, AtomicU64>>,
+    llm_judge_failures: Gauge<u64, AtomicU64>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabel {
+    state: String,
 }
 
 impl Default for Metrics {
@@ -80,6 +88,24 @@ impl Default for Metrics {
         let sink_delivered = Family::default();
         let sink_dead = Family::default();
         let sink_retrying = Family::default();
+        let llm_calls = Family::<VerdictLabel, Counter>::default();
+        let llm_judge_breaker = Family::default();
+        let llm_judge_failures = Gauge::<u64, AtomicU64>::default();
+        registry.register(
+            "llm_calls",
+            "Requests to models through the LLM proxy since the gateway started, by verdict",
+            llm_calls.clone(),
+        );
+        registry.register(
+            "llm_judge_breaker",
+            "The LLM judge's circuit breaker: 1 for its state (closed, open, half_open)",
+            llm_judge_breaker.clone(),
+        );
+        registry.register(
+            "llm_judge_consecutive_failures",
+            "The LLM judge's failures since its last verdict",
+            llm_judge_failures.clone(),
+        );
         registry.register(
             "tool_calls",
             "Tool calls logged since the gateway started, by verdict",
@@ -152,6 +178,9 @@ impl Default for Metrics {
             sink_delivered,
             sink_dead,
             sink_retrying,
+            llm_calls,
+            llm_judge_breaker,
+            llm_judge_failures,
         }
     }
 }
@@ -170,6 +199,13 @@ impl Metrics {
     /// Counts one leaf (by the alert sinks' classification).
     pub(crate) fn count(&self, s: &ReceiptSummary) {
         let (category, _) = classify(&s.kind, s.verdict.as_deref(), s.outcome.as_deref());
+        if s.kind == "llm.call" {
+            self.llm_calls
+                .get_or_create(&VerdictLabel {
+                    verdict: s.verdict.clone().unwrap_or_else(|| "none".into()),
+                })
+                .inc();
+        }
         if s.kind == "tool.call" {
             self.calls
                 .get_or_create(&VerdictLabel {
@@ -209,6 +245,23 @@ impl Metrics {
         self.sink_retrying
             .get_or_create(&l)
             .set(u64::from(sink.retrying));
+    }
+
+    /// The LLM judge's breaker as `/metrics` shows it.
+    pub(crate) fn set_llm_judge(
+        &self,
+        state: interlock_llm::judge::BreakerState,
+        consecutive_failures: u32,
+    ) {
+        use interlock_llm::judge::BreakerState as S;
+        for s in [S::Closed, S::Open, S::HalfOpen] {
+            self.llm_judge_breaker
+                .get_or_create(&StateLabel {
+                    state: s.as_str().into(),
+                })
+                .set(u64::from(s == state));
+        }
+        self.llm_judge_failures.set(u64::from(consecutive_failures));
     }
 
     /// Everything, in `format`.

@@ -14,9 +14,12 @@
 //!   gateway times, short-circuiting on the first hit: per-key policy
 //!   (blocked keywords and topics, maximum length), then the inspection
 //!   crate's rules (text aimed at the model, secrets), shared with the MCP
-//!   path.
+//!   path;
+//! - [`judge`]: the last layer, a model's verdict — what it is asked, the
+//!   strict format of its answer, the fail modes and the circuit breaker.
 #![forbid(unsafe_code)]
 
+pub mod judge;
 pub mod request;
 pub mod scan;
 

@@ -16,16 +16,20 @@ pub enum Layer {
     /// The inspection crate's rules, shared with the MCP path: text aimed at
     /// the model in what users and tools wrote, secrets anywhere.
     Rules,
+    /// A model's verdict ([`crate::judge`]): asked by the gateway after the
+    /// layers above found nothing.
+    Judge,
 }
 
 impl Layer {
-    /// Every layer, in the order the scan runs them.
+    /// The layers run here, in order (the judge comes after them).
     pub const ORDER: [Layer; 2] = [Layer::Policy, Layer::Rules];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Layer::Policy => "policy",
             Layer::Rules => "rules",
+            Layer::Judge => "judge",
         }
     }
 }
@@ -59,6 +63,8 @@ pub fn run_layer(layer: Layer, req: &ChatRequest, policy: &PromptPolicy) -> Opti
     match layer {
         Layer::Policy => policy_layer(req, policy),
         Layer::Rules => rules_layer(req),
+        // Asked by the gateway, not here.
+        Layer::Judge => None,
     }
 }
 

@@ -7,6 +7,10 @@
 //! blocked_keywords = ["project falcon"]
 //! blocked_topics = { weapons = ["nerve agent"] }
 //! max_chars = 200000
+//! [llm.judge]                       # the last layer: a model's verdict
+//! model = "llama3.2"                # served by one of the providers
+//! timeout_ms = 5000
+//! fail_mode = "fail_closed"         # fail_open, fail_open_safe
 //! [llm.providers.local]             # any OpenAI-compatible endpoint
 //! base_url = "http://127.0.0.1:11434/v1"
 //! api_key_keychain = "ollama"       # or api_key_env = "VAR"; or neither
@@ -16,6 +20,7 @@
 use std::collections::BTreeMap;
 
 use interlock_llm::PromptPolicy;
+use interlock_llm::judge::FailMode;
 use serde::Deserialize;
 
 /// What is wrong with `[llm]`, as one sentence.
@@ -31,7 +36,48 @@ pub struct LlmConfig {
     /// its last byte).
     pub timeout_secs: u64,
     pub policy: PolicyConfig,
+    /// The judge, when one is configured.
+    pub judge: Option<JudgeConfig>,
     pub providers: BTreeMap<String, ProviderConfig>,
+}
+
+/// `[llm.judge]`: the model asked last, and what its failure means.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeConfig {
+    /// A model one of `[llm.providers.*]` serves.
+    pub model: String,
+    #[serde(default = "default_judge_timeout")]
+    pub timeout_ms: u64,
+    /// `fail_closed` (default), `fail_open` or `fail_open_safe`.
+    #[serde(default = "default_fail_mode")]
+    pub fail_mode: String,
+    /// Consecutive failures that open the breaker.
+    #[serde(default = "default_breaker_failures")]
+    pub breaker_failures: u32,
+    /// How long the open breaker skips the judge.
+    #[serde(default = "default_breaker_open_secs")]
+    pub breaker_open_secs: u64,
+}
+
+fn default_judge_timeout() -> u64 {
+    5000
+}
+fn default_fail_mode() -> String {
+    "fail_closed".into()
+}
+fn default_breaker_failures() -> u32 {
+    5
+}
+fn default_breaker_open_secs() -> u64 {
+    60
+}
+
+impl JudgeConfig {
+    /// The fail mode (checked when the config was read).
+    pub fn fail_mode(&self) -> FailMode {
+        FailMode::parse(&self.fail_mode).unwrap_or_default()
+    }
 }
 
 impl Default for LlmConfig {
@@ -39,6 +85,7 @@ impl Default for LlmConfig {
         LlmConfig {
             timeout_secs: 300,
             policy: PolicyConfig::default(),
+            judge: None,
             providers: BTreeMap::new(),
         }
     }
@@ -100,6 +147,27 @@ impl LlmConfig {
                         "model {m:?} is also served by llm.providers.{other}: a model has one provider"
                     ));
                 }
+            }
+        }
+        if let Some(judge) = &self.judge {
+            let err = |what: String| Err(LlmConfigError(format!("llm.judge: {what}")));
+            if self.provider_for(&judge.model).is_none() {
+                return err(format!(
+                    "model {:?} is served by none of [llm.providers.*]",
+                    judge.model
+                ));
+            }
+            if FailMode::parse(&judge.fail_mode).is_none() {
+                return err(format!(
+                    "fail_mode {:?} is not fail_closed, fail_open or fail_open_safe",
+                    judge.fail_mode
+                ));
+            }
+            if judge.timeout_ms == 0 || judge.breaker_failures == 0 || judge.breaker_open_secs == 0
+            {
+                return err(
+                    "timeout_ms, breaker_failures and breaker_open_secs are at least 1".into(),
+                );
             }
         }
         if self.timeout_secs == 0 {
@@ -212,5 +280,11 @@ mod tests {
         let e = parse("[providers.a]\nbase_url = \"https://a.example/v1\"\nmodels = [\"m\"]\napi_key = \"sk-in-the-file\"\n")
             .unwrap_err();
         assert!(e.contains("unknown field"), "{e}");
+        let e = parse("[judge]\nmodel = \"m\"\n[providers.a]\nbase_url = \"https://a.example/v1\"\nmodels = [\"n\"]\n")
+            .unwrap_err();
+        assert!(e.contains("served by none"), "{e}");
+        let e = parse("[judge]\nmodel = \"m\"\nfail_mode = \"open\"\n[providers.a]\nbase_url = \"https://a.example/v1\"\nmodels = [\"m\"]\n")
+            .unwrap_err();
+        assert!(e.contains("fail_open_safe"), "{e}");
     }
 }

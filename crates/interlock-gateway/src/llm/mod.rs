@@ -5,4 +5,5 @@
 //! request ([`interlock_llm`]) and relays it through here.
 
 pub mod config;
+pub mod judge;
 pub mod provider;

@@ -29,6 +29,8 @@ fn client() -> &'static reqwest::Client {
 pub struct ProviderError {
     pub provider: String,
     pub message: String,
+    /// It did not answer within the time it was given.
+    pub timed_out: bool,
 }
 
 /// Sends `body` to `provider`'s chat completions endpoint; the response is
@@ -54,6 +56,7 @@ pub async fn chat_completions(
     request.send().await.map_err(|e| ProviderError {
         provider: name.to_owned(),
         message: error_chain(&e),
+        timed_out: e.is_timeout(),
     })
 }
 

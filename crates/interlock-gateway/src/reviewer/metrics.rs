@@ -46,6 +46,9 @@ pub async fn serve(State(gw): State<Gateway>, headers: HeaderMap) -> Result<Resp
             retrying: s.attempts > 0,
         });
     }
+    if let Some((state, failures)) = crate::llm::judge::breaker(&gw.config().llm) {
+        m.set_llm_judge(state, failures);
+    }
     let format = Exposition::negotiate(headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
     let text = m
         .encode(format)

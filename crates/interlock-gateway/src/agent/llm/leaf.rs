@@ -51,6 +51,8 @@ pub(super) struct Leaf<'a> {
     pub request: &'a ChatRequest,
     pub body: &'a [u8],
     pub times: &'a [LayerTime],
+    /// What asking the judge came to, and the fail mode, if it was asked.
+    pub judged: Option<&'a (crate::llm::judge::Judged, interlock_llm::judge::FailMode)>,
     pub verdict: &'a LlmVerdict,
 }
 
@@ -99,6 +101,15 @@ impl Leaf<'_> {
                     .collect(),
             ),
         );
+        if let Some((judged, fail_mode)) = self.judged {
+            let mut j = Map::new();
+            j.insert("outcome".into(), judged.name().into());
+            j.insert("fail_mode".into(), fail_mode.as_str().into());
+            if let crate::llm::judge::Judged::Failed(e) = judged {
+                j.insert("error".into(), e.to_string().into());
+            }
+            m.insert("judge".into(), Value::Object(j));
+        }
         let mut v = Map::new();
         v.insert("verdict".into(), self.verdict.name().into());
         if let Some(hit) = self.verdict.hit() {

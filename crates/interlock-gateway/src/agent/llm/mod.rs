@@ -117,7 +117,21 @@ pub(crate) async fn chat_completions(
             ),
         );
     };
-    let (hit, times) = scan(&request, &config.policy.prompt_policy());
+    let (mut hit, mut times) = scan(&request, &config.policy.prompt_policy());
+    // The judge, last, when the layers before it found nothing.
+    let mut judged = None;
+    if hit.is_none()
+        && let Some(judge) = &config.judge
+    {
+        let started = Instant::now();
+        let outcome = crate::llm::judge::ask(config, judge, &request).await;
+        times.push(LayerTime {
+            layer: Layer::Judge,
+            micros: started.elapsed().as_micros(),
+        });
+        hit = judge_hit(&outcome, judge.fail_mode(), &request);
+        judged = Some((outcome, judge.fail_mode()));
+    }
     let verdict = match hit {
         None => LlmVerdict::Allowed,
         Some(hit) if agent.shadow => LlmVerdict::ShadowWouldBlock(hit),
@@ -129,6 +143,7 @@ pub(crate) async fn chat_completions(
         request: &request,
         body: &body,
         times: &times,
+        judged: judged.as_ref(),
         verdict: &verdict,
     };
     // Evidence before effect: no leaf, no request to the provider.
@@ -161,6 +176,44 @@ pub(crate) async fn chat_completions(
             "provider_unavailable",
             e.to_string(),
         ),
+    }
+}
+
+/// What the judge's outcome makes of a request: an unsafe verdict stops
+/// it; no verdict (a failure, an open breaker) stops it unless the fail mode
+/// relays it.
+fn judge_hit(
+    outcome: &crate::llm::judge::Judged,
+    fail_mode: interlock_llm::judge::FailMode,
+    request: &ChatRequest,
+) -> Option<Hit> {
+    use crate::llm::judge::Judged;
+    use interlock_llm::judge::JudgeVerdict;
+    let hit = |rule: String, reason: String| Hit {
+        layer: Layer::Judge,
+        rule,
+        path: "$".into(),
+        reason,
+    };
+    match outcome {
+        Judged::Verdict(JudgeVerdict::Safe) => None,
+        Judged::Verdict(JudgeVerdict::Unsafe { category, reason }) => Some(hit(
+            format!("unsafe:{category}"),
+            format!("the judge found it unsafe ({category}): {reason}"),
+        )),
+        _ if fail_mode.relays(request) => None,
+        unjudged => Some(hit(
+            format!("{}:{}", fail_mode.as_str(), unjudged.name()),
+            format!(
+                "the judge gave no verdict ({}) and this gateway fails closed{}",
+                unjudged.name().replace('_', " "),
+                if fail_mode == interlock_llm::judge::FailMode::OpenSafe {
+                    " for requests carrying tool results or unread content"
+                } else {
+                    ""
+                }
+            ),
+        )),
     }
 }
 
