@@ -106,7 +106,7 @@ python_venv() {
 
 # The 1.x client (2025-11-25 sessions) and the 2.x server (both protocol eras) are
 # the same distribution, `mcp`: one venv each.
-python_venv "$venv" "$peers/requirements.txt" 'import mcp.client.streamable_http, mcp.client.session, openai'
+python_venv "$venv" "$peers/requirements.txt" 'import mcp.client.streamable_http, mcp.client.session, openai, anthropic'
 python_venv "$venv_py2" "$peers/requirements-py2.txt" 'import mcp.server.mcpserver, mcp.server.runner'
 # mcp-server-time pins mcp 2.x too, beside its own time-zone packages.
 python_venv "$venv_time" "$peers/requirements-time.txt" 'import mcp_server_time'

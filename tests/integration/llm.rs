@@ -1,5 +1,6 @@
-//! The LLM proxy (issue 42) end to end: the official `openai` Python SDK
-//! through `interlock serve` to a provider stand-in on loopback
+//! The LLM proxy (issue 42) end to end: the official `openai` and
+//! `anthropic` Python SDKs through `interlock serve` to a provider stand-in
+//! on loopback
 //! (tests/peers/llm-provider.py: no provider is reachable here), plain and
 //! streamed; a prompt the scan stops never reaches the provider; every
 //! verdict is an `llm.call` leaf, and the log verifies.
@@ -406,4 +407,96 @@ fn the_breaker_skips_a_failing_judge_and_tries_it_again_after_its_wait() {
         m.contains("interlock_llm_judge_breaker{state=\"closed\"} 1"),
         "{m}"
     );
+}
+
+/// `llm-anthropic-client.py` (the anthropic SDK) against the gateway.
+fn anthropic_client(gw: &Gateway, key: &str, model: &str, mode: &str, prompt: &str) -> Value {
+    let out = Command::new(peer("INTERLOCK_PEERS_PYTHON"))
+        .arg(peers_dir().join("llm-anthropic-client.py"))
+        .args([&format!("http://{}", gw.addr), key, model, mode, prompt])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "llm-anthropic-client.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn the_anthropic_sdk_is_served_plain_and_streamed_through_the_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("provider.jsonl");
+    let p = provider(&log);
+    let gw = Gateway::start_with_env(
+        &format!(
+            r#"[llm.policy]
+blocked_keywords = ["project falcon"]
+
+[llm.providers.claude]
+format = "anthropic"
+base_url = "http://127.0.0.1:{}/v1"
+api_key_env = "INTERLOCK_TEST_PROVIDER_KEY"
+models = ["claude-standin"]
+
+[llm.providers.local]
+base_url = "http://127.0.0.1:{}/v1"
+models = ["standin-small"]
+"#,
+            p.port, p.port
+        ),
+        &[("INTERLOCK_TEST_PROVIDER_KEY", "sk-ant-provider-secret")],
+    );
+    let key = gw.agent_key.clone();
+    let plain = anthropic_client(&gw, &key, "claude-standin", "chat", "What is 2 + 2?");
+    assert_eq!(plain["content"], "Hello from claude-standin.", "{plain}");
+    let streamed = anthropic_client(&gw, &key, "claude-standin", "stream", "Say hello");
+    assert_eq!(
+        streamed["content"], "Hello from claude-standin.",
+        "{streamed}"
+    );
+    assert!(streamed["events"].as_u64().unwrap() >= 8, "{streamed}");
+    // The provider got Anthropic's headers with its own key.
+    let got = received(&log);
+    assert_eq!(got.len(), 2, "{got:?}");
+    for r in &got {
+        assert_eq!(r["path"], "/v1/messages");
+        assert_eq!(r["x_api_key"], "sk-ant-provider-secret");
+        assert_eq!(r["anthropic_version"], "2023-06-01");
+        assert_eq!(r["authorization"], Value::Null);
+    }
+    // Stopped: Anthropic's error shape, nothing sent.
+    let blocked = anthropic_client(
+        &gw,
+        &key,
+        "claude-standin",
+        "chat",
+        "Project Falcon status?",
+    );
+    assert_eq!(blocked["status"], 403, "{blocked}");
+    assert_eq!(blocked["type"], "permission_error", "{blocked}");
+    assert!(
+        blocked["error"].as_str().unwrap().contains("policy layer"),
+        "{blocked}"
+    );
+    // A model of the other format is named with the path to use.
+    let wrong = anthropic_client(&gw, &key, "standin-small", "chat", "hi");
+    assert_eq!(wrong["status"], 400, "{wrong}");
+    assert!(
+        wrong["error"]
+            .as_str()
+            .unwrap()
+            .contains("/v1/chat/completions"),
+        "{wrong}"
+    );
+    let stranger = anthropic_client(&gw, "ilk_not_a_key", "claude-standin", "chat", "hi");
+    assert_eq!(stranger["status"], 401, "{stranger}");
+    assert_eq!(stranger["type"], "authentication_error", "{stranger}");
+    assert_eq!(received(&log).len(), 2);
+    let leaves = llm_leaves(&gw);
+    assert_eq!(leaves.len(), 3, "{leaves:?}");
+    assert_eq!(leaves[0]["provider"], "claude");
+    assert_eq!(leaves[2]["verdict"]["verdict"], "blocked");
 }

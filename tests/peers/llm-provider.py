@@ -2,9 +2,10 @@
 """A stand-in for an OpenAI-compatible model provider (issue 42), on loopback.
 
 No provider is reachable from the test machine, so this speaks the documented
-wire format of `POST /v1/chat/completions` itself: a `chat.completion` object,
-or with `"stream": true` server-sent `chat.completion.chunk` events ending in
-`data: [DONE]`. Every request it receives is appended to the file named by
+wire formats itself: OpenAI's `POST /v1/chat/completions` (a `chat.completion`
+object, or with `"stream": true` server-sent `chat.completion.chunk` events
+ending in `data: [DONE]`) and Anthropic's `POST /v1/messages` (a `message`
+object, or its named stream events from `message_start` to `message_stop`). Every request it receives is appended to the file named by
 its first argument (method, path, the Authorization header, the body), so a
 test can check what reached the provider and what never did. It prints
 `listening on PORT` when ready. Standard library only.
@@ -50,11 +51,15 @@ class Provider(BaseHTTPRequestHandler):
                     {
                         "path": self.path,
                         "authorization": self.headers.get("Authorization"),
+                        "x_api_key": self.headers.get("x-api-key"),
+                        "anthropic_version": self.headers.get("anthropic-version"),
                         "body": raw.decode(),
                     }
                 )
                 + "\n"
             )
+        if self.path == "/v1/messages":
+            return self._messages(json.loads(raw))
         if self.path != "/v1/chat/completions":
             return self._json(404, {"error": {"message": "no such route", "type": "invalid_request_error"}})
         req = json.loads(raw)
@@ -118,6 +123,54 @@ class Provider(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
+
+    def _stream_start(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def _chunk(self, data):
+        b = data.encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
+        self.wfile.flush()
+
+    def _messages(self, req):
+        model = req["model"]
+        words = ["Hello", " from", " " + model, "."]
+        message = {
+            "id": "msg_standin",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 0},
+        }
+        if not req.get("stream"):
+            message["content"] = [{"type": "text", "text": "".join(words)}]
+            message["stop_reason"] = "end_turn"
+            message["usage"]["output_tokens"] = 4
+            return self._json(200, message)
+        self._stream_start()
+
+        def event(name, data):
+            self._chunk(f"event: {name}\ndata: {json.dumps(data)}\n\n")
+
+        event("message_start", {"type": "message_start", "message": message})
+        event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+        for w in words:
+            event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}})
+        event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        event(
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 4}},
+        )
+        event("message_stop", {"type": "message_stop"})
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
     def _judge(self, model, req):
         shown = json.dumps(req["messages"])

@@ -32,5 +32,6 @@ pub fn routes() -> axum::Router<crate::gateway::Gateway> {
         .route("/mcp", get(mcp::get).post(mcp::post).delete(mcp::delete))
         .route("/hooks/v1/{client}", post(hooks::post))
         .route("/v1/chat/completions", post(llm::chat_completions))
+        .route("/v1/messages", post(llm::messages))
         .route("/v1/models", get(llm::models))
 }

@@ -110,13 +110,39 @@ impl PolicyConfig {
     }
 }
 
-/// `[llm.providers.NAME]`: an OpenAI-compatible endpoint.
+/// Which wire format a provider speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderFormat {
+    /// OpenAI's `chat/completions` (OpenAI, Groq, Ollama, Gemini's
+    /// OpenAI endpoint, vLLM, …).
+    #[default]
+    Openai,
+    /// Anthropic's `messages`.
+    Anthropic,
+}
+
+impl ProviderFormat {
+    /// The wire format agents speak to reach this provider's models.
+    pub fn wire(self) -> interlock_llm::WireFormat {
+        match self {
+            ProviderFormat::Openai => interlock_llm::WireFormat::OpenAi,
+            ProviderFormat::Anthropic => interlock_llm::WireFormat::Anthropic,
+        }
+    }
+}
+
+/// `[llm.providers.NAME]`: a model provider's endpoint.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
-    /// The API's base (`https://api.openai.com/v1`); requests go to
-    /// `<base_url>/chat/completions`.
+    /// The API's base (`https://api.openai.com/v1`,
+    /// `https://api.anthropic.com/v1`); requests go to
+    /// `<base_url>/chat/completions` or `<base_url>/messages`.
     pub base_url: String,
+    /// `openai` (default) or `anthropic`.
+    #[serde(default)]
+    pub format: ProviderFormat,
     #[serde(default)]
     pub api_key_keychain: Option<String>,
     #[serde(default)]
@@ -151,11 +177,20 @@ impl LlmConfig {
         }
         if let Some(judge) = &self.judge {
             let err = |what: String| Err(LlmConfigError(format!("llm.judge: {what}")));
-            if self.provider_for(&judge.model).is_none() {
-                return err(format!(
-                    "model {:?} is served by none of [llm.providers.*]",
-                    judge.model
-                ));
+            match self.provider_for(&judge.model) {
+                None => {
+                    return err(format!(
+                        "model {:?} is served by none of [llm.providers.*]",
+                        judge.model
+                    ));
+                }
+                Some((name, p)) if p.format != ProviderFormat::Openai => {
+                    return err(format!(
+                        "the judge is asked in OpenAI's format, and llm.providers.{name} speaks {:?}",
+                        p.format
+                    ));
+                }
+                Some(_) => {}
             }
             if FailMode::parse(&judge.fail_mode).is_none() {
                 return err(format!(

@@ -1,6 +1,6 @@
-//! The request to a provider: `POST <base_url>/chat/completions` with the
-//! provider's key — never the agent's — and the body the scan judged, byte
-//! for byte. Redirects are not followed (a redirect would carry the key
+//! The request to a provider: `POST <base_url>/chat/completions` (OpenAI's
+//! format) or `<base_url>/messages` (Anthropic's) with the provider's key —
+//! never the agent's — and the body the scan judged, byte for byte. Redirects are not followed (a redirect would carry the key
 //! somewhere the configuration does not name).
 
 use std::sync::OnceLock;
@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 
-use super::config::ProviderConfig;
+use super::config::{ProviderConfig, ProviderFormat};
+
+/// The Messages API version the gateway speaks to Anthropic.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// One client for every provider, so connections (and TLS sessions) are
 /// reused across requests; built on first use.
@@ -33,25 +36,33 @@ pub struct ProviderError {
     pub timed_out: bool,
 }
 
-/// Sends `body` to `provider`'s chat completions endpoint; the response is
+/// Sends `body` to `provider`'s endpoint for its format; the response is
 /// relayed as it arrives (a streamed answer is not gathered first).
-pub async fn chat_completions(
+pub async fn send(
     name: &str,
     provider: &ProviderConfig,
     body: Bytes,
     timeout: Duration,
 ) -> Result<reqwest::Response, ProviderError> {
-    let url = format!(
-        "{}/chat/completions",
-        provider.base_url.trim_end_matches('/')
-    );
+    let base = provider.base_url.trim_end_matches('/');
+    let path = match provider.format {
+        ProviderFormat::Openai => "chat/completions",
+        ProviderFormat::Anthropic => "messages",
+    };
     let mut request = client()
-        .post(url)
+        .post(format!("{base}/{path}"))
         .timeout(timeout)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(body);
-    if let Some(key) = &provider.api_key {
-        request = request.bearer_auth(key);
+    match (provider.format, &provider.api_key) {
+        (ProviderFormat::Openai, Some(key)) => request = request.bearer_auth(key),
+        (ProviderFormat::Anthropic, key) => {
+            request = request.header("anthropic-version", ANTHROPIC_VERSION);
+            if let Some(key) = key {
+                request = request.header("x-api-key", key);
+            }
+        }
+        (ProviderFormat::Openai, None) => {}
     }
     request.send().await.map_err(|e| ProviderError {
         provider: name.to_owned(),

@@ -1,13 +1,17 @@
 //! The LLM proxy (issue 42): `POST /v1/chat/completions` and `GET
-//! /v1/models`, OpenAI's wire format, with an agent's key. One layer of the
+//! /v1/models` in OpenAI's wire format, `POST /v1/messages` in Anthropic's,
+//! with an agent's key (`Authorization: Bearer`, or `x-api-key` as
+//! Anthropic's SDK sends it). One layer of the
 //! runtime trust layer, beside the tool-call path: each request is read into
 //! every text the model will read ([`interlock_llm::ChatRequest`]), scanned
 //! layer by layer (each timed; the first hit decides), its verdict written
 //! to the log ([`leaf`]) before anything leaves, and only then relayed to
 //! the provider that serves its model — a streamed answer as it arrives.
 //!
-//! Errors are in OpenAI's shape (`{"error": {"message", "type", "code"}}`),
-//! so the official SDKs raise them with the message a person reads.
+//! Errors are in the shape of the request's format (OpenAI's `{"error":
+//! {"message", "type", "code"}}`, Anthropic's `{"type": "error", "error":
+//! {"type", "message"}}`), so the official SDKs raise them with the message
+//! a person reads.
 
 mod leaf;
 
@@ -24,35 +28,65 @@ use serde_json::json;
 use crate::gateway::Gateway;
 use leaf::{LayerTime, LlmVerdict};
 
-/// An error answer in OpenAI's shape.
-fn error(status: StatusCode, kind: &str, code: &str, message: String) -> Response {
+/// An error answer in `wire`'s shape. `kind` is OpenAI's error type;
+/// Anthropic's is derived from the status.
+fn error(
+    wire: WireFormat,
+    status: StatusCode,
+    kind: &str,
+    code: &str,
+    message: String,
+) -> Response {
+    let body = match wire {
+        WireFormat::OpenAi => {
+            json!({"error": {"message": message, "type": kind, "code": code, "param": null}})
+        }
+        WireFormat::Anthropic => {
+            let kind = match status {
+                StatusCode::UNAUTHORIZED => "authentication_error",
+                StatusCode::FORBIDDEN => "permission_error",
+                StatusCode::NOT_FOUND => "not_found_error",
+                StatusCode::BAD_REQUEST => "invalid_request_error",
+                StatusCode::SERVICE_UNAVAILABLE => "overloaded_error",
+                _ => "api_error",
+            };
+            json!({"type": "error", "error": {"type": kind, "message": message}})
+        }
+    };
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
-        json!({"error": {"message": message, "type": kind, "code": code, "param": null}})
-            .to_string(),
+        body.to_string(),
     )
         .into_response()
 }
 
-/// The agent a request's `Authorization: Bearer` key names, or the answer
-/// refusing it.
-async fn agent(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, Response> {
+/// The agent a request's key names (`Authorization: Bearer`, or
+/// `x-api-key`), or the answer refusing it.
+async fn agent(
+    gw: &Gateway,
+    headers: &HeaderMap,
+    wire: WireFormat,
+) -> Result<ApiKeyRecord, Response> {
     let unauthorized = |message: &str| {
         error(
+            wire,
             StatusCode::UNAUTHORIZED,
             "authentication_error",
             "invalid_api_key",
             message.to_owned(),
         )
     };
-    let key = crate::auth::bearer(headers).ok_or_else(|| {
-        unauthorized("Interlock needs an agent key (Authorization: Bearer ilk_…)")
-    })?;
+    let key = crate::auth::bearer(headers)
+        .or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()))
+        .ok_or_else(|| {
+            unauthorized("Interlock needs an agent key (Authorization: Bearer ilk_… or x-api-key)")
+        })?;
     match gw.authenticate(key, ApiKeyKind::Agent).await {
         Ok(Some(agent)) => Ok(agent),
         Ok(None) => Err(unauthorized("unknown or revoked agent key")),
         Err(e) => Err(error(
+            wire,
             StatusCode::SERVICE_UNAVAILABLE,
             "api_error",
             "store_unavailable",
@@ -63,7 +97,7 @@ async fn agent(gw: &Gateway, headers: &HeaderMap) -> Result<ApiKeyRecord, Respon
 
 /// `GET /v1/models`: the models the configured providers serve.
 pub(crate) async fn models(State(gw): State<Gateway>, headers: HeaderMap) -> Response {
-    if let Err(refused) = agent(&gw, &headers).await {
+    if let Err(refused) = agent(&gw, &headers, WireFormat::OpenAi).await {
         return refused;
     }
     let data: Vec<_> = gw
@@ -84,17 +118,33 @@ pub(crate) async fn models(State(gw): State<Gateway>, headers: HeaderMap) -> Res
         .into_response()
 }
 
-/// `POST /v1/chat/completions`.
+/// `POST /v1/chat/completions` (OpenAI's format).
 pub(crate) async fn chat_completions(
     State(gw): State<Gateway>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let agent = match agent(&gw, &headers).await {
+    proxy(&gw, &headers, body, WireFormat::OpenAi).await
+}
+
+/// `POST /v1/messages` (Anthropic's format).
+pub(crate) async fn messages(
+    State(gw): State<Gateway>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    proxy(&gw, &headers, body, WireFormat::Anthropic).await
+}
+
+/// Judges a request in `wire`'s format, logs the verdict, and relays it to
+/// the provider serving its model when nothing stopped it.
+async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat) -> Response {
+    let error = |status, kind, code, message| error(wire, status, kind, code, message);
+    let agent = match agent(gw, headers, wire).await {
         Ok(a) => a,
         Err(refused) => return refused,
     };
-    let request = match ChatRequest::parse(WireFormat::OpenAi, &body) {
+    let request = match ChatRequest::parse(wire, &body) {
         Ok(r) => r,
         Err(e) => {
             return error(
@@ -117,6 +167,21 @@ pub(crate) async fn chat_completions(
             ),
         );
     };
+    if provider.format.wire() != wire {
+        let (path, other) = match provider.format.wire() {
+            WireFormat::OpenAi => ("/v1/chat/completions", "OpenAI's"),
+            WireFormat::Anthropic => ("/v1/messages", "Anthropic's"),
+        };
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "wrong_format",
+            format!(
+                "the model {:?} is served in {other} format: send it to {path}",
+                request.model
+            ),
+        );
+    }
     let (mut hit, mut times) = scan(&request, &config.policy.prompt_policy());
     // The judge, last, when the layers before it found nothing.
     let mut judged = None;
@@ -147,7 +212,7 @@ pub(crate) async fn chat_completions(
         verdict: &verdict,
     };
     // Evidence before effect: no leaf, no request to the provider.
-    if let Err(e) = leaf.append(&gw).await {
+    if let Err(e) = leaf.append(gw).await {
         return error(
             StatusCode::SERVICE_UNAVAILABLE,
             "api_error",
@@ -168,7 +233,7 @@ pub(crate) async fn chat_completions(
         );
     }
     let timeout = Duration::from_secs(config.timeout_secs);
-    match crate::llm::provider::chat_completions(provider_name, provider, body, timeout).await {
+    match crate::llm::provider::send(provider_name, provider, body, timeout).await {
         Ok(answer) => relay(answer),
         Err(e) => error(
             StatusCode::BAD_GATEWAY,
