@@ -500,3 +500,66 @@ models = ["standin-small"]
     assert_eq!(leaves[0]["provider"], "claude");
     assert_eq!(leaves[2]["verdict"]["verdict"], "blocked");
 }
+
+#[test]
+fn a_secret_in_the_answer_is_redacted_whole_and_streamed_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("provider.jsonl");
+    let p = provider(&log);
+    let gw = Gateway::start_with_env(
+        &format!(
+            r#"[llm.providers.local]
+base_url = "http://127.0.0.1:{port}/v1"
+models = ["standin-small"]
+
+[llm.providers.claude]
+format = "anthropic"
+base_url = "http://127.0.0.1:{port}/v1"
+models = ["claude-standin"]
+"#,
+            port = p.port
+        ),
+        &[],
+    );
+    let key = gw.agent_key.clone();
+    let answers = [
+        client(&gw, &key, "standin-small", "chat", "LEAK-PLEASE"),
+        client(&gw, &key, "standin-small", "stream", "LEAK-PLEASE"),
+        anthropic_client(&gw, &key, "claude-standin", "stream", "LEAK-PLEASE"),
+    ];
+    for a in &answers {
+        let text = a["content"].as_str().unwrap_or_else(|| panic!("{a}"));
+        assert!(!text.contains("AKIA") && !text.contains("EXAMPLE"), "{a}");
+        assert!(text.contains("[REDACTED:secret]"), "{a}");
+        assert!(text.ends_with(" — keep it safe."), "{a}");
+    }
+    // One llm.response leaf per answer, naming its request's leaf.
+    let leaves = crate::faults::log_leaves(&gw, &gw.reviewer_key());
+    let calls: Vec<u64> = leaves
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l["type"] == "llm.call")
+        .map(|(i, _)| i as u64)
+        .collect();
+    let responses: Vec<&Value> = leaves
+        .iter()
+        .filter(|l| l["type"] == "llm.response")
+        .collect();
+    assert_eq!(responses.len(), 3, "{leaves:?}");
+    for (r, call) in responses.iter().zip(&calls) {
+        assert_eq!(r["call_index"], *call, "{r}");
+        assert_eq!(r["findings"][0]["category"], "secret", "{r}");
+        assert_eq!(r["findings"][0]["action"], "redacted", "{r}");
+    }
+    // A clean answer makes no response leaf.
+    client(&gw, &key, "standin-small", "stream", "hello");
+    let leaves = crate::faults::log_leaves(&gw, &gw.reviewer_key());
+    assert_eq!(
+        leaves
+            .iter()
+            .filter(|l| l["type"] == "llm.response")
+            .count(),
+        3
+    );
+    gw.assert_audit_clean();
+}

@@ -10,6 +10,9 @@ its first argument (method, path, the Authorization header, the body), so a
 test can check what reached the provider and what never did. It prints
 `listening on PORT` when ready. Standard library only.
 
+A request whose texts contain `LEAK-PLEASE` is answered with an AWS access
+key split across two pieces (two stream events), for the answer scan.
+
 Models named `judge…` play the gateway's judge (its verdict format, issue 42):
 - `judge` answers `{"verdict": "unsafe", ...}` when the texts it is shown
   contain `UNSAFE-CANARY`, and `safe` otherwise;
@@ -66,7 +69,7 @@ class Provider(BaseHTTPRequestHandler):
         model = req["model"]
         if model.startswith("judge"):
             return self._judge(model, req)
-        words = ["Hello", " from", " " + model, "."]
+        words = answer_words(model, req)
         if not req.get("stream"):
             return self._json(
                 200,
@@ -138,7 +141,7 @@ class Provider(BaseHTTPRequestHandler):
 
     def _messages(self, req):
         model = req["model"]
-        words = ["Hello", " from", " " + model, "."]
+        words = answer_words(model, req)
         message = {
             "id": "msg_standin",
             "type": "message",
@@ -196,6 +199,12 @@ class Provider(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             },
         )
+
+
+def answer_words(model, req):
+    if "LEAK-PLEASE" in json.dumps(req["messages"]):
+        return ["Here it is: aws_access_key_id=AKIAIOSF", "ODNN7EXAMPLE", " — keep it safe."]
+    return ["Hello", " from", " " + model, "."]
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Provider)

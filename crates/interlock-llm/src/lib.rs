@@ -15,10 +15,13 @@
 //!   (blocked keywords and topics, maximum length), then the inspection
 //!   crate's rules (text aimed at the model, secrets), shared with the MCP
 //!   path;
+//! - [`answer`]: the model's answer scanned and redacted, whole or as a
+//!   stream of server-sent events;
 //! - [`judge`]: the last layer, a model's verdict — what it is asked, the
 //!   strict format of its answer, the fail modes and the circuit breaker.
 #![forbid(unsafe_code)]
 
+pub mod answer;
 pub mod judge;
 pub mod request;
 pub mod scan;

@@ -187,6 +187,13 @@ fn what(s: &ReceiptSummary, p: &Map, subject: &str) -> String {
             field("model"),
             field("provider")
         ),
+        "llm.response" => format!(
+            "the answer to {agent}'s model request (leaf {}) was scanned",
+            match p.get("call_index") {
+                Some(Value::Number(n)) => n.as_i64().map_or("?".to_owned(), |i| i.to_string()),
+                _ => "?".to_owned(),
+            }
+        ),
         "prompt.get" => format!("{agent} got prompt {} of {server}", field("prompt")),
         "resource.read" => format!("{agent} read {} of {server}", field("uri")),
         "completion.complete" => format!("{agent} asked {server} for completions"),

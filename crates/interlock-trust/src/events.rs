@@ -86,6 +86,9 @@ event_types! {
     /// A log leaf only: a request to a model through the LLM proxy (issue
     /// 42): the scan's verdict, written before the request leaves.
     LlmCall = "llm.call",
+    /// A log leaf only: what the scan of a model's answer found and
+    /// redacted (issue 42), when it found anything; names its `llm.call`.
+    LlmResponse = "llm.response",
     /// A log leaf only: a prompt read.
     PromptGet = "prompt.get",
     /// A log leaf only: a resource read.

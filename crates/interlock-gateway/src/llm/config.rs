@@ -38,7 +38,57 @@ pub struct LlmConfig {
     pub policy: PolicyConfig,
     /// The judge, when one is configured.
     pub judge: Option<JudgeConfig>,
+    /// What is done with what the answer scan finds.
+    pub response: ResponseConfig,
     pub providers: BTreeMap<String, ProviderConfig>,
+}
+
+/// `[llm.response]`: each finding of the answer scan, `redact` (default) or
+/// `allow` (reported on the leaf, left in the answer).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ResponseConfig {
+    pub pii: String,
+    pub secrets: String,
+    pub injection: String,
+}
+
+impl Default for ResponseConfig {
+    fn default() -> Self {
+        ResponseConfig {
+            pii: "redact".into(),
+            secrets: "redact".into(),
+            injection: "redact".into(),
+        }
+    }
+}
+
+impl ResponseConfig {
+    /// The inspection crate's policy (checked when the config was read).
+    pub fn policy(&self) -> interlock_inspect::ResponsePolicy {
+        let action = |s: &str| s.parse().unwrap_or(interlock_inspect::Action::Redact);
+        interlock_inspect::ResponsePolicy {
+            pii: action(&self.pii),
+            secrets: action(&self.secrets),
+            injection: action(&self.injection),
+            scanner: None,
+        }
+    }
+
+    fn check(&self) -> Result<(), LlmConfigError> {
+        for (name, v) in [
+            ("pii", &self.pii),
+            ("secrets", &self.secrets),
+            ("injection", &self.injection),
+        ] {
+            if !matches!(v.as_str(), "allow" | "redact") {
+                return Err(LlmConfigError(format!(
+                    "llm.response.{name}: {v:?} is not allow or redact"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `[llm.judge]`: the model asked last, and what its failure means.
@@ -86,6 +136,7 @@ impl Default for LlmConfig {
             timeout_secs: 300,
             policy: PolicyConfig::default(),
             judge: None,
+            response: ResponseConfig::default(),
             providers: BTreeMap::new(),
         }
     }
@@ -205,6 +256,7 @@ impl LlmConfig {
                 );
             }
         }
+        self.response.check()?;
         if self.timeout_secs == 0 {
             return Err(LlmConfigError("llm.timeout_secs must be at least 1".into()));
         }

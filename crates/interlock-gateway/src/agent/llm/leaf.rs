@@ -127,6 +127,47 @@ impl Leaf<'_> {
     }
 }
 
+/// The `llm.response` leaf: what the answer scan found in the answer to
+/// the request logged at `call_index`, and whether it redacted any of it.
+pub(super) async fn append_response(
+    gw: &Gateway,
+    agent: &ApiKeyRecord,
+    call_index: u64,
+    found: &interlock_llm::answer::Found,
+    policy: &interlock_inspect::ResponsePolicy,
+) -> Result<u64, String> {
+    let mut m = Map::new();
+    m.insert("agent".into(), agent.name.as_str().into());
+    m.insert("call_index".into(), int(call_index));
+    m.insert(
+        "findings".into(),
+        Value::Array(
+            found
+                .iter()
+                .map(|(category, rule)| {
+                    let mut f = Map::new();
+                    f.insert("category".into(), category.as_str().into());
+                    f.insert("rule".into(), (*rule).into());
+                    f.insert(
+                        "action".into(),
+                        match policy.action(*category) {
+                            interlock_inspect::Action::Allow => "reported",
+                            _ => "redacted",
+                        }
+                        .into(),
+                    );
+                    Value::Object(f)
+                })
+                .collect(),
+        ),
+    );
+    gw.engine()
+        .record(EventType::LlmResponse.as_str(), m)
+        .await
+        .map(|a| a.index)
+        .map_err(|e| e.to_string())
+}
+
 /// A leaf integer, clamped to JSON's safe range.
 fn int(i: u64) -> Value {
     let safe = i.min((1 << 53) - 1);

@@ -212,14 +212,17 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
         verdict: &verdict,
     };
     // Evidence before effect: no leaf, no request to the provider.
-    if let Err(e) = leaf.append(gw).await {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "api_error",
-            "log_unavailable",
-            format!("Interlock refused the request: its log could not be written: {e}"),
-        );
-    }
+    let call_index = match leaf.append(gw).await {
+        Ok(index) => index,
+        Err(e) => {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "api_error",
+                "log_unavailable",
+                format!("Interlock refused the request: its log could not be written: {e}"),
+            );
+        }
+    };
     if let LlmVerdict::Blocked(hit) = &verdict {
         return error(
             StatusCode::FORBIDDEN,
@@ -234,7 +237,16 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
     }
     let timeout = Duration::from_secs(config.timeout_secs);
     match crate::llm::provider::send(provider_name, provider, body, timeout).await {
-        Ok(answer) => relay(answer),
+        Ok(answer) => {
+            let scanned = Scanned {
+                gw: gw.clone(),
+                agent,
+                call_index,
+                wire,
+                policy: config.response.policy(),
+            };
+            relay(answer, scanned).await
+        }
         Err(e) => error(
             StatusCode::BAD_GATEWAY,
             "api_error",
@@ -302,9 +314,31 @@ fn scan(
     (None, times)
 }
 
-/// The provider's answer as it comes: its status, its content type, and its
-/// body streamed through (server-sent events included).
-fn relay(answer: reqwest::Response) -> Response {
+/// Who and what an answer's scan reports to (its `llm.response` leaf).
+struct Scanned {
+    gw: Gateway,
+    agent: ApiKeyRecord,
+    call_index: u64,
+    wire: WireFormat,
+    policy: interlock_inspect::ResponsePolicy,
+}
+
+impl Scanned {
+    /// Writes the `llm.response` leaf when the scan found anything.
+    async fn report(&self, found: &interlock_llm::answer::Found) -> Result<(), String> {
+        if found.is_empty() {
+            return Ok(());
+        }
+        leaf::append_response(&self.gw, &self.agent, self.call_index, found, &self.policy)
+            .await
+            .map(|_| ())
+    }
+}
+
+/// The provider's answer, scanned: its status and content type, and its body
+/// — a stream scanned and let out as it passes ([`interlock_llm::answer`]),
+/// a whole answer read (bounded), scanned, its leaf written, then sent.
+async fn relay(answer: reqwest::Response, scanned: Scanned) -> Response {
     let status = StatusCode::from_u16(answer.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let content_type = answer
         .headers()
@@ -312,16 +346,103 @@ fn relay(answer: reqwest::Response) -> Response {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json")
         .to_owned();
-    let mut response = Response::new(Body::from_stream(answer.bytes_stream()));
+    let streamed = content_type.starts_with("text/event-stream");
+    let body = if streamed {
+        Body::from_stream(scan_stream(answer, scanned))
+    } else {
+        let max = scanned.gw.config().limits.max_upstream_message_bytes;
+        let bytes = match read_bounded(answer, max).await {
+            Ok(b) => b,
+            Err(why) => {
+                return error(
+                    scanned.wire,
+                    StatusCode::BAD_GATEWAY,
+                    "api_error",
+                    "provider_answer_unread",
+                    why,
+                );
+            }
+        };
+        let (rewritten, found) =
+            interlock_llm::answer::scan_whole(scanned.wire, &bytes, &scanned.policy);
+        if let Err(e) = scanned.report(&found).await {
+            return error(
+                scanned.wire,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "api_error",
+                "log_unavailable",
+                format!("Interlock withheld the answer: its log could not be written: {e}"),
+            );
+        }
+        Body::from(rewritten.map_or(bytes, Bytes::from))
+    };
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     if let Ok(v) = header::HeaderValue::from_str(&content_type) {
         response.headers_mut().insert(header::CONTENT_TYPE, v);
     }
-    if content_type.starts_with("text/event-stream") {
+    if streamed {
         response.headers_mut().insert(
             header::CACHE_CONTROL,
             header::HeaderValue::from_static("no-cache"),
         );
     }
     response
+}
+
+/// A whole answer, at most `max` bytes.
+async fn read_bounded(mut answer: reqwest::Response, max: usize) -> Result<Bytes, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = answer
+        .chunk()
+        .await
+        .map_err(|e| format!("the provider's answer broke off: {e}"))?
+    {
+        if body.len() + chunk.len() > max {
+            return Err(format!("the provider's answer exceeds {max} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(body))
+}
+
+/// A streamed answer let out through the scan as it arrives; its
+/// `llm.response` leaf is written when it ends.
+fn scan_stream(
+    answer: reqwest::Response,
+    scanned: Scanned,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> {
+    use futures_util::StreamExt as _;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(16);
+    tokio::spawn(async move {
+        let mut scan = interlock_llm::answer::StreamScan::new(scanned.wire, scanned.policy.clone());
+        let mut upstream = answer.bytes_stream();
+        while let Some(chunk) = upstream.next().await {
+            match chunk {
+                Ok(bytes) => {
+                    let out = scan.push(&bytes);
+                    if !out.is_empty() && tx.send(Ok(Bytes::from(out))).await.is_err() {
+                        // The agent went away; the leaf still says what was found.
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let _ = tx
+                        .send(Err(std::io::Error::other(format!(
+                            "the provider's stream broke off: {e}"
+                        ))))
+                        .await;
+                    break;
+                }
+            }
+        }
+        let rest = scan.finish();
+        if let Err(e) = scanned.report(scan.found()).await {
+            tracing::warn!(error = %e, "the answer scan's leaf could not be written");
+        }
+        if !rest.is_empty() {
+            let _ = tx.send(Ok(Bytes::from(rest))).await;
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(rx)
 }
