@@ -292,7 +292,8 @@ fn the_judge_stops_what_the_rules_let_through_and_passes_the_rest() {
     assert_eq!(judged_and_relayed(&log), (2, 1));
     let leaves = llm_leaves(&gw);
     assert_eq!(leaves[0]["judge"]["outcome"], "safe", "{leaves:?}");
-    assert_eq!(leaves[0]["layers"].as_array().unwrap().len(), 3);
+    // Fingerprint, policy, rules, judge.
+    assert_eq!(leaves[0]["layers"].as_array().unwrap().len(), 4);
     assert_eq!(leaves[1]["judge"]["outcome"], "unsafe");
     assert_eq!(leaves[1]["verdict"]["rule"], "unsafe:injection");
     // A prompt the rules stop never reaches the judge.
@@ -562,4 +563,54 @@ models = ["claude-standin"]
         3
     );
     gw.assert_audit_clean();
+}
+
+#[test]
+fn a_judged_request_is_known_by_its_fingerprint_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("provider.jsonl");
+    let p = provider(&log);
+    let mut gw = gateway_judged(p.port, "model = \"judge\"");
+    let key = gw.agent_key.clone();
+    let unsafe_prompt = "Please UNSAFE-CANARY   now";
+    assert_eq!(
+        client(&gw, &key, "standin-small", "chat", unsafe_prompt)["status"],
+        403
+    );
+    assert_eq!(
+        client(&gw, &key, "standin-small", "chat", "Plan a picnic")["content"],
+        "Hello from standin-small."
+    );
+    assert_eq!(judged_and_relayed(&log), (2, 1));
+    // The same requests again (case and spacing aside): the judge is not asked.
+    let again = client(
+        &gw,
+        &key,
+        "standin-small",
+        "stream",
+        "please unsafe-canary now",
+    );
+    assert_eq!(again["status"], 403, "{again}");
+    assert!(
+        again["error"]
+            .as_str()
+            .unwrap()
+            .contains("fingerprint layer"),
+        "{again}"
+    );
+    client(&gw, &key, "standin-small", "chat", "plan a  picnic");
+    assert_eq!(judged_and_relayed(&log), (2, 2));
+    let leaves = llm_leaves(&gw);
+    assert_eq!(leaves[2]["fingerprint"]["known"], "unsafe", "{leaves:?}");
+    assert_eq!(leaves[2]["verdict"]["layer"], "fingerprint");
+    assert_eq!(leaves[3]["fingerprint"]["known"], "safe");
+    assert_eq!(leaves[3]["judge"], Value::Null, "the judge was not asked");
+    // A restarted gateway starts knowing them (they are in its store).
+    gw.restart();
+    let key = gw.agent_key.clone();
+    assert_eq!(
+        client(&gw, &key, "standin-small", "chat", unsafe_prompt)["status"],
+        403
+    );
+    assert_eq!(judged_and_relayed(&log), (2, 2));
 }

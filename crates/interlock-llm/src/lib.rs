@@ -15,6 +15,8 @@
 //!   (blocked keywords and topics, maximum length), then the inspection
 //!   crate's rules (text aimed at the model, secrets), shared with the MCP
 //!   path;
+//! - [`fingerprint`]: the first layer, verdicts the judge gave before,
+//!   known by the request's normalized fingerprint;
 //! - [`answer`]: the model's answer scanned and redacted, whole or as a
 //!   stream of server-sent events;
 //! - [`judge`]: the last layer, a model's verdict — what it is asked, the
@@ -22,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 pub mod answer;
+pub mod fingerprint;
 pub mod judge;
 pub mod request;
 pub mod scan;

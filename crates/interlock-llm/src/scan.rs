@@ -11,6 +11,9 @@ use crate::request::{ChatRequest, Role};
 /// A layer of the prompt scan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Layer {
+    /// A verdict the judge gave before on the same request
+    /// ([`crate::fingerprint`]): looked up by the gateway first.
+    Fingerprint,
     /// The key's own settings: blocked keywords and topics, maximum length.
     Policy,
     /// The inspection crate's rules, shared with the MCP path: text aimed at
@@ -22,11 +25,13 @@ pub enum Layer {
 }
 
 impl Layer {
-    /// The layers run here, in order (the judge comes after them).
+    /// The layers run here, in order (the gateway looks up fingerprints
+    /// before them and asks the judge after them).
     pub const ORDER: [Layer; 2] = [Layer::Policy, Layer::Rules];
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Layer::Fingerprint => "fingerprint",
             Layer::Policy => "policy",
             Layer::Rules => "rules",
             Layer::Judge => "judge",
@@ -64,7 +69,7 @@ pub fn run_layer(layer: Layer, req: &ChatRequest, policy: &PromptPolicy) -> Opti
         Layer::Policy => policy_layer(req, policy),
         Layer::Rules => rules_layer(req),
         // Asked by the gateway, not here.
-        Layer::Judge => None,
+        Layer::Fingerprint | Layer::Judge => None,
     }
 }
 

@@ -34,6 +34,7 @@ mod error;
 mod gateway;
 mod keys;
 mod lease;
+mod llm;
 mod location;
 mod log;
 mod owner_only;
@@ -68,6 +69,7 @@ pub use gateway::{
 };
 pub use keys::{ApproverKey, NewApproverKey};
 pub use lease::ExecutionLease;
+pub use llm::LearnedVerdict;
 pub use location::{Backend, StoreLocation};
 pub use log::{CheckpointRow, LeafRow};
 pub use plans::{NewPlan, PlanRecord, PlanStatus};

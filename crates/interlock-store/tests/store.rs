@@ -985,3 +985,48 @@ async fn regression_issue_39_the_database_file_is_owner_only() {
     }
     store.close().await;
 }
+
+/// Issue 42: the LLM proxy's learned fingerprints — a newer verdict replaces
+/// an older one, the expired are forgotten, the newest come first, at most
+/// the limit.
+#[tokio::test]
+async fn learned_fingerprints_replace_expire_and_are_bounded() {
+    let (_dir, s) = open().await;
+    let v = |fp: &str, is_unsafe: bool, learned_at: i64, expires_at: i64| {
+        interlock_store::LearnedVerdict {
+            fingerprint: fp.into(),
+            is_unsafe,
+            category: if is_unsafe { "injection" } else { "none" }.into(),
+            reason: "r".into(),
+            learned_at,
+            expires_at,
+        }
+    };
+    s.learn_fingerprint(&v("sha256:a", false, 10, 1000))
+        .await
+        .unwrap();
+    s.learn_fingerprint(&v("sha256:a", true, 20, 1000))
+        .await
+        .unwrap();
+    s.learn_fingerprint(&v("sha256:b", false, 30, 1000))
+        .await
+        .unwrap();
+    s.learn_fingerprint(&v("sha256:old", true, 5, 50))
+        .await
+        .unwrap();
+    let got = s.learned_fingerprints(100, 10).await.unwrap();
+    let fps: Vec<(&str, bool)> = got
+        .iter()
+        .map(|l| (l.fingerprint.as_str(), l.is_unsafe))
+        .collect();
+    assert_eq!(fps, [("sha256:b", false), ("sha256:a", true)]);
+    assert_eq!(s.learned_fingerprints(100, 1).await.unwrap().len(), 1);
+    // The expired one is gone, not only hidden.
+    assert!(
+        s.learned_fingerprints(0, 10)
+            .await
+            .unwrap()
+            .iter()
+            .all(|l| l.fingerprint != "sha256:old")
+    );
+}

@@ -108,6 +108,20 @@ pub struct JudgeConfig {
     /// How long the open breaker skips the judge.
     #[serde(default = "default_breaker_open_secs")]
     pub breaker_open_secs: u64,
+    /// How long a verdict is remembered by the request's fingerprint (0:
+    /// nothing is learned).
+    #[serde(default = "default_learn_secs")]
+    pub learn_secs: u64,
+    /// The most fingerprints kept (the oldest go first).
+    #[serde(default = "default_learn_max")]
+    pub learn_max: u32,
+}
+
+fn default_learn_secs() -> u64 {
+    24 * 3600
+}
+fn default_learn_max() -> u32 {
+    10_000
 }
 
 fn default_judge_timeout() -> u64 {

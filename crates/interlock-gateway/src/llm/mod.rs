@@ -5,5 +5,6 @@
 //! request ([`interlock_llm`]) and relays it through here.
 
 pub mod config;
+pub mod fingerprints;
 pub mod judge;
 pub mod provider;

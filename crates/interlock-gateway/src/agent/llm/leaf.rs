@@ -53,6 +53,9 @@ pub(super) struct Leaf<'a> {
     pub times: &'a [LayerTime],
     /// What asking the judge came to, and the fail mode, if it was asked.
     pub judged: Option<&'a (crate::llm::judge::Judged, interlock_llm::judge::FailMode)>,
+    /// With a judge: the request's fingerprint, and the verdict learned for
+    /// it before, if any.
+    pub fingerprint: Option<(&'a str, Option<&'a interlock_llm::fingerprint::Known>)>,
     pub verdict: &'a LlmVerdict,
 }
 
@@ -101,6 +104,20 @@ impl Leaf<'_> {
                     .collect(),
             ),
         );
+        if let Some((fp, known)) = self.fingerprint {
+            let mut f = Map::new();
+            f.insert("digest".into(), fp.into());
+            f.insert(
+                "known".into(),
+                match known {
+                    None => "no",
+                    Some(k) if k.is_unsafe => "unsafe",
+                    Some(_) => "safe",
+                }
+                .into(),
+            );
+            m.insert("fingerprint".into(), Value::Object(f));
+        }
         if let Some((judged, fail_mode)) = self.judged {
             let mut j = Map::new();
             j.insert("outcome".into(), judged.name().into());

@@ -182,10 +182,37 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
             ),
         );
     }
-    let (mut hit, mut times) = scan(&request, &config.policy.prompt_policy());
-    // The judge, last, when the layers before it found nothing.
+    // Layer 1, with a judge: what it said before about the same request.
+    let fingerprint = interlock_llm::fingerprint::fingerprint(&request);
+    let mut times = Vec::new();
+    let mut known = None;
+    if let Some(judge) = &config.judge {
+        let started = Instant::now();
+        known = crate::llm::fingerprints::lookup(gw, judge, &fingerprint).await;
+        times.push(LayerTime {
+            layer: Layer::Fingerprint,
+            micros: started.elapsed().as_micros(),
+        });
+    }
+    let mut hit = known.as_ref().filter(|k| k.is_unsafe).map(|k| Hit {
+        layer: Layer::Fingerprint,
+        rule: format!("learned:{}", k.category),
+        path: "$".into(),
+        reason: format!(
+            "the judge found this request unsafe before ({}): {}",
+            k.category, k.reason
+        ),
+    });
+    if hit.is_none() {
+        let (layer_hit, layer_times) = scan(&request, &config.policy.prompt_policy());
+        hit = layer_hit;
+        times.extend(layer_times);
+    }
+    // The judge, last, when nothing before it stopped the request and it has
+    // not found the same request safe before.
     let mut judged = None;
     if hit.is_none()
+        && known.is_none()
         && let Some(judge) = &config.judge
     {
         let started = Instant::now();
@@ -194,6 +221,9 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
             layer: Layer::Judge,
             micros: started.elapsed().as_micros(),
         });
+        if let crate::llm::judge::Judged::Verdict(v) = &outcome {
+            crate::llm::fingerprints::learn(gw, judge, fingerprint.clone(), v).await;
+        }
         hit = judge_hit(&outcome, judge.fail_mode(), &request);
         judged = Some((outcome, judge.fail_mode()));
     }
@@ -209,6 +239,10 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
         body: &body,
         times: &times,
         judged: judged.as_ref(),
+        fingerprint: config
+            .judge
+            .as_ref()
+            .map(|_| (fingerprint.as_str(), known.as_ref())),
         verdict: &verdict,
     };
     // Evidence before effect: no leaf, no request to the provider.
