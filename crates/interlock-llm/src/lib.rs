@@ -19,6 +19,8 @@
 //!   known by the request's normalized fingerprint;
 //! - [`answer`]: the model's answer scanned and redacted, whole or as a
 //!   stream of server-sent events;
+//! - [`patterns`]: the fourth layer, shapes of attack on a model written
+//!   as paraphrase;
 //! - [`judge`]: the last layer, a model's verdict — what it is asked, the
 //!   strict format of its answer, the fail modes and the circuit breaker.
 #![forbid(unsafe_code)]
@@ -26,6 +28,7 @@
 pub mod answer;
 pub mod fingerprint;
 pub mod judge;
+pub mod patterns;
 pub mod request;
 pub mod scan;
 

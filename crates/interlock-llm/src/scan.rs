@@ -19,6 +19,9 @@ pub enum Layer {
     /// The inspection crate's rules, shared with the MCP path: text aimed at
     /// the model in what users and tools wrote, secrets anywhere.
     Rules,
+    /// Shapes of attack on a model, written as paraphrase
+    /// ([`crate::patterns`]), in what users and tools wrote.
+    Patterns,
     /// A model's verdict ([`crate::judge`]): asked by the gateway after the
     /// layers above found nothing.
     Judge,
@@ -27,13 +30,14 @@ pub enum Layer {
 impl Layer {
     /// The layers run here, in order (the gateway looks up fingerprints
     /// before them and asks the judge after them).
-    pub const ORDER: [Layer; 2] = [Layer::Policy, Layer::Rules];
+    pub const ORDER: [Layer; 3] = [Layer::Policy, Layer::Rules, Layer::Patterns];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Layer::Fingerprint => "fingerprint",
             Layer::Policy => "policy",
             Layer::Rules => "rules",
+            Layer::Patterns => "patterns",
             Layer::Judge => "judge",
         }
     }
@@ -68,6 +72,7 @@ pub fn run_layer(layer: Layer, req: &ChatRequest, policy: &PromptPolicy) -> Opti
     match layer {
         Layer::Policy => policy_layer(req, policy),
         Layer::Rules => rules_layer(req),
+        Layer::Patterns => patterns_layer(req),
         // Asked by the gateway, not here.
         Layer::Fingerprint | Layer::Judge => None,
     }
@@ -126,6 +131,23 @@ fn contains_words(hay: &str, needle: &str) -> bool {
         let after = hay[i + m.len()..].chars().next();
         !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
     })
+}
+
+fn patterns_layer(req: &ChatRequest) -> Option<Hit> {
+    req.parts
+        .iter()
+        .filter(|p| matches!(p.role, Role::User | Role::Tool))
+        .find_map(|part| {
+            crate::patterns::find(&part.text).map(|name| Hit {
+                layer: Layer::Patterns,
+                rule: name.to_owned(),
+                path: part.path.clone(),
+                reason: format!(
+                    "an attack on the model in the {} text ({name})",
+                    part.role.as_str()
+                ),
+            })
+        })
 }
 
 fn rules_layer(req: &ChatRequest) -> Option<Hit> {
