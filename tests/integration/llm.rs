@@ -224,6 +224,19 @@ fn the_openai_sdk_is_served_plain_and_streamed_through_the_scan() {
     let all = serde_json::to_string(&leaves).unwrap();
     assert!(!all.contains("2 + 2") && !all.contains("Falcon"), "{all}");
     gw.assert_audit_clean();
+    // The Overview counts them under one name of their own.
+    let overview = gw.api_get(&gw.reviewer_key(), "/api/v1/overview");
+    let models = overview["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "(models)")
+        .unwrap_or_else(|| panic!("{overview}"));
+    assert_eq!(
+        (models["calls"].as_u64(), models["blocks"].as_u64()),
+        (Some(4), Some(2)),
+        "{models}"
+    );
 }
 
 #[test]

@@ -21,6 +21,19 @@ use crate::request::WireFormat;
 /// Characters of a channel's answer held back while more arrives.
 pub const WINDOW: usize = 256;
 
+/// The largest event a stream may send (its bytes before the blank line
+/// that ends it): a provider that never ends one is cut off, not buffered.
+pub const MAX_EVENT_BYTES: usize = 1 << 20;
+
+/// Held events' bytes beyond which everything held is scanned and let out
+/// (a stream of events without text behind one that waits cannot pile up).
+pub const MAX_HELD_BYTES: usize = 1 << 20;
+
+/// Why a stream was cut off.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the provider's stream sent an event over {MAX_EVENT_BYTES} bytes")]
+pub struct EventTooLarge;
+
 /// What was found (each kind once), for the leaf.
 pub type Found = BTreeSet<(Category, &'static str)>;
 
@@ -119,8 +132,9 @@ impl StreamScan {
         &self.found
     }
 
-    /// Takes `bytes` of the stream; returns what may be let out now.
-    pub fn push(&mut self, bytes: &[u8]) -> Vec<u8> {
+    /// Takes `bytes` of the stream; returns what may be let out now, or
+    /// why the stream must be cut off.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<u8>, EventTooLarge> {
         self.partial.extend_from_slice(bytes);
         while let Some(end) = event_end(&self.partial) {
             let raw: Vec<u8> = self.partial.drain(..end).collect();
@@ -128,16 +142,24 @@ impl StreamScan {
             let event = self.read(raw);
             self.held.push_back(event);
         }
+        if self.partial.len() > MAX_EVENT_BYTES {
+            return Err(EventTooLarge);
+        }
         self.scan_held();
-        self.release(false)
+        let held: usize = self.held.iter().map(|e| e.raw.len()).sum();
+        Ok(self.release(held > MAX_HELD_BYTES))
     }
 
-    /// The stream ended: everything held, scanned, and what was incomplete.
+    /// The stream ended: everything held, scanned — an event the provider
+    /// did not end with a blank line too, as its last.
     pub fn finish(&mut self) -> Vec<u8> {
+        if !self.partial.is_empty() {
+            let raw = String::from_utf8_lossy(&std::mem::take(&mut self.partial)).into_owned();
+            let event = self.read(raw);
+            self.held.push_back(event);
+        }
         self.scan_held();
-        let mut out = self.release(true);
-        out.append(&mut self.partial);
-        out
+        self.release(true)
     }
 
     fn read(&self, raw: String) -> Event {
@@ -351,11 +373,11 @@ mod tests {
         ];
         pieces.push(" and that is all.".to_owned());
         for p in &pieces {
-            out.extend(s.push(openai_event(p).as_bytes()));
+            out.extend(s.push(openai_event(p).as_bytes()).unwrap());
         }
         // Nothing held was let out yet: all of it is within the window.
         assert!(out.is_empty());
-        out.extend(s.push(b"data: [DONE]\n\n"));
+        out.extend(s.push(b"data: [DONE]\n\n").unwrap());
         out.extend(s.finish());
         let text = text_of_stream(&out);
         assert!(
@@ -378,8 +400,8 @@ mod tests {
             sent.extend_from_slice(e.as_bytes());
             // Split mid-event, as TCP may.
             let (a, b) = e.as_bytes().split_at(7);
-            out.extend(s.push(a));
-            out.extend(s.push(b));
+            out.extend(s.push(a).unwrap());
+            out.extend(s.push(b).unwrap());
         }
         assert!(
             !out.is_empty(),
@@ -400,14 +422,20 @@ mod tests {
             )
         };
         let mut out = Vec::new();
-        out.extend(s.push(b"event: message_start\ndata: {\"type\":\"message_start\"}\n\n"));
+        out.extend(
+            s.push(b"event: message_start\ndata: {\"type\":\"message_start\"}\n\n")
+                .unwrap(),
+        );
         assert!(
             !out.is_empty(),
             "an event with no text and nothing held leaves at once"
         );
-        out.extend(s.push(delta("Mail jane.doe@").as_bytes()));
-        out.extend(s.push(delta("example.com today").as_bytes()));
-        out.extend(s.push(b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
+        out.extend(s.push(delta("Mail jane.doe@").as_bytes()).unwrap());
+        out.extend(s.push(delta("example.com today").as_bytes()).unwrap());
+        out.extend(
+            s.push(b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+                .unwrap(),
+        );
         out.extend(s.finish());
         let text = String::from_utf8_lossy(&out);
         assert!(!text.contains("jane.doe"), "{text}");
@@ -420,6 +448,31 @@ mod tests {
             text.trim_end().ends_with("{\"type\":\"message_stop\"}"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_last_event_without_its_blank_line_is_scanned_too() {
+        let mut s = StreamScan::new(WireFormat::OpenAi, policy());
+        let last = openai_event("key AKIAIOSFODNN7EXAMPLE");
+        let mut out = s.push(last.trim_end().as_bytes()).unwrap();
+        out.extend(s.finish());
+        let text = String::from_utf8_lossy(&out);
+        assert!(!text.contains("AKIA"), "{text}");
+        assert!(text.contains("REDACTED"), "{text}");
+    }
+
+    #[test]
+    fn an_event_that_never_ends_cuts_the_stream_off() {
+        let mut s = StreamScan::new(WireFormat::OpenAi, policy());
+        let line = vec![b'a'; 64 * 1024];
+        let mut cut = false;
+        for _ in 0..20 {
+            if s.push(&line).is_err() {
+                cut = true;
+                break;
+            }
+        }
+        assert!(cut, "a 1.25 MiB event without an end is refused");
     }
 
     #[test]

@@ -287,6 +287,8 @@ export function whatOf(r: Receipt): string {
       return `${agent || 'an agent'} called ${r.server ?? '?'}/${r.tool ?? '?'}`;
     case 'hook.call':
       return `${agent || 'an agent'} used ${r.tool ?? field(r, 'tool') ?? '?'} in ${field(r, 'client') || '?'} (${field(r, 'cwd') || '?'})`;
+    case 'llm.response':
+      return `the answer to ${agent || 'an agent'}'s model request (leaf ${field(r, 'call_index') || '?'}) was scanned`;
     case 'llm.call':
       return `${agent || 'an agent'} asked model ${field(r, 'model') || '?'} (${field(r, 'provider') || '?'})`;
     case 'prompt.get':

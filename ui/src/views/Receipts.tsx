@@ -37,6 +37,7 @@ export const EVENT_TYPES = [
   'tool.call.intent',
   'hook.call',
   'llm.call',
+  'llm.response',
   'plan.proposed',
   'plan.approved',
   'plan.rejected',

@@ -331,12 +331,15 @@ impl Series {
     }
 }
 
-/// What the overview counts as calls: MCP tool calls, and the agents' own
-/// tool uses their hooks reported (issue 40).
-const CALLS: [&str; 2] = ["tool.call", "hook.call"];
+/// What the overview counts as calls: MCP tool calls, the agents' own tool
+/// uses their hooks reported (issue 40), and requests to models (issue 42).
+const CALLS: [&str; 3] = ["tool.call", "hook.call", "llm.call"];
 
 /// The overview's name for the agents' own tools (a hook's use has no server).
 const AGENT_TOOLS: &str = "(agents' own tools)";
+
+/// The overview's name for requests to models through the LLM proxy.
+const MODELS: &str = "(models)";
 
 /// `GET /api/v1/overview?since=&bucket=&today=`: what waits now (held,
 /// quarantined), what was decided today, and tool calls, holds and blocks
@@ -411,9 +414,16 @@ pub async fn overview(
         };
         let v = r.verdict.as_deref();
         all.add(at, v, r.shadow, r.count);
-        // A coding agent's own tool use has no server: it is counted under
-        // one name of its own.
-        let server = r.server.clone().unwrap_or_else(|| AGENT_TOOLS.to_owned());
+        // A coding agent's own tool use and a request to a model have no
+        // server: each is counted under one name of its own.
+        let server = r.server.clone().unwrap_or_else(|| {
+            if r.kind == "llm.call" {
+                MODELS
+            } else {
+                AGENT_TOOLS
+            }
+            .to_owned()
+        });
         servers
             .entry(server)
             .or_insert_with(|| Series::new(n))

@@ -451,30 +451,40 @@ fn scan_stream(
     tokio::spawn(async move {
         let mut scan = interlock_llm::answer::StreamScan::new(scanned.wire, scanned.policy.clone());
         let mut upstream = answer.bytes_stream();
+        let mut cut_off = false;
         while let Some(chunk) = upstream.next().await {
             match chunk {
-                Ok(bytes) => {
-                    let out = scan.push(&bytes);
-                    if !out.is_empty() && tx.send(Ok(Bytes::from(out))).await.is_err() {
-                        // The agent went away; the leaf still says what was found.
+                Ok(bytes) => match scan.push(&bytes) {
+                    Ok(out) => {
+                        if !out.is_empty() && tx.send(Ok(Bytes::from(out))).await.is_err() {
+                            // The agent went away; the leaf still says what was found.
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+                        cut_off = true;
                         break;
                     }
-                }
+                },
                 Err(e) => {
                     let _ = tx
                         .send(Err(std::io::Error::other(format!(
                             "the provider's stream broke off: {e}"
                         ))))
                         .await;
+                    cut_off = true;
                     break;
                 }
             }
         }
+        // What was held is scanned either way (the leaf says what it held);
+        // after an error nothing more is sent.
         let rest = scan.finish();
         if let Err(e) = scanned.report(scan.found()).await {
             tracing::warn!(error = %e, "the answer scan's leaf could not be written");
         }
-        if !rest.is_empty() {
+        if !rest.is_empty() && !cut_off {
             let _ = tx.send(Ok(Bytes::from(rest))).await;
         }
     });
