@@ -219,7 +219,8 @@ fn the_openai_sdk_is_served_plain_and_streamed_through_the_scan() {
         "{leaves:?}"
     );
     assert_eq!(leaves[1]["stream"], true);
-    assert_eq!(leaves[0]["layers"].as_array().unwrap().len(), 2);
+    // Policy, rules, patterns (no judge, so no fingerprint either).
+    assert_eq!(leaves[0]["layers"].as_array().unwrap().len(), 3);
     assert_eq!(leaves[2]["layers"].as_array().unwrap().len(), 1);
     let all = serde_json::to_string(&leaves).unwrap();
     assert!(!all.contains("2 + 2") && !all.contains("Falcon"), "{all}");
@@ -305,8 +306,8 @@ fn the_judge_stops_what_the_rules_let_through_and_passes_the_rest() {
     assert_eq!(judged_and_relayed(&log), (2, 1));
     let leaves = llm_leaves(&gw);
     assert_eq!(leaves[0]["judge"]["outcome"], "safe", "{leaves:?}");
-    // Fingerprint, policy, rules, judge.
-    assert_eq!(leaves[0]["layers"].as_array().unwrap().len(), 4);
+    // Fingerprint, policy, rules, patterns, judge.
+    assert_eq!(leaves[0]["layers"].as_array().unwrap().len(), 5);
     assert_eq!(leaves[1]["judge"]["outcome"], "unsafe");
     assert_eq!(leaves[1]["verdict"]["rule"], "unsafe:injection");
     // A prompt the rules stop never reaches the judge.
