@@ -92,7 +92,7 @@ export function Overview() {
         <Stat label="Held for review now" value={d?.held ?? '…'} testid="stat-held" h={href.inbox()} />
         <Stat label="Quarantined servers" value={d?.quarantined ?? '…'} testid="stat-quarantined" h={href.servers()} />
         <Stat label="Decided today" value={d?.decided_today ?? '…'} testid="stat-decided" h={href.receipts()} />
-        <Stat label="Tool calls today" value={d ? `${d.calls_today}` : '…'} testid="stat-calls" />
+        <Stat label="Calls today" value={d ? `${d.calls_today}` : '…'} testid="stat-calls" />
         <Stat label="Calls held today" value={d?.held_calls_today ?? '…'} testid="stat-held-calls" />
       </div>
       <div class="filters" role="group" aria-label="Time span">
@@ -112,7 +112,7 @@ export function Overview() {
       <div class="overview-grid">
         <div class="card">
           <div class="card-head">
-            <h3>Tool calls, holds and blocks</h3>
+            <h3>Calls, holds and blocks</h3>
           </div>
           <div class="card-body">{d && charts ? <Chart times={d.buckets} lines={charts.all} testid="chart-all" spanLabel={spanLabel} xEnd={xEnd} /> : <SkeletonBlock lines={6} />}</div>
         </div>

@@ -96,7 +96,8 @@ describe('the LLM proxy in the review UI (issue 42)', () => {
     for (const r of rows) {
       assert.match(r.text, /agent builder asked model standin-small \(local\)/, r.text);
       assert.equal(r.who, "the gateway's policy");
-      assert.doesNotMatch(r.text, /picnic|Falcon/i, 'the prompt is not on a receipt');
+      // The reason may name the policy's own keyword, never the rest of the prompt.
+      assert.doesNotMatch(r.text, /picnic|any news/i, 'the prompt is not on a receipt');
     }
     const verdicts = rows.map((r) => r.verdict).sort();
     assert.deepEqual(verdicts, ['Allowed', 'Blocked']);
@@ -117,8 +118,8 @@ describe('the LLM proxy in the review UI (issue 42)', () => {
     assert.ok(models, JSON.stringify(overview.servers));
     assert.equal(models.calls, 2);
     assert.equal(models.blocks, 1);
-    await page.goto(gw.base + '/#/');
-    await page.getByText('(models)').first().waitFor({ timeout: T });
+    await page.goto(gw.base + '/#/overview');
+    await page.locator('[data-testid=chart-servers]').getByText('(models)').first().waitFor({ timeout: T });
     await shot('overview-1280-light');
     assert.deepEqual(problems, []);
   });
