@@ -47,14 +47,33 @@ fn provider(log: &Path) -> Provider {
 
 /// `llm-client.py` (the openai SDK) against the gateway: its JSON line.
 fn client(gw: &Gateway, key: &str, model: &str, mode: &str, prompt: &str) -> Value {
+    sdk(
+        "llm-client.py",
+        &format!("http://{}/v1", gw.addr),
+        [key, model, mode, prompt],
+    )
+}
+
+/// `llm-anthropic-client.py` (the anthropic SDK) against the gateway.
+fn anthropic_client(gw: &Gateway, key: &str, model: &str, mode: &str, prompt: &str) -> Value {
+    sdk(
+        "llm-anthropic-client.py",
+        &format!("http://{}", gw.addr),
+        [key, model, mode, prompt],
+    )
+}
+
+/// A client script of tests/peers run against `base`: the JSON line it printed.
+fn sdk(script: &str, base: &str, args: [&str; 4]) -> Value {
     let out = Command::new(peer("INTERLOCK_PEERS_PYTHON"))
-        .arg(peers_dir().join("llm-client.py"))
-        .args([&format!("http://{}/v1", gw.addr), key, model, mode, prompt])
+        .arg(peers_dir().join(script))
+        .arg(base)
+        .args(args)
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "llm-client.py: {}",
+        "{script}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout)
@@ -422,22 +441,6 @@ fn the_breaker_skips_a_failing_judge_and_tries_it_again_after_its_wait() {
         m.contains("interlock_llm_judge_breaker{state=\"closed\"} 1"),
         "{m}"
     );
-}
-
-/// `llm-anthropic-client.py` (the anthropic SDK) against the gateway.
-fn anthropic_client(gw: &Gateway, key: &str, model: &str, mode: &str, prompt: &str) -> Value {
-    let out = Command::new(peer("INTERLOCK_PEERS_PYTHON"))
-        .arg(peers_dir().join("llm-anthropic-client.py"))
-        .args([&format!("http://{}", gw.addr), key, model, mode, prompt])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "llm-anthropic-client.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 #[test]

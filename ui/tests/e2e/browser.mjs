@@ -23,3 +23,25 @@ export function launch() {
     ],
   });
 }
+
+/**
+ * A page signed in with the reviewer key `key` (at 1280 × 900, in
+ * Europe/Berlin), whose console errors and page errors are pushed to
+ * `problems`; `session` adds sessionStorage entries before any script runs.
+ */
+export async function reviewerPage(browser, key, problems, session = {}) {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1, timezoneId: 'Europe/Berlin' });
+  const page = await ctx.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await page.addInitScript(
+    ([key, session]) => {
+      localStorage.setItem('interlock.apiKey', key);
+      for (const [k, v] of Object.entries(session)) sessionStorage.setItem(k, v);
+    },
+    [key, session],
+  );
+  return page;
+}

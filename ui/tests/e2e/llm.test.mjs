@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Gateway, uiDir, repoDir } from './harness.mjs';
-import { launch } from './browser.mjs';
+import { launch, reviewerPage } from './browser.mjs';
 
 const shots = path.join(uiDir, 'test-results/screenshots');
 const T = 30_000;
@@ -61,16 +61,7 @@ before(async () => {
   assert.equal(ok.status, 200, JSON.stringify(ok.body));
   const stopped = await ask('Any news on Project Falcon?');
   assert.equal(stopped.status, 403, JSON.stringify(stopped.body));
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1, timezoneId: 'Europe/Berlin' });
-  page = await ctx.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  await page.addInitScript((key) => {
-    localStorage.setItem('interlock.apiKey', key);
-    sessionStorage.setItem('interlock.receiptsPreset', 'all');
-  }, gw.reviewerKey);
+  page = await reviewerPage(browser, gw.reviewerKey, problems, { 'interlock.receiptsPreset': 'all' });
 });
 
 after(async () => {

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Gateway, plan, uiDir, waitFor } from './harness.mjs';
-import { launch } from './browser.mjs';
+import { launch, reviewerPage } from './browser.mjs';
 
 const shots = path.join(uiDir, 'test-results/screenshots');
 const T = 30_000;
@@ -101,16 +101,7 @@ before(async () => {
   await gw.propose(plan('restart-web', 'Restart the web tier', [cmd]));
   await gw.cli('plans', 'reject', 'restart-web', '--reason', 'Not during business hours: wait for the change window.');
   receipts = (await gw.api('/api/v1/receipts?limit=500')).receipts;
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1, timezoneId: 'Europe/Berlin' });
-  page = await ctx.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  await page.addInitScript((key) => {
-    localStorage.setItem('interlock.apiKey', key);
-    sessionStorage.setItem('interlock.receiptsPreset', 'all');
-  }, gw.reviewerKey);
+  page = await reviewerPage(browser, gw.reviewerKey, problems, { 'interlock.receiptsPreset': 'all' });
   await page.goto(gw.base + '/#/receipts');
   await page.locator('[data-testid=receipt-row]').first().waitFor({ timeout: T });
 });
