@@ -33,6 +33,10 @@ LOG = sys.argv[1]
 
 class Provider(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # As a real provider's server does: each small write of a stream goes at
+    # once (with Nagle's algorithm a kept-alive connection waited ~40 ms for
+    # the gateway's delayed ACK between two chunks).
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
