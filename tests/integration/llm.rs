@@ -631,3 +631,222 @@ fn a_judged_request_is_known_by_its_fingerprint_across_a_restart() {
     );
     assert_eq!(judged_and_relayed(&log), (2, 2));
 }
+
+/// `method path` on the admin API with `token`: the status and JSON body.
+fn admin_call(gw: &Gateway, token: &str, method: &str, path: &str, body: &Value) -> (u16, Value) {
+    let bytes = serde_json::to_vec(body).unwrap();
+    let headers = [
+        ("Authorization", format!("Bearer {token}")),
+        ("Content-Type", "application/json".to_owned()),
+    ];
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (s, _, b) = crate::gateway_util::http(&gw.addr, method, path, &headers, &bytes);
+    (s, serde_json::from_slice(&b).unwrap_or(Value::Null))
+}
+
+/// An owner-scoped admin token, minted beside the running gateway.
+fn owner_token(gw: &Gateway) -> String {
+    let out = gw.cli(&["admin", "token", "create", "root", "--scope", "owner"]);
+    assert!(out.status.success(), "{}", crate::util::stderr(&out));
+    crate::util::stdout(&out).trim().to_owned()
+}
+
+#[test]
+fn a_keys_models_rate_quota_and_policy_are_set_through_the_admin_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("provider.jsonl");
+    let p = provider(&log);
+    let gw = gateway(p.port);
+    let owner = owner_token(&gw);
+    let (s, created) = admin_call(
+        &gw,
+        &owner,
+        "POST",
+        "/api/v1/admin/keys",
+        &serde_json::json!({
+            "kind": "agent", "name": "narrow",
+            "llm_limits": {"models": ["standin-small"], "rate_per_minute": 2},
+            "llm_policy": {"blocked_keywords": ["osprey"], "max_chars": 60},
+        }),
+    );
+    assert_eq!(s, 200, "{created}");
+    let key = created["key"].as_str().unwrap().to_owned();
+    // A model nobody serves is refused by name, so a typo cannot mean "none".
+    let (s, e) = admin_call(
+        &gw,
+        &owner,
+        "PATCH",
+        &format!("/api/v1/admin/keys/{}", created["id"].as_str().unwrap()),
+        &serde_json::json!({"llm_limits": {"models": ["gpt-5-typo"]}}),
+    );
+    assert_eq!(s, 400, "{e}");
+    assert!(e.to_string().contains("no provider in [llm] serves"), "{e}");
+    let (s, e) = admin_call(
+        &gw,
+        &owner,
+        "PATCH",
+        &format!("/api/v1/admin/keys/{}", created["id"].as_str().unwrap()),
+        &serde_json::json!({"llm_policy": {"on_hit": "ask"}}),
+    );
+    assert_eq!(s, 400, "{e}");
+
+    // Only its model is listed and served.
+    let m = client(&gw, &key, "standin-small", "models", "");
+    assert_eq!(m["models"], serde_json::json!(["standin-small"]), "{m}");
+    let r = client(&gw, &key, "judge", "chat", "hello");
+    assert_eq!(r["status"], 403, "{r}");
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("may not ask for the model"),
+        "{r}"
+    );
+    // Its own keyword and length, on top of the gateway's keyword.
+    let r = client(&gw, &key, "standin-small", "chat", "osprey launch codes");
+    assert_eq!(r["status"], 403, "{r}");
+    assert!(r["error"].as_str().unwrap().contains("osprey"), "{r}");
+    // The gateway's key (no settings) is not held to this key's policy.
+    let r = client(
+        &gw,
+        &gw.agent_key.clone(),
+        "standin-small",
+        "chat",
+        "osprey",
+    );
+    assert_eq!(r["content"], "Hello from standin-small.", "{r}");
+    // Two a minute: the stopped request spent one (a model it may not ask
+    // for spends none), this one the other; the next is refused.
+    let r = client(&gw, &key, "standin-small", "chat", "hello");
+    assert_eq!(r["content"], "Hello from standin-small.", "{r}");
+    let r = client(&gw, &key, "standin-small", "chat", "hello");
+    assert_eq!(r["status"], 429, "{r}");
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("model requests a minute"),
+        "{r}"
+    );
+    assert_eq!(received(&log).len(), 2);
+    let verdicts: Vec<String> = llm_leaves(&gw)
+        .iter()
+        .map(|l| l["verdict"]["verdict"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            "model_not_allowed",
+            "blocked",
+            "allowed",
+            "allowed",
+            "rate_limited"
+        ],
+        "every refusal is a leaf"
+    );
+    // The key's tool calls are counted apart: its MCP rate is untouched.
+    assert_eq!(
+        crate::gateway_util::post_mcp(
+            &gw.addr,
+            &key,
+            &[("MCP-Protocol-Version", "2026-07-28")],
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
+        )
+        .0,
+        200
+    );
+    gw.assert_audit_clean();
+}
+
+#[test]
+fn regression_issue_42_a_held_prompt_is_sent_once_after_a_reviewer_approves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("provider.jsonl");
+    let p = provider(&log);
+    let gw = gateway(p.port);
+    let owner = owner_token(&gw);
+    let (s, created) = admin_call(
+        &gw,
+        &owner,
+        "POST",
+        "/api/v1/admin/keys",
+        &serde_json::json!({
+            "kind": "agent", "name": "held",
+            "llm_policy": {"on_hit": "hold", "keep_prompt_text": true},
+        }),
+    );
+    assert_eq!(s, 200, "{created}");
+    let key = created["key"].as_str().unwrap().to_owned();
+    let ask = |prompt: &'static str| {
+        let (gw_env, key) = (gw.addr.clone(), key.clone());
+        std::thread::spawn(move || {
+            sdk(
+                "llm-client.py",
+                &format!("http://{gw_env}/v1"),
+                [&key, "standin-small", "chat", prompt],
+            )
+        })
+    };
+    // The plan of the request now waiting: its held leaf names it.
+    let waiting_plan = |n: usize| -> String {
+        for _ in 0..200 {
+            let held: Vec<Value> = llm_leaves(&gw)
+                .into_iter()
+                .filter(|l| l["verdict"]["verdict"] == "held")
+                .collect();
+            if held.len() >= n {
+                return held[n - 1]["verdict"]["plan_id"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("no request was held");
+    };
+
+    // Held while it waits; nothing reaches the provider until a reviewer
+    // approves the exact request.
+    let first = ask("project falcon status");
+    let plan_id = waiting_plan(1);
+    assert!(plan_id.starts_with("call-llm-"), "{plan_id}");
+    assert!(received(&log).is_empty());
+    let shown = gw.cli(&["plans", "show", &plan_id]);
+    let shown = crate::util::stdout(&shown);
+    assert!(
+        shown.contains("llm.permit") && shown.contains("project falcon status"),
+        "{shown}"
+    );
+    let out = gw.approve("plans", &plan_id, "the falcon status is public now");
+    assert!(out.status.success(), "{}", crate::util::stderr(&out));
+    let r = first.join().unwrap();
+    assert_eq!(r["content"], "Hello from standin-small.", "{r}");
+    assert_eq!(received(&log).len(), 1);
+
+    // Once: the same request again is held anew, and a rejection refuses it.
+    let again = ask("project falcon status");
+    let second_plan = waiting_plan(2);
+    assert_ne!(second_plan, plan_id);
+    let out = gw.cli(&["plans", "reject", &second_plan, "--reason", "not twice"]);
+    assert!(out.status.success(), "{}", crate::util::stderr(&out));
+    let r = again.join().unwrap();
+    assert_eq!(r["status"], 403, "{r}");
+    assert!(
+        r["error"].as_str().unwrap().contains("did not approve"),
+        "{r}"
+    );
+    assert_eq!(received(&log).len(), 1);
+
+    let leaves = llm_leaves(&gw);
+    let verdicts: Vec<&str> = leaves
+        .iter()
+        .map(|l| l["verdict"]["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["held", "approved", "held", "rejected"]);
+    // The key opted in to its prompts' text on its leaves; each verdict
+    // carries the hit's risk.
+    assert_eq!(leaves[0]["prompt"][0]["text"], "project falcon status");
+    assert_eq!(leaves[0]["verdict"]["risk"], "medium", "{}", leaves[0]);
+    assert_eq!(leaves[0]["verdict"]["risk_score"], 50);
+    gw.assert_audit_clean();
+}

@@ -232,6 +232,7 @@ impl Adapters {
         let cmd = Arc::new(Commands::new(config)?);
         Ok(Adapters::new()
             .with_executor(Arc::new(permit::HookPermit))
+            .with_executor(Arc::new(permit::LlmPermit))
             .with_executor(fs.clone())
             .with_prober(fs)
             .with_executor(cmd.clone())

@@ -25,7 +25,9 @@ fn builtin_serves_exactly_the_documented_fs_and_cmd_names() {
             "fs.read_file",
             "fs.write_file",
             // A coding agent's held tool use (issue 40): acts on nothing here.
-            "hook.permit"
+            "hook.permit",
+            // A held request to a model (issue 42): acts on nothing here.
+            "llm.permit"
         ]
     );
     assert_eq!(

@@ -109,6 +109,10 @@ pub fn classify(kind: &str, verdict: Option<&str>, outcome: Option<&str>) -> (Ca
         // A request to a model through the LLM proxy (issue 42).
         "llm.call" => match verdict {
             Some("blocked") => (C::Block, S::High),
+            Some("held") => (C::Hold, S::Medium),
+            Some("rejected" | "model_not_allowed" | "rate_limited" | "quota_exceeded") => {
+                (C::Block, S::Low)
+            }
             Some("shadow_would_block") => (C::Call, S::Low),
             _ => (C::Call, S::Info),
         },

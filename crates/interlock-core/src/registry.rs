@@ -301,6 +301,27 @@ impl Registry {
                     ParamSpec::optional("risk", String),
                 ],
             ),
+            action(
+                "llm.permit",
+                false,
+                RiskLevel::Medium,
+                "Let the LLM proxy send one held request to its model once: the one whose exact \
+                 bytes hash to `binding_hash`, from the agent that proposed it (issue 42). The \
+                 gateway relays it when the agent's waiting or retried request finds the plan \
+                 run; `request` is the request a reviewer reads.",
+                vec![
+                    ParamSpec::required("provider", String),
+                    ParamSpec::required("model", String),
+                    ParamSpec::required("binding_hash", String),
+                    ParamSpec::optional("request", Any),
+                    // Which layer stopped it and why (never a rule's match).
+                    ParamSpec::optional("layer", String),
+                    ParamSpec::optional("reason", String),
+                    // As `hook.permit`'s: raises the plan's risk, never
+                    // lowers it below the action's.
+                    ParamSpec::optional("risk", String),
+                ],
+            ),
         ] {
             r.add_action(spec);
         }

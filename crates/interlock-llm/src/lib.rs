@@ -21,6 +21,9 @@
 //!   stream of server-sent events;
 //! - [`patterns`]: the fourth layer, shapes of attack on a model written
 //!   as paraphrase;
+//! - [`key`]: an agent key's own settings on the proxy (allowed models,
+//!   rate, quota; its prompt policy, fail mode and what a hit becomes),
+//!   which can only narrow the gateway's;
 //! - [`judge`]: the last layer, a model's verdict — what it is asked, the
 //!   strict format of its answer, the fail modes and the circuit breaker.
 #![forbid(unsafe_code)]
@@ -28,6 +31,7 @@
 pub mod answer;
 pub mod fingerprint;
 pub mod judge;
+pub mod key;
 pub mod patterns;
 pub mod request;
 pub mod scan;

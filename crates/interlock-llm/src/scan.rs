@@ -67,6 +67,39 @@ pub struct Hit {
     pub reason: String,
 }
 
+impl Hit {
+    /// The hit's risk as the MCP path scores a call: 0–100 and its level
+    /// (below 30 low, below 60 medium, below 85 high, else critical). A
+    /// level is what a held prompt's plan carries, so a notification may
+    /// approve only a low or medium one. The scores rank what reaching the
+    /// model would cost: a judge that could not answer (40) or a key's own
+    /// blocked word (50) asks a person to look; a secret on its way to a
+    /// third party, a paraphrased attack or text aimed at the model (70–75),
+    /// and a judge's unsafe verdict (80), are high.
+    pub fn risk(&self) -> (u8, &'static str) {
+        let score = match self.layer {
+            Layer::Policy => 50,
+            Layer::Rules if self.reason.starts_with("a secret") => 70,
+            Layer::Rules => 75,
+            Layer::Patterns => 70,
+            Layer::Fingerprint => 80,
+            Layer::Judge if self.rule.starts_with("unsafe:") => 80,
+            Layer::Judge => 40,
+        };
+        (score, risk_level(score))
+    }
+}
+
+/// The level of a 0–100 score (see [`Hit::risk`]).
+pub fn risk_level(score: u8) -> &'static str {
+    match score {
+        0..30 => "low",
+        30..60 => "medium",
+        60..85 => "high",
+        _ => "critical",
+    }
+}
+
 /// Runs one layer on `req`: the first hit, if any.
 pub fn run_layer(layer: Layer, req: &ChatRequest, policy: &PromptPolicy) -> Option<Hit> {
     match layer {

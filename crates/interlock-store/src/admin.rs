@@ -67,6 +67,13 @@ pub struct KeySettings {
     /// The minimum severity of this key's events those sinks receive
     /// (`info` … `critical`; the gateway checks it).
     pub alert_min_severity: Option<String>,
+    /// The key's limits on the LLM proxy (issue 42): a JSON object
+    /// (`{"models", "rate_per_minute", "monthly_quota"}`), opaque here.
+    pub llm_limits: Option<String>,
+    /// The key's prompt policy on the LLM proxy: a JSON object
+    /// (`{"blocked_keywords", "blocked_topics", "max_chars", "fail_mode",
+    /// "on_hit", "keep_prompt_text"}`), opaque here.
+    pub llm_policy: Option<String>,
 }
 
 /// An active agent key's alert routing ([`Store::key_alert_routes`]).
@@ -143,6 +150,8 @@ fn settings_from_row(row: &DbRow) -> Result<KeySettings, StoreError> {
         response_policy: row.try_get("response_policy").ctx("key settings")?,
         alert_sinks: row.try_get("alert_sinks").ctx("key settings")?,
         alert_min_severity: row.try_get("alert_min_severity").ctx("key settings")?,
+        llm_limits: row.try_get("llm_limits").ctx("key settings")?,
+        llm_policy: row.try_get("llm_policy").ctx("key settings")?,
     })
 }
 
@@ -315,12 +324,14 @@ async fn upsert_settings(
 ) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO key_settings (key_hash, rate_per_minute, monthly_quota, max_response_bytes, \
-         max_array_items, response_policy, alert_sinks, alert_min_severity, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         max_array_items, response_policy, alert_sinks, alert_min_severity, llm_limits, \
+         llm_policy, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
          ON CONFLICT (key_hash) DO UPDATE SET rate_per_minute = excluded.rate_per_minute, \
          monthly_quota = excluded.monthly_quota, max_response_bytes = excluded.max_response_bytes, \
          max_array_items = excluded.max_array_items, response_policy = excluded.response_policy, \
          alert_sinks = excluded.alert_sinks, alert_min_severity = excluded.alert_min_severity, \
+         llm_limits = excluded.llm_limits, llm_policy = excluded.llm_policy, \
          updated_at = excluded.updated_at",
     )
     .bind(key_hash)
@@ -331,6 +342,8 @@ async fn upsert_settings(
     .bind(&s.response_policy)
     .bind(&s.alert_sinks)
     .bind(&s.alert_min_severity)
+    .bind(&s.llm_limits)
+    .bind(&s.llm_policy)
     .bind(now)
     .execute(&mut **tx)
     .await
@@ -458,9 +471,10 @@ impl AdminChange {
                 sqlx::query(
                     "INSERT INTO key_settings (key_hash, rate_per_minute, monthly_quota, \
                      max_response_bytes, max_array_items, response_policy, alert_sinks, \
-                     alert_min_severity, updated_at) \
+                     alert_min_severity, llm_limits, llm_policy, updated_at) \
                      SELECT $1, rate_per_minute, monthly_quota, max_response_bytes, max_array_items, \
-                     response_policy, alert_sinks, alert_min_severity, $2 FROM key_settings \
+                     response_policy, alert_sinks, alert_min_severity, llm_limits, llm_policy, $2 \
+                     FROM key_settings \
                      WHERE key_hash = $3",
                 )
                 .bind(new_hash)

@@ -16,6 +16,11 @@ pub const HELD_PREFIX: &str = "call-";
 /// can run one through `execute_plan`.
 pub const HOOK_HELD_PREFIX: &str = "call-hook-";
 
+/// The plan id prefix of a held request to a model (issue 42,
+/// `call-llm-<binding>-<random>`): a held call's prefix too, so no agent can
+/// run one through `execute_plan`.
+pub const LLM_HELD_PREFIX: &str = "call-llm-";
+
 /// What a standing approval of a coding agent's own tool use names as its
 /// tool: `hook:<client>:<tool>` (`hook:claude-code:Bash`) — never an MCP
 /// tool's exposed name, which has no `:`.

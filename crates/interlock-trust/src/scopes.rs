@@ -17,7 +17,8 @@ use interlock_engine::{Engine, PlanStatus};
 use interlock_store::ApiKeyKind;
 
 use crate::held_id::{
-    AGENT_IDENTITY_PREFIX, HELD_PREFIX, HOOK_HELD_PREFIX, arguments_digest, hook_tool,
+    AGENT_IDENTITY_PREFIX, HELD_PREFIX, HOOK_HELD_PREFIX, LLM_HELD_PREFIX, arguments_digest,
+    hook_tool,
 };
 use crate::standing::{self, Narrowing};
 
@@ -175,6 +176,10 @@ pub async fn offers(call: &HeldCall<'_>) -> Result<Vec<Offer>, ScopeError> {
     // (its binding: client, tool, input, working directory) for an hour —
     // what the reviewer saw, byte for byte, so an inspection hold may be
     // approved for it too; nothing wider.
+    // A held request to a model (issue 42): these exact bytes, once.
+    if plan_id.starts_with(LLM_HELD_PREFIX) {
+        return Ok(out);
+    }
     if plan_id.starts_with(HOOK_HELD_PREFIX) {
         if let Some(offer) = hook_hour(call, &plan.document, &plan.proposer).await? {
             out.push(offer);

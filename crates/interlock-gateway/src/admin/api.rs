@@ -239,6 +239,8 @@ fn settings_json(s: &KeySettings) -> Value {
         "response_policy": s.response_policy.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()),
         "alert_sinks": s.alert_sinks.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()),
         "alert_min_severity": s.alert_min_severity,
+        "llm_limits": s.llm_limits.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()),
+        "llm_policy": s.llm_policy.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()),
     })
 }
 
@@ -257,14 +259,60 @@ fn key_json(k: &ApiKeyRecord, s: &KeySettings) -> Value {
 
 /// The fields of a key's settings a request may set, and which permission
 /// each needs.
-const LIMIT_FIELDS: [&str; 2] = ["rate_per_minute", "monthly_quota"];
-const SAFETY_FIELDS: [&str; 5] = [
+const LIMIT_FIELDS: [&str; 3] = ["rate_per_minute", "monthly_quota", "llm_limits"];
+const SAFETY_FIELDS: [&str; 6] = [
     "max_response_bytes",
     "max_array_items",
     "response_policy",
     "alert_sinks",
     "alert_min_severity",
+    "llm_policy",
 ];
+
+/// A key's limits on the LLM proxy (`null`: none), as canonical JSON text;
+/// each model it names must be one a provider serves, so a typo is an
+/// error here rather than a key refused every model.
+fn llm_limits(gw: &Gateway, v: &Value) -> Result<Option<String>, ApiError> {
+    let bad = |e: interlock_llm::key::SettingsError| err(StatusCode::BAD_REQUEST, "invalid", e.0);
+    if v.is_null() {
+        return Ok(None);
+    }
+    let limits = interlock_llm::key::KeyLimits::from_json(v).map_err(bad)?;
+    let config = &gw.config().llm;
+    for m in limits.models.iter().flatten() {
+        if config.provider_for(m).is_none() {
+            let served: Vec<&str> = config
+                .providers
+                .values()
+                .flat_map(|p| p.models.iter().map(String::as_str))
+                .collect();
+            return Err(err(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                format!(
+                    "llm_limits.models: no provider in [llm] serves {m:?} (served: {})",
+                    if served.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        served.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(Some(limits.to_json().to_string()))
+}
+
+/// A key's prompt policy on the LLM proxy (`null`: the gateway's alone), as
+/// canonical JSON text.
+fn llm_policy(v: &Value) -> Result<Option<String>, ApiError> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    interlock_llm::key::KeyPolicy::from_json(v)
+        .map(|p| Some(p.to_json().to_string()))
+        .map_err(|e| err(StatusCode::BAD_REQUEST, "invalid", e.0))
+}
 
 /// A key's alert sinks: `null` or `[]` clears; else the names of sinks
 /// gateway.toml configures (each once), as canonical JSON text.
@@ -473,6 +521,12 @@ fn apply_body(
     }
     if let Some(v) = o.get("alert_min_severity") {
         s.alert_min_severity = alert_min_severity(v)?;
+    }
+    if let Some(v) = o.get("llm_limits") {
+        s.llm_limits = llm_limits(gw, v)?;
+    }
+    if let Some(v) = o.get("llm_policy") {
+        s.llm_policy = llm_policy(v)?;
     }
     Ok(needs)
 }

@@ -3,6 +3,8 @@
 //! ```toml
 //! [llm]
 //! timeout_secs = 300
+//! on_hit = "block"                  # or "hold": a reviewer decides
+//! hold_secs = 20                    # how long a held request waits
 //! [llm.policy]                      # every agent key's prompt policy
 //! blocked_keywords = ["project falcon"]
 //! blocked_topics = { weapons = ["nerve agent"] }
@@ -35,6 +37,12 @@ pub struct LlmConfig {
     /// How long a provider may take to answer (a streamed answer: to send
     /// its last byte).
     pub timeout_secs: u64,
+    /// What a request a layer stopped becomes: `block` (refused) or `hold`
+    /// (a reviewer decides); a key's `llm_policy.on_hit` overrides it.
+    pub on_hit: String,
+    /// How long a held request waits for its decision before it is
+    /// answered "held — retry when approved".
+    pub hold_secs: u64,
     pub policy: PolicyConfig,
     /// The judge, when one is configured.
     pub judge: Option<JudgeConfig>,
@@ -148,6 +156,8 @@ impl Default for LlmConfig {
     fn default() -> Self {
         LlmConfig {
             timeout_secs: 300,
+            on_hit: "block".into(),
+            hold_secs: 20,
             policy: PolicyConfig::default(),
             judge: None,
             response: ResponseConfig::default(),
@@ -271,10 +281,21 @@ impl LlmConfig {
             }
         }
         self.response.check()?;
+        if interlock_llm::key::OnHit::parse(&self.on_hit).is_none() {
+            return Err(LlmConfigError(format!(
+                "llm.on_hit: {:?} is not block or hold",
+                self.on_hit
+            )));
+        }
         if self.timeout_secs == 0 {
             return Err(LlmConfigError("llm.timeout_secs must be at least 1".into()));
         }
         Ok(())
+    }
+
+    /// What a stopped request becomes (checked when the config was read).
+    pub fn on_hit(&self) -> interlock_llm::key::OnHit {
+        interlock_llm::key::OnHit::parse(&self.on_hit).unwrap_or_default()
     }
 
     /// The provider serving `model`.

@@ -7,4 +7,5 @@
 pub mod config;
 pub mod fingerprints;
 pub mod judge;
+pub(crate) mod per_key;
 pub mod provider;

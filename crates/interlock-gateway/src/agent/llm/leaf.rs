@@ -1,8 +1,10 @@
 //! The `llm.call` leaf: one per request the proxy judged — who (agent,
 //! role), what (the model, its provider, the request body's digest, whether
-//! it streams, what the scan could not read; never the prompt's text), each
-//! layer's time, and the verdict with the layer, rule and place that
-//! decided it. Written before the request leaves for the provider.
+//! it streams, what the scan could not read; never the prompt's text unless
+//! the key's `llm_policy.keep_prompt_text` opts in), each layer's time, and
+//! the verdict with the layer, rule and place that decided it, and its risk
+//! (0–100, as on the MCP path). Written before the request leaves for the
+//! provider. A held request has one leaf when held and one when decided.
 
 use interlock_canon::{Map, Value};
 use interlock_llm::{ChatRequest, Hit, Layer};
@@ -19,6 +21,19 @@ pub(super) enum LlmVerdict {
     Blocked(Hit),
     /// A shadow key: a layer would have stopped it; relayed.
     ShadowWouldBlock(Hit),
+    /// A layer stopped it and it waits for a reviewer as `plan_id`.
+    Held { hit: Hit, plan_id: String },
+    /// A reviewer approved its plan, which ran: sent.
+    Approved { hit: Hit, plan_id: String },
+    /// Its plan was rejected (or expired, or superseded): not sent.
+    Rejected {
+        hit: Hit,
+        plan_id: String,
+        status: &'static str,
+    },
+    /// Refused before the scan by the key's own limits on the proxy
+    /// (`model_not_allowed`, `rate_limited`, `quota_exceeded`).
+    Limited { name: &'static str, message: String },
 }
 
 impl LlmVerdict {
@@ -27,13 +42,30 @@ impl LlmVerdict {
             LlmVerdict::Allowed => "allowed",
             LlmVerdict::Blocked(_) => "blocked",
             LlmVerdict::ShadowWouldBlock(_) => "shadow_would_block",
+            LlmVerdict::Held { .. } => "held",
+            LlmVerdict::Approved { .. } => "approved",
+            LlmVerdict::Rejected { .. } => "rejected",
+            LlmVerdict::Limited { name, .. } => name,
         }
     }
 
     fn hit(&self) -> Option<&Hit> {
         match self {
-            LlmVerdict::Allowed => None,
-            LlmVerdict::Blocked(h) | LlmVerdict::ShadowWouldBlock(h) => Some(h),
+            LlmVerdict::Allowed | LlmVerdict::Limited { .. } => None,
+            LlmVerdict::Blocked(h)
+            | LlmVerdict::ShadowWouldBlock(h)
+            | LlmVerdict::Held { hit: h, .. }
+            | LlmVerdict::Approved { hit: h, .. }
+            | LlmVerdict::Rejected { hit: h, .. } => Some(h),
+        }
+    }
+
+    fn plan_id(&self) -> Option<&str> {
+        match self {
+            LlmVerdict::Held { plan_id, .. }
+            | LlmVerdict::Approved { plan_id, .. }
+            | LlmVerdict::Rejected { plan_id, .. } => Some(plan_id),
+            _ => None,
         }
     }
 }
@@ -45,6 +77,7 @@ pub(super) struct LayerTime {
 }
 
 /// What the leaf is made of.
+#[derive(Clone, Copy)]
 pub(super) struct Leaf<'a> {
     pub agent: &'a ApiKeyRecord,
     pub provider: &'a str,
@@ -57,6 +90,8 @@ pub(super) struct Leaf<'a> {
     /// it before, if any.
     pub fingerprint: Option<(&'a str, Option<&'a interlock_llm::fingerprint::Known>)>,
     pub verdict: &'a LlmVerdict,
+    /// The key opted in to keeping its prompts' texts on its leaves.
+    pub keep_text: bool,
 }
 
 impl Leaf<'_> {
@@ -78,6 +113,24 @@ impl Leaf<'_> {
         );
         m.insert("stream".into(), self.request.stream.into());
         m.insert("parts".into(), int(self.request.parts.len() as u64));
+        if self.keep_text {
+            m.insert(
+                "prompt".into(),
+                Value::Array(
+                    self.request
+                        .parts
+                        .iter()
+                        .map(|p| {
+                            let mut t = Map::new();
+                            t.insert("role".into(), p.role.as_str().into());
+                            t.insert("path".into(), p.path.as_str().into());
+                            t.insert("text".into(), p.text.as_str().into());
+                            Value::Object(t)
+                        })
+                        .collect(),
+                ),
+            );
+        }
         if !self.request.unread.is_empty() {
             m.insert(
                 "unread".into(),
@@ -129,11 +182,23 @@ impl Leaf<'_> {
         }
         let mut v = Map::new();
         v.insert("verdict".into(), self.verdict.name().into());
+        let (score, level) = self.verdict.hit().map_or((0, "low"), Hit::risk);
+        v.insert("risk_score".into(), int(u64::from(score)));
+        v.insert("risk".into(), level.into());
         if let Some(hit) = self.verdict.hit() {
             v.insert("layer".into(), hit.layer.as_str().into());
             v.insert("rule".into(), hit.rule.as_str().into());
             v.insert("path".into(), hit.path.as_str().into());
             v.insert("reason".into(), hit.reason.as_str().into());
+        }
+        if let Some(plan_id) = self.verdict.plan_id() {
+            v.insert("plan_id".into(), plan_id.into());
+        }
+        if let LlmVerdict::Rejected { status, .. } = self.verdict {
+            v.insert("plan_status".into(), (*status).into());
+        }
+        if let LlmVerdict::Limited { message, .. } = self.verdict {
+            v.insert("reason".into(), message.as_str().into());
         }
         m.insert("verdict".into(), Value::Object(v));
         gw.engine()

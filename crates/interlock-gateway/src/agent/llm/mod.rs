@@ -13,6 +13,7 @@
 //! {"type", "message"}}`), so the official SDKs raise them with the message
 //! a person reads.
 
+mod held;
 mod leaf;
 
 use std::time::{Duration, Instant};
@@ -45,6 +46,7 @@ fn error(
             let kind = match status {
                 StatusCode::UNAUTHORIZED => "authentication_error",
                 StatusCode::FORBIDDEN => "permission_error",
+                StatusCode::TOO_MANY_REQUESTS => "rate_limit_error",
                 StatusCode::NOT_FOUND => "not_found_error",
                 StatusCode::BAD_REQUEST => "invalid_request_error",
                 StatusCode::SERVICE_UNAVAILABLE => "overloaded_error",
@@ -95,22 +97,28 @@ async fn agent(
     }
 }
 
-/// `GET /v1/models`: the models the configured providers serve.
+/// `GET /v1/models`: the models the configured providers serve that the
+/// key may ask for.
 pub(crate) async fn models(State(gw): State<Gateway>, headers: HeaderMap) -> Response {
-    if let Err(refused) = agent(&gw, &headers, WireFormat::OpenAi).await {
-        return refused;
-    }
-    let data: Vec<_> = gw
-        .config()
-        .llm
-        .providers
-        .iter()
-        .flat_map(|(name, p)| {
-            p.models
-                .iter()
-                .map(move |m| json!({"id": m, "object": "model", "created": 0, "owned_by": name}))
-        })
-        .collect();
+    let agent = match agent(&gw, &headers, WireFormat::OpenAi).await {
+        Ok(a) => a,
+        Err(refused) => return refused,
+    };
+    let per_key = match crate::llm::per_key::read(&gw, &agent).await {
+        Ok(k) => k,
+        Err(why) => return settings_unreadable(WireFormat::OpenAi, &why),
+    };
+    let data: Vec<_> =
+        gw.config()
+            .llm
+            .providers
+            .iter()
+            .flat_map(|(name, p)| {
+                p.models.iter().filter(|m| per_key.limits.allows(m)).map(
+                    move |m| json!({"id": m, "object": "model", "created": 0, "owned_by": name}),
+                )
+            })
+            .collect();
     (
         [(header::CONTENT_TYPE, "application/json")],
         json!({"object": "list", "data": data}).to_string(),
@@ -136,8 +144,21 @@ pub(crate) async fn messages(
     proxy(&gw, &headers, body, WireFormat::Anthropic).await
 }
 
+/// A request refused because its key's settings could not be read (failing
+/// closed).
+fn settings_unreadable(wire: WireFormat, why: &str) -> Response {
+    error(
+        wire,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "api_error",
+        "settings_unavailable",
+        format!("Interlock refused the request: {why}"),
+    )
+}
+
 /// Judges a request in `wire`'s format, logs the verdict, and relays it to
-/// the provider serving its model when nothing stopped it.
+/// the provider serving its model when nothing stopped it (or a reviewer
+/// approved it).
 async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat) -> Response {
     let error = |status, kind, code, message| error(wire, status, kind, code, message);
     let agent = match agent(gw, headers, wire).await {
@@ -182,6 +203,24 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
             ),
         );
     }
+    let per_key = match crate::llm::per_key::read(gw, &agent).await {
+        Ok(k) => k,
+        Err(why) => return settings_unreadable(wire, &why),
+    };
+    let base = leaf::Leaf {
+        agent: &agent,
+        provider: provider_name,
+        request: &request,
+        body: &body,
+        times: &[],
+        judged: None,
+        fingerprint: None,
+        verdict: &LlmVerdict::Allowed,
+        keep_text: per_key.policy.keep_prompt_text,
+    };
+    if let Some(refused) = within_limits(gw, base, &per_key.limits, wire).await {
+        return refused;
+    }
     // Layer 1, with a judge: what it said before about the same request.
     let fingerprint = interlock_llm::fingerprint::fingerprint(&request);
     let mut times = Vec::new();
@@ -204,7 +243,8 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
         ),
     });
     if hit.is_none() {
-        let (layer_hit, layer_times) = scan(&request, &config.policy.prompt_policy());
+        let policy = per_key.policy.narrow(&config.policy.prompt_policy());
+        let (layer_hit, layer_times) = scan(&request, &policy);
         hit = layer_hit;
         times.extend(layer_times);
     }
@@ -224,26 +264,45 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
         if let crate::llm::judge::Judged::Verdict(v) = &outcome {
             crate::llm::fingerprints::learn(gw, judge, fingerprint.clone(), v).await;
         }
-        hit = judge_hit(&outcome, judge.fail_mode(), &request);
-        judged = Some((outcome, judge.fail_mode()));
+        let fail_mode = per_key.policy.fail_mode.unwrap_or(judge.fail_mode());
+        hit = judge_hit(&outcome, fail_mode, &request);
+        judged = Some((outcome, fail_mode));
     }
-    let verdict = match hit {
-        None => LlmVerdict::Allowed,
-        Some(hit) if agent.shadow => LlmVerdict::ShadowWouldBlock(hit),
-        Some(hit) => LlmVerdict::Blocked(hit),
-    };
+    let on_hit = per_key.policy.on_hit.unwrap_or(config.on_hit());
     let leaf = leaf::Leaf {
-        agent: &agent,
-        provider: provider_name,
-        request: &request,
-        body: &body,
         times: &times,
         judged: judged.as_ref(),
         fingerprint: config
             .judge
             .as_ref()
             .map(|_| (fingerprint.as_str(), known.as_ref())),
+        ..base
+    };
+    let verdict = match hit {
+        None => LlmVerdict::Allowed,
+        Some(hit) if agent.shadow => LlmVerdict::ShadowWouldBlock(hit),
+        Some(hit) if on_hit == interlock_llm::key::OnHit::Hold => {
+            return match held::hold(gw, leaf, &hit, wire, config.hold_secs).await {
+                held::Held::Send(call_index) => {
+                    send(
+                        gw,
+                        agent.clone(),
+                        provider_name,
+                        provider,
+                        body,
+                        wire,
+                        call_index,
+                    )
+                    .await
+                }
+                held::Held::Answer(answer) => answer,
+            };
+        }
+        Some(hit) => LlmVerdict::Blocked(hit),
+    };
+    let leaf = leaf::Leaf {
         verdict: &verdict,
+        ..leaf
     };
     // Evidence before effect: no leaf, no request to the provider.
     let call_index = match leaf.append(gw).await {
@@ -269,6 +328,99 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
             ),
         );
     }
+    send(gw, agent, provider_name, provider, body, wire, call_index).await
+}
+
+/// Whether the key may ask for this model now: its allowed models, then its
+/// rate and quota on the proxy. The refusal (logged first) if not.
+async fn within_limits(
+    gw: &Gateway,
+    base: leaf::Leaf<'_>,
+    limits: &interlock_llm::key::KeyLimits,
+    wire: WireFormat,
+) -> Option<Response> {
+    let model = &base.request.model;
+    let (verdict, status, retry_after) = if !limits.allows(model) {
+        let message = format!("this key may not ask for the model {model:?}");
+        (
+            LlmVerdict::Limited {
+                name: "model_not_allowed",
+                message,
+            },
+            StatusCode::FORBIDDEN,
+            None,
+        )
+    } else {
+        match crate::llm::per_key::admit(gw, base.agent, limits).await {
+            Ok(None) => return None,
+            Ok(Some(limited)) => {
+                let secs = limited.retry_after_secs;
+                let message = match &limited.limit {
+                    crate::sessions::limits::Limit::Quota { quota, month } => format!(
+                        "monthly quota: this key has made its {quota} model requests for {month}; retry in {secs} s (next month)"
+                    ),
+                    _ => format!(
+                        "rate limit: this key may make {} model requests a minute; retry in {secs} s",
+                        limits.rate_per_minute.unwrap_or_default()
+                    ),
+                };
+                (
+                    LlmVerdict::Limited {
+                        name: limited.name(),
+                        message,
+                    },
+                    StatusCode::TOO_MANY_REQUESTS,
+                    Some(secs),
+                )
+            }
+            Err(why) => return Some(settings_unreadable(wire, &why)),
+        }
+    };
+    let LlmVerdict::Limited { name, message } = &verdict else {
+        unreachable!("built as Limited above")
+    };
+    let (name, message) = (*name, message.clone());
+    if let Err(e) = (leaf::Leaf {
+        verdict: &verdict,
+        ..base
+    })
+    .append(gw)
+    .await
+    {
+        return Some(error(
+            wire,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "api_error",
+            "log_unavailable",
+            format!("Interlock refused the request: its log could not be written: {e}"),
+        ));
+    }
+    let kind = if status == StatusCode::FORBIDDEN {
+        "permission_error"
+    } else {
+        "rate_limit_error"
+    };
+    let mut answer = error(wire, status, kind, name, format!("Interlock: {message}"));
+    if let Some(secs) = retry_after {
+        answer
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+    }
+    Some(answer)
+}
+
+/// Sends a request the proxy let through (logged at `call_index`) to its
+/// provider and relays the answer through the answer scan.
+async fn send(
+    gw: &Gateway,
+    agent: ApiKeyRecord,
+    provider_name: &str,
+    provider: &crate::llm::config::ProviderConfig,
+    body: Bytes,
+    wire: WireFormat,
+    call_index: u64,
+) -> Response {
+    let config = &gw.config().llm;
     let timeout = Duration::from_secs(config.timeout_secs);
     match crate::llm::provider::send(provider_name, provider, body, timeout).await {
         Ok(answer) => {
@@ -282,6 +434,7 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
             relay(answer, scanned).await
         }
         Err(e) => error(
+            wire,
             StatusCode::BAD_GATEWAY,
             "api_error",
             "provider_unavailable",
