@@ -10,6 +10,7 @@ import { CopyButton, ErrorBanner, Hash, Icon, pretty, RiskBadge, SkeletonBlock, 
 import { plural } from '../components/ui';
 import { diffSummary, heldCall, stageLines } from '../lib/effort';
 import { approverNames, nameOfKey, zonedTime } from '../lib/receipt';
+import { promptMessages } from '../lib/heldPrompt';
 
 /** A target as text: a string as it is, an object target as `kind id {fields}`. */
 function targetText(t: Target): string {
@@ -86,6 +87,35 @@ function Params({ params }: { params: Record<string, unknown> }) {
   );
 }
 
+/** A held request to a model (issue 42): why it was held, and each message it sends, as text. */
+function HeldPrompt({ params }: { params: Record<string, unknown> }) {
+  const messages = promptMessages(params.request);
+  return (
+    <div class="full held-prompt" data-testid="held-prompt">
+      <div class="sub-h">
+        Request to {String(params.model ?? '?')} at {String(params.provider ?? '?')}
+      </div>
+      {typeof params.reason === 'string' && (
+        <div class="held-why">
+          Held by the {String(params.layer ?? '?')} layer: {params.reason}
+        </div>
+      )}
+      {messages ? (
+        <ol class="prompt-messages">
+          {messages.map((m, i) => (
+            <li key={i} class={`prompt-message role-${m.role}`}>
+              <span class="prompt-role">{m.role}</span>
+              <pre class="block">{m.text}</pre>
+            </li>
+          ))}
+        </ol>
+      ) : (
+        <div class="none">not a chat request: read its params below</div>
+      )}
+    </div>
+  );
+}
+
 function StageCard({ s, n }: { s: Stage; n: number }) {
   const params = s.params && Object.keys(s.params).length ? s.params : null;
   return (
@@ -101,6 +131,7 @@ function StageCard({ s, n }: { s: Stage; n: number }) {
           {targetText(s.target)}
         </div>
         <div class="stage-grid">
+          {s.action === 'llm.permit' && <HeldPrompt params={s.params ?? {}} />}
           <div class="full">
             <div class="sub-h">Params</div>
             {params ? <Params params={params} /> : <div class="none">none</div>}

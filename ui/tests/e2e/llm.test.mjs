@@ -3,7 +3,9 @@
 // (tests/peers/llm-provider.py, standard library only: no provider is
 // reachable here): a request let through and one stopped each read as a
 // receipt — who asked which model, the verdict, and why (never the prompt)
-// — and the Overview counts them under "(models)".
+// — and the Overview counts them under "(models)"; a request held for a
+// reviewer (a key whose llm_policy says on_hit = "hold", set through the
+// admin API) reads on its plan page as the messages it would send.
 // Screenshots (1280 and 390, light and dark): ui/test-results/screenshots/issue42-*.
 
 import { after, before, describe, it } from 'node:test';
@@ -35,11 +37,11 @@ async function startProvider(log) {
   return { child, port: Number(m[1]) };
 }
 
-async function ask(prompt) {
+async function ask(prompt, key = gw.agentKey, messages = [{ role: 'user', content: prompt }]) {
   const r = await fetch(gw.base + '/v1/chat/completions', {
     method: 'POST',
-    headers: { Authorization: `Bearer ${gw.agentKey}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ model: 'standin-small', messages: [{ role: 'user', content: prompt }] }),
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ model: 'standin-small', messages }),
   });
   return { status: r.status, body: await r.json() };
 }
@@ -54,7 +56,7 @@ before(async () => {
   const dir = fs.mkdtempSync(path.join(uiDir, 'test-results', 'llm-'));
   provider = await startProvider(path.join(dir, 'provider.jsonl'));
   gw = new Gateway();
-  const extra = `[llm.policy]\nblocked_keywords = ["project falcon"]\n\n[llm.providers.local]\nbase_url = "http://127.0.0.1:${provider.port}/v1"\nmodels = ["standin-small"]\n\n`;
+  const extra = `[llm]\nhold_secs = 1\n\n[llm.policy]\nblocked_keywords = ["project falcon"]\n\n[llm.providers.local]\nbase_url = "http://127.0.0.1:${provider.port}/v1"\nmodels = ["standin-small"]\n\n`;
   const [b] = await Promise.all([launch(), gw.start({ servers: [], extra })]);
   browser = b;
   const ok = await ask('Plan a picnic for six');
@@ -103,11 +105,49 @@ describe('the LLM proxy in the review UI (issue 42)', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
+  it('a held request reads on its plan page as the messages it would send', async () => {
+    const owner = (await gw.cli('admin', 'token', 'create', 'root', '--scope', 'owner')).trim();
+    const created = await fetch(gw.base + '/api/v1/admin/keys', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${owner}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ kind: 'agent', name: 'researcher', llm_policy: { on_hit: 'hold' } }),
+    }).then((r) => r.json());
+    assert.ok(created.key, JSON.stringify(created));
+    const held = await ask('', created.key, [
+      { role: 'system', content: 'You answer questions about our roadmap.' },
+      { role: 'user', content: 'Summarize the attached status page.' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'fetch', arguments: '{"url":"https://status.example"}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'Status: Project Falcon ships on Friday.' },
+    ]);
+    assert.equal(held.status, 403, JSON.stringify(held.body));
+    assert.equal(held.body.error.code, 'prompt_held');
+    const planId = /`(call-llm-[^`]+)`/.exec(held.body.error.message)?.[1];
+    assert.ok(planId, held.body.error.message);
+    await page.goto(gw.base + `/#/plans/${planId}`);
+    const box = page.locator('[data-testid=held-prompt]');
+    await box.waitFor({ timeout: T });
+    const text = await box.innerText();
+    assert.match(text, /Held by the policy layer: a blocked keyword/);
+    assert.match(text, /Status: Project Falcon ships on Friday\./);
+    assert.match(text, /calls fetch with/);
+    assert.deepEqual(
+      await page.$$eval('.prompt-role', (rs) => rs.map((r) => r.textContent.trim().toLowerCase())),
+      ['system', 'user', 'assistant', 'tool'],
+    );
+    await shot('held-plan-1280-light');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot('held-plan-390-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
   it('the Overview counts requests to models under (models)', async () => {
     const overview = await gw.api('/api/v1/overview');
     const models = overview.servers.find((s) => s.name === '(models)');
     assert.ok(models, JSON.stringify(overview.servers));
-    assert.equal(models.calls, 2);
+    // Allowed, blocked, and the held one.
+    assert.equal(models.calls, 3);
     assert.equal(models.blocks, 1);
     await page.goto(gw.base + '/#/overview');
     await page.locator('[data-testid=chart-servers]').getByText('(models)').first().waitFor({ timeout: T });
