@@ -84,6 +84,15 @@ struct SettingsArgs {
     /// (info, low, medium, high, critical), or `none` (the sink's own).
     #[arg(long, value_name = "SEVERITY|none")]
     alert_min_severity: Option<String>,
+    /// The key's limits on the LLM proxy: `{"models": [...],
+    /// "rate_per_minute": N, "monthly_quota": N}`, or `none`.
+    #[arg(long, value_name = "JSON|none")]
+    llm_limits: Option<String>,
+    /// The key's prompt policy on the LLM proxy: `{"blocked_keywords",
+    /// "blocked_topics", "max_chars", "fail_mode", "on_hit",
+    /// "keep_prompt_text"}`, or `none`.
+    #[arg(long, value_name = "JSON|none")]
+    llm_policy: Option<String>,
 }
 
 impl SettingsArgs {
@@ -116,13 +125,23 @@ impl SettingsArgs {
                 m.insert(field.into(), n);
             }
         }
-        if let Some(p) = &self.response_policy {
-            let v = if p == "none" {
-                Value::Null
-            } else {
-                serde_json::from_str(p).context("--response-policy: JSON")?
-            };
-            m.insert("response_policy".into(), v);
+        for (field, flag, v) in [
+            (
+                "response_policy",
+                "--response-policy",
+                &self.response_policy,
+            ),
+            ("llm_limits", "--llm-limits", &self.llm_limits),
+            ("llm_policy", "--llm-policy", &self.llm_policy),
+        ] {
+            if let Some(p) = v {
+                let v = if p == "none" {
+                    Value::Null
+                } else {
+                    serde_json::from_str(p).with_context(|| format!("{flag}: JSON"))?
+                };
+                m.insert(field.into(), v);
+            }
         }
         if let Some(list) = &self.alert_sinks {
             let v = if list == "none" {
