@@ -383,6 +383,33 @@ fn each_fail_mode_decides_what_the_judge_could_not() {
         );
         assert_eq!(leaves[0]["judge"]["fail_mode"], mode);
     }
+    // A key's own fail mode (its llm_policy, through the admin API) decides
+    // its requests; the gateway's decides the others'.
+    let gw = gateway_judged(p.port, "model = \"judge-500\"\nfail_mode = \"fail_closed\"");
+    let owner = owner_token(&gw);
+    let (s, created) = admin_call(
+        &gw,
+        &owner,
+        "POST",
+        "/api/v1/admin/keys",
+        &serde_json::json!({"kind": "agent", "name": "lenient", "llm_policy": {"fail_mode": "fail_open"}}),
+    );
+    assert_eq!(s, 200, "{created}");
+    let r = client(
+        &gw,
+        created["key"].as_str().unwrap(),
+        "standin-small",
+        "chat",
+        "hello",
+    );
+    assert_eq!(r["content"], "Hello from standin-small.", "{r}");
+    let r = client(&gw, &gw.agent_key.clone(), "standin-small", "chat", "hello");
+    assert_eq!(r["status"], 403, "{r}");
+    let modes: Vec<Value> = llm_leaves(&gw)
+        .iter()
+        .map(|l| l["judge"]["fail_mode"].clone())
+        .collect();
+    assert_eq!(modes, ["fail_open", "fail_closed"]);
     // A judge that answers in prose, or too late, gave no verdict either.
     for (model, outcome) in [("judge-rambling", "bad_answer"), ("judge-slow", "timeout")] {
         let gw = gateway_judged(p.port, &format!("model = \"{model}\"\ntimeout_ms = 500"));
@@ -849,4 +876,33 @@ fn regression_issue_42_a_held_prompt_is_sent_once_after_a_reviewer_approves_it()
     assert_eq!(leaves[0]["verdict"]["risk"], "medium", "{}", leaves[0]);
     assert_eq!(leaves[0]["verdict"]["risk_score"], 50);
     gw.assert_audit_clean();
+    // Every verdict, and the plan's decisions, verify offline as receipts
+    // (exported once the last leaves are under a signed checkpoint).
+    let bundle_dir = gw.dir.path().join("bundle");
+    let export = || {
+        let _ = std::fs::remove_dir_all(&bundle_dir);
+        let out = gw.cli(&["receipts", "export", bundle_dir.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", crate::util::stderr(&out));
+        std::fs::read_to_string(bundle_dir.join("bundle.json")).unwrap()
+    };
+    let mut bundle = export();
+    for _ in 0..50 {
+        if bundle.matches("\"llm.call\"").count() >= 4 && bundle.contains("plan.rejected") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        bundle = export();
+    }
+    assert!(bundle.matches("\"llm.call\"").count() >= 4, "{bundle}");
+    let out = gw.cli(&[
+        "receipts",
+        "verify",
+        bundle_dir.join("bundle.json").to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        crate::util::stdout(&out),
+        crate::util::stderr(&out)
+    );
 }
