@@ -4,8 +4,11 @@
 No provider is reachable from the test machine, so this speaks the documented
 wire formats itself: OpenAI's `POST /v1/chat/completions` (a `chat.completion`
 object, or with `"stream": true` server-sent `chat.completion.chunk` events
-ending in `data: [DONE]`) and Anthropic's `POST /v1/messages` (a `message`
-object, or its named stream events from `message_start` to `message_stop`). Every request it receives is appended to the file named by
+ending in `data: [DONE]`), Anthropic's `POST /v1/messages` (a `message`
+object, or its named stream events from `message_start` to `message_stop`)
+and Gemini's `POST /v1beta/models/{model}:generateContent` (a
+`GenerateContentResponse`) and `:streamGenerateContent?alt=sse` (one
+server-sent `GenerateContentResponse` a piece). Every request it receives is appended to the file named by
 its first argument (method, path, the Authorization header, the body), so a
 test can check what reached the provider and what never did. It prints
 `listening on PORT` when ready. Standard library only.
@@ -60,6 +63,7 @@ class Provider(BaseHTTPRequestHandler):
                         "authorization": self.headers.get("Authorization"),
                         "x_api_key": self.headers.get("x-api-key"),
                         "anthropic_version": self.headers.get("anthropic-version"),
+                        "x_goog_api_key": self.headers.get("x-goog-api-key"),
                         "body": raw.decode(),
                     }
                 )
@@ -67,6 +71,8 @@ class Provider(BaseHTTPRequestHandler):
             )
         if self.path == "/v1/messages":
             return self._messages(json.loads(raw))
+        if self.path.startswith("/v1beta/models/"):
+            return self._gemini(self.path[len("/v1beta/models/"):], json.loads(raw))
         if self.path != "/v1/chat/completions":
             return self._json(404, {"error": {"message": "no such route", "type": "invalid_request_error"}})
         req = json.loads(raw)
@@ -176,6 +182,31 @@ class Provider(BaseHTTPRequestHandler):
             {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 4}},
         )
         event("message_stop", {"type": "message_stop"})
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _gemini(self, rest, req):
+        target, _, query = rest.partition("?")
+        model, _, action = target.partition(":")
+        words = answer_words(model, {"messages": req.get("contents", [])})
+
+        def response(text, finish):
+            r = {
+                "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}],
+                "modelVersion": model,
+            }
+            if finish:
+                r["candidates"][0]["finishReason"] = "STOP"
+                r["usageMetadata"] = {"promptTokenCount": 5, "candidatesTokenCount": 4, "totalTokenCount": 9}
+            return r
+
+        if action == "generateContent":
+            return self._json(200, response("".join(words), True))
+        if action != "streamGenerateContent" or "alt=sse" not in query:
+            return self._json(404, {"error": {"code": 404, "message": "no such route", "status": "NOT_FOUND"}})
+        self._stream_start()
+        for i, w in enumerate(words):
+            self._chunk("data: " + json.dumps(response(w, i == len(words) - 1)) + "\r\n\r\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

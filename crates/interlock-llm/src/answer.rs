@@ -4,7 +4,8 @@
 //! in a streamed one without breaking its framing.
 //!
 //! A stream is read as server-sent events. Each event carrying answer text
-//! (OpenAI's `choices[i].delta.content`, Anthropic's `text_delta`) is held
+//! (OpenAI's `choices[i].delta.content`, Anthropic's `text_delta`,
+//! Gemini's `candidates[i].content.parts[0].text`) is held
 //! while its text is among the last [`WINDOW`] characters of its channel,
 //! so a secret split across events is whole when it is scanned; events are
 //! let out in the order they came, rewritten only where text was redacted.
@@ -46,7 +47,15 @@ pub fn scan_whole(
 ) -> (Option<Vec<u8>>, Found) {
     let mut found = Found::new();
     let Ok(mut v) = serde_json::from_slice::<Value>(body) else {
-        return (None, found);
+        // Not JSON (an error page, plain text): scanned as text, so nothing
+        // passes unread.
+        let text = String::from_utf8_lossy(body);
+        let scan = scan_response(&text, policy);
+        for f in &scan.findings {
+            found.insert((f.category, f.rule));
+        }
+        let rewritten = (scan.redacted != text).then(|| scan.redacted.into_bytes());
+        return (rewritten, found);
     };
     let mut changed = false;
     let mut scan_text = |t: &mut Value| {
@@ -85,6 +94,25 @@ pub fn scan_whole(
                     && let Some(t) = b.get_mut("text")
                 {
                     scan_text(t);
+                }
+            }
+        }
+        WireFormat::Gemini => {
+            for c in v
+                .get_mut("candidates")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                for part in c
+                    .pointer_mut("/content/parts")
+                    .and_then(Value::as_array_mut)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(t) = part.get_mut("text") {
+                        scan_text(t);
+                    }
                 }
             }
         }
@@ -205,6 +233,14 @@ impl StreamScan {
                     t.to_owned(),
                 ))
             }
+            WireFormat::Gemini => {
+                let c = v.get("candidates")?.as_array()?.first()?;
+                let t = c.pointer("/content/parts/0/text")?.as_str()?;
+                Some((
+                    c.get("index").and_then(Value::as_u64).unwrap_or(0),
+                    t.to_owned(),
+                ))
+            }
         }
     }
 
@@ -212,6 +248,7 @@ impl StreamScan {
         let slot = match self.wire {
             WireFormat::OpenAi => data.pointer_mut("/choices/0/delta/content"),
             WireFormat::Anthropic => data.pointer_mut("/delta/text"),
+            WireFormat::Gemini => data.pointer_mut("/candidates/0/content/parts/0/text"),
         };
         if let Some(slot) = slot {
             *slot = Value::String(text);
@@ -447,6 +484,45 @@ mod tests {
         assert!(
             text.trim_end().ends_with("{\"type\":\"message_stop\"}"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn gemini_candidates_are_scanned_whole_and_streamed() {
+        let key = "AKIAIOSFODNN7EXAMPLQ";
+        let body = format!(
+            r#"{{"candidates":[{{"content":{{"role":"model","parts":[{{"text":"the key is {key}"}}]}},"index":0}}]}}"#
+        );
+        let (rewritten, found) = scan_whole(WireFormat::Gemini, body.as_bytes(), &policy());
+        assert!(!found.is_empty());
+        assert!(!String::from_utf8(rewritten.unwrap()).unwrap().contains(key));
+        let mut s = StreamScan::new(WireFormat::Gemini, policy());
+        let event = |t: &str| {
+            format!(
+                "data: {}\r\n\r\n",
+                serde_json::json!({"candidates": [{"content": {"role": "model", "parts": [{"text": t}]}, "index": 0}]})
+            )
+        };
+        let mut out = s.push(event("the key is AKIAIOSF").as_bytes()).unwrap();
+        out.extend(s.push(event("ODNN7EXAMPLQ, done").as_bytes()).unwrap());
+        out.extend(s.finish());
+        let out = String::from_utf8(out).unwrap();
+        assert!(!out.contains("ODNN7EXAMPLQ"), "{out}");
+        assert!(out.contains("[REDACTED:"), "{out}");
+    }
+
+    #[test]
+    fn a_non_json_answer_is_scanned_as_text() {
+        let (rewritten, found) = scan_whole(
+            WireFormat::OpenAi,
+            b"upstream said: AKIAIOSFODNN7EXAMPLQ",
+            &policy(),
+        );
+        assert!(!found.is_empty());
+        assert!(
+            !String::from_utf8(rewritten.unwrap())
+                .unwrap()
+                .contains("AKIA")
         );
     }
 

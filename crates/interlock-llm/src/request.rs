@@ -15,6 +15,10 @@ pub enum WireFormat {
     OpenAi,
     /// Anthropic's `POST /v1/messages`.
     Anthropic,
+    /// Google's Gemini API, `POST /v1beta/models/{model}:generateContent`
+    /// (`:streamGenerateContent?alt=sse` streamed): the model and whether it
+    /// streams are in the path, not the body ([`ChatRequest::parse_gemini`]).
+    Gemini,
 }
 
 /// Who wrote a part of the conversation.
@@ -77,13 +81,19 @@ pub enum RequestError {
     NoModel,
     #[error("the request has no `messages` list")]
     NoMessages,
+    #[error("the request has no `contents` list")]
+    NoContents,
     #[error("{path}: {what}")]
     Malformed { path: String, what: String },
 }
 
 impl ChatRequest {
-    /// Reads `body` in `format`.
+    /// Reads `body` in `format` (OpenAI's or Anthropic's; a Gemini request
+    /// names its model in its path: [`ChatRequest::parse_gemini`]).
     pub fn parse(format: WireFormat, body: &[u8]) -> Result<ChatRequest, RequestError> {
+        if format == WireFormat::Gemini {
+            return Err(RequestError::NoModel);
+        }
         let v: Value =
             serde_json::from_slice(body).map_err(|e| RequestError::NotJson(e.to_string()))?;
         let model = v
@@ -136,6 +146,105 @@ impl ChatRequest {
             }
         }
         Ok(req)
+    }
+
+    /// Reads a Gemini `generateContent` body for `model` (from its path):
+    /// `systemInstruction`, then each of `contents` — a `user` or `model`
+    /// turn of parts: `text`, a `functionCall`'s arguments, a
+    /// `functionResponse` (a tool's result fed back), code and its result;
+    /// inline and file data are named as unread.
+    pub fn parse_gemini(
+        model: &str,
+        stream: bool,
+        body: &[u8],
+    ) -> Result<ChatRequest, RequestError> {
+        let v: Value =
+            serde_json::from_slice(body).map_err(|e| RequestError::NotJson(e.to_string()))?;
+        if model.is_empty() {
+            return Err(RequestError::NoModel);
+        }
+        let contents = v
+            .get("contents")
+            .and_then(Value::as_array)
+            .ok_or(RequestError::NoContents)?;
+        let mut req = ChatRequest {
+            format: WireFormat::Gemini,
+            model: model.to_owned(),
+            stream,
+            parts: Vec::new(),
+            unread: Vec::new(),
+        };
+        for key in ["systemInstruction", "system_instruction"] {
+            if let Some(system) = v.get(key) {
+                req.gemini_parts(Role::System, &format!("$.{key}"), system)?;
+            }
+        }
+        for (i, c) in contents.iter().enumerate() {
+            let path = format!("$.contents[{i}]");
+            let role = match c.get("role").and_then(Value::as_str) {
+                None | Some("user") => Role::User,
+                Some("model") => Role::Assistant,
+                Some("function" | "tool") => Role::Tool,
+                Some(_) => {
+                    return Err(RequestError::Malformed {
+                        path,
+                        what: "no known `role` (user or model)".into(),
+                    });
+                }
+            };
+            req.gemini_parts(role, &path, c)?;
+        }
+        Ok(req)
+    }
+
+    /// A Gemini `Content`'s `parts`.
+    fn gemini_parts(
+        &mut self,
+        role: Role,
+        path: &str,
+        content: &Value,
+    ) -> Result<(), RequestError> {
+        let Some(parts) = content.get("parts") else {
+            return Ok(());
+        };
+        let parts = parts.as_array().ok_or_else(|| RequestError::Malformed {
+            path: format!("{path}.parts"),
+            what: "`parts` is not a list".into(),
+        })?;
+        for (j, part) in parts.iter().enumerate() {
+            let at = format!("{path}.parts[{j}]");
+            let o = part.as_object().ok_or_else(|| RequestError::Malformed {
+                path: at.clone(),
+                what: "a part is not an object".into(),
+            })?;
+            if let Some(t) = o.get("text").and_then(Value::as_str) {
+                self.text(role, format!("{at}.text"), t);
+            } else if let Some(call) = o.get("functionCall") {
+                let args = call.get("args").map(Value::to_string).unwrap_or_default();
+                self.text(role, format!("{at}.functionCall.args"), &args);
+            } else if let Some(r) = o.get("functionResponse") {
+                let response = r.get("response").map(Value::to_string).unwrap_or_default();
+                self.text(
+                    Role::Tool,
+                    format!("{at}.functionResponse.response"),
+                    &response,
+                );
+            } else if let Some(code) = part.pointer("/executableCode/code").and_then(Value::as_str)
+            {
+                self.text(role, format!("{at}.executableCode.code"), code);
+            } else if let Some(out) = part
+                .pointer("/codeExecutionResult/output")
+                .and_then(Value::as_str)
+            {
+                self.text(Role::Tool, format!("{at}.codeExecutionResult.output"), out);
+            } else if o.contains_key("thought") || o.contains_key("thoughtSignature") {
+                // The model's own thinking handed back: nothing new to it.
+            } else {
+                let kind = o.keys().next().map_or("empty", String::as_str);
+                self.unread.push(format!("{at} ({kind})"));
+            }
+        }
+        Ok(())
     }
 
     /// Every text, joined by newlines (what the length limit counts).
@@ -243,6 +352,40 @@ mod tests {
         assert_eq!(r.parts[0].role, Role::System);
         assert_eq!(r.parts[1].role, Role::Tool);
         assert_eq!(r.parts[1].text, "file text");
+    }
+
+    #[test]
+    fn a_gemini_request_yields_its_system_turns_and_function_responses() {
+        let body = br#"{"systemInstruction":{"parts":[{"text":"Rules."}]},
+            "contents":[{"role":"user","parts":[{"text":"Summarize"},{"inlineData":{"mimeType":"image/png","data":"AA=="}}]},
+            {"role":"model","parts":[{"functionCall":{"name":"fetch","args":{"url":"x"}}}]},
+            {"role":"user","parts":[{"functionResponse":{"name":"fetch","response":{"text":"page"}}}]}],
+            "generationConfig":{"temperature":0.2}}"#;
+        let r = ChatRequest::parse_gemini("gemini-2.5-flash", true, body).unwrap();
+        assert_eq!((r.model.as_str(), r.stream), ("gemini-2.5-flash", true));
+        let texts: Vec<(Role, &str)> = r.parts.iter().map(|p| (p.role, p.text.as_str())).collect();
+        assert_eq!(
+            texts,
+            [
+                (Role::System, "Rules."),
+                (Role::User, "Summarize"),
+                (Role::Assistant, "{\"url\":\"x\"}"),
+                (Role::Tool, "{\"text\":\"page\"}"),
+            ]
+        );
+        assert_eq!(r.unread, ["$.contents[0].parts[1] (inlineData)"]);
+        assert_eq!(
+            ChatRequest::parse_gemini("m", false, br#"{"prompt":"x"}"#),
+            Err(RequestError::NoContents)
+        );
+        assert!(matches!(
+            ChatRequest::parse_gemini(
+                "m",
+                false,
+                br#"{"contents":[{"role":"wizard","parts":[]}]}"#
+            ),
+            Err(RequestError::Malformed { .. })
+        ));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 // A held request to a model (issue 42): the `request` of an `llm.permit` stage read into
 // the messages a reviewer approves sending — OpenAI's `messages` (string or parts content,
-// tool calls, tool results) and Anthropic's `system` + `messages` (text, tool_use and
-// tool_result blocks). What is not text is shown as JSON, so nothing is hidden.
+// tool calls, tool results), Anthropic's `system` + `messages` (text, tool_use and
+// tool_result blocks) and Gemini's `systemInstruction` + `contents` (text, functionCall and
+// functionResponse parts). What is not text is shown as JSON, so nothing is hidden.
 
 export interface PromptMessage {
   role: string;
@@ -28,10 +29,37 @@ function contentText(c: unknown): string {
   return partText(c);
 }
 
+/** A Gemini part as text: its text, a function's call or its response. */
+function geminiPart(p: unknown): { text: string; tool: boolean } {
+  const o = (p ?? {}) as Record<string, unknown>;
+  if (typeof o.text === 'string') return { text: o.text, tool: false };
+  const call = (o.functionCall ?? o.function_call) as Record<string, unknown> | undefined;
+  if (call) return { text: `calls ${str(call.name)} with ${JSON.stringify(call.args ?? {})}`, tool: false };
+  const response = (o.functionResponse ?? o.function_response) as Record<string, unknown> | undefined;
+  if (response) return { text: JSON.stringify(response.response ?? {}), tool: true };
+  return { text: JSON.stringify(p), tool: false };
+}
+
+function geminiMessages(r: Record<string, unknown>): PromptMessage[] {
+  const out: PromptMessage[] = [];
+  const system = (r.systemInstruction ?? r.system_instruction) as Record<string, unknown> | undefined;
+  if (system && Array.isArray(system.parts)) {
+    out.push({ role: 'system', text: system.parts.map((p) => geminiPart(p).text).join('\n') });
+  }
+  for (const c of r.contents as unknown[]) {
+    const o = (c ?? {}) as Record<string, unknown>;
+    const parts = (Array.isArray(o.parts) ? o.parts : []).map(geminiPart);
+    const role = parts.length > 0 && parts.every((p) => p.tool) ? 'tool' : o.role === 'model' ? 'assistant' : 'user';
+    out.push({ role, text: parts.map((p) => p.text).join('\n') });
+  }
+  return out;
+}
+
 /** The messages of a held request, in order; `null` when `request` is not a chat request. */
 export function promptMessages(request: unknown): PromptMessage[] | null {
   if (!request || typeof request !== 'object') return null;
   const r = request as Record<string, unknown>;
+  if (Array.isArray(r.contents)) return geminiMessages(r);
   if (!Array.isArray(r.messages)) return null;
   const out: PromptMessage[] = [];
   if (r.system !== undefined) out.push({ role: 'system', text: contentText(r.system) });

@@ -40,6 +40,23 @@ describe('held prompt', () => {
     ]);
   });
 
+  it('reads Gemini systemInstruction, contents, function calls and responses', () => {
+    const m = promptMessages({
+      systemInstruction: { parts: [{ text: 'Answer briefly.' }] },
+      contents: [
+        { role: 'user', parts: [{ text: 'Summarize the page.' }] },
+        { role: 'model', parts: [{ functionCall: { name: 'fetch', args: { url: 'x' } } }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'fetch', response: { page: 'hello' } } }] },
+      ],
+    });
+    expect(m).toEqual([
+      { role: 'system', text: 'Answer briefly.' },
+      { role: 'user', text: 'Summarize the page.' },
+      { role: 'assistant', text: 'calls fetch with {"url":"x"}' },
+      { role: 'tool', text: '{"page":"hello"}' },
+    ]);
+  });
+
   it('is null for what is not a chat request', () => {
     expect(promptMessages(null)).toBeNull();
     expect(promptMessages({ model: 'm' })).toBeNull();

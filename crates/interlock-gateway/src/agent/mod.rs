@@ -34,4 +34,8 @@ pub fn routes() -> axum::Router<crate::gateway::Gateway> {
         .route("/v1/chat/completions", post(llm::chat_completions))
         .route("/v1/messages", post(llm::messages))
         .route("/v1/models", get(llm::models))
+        // Gemini's API at either version its SDK asks (the provider's
+        // `base_url` names the one it is sent to).
+        .route("/v1/models/{model_action}", post(llm::gemini))
+        .route("/v1beta/models/{model_action}", post(llm::gemini))
 }

@@ -195,6 +195,8 @@ pub enum ProviderFormat {
     Openai,
     /// Anthropic's `messages`.
     Anthropic,
+    /// Google's Gemini API, `models/{model}:generateContent`.
+    Gemini,
 }
 
 impl ProviderFormat {
@@ -203,6 +205,7 @@ impl ProviderFormat {
         match self {
             ProviderFormat::Openai => interlock_llm::WireFormat::OpenAi,
             ProviderFormat::Anthropic => interlock_llm::WireFormat::Anthropic,
+            ProviderFormat::Gemini => interlock_llm::WireFormat::Gemini,
         }
     }
 }
@@ -215,7 +218,7 @@ pub struct ProviderConfig {
     /// `https://api.anthropic.com/v1`); requests go to
     /// `<base_url>/chat/completions` or `<base_url>/messages`.
     pub base_url: String,
-    /// `openai` (default) or `anthropic`.
+    /// `openai` (default), `anthropic` or `gemini`.
     #[serde(default)]
     pub format: ProviderFormat,
     #[serde(default)]

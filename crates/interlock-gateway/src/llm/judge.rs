@@ -95,7 +95,9 @@ async fn call(
     let body = interlock_llm::judge::judge_request(&judge.model, req).to_string();
     let timeout = Duration::from_millis(judge.timeout_ms);
     let answered = async {
-        let response = super::provider::send(name, provider, body.into(), timeout).await?;
+        let response =
+            super::provider::send(name, provider, (&judge.model, false), body.into(), timeout)
+                .await?;
         let status = response.status();
         let bytes = response
             .bytes()

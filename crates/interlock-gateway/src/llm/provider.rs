@@ -1,5 +1,7 @@
 //! The request to a provider: `POST <base_url>/chat/completions` (OpenAI's
-//! format) or `<base_url>/messages` (Anthropic's) with the provider's key —
+//! format), `<base_url>/messages` (Anthropic's) or
+//! `<base_url>/models/{model}:generateContent` (Gemini's;
+//! `:streamGenerateContent?alt=sse` streamed) with the provider's key —
 //! never the agent's — and the body the scan judged, byte for byte. Redirects are not followed (a redirect would carry the key
 //! somewhere the configuration does not name).
 
@@ -36,18 +38,24 @@ pub struct ProviderError {
     pub timed_out: bool,
 }
 
-/// Sends `body` to `provider`'s endpoint for its format; the response is
+/// Sends `body` to `provider`'s endpoint for its format (Gemini's names
+/// the model, and whether it streams, in its path); the response is
 /// relayed as it arrives (a streamed answer is not gathered first).
 pub async fn send(
     name: &str,
     provider: &ProviderConfig,
+    (model, stream): (&str, bool),
     body: Bytes,
     timeout: Duration,
 ) -> Result<reqwest::Response, ProviderError> {
     let base = provider.base_url.trim_end_matches('/');
     let path = match provider.format {
-        ProviderFormat::Openai => "chat/completions",
-        ProviderFormat::Anthropic => "messages",
+        ProviderFormat::Openai => "chat/completions".to_owned(),
+        ProviderFormat::Anthropic => "messages".to_owned(),
+        ProviderFormat::Gemini if stream => {
+            format!("models/{model}:streamGenerateContent?alt=sse")
+        }
+        ProviderFormat::Gemini => format!("models/{model}:generateContent"),
     };
     let mut request = client()
         .post(format!("{base}/{path}"))
@@ -62,7 +70,8 @@ pub async fn send(
                 request = request.header("x-api-key", key);
             }
         }
-        (ProviderFormat::Openai, None) => {}
+        (ProviderFormat::Gemini, Some(key)) => request = request.header("x-goog-api-key", key),
+        (ProviderFormat::Openai | ProviderFormat::Gemini, None) => {}
     }
     request.send().await.map_err(|e| ProviderError {
         provider: name.to_owned(),

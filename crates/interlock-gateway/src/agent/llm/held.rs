@@ -46,7 +46,7 @@ pub(super) async fn hold(
     wire: WireFormat,
     wait_secs: u64,
 ) -> Held {
-    let binding = canon::Digest::of_bytes(leaf.body).to_string();
+    let binding = binding(leaf);
     let proposer = agent_identity(&leaf.agent.name);
     let mine = |p: &PlanRecord| {
         p.plan_id.starts_with(LLM_HELD_PREFIX) && p.proposer == proposer && binds(p, &binding)
@@ -129,6 +129,29 @@ pub(super) async fn hold(
             hit.reason
         ),
     )
+}
+
+/// The digest a held request is bound by: its exact bytes — and, for
+/// Gemini's format, whose path names the model and whether it streams,
+/// those too, so an approval for one model sends nothing to another.
+fn binding(leaf: Leaf<'_>) -> String {
+    match leaf.request.format {
+        WireFormat::Gemini => {
+            let mut bound = format!(
+                "{}:{}\n",
+                leaf.request.model,
+                if leaf.request.stream {
+                    "streamGenerateContent"
+                } else {
+                    "generateContent"
+                }
+            )
+            .into_bytes();
+            bound.extend_from_slice(leaf.body);
+            canon::Digest::of_bytes(&bound).to_string()
+        }
+        _ => canon::Digest::of_bytes(leaf.body).to_string(),
+    }
 }
 
 /// Whether a held request's plan is for exactly these bytes.

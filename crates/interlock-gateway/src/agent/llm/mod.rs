@@ -1,7 +1,9 @@
 //! The LLM proxy (issue 42): `POST /v1/chat/completions` and `GET
 //! /v1/models` in OpenAI's wire format, `POST /v1/messages` in Anthropic's,
-//! with an agent's key (`Authorization: Bearer`, or `x-api-key` as
-//! Anthropic's SDK sends it). One layer of the
+//! `POST /v1beta/models/{model}:generateContent` (and
+//! `:streamGenerateContent?alt=sse`) in Gemini's, with an agent's key
+//! (`Authorization: Bearer`, or `x-api-key` as Anthropic's SDK sends it, or
+//! `x-goog-api-key` as Google's does). One layer of the
 //! runtime trust layer, beside the tool-call path: each request is read into
 //! every text the model will read ([`interlock_llm::ChatRequest`]), scanned
 //! layer by layer (each timed; the first hit decides), its verdict written
@@ -10,8 +12,9 @@
 //!
 //! Errors are in the shape of the request's format (OpenAI's `{"error":
 //! {"message", "type", "code"}}`, Anthropic's `{"type": "error", "error":
-//! {"type", "message"}}`), so the official SDKs raise them with the message
-//! a person reads.
+//! {"type", "message"}}`, Google's `{"error": {"code", "message",
+//! "status"}}`), so the official SDKs raise them with the message a person
+//! reads.
 
 mod held;
 mod leaf;
@@ -54,6 +57,19 @@ fn error(
             };
             json!({"type": "error", "error": {"type": kind, "message": message}})
         }
+        WireFormat::Gemini => {
+            let status_name = match status {
+                StatusCode::UNAUTHORIZED => "UNAUTHENTICATED",
+                StatusCode::FORBIDDEN => "PERMISSION_DENIED",
+                StatusCode::NOT_FOUND => "NOT_FOUND",
+                StatusCode::BAD_REQUEST => "INVALID_ARGUMENT",
+                StatusCode::TOO_MANY_REQUESTS => "RESOURCE_EXHAUSTED",
+                StatusCode::SERVICE_UNAVAILABLE => "UNAVAILABLE",
+                _ => "INTERNAL",
+            };
+            json!({"error": {"code": status.as_u16(), "message": message, "status": status_name,
+                             "details": [{"reason": code, "domain": "interlock"}]}})
+        }
     };
     (
         status,
@@ -81,6 +97,7 @@ async fn agent(
     };
     let key = crate::auth::bearer(headers)
         .or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()))
+        .or_else(|| headers.get("x-goog-api-key").and_then(|v| v.to_str().ok()))
         .ok_or_else(|| {
             unauthorized("Interlock needs an agent key (Authorization: Bearer ilk_… or x-api-key)")
         })?;
@@ -132,7 +149,7 @@ pub(crate) async fn chat_completions(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    proxy(&gw, &headers, body, WireFormat::OpenAi).await
+    proxy(&gw, &headers, body, Route::Body(WireFormat::OpenAi)).await
 }
 
 /// `POST /v1/messages` (Anthropic's format).
@@ -141,7 +158,80 @@ pub(crate) async fn messages(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    proxy(&gw, &headers, body, WireFormat::Anthropic).await
+    proxy(&gw, &headers, body, Route::Body(WireFormat::Anthropic)).await
+}
+
+/// `POST /v1beta/models/{model}:generateContent` and
+/// `…:streamGenerateContent?alt=sse` (Gemini's format): the model and
+/// whether it streams are in the path.
+pub(crate) async fn gemini(
+    State(gw): State<Gateway>,
+    axum::extract::Path(model_action): axum::extract::Path<String>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let wire = WireFormat::Gemini;
+    let bad = |message: String| {
+        error(
+            wire,
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "invalid_request",
+            message,
+        )
+    };
+    let (model, stream) = match model_action.rsplit_once(':') {
+        Some((m, "generateContent")) => (m, false),
+        Some((m, "streamGenerateContent")) => {
+            let sse = query
+                .as_deref()
+                .is_some_and(|q| q.split('&').any(|kv| kv == "alt=sse"));
+            if !sse {
+                return bad(
+                    "Interlock relays Gemini's stream as server-sent events: ask \
+                     :streamGenerateContent?alt=sse"
+                        .into(),
+                );
+            }
+            (m, true)
+        }
+        _ => {
+            return bad(format!(
+                "{model_action:?}: Interlock serves models/{{model}}:generateContent and \
+                 :streamGenerateContent"
+            ));
+        }
+    };
+    let route = Route::Gemini {
+        model: model.to_owned(),
+        stream,
+    };
+    proxy(&gw, &headers, body, route).await
+}
+
+/// Where a request's model and streaming are read from.
+enum Route {
+    /// The body (OpenAI's and Anthropic's formats).
+    Body(WireFormat),
+    /// Gemini's path.
+    Gemini { model: String, stream: bool },
+}
+
+impl Route {
+    fn wire(&self) -> WireFormat {
+        match self {
+            Route::Body(w) => *w,
+            Route::Gemini { .. } => WireFormat::Gemini,
+        }
+    }
+
+    fn parse(&self, body: &[u8]) -> Result<ChatRequest, interlock_llm::RequestError> {
+        match self {
+            Route::Body(w) => ChatRequest::parse(*w, body),
+            Route::Gemini { model, stream } => ChatRequest::parse_gemini(model, *stream, body),
+        }
+    }
 }
 
 /// A request refused because its key's settings could not be read (failing
@@ -159,13 +249,14 @@ fn settings_unreadable(wire: WireFormat, why: &str) -> Response {
 /// Judges a request in `wire`'s format, logs the verdict, and relays it to
 /// the provider serving its model when nothing stopped it (or a reviewer
 /// approved it).
-async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat) -> Response {
+async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, route: Route) -> Response {
+    let wire = route.wire();
     let error = |status, kind, code, message| error(wire, status, kind, code, message);
     let agent = match agent(gw, headers, wire).await {
         Ok(a) => a,
         Err(refused) => return refused,
     };
-    let request = match ChatRequest::parse(wire, &body) {
+    let request = match route.parse(&body) {
         Ok(r) => r,
         Err(e) => {
             return error(
@@ -192,6 +283,7 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
         let (path, other) = match provider.format.wire() {
             WireFormat::OpenAi => ("/v1/chat/completions", "OpenAI's"),
             WireFormat::Anthropic => ("/v1/messages", "Anthropic's"),
+            WireFormat::Gemini => ("/v1beta/models/{model}:generateContent", "Gemini's"),
         };
         return error(
             StatusCode::BAD_REQUEST,
@@ -284,16 +376,8 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
         Some(hit) if on_hit == interlock_llm::key::OnHit::Hold => {
             return match held::hold(gw, leaf, &hit, wire, config.hold_secs).await {
                 held::Held::Send(call_index) => {
-                    send(
-                        gw,
-                        agent.clone(),
-                        provider_name,
-                        provider,
-                        body,
-                        wire,
-                        call_index,
-                    )
-                    .await
+                    let to = (provider_name, provider);
+                    send(gw, agent.clone(), to, &request, body, call_index).await
                 }
                 held::Held::Answer(answer) => answer,
             };
@@ -328,7 +412,15 @@ async fn proxy(gw: &Gateway, headers: &HeaderMap, body: Bytes, wire: WireFormat)
             ),
         );
     }
-    send(gw, agent, provider_name, provider, body, wire, call_index).await
+    send(
+        gw,
+        agent,
+        (provider_name, provider),
+        &request,
+        body,
+        call_index,
+    )
+    .await
 }
 
 /// Whether the key may ask for this model now: its allowed models, then its
@@ -414,15 +506,16 @@ async fn within_limits(
 async fn send(
     gw: &Gateway,
     agent: ApiKeyRecord,
-    provider_name: &str,
-    provider: &crate::llm::config::ProviderConfig,
+    (provider_name, provider): (&str, &crate::llm::config::ProviderConfig),
+    request: &ChatRequest,
     body: Bytes,
-    wire: WireFormat,
     call_index: u64,
 ) -> Response {
+    let wire = request.format;
     let config = &gw.config().llm;
     let timeout = Duration::from_secs(config.timeout_secs);
-    match crate::llm::provider::send(provider_name, provider, body, timeout).await {
+    let route = (request.model.as_str(), request.stream);
+    match crate::llm::provider::send(provider_name, provider, route, body, timeout).await {
         Ok(answer) => {
             let scanned = Scanned {
                 gw: gw.clone(),
