@@ -174,6 +174,16 @@ impl From<Vec<Value>> for Value {
         Value::Array(v)
     }
 }
+impl Value {
+    /// An integer clamped into ±[`MAX_SAFE_INTEGER`]: what a log leaf
+    /// records for a count, a time or a score, which are far inside the
+    /// range — anything beyond it is clamped rather than refused, so a
+    /// verdict is never lost to its own arithmetic.
+    pub fn clamped_int(i: i64) -> Value {
+        let safe = i.clamp(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER);
+        Value::Number(Number::from_i64(safe).expect("within ±MAX_SAFE_INTEGER"))
+    }
+}
 impl TryFrom<i64> for Value {
     type Error = i64;
     /// Fails (returning the input) beyond ±[`MAX_SAFE_INTEGER`].

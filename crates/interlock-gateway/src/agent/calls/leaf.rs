@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use interlock_canon::{self as canon, Digest, Map, Value};
+use interlock_canon::{Digest, Map, Value};
 use interlock_engine::{Engine, EngineError};
 use interlock_inspect::Finding;
 use interlock_store::ApiKeyRecord;
@@ -109,18 +109,18 @@ impl Verdict {
 /// refused (a tool call's `verdict`, a read's leaf itself).
 fn write_limited(l: &crate::sessions::limits::Limited, m: &mut Map) {
     let secs = i64::try_from(l.retry_after_secs).unwrap_or(i64::MAX >> 11);
-    m.insert("retry_after_secs".into(), int(secs));
+    m.insert("retry_after_secs".into(), Value::clamped_int(secs));
     match &l.limit {
         crate::sessions::limits::Limit::Rate { per_minute } => {
-            m.insert("rate_per_minute".into(), int(*per_minute));
+            m.insert("rate_per_minute".into(), Value::clamped_int(*per_minute));
         }
         crate::sessions::limits::Limit::Quota { quota, month } => {
-            m.insert("monthly_quota".into(), int(*quota));
+            m.insert("monthly_quota".into(), Value::clamped_int(*quota));
             m.insert("month".into(), month.as_str().into());
         }
         crate::sessions::limits::Limit::InFlight { max } => {
             let max = i64::try_from(*max).unwrap_or(i64::MAX >> 11);
-            m.insert("calls_in_flight_per_key".into(), int(max));
+            m.insert("calls_in_flight_per_key".into(), Value::clamped_int(max));
         }
     }
 }
@@ -372,7 +372,7 @@ impl CallLeaf<'_> {
         if let Some(a) = self.assessment {
             v.insert("risk".into(), a.risk.name().into());
             v.insert("tool_risk".into(), a.tool_risk.name().into());
-            v.insert("score".into(), int(i64::from(a.score)));
+            v.insert("score".into(), Value::clamped_int(i64::from(a.score)));
             v.insert("findings".into(), a.findings_value());
             v.insert("shadow".into(), Value::Bool(self.agent.shadow));
         }
@@ -395,7 +395,10 @@ impl CallLeaf<'_> {
             let n = &r.notifications;
             if !n.findings.is_empty() || n.withheld > 0 {
                 v.insert("notification_findings".into(), findings_value(&n.findings));
-                v.insert("notifications_withheld".into(), int(i64::from(n.withheld)));
+                v.insert(
+                    "notifications_withheld".into(),
+                    Value::clamped_int(i64::from(n.withheld)),
+                );
             }
         }
         let mut m = self.subject();
@@ -406,7 +409,7 @@ impl CallLeaf<'_> {
             // Nothing was forwarded: this leaf is the only evidence, durable.
             return Ok(engine.record(EventType::ToolCall.as_str(), m).await?.index);
         };
-        m.insert("intent_index".into(), int(intent as i64));
+        m.insert("intent_index".into(), Value::clamped_int(intent as i64));
         // The intent leaf was durable before the call was forwarded; the
         // outcome is committed before the agent sees the answer (the log's
         // durability contract, docs/ARCHITECTURE.md).
@@ -564,8 +567,4 @@ fn who(agent: &ApiKeyRecord, server: &str) -> Map {
     m.insert("role".into(), agent.role.as_str().into());
     m.insert("server".into(), server.into());
     m
-}
-
-fn int(i: i64) -> Value {
-    Value::Number(canon::Number::from_i64(i).expect("small"))
 }

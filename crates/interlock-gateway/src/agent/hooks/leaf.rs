@@ -122,7 +122,7 @@ pub(crate) async fn append(
     verdict.write(&mut v);
     if let Some(a) = assessment {
         v.insert("risk".into(), a.risk.name().into());
-        v.insert("score".into(), int(i64::from(a.score)));
+        v.insert("score".into(), Value::clamped_int(i64::from(a.score)));
         v.insert("findings".into(), a.findings_value());
     }
     m.insert("verdict".into(), Value::Object(v));
@@ -130,7 +130,7 @@ pub(crate) async fn append(
         let mut o = Map::new();
         o.insert(
             "exit_code".into(),
-            outcome.exit_code.map_or(Value::Null, int),
+            outcome.exit_code.map_or(Value::Null, Value::clamped_int),
         );
         o.insert("failed".into(), outcome.failed.into());
         o.insert(
@@ -168,11 +168,4 @@ pub(super) async fn logged(
             reason: format!("Interlock refused this tool use: its log could not be written: {e}"),
         },
     }
-}
-
-/// A leaf integer (exit codes and scores are far inside JSON's safe range;
-/// anything beyond it is clamped rather than refused).
-fn int(i: i64) -> Value {
-    let safe = i.clamp(-(1 << 53) + 1, (1 << 53) - 1);
-    Value::Number(interlock_canon::Number::from_i64(safe).expect("within ±(2^53−1)"))
 }

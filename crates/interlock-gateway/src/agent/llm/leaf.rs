@@ -112,7 +112,7 @@ impl Leaf<'_> {
                 .into(),
         );
         m.insert("stream".into(), self.request.stream.into());
-        m.insert("parts".into(), int(self.request.parts.len() as u64));
+        m.insert("parts".into(), int_u(self.request.parts.len() as u64));
         if self.keep_text {
             m.insert(
                 "prompt".into(),
@@ -151,7 +151,7 @@ impl Leaf<'_> {
                     .map(|t| {
                         let mut l = Map::new();
                         l.insert("layer".into(), t.layer.as_str().into());
-                        l.insert("micros".into(), int(t.micros as u64));
+                        l.insert("micros".into(), int_u(t.micros as u64));
                         Value::Object(l)
                     })
                     .collect(),
@@ -183,7 +183,7 @@ impl Leaf<'_> {
         let mut v = Map::new();
         v.insert("verdict".into(), self.verdict.name().into());
         let (score, level) = self.verdict.hit().map_or((0, "low"), Hit::risk);
-        v.insert("risk_score".into(), int(u64::from(score)));
+        v.insert("risk_score".into(), int_u(u64::from(score)));
         v.insert("risk".into(), level.into());
         if let Some(hit) = self.verdict.hit() {
             v.insert("layer".into(), hit.layer.as_str().into());
@@ -220,7 +220,7 @@ pub(super) async fn append_response(
 ) -> Result<u64, String> {
     let mut m = Map::new();
     m.insert("agent".into(), agent.name.as_str().into());
-    m.insert("call_index".into(), int(call_index));
+    m.insert("call_index".into(), int_u(call_index));
     m.insert(
         "findings".into(),
         Value::Array(
@@ -250,8 +250,7 @@ pub(super) async fn append_response(
         .map_err(|e| e.to_string())
 }
 
-/// A leaf integer, clamped to JSON's safe range.
-fn int(i: u64) -> Value {
-    let safe = i.min((1 << 53) - 1);
-    Value::Number(interlock_canon::Number::from_i64(safe as i64).expect("within 2^53−1"))
+/// A leaf integer from a count or a time.
+fn int_u(i: u64) -> Value {
+    Value::clamped_int(i64::try_from(i).unwrap_or(i64::MAX))
 }
