@@ -1008,3 +1008,32 @@ models = ["gemini-standin"]
     assert_eq!(leaves[1]["stream"], true);
     gw.assert_audit_clean();
 }
+
+#[test]
+fn a_providers_error_is_relayed_and_a_stalled_stream_is_cut_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("provider.jsonl");
+    let p = provider(&log);
+    let gw = Gateway::start_with_env(
+        &format!(
+            "[llm]\ntimeout_secs = 2\n\n[llm.providers.local]\nbase_url = \"http://127.0.0.1:{}/v1\"\nmodels = [\"standin-busy\", \"standin-stall\"]\n",
+            p.port
+        ),
+        &[],
+    );
+    let key = gw.agent_key.clone();
+    // The provider's own error reaches the agent as the provider said it.
+    let busy = client(&gw, &key, "standin-busy", "chat", "hello");
+    assert_eq!(busy["status"], 500, "{busy}");
+    assert_eq!(busy["error"], "the standin is overloaded", "{busy}");
+    // A stream that stalls is cut off at `timeout_secs` (the stand-in would
+    // hold it ten minutes): the SDK sees the connection break.
+    let stalled = client(&gw, &key, "standin-stall", "stream", "hello");
+    assert!(stalled["broken"].is_string(), "{stalled}");
+    // Both were judged and logged before they left.
+    let verdicts: Vec<Value> = llm_leaves(&gw)
+        .iter()
+        .map(|l| l["verdict"]["verdict"].clone())
+        .collect();
+    assert_eq!(verdicts, ["allowed", "allowed"]);
+}

@@ -7,12 +7,15 @@
 
 Prints one JSON line: `{"content": ...}` (a streamed answer joined from its
 chunks, with `"chunks": N`), `{"models": [...]}`, or, when the SDK raises,
-`{"status": HTTP status, "error": the error object's message}`.
+`{"status": HTTP status, "error": the error object's message}` — or, when
+the connection broke off, `{"broken": what the SDK said, "content": what
+came before}`.
 """
 
 import json
 import sys
 
+import httpx
 import openai
 
 base_url, api_key, model, mode = sys.argv[1:5]
@@ -38,10 +41,14 @@ try:
     elif mode == "stream":
         parts = []
         chunks = 0
-        for c in client.chat.completions.create(model=model, messages=messages, stream=True):
-            chunks += 1
-            if c.choices and c.choices[0].delta.content:
-                parts.append(c.choices[0].delta.content)
+        try:
+            for c in client.chat.completions.create(model=model, messages=messages, stream=True):
+                chunks += 1
+                if c.choices and c.choices[0].delta.content:
+                    parts.append(c.choices[0].delta.content)
+        except (openai.APIConnectionError, httpx.HTTPError) as e:
+            print(json.dumps({"broken": f"{type(e).__name__}: {e}", "content": "".join(parts)}))
+            sys.exit(0)
         print(json.dumps({"content": "".join(parts), "chunks": chunks}))
     else:
         sys.exit(f"unknown mode {mode}")

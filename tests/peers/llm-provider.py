@@ -16,6 +16,10 @@ test can check what reached the provider and what never did. It prints
 A request whose texts contain `LEAK-PLEASE` is answered with an AWS access
 key split across two pieces (two stream events), for the answer scan.
 
+Two models misbehave as providers do: `standin-busy` answers HTTP 500 in
+OpenAI's error shape; `standin-stall` streams its first event, then sends
+nothing more for 600 s.
+
 Models named `judge…` play the gateway's judge (its verdict format, issue 42):
 - `judge` answers `{"verdict": "unsafe", ...}` when the texts it is shown
   contain `UNSAFE-CANARY`, and `safe` otherwise;
@@ -79,6 +83,8 @@ class Provider(BaseHTTPRequestHandler):
         model = req["model"]
         if model.startswith("judge"):
             return self._judge(model, req)
+        if model == "standin-busy":
+            return self._json(500, {"error": {"message": "the standin is overloaded", "type": "server_error", "code": None}})
         words = answer_words(model, req)
         if not req.get("stream"):
             return self._json(
@@ -124,6 +130,9 @@ class Provider(BaseHTTPRequestHandler):
                 ],
             }
             chunk("data: " + json.dumps(event) + "\n\n")
+            if model == "standin-stall":
+                time.sleep(600)
+                return
         done = {
             "id": "chatcmpl-standin",
             "object": "chat.completion.chunk",

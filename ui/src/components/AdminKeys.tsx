@@ -1,6 +1,8 @@
 // Settings → Keys (issue 20): the gateway's API keys and their settings —
 // role, shadow mode, rate per minute, monthly quota, response caps, the alert
-// sinks that receive a key's events and their minimum severity — through
+// sinks that receive a key's events and their minimum severity, and an agent
+// key's settings on the LLM proxy (models, rate, quota, blocked words, what a
+// stopped request becomes, the judge's fail mode) — through
 // the admin API, with an admin token kept for this tab only. What a token may
 // change is its scope's (the gateway refuses the rest and says why).
 
@@ -9,10 +11,14 @@ import {
   adminKeys,
   adminToken,
   limitValue,
+  llmLimitsValue,
+  llmPolicyValue,
+  llmSummary,
   SEVERITIES,
   setAdminToken,
   sinksValue,
   type AdminKey,
+  type FailMode,
   type SettingsPatch,
   type Severity,
   type WhoAmI,
@@ -62,6 +68,14 @@ function EditRow({ k, onSaved, onCancel }: { k: AdminKey; onSaved: () => void; o
   );
   const [sinks, setSinks] = useState((k.settings.alert_sinks ?? []).join(', '));
   const [minSeverity, setMinSeverity] = useState<Severity | ''>(k.settings.alert_min_severity ?? '');
+  const llmWas = { limits: k.settings.llm_limits ?? null, policy: k.settings.llm_policy ?? null };
+  const [models, setModels] = useState((llmWas.limits?.models ?? []).join(', '));
+  const [llmRate, setLlmRate] = useState(llmWas.limits?.rate_per_minute ? String(llmWas.limits.rate_per_minute) : '');
+  const [llmQuota, setLlmQuota] = useState(llmWas.limits?.monthly_quota ? String(llmWas.limits.monthly_quota) : '');
+  const [keywords, setKeywords] = useState((llmWas.policy?.blocked_keywords ?? []).join(', '));
+  const [failMode, setFailMode] = useState<FailMode | ''>(llmWas.policy?.fail_mode ?? '');
+  const [onHit, setOnHit] = useState<'block' | 'hold' | ''>(llmWas.policy?.on_hit ?? '');
+  const [keepText, setKeepText] = useState(llmWas.policy?.keep_prompt_text ?? false);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const save = async (e: Event) => {
@@ -81,6 +95,18 @@ function EditRow({ k, onSaved, onCancel }: { k: AdminKey; onSaved: () => void; o
     if (JSON.stringify(sinkList) !== JSON.stringify(k.settings.alert_sinks ?? null)) patch.alert_sinks = sinkList;
     const min = minSeverity === '' ? null : minSeverity;
     if (min !== (k.settings.alert_min_severity ?? null)) patch.alert_min_severity = min;
+    if (k.kind === 'agent') {
+      const rate = limitValue(llmRate);
+      const quota = limitValue(llmQuota);
+      if (rate === 'invalid' || quota === 'invalid') {
+        setError('Model requests: a positive whole number, or empty for no limit.');
+        return;
+      }
+      const limitsNow = llmLimitsValue(models, rate, quota);
+      if (JSON.stringify(limitsNow) !== JSON.stringify(llmWas.limits)) patch.llm_limits = limitsNow;
+      const policyNow = llmPolicyValue(llmWas.policy, { keywords, failMode, onHit, keepText });
+      if (JSON.stringify(policyNow) !== JSON.stringify(llmWas.policy)) patch.llm_policy = policyNow;
+    }
     if (Object.keys(patch).length === 0) {
       onCancel();
       return;
@@ -153,6 +179,64 @@ function EditRow({ k, onSaved, onCancel }: { k: AdminKey; onSaved: () => void; o
               mode
             </label>
           </div>
+          {k.kind === 'agent' && (
+            <fieldset class="admin-llm" data-testid="admin-llm">
+              <legend>Requests to models (the LLM proxy)</legend>
+              <div class="field admin-sinks">
+                <label for={`models-${k.id}`}>Models</label>
+                <input
+                  id={`models-${k.id}`}
+                  type="text"
+                  placeholder="every model the gateway serves"
+                  value={models}
+                  data-testid="admin-llm-models"
+                  onInput={(e) => setModels((e.target as HTMLInputElement).value)}
+                />
+              </div>
+              <div class="field">
+                <label for={`llmrate-${k.id}`}>Requests / min</label>
+                <input id={`llmrate-${k.id}`} type="text" inputMode="numeric" placeholder="no limit" value={llmRate} onInput={(e) => setLlmRate((e.target as HTMLInputElement).value)} />
+              </div>
+              <div class="field">
+                <label for={`llmquota-${k.id}`}>Requests / month</label>
+                <input id={`llmquota-${k.id}`} type="text" inputMode="numeric" placeholder="no limit" value={llmQuota} onInput={(e) => setLlmQuota((e.target as HTMLInputElement).value)} />
+              </div>
+              <div class="field admin-sinks">
+                <label for={`keywords-${k.id}`}>Blocked words</label>
+                <input
+                  id={`keywords-${k.id}`}
+                  type="text"
+                  placeholder="only the gateway's"
+                  title="Added to [llm.policy]'s, comma-separated"
+                  value={keywords}
+                  onInput={(e) => setKeywords((e.target as HTMLInputElement).value)}
+                />
+              </div>
+              <div class="field">
+                <label for={`onhit-${k.id}`}>When the scan stops one</label>
+                <select id={`onhit-${k.id}`} value={onHit} data-testid="admin-llm-on-hit" onChange={(e) => setOnHit((e.target as HTMLSelectElement).value as 'block' | 'hold' | '')}>
+                  <option value="">the gateway's rule</option>
+                  <option value="block">refuse it</option>
+                  <option value="hold">hold it for a reviewer</option>
+                </select>
+              </div>
+              <div class="field">
+                <label for={`failmode-${k.id}`}>If the judge cannot answer</label>
+                <select id={`failmode-${k.id}`} value={failMode} onChange={(e) => setFailMode((e.target as HTMLSelectElement).value as FailMode | '')}>
+                  <option value="">the gateway's fail mode</option>
+                  <option value="fail_closed">refuse (fail closed)</option>
+                  <option value="fail_open">send (fail open)</option>
+                  <option value="fail_open_safe">send unless it carries tool results (fail open safe)</option>
+                </select>
+              </div>
+              <div class="field admin-shadow">
+                <label>
+                  <input type="checkbox" checked={keepText} onChange={(e) => setKeepText((e.target as HTMLInputElement).checked)} /> Keep
+                  prompt text on its receipts
+                </label>
+              </div>
+            </fieldset>
+          )}
           <div class="row-gap admin-form-actions">
             <button type="submit" class="btn small primary" disabled={busy} data-testid="admin-save">
               Save
@@ -322,6 +406,11 @@ export function AdminKeys() {
                     <td>
                       <b>{k.name}</b>
                       <div class="faint">{k.kind}</div>
+                      {llmSummary(k.settings) && (
+                        <div class="faint admin-key-alerts" data-testid="admin-key-llm">
+                          <span>models →</span> <span>{llmSummary(k.settings)}</span>
+                        </div>
+                      )}
                       {k.settings.alert_sinks && k.settings.alert_sinks.length > 0 && (
                         <div class="faint admin-key-alerts" data-testid="admin-key-alerts">
                           <span>alerts →</span> <span>{k.settings.alert_sinks.join(', ')}</span>

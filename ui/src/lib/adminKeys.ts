@@ -26,6 +26,73 @@ export interface KeySettings {
   alert_sinks?: string[] | null;
   /** The minimum severity of those events; null: each sink's own. */
   alert_min_severity?: Severity | null;
+  /** The key's limits on the LLM proxy (issue 42); null: none. */
+  llm_limits?: LlmLimits | null;
+  /** The key's prompt policy on the LLM proxy, narrowing the gateway's; null: the gateway's alone. */
+  llm_policy?: LlmPolicy | null;
+}
+
+export interface LlmLimits {
+  models: string[] | null;
+  rate_per_minute: number | null;
+  monthly_quota: number | null;
+}
+
+export const FAIL_MODES = ['fail_closed', 'fail_open', 'fail_open_safe'] as const;
+export type FailMode = (typeof FAIL_MODES)[number];
+
+export interface LlmPolicy {
+  blocked_keywords: string[];
+  blocked_topics: Record<string, string[]>;
+  max_chars: number | null;
+  fail_mode: FailMode | null;
+  on_hit: 'block' | 'hold' | null;
+  keep_prompt_text: boolean;
+}
+
+/** The LLM limits a form's fields make (models comma-separated, empty: every model); null when none is set. */
+export function llmLimitsValue(models: string, rate: number | null, quota: number | null): LlmLimits | null {
+  const list = sinksValue(models);
+  if (list === null && rate === null && quota === null) return null;
+  return { models: list, rate_per_minute: rate, monthly_quota: quota };
+}
+
+/** The LLM policy a form's fields make over `was` (the topics and length the form does not show are kept); null when it says nothing. */
+export function llmPolicyValue(
+  was: LlmPolicy | null | undefined,
+  fields: { keywords: string; failMode: FailMode | ''; onHit: 'block' | 'hold' | ''; keepText: boolean },
+): LlmPolicy | null {
+  const p: LlmPolicy = {
+    blocked_keywords: sinksValue(fields.keywords) ?? [],
+    blocked_topics: was?.blocked_topics ?? {},
+    max_chars: was?.max_chars ?? null,
+    fail_mode: fields.failMode === '' ? null : fields.failMode,
+    on_hit: fields.onHit === '' ? null : fields.onHit,
+    keep_prompt_text: fields.keepText,
+  };
+  const empty =
+    p.blocked_keywords.length === 0 &&
+    Object.keys(p.blocked_topics).length === 0 &&
+    p.max_chars === null &&
+    p.fail_mode === null &&
+    p.on_hit === null &&
+    !p.keep_prompt_text;
+  return empty ? null : p;
+}
+
+/** One line saying what a key's LLM settings do, for its row; '' when it has none. */
+export function llmSummary(s: KeySettings): string {
+  const out: string[] = [];
+  const l = s.llm_limits;
+  if (l?.models) out.push(`models: ${l.models.join(', ')}`);
+  if (l?.rate_per_minute) out.push(`${l.rate_per_minute}/min`);
+  if (l?.monthly_quota) out.push(`${l.monthly_quota}/month`);
+  const p = s.llm_policy;
+  if (p?.on_hit === 'hold') out.push('holds what the scan stops');
+  if (p?.fail_mode) out.push(p.fail_mode.replace(/_/g, ' '));
+  if (p && p.blocked_keywords.length > 0) out.push(`${p.blocked_keywords.length} blocked word${p.blocked_keywords.length === 1 ? '' : 's'}`);
+  if (p?.keep_prompt_text) out.push('keeps prompt text');
+  return out.join(' · ');
 }
 
 export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;

@@ -56,7 +56,10 @@ before(async () => {
   const [b] = await Promise.all([launch(), gw.start({
       servers: ['calm'],
       // A keys-only alert sink (issue 21) the form can name; nothing listens.
-      extra: '[alerts]\n[[alerts.sinks]]\nname = "pager"\nkind = "otlp"\nurl = "http://127.0.0.1:9/v1/logs"\nkeys_only = true\n',
+      extra:
+        '[alerts]\n[[alerts.sinks]]\nname = "pager"\nkind = "otlp"\nurl = "http://127.0.0.1:9/v1/logs"\nkeys_only = true\n\n' +
+        // A model provider (issue 42) the form's models can name; nothing listens.
+        '[llm.providers.local]\nbase_url = "http://127.0.0.1:9/v1"\nmodels = ["gpt-4o-mini", "llama3.2"]\n',
     })]);
   browser = b;
   await gw.waitServer('calm', (s) => s.status === 'PENDING', 'PENDING');
@@ -129,6 +132,29 @@ describe('Settings → Keys', () => {
     await edit.waitFor({ state: 'detached', timeout: T });
     await row('builder').locator('[data-testid=admin-key-alerts]', { hasText: /alerts →\s*pager\s*\(≥ high\)/ }).waitFor({ timeout: T });
     await shot('settings-keys-alerts');
+  });
+
+  it("sets an agent key's models and what a stopped request becomes; a model nobody serves is refused", async () => {
+    await row('builder').locator('[data-testid=admin-edit-open]').click();
+    const edit = page.locator('[data-testid=admin-edit]');
+    await edit.waitFor({ timeout: T });
+    await edit.locator('[data-testid=admin-llm-models]').fill('gpt-4o-mini, gpt-5-typo');
+    await edit.locator('[data-testid=admin-save]').click();
+    await edit.locator('[data-testid=admin-error]', { hasText: 'no provider in [llm] serves "gpt-5-typo"' }).waitFor({ timeout: T });
+    await edit.locator('[data-testid=admin-llm-models]').fill('gpt-4o-mini');
+    await edit.locator('[data-testid=admin-llm-on-hit]').selectOption('hold');
+    await shot('settings-keys-llm-edit');
+    await edit.locator('[data-testid=admin-save]').click();
+    await edit.waitFor({ state: 'detached', timeout: T });
+    await row('builder')
+      .locator('[data-testid=admin-key-llm]', { hasText: 'models: gpt-4o-mini · holds what the scan stops' })
+      .waitFor({ timeout: T });
+    const listed = await fetch(`${gw.base}/v1/models`, { headers: { Authorization: `Bearer ${gw.agentKey}` } }).then((r) => r.json());
+    assert.deepEqual(
+      listed.data.map((m) => m.id),
+      ['gpt-4o-mini'],
+    );
+    await shot('settings-keys-llm');
   });
 
   it('creates a key, shown once', async () => {
