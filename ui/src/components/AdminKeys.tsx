@@ -213,20 +213,24 @@ function EditRow({ k, onSaved, onCancel }: { k: AdminKey; onSaved: () => void; o
                 />
               </div>
               <div class="field">
-                <label for={`onhit-${k.id}`}>When the scan stops one</label>
+                <label for={`onhit-${k.id}`} title="What a request the scan stops becomes">
+                  Stopped requests
+                </label>
                 <select id={`onhit-${k.id}`} value={onHit} data-testid="admin-llm-on-hit" onChange={(e) => setOnHit((e.target as HTMLSelectElement).value as 'block' | 'hold' | '')}>
-                  <option value="">the gateway's rule</option>
-                  <option value="block">refuse it</option>
-                  <option value="hold">hold it for a reviewer</option>
+                  <option value="">gateway's</option>
+                  <option value="block">refuse</option>
+                  <option value="hold">hold for review</option>
                 </select>
               </div>
               <div class="field">
-                <label for={`failmode-${k.id}`}>If the judge cannot answer</label>
+                <label for={`failmode-${k.id}`} title="What a request becomes when the judge gives no verdict">
+                  Judge unavailable
+                </label>
                 <select id={`failmode-${k.id}`} value={failMode} onChange={(e) => setFailMode((e.target as HTMLSelectElement).value as FailMode | '')}>
-                  <option value="">the gateway's fail mode</option>
-                  <option value="fail_closed">refuse (fail closed)</option>
-                  <option value="fail_open">send (fail open)</option>
-                  <option value="fail_open_safe">send unless it carries tool results (fail open safe)</option>
+                  <option value="">gateway's</option>
+                  <option value="fail_closed">refuse</option>
+                  <option value="fail_open">send</option>
+                  <option value="fail_open_safe">send without tool results</option>
                 </select>
               </div>
               <div class="field admin-shadow">
@@ -407,7 +411,7 @@ export function AdminKeys() {
                       <b>{k.name}</b>
                       <div class="faint">{k.kind}</div>
                       {llmSummary(k.settings) && (
-                        <div class="faint admin-key-alerts" data-testid="admin-key-llm">
+                        <div class="faint admin-key-llm" data-testid="admin-key-llm">
                           <span>models →</span> <span>{llmSummary(k.settings)}</span>
                         </div>
                       )}

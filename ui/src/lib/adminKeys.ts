@@ -84,7 +84,7 @@ export function llmPolicyValue(
 export function llmSummary(s: KeySettings): string {
   const out: string[] = [];
   const l = s.llm_limits;
-  if (l?.models) out.push(`models: ${l.models.join(', ')}`);
+  if (l?.models) out.push(`${l.models.join(', ')} only`);
   if (l?.rate_per_minute) out.push(`${l.rate_per_minute}/min`);
   if (l?.monthly_quota) out.push(`${l.monthly_quota}/month`);
   const p = s.llm_policy;

@@ -147,7 +147,7 @@ describe('Settings → Keys', () => {
     await edit.locator('[data-testid=admin-save]').click();
     await edit.waitFor({ state: 'detached', timeout: T });
     await row('builder')
-      .locator('[data-testid=admin-key-llm]', { hasText: 'models: gpt-4o-mini · holds what the scan stops' })
+      .locator('[data-testid=admin-key-llm]', { hasText: 'gpt-4o-mini only · holds what the scan stops' })
       .waitFor({ timeout: T });
     const listed = await fetch(`${gw.base}/v1/models`, { headers: { Authorization: `Bearer ${gw.agentKey}` } }).then((r) => r.json());
     assert.deepEqual(

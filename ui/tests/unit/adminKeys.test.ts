@@ -45,7 +45,7 @@ describe('LLM key settings', () => {
         llm_limits: { models: ['gpt-4o-mini'], rate_per_minute: 30, monthly_quota: null },
         llm_policy: { blocked_keywords: ['a'], blocked_topics: {}, max_chars: null, fail_mode: 'fail_open', on_hit: 'hold', keep_prompt_text: false },
       }),
-    ).toBe('models: gpt-4o-mini · 30/min · holds what the scan stops · fail open · 1 blocked word');
+    ).toBe('gpt-4o-mini only · 30/min · holds what the scan stops · fail open · 1 blocked word');
     expect(llmSummary({ rate_per_minute: null, monthly_quota: null, max_response_bytes: null, max_array_items: null, response_policy: null })).toBe('');
   });
 });
