@@ -17,6 +17,10 @@ pub enum LogError {
     /// A store call failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The audit's entry checker (a blocking thread) stopped before it had
+    /// checked every entry: a bug, reported rather than a partial audit.
+    #[error("the audit's entry checker stopped: {0}")]
+    AuditChecker(String),
     /// The batch this append was part of could not be written, or its
     /// commit was not confirmed: it is not acknowledged (every waiter of the
     /// batch gets this error). A commit that reached the database though its
