@@ -136,7 +136,10 @@ fn main() {
     println!("agent sessions: {n} opened after 200 warm-up ones (release build)");
     println!("| measure | value |");
     println!("|---|---|");
-    println!("| gateway RSS, 200 sessions open | {:.1} MiB |", rss_before as f64 / 1024.0);
+    println!(
+        "| gateway RSS, 200 sessions open | {:.1} MiB |",
+        rss_before as f64 / 1024.0
+    );
     println!(
         "| gateway RSS, {} sessions open | {:.1} MiB |",
         n + 200,

@@ -524,7 +524,8 @@ fn check_entries(
             c.entries += 1;
             c.appended_at.push(row.appended_at);
             if computed != row.leaf_hash {
-                c.problems.push(AuditProblem::EditedEntry { index: row.idx });
+                c.problems
+                    .push(AuditProblem::EditedEntry { index: row.idx });
             }
             c.problems.extend(problems);
             c.tree.push(computed);
