@@ -183,7 +183,9 @@ async fn main() {
         ..interlock_log::ExportFilter::default()
     };
     let exported = Instant::now();
-    let bundle = interlock_log::export(&store, &filter).await.expect("export");
+    let bundle = interlock_log::export(&store, &filter)
+        .await
+        .expect("export");
     let export_secs = exported.elapsed().as_secs_f64();
     let carried = bundle.receipts.len();
     store.close().await;
@@ -225,7 +227,5 @@ async fn main() {
     println!(
         "| receipts index caught up | {newly} entries in {index_secs:.1} s (first time); {index_again_ms:.1} ms when caught up |"
     );
-    println!(
-        "| export of one agent's receipts ({carried} of {size}) | {export_secs:.1} s |"
-    );
+    println!("| export of one agent's receipts ({carried} of {size}) | {export_secs:.1} s |");
 }
