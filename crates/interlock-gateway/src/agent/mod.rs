@@ -9,6 +9,8 @@
 //!   `list_plans`, `execute_plan`).
 //! - `hooks`: coding agents' hooks (`/hooks/v1/{client}`): their own tool
 //!   uses judged, held and logged like calls (issue 40).
+//! - `held_plan`: waiting on a held plan bound by a digest (a hook's held
+//!   use, a held request to a model): found again on a retry, waited on.
 //! - `llm`: the LLM proxy (`/v1/chat/completions`, `/v1/models`): prompts
 //!   scanned, each verdict logged before a request leaves (issue 42).
 //!
@@ -19,6 +21,7 @@
 pub mod calls;
 pub mod content;
 pub mod governance;
+pub(crate) mod held_plan;
 pub(crate) mod hooks;
 pub(crate) mod llm;
 pub mod mcp;

@@ -7,26 +7,22 @@
 //! the engine's compare-and-swap consumes the approval — and is answered
 //! allow, exactly once; a third try is held anew.
 
-use std::time::{Duration, Instant};
-
 use interlock_canon::{self as canon, Value};
 use interlock_core::time::rfc3339;
-use interlock_engine::{PlanRecord, PlanStatus};
+use interlock_engine::PlanStatus;
 use interlock_hooks::{Answer, HookEvent};
 use interlock_store::ApiKeyRecord;
 use serde_json::json;
 
 use super::super::calls::assess::Assessment;
 use super::leaf::{HookVerdict, logged};
+use crate::agent::held_plan::{self, Decided, Existing};
 use crate::auth::agent_identity;
 use crate::gateway::Gateway;
 
 /// A held hook plan's id: `call-hook-<binding prefix>-<random>` (the held
 /// call prefix, so no agent can run it through `execute_plan`).
 use interlock_trust::held_id::HOOK_HELD_PREFIX as HOOK_PLAN_PREFIX;
-
-/// How often a waiting hook polls for its decision (the store is the truth).
-const POLL_EVERY: Duration = Duration::from_millis(250);
 
 pub(super) async fn hold(
     gw: &Gateway,
@@ -38,56 +34,38 @@ pub(super) async fn hold(
     let binding = event.input_hash().to_string();
     let proposer = agent_identity(&agent.name);
     let reasons = assessment.hold_reasons.join("; ");
-    let mine = |p: &PlanRecord| {
-        p.plan_id.starts_with(HOOK_PLAN_PREFIX) && p.proposer == proposer && binds(p, &binding)
-    };
-    // Approved already (this is the retry): run it, once.
-    if let Ok(approved) = gw.engine().plans(Some(PlanStatus::Approved)).await
-        && let Some(plan) = approved.into_iter().find(|p| mine(p))
-    {
-        return run(gw, agent, event, assessment, &plan.plan_id, &plan.plan_hash).await;
-    }
-    // Waiting already (a retry before the decision): wait on the same plan.
-    let pending = gw
-        .engine()
-        .plans(Some(PlanStatus::Proposed))
-        .await
-        .ok()
-        .and_then(|plans| plans.into_iter().find(|p| mine(p)));
-    let (plan_id, plan_hash) = match pending {
-        Some(p) => (p.plan_id, p.plan_hash),
-        None => match propose(gw, agent, event, assessment, &binding).await {
-            Ok(p) => p,
-            Err(answer) => return answer,
-        },
-    };
-    let deadline = Instant::now() + Duration::from_secs(wait_secs);
-    loop {
-        match gw.engine().plan(&plan_id).await.map(|p| p.status) {
-            Ok(PlanStatus::Approved) => {
+    let (plan_id, plan_hash) =
+        match held_plan::existing(gw, HOOK_PLAN_PREFIX, &proposer, &binding).await {
+            // Approved already (this is the retry): run it, once.
+            Existing::Approved { plan_id, plan_hash } => {
                 return run(gw, agent, event, assessment, &plan_id, &plan_hash).await;
             }
-            Ok(PlanStatus::Proposed) => {}
-            Ok(status @ (PlanStatus::Rejected | PlanStatus::Expired | PlanStatus::Superseded)) => {
-                let verdict = HookVerdict::Rejected {
-                    plan_id: plan_id.clone(),
-                    status: status.as_str().to_owned(),
-                };
-                let deny = Answer::Deny {
-                    reason: format!(
-                        "Interlock: a reviewer did not approve this {} use (plan `{plan_id}` is {}). It must not run.",
-                        event.canonical_tool(),
-                        status.as_str()
-                    ),
-                };
-                return logged(gw, agent, event, &verdict, Some(assessment), deny).await;
-            }
-            Ok(_) | Err(_) => break,
+            // Waiting already (a retry before the decision): wait on it.
+            Existing::Pending { plan_id, plan_hash } => (plan_id, plan_hash),
+            Existing::None => match propose(gw, agent, event, assessment, &binding).await {
+                Ok(p) => p,
+                Err(answer) => return answer,
+            },
+        };
+    match held_plan::wait(gw, &plan_id, wait_secs).await {
+        Decided::Approved => {
+            return run(gw, agent, event, assessment, &plan_id, &plan_hash).await;
         }
-        if Instant::now() >= deadline {
-            break;
+        Decided::Refused(status) => {
+            let verdict = HookVerdict::Rejected {
+                plan_id: plan_id.clone(),
+                status: status.as_str().to_owned(),
+            };
+            let deny = Answer::Deny {
+                reason: format!(
+                    "Interlock: a reviewer did not approve this {} use (plan `{plan_id}` is {}). It must not run.",
+                    event.canonical_tool(),
+                    status.as_str()
+                ),
+            };
+            return logged(gw, agent, event, &verdict, Some(assessment), deny).await;
         }
-        tokio::time::sleep(POLL_EVERY).await;
+        Decided::Undecided => {}
     }
     Answer::Deny {
         reason: format!(
@@ -95,13 +73,6 @@ pub(super) async fn hold(
             event.canonical_tool()
         ),
     }
-}
-
-/// Whether a hook plan is for exactly this binding.
-fn binds(plan: &PlanRecord, binding: &str) -> bool {
-    canon::parse_json(&plan.document).is_ok_and(|doc| {
-        canon::to_serde_json(&doc)["body"]["stages"][0]["params"]["binding_hash"] == binding
-    })
 }
 
 /// Proposes the plan and logs the hold; its id and hash, or the answer that

@@ -10,24 +10,19 @@
 //! approved"; the same bytes from the same agent then wait on that plan, or
 //! run it once it is approved. A third try is held anew.
 
-use std::time::{Duration, Instant};
-
 use axum::http::StatusCode;
 use axum::response::Response;
 use interlock_canon as canon;
 use interlock_core::time::rfc3339;
-use interlock_engine::{PlanRecord, PlanStatus};
+use interlock_engine::PlanStatus;
 use interlock_llm::{Hit, WireFormat};
 use interlock_trust::held_id::LLM_HELD_PREFIX;
 use serde_json::json;
 
 use super::leaf::{Leaf, LlmVerdict};
+use crate::agent::held_plan::{self, Decided, Existing};
 use crate::auth::agent_identity;
 use crate::gateway::Gateway;
-
-/// How often a waiting request polls for its decision (made in this
-/// process or another: the store is the truth).
-const POLL_EVERY: Duration = Duration::from_millis(250);
 
 /// What a held request comes to.
 pub(super) enum Held {
@@ -48,28 +43,19 @@ pub(super) async fn hold(
 ) -> Held {
     let binding = binding(leaf);
     let proposer = agent_identity(&leaf.agent.name);
-    let mine = |p: &PlanRecord| {
-        p.plan_id.starts_with(LLM_HELD_PREFIX) && p.proposer == proposer && binds(p, &binding)
-    };
     let answer = |status, code: &str, message: String| {
         Held::Answer(super::error(wire, status, "interlock_held", code, message))
     };
-    // Approved already (this is the retry): run it, once.
-    if let Ok(approved) = gw.engine().plans(Some(PlanStatus::Approved)).await
-        && let Some(plan) = approved.into_iter().find(|p| mine(p))
-    {
-        return run(gw, leaf, hit, wire, &plan.plan_id, &plan.plan_hash).await;
-    }
-    // Waiting already (a retry before the decision): wait on the same plan.
-    let pending = gw
-        .engine()
-        .plans(Some(PlanStatus::Proposed))
+    let (plan_id, plan_hash) = match held_plan::existing(gw, LLM_HELD_PREFIX, &proposer, &binding)
         .await
-        .ok()
-        .and_then(|plans| plans.into_iter().find(|p| mine(p)));
-    let (plan_id, plan_hash) = match pending {
-        Some(p) => (p.plan_id, p.plan_hash),
-        None => match propose(gw, leaf, hit, &binding).await {
+    {
+        // Approved already (this is the retry): run it, once.
+        Existing::Approved { plan_id, plan_hash } => {
+            return run(gw, leaf, hit, wire, &plan_id, &plan_hash).await;
+        }
+        // Waiting already (a retry before the decision): wait on it.
+        Existing::Pending { plan_id, plan_hash } => (plan_id, plan_hash),
+        Existing::None => match propose(gw, leaf, hit, &binding).await {
             Ok(p) => p,
             Err(why) => {
                 return answer(
@@ -82,42 +68,32 @@ pub(super) async fn hold(
             }
         },
     };
-    let deadline = Instant::now() + Duration::from_secs(wait_secs);
-    loop {
-        match gw.engine().plan(&plan_id).await.map(|p| p.status) {
-            Ok(PlanStatus::Approved) => {
-                return run(gw, leaf, hit, wire, &plan_id, &plan_hash).await;
+    match held_plan::wait(gw, &plan_id, wait_secs).await {
+        Decided::Approved => return run(gw, leaf, hit, wire, &plan_id, &plan_hash).await,
+        Decided::Refused(status) => {
+            let verdict = LlmVerdict::Rejected {
+                hit: hit.clone(),
+                plan_id: plan_id.clone(),
+                status: status.as_str(),
+            };
+            // The refusal is the answer either way; the leaf says so when it
+            // can be written.
+            let _ = Leaf {
+                verdict: &verdict,
+                ..leaf
             }
-            Ok(PlanStatus::Proposed) => {}
-            Ok(status @ (PlanStatus::Rejected | PlanStatus::Expired | PlanStatus::Superseded)) => {
-                let verdict = LlmVerdict::Rejected {
-                    hit: hit.clone(),
-                    plan_id: plan_id.clone(),
-                    status: status.as_str(),
-                };
-                // The refusal is the answer either way; the leaf says so when
-                // it can be written.
-                let _ = Leaf {
-                    verdict: &verdict,
-                    ..leaf
-                }
-                .append(gw)
-                .await;
-                return answer(
-                    StatusCode::FORBIDDEN,
-                    "prompt_rejected",
-                    format!(
-                        "Interlock: a reviewer did not approve this request (plan `{plan_id}` is {}); it was not sent",
-                        status.as_str()
-                    ),
-                );
-            }
-            Ok(_) | Err(_) => break,
+            .append(gw)
+            .await;
+            return answer(
+                StatusCode::FORBIDDEN,
+                "prompt_rejected",
+                format!(
+                    "Interlock: a reviewer did not approve this request (plan `{plan_id}` is {}); it was not sent",
+                    status.as_str()
+                ),
+            );
         }
-        if Instant::now() >= deadline {
-            break;
-        }
-        tokio::time::sleep(POLL_EVERY).await;
+        Decided::Undecided => {}
     }
     answer(
         StatusCode::FORBIDDEN,
@@ -152,13 +128,6 @@ fn binding(leaf: Leaf<'_>) -> String {
         }
         _ => canon::Digest::of_bytes(leaf.body).to_string(),
     }
-}
-
-/// Whether a held request's plan is for exactly these bytes.
-fn binds(plan: &PlanRecord, binding: &str) -> bool {
-    canon::parse_json(&plan.document).is_ok_and(|doc| {
-        canon::to_serde_json(&doc)["body"]["stages"][0]["params"]["binding_hash"] == binding
-    })
 }
 
 /// Proposes the plan and logs the hold: its id and hash.
