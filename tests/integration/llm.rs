@@ -1037,3 +1037,60 @@ fn a_providers_error_is_relayed_and_a_stalled_stream_is_cut_at_the_timeout() {
         .collect();
     assert_eq!(verdicts, ["allowed", "allowed"]);
 }
+
+#[test]
+fn regression_issue_42_held_requests_of_one_key_are_capped_like_held_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("provider.jsonl");
+    let p = provider(&log);
+    let gw = Gateway::start_with_env(
+        &format!(
+            "[limits]\nheld_calls_per_key = 1\n\n[llm]\non_hit = \"hold\"\nhold_secs = 30\n\n\
+             [llm.policy]\nblocked_keywords = [\"project falcon\"]\n\n\
+             [llm.providers.local]\nbase_url = \"http://127.0.0.1:{}/v1\"\nmodels = [\"standin-small\"]\n",
+            p.port
+        ),
+        &[],
+    );
+    let (addr, key) = (gw.addr.clone(), gw.agent_key.clone());
+    let waiting = std::thread::spawn(move || {
+        sdk(
+            "llm-client.py",
+            &format!("http://{addr}/v1"),
+            [&key, "standin-small", "chat", "project falcon status"],
+        )
+    });
+    // The first waits for a reviewer (its held leaf is written first).
+    let mut plan_id = None;
+    for _ in 0..200 {
+        if let Some(l) = llm_leaves(&gw)
+            .into_iter()
+            .find(|l| l["verdict"]["verdict"] == "held")
+        {
+            plan_id = l["verdict"]["plan_id"].as_str().map(str::to_owned);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let plan_id = plan_id.expect("the first request is held");
+    // A second, while it waits: refused, and no plan is proposed for it.
+    let r = client(
+        &gw,
+        &gw.agent_key.clone(),
+        "standin-small",
+        "chat",
+        "project falcon budget",
+    );
+    assert_eq!(r["status"], 429, "{r}");
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("waiting for a reviewer already"),
+        "{r}"
+    );
+    let out = gw.cli(&["plans", "reject", &plan_id, "--reason", "no"]);
+    assert!(out.status.success(), "{}", crate::util::stderr(&out));
+    assert_eq!(waiting.join().unwrap()["status"], 403);
+    assert!(received(&log).is_empty());
+}

@@ -46,6 +46,23 @@ pub(super) async fn hold(
     let answer = |status, code: &str, message: String| {
         Held::Answer(super::error(wire, status, "interlock_held", code, message))
     };
+    // Each waiting request holds a task and polls the store: one key may
+    // have only `limits.held_calls_per_key` waiting at once, its held tool
+    // calls counted with them (as the MCP path does).
+    let _slot = match gw.held_slot(&leaf.agent.key_hash) {
+        Ok(slot) => slot,
+        Err(cap) => {
+            return answer(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_held",
+                format!(
+                    "Interlock: this key has {} requests and calls waiting for a reviewer already; \
+                     retry when one is decided",
+                    cap.max
+                ),
+            );
+        }
+    };
     let (plan_id, plan_hash) = match held_plan::existing(gw, LLM_HELD_PREFIX, &proposer, &binding)
         .await
     {
