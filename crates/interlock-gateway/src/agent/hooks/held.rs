@@ -34,6 +34,16 @@ pub(super) async fn hold(
     let binding = event.input_hash().to_string();
     let proposer = agent_identity(&agent.name);
     let reasons = assessment.hold_reasons.join("; ");
+    // Each waiting use holds a task and polls the store: counted with the
+    // key's held calls (`limits.held_calls_per_key`), as the MCP path's are.
+    let _slot = match gw.held_slot(&agent.key_hash) {
+        Ok(slot) => slot,
+        Err(cap) => {
+            return Answer::Deny {
+                reason: format!("Interlock: {cap}"),
+            };
+        }
+    };
     let (plan_id, plan_hash) =
         match held_plan::existing(gw, HOOK_PLAN_PREFIX, &proposer, &binding).await {
             // Approved already (this is the retry): run it, once.
