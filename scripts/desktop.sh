@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Usage: scripts/desktop.sh [build|test|memory|run] [ARGS...]
+# Usage: scripts/desktop.sh [packages|build|test|memory|run] [ARGS...]
 #
+#   packages  installs only the Debian packages the app compiles against (what
+#          scripts/test needs before its one `--workspace` build, which includes the app).
 #   build  installs what the desktop app needs (Debian packages for Tauri/WebKitGTK,
 #          only those missing), builds the review UI (scripts/ui.sh, when present)
-#          and the app (src-tauri/, its own cargo workspace).
-#   test   build, then: rustfmt and clippy on src-tauri, its unit tests, and the end-to-end test
-#          (tests/desktop/e2e.py) under Xvfb, in a private D-Bus session with an
-#          unlocked gnome-keyring (scripts/with-keyring), driving the app with
-#          tauri-driver + WebKitWebDriver. Installs tauri-driver (cargo install) and a
-#          Python venv with jeepney (tests/desktop/requirements.txt) when missing.
+#          and the app (src-tauri/, a member of the main workspace).
+#   test   build, then the end-to-end test (tests/desktop/e2e.py) under Xvfb, in a
+#          private D-Bus session with an unlocked gnome-keyring (scripts/with-keyring),
+#          driving the app with tauri-driver + WebKitWebDriver. Installs tauri-driver
+#          (cargo install) and a Python venv with jeepney (tests/desktop/requirements.txt)
+#          when missing. The app's lints and unit tests are the workspace's
+#          (`cargo clippy --workspace`, `cargo nextest run --workspace`: scripts/test).
 #   memory build, then measure where the app's memory goes — in the tray, with the
 #          window open on 100 held items, after closing it — per process and
 #          mapping (tests/desktop/memory.py, same private session as test).
@@ -16,10 +19,10 @@
 #          starts it in the tray only). Needs a desktop session (DISPLAY or
 #          WAYLAND_DISPLAY) with a Secret Service keychain.
 #
-# The app builds into $INTERLOCK_DESKTOP_TARGET_DIR (default
-# ~/.cache/interlock/target-desktop), apart from the main workspace's
-# $CARGO_TARGET_DIR, so the two builds never wait on each other's lock.
-# CARGO_BUILD_JOBS is honoured (e.g. 2 on a shared 2-core machine).
+# The app builds into the workspace's $CARGO_TARGET_DIR (issue 45 item 7: one build
+# of the crates it shares with the CLI). With INTERLOCK_DESKTOP_BIN and INTERLOCK_BIN
+# set to built binaries (scripts/test passes the ones its one workspace build made),
+# `test` and `memory` use those and build nothing. CARGO_BUILD_JOBS is honoured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -28,8 +31,8 @@ source scripts/env.sh
 cmd="${1:-run}"
 [ "$#" -gt 0 ] && shift
 
-desktop_target="${INTERLOCK_DESKTOP_TARGET_DIR:-$HOME/.cache/interlock/target-desktop}"
-app="$desktop_target/debug/interlock-desktop"
+app="${INTERLOCK_DESKTOP_BIN:-$CARGO_TARGET_DIR/debug/interlock-desktop}"
+cli="${INTERLOCK_BIN:-$CARGO_TARGET_DIR/debug/interlock}"
 venv="${INTERLOCK_DESKTOP_VENV:-$HOME/.cache/interlock/desktop-venv}"
 
 log() { printf 'desktop.sh: %s\n' "$*" >&2; }
@@ -66,8 +69,13 @@ build() {
   elif [ ! -f ui/dist/index.html ]; then
     log "warning: no scripts/ui.sh and no ui/dist: the window will say the UI is not built"
   fi
-  log "building the app (src-tauri → $desktop_target)"
-  CARGO_TARGET_DIR="$desktop_target" cargo build --manifest-path src-tauri/Cargo.toml --locked \
+  if [ -n "${INTERLOCK_DESKTOP_BIN:-}" ] && [ -n "${INTERLOCK_BIN:-}" ]; then
+    log "using the app and the CLI given: $app, $cli"
+    [ -x "$app" ] && [ -x "$cli" ] || { log "error: not built: $app or $cli"; exit 1; }
+    return 0
+  fi
+  log "building the app and the CLI (→ $CARGO_TARGET_DIR/debug)"
+  cargo build --locked -p interlock-desktop -p interlock --bins \
     ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}
 }
 
@@ -92,7 +100,9 @@ test_() {
   if ! command -v tauri-driver >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
     # A debug build (issue 45): it relays WebDriver requests, nothing hot.
     log "cargo install tauri-driver --debug"
-    CARGO_PROFILE_DEV_DEBUG=0 cargo install tauri-driver --locked --debug >&2
+    # Not linted: scripts/test's Clippy driver is for this workspace's own crates.
+    env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS CARGO_PROFILE_DEV_DEBUG=0 \
+      cargo install tauri-driver --locked --debug >&2
   fi
   local driver
   driver="$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")"
@@ -101,22 +111,10 @@ test_() {
   set -a
   eval "$(scripts/peers.sh)"
   set +a
-  log "cargo fmt --check (src-tauri)"
-  cargo fmt --manifest-path src-tauri/Cargo.toml -- --check
-  log "cargo clippy -D warnings (src-tauri)"
-  CARGO_TARGET_DIR="$desktop_target" cargo clippy --manifest-path src-tauri/Cargo.toml --locked \
-    --all-targets ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"} -- -D warnings
-  log "unit tests (src-tauri)"
-  # Under a throwaway keyring: the notification tests start a real backend,
-  # whose approver key lives in the keychain.
-  CARGO_TARGET_DIR="$desktop_target" scripts/with-keyring cargo test \
-    --manifest-path src-tauri/Cargo.toml --locked ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}
-  log "building the CLI (the test's agent and reviewer tools)"
-  cargo build --locked --bin interlock ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}
   log "end-to-end test under Xvfb"
   # Absolute paths: scripts/with-keyring moves HOME into a throwaway directory.
   INTERLOCK_DESKTOP_BIN="$app" \
-    INTERLOCK_BIN="$CARGO_TARGET_DIR/debug/interlock" \
+    INTERLOCK_BIN="$cli" \
     TAURI_DRIVER="$driver" \
     xvfb-run -a -s "-screen 0 1440x900x24" \
     scripts/with-keyring "$venv/bin/python" tests/desktop/e2e.py "$@"
@@ -126,9 +124,8 @@ memory() {
   build
   apt_install "${test_packages[@]}"
   venv
-  cargo build --locked --bin interlock ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}
-  INTERLOCK_DESKTOP_BIN="${INTERLOCK_DESKTOP_BIN:-$app}" \
-    INTERLOCK_BIN="$CARGO_TARGET_DIR/debug/interlock" \
+  INTERLOCK_DESKTOP_BIN="$app" \
+    INTERLOCK_BIN="$cli" \
     xvfb-run -a -s "-screen 0 1440x900x24" \
     scripts/with-keyring "$venv/bin/python" tests/desktop/memory.py
 }
@@ -143,12 +140,13 @@ run() {
 }
 
 case "$cmd" in
+  packages) apt_install "${build_packages[@]}" ;;
   build) build ;;
   test) test_ "$@" ;;
   memory) memory ;;
   run) run "$@" ;;
   *)
-    echo "usage: scripts/desktop.sh [build|test|memory|run] [ARGS...]" >&2
+    echo "usage: scripts/desktop.sh [packages|build|test|memory|run] [ARGS...]" >&2
     exit 2
     ;;
 esac

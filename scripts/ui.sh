@@ -93,12 +93,13 @@ eval "$("$root/scripts/peers.sh")"
 export INTERLOCK_PEERS_DIR CHROMIUM="$chromium"
 
 # The 10,000-receipt bundle the browser tests time their verifier on: written by
-# the Rust tamper matrix (a few seconds), not committed (5 MB); the committed
+# the Rust tamper matrix (a few seconds; `--workspace`, so scripts/test's build serves
+# it), not committed (5 MB); the committed
 # fixtures are left as they are (scripts/bundle-fixtures.sh rewrites those).
 if [ ! -s "$ui/test-results/large/bundle-10000.json" ]; then
   log "writing the 10,000-receipt bundle (interlock-receipts' tamper matrix)"
   large_tmp="$(mktemp -d)"
-  (cd "$root" && INTERLOCK_BUNDLE_FIXTURES="$large_tmp" cargo test -q -p interlock-receipts --test tamper -- --test-threads=1 >/dev/null)
+  (cd "$root" && INTERLOCK_BUNDLE_FIXTURES="$large_tmp" cargo test -q --workspace --locked --test tamper -- --test-threads=1 >/dev/null)
   mkdir -p "$ui/test-results/large"
   mv "$large_tmp/large/bundle-10000.json" "$ui/test-results/large/"
   rm -rf "$large_tmp"

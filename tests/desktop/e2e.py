@@ -97,8 +97,10 @@ from dbus_peers import Client, NotificationServer, StatusNotifierWatcher, TrayMe
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SHOTS = os.path.join(HERE, "screenshots")
-APP = os.environ.get("INTERLOCK_DESKTOP_BIN") or os.path.expanduser(
-    "~/.cache/interlock/target-desktop/debug/interlock-desktop"
+APP = os.environ.get("INTERLOCK_DESKTOP_BIN") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/interlock/target")),
+    "debug",
+    "interlock-desktop",
 )
 CLI = os.environ.get("INTERLOCK_BIN") or os.path.join(
     os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/interlock/target")),

@@ -41,9 +41,9 @@ pub fn cargo() -> OsString {
     std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
-/// Runs `cargo metadata --format-version 1 --no-deps --offline` in `dir`, on
-/// `manifest` if given, and returns its workspace members.
-pub fn workspace_packages(dir: &Path, manifest: Option<&Path>) -> Result<Vec<Package>, Error> {
+/// Runs `cargo metadata --format-version 1 --no-deps --offline` in `dir` and
+/// returns its workspace members (default or not: the desktop app is one).
+pub fn workspace_packages(dir: &Path) -> Result<Vec<Package>, Error> {
     let mut command = Command::new(cargo());
     command.current_dir(dir).args([
         "metadata",
@@ -52,9 +52,6 @@ pub fn workspace_packages(dir: &Path, manifest: Option<&Path>) -> Result<Vec<Pac
         "--no-deps",
         "--offline",
     ]);
-    if let Some(manifest) = manifest {
-        command.arg("--manifest-path").arg(manifest);
-    }
     let shown = format!("{command:?}");
     let output = command
         .output()

@@ -1,4 +1,5 @@
-//! The real repository: its packages (both cargo workspaces), their crates
+//! The real repository: its packages (the cargo workspace's members, the
+//! desktop shell among them), their crates
 //! of files, docs/ARCHITECTURE.md and its tests, and the checks run on them.
 //!
 //! Why one place: the checks themselves are pure functions over text
@@ -18,8 +19,6 @@ use crate::{Error, deps, doc, faces, lints, names, test_fns};
 
 /// Where the document is, from the repository root.
 pub const ARCHITECTURE_MD: &str = "docs/ARCHITECTURE.md";
-/// The desktop shell's own workspace.
-pub const DESKTOP_MANIFEST: &str = "src-tauri/Cargo.toml";
 /// The marker lines of the document's machine-read blocks.
 pub const EDGES_MARKER: &str = "# crate edges";
 pub const FACES_MARKER: &str = "# faces";
@@ -31,23 +30,18 @@ pub const JOINS_MARKER: &str = "# joins";
 #[derive(Debug, Clone)]
 pub struct Repo {
     pub root: PathBuf,
-    /// The packages of the main workspace and of the desktop shell's.
+    /// The workspace's packages (every member, default or not).
     pub packages: Vec<Package>,
     pub doc: String,
 }
 
 impl Repo {
-    /// Reads the repository at `root`: both workspaces' packages (two quick
-    /// `cargo metadata` runs) and the document.
+    /// Reads the repository at `root`: the workspace's packages (one quick
+    /// `cargo metadata` run) and the document.
     pub fn load(root: &Path) -> Result<Self, Error> {
         let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
-        let mut packages = metadata::workspace_packages(&root, None)?;
-        packages.extend(metadata::workspace_packages(
-            &root,
-            Some(&root.join(DESKTOP_MANIFEST)),
-        )?);
+        let mut packages = metadata::workspace_packages(&root)?;
         packages.sort_by(|a, b| a.name.cmp(&b.name));
-        packages.dedup_by(|a, b| a.name == b.name);
         let doc_path = root.join(ARCHITECTURE_MD);
         let doc = fs::read_to_string(&doc_path).map_err(|e| Error::io(&doc_path, e))?;
         Ok(Repo {

@@ -177,6 +177,9 @@ impl Store {
                 owner_only::prepare(path)
                     .await
                     .map_err(|e| open_err(Box::new(e)))?;
+                probe_sqlite(&url)
+                    .await
+                    .map_err(|e| open_err(Box::new(e)))?;
                 AnyPoolOptions::new()
                     .max_connections(MAX_CONNECTIONS)
                     // A SQLite connection is a file handle on a thread of this
@@ -505,6 +508,19 @@ pub(crate) fn connect_options(path: &Path) -> sqlx::sqlite::SqliteConnectOptions
 /// The settings every SQLite connection of the pool runs with: WAL,
 /// `synchronous=FULL` (a returned commit survives power loss), foreign keys
 /// enforced, and the busy timeout.
+/// Opens one connection to the SQLite file at `url` and applies its
+/// settings, before the pool does. Why: the pool retries a connection whose
+/// settings fail (a file that is not a database, a read-only one) until its
+/// acquire timeout, 30 s, and then reports only that it timed out; this
+/// names the cause at once (`regression_issue_45_a_file_that_is_not_a_database_is_named_at_once`).
+async fn probe_sqlite(url: &str) -> Result<(), sqlx::Error> {
+    use sqlx::Connection as _;
+    let mut conn = AnyConnection::connect(url).await?;
+    let settings = sqlite_settings(&mut conn).await;
+    let _ = conn.close().await;
+    settings
+}
+
 async fn sqlite_settings(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
     conn.execute("PRAGMA journal_mode = WAL").await?;
     conn.execute("PRAGMA synchronous = FULL").await?;

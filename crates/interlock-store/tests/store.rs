@@ -105,11 +105,24 @@ async fn open_reports_unopenable_path() {
     std::fs::write(&file, b"not a dir").unwrap();
     let err = Store::open(&file.join("db.sqlite")).await.unwrap_err();
     assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
-    // A file that is not a database.
+}
+
+/// A file that is not a database fails its settings; the pool retried that
+/// for its whole acquire timeout (30 s) and then said only "pool timed out",
+/// so `interlock serve` on a damaged file hung and never named the cause.
+#[tokio::test]
+async fn regression_issue_45_a_file_that_is_not_a_database_is_named_at_once() {
+    let dir = tempfile::tempdir().unwrap();
     let junk = dir.path().join("junk.sqlite");
     std::fs::write(&junk, vec![0x42u8; 8192]).unwrap();
     let err = Store::open(&junk).await.unwrap_err();
-    assert!(!format!("{err}").is_empty());
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("not a database"),
+        "the cause is named: {err}"
+    );
+    // Nothing was written over it.
+    assert_eq!(std::fs::read(&junk).unwrap(), vec![0x42u8; 8192]);
 }
 
 #[tokio::test]
