@@ -11,8 +11,9 @@
 // What the test decides, not the user: the home directory, a Claude Code
 // config in it (tests/data/connect/claude-code, the real peers' paths filled in),
 // the port (a free one in the data directory's gateway.toml: 8717 may be taken
-// by another run), and a debug build (INTERLOCK_RUN_DEBUG=1: the run already
-// built one; a user's `scripts/run` builds a release binary).
+// by another run), and the binary: the debug build the test run made
+// (INTERLOCK_RUN_BIN; a user's `scripts/run` builds a release binary, and a
+// build here would compile again with the CLI's own features: issue 45 item 7).
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -76,7 +77,7 @@ function userEnv() {
     CARGO_HOME: process.env.CARGO_HOME || path.join(realHome, '.cargo'),
     RUSTUP_HOME: process.env.RUSTUP_HOME || path.join(realHome, '.rustup'),
     CARGO_TARGET_DIR: path.dirname(path.dirname(interlockBin())),
-    INTERLOCK_RUN_DEBUG: '1',
+    INTERLOCK_RUN_BIN: interlockBin(),
   };
 }
 
