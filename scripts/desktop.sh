@@ -10,8 +10,8 @@
 #          private D-Bus session with an unlocked gnome-keyring (scripts/with-keyring),
 #          driving the app with tauri-driver + WebKitWebDriver. Installs tauri-driver
 #          (cargo install) and a Python venv with jeepney (tests/desktop/requirements.txt)
-#          when missing. The app's lints and unit tests are the workspace's
-#          (`cargo clippy --workspace`, `cargo nextest run --workspace`: scripts/test).
+#          when missing. The app's lints and unit tests are the workspace's (scripts/test's
+#          one linted `--workspace` build and its `cargo nextest run --workspace`).
 #   memory build, then measure where the app's memory goes — in the tray, with the
 #          window open on 100 held items, after closing it — per process and
 #          mapping (tests/desktop/memory.py, same private session as test).

@@ -505,9 +505,6 @@ pub(crate) fn connect_options(path: &Path) -> sqlx::sqlite::SqliteConnectOptions
         .busy_timeout(BUSY_TIMEOUT)
 }
 
-/// The settings every SQLite connection of the pool runs with: WAL,
-/// `synchronous=FULL` (a returned commit survives power loss), foreign keys
-/// enforced, and the busy timeout.
 /// Opens one connection to the SQLite file at `url` and applies its
 /// settings, before the pool does. Why: the pool retries a connection whose
 /// settings fail (a file that is not a database, a read-only one) until its
@@ -521,6 +518,9 @@ async fn probe_sqlite(url: &str) -> Result<(), sqlx::Error> {
     settings
 }
 
+/// The settings every SQLite connection of the pool runs with: WAL,
+/// `synchronous=FULL` (a returned commit survives power loss), foreign keys
+/// enforced, and the busy timeout.
 async fn sqlite_settings(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
     conn.execute("PRAGMA journal_mode = WAL").await?;
     conn.execute("PRAGMA synchronous = FULL").await?;
