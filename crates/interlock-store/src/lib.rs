@@ -37,6 +37,7 @@ mod lease;
 mod llm;
 mod location;
 mod log;
+mod migrations;
 mod owner_only;
 mod plans;
 mod probes;
@@ -228,10 +229,9 @@ impl Store {
                 other => other,
             }
         })?;
-        match location.backend() {
-            Backend::Sqlite => sqlx::migrate!("./migrations/sqlite").run(&pool).await?,
-            Backend::Postgres => sqlx::migrate!("./migrations/postgres").run(&pool).await?,
-        }
+        migrations::migrator(location.backend(), i64::MAX)
+            .run(&pool)
+            .await?;
         tracing::debug!(store = %location, "store opened");
         let changes = Arc::new(tokio::sync::watch::Sender::new(0));
         let seal_requested_ms = Arc::new(std::sync::atomic::AtomicI64::new(0));

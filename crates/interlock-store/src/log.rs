@@ -892,14 +892,7 @@ mod tests {
             let pool = sqlx::SqlitePool::connect_with(crate::connect_options(&path))
                 .await
                 .unwrap();
-            let mut v4 = sqlx::migrate!("./migrations/sqlite");
-            v4.migrations = std::borrow::Cow::Owned(
-                v4.migrations
-                    .iter()
-                    .filter(|m| m.version <= 4)
-                    .cloned()
-                    .collect(),
-            );
+            let v4 = crate::migrations::migrator(crate::Backend::Sqlite, 4);
             v4.run(&pool).await.unwrap();
             for i in 0..3u64 {
                 let l = leaf(i);
