@@ -13,11 +13,11 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { uiDir, waitFor } from './harness.mjs';
+import { waitFor, screenshotsDir } from './harness.mjs';
 import { FreshGateway } from './fresh.mjs';
 import { launch } from './browser.mjs';
 
-const shots = path.join(uiDir, 'test-results/screenshots');
+const shots = screenshotsDir;
 const T = 30_000;
 
 let gw;

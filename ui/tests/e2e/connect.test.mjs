@@ -13,11 +13,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { repoDir, uiDir, waitFor } from './harness.mjs';
+import { repoDir, waitFor, screenshotsDir } from './harness.mjs';
 import { FreshGateway } from './fresh.mjs';
 import { launch } from './browser.mjs';
 
-const shots = path.join(uiDir, 'test-results/screenshots');
+const shots = screenshotsDir;
 const T = 20_000;
 
 let gw;

@@ -29,6 +29,11 @@ const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const uiDir = path.resolve(here, '../..');
 export const repoDir = path.resolve(uiDir, '..');
+/** Where the tests' screenshots go: `$INTERLOCK_UI_SCREENSHOTS`, else
+ * `ui/test-results/screenshots/` (scripts/ui.sh gives the Postgres pass, which runs
+ * beside the SQLite one, a directory of its own). */
+export const screenshotsDir =
+  process.env.INTERLOCK_UI_SCREENSHOTS || path.join(uiDir, 'test-results/screenshots');
 
 export function interlockBin() {
   if (process.env.INTERLOCK_BIN) return process.env.INTERLOCK_BIN;

@@ -14,10 +14,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { Gateway, uiDir, repoDir } from './harness.mjs';
+import { Gateway, uiDir, repoDir, screenshotsDir } from './harness.mjs';
 import { launch, reviewerPage } from './browser.mjs';
 
-const shots = path.join(uiDir, 'test-results/screenshots');
+const shots = screenshotsDir;
 const T = 30_000;
 
 let gw;

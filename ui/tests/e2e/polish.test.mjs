@@ -25,10 +25,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Gateway, plan, uiDir } from './harness.mjs';
+import { Gateway, plan, screenshotsDir } from './harness.mjs';
 import { launch } from './browser.mjs';
 
-const shots = path.join(uiDir, 'test-results/screenshots');
+const shots = screenshotsDir;
 const T = 20_000;
 const WIDTHS = [1280, 1024, 800, 390];
 const POISON =

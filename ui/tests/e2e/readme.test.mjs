@@ -23,10 +23,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { interlockBin, repoDir, uiDir, waitFor } from './harness.mjs';
+import { interlockBin, repoDir, waitFor, screenshotsDir } from './harness.mjs';
 import { launch } from './browser.mjs';
 
-const shots = path.join(uiDir, 'test-results/screenshots');
+const shots = screenshotsDir;
 const T = 30_000;
 
 /** The README's fenced block after `<!-- readme-test: NAME -->`. */

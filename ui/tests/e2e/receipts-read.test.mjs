@@ -14,10 +14,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Gateway, plan, uiDir, waitFor } from './harness.mjs';
+import { Gateway, plan, waitFor, screenshotsDir } from './harness.mjs';
 import { launch, reviewerPage } from './browser.mjs';
 
-const shots = path.join(uiDir, 'test-results/screenshots');
+const shots = screenshotsDir;
 const T = 30_000;
 const ZONED = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+01:00$/;
 

@@ -13,12 +13,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Gateway, interlockBin, uiDir, waitFor } from './harness.mjs';
+import { Gateway, interlockBin, uiDir, waitFor, screenshotsDir } from './harness.mjs';
 
 const run = promisify(execFile);
 import { launch } from './browser.mjs';
 
-const shots = path.join(uiDir, 'test-results/screenshots');
+const shots = screenshotsDir;
 const T = 30_000;
 
 let gw;

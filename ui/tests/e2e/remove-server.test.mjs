@@ -9,10 +9,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Gateway, uiDir, waitFor } from './harness.mjs';
+import { Gateway, waitFor, screenshotsDir } from './harness.mjs';
 import { launch } from './browser.mjs';
 
-const shots = path.join(uiDir, 'test-results/screenshots');
+const shots = screenshotsDir;
 const T = 20_000;
 
 let gw;

@@ -8,11 +8,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { uiDir, waitFor } from './harness.mjs';
+import { waitFor, screenshotsDir } from './harness.mjs';
 import { FreshGateway } from './fresh.mjs';
 import { launch } from './browser.mjs';
 
-const shots = path.join(uiDir, 'test-results/screenshots');
+const shots = screenshotsDir;
 const T = 20_000;
 
 let gw;

@@ -15,12 +15,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { interlockBin, uiDir, waitFor } from './harness.mjs';
+import { interlockBin, waitFor, screenshotsDir } from './harness.mjs';
 import { exportBundle, waitUntilCosigned, witnessedGateway } from './witness.mjs';
 import { launch } from './browser.mjs';
 
 const run = promisify(execFile);
-const shots = path.join(uiDir, 'test-results/screenshots');
+const shots = screenshotsDir;
 const T = 30_000;
 const NAMES = ['w1.test/witness', 'w2.test/witness', 'w3.test/witness'];
 
