@@ -426,17 +426,23 @@ fn the_breaker_skips_a_failing_judge_and_tries_it_again_after_its_wait() {
     let p = provider(&log);
     let gw = gateway_judged(
         p.port,
-        "model = \"judge-500\"\nfail_mode = \"fail_open\"\nbreaker_failures = 3\nbreaker_open_secs = 2",
+        "model = \"judge-500\"\nfail_mode = \"fail_open\"\nbreaker_failures = 3\nbreaker_open_secs = 8",
     );
     let key = gw.agent_key.clone();
     let ask = || client(&gw, &key, "standin-small", "chat", "hello");
-    // The breaker opens during the third request, so no earlier than this.
+    // The breaker opens during the third request, so no earlier than this. Its wait is
+    // 8 s: with 2 s the fourth request, on a machine running five tests at once, came
+    // after it and found the breaker half open.
     let mut before_third = std::time::Instant::now();
+    let mut after_third = before_third;
     for i in 0..4 {
         if i == 2 {
             before_third = std::time::Instant::now();
         }
         assert_eq!(ask()["content"], "Hello from standin-small.");
+        if i == 2 {
+            after_third = std::time::Instant::now();
+        }
     }
     // Three failures opened it: the fourth request did not ask the judge.
     assert_eq!(judged_and_relayed(&log), (3, 4));
@@ -454,9 +460,9 @@ fn the_breaker_skips_a_failing_judge_and_tries_it_again_after_its_wait() {
         String::from_utf8(body).unwrap()
     };
     let m = metrics(&gw);
-    // Open until its 2 s wait is over, then half open (waiting for a request to try
-    // the judge): on a busy machine the requests above can outlast the wait.
-    let waited = before_third.elapsed() >= std::time::Duration::from_secs(2);
+    // Open until its wait is over, then half open (waiting for a request to try the
+    // judge): on a busy machine the requests above can outlast the wait.
+    let waited = before_third.elapsed() >= std::time::Duration::from_secs(8);
     let state = if waited && !m.contains("interlock_llm_judge_breaker{state=\"open\"} 1") {
         "half_open"
     } else {
@@ -472,9 +478,13 @@ fn the_breaker_skips_a_failing_judge_and_tries_it_again_after_its_wait() {
         m.contains("interlock_llm_judge_consecutive_failures 3"),
         "{m}"
     );
-    // The judge recovers; after the wait one request tries it, and it closes.
+    // The judge recovers; after the wait (it opened before the third request
+    // returned) one request tries it, and it closes.
     std::fs::write(dir.path().join("provider.jsonl.healthy"), "").unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2100));
+    std::thread::sleep(
+        std::time::Duration::from_secs(8).saturating_sub(after_third.elapsed())
+            + std::time::Duration::from_millis(100),
+    );
     assert_eq!(ask()["content"], "Hello from standin-small.");
     assert_eq!(judged_and_relayed(&log), (4, 5));
     assert_eq!(llm_leaves(&gw)[4]["judge"]["outcome"], "safe");
