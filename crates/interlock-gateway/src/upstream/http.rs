@@ -37,6 +37,14 @@ pub struct HttpConnection {
     listen: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
+/// How long a pooled connection to an upstream may sit idle and still be reused:
+/// less than the 5 s after which the HTTP stacks most MCP servers run on (uvicorn,
+/// Node's `http`) close an idle connection. A request written as the server closed
+/// such a connection was lost ("error sending request": 2026-12-07, the eras test
+/// with five tests at once on two cores), and a tool call is never resent (it may
+/// have run).
+const IDLE_REUSE_LIMIT: Duration = Duration::from_secs(4);
+
 impl HttpConnection {
     pub fn new(
         url: &str,
@@ -66,6 +74,7 @@ impl HttpConnection {
                 &parsed,
             )))
             .pool_max_idle_per_host(64)
+            .pool_idle_timeout(IDLE_REUSE_LIMIT)
             .tcp_nodelay(true)
             .build()
             .map_err(|e| UpstreamError::Unavailable(format!("HTTP client: {e}")))?;
@@ -518,6 +527,60 @@ mod tests {
             accepted.load(Ordering::SeqCst),
             1,
             "ten sequential requests should share one connection"
+        );
+    }
+
+    /// A connection idle for longer than [`IDLE_REUSE_LIMIT`] is not reused: the
+    /// next request opens a new one instead of racing the server's own close of
+    /// an idle connection (uvicorn and Node close after 5 s). A real listener
+    /// counts the connections it accepts.
+    #[tokio::test]
+    async fn regression_issue_45_a_connection_idle_near_the_server_s_keep_alive_is_not_reused() {
+        use std::sync::atomic::AtomicUsize;
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&accepted);
+        let app = axum::Router::new().fallback(|body: String| async move {
+            let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"].clone();
+            axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}))
+        });
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                counted.fetch_add(1, Ordering::SeqCst);
+                let app = app.clone();
+                tokio::spawn(async move {
+                    let service = hyper_util::service::TowerToHyperService::new(app);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let conn = HttpConnection::new(
+            &url,
+            &BTreeMap::new(),
+            1 << 20,
+            Signals::new(tx, Arc::default()),
+        )
+        .unwrap();
+        let call = || conn.request("tools/list", None, Duration::from_secs(10), false, &[]);
+        call().await.unwrap();
+        call().await.unwrap();
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            1,
+            "back to back: one connection"
+        );
+        tokio::time::sleep(IDLE_REUSE_LIMIT + Duration::from_millis(300)).await;
+        call().await.unwrap();
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            2,
+            "after the idle limit the request went on a new connection"
         );
     }
 
