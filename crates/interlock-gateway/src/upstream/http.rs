@@ -399,6 +399,29 @@ impl SseReader {
 mod tests {
     use super::*;
 
+    /// A real HTTP/1 listener serving `app` at `/mcp`, and the number of TCP
+    /// connections it has accepted.
+    async fn counting_upstream(app: axum::Router) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&accepted);
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                counted.fetch_add(1, Ordering::SeqCst);
+                let app = app.clone();
+                tokio::spawn(async move {
+                    let service = hyper_util::service::TowerToHyperService::new(app);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        (url, accepted)
+    }
+
     /// Issue 15 item 17: an upstream answering 307 towards another host/port
     /// must not make the gateway resend the request, with the configured
     /// credentials, there. Two real listeners: the redirecting upstream, and
@@ -478,12 +501,6 @@ mod tests {
     /// stream after the answer.
     #[tokio::test]
     async fn regression_an_sse_answer_leaves_the_connection_reusable() {
-        use std::sync::atomic::AtomicUsize;
-
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let counted = Arc::clone(&accepted);
         let app = axum::Router::new().fallback(|body: String| async move {
             let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"].clone();
             let event = axum::response::sse::Event::default().event("message").data(
@@ -494,19 +511,7 @@ mod tests {
                 std::convert::Infallible,
             >(event)]))
         });
-        tokio::spawn(async move {
-            loop {
-                let (stream, _) = listener.accept().await.unwrap();
-                counted.fetch_add(1, Ordering::SeqCst);
-                let app = app.clone();
-                tokio::spawn(async move {
-                    let service = hyper_util::service::TowerToHyperService::new(app);
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let (url, accepted) = counting_upstream(app).await;
 
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let conn = HttpConnection::new(
@@ -536,29 +541,11 @@ mod tests {
     /// counts the connections it accepts.
     #[tokio::test]
     async fn regression_issue_45_a_connection_idle_near_the_server_s_keep_alive_is_not_reused() {
-        use std::sync::atomic::AtomicUsize;
-
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let counted = Arc::clone(&accepted);
         let app = axum::Router::new().fallback(|body: String| async move {
             let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"].clone();
             axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}))
         });
-        tokio::spawn(async move {
-            loop {
-                let (stream, _) = listener.accept().await.unwrap();
-                counted.fetch_add(1, Ordering::SeqCst);
-                let app = app.clone();
-                tokio::spawn(async move {
-                    let service = hyper_util::service::TowerToHyperService::new(app);
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let (url, accepted) = counting_upstream(app).await;
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let conn = HttpConnection::new(
             &url,
