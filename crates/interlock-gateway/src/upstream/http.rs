@@ -399,9 +399,11 @@ impl SseReader {
 mod tests {
     use super::*;
 
-    /// A real HTTP/1 listener serving `app` at `/mcp`, and the number of TCP
-    /// connections it has accepted.
-    async fn counting_upstream(app: axum::Router) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    /// A connection to a real HTTP/1 listener serving `app`, and the number of
+    /// TCP connections that listener has accepted.
+    async fn counting_upstream(
+        app: axum::Router,
+    ) -> (HttpConnection, Arc<std::sync::atomic::AtomicUsize>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -419,7 +421,15 @@ mod tests {
                 });
             }
         });
-        (url, accepted)
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let conn = HttpConnection::new(
+            &url,
+            &BTreeMap::new(),
+            1 << 20,
+            Signals::new(tx, Arc::default()),
+        )
+        .unwrap();
+        (conn, accepted)
     }
 
     /// Issue 15 item 17: an upstream answering 307 towards another host/port
@@ -511,16 +521,7 @@ mod tests {
                 std::convert::Infallible,
             >(event)]))
         });
-        let (url, accepted) = counting_upstream(app).await;
-
-        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let conn = HttpConnection::new(
-            &url,
-            &BTreeMap::new(),
-            1 << 20,
-            Signals::new(tx, Arc::default()),
-        )
-        .unwrap();
+        let (conn, accepted) = counting_upstream(app).await;
         for _ in 0..10 {
             let answer = conn
                 .request("tools/list", None, Duration::from_secs(10), false, &[])
@@ -545,15 +546,7 @@ mod tests {
             let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"].clone();
             axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}))
         });
-        let (url, accepted) = counting_upstream(app).await;
-        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let conn = HttpConnection::new(
-            &url,
-            &BTreeMap::new(),
-            1 << 20,
-            Signals::new(tx, Arc::default()),
-        )
-        .unwrap();
+        let (conn, accepted) = counting_upstream(app).await;
         let call = || conn.request("tools/list", None, Duration::from_secs(10), false, &[]);
         call().await.unwrap();
         call().await.unwrap();
