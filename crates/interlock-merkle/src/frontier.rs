@@ -59,6 +59,14 @@ impl Frontier {
         Frontier { size, nodes }
     }
 
+    /// A frontier from its parts: `nodes` are the perfect subtree roots of a
+    /// tree of `size` leaves, largest first (one per set bit of `size`).
+    pub(crate) fn from_parts(size: u64, mut nodes: Vec<Hash>) -> Frontier {
+        debug_assert_eq!(nodes.len(), size.count_ones() as usize);
+        nodes.reserve(MAX_NODES.saturating_sub(nodes.len()));
+        Frontier { size, nodes }
+    }
+
     /// The number of leaves of the tree this is the frontier of.
     pub fn size(&self) -> u64 {
         self.size

@@ -6,6 +6,8 @@
 //!   [`consistency_proof`], [`Tree`]).
 //! * [`frontier`]: a tree's right edge ([`Frontier`]), to extend it by more
 //!   leaves and get the new root without the tree.
+//! * [`tiled`]: a tree holding only its tiles' roots and last leaves
+//!   ([`TiledTree`]); the rest of its leaves are read a tile at a time.
 //! * [`range`]: range proofs ([`verify_range`]): a contiguous run of leaves tied
 //!   to a root with `O(log n)` hashes instead of a proof per leaf.
 //! * [`proof`]: proof verification ([`verify_inclusion`], [`verify_consistency`],
@@ -37,6 +39,7 @@ pub mod hash;
 pub mod note;
 pub mod proof;
 pub mod range;
+pub mod tiled;
 pub mod tlog_proof;
 pub mod tree;
 pub mod witness_request;
@@ -60,6 +63,7 @@ pub use proof::{
     verify_subtree_inclusion, verify_subtree_inclusion_bytes,
 };
 pub use range::{range_proof_len, root_from_range, verify_range};
+pub use tiled::{NoTiles, TILE_HEIGHT, TILE_WIDTH, TileSource, TiledError, TiledTree};
 pub use tlog_proof::{TLOG_PROOF_EXTENSION, TLOG_PROOF_HEADER, TlogProof, TlogProofError};
 pub use tree::{
     PARALLEL_ROOT_THRESHOLD, Tree, consistency_proof, inclusion_proof, root, root_sequential,

@@ -73,14 +73,18 @@ pub fn root_sequential(leaves: &[Hash]) -> Hash {
 }
 
 /// Largest power of two strictly smaller than `n` (`n >= 2`).
-fn split_point(n: u64) -> u64 {
+pub(crate) fn split_point(n: u64) -> u64 {
     debug_assert!(n >= 2);
     1 << (63 - (n - 1).leading_zeros())
 }
 
 /// `PATH(index, D[0..size])` (RFC 6962 §2.1.1), ordered leaf to root, using
 /// `mth(start, end)` to get the hash of the leaf range `[start, end)`.
-fn inclusion_path(index: u64, size: u64, mth: &dyn Fn(u64, u64) -> Hash) -> Vec<Hash> {
+pub(crate) fn inclusion_path(
+    index: u64,
+    size: u64,
+    mth: &dyn Fn(u64, u64) -> Hash,
+) -> Vec<Hash> {
     let mut proof = Vec::new();
     let (mut lo, mut hi) = (0u64, size);
     // Walk from the root down to the leaf; the siblings come out root-first.
@@ -99,7 +103,7 @@ fn inclusion_path(index: u64, size: u64, mth: &dyn Fn(u64, u64) -> Hash) -> Vec<
 }
 
 /// `PROOF(m, D[0..n])` = `SUBPROOF(m, D[n], true)` (RFC 6962 §2.1.2), for `0 < m < n`.
-fn consistency_path(m: u64, n: u64, mth: &dyn Fn(u64, u64) -> Hash) -> Vec<Hash> {
+pub(crate) fn consistency_path(m: u64, n: u64, mth: &dyn Fn(u64, u64) -> Hash) -> Vec<Hash> {
     let mut proof = Vec::new();
     let (mut lo, mut hi, mut m, mut whole) = (0u64, n, m, true);
     loop {
@@ -125,7 +129,7 @@ fn consistency_path(m: u64, n: u64, mth: &dyn Fn(u64, u64) -> Hash) -> Vec<Hash>
     proof
 }
 
-fn check_inclusion_args(index: u64, size: u64) -> Result<(), ProofError> {
+pub(crate) fn check_inclusion_args(index: u64, size: u64) -> Result<(), ProofError> {
     if index >= size {
         return Err(ProofError::IndexOutOfRange { index, size });
     }
@@ -133,7 +137,7 @@ fn check_inclusion_args(index: u64, size: u64) -> Result<(), ProofError> {
 }
 
 /// `Ok(true)` if a proof must be generated, `Ok(false)` if it is empty (`old == new`).
-fn check_consistency_args(old: u64, new: u64) -> Result<bool, ProofError> {
+pub(crate) fn check_consistency_args(old: u64, new: u64) -> Result<bool, ProofError> {
     if old > new {
         return Err(ProofError::SizeOrder {
             size1: old,
