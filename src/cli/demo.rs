@@ -157,7 +157,7 @@ pub async fn run(keep_in: Option<PathBuf>, _: DemoArgs) -> anyhow::Result<ExitCo
     let size = log.size();
     let last = size - 1;
     let entry = log.entry(last).await?;
-    let proof = log.inclusion_proof(last, size)?;
+    let proof = log.inclusion_proof(last, size).await?;
     // The leaf is the signed receipt itself (a DSSE envelope of an in-toto statement).
     let leaf = merkle::leaf_hash(&log.leaf(last).await?);
     let root = log.root();

@@ -164,7 +164,7 @@ impl Submitter {
         let proof = if old == 0 {
             Vec::new()
         } else {
-            match self.gw.engine().log().consistency_proof(old, size) {
+            match self.gw.engine().log().consistency_proof(old, size).await {
                 Ok(p) => p,
                 Err(e) => return Outcome::Retry(format!("no proof from {old} to {size}: {e}")),
             }

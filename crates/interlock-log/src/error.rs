@@ -99,6 +99,19 @@ pub enum LogError {
         /// Why.
         reason: String,
     },
+    /// The stored leaf hashes of a tile (256 entries) do not reproduce the
+    /// tile root the verified log holds: the database was edited (or lost a
+    /// row) after the log opened. Nothing is answered from them.
+    #[error(
+        "the stored entries {}..{} do not reproduce the tree the signed log commits to \
+         (a row was edited or removed): audit the log",
+        .tile * interlock_merkle::TILE_WIDTH,
+        (.tile + 1) * interlock_merkle::TILE_WIDTH
+    )]
+    TileMismatch {
+        /// The tile (entries `tile·256 .. (tile+1)·256`).
+        tile: u64,
+    },
     /// An index or size beyond the durable log.
     #[error("index/size {requested} is beyond the log size {size}")]
     OutOfRange {

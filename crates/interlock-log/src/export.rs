@@ -13,7 +13,7 @@
 //! log registered.
 
 use interlock_core::KeyId;
-use interlock_merkle::{Checkpoint, SignedNote, TlogProof, Tree};
+use interlock_merkle::{Checkpoint, SignedNote, TlogProof};
 use interlock_receipts::{
     ApproverKey, Bundle, BundleBuilder, open_leaf_unverified, receipt_tlog_proof,
 };
@@ -21,6 +21,7 @@ use interlock_store::{ReceiptFilter, Store};
 
 use crate::error::LogError;
 use crate::log::{META_ORIGIN, META_VKEY};
+use crate::tiles::{TileCache, stored_tree, with_tiles};
 
 /// The meta key remembering the checkpoint the last export ended at.
 pub const META_LAST_EXPORT: &str = "receipts.last_export";
@@ -121,7 +122,8 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
         .latest_checkpoint()
         .await?
         .ok_or_else(|| LogError::Export("the log has no signed checkpoint yet".into()))?;
-    let tree = Tree::from_leaves(&store.leaf_hashes().await?);
+    let tiles = std::sync::Mutex::new(TileCache::default());
+    let tree = stored_tree(store, &tiles, latest.size, latest.root).await?;
     if tree.len() < latest.size {
         return Err(LogError::Export(format!(
             "the log holds {} entries but its latest checkpoint covers {}",
@@ -148,9 +150,10 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
     if let Some(prev) = previous_export(store).await?
         && prev.1 < size
     {
-        let proof = tree
-            .consistency_proof(prev.1, size)
-            .map_err(|e| LogError::Export(e.to_string()))?;
+        let proof = with_tiles(store, &tiles, &tree, |t, c| {
+            t.consistency_proof(prev.1, size, c)
+        })
+        .await?;
         builder = builder.earlier_checkpoint(prev.0, proof);
     }
     if size == 0 {
@@ -171,9 +174,10 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
     let hi = hi.min(size - 1);
     let range = filter.is_contiguous().then_some((lo, hi));
     if let Some((from, to)) = range {
-        let proof = tree
-            .range_proof(from, to + 1, size)
-            .map_err(|e| LogError::Export(e.to_string()))?;
+        let proof = with_tiles(store, &tiles, &tree, |t, c| {
+            t.range_proof(from, to + 1, size, c)
+        })
+        .await?;
         builder = builder.range(from, to, proof);
     }
     // A filtered export's selection is the store's (SQL over the receipt
@@ -234,9 +238,10 @@ pub async fn export(store: &Store, filter: &ExportFilter) -> Result<Bundle, LogE
                 if in_range {
                     builder = builder.range_receipt(row.idx, row.data);
                 } else {
-                    let proof = tree
-                        .inclusion_proof(row.idx, size)
-                        .map_err(|e| LogError::Export(e.to_string()))?;
+                    let proof = with_tiles(store, &tiles, &tree, |t, c| {
+                        t.inclusion_proof(row.idx, size, c)
+                    })
+                    .await?;
                     builder = builder.receipt(row.idx, row.data, proof);
                 }
             }
@@ -274,10 +279,12 @@ pub async fn export_tlog_proof(store: &Store, index: u64) -> Result<TlogProof, L
         .leaf(index)
         .await?
         .ok_or_else(|| LogError::Export(format!("no entry at index {index}")))?;
-    let tree = Tree::from_leaves(&store.leaf_hashes().await?);
-    let proof = tree
-        .inclusion_proof(index, latest.size)
-        .map_err(|e| LogError::Export(e.to_string()))?;
+    let tiles = std::sync::Mutex::new(TileCache::default());
+    let tree = stored_tree(store, &tiles, latest.size, latest.root).await?;
+    let proof = with_tiles(store, &tiles, &tree, |t, c| {
+        t.inclusion_proof(index, latest.size, c)
+    })
+    .await?;
     let note = cosigned(store, &latest).await?;
     Ok(receipt_tlog_proof(index, row.data, proof, note))
 }

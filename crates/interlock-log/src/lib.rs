@@ -36,6 +36,7 @@ mod log;
 mod receipts;
 mod signer;
 mod tail;
+mod tiles;
 
 pub use audit::{AuditProblem, AuditReport, PENDING_SECS, audit};
 pub use claims::drift_window_claim_of;

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use interlock_canon::{Number, Value};
 use interlock_merkle::{
-    Checkpoint, Frontier, Hash, NoteSigner, NoteVerifier, Tree, leaf_hash, open_checkpoint,
-    sign_checkpoint_with,
+    Checkpoint, Frontier, Hash, NoteSigner, NoteVerifier, TILE_WIDTH, TiledError, TiledTree,
+    leaf_hash, open_checkpoint, sign_checkpoint_with,
 };
 use interlock_receipts::CanonicalPredicate;
 use interlock_store::{CheckpointRow, Flush, LeafRow, StateChange, Store, StoreError};
@@ -16,6 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::error::LogError;
 use crate::signer::{AsSigner, CheckpointSigner};
 use crate::tail::{LeafTail, Recent};
+use crate::tiles::TileCache;
 
 /// At most this many entries go into one commit. Bounds the latency of a
 /// commit and the memory of a batch; larger bursts take several commits.
@@ -137,8 +138,12 @@ enum Request {
 /// the race for its indices to another process, leaves nothing to undo, and
 /// leaves written by another process can be adopted at the tree's end.
 struct State {
-    /// Every committed leaf hash; its length is the committed size.
-    tree: Tree,
+    /// The committed leaves' tree: its complete tiles' roots and its last
+    /// tile's leaves ([`TiledTree`]); its length is the committed size.
+    tree: TiledTree,
+    /// How many of the tree's complete tiles the store holds (see
+    /// [`store_tiles_if_due`]).
+    stored_tiles: u64,
     /// The latest signed checkpoint note (it may not cover the whole tree).
     checkpoint: Option<Arc<str>>,
     /// The size that checkpoint signs: leaves from here on are not yet
@@ -191,6 +196,11 @@ pub(crate) struct Shared {
     /// [`settle_in_doubt`]): all written at the tree's size, so at most one
     /// of them landed.
     in_doubt: std::sync::Mutex<Vec<InDoubt>>,
+    /// Complete tiles' leaf hashes read lately for proofs and verified
+    /// entries, each checked against the tree's tile root.
+    tiles: std::sync::Mutex<TileCache>,
+    /// Set while a task stores tile roots (one at a time).
+    storing_tiles: std::sync::atomic::AtomicBool,
 }
 
 /// A batch whose write failed with an error that does not say whether the
@@ -275,10 +285,65 @@ async fn settle_in_doubt(shared: &Shared) -> Result<bool, StoreError> {
     Ok(true)
 }
 
+impl crate::tiles::HoldsTree for Shared {
+    fn with_tree<R>(&self, f: impl FnOnce(&TiledTree) -> R) -> R {
+        f(&self.read().tree)
+    }
+}
+
 impl Shared {
     /// The committed size (the tree's).
     pub(crate) fn size(&self) -> u64 {
         self.read().tree.len()
+    }
+}
+
+/// Stores the roots of the tree's complete tiles the store lacks, on a task
+/// of its own, unless one is at it already: off the append path, since they
+/// are a cache (a log that stops first rebuilds the missing ones from the
+/// leaves when it opens). About one row per 256 appends.
+fn store_tiles_if_due(shared: &Arc<Shared>) {
+    let due = {
+        let st = shared.read();
+        st.tree.complete_tiles() > st.stored_tiles
+    };
+    if !due
+        || shared
+            .storing_tiles
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+    {
+        return;
+    }
+    let shared = Arc::clone(shared);
+    tokio::spawn(async move {
+        store_tiles(&shared).await;
+        shared
+            .storing_tiles
+            .store(false, std::sync::atomic::Ordering::Release);
+    });
+}
+
+/// Stores the tile roots the store lacks until it has them all (or fails:
+/// the next commit tries again).
+async fn store_tiles(shared: &Shared) {
+    loop {
+        let (from, roots) = {
+            let st = shared.read();
+            let from = st.stored_tiles;
+            let roots: Vec<Hash> = (from..st.tree.complete_tiles())
+                .filter_map(|t| st.tree.tile_root(t))
+                .collect();
+            (from, roots)
+        };
+        if roots.is_empty() {
+            return;
+        }
+        if let Err(error) = shared.store.put_log_tiles(from, &roots).await {
+            tracing::warn!(%error, from, "storing the log's tile roots failed (they are kept in memory, and stored again later)");
+            return;
+        }
+        let mut st = shared.write();
+        st.stored_tiles = st.stored_tiles.max(from + roots.len() as u64);
     }
 }
 
@@ -495,7 +560,12 @@ impl Log {
                 ours,
             });
         }
-        let (tree, checkpoint, sealed) = load_adopting(&store, &verifier, origin).await?;
+        let Loaded {
+            tree,
+            checkpoint,
+            signed: sealed,
+            stored_tiles,
+        } = load_adopting(&store, &verifier, origin).await?;
         let size = tree.len();
         tracing::info!(origin, size, "log opened");
         let shared = Arc::new(Shared {
@@ -505,6 +575,7 @@ impl Log {
             options,
             state: RwLock::new(State {
                 tree,
+                stored_tiles,
                 checkpoint,
                 sealed,
             }),
@@ -516,7 +587,10 @@ impl Log {
             paced: tokio::sync::Notify::new(),
             recent: Recent::default(),
             in_doubt: std::sync::Mutex::new(Vec::new()),
+            tiles: std::sync::Mutex::new(TileCache::default()),
+            storing_tiles: std::sync::atomic::AtomicBool::new(false),
         });
+        store_tiles_if_due(&shared);
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         // The writer builds the checkpoint signer it keeps (which checks the
         // key once) and says whether it could before taking requests.
@@ -670,6 +744,7 @@ impl Log {
                         written: Some((leaves, None)),
                     };
                     publish(shared, Ok(written), waiters).await;
+                    store_tiles_if_due(&self.shared);
                     if pace.committed(shared, flush, false) {
                         shared.paced.notify_one();
                     }
@@ -797,18 +872,35 @@ impl Log {
     /// Inclusion proof of entry `index` in the tree of `size` entries
     /// (`size` at most [`size`](Self::size); call [`refresh`](Self::refresh)
     /// first to prove entries other writers appended since).
-    pub fn inclusion_proof(&self, index: u64, size: u64) -> Result<Vec<Hash>, LogError> {
-        let st = self.shared.read();
-        check_size(size, st.tree.len())?;
-        Ok(st.tree.inclusion_proof(index, size)?)
+    ///
+    /// Reads at most two tiles' leaf hashes from the store (the one holding
+    /// `index`, the one `size` ends inside), each checked against the tile
+    /// root the verified tree holds ([`LogError::TileMismatch`] otherwise).
+    pub async fn inclusion_proof(&self, index: u64, size: u64) -> Result<Vec<Hash>, LogError> {
+        check_size(size, self.size())?;
+        self.with_tiles(|tree, tiles| tree.inclusion_proof(index, size, tiles))
+            .await
     }
 
     /// Consistency proof from size `old` to size `new` (`new` at most
-    /// [`size`](Self::size)).
-    pub fn consistency_proof(&self, old: u64, new: u64) -> Result<Vec<Hash>, LogError> {
-        let st = self.shared.read();
-        check_size(new, st.tree.len())?;
-        Ok(st.tree.consistency_proof(old, new)?)
+    /// [`size`](Self::size)); reads tiles as [`inclusion_proof`](Self::inclusion_proof).
+    pub async fn consistency_proof(&self, old: u64, new: u64) -> Result<Vec<Hash>, LogError> {
+        check_size(new, self.size())?;
+        self.with_tiles(|tree, tiles| tree.consistency_proof(old, new, tiles))
+            .await
+    }
+
+    /// Runs `compute` over the tree and the tiles at hand, reading (and
+    /// checking) the tiles it lacks.
+    async fn with_tiles<T>(
+        &self,
+        compute: impl Fn(
+            &TiledTree,
+            &std::collections::HashMap<u64, Vec<Hash>>,
+        ) -> Result<T, TiledError>,
+    ) -> Result<T, LogError> {
+        let shared = &*self.shared;
+        crate::tiles::with_tiles(&shared.store, &shared.tiles, shared, compute).await
     }
 
     /// Catches up with entries other writers (other processes, other `Log`s
@@ -884,7 +976,12 @@ impl Log {
             .ok_or_else(|| StoreError::NotFound {
                 what: format!("log entry {index}"),
             })?;
-        if against_tree && self.shared.read().tree.leaf(index) != Some(leaf_hash(&row.data)) {
+        if against_tree
+            && self
+                .with_tiles(|tree, tiles| tree.leaf(index, tiles))
+                .await?
+                != leaf_hash(&row.data)
+        {
             return Err(LogError::MalformedEntry {
                 index,
                 reason: "its stored bytes are not the leaf the signed log commits to".into(),
@@ -922,6 +1019,15 @@ fn safe(n: u64) -> Number {
         .unwrap_or_else(|| Number::from_i64(interlock_canon::MAX_SAFE_INTEGER).expect("safe"))
 }
 
+/// A log as it opens: its tree, its latest checkpoint, the size that signs,
+/// and how many of the tree's tiles the store holds.
+struct Loaded {
+    tree: TiledTree,
+    checkpoint: Option<Arc<str>>,
+    signed: u64,
+    stored_tiles: u64,
+}
+
 /// [`load_verified`], deciding what to do with leaves no checkpoint signs.
 ///
 /// A live writer (another process) signs its newest leaves within its
@@ -930,34 +1036,33 @@ fn safe(n: u64) -> Number {
 /// to that writer. If nothing is signed meanwhile, their writer is dead (this
 /// process, before a crash, most often): they were acknowledged, so they are
 /// kept — each must be a well-formed leaf carrying its own index — and the
-/// caller records their adoption. Returns the tree, the checkpoint and the size
-/// it signs.
+/// caller records their adoption.
 async fn load_adopting(
     store: &Store,
     verifier: &NoteVerifier,
     origin: &str,
-) -> Result<(Tree, Option<Arc<str>>, u64), LogError> {
-    let (mut hashes, mut checkpoint, first_sealed) = load_verified(store, verifier, origin).await?;
-    if first_sealed == hashes.len() as u64 {
-        return Ok((Tree::from_leaves(&hashes), checkpoint, first_sealed));
+) -> Result<Loaded, LogError> {
+    let mut read = load_verified(store, verifier, origin).await?;
+    let first_sealed = read.signed;
+    if first_sealed == read.size() {
+        return Ok(read.into_loaded(first_sealed));
     }
     let deadline = Instant::now() + FOREIGN_SEAL_WAIT;
-    let mut sealed = first_sealed;
     want_seal(store);
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(25)).await;
-        (hashes, checkpoint, sealed) = load_verified(store, verifier, origin).await?;
-        if sealed > first_sealed || sealed == hashes.len() as u64 {
+        read = load_verified(store, verifier, origin).await?;
+        if read.signed > first_sealed || read.signed == read.size() {
             // A live writer signs: open on what is signed.
-            hashes.truncate(usize::try_from(sealed).unwrap_or(usize::MAX));
-            return Ok((Tree::from_leaves(&hashes), checkpoint, sealed));
+            let signed = read.signed;
+            return Ok(read.into_loaded(signed));
         }
     }
-    let end = hashes.len() as u64;
-    for row in store.leaves(sealed..end).await? {
+    let end = read.size();
+    for row in store.leaves(read.signed..end).await? {
         check_adoptable(&row)?;
     }
-    Ok((Tree::from_leaves(&hashes), checkpoint, sealed))
+    Ok(read.into_loaded(end))
 }
 
 /// Whether an entry no checkpoint signs may be adopted as stored: a
@@ -980,38 +1085,115 @@ fn check_adoptable(row: &LeafRow) -> Result<(), LogError> {
     Ok(())
 }
 
-/// Loads the leaf hashes and checks them against the latest signed
-/// checkpoint, which must sign a prefix of them (the leaves after it are
-/// committed but not yet signed). Leaves and checkpoint come from one
-/// snapshot, so a log another process is appending to opens cleanly.
-/// Returns the hashes, the checkpoint and the size it signs.
+/// What [`load_verified`] read and checked: the stored tile roots inside the
+/// signed size, the leaf hashes after them, the latest checkpoint and the
+/// size it signs.
+struct Verified {
+    tiles: Vec<Hash>,
+    /// From entry `tiles.len() × TILE_WIDTH` on.
+    hashes: Vec<Hash>,
+    checkpoint: Option<Arc<str>>,
+    signed: u64,
+}
+
+impl Verified {
+    fn base(&self) -> u64 {
+        self.tiles.len() as u64 * TILE_WIDTH
+    }
+
+    /// The stored size.
+    fn size(&self) -> u64 {
+        self.base() + self.hashes.len() as u64
+    }
+
+    /// The log opened on its first `size` entries (`base <= size <= self.size()`).
+    fn into_loaded(self, size: u64) -> Loaded {
+        let keep = usize::try_from(size - self.base()).unwrap_or(usize::MAX);
+        Loaded {
+            tree: TiledTree::from_parts(&self.tiles, &self.hashes[..keep]),
+            stored_tiles: self.tiles.len() as u64,
+            checkpoint: self.checkpoint,
+            signed: self.signed,
+        }
+    }
+}
+
+/// Loads the log's tree and checks it against the latest signed checkpoint,
+/// which must sign a prefix of the stored leaves (the leaves after it are
+/// committed but not yet signed). Everything comes from one snapshot, so a
+/// log another process is appending to opens cleanly.
+///
+/// The tree is made of the stored tile roots (one per 256 entries, inside
+/// the signed size) and the leaf hashes after them: a 10-million-entry log
+/// opens from 40 thousand rows. Tile roots are a cache of what the leaves
+/// determine: if they do not reproduce the signed root, the tree is rebuilt
+/// from every leaf hash, and if that verifies, the tile rows are dropped
+/// (and stored again from the rebuilt tree). The leaves under a stored tile
+/// are checked against it whenever they are read ([`Log::inclusion_proof`],
+/// [`Log::verified_entry`]); `audit verify` checks them all.
 async fn load_verified(
     store: &Store,
     verifier: &NoteVerifier,
     origin: &str,
-) -> Result<(Vec<Hash>, Option<Arc<str>>, u64), LogError> {
+) -> Result<Verified, LogError> {
+    let (tiles, hashes, row) = store.log_tiles_and_tail(TILE_WIDTH).await?;
+    if tiles.is_empty() {
+        return verify_loaded(verifier, origin, tiles, hashes, row);
+    }
+    let tiled = verify_loaded(verifier, origin, tiles, hashes, row);
+    let Err(tiled_error) = tiled else {
+        return tiled;
+    };
     let (hashes, row) = store.log_tail(0).await?;
-    let tree = Tree::from_leaves(&hashes);
+    let whole = verify_loaded(verifier, origin, Vec::new(), hashes, row)?;
+    tracing::warn!(
+        origin,
+        error = %tiled_error,
+        "the log's stored tile roots do not reproduce its signed root, and its leaves do: the tile roots are rebuilt from the leaves"
+    );
+    store.drop_log_tiles(0).await?;
+    Ok(whole)
+}
+
+/// Checks `tiles` followed by `hashes` against the latest checkpoint `row`.
+fn verify_loaded(
+    verifier: &NoteVerifier,
+    origin: &str,
+    tiles: Vec<Hash>,
+    hashes: Vec<Hash>,
+    row: Option<CheckpointRow>,
+) -> Result<Verified, LogError> {
     let signed = row.as_ref().map_or(0, |r| r.size);
-    if signed > tree.len() {
+    let read = Verified {
+        tiles,
+        hashes,
+        checkpoint: None,
+        signed,
+    };
+    let size = read.size();
+    if signed > size {
         return Err(LogError::CheckpointMismatch(format!(
-            "the latest checkpoint signs {signed} entries but {} are stored",
-            tree.len()
+            "the latest checkpoint signs {signed} entries but {size} are stored"
         )));
     }
-    let root = tree
-        .root_at(signed)
-        .map_err(|e| LogError::CheckpointMismatch(e.to_string()))?;
-    let checkpoint = verify_checkpoint(verifier, origin, row, signed, || root)?;
-    if checkpoint.is_none() && !tree.is_empty() {
+    let Some(signed_tail) = signed.checked_sub(read.base()) else {
+        return Err(LogError::CheckpointMismatch(format!(
+            "tile roots are stored beyond the {signed} signed entries"
+        )));
+    };
+    let root = || {
+        let keep = usize::try_from(signed_tail).unwrap_or(usize::MAX);
+        TiledTree::from_parts(&read.tiles, &read.hashes[..keep]).root()
+    };
+    let checkpoint = verify_checkpoint(verifier, origin, row, signed, root)?;
+    if checkpoint.is_none() && size > 0 {
         // A writer's first commit always signs one, so leaves with no
         // checkpoint at all were not written by a writer of this log.
         return Err(LogError::CheckpointMismatch(format!(
-            "{} entries are stored but no checkpoint signs them",
-            tree.len()
+            "{size} entries are stored but no checkpoint signs them"
         )));
     }
-    Ok((hashes, checkpoint, signed))
+    Ok(Verified { checkpoint, ..read })
 }
 
 /// Checks the latest stored checkpoint `row` against a tree of `size`
@@ -1109,7 +1291,7 @@ async fn catch_up(shared: &Shared) -> Result<u64, LogError> {
     }
     // Adopt only what the new checkpoint signs; later leaves wait for theirs.
     tail.truncate(usize::try_from(signed - size).unwrap_or(usize::MAX));
-    let mut frontier = Frontier::of(&shared.read().tree);
+    let mut frontier = shared.read().tree.frontier();
     for h in &tail {
         frontier.push(*h);
     }
@@ -1306,6 +1488,7 @@ async fn writer(
                 Flush::Now
             };
             let signed = commit(&shared, &notes, std::mem::take(&mut batch), sign, flush).await;
+            store_tiles_if_due(&shared);
             // A failed batch made nothing durable: earlier deferred leaves
             // still wait for their fsync.
             if let Some(signed) = signed {
@@ -1339,6 +1522,7 @@ async fn writer(
             pace.seal_due = None;
         }
         if let Some(reply) = closing.take() {
+            store_tiles(&shared).await;
             if std::mem::take(&mut pace.unflushed)
                 && let Err(e) = shared.store.flush_log().await
             {
@@ -1383,7 +1567,7 @@ async fn seal_now(shared: &Shared, notes: &Notes<'_>) -> Result<Option<Arc<str>>
     if sealed == size {
         return Ok(latest);
     }
-    let frontier = Frontier::of(&shared.read().tree);
+    let frontier = shared.read().tree.frontier();
     let row = sign_row(shared, notes, &frontier, now_secs()).map_err(|e| e.to_log_error())?;
     if let Err(e) = shared.store.append_batch(&[], Some(&row)).await {
         tracing::error!(error = %e, size, "signing the log's checkpoint failed");
@@ -1583,7 +1767,7 @@ async fn write_batch(
     flush: Flush,
 ) -> Result<Option<CheckpointRow>, BatchError> {
     let row = if sign {
-        let mut frontier = Frontier::of(&shared.read().tree);
+        let mut frontier = shared.read().tree.frontier();
         for l in leaves {
             frontier.push(l.leaf_hash);
         }
@@ -1658,7 +1842,7 @@ async fn write_batch_locked(
                         ))),
                     });
                 }
-                let mut frontier = Frontier::of(&shared.read().tree);
+                let mut frontier = shared.read().tree.frontier();
                 for h in &tail {
                     frontier.push(*h);
                 }

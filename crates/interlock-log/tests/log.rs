@@ -55,13 +55,13 @@ async fn append_assigns_seq_and_proves_inclusion() {
     let cp: Checkpoint = open_checkpoint(&note, &[verifier]).unwrap();
     assert_eq!(cp.size, 5);
     assert_eq!(cp.root, log.root());
-    let proof = log.inclusion_proof(3, 5).unwrap();
+    let proof = log.inclusion_proof(3, 5).await.unwrap();
     verify_inclusion(3, 5, &many[2].leaf_hash, &proof, &cp.root).unwrap();
     let old_root = interlock_merkle::root(&[a.leaf_hash]);
-    let proof = log.consistency_proof(1, 5).unwrap();
+    let proof = log.consistency_proof(1, 5).await.unwrap();
     verify_consistency(1, 5, &proof, &old_root, &cp.root).unwrap();
     assert!(matches!(
-        log.inclusion_proof(0, 6),
+        log.inclusion_proof(0, 6).await,
         Err(LogError::OutOfRange { .. })
     ));
     assert!(matches!(

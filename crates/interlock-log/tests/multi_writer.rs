@@ -65,7 +65,7 @@ async fn alternating_handles_catch_up_and_reseal() {
             .expect("a checkpoint per locked commit");
         let cp: Checkpoint = open_checkpoint(note, std::slice::from_ref(&verifier)).unwrap();
         assert_eq!((cp.size, cp.root), (n + 1, log.root()));
-        let proof = log.inclusion_proof(n, n + 1).unwrap();
+        let proof = log.inclusion_proof(n, n + 1).await.unwrap();
         verify_inclusion(n, n + 1, &ack.leaf_hash, &proof, &cp.root).unwrap();
     }
     // `a` has not seen entry 39 (appended by `b`), but reads it on demand,
@@ -175,8 +175,8 @@ async fn two_handles_append_concurrently_to_one_file() {
     assert_eq!(b.refresh().await.unwrap(), total);
     assert_eq!(a.root(), b.root());
     assert_eq!(a.latest_checkpoint(), b.latest_checkpoint());
-    let consistency = a.consistency_proof(1, total).unwrap();
-    assert_eq!(consistency, b.consistency_proof(1, total).unwrap());
+    let consistency = a.consistency_proof(1, total).await.unwrap();
+    assert_eq!(consistency, b.consistency_proof(1, total).await.unwrap());
     // A fresh open agrees.
     let (store_c, c) = handle(dir.path()).await;
     assert_eq!((c.size(), c.root()), (total, a.root()));

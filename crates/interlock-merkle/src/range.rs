@@ -36,7 +36,7 @@ fn split_point(n: u64) -> u64 {
     1 << (63 - (n - 1).leading_zeros())
 }
 
-fn check_range(start: u64, end: u64, size: u64) -> Result<(), ProofError> {
+pub(crate) fn check_range(start: u64, end: u64, size: u64) -> Result<(), ProofError> {
     if start >= end || end > size {
         return Err(ProofError::InvalidRange { start, end, size });
     }
@@ -62,7 +62,7 @@ pub fn range_proof_len(start: u64, end: u64, size: u64) -> Result<usize, ProofEr
 
 /// The walk of the module docs: `outside(lo, hi)` gives the hash of a node
 /// wholly outside the range, `inside(lo, hi)` that of a node wholly inside.
-fn walk(
+pub(crate) fn walk(
     (lo, hi): (u64, u64),
     (start, end): (u64, u64),
     outside: &mut dyn FnMut(u64, u64) -> Result<Hash, ProofError>,

@@ -28,6 +28,7 @@ use std::hash::BuildHasher;
 use crate::frontier::Frontier;
 use crate::hash::{Hash, empty_root, node_hash};
 use crate::proof::ProofError;
+use crate::range::{check_range, walk};
 use crate::tree::{
     Tree, check_consistency_args, check_inclusion_args, consistency_path, inclusion_path,
     root_sequential, split_point,
@@ -210,6 +211,36 @@ impl TiledTree {
         })
     }
 
+    /// The range proof of leaves `[start, end)` in the tree of the first
+    /// `size` leaves (see [`crate::range`]): needs the complete tiles
+    /// `start`, `end` and `size` fall inside.
+    pub fn range_proof(
+        &self,
+        start: u64,
+        end: u64,
+        size: u64,
+        tiles: &impl TileSource,
+    ) -> Result<Vec<Hash>, TiledError> {
+        self.check_size(size)?;
+        check_range(start, end, size)?;
+        self.answer(tiles, |r| {
+            let mut proof = Vec::new();
+            walk(
+                (0, size),
+                (start, end),
+                &mut |lo, hi| {
+                    let h = r.range_hash(lo, hi);
+                    proof.push(h);
+                    Ok(h)
+                },
+                // The inside is the verifier's to recompute.
+                &|_, _| [0; 32],
+            )
+            .map(|_| proof)
+        })?
+        .map_err(TiledError::Proof)
+    }
+
     fn check_size(&self, size: u64) -> Result<(), ProofError> {
         if size > self.len() {
             return Err(ProofError::SizeBeyondTree {
@@ -259,10 +290,7 @@ impl<S: TileSource> Ranges<'_, S> {
         }
         let complete = self.tree.tiles.len() * TILE_WIDTH;
         if lo.is_multiple_of(TILE_WIDTH) && hi.is_multiple_of(TILE_WIDTH) && hi <= complete {
-            return self
-                .tree
-                .tiles
-                .range_hash(lo / TILE_WIDTH, hi / TILE_WIDTH);
+            return self.tree.tiles.range_hash(lo / TILE_WIDTH, hi / TILE_WIDTH);
         }
         let tile = lo / TILE_WIDTH;
         if (hi - 1) / TILE_WIDTH != tile {
@@ -325,7 +353,10 @@ mod tests {
             assert_eq!(tiled.frontier(), Frontier::of(&whole), "frontier at {n}");
             let src = source(&all);
             for size in [1, n / 3 + 1, n - 1, n].into_iter().filter(|&s| s >= 1) {
-                assert_eq!(tiled.root_at(size, &src), whole.root_at(size).map_err(Into::into));
+                assert_eq!(
+                    tiled.root_at(size, &src),
+                    whole.root_at(size).map_err(Into::into)
+                );
             }
             for i in [0, n / 2, n - 1] {
                 assert_eq!(tiled.leaf(i, &src), Ok(all[i as usize]));
@@ -346,6 +377,15 @@ mod tests {
                     whole.inclusion_proof(index, size).map_err(Into::into),
                     "inclusion of {index} in {size}"
                 );
+            }
+            for (start, end) in [(0, size), (1, size / 2 + 1), (size / 3, size - size / 5)] {
+                if start < end {
+                    assert_eq!(
+                        tiled.range_proof(start, end, size, &src),
+                        whole.range_proof(start, end, size).map_err(Into::into),
+                        "range {start}..{end} in {size}"
+                    );
+                }
             }
             for old in [1, 255, 256, 257, size / 2 + 1, size] {
                 if old > size {
@@ -392,7 +432,10 @@ mod tests {
         edited[7] = leaf_hash(b"edited");
         assert!(!tiled.tile_matches(1, &edited));
         assert!(!tiled.tile_matches(1, &all[256..511]), "a short tile");
-        assert!(!tiled.tile_matches(2, &all[512..600]), "the incomplete tile");
+        assert!(
+            !tiled.tile_matches(2, &all[512..600]),
+            "the incomplete tile"
+        );
     }
 
     #[test]

@@ -80,11 +80,7 @@ pub(crate) fn split_point(n: u64) -> u64 {
 
 /// `PATH(index, D[0..size])` (RFC 6962 §2.1.1), ordered leaf to root, using
 /// `mth(start, end)` to get the hash of the leaf range `[start, end)`.
-pub(crate) fn inclusion_path(
-    index: u64,
-    size: u64,
-    mth: &dyn Fn(u64, u64) -> Hash,
-) -> Vec<Hash> {
+pub(crate) fn inclusion_path(index: u64, size: u64, mth: &dyn Fn(u64, u64) -> Hash) -> Vec<Hash> {
     let mut proof = Vec::new();
     let (mut lo, mut hi) = (0u64, size);
     // Walk from the root down to the leaf; the siblings come out root-first.

@@ -698,6 +698,109 @@ impl Store {
         Ok((hashes, checkpoint))
     }
 
+    /// What a log opens from, in **one snapshot** (as [`log_tail`](Self::log_tail),
+    /// for the same reason): the stored tile roots (the longest gap-free run
+    /// from tile 0), the leaf hashes from the first leaf no stored tile
+    /// covers (`tiles × tile_width`) on, gap-checked, and the latest
+    /// checkpoint. Only tiles inside the checkpoint's size are read.
+    pub async fn log_tiles_and_tail(
+        &self,
+        tile_width: u64,
+    ) -> Result<(Vec<[u8; 32]>, Vec<[u8; 32]>, Option<CheckpointRow>), StoreError> {
+        let mut tx = self.pool().begin().await.ctx("transaction")?;
+        let checkpoint = latest_checkpoint(&mut *tx).await?;
+        // Only tiles the checkpoint signs: the leaves after it are read (an
+        // opening log checks, adopts or leaves them one by one).
+        let signed_tiles = checkpoint.as_ref().map_or(0, |c| c.size) / tile_width.max(1);
+        let rows: Vec<(i64, Vec<u8>)> =
+            sqlx::query_as("SELECT idx, root FROM log_tiles WHERE idx < $1 ORDER BY idx")
+                .bind(to_i64(signed_tiles, "log tile")?)
+                .fetch_all(&mut *tx)
+                .await
+                .ctx("log tile")?;
+        let mut tiles = Vec::with_capacity(rows.len());
+        for (expected, (idx, root)) in (0..).zip(rows) {
+            // A tile missing from the run is rebuilt from its leaves, with
+            // every stored tile after it.
+            if idx != expected {
+                break;
+            }
+            tiles.push(to_hash(&root, &format!("root of log tile {idx}"))?);
+        }
+        let from = (tiles.len() as u64).saturating_mul(tile_width);
+        let hashes = leaf_hashes_from(&mut *tx, from).await?;
+        tx.commit().await.ctx("transaction")?;
+        Ok((tiles, hashes, checkpoint))
+    }
+
+    /// Stores the roots of complete tiles `start..start + roots.len()`.
+    /// A tile already stored keeps its row: tiles are a pure function of the
+    /// leaves, so two writers store the same roots.
+    pub async fn put_log_tiles(&self, start: u64, roots: &[[u8; 32]]) -> Result<(), StoreError> {
+        if roots.is_empty() {
+            return Ok(());
+        }
+        // No write lock of the store's: nothing here depends on what another
+        // writer does meanwhile (a row already stored stays as it is).
+        let mut tx = self.pool().begin().await.ctx("transaction")?;
+        for (idx, root) in (start..).zip(roots) {
+            sqlx::query(
+                "INSERT INTO log_tiles (idx, root) VALUES ($1, $2) ON CONFLICT (idx) DO NOTHING",
+            )
+            .bind(to_i64(idx, "log tile")?)
+            .bind(&root[..])
+            .execute(&mut *tx)
+            .await
+            .ctx("log tile")?;
+        }
+        tx.commit().await.ctx("log tile")?;
+        Ok(())
+    }
+
+    /// Removes the stored tile roots from tile `from` on: what a log does
+    /// when they do not reproduce its signed root, before it stores the ones
+    /// its leaves give.
+    pub async fn drop_log_tiles(&self, from: u64) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM log_tiles WHERE idx >= $1")
+            .bind(to_i64(from, "log tile")?)
+            .execute(self.pool())
+            .await
+            .ctx("log tile")?;
+        Ok(())
+    }
+
+    /// The leaf hashes of `range`, in index order; a missing leaf is
+    /// [`StoreError::Malformed`] (a tile read for a proof must be whole).
+    pub async fn leaf_hashes_in(&self, range: Range<u64>) -> Result<Vec<[u8; 32]>, StoreError> {
+        if range.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<(i64, Vec<u8>)> = sqlx::query_as(
+            "SELECT idx, leaf_hash FROM log_leaves WHERE idx >= $1 AND idx < $2 ORDER BY idx",
+        )
+        .bind(to_i64(range.start, "leaf index")?)
+        .bind(to_i64(range.end, "leaf index")?)
+        .fetch_all(self.pool())
+        .await
+        .ctx("log leaf")?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (expected, (idx, hash)) in range.clone().zip(&rows) {
+            if u64::try_from(*idx).ok() != Some(expected) {
+                return Err(StoreError::Malformed(format!(
+                    "log leaf index {idx} found where {expected} was expected (a leaf is missing)"
+                )));
+            }
+            out.push(to_hash(hash, &format!("leaf hash of entry {idx}"))?);
+        }
+        if (out.len() as u64) < range.end - range.start {
+            return Err(StoreError::Malformed(format!(
+                "log leaves {}..{} are not all stored (a leaf is missing)",
+                range.start, range.end
+            )));
+        }
+        Ok(out)
+    }
+
     /// The stored leaves whose indices fall in `range`, in index order (with
     /// whatever gaps the table has: the audit reads through this).
     pub async fn leaves(&self, range: Range<u64>) -> Result<Vec<LeafRow>, StoreError> {

@@ -794,7 +794,7 @@ pub async fn log_proof(
         ));
     }
     let leaf = log.leaf(index).await.map_err(storage)?;
-    let proof = log.inclusion_proof(index, cp.size).map_err(storage)?;
+    let proof = log.inclusion_proof(index, cp.size).await.map_err(storage)?;
     use base64::Engine as _;
     Ok(Json(json!({
         "index": index,
