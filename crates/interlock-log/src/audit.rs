@@ -3,7 +3,7 @@
 use std::fmt;
 
 use ed25519_dalek::VerifyingKey;
-use interlock_merkle::{Checkpoint, NoteVerifier, SignedNote, Tree, leaf_hash};
+use interlock_merkle::{Checkpoint, Frontier, NoteVerifier, SignedNote, leaf_hash};
 use std::collections::BTreeSet;
 
 use interlock_store::{Snapshot, Store};
@@ -328,7 +328,14 @@ async fn audit_once(
     let end = snap.log_size().await?;
     let (pages, checked) = tokio::sync::mpsc::channel::<Vec<interlock_store::LeafRow>>(2);
     let log_key = verifier.as_ref().map(|v| v.key);
-    let checker = tokio::task::spawn_blocking(move || check_entries(checked, log_key));
+    // The checkpoints first (same snapshot): the checker takes the roots at
+    // their sizes as it goes, rather than keeping the whole tree for after
+    // (at 10M entries that tree was about a gigabyte).
+    let rows = snap.checkpoints().await?;
+    let mut sizes: Vec<u64> = rows.iter().map(|r| r.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let checker = tokio::task::spawn_blocking(move || check_entries(checked, log_key, sizes));
     let mut lo = 0u64;
     while lo < end {
         let hi = lo.saturating_add(PAGE).min(end);
@@ -340,7 +347,7 @@ async fn audit_once(
     }
     drop(pages);
     let Checked {
-        tree,
+        roots,
         appended_at,
         entries,
         registered,
@@ -351,7 +358,6 @@ async fn audit_once(
     problems.extend(entry_problems);
 
     // Checkpoints.
-    let rows = snap.checkpoints().await?;
     let checkpoints = rows.len() as u64;
     // (size, matches the recomputed tree) for every checkpoint whose signature verified.
     let mut verified: Vec<(u64, bool)> = Vec::new();
@@ -396,7 +402,7 @@ async fn audit_once(
             verified.push((cp.size, false));
             continue;
         }
-        let matches = tree.root_at(cp.size).is_ok_and(|r| r == cp.root);
+        let matches = roots.get(&cp.size) == Some(&cp.root);
         verified.push((cp.size, matches));
     }
     classify_mismatches(&verified, end, &mut problems);
@@ -445,11 +451,12 @@ async fn audit_once(
     })
 }
 
-/// What checking every entry found: the tree their data hashes to, when
+/// What checking every entry found: the roots of the tree their data hashes
+/// to at each checkpoint's size (sizes beyond the entries have none), when
 /// each was appended (by position), how many there were, the approvers they
 /// registered, and their problems.
 struct Checked {
-    tree: Tree,
+    roots: std::collections::HashMap<u64, interlock_merkle::Hash>,
     appended_at: Vec<i64>,
     entries: u64,
     registered: BTreeSet<(String, String)>,
@@ -468,14 +475,31 @@ struct Checked {
 fn check_entries(
     mut pages: tokio::sync::mpsc::Receiver<Vec<interlock_store::LeafRow>>,
     log_key: Option<VerifyingKey>,
+    checkpoint_sizes: Vec<u64>,
 ) -> Checked {
+    // The right edge of the recomputed tree, and the checkpoint sizes it has
+    // yet to reach (ascending).
+    let mut frontier = Frontier::new();
+    let mut sizes = checkpoint_sizes.into_iter().peekable();
     let mut c = Checked {
-        tree: Tree::new(),
+        roots: std::collections::HashMap::new(),
         appended_at: Vec::new(),
         entries: 0,
         registered: BTreeSet::new(),
         problems: Vec::new(),
     };
+    let mut take_root = |frontier: &Frontier, roots: &mut std::collections::HashMap<_, _>| {
+        while let Some(&size) = sizes.peek() {
+            if size > frontier.size() {
+                break;
+            }
+            if size == frontier.size() {
+                roots.insert(size, frontier.root());
+            }
+            sizes.next();
+        }
+    };
+    take_root(&frontier, &mut c.roots);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let mut expected = 0u64;
     while let Some(page) = pages.blocking_recv() {
@@ -528,7 +552,8 @@ fn check_entries(
                     .push(AuditProblem::EditedEntry { index: row.idx });
             }
             c.problems.extend(problems);
-            c.tree.push(computed);
+            frontier.push(computed);
+            take_root(&frontier, &mut c.roots);
         }
     }
     c

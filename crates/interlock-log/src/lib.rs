@@ -4,7 +4,8 @@
 //! * [`Log`]: the writer. Appends are *group-committed*: one task drains
 //!   every waiting append, assigns indices, seals each entry into a signed
 //!   receipt (`interlock_receipts::seal`: a DSSE envelope of an in-toto
-//!   statement, which is the leaf), extends the in-memory tree, signs
+//!   statement, which is the leaf), extends the in-memory tree (its tiles'
+//!   roots and last leaves: `interlock_merkle::TiledTree`), signs
 //!   one checkpoint for the new size and writes leaves + checkpoint in a
 //!   single durable transaction, then acknowledges every waiter. An append is
 //!   acknowledged only once durable; many concurrent appenders share one

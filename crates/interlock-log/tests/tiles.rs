@@ -116,7 +116,7 @@ async fn a_log_of_many_tiles_reopens_from_their_roots_and_proves_every_entry() {
 }
 
 #[tokio::test]
-async fn regression_issue_45_an_edited_tile_root_is_rebuilt_from_the_leaves() {
+async fn regression_issue_45_a_wrong_tile_root_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     let hashes = thousand(dir.path()).await;
     let mut c = raw(dir.path()).await;
@@ -137,7 +137,7 @@ async fn regression_issue_45_an_edited_tile_root_is_rebuilt_from_the_leaves() {
 }
 
 #[tokio::test]
-async fn regression_issue_45_an_edited_or_missing_leaf_under_a_stored_tile_is_refused_when_read() {
+async fn regression_issue_45_a_changed_leaf_under_a_tile_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     thousand(dir.path()).await;
     let mut c = raw(dir.path()).await;
