@@ -298,14 +298,22 @@ impl Shared {
     }
 }
 
-/// Stores the roots of the tree's complete tiles the store lacks, on a task
-/// of its own, unless one is at it already: off the append path, since they
-/// are a cache (a log that stops first rebuilds the missing ones from the
-/// leaves when it opens). About one row per 256 appends.
+/// How many completed tiles wait before their roots are stored (16,384
+/// entries): one write, and one `fsync`, for all of them. A log that stops
+/// first rebuilds at most these from their leaves when it opens; one that
+/// closes stores them then.
+const TILES_STORED_TOGETHER: u64 = 64;
+
+/// Stores the roots of the tree's complete tiles the store lacks, once
+/// [`TILES_STORED_TOGETHER`] wait, on a task of its own unless one is at it
+/// already: off the append path, since they are a cache. (Stored one by
+/// one, as each tile completed, they cost grouped appends a tenth of their
+/// rate: a commit and an `fsync` every 256 entries, contending for the
+/// database lock.)
 fn store_tiles_if_due(shared: &Arc<Shared>) {
     let due = {
         let st = shared.read();
-        st.tree.complete_tiles() > st.stored_tiles
+        st.tree.complete_tiles() >= st.stored_tiles + TILES_STORED_TOGETHER
     };
     if !due
         || shared
@@ -327,23 +335,20 @@ fn store_tiles_if_due(shared: &Arc<Shared>) {
 /// the next commit tries again).
 async fn store_tiles(shared: &Shared) {
     loop {
-        let (from, roots) = {
+        let (from, to) = {
             let st = shared.read();
-            let from = st.stored_tiles;
-            let roots: Vec<Hash> = (from..st.tree.complete_tiles())
-                .filter_map(|t| st.tree.tile_root(t))
-                .collect();
-            (from, roots)
+            (st.stored_tiles, st.tree.complete_tiles())
         };
-        if roots.is_empty() {
+        let tiles = crate::tiles::tiles_to_store(&shared.store, shared, from, to).await;
+        if tiles.is_empty() {
             return;
         }
-        if let Err(error) = shared.store.put_log_tiles(from, &roots).await {
+        if let Err(error) = shared.store.put_log_tiles(from, &tiles).await {
             tracing::warn!(%error, from, "storing the log's tile roots failed (they are kept in memory, and stored again later)");
             return;
         }
         let mut st = shared.write();
-        st.stored_tiles = st.stored_tiles.max(from + roots.len() as u64);
+        st.stored_tiles = st.stored_tiles.max(from + tiles.len() as u64);
     }
 }
 
@@ -896,7 +901,7 @@ impl Log {
         &self,
         compute: impl Fn(
             &TiledTree,
-            &std::collections::HashMap<u64, Vec<Hash>>,
+            &std::collections::HashMap<u64, interlock_merkle::Tree>,
         ) -> Result<T, TiledError>,
     ) -> Result<T, LogError> {
         let shared = &*self.shared;
@@ -1110,7 +1115,11 @@ impl Verified {
     fn into_loaded(self, size: u64) -> Loaded {
         let keep = usize::try_from(size - self.base()).unwrap_or(usize::MAX);
         Loaded {
-            tree: TiledTree::from_parts(&self.tiles, &self.hashes[..keep]),
+            tree: TiledTree::from_parts_keeping(
+                &self.tiles,
+                &self.hashes[..keep],
+                crate::tiles::RECENT_TILES,
+            ),
             stored_tiles: self.tiles.len() as u64,
             checkpoint: self.checkpoint,
             signed: self.signed,

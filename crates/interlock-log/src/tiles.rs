@@ -5,30 +5,34 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use interlock_merkle::{Hash, TILE_WIDTH, TiledError, TiledTree};
-use interlock_store::{Store, StoreError};
+use interlock_merkle::{Hash, TILE_WIDTH, TiledError, TiledTree, Tree};
+use interlock_store::{LogTile, Store, StoreError};
 
 use crate::error::LogError;
 
-/// How many tiles' leaf hashes (8 KiB each) a cache keeps.
+/// How many tiles (16 KiB each, as trees) a cache keeps.
 const TILE_CACHE: usize = 64;
 
-/// The leaf hashes of recently read complete tiles, at most [`TILE_CACHE`];
-/// the one read longest ago goes first.
+/// How many of the last completed tiles a log's tree keeps whole: what is
+/// asked about most, and where the tiles it stores are taken from (2 MiB).
+pub(crate) const RECENT_TILES: usize = 128;
+
+/// The trees of recently read complete tiles, at most [`TILE_CACHE`]; the
+/// one read longest ago goes first.
 #[derive(Default)]
 pub(crate) struct TileCache {
-    pub(crate) leaves: HashMap<u64, Vec<Hash>>,
+    pub(crate) tiles: HashMap<u64, Tree>,
     order: VecDeque<u64>,
 }
 
 impl TileCache {
-    fn insert(&mut self, tile: u64, leaves: Vec<Hash>) {
-        if self.leaves.insert(tile, leaves).is_none() {
+    fn insert(&mut self, tile: u64, tree: Tree) {
+        if self.tiles.insert(tile, tree).is_none() {
             self.order.push_back(tile);
         }
         while self.order.len() > TILE_CACHE {
             if let Some(old) = self.order.pop_front() {
-                self.leaves.remove(&old);
+                self.tiles.remove(&old);
             }
         }
     }
@@ -57,14 +61,14 @@ pub(crate) async fn with_tiles<T>(
     store: &Store,
     cache: &std::sync::Mutex<TileCache>,
     holder: &(impl HoldsTree + ?Sized),
-    compute: impl Fn(&TiledTree, &HashMap<u64, Vec<Hash>>) -> Result<T, TiledError>,
+    compute: impl Fn(&TiledTree, &HashMap<u64, Tree>) -> Result<T, TiledError>,
 ) -> Result<T, LogError> {
     // Two rounds suffice (a complete tile never changes); a third would mean
     // the store changed under the computation.
     for _ in 0..3 {
         let wanted: Vec<(u64, Option<Hash>)> = match holder.with_tree(|tree| {
             let tiles = cache.lock().unwrap_or_else(|e| e.into_inner());
-            compute(tree, &tiles.leaves).map_err(|e| match e {
+            compute(tree, &tiles.tiles).map_err(|e| match e {
                 TiledError::MissingTiles(missing) => {
                     Ok(missing.iter().map(|&t| (t, tree.tile_root(t))).collect())
                 }
@@ -76,11 +80,11 @@ pub(crate) async fn with_tiles<T>(
             Err(Ok(wanted)) => wanted,
         };
         for (tile, root) in wanted {
-            let leaves = read_tile(store, tile, root).await?;
+            let tree = read_tile(store, tile, root).await?;
             cache
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .insert(tile, leaves);
+                .insert(tile, tree);
         }
     }
     Err(LogError::CheckpointMismatch(
@@ -88,18 +92,59 @@ pub(crate) async fn with_tiles<T>(
     ))
 }
 
-/// The leaf hashes of complete tile `tile`, checked against `root`.
-async fn read_tile(store: &Store, tile: u64, root: Option<Hash>) -> Result<Vec<Hash>, LogError> {
+/// Complete tile `tile`, checked against `root`: from its stored leaf
+/// hashes (one row), or, if they are not stored or do not reproduce the
+/// root, from its 256 leaves' rows.
+async fn read_tile(store: &Store, tile: u64, root: Option<Hash>) -> Result<Tree, LogError> {
+    let matches = |t: &Tree| t.len() == TILE_WIDTH && Some(t.root()) == root;
+    if let Some(hashes) = store.log_tile_leaf_hashes(tile).await? {
+        let tree = Tree::from_leaves(&hashes);
+        if matches(&tree) {
+            return Ok(tree);
+        }
+    }
     let start = tile * TILE_WIDTH;
-    let leaves = match store.leaf_hashes_in(start..start + TILE_WIDTH).await {
-        Ok(leaves) => leaves,
+    let tree = match store.leaf_hashes_in(start..start + TILE_WIDTH).await {
+        Ok(leaves) => Tree::from_leaves(&leaves),
         Err(StoreError::Malformed(_)) => return Err(LogError::TileMismatch { tile }),
         Err(e) => return Err(e.into()),
     };
-    if root.is_none() || Some(interlock_merkle::root_sequential(&leaves)) != root {
+    if !matches(&tree) {
         return Err(LogError::TileMismatch { tile });
     }
-    Ok(leaves)
+    Ok(tree)
+}
+
+/// The tiles `from..to` of `tree` to store: each one's root and leaf hashes,
+/// from the recent tiles `tree` keeps, or else read back (and checked) from
+/// the leaves' rows. Stops at the first it cannot have.
+pub(crate) async fn tiles_to_store(
+    store: &Store,
+    holder: &(impl HoldsTree + ?Sized),
+    from: u64,
+    to: u64,
+) -> Vec<LogTile> {
+    let mut out = Vec::new();
+    for tile in from..to {
+        let (root, kept) = holder.with_tree(|t| {
+            let kept = t.recent_tile(tile).map(|r| {
+                (0..TILE_WIDTH)
+                    .filter_map(|i| r.leaf(i))
+                    .collect::<Vec<_>>()
+            });
+            (t.tile_root(tile), kept)
+        });
+        let Some(root) = root else { break };
+        let leaf_hashes = match kept {
+            Some(hashes) => hashes,
+            None => match read_tile(store, tile, Some(root)).await {
+                Ok(t) => (0..TILE_WIDTH).filter_map(|i| t.leaf(i)).collect(),
+                Err(_) => break,
+            },
+        };
+        out.push(LogTile { root, leaf_hashes });
+    }
+    out
 }
 
 /// The stored log's tree for a reader without a [`crate::Log`] (an export):

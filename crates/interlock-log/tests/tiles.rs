@@ -139,17 +139,33 @@ async fn regression_issue_45_a_wrong_tile_root_is_rebuilt() {
 #[tokio::test]
 async fn regression_issue_45_a_changed_leaf_under_a_tile_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    thousand(dir.path()).await;
+    let hashes = thousand(dir.path()).await;
     let mut c = raw(dir.path()).await;
-    sqlx::query("UPDATE log_leaves SET leaf_hash = $1 WHERE idx = 300")
-        .bind(vec![9u8; 32])
-        .execute(&mut c)
-        .await
-        .unwrap();
+    let set = |sql: &'static str, value: Vec<u8>| sqlx::query(sql).bind(value);
+    for q in [
+        // Tile 1: both its stored leaf hashes and a leaf row's hash edited.
+        set(
+            "UPDATE log_tile_leaves SET leaf_hashes = $1 WHERE idx = 1",
+            vec![9u8; 8192],
+        ),
+        set(
+            "UPDATE log_leaves SET leaf_hash = $1 WHERE idx = 301",
+            vec![9u8; 32],
+        ),
+        // Tile 0: only its stored leaf hashes (its rows are intact).
+        set(
+            "UPDATE log_tile_leaves SET leaf_hashes = $1 WHERE idx = 0",
+            vec![8u8; 8192],
+        ),
+    ] {
+        q.execute(&mut c).await.unwrap();
+    }
     drop(c);
+    // Tile 2: a leaf row gone, and its stored leaf hashes with it.
     exec(dir.path(), "DELETE FROM log_leaves WHERE idx = 600").await;
-    // Both rows lie under stored tiles: the log opens on the signed roots,
-    // and refuses to answer from either row when it reads it.
+    exec(dir.path(), "DELETE FROM log_tile_leaves WHERE idx = 2").await;
+    // All of it lies under stored tiles: the log opens on the signed roots,
+    // and refuses to answer from any of it when it reads it.
     let (store, log) = reopen(dir.path()).await;
     for (index, tile) in [(300, 1), (600, 2)] {
         let err = log.inclusion_proof(index, N).await.unwrap_err();
@@ -158,14 +174,37 @@ async fn regression_issue_45_a_changed_leaf_under_a_tile_is_refused() {
             "{err}"
         );
     }
-    let err = log.verified_entry(300).await.unwrap_err();
+    let err = log.verified_entry(301).await.unwrap_err();
     assert!(matches!(err, LogError::TileMismatch { tile: 1 }), "{err}");
     assert!(err.to_string().contains("entries 256..512"), "{err}");
-    // The other tiles still answer; the audit names the damage.
-    assert!(log.inclusion_proof(10, N).await.is_ok());
+    // Tile 0's leaf hashes come from its rows instead; tiles 3 on are whole.
+    let whole = Tree::from_leaves(&hashes);
+    assert_eq!(
+        log.inclusion_proof(10, N).await.unwrap(),
+        whole.inclusion_proof(10, N).unwrap()
+    );
     assert!(log.inclusion_proof(800, N).await.is_ok());
     log.close().await;
     assert!(!audit(&store, None).await.unwrap().is_ok());
+}
+
+#[tokio::test]
+async fn regression_issue_45_an_edited_entry_under_a_tile_is_refused_when_read() {
+    let dir = tempfile::tempdir().unwrap();
+    thousand(dir.path()).await;
+    exec(
+        dir.path(),
+        "UPDATE log_leaves SET data = CAST('{}' AS BLOB) WHERE idx = 300",
+    )
+    .await;
+    let (_store, log) = reopen(dir.path()).await;
+    let err = log.verified_entry(300).await.unwrap_err();
+    assert!(
+        matches!(err, LogError::MalformedEntry { index: 300, .. }),
+        "{err}"
+    );
+    assert!(log.verified_entry(299).await.is_ok());
+    log.close().await;
 }
 
 #[tokio::test]

@@ -2,7 +2,10 @@
 //! the roots of its complete *tiles* (aligned runs of [`TILE_WIDTH`] leaves)
 //! and the leaves of the last, incomplete tile. The leaves of complete tiles
 //! stay in storage and are brought in, one tile at a time, by the caller
-//! ([`TileSource`]) when a proof or a leaf needs them.
+//! ([`TileSource`]) when a proof or a leaf needs them. The trees of the last
+//! few completed tiles may be kept ([`TiledTree::from_parts_keeping`]): the
+//! newest entries are the ones most asked about, and a log stores their
+//! leaves from them.
 //!
 //! Why: a [`Tree`] holds every leaf and node, about 99 bytes a leaf, and is
 //! rebuilt from every stored leaf hash when a log opens: at 10 million entries
@@ -22,7 +25,7 @@
 //! checks each against its root ([`TiledTree::tile_matches`]) and asks again.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::BuildHasher;
 
 use crate::frontier::Frontier;
@@ -31,7 +34,7 @@ use crate::proof::ProofError;
 use crate::range::{check_range, walk};
 use crate::tree::{
     Tree, check_consistency_args, check_inclusion_args, consistency_path, inclusion_path,
-    root_sequential, split_point,
+    split_point,
 };
 
 /// Height of a tile: a tile's root is a perfect subtree of this height.
@@ -40,12 +43,13 @@ pub const TILE_HEIGHT: u32 = 8;
 /// Leaves in a complete tile (`2^TILE_HEIGHT`).
 pub const TILE_WIDTH: u64 = 1 << TILE_HEIGHT;
 
-/// Where the leaf hashes of complete tiles come from: `Some` with all
-/// [`TILE_WIDTH`] leaf hashes of tile `tile`, or `None` if they are not at
-/// hand (the computation then reports them as missing).
+/// Where complete tiles come from: `Some` with the tree of all
+/// [`TILE_WIDTH`] leaves of tile `tile` (checked by the caller against its
+/// root, [`TiledTree::tile_matches`]), or `None` if it is not at hand (the
+/// computation then reports it as missing).
 pub trait TileSource {
-    /// The leaf hashes of complete tile `tile`, in order, if at hand.
-    fn tile_leaves(&self, tile: u64) -> Option<&[Hash]>;
+    /// The tree of complete tile `tile`, if at hand.
+    fn tile(&self, tile: u64) -> Option<&Tree>;
 }
 
 /// No tiles at hand: for what needs none (roots at the current size, leaves
@@ -54,14 +58,14 @@ pub trait TileSource {
 pub struct NoTiles;
 
 impl TileSource for NoTiles {
-    fn tile_leaves(&self, _tile: u64) -> Option<&[Hash]> {
+    fn tile(&self, _tile: u64) -> Option<&Tree> {
         None
     }
 }
 
-impl<V: AsRef<[Hash]>, S: BuildHasher> TileSource for HashMap<u64, V, S> {
-    fn tile_leaves(&self, tile: u64) -> Option<&[Hash]> {
-        self.get(&tile).map(AsRef::as_ref)
+impl<S: BuildHasher> TileSource for HashMap<u64, Tree, S> {
+    fn tile(&self, tile: u64) -> Option<&Tree> {
+        self.get(&tile)
     }
 }
 
@@ -89,6 +93,10 @@ pub struct TiledTree {
     tiles: Tree,
     /// The leaves of the incomplete last tile (fewer than [`TILE_WIDTH`]).
     tail: Tree,
+    /// The trees of the last completed tiles, oldest first: at most
+    /// `keep_recent`, and always the ones just before the tail.
+    recent: VecDeque<Tree>,
+    keep_recent: usize,
 }
 
 impl TiledTree {
@@ -100,9 +108,17 @@ impl TiledTree {
     /// A tree of complete tiles with roots `tile_roots`, followed by the
     /// leaves `tail` (any number: whole tiles among them are completed).
     pub fn from_parts(tile_roots: &[Hash], tail: &[Hash]) -> Self {
+        Self::from_parts_keeping(tile_roots, tail, 0)
+    }
+
+    /// [`from_parts`](Self::from_parts), keeping the trees of the last
+    /// `recent` tiles completed from here on (those `tail` completes too).
+    pub fn from_parts_keeping(tile_roots: &[Hash], tail: &[Hash], recent: usize) -> Self {
         let mut t = TiledTree {
             tiles: Tree::from_leaves(tile_roots),
             tail: Tree::new(),
+            recent: VecDeque::with_capacity(recent),
+            keep_recent: recent,
         };
         t.extend(tail.iter().copied());
         t
@@ -119,8 +135,14 @@ impl TiledTree {
         let index = self.len();
         self.tail.push(leaf_hash);
         if self.tail.len() == TILE_WIDTH {
-            self.tiles.push(self.tail.root());
-            self.tail = Tree::new();
+            let done = std::mem::take(&mut self.tail);
+            self.tiles.push(done.root());
+            if self.keep_recent > 0 {
+                if self.recent.len() == self.keep_recent {
+                    self.recent.pop_front();
+                }
+                self.recent.push_back(done);
+            }
         }
         index
     }
@@ -145,11 +167,18 @@ impl TiledTree {
         self.tiles.leaf(tile)
     }
 
-    /// Whether `leaves` are exactly the leaf hashes of complete tile `tile`
-    /// (their tree's root is the tile's root): how a caller checks what it
-    /// read from storage before trusting it.
-    pub fn tile_matches(&self, tile: u64, leaves: &[Hash]) -> bool {
-        leaves.len() as u64 == TILE_WIDTH && self.tile_root(tile) == Some(root_sequential(leaves))
+    /// The tree of complete tile `tile`, if it is one of the recent ones kept.
+    pub fn recent_tile(&self, tile: u64) -> Option<&Tree> {
+        let first = self.tiles.len() - self.recent.len() as u64;
+        let at = tile.checked_sub(first)?;
+        self.recent.get(usize::try_from(at).ok()?)
+    }
+
+    /// Whether `tile_tree` is exactly complete tile `tile`: all its leaves,
+    /// and its root the tile's root. How a caller checks what it read from
+    /// storage before trusting it.
+    pub fn tile_matches(&self, tile: u64, tile_tree: &Tree) -> bool {
+        tile_tree.len() == TILE_WIDTH && self.tile_root(tile) == Some(tile_tree.root())
     }
 
     /// The current root: `O(log n)` hashes, no tiles needed.
@@ -301,10 +330,12 @@ impl<S: TileSource> Ranges<'_, S> {
         if lo >= complete {
             return self.tree.tail.range_hash(lo - base, hi - base);
         }
-        match self.tiles.tile_leaves(tile) {
-            Some(leaves) if leaves.len() as u64 == TILE_WIDTH => {
-                root_sequential(&leaves[(lo - base) as usize..(hi - base) as usize])
-            }
+        match self
+            .tree
+            .recent_tile(tile)
+            .or_else(|| self.tiles.tile(tile))
+        {
+            Some(t) if t.len() == TILE_WIDTH => t.range_hash(lo - base, hi - base),
             _ => {
                 self.missing.borrow_mut().insert(tile);
                 empty_root()
@@ -331,11 +362,11 @@ mod tests {
     }
 
     /// Every tile of `all`, as a source.
-    fn source(all: &[Hash]) -> HashMap<u64, Vec<Hash>> {
+    fn source(all: &[Hash]) -> HashMap<u64, Tree> {
         all.chunks(TILE_WIDTH as usize)
             .enumerate()
             .filter(|(_, c)| c.len() as u64 == TILE_WIDTH)
-            .map(|(i, c)| (i as u64, c.to_vec()))
+            .map(|(i, c)| (i as u64, Tree::from_leaves(c)))
             .collect()
     }
 
@@ -427,13 +458,17 @@ mod tests {
     fn a_tile_whose_leaves_do_not_reproduce_its_root_is_refused() {
         let all = leaves(600);
         let tiled = TiledTree::from_leaves(&all);
-        assert!(tiled.tile_matches(1, &all[256..512]));
+        let tile = |l: &[Hash]| Tree::from_leaves(l);
+        assert!(tiled.tile_matches(1, &tile(&all[256..512])));
         let mut edited = all[256..512].to_vec();
         edited[7] = leaf_hash(b"edited");
-        assert!(!tiled.tile_matches(1, &edited));
-        assert!(!tiled.tile_matches(1, &all[256..511]), "a short tile");
+        assert!(!tiled.tile_matches(1, &tile(&edited)));
         assert!(
-            !tiled.tile_matches(2, &all[512..600]),
+            !tiled.tile_matches(1, &tile(&all[256..511])),
+            "a short tile"
+        );
+        assert!(
+            !tiled.tile_matches(2, &tile(&all[512..600])),
             "the incomplete tile"
         );
     }
@@ -454,10 +489,28 @@ mod tests {
             Err(TiledError::Proof(ProofError::EmptyOldTree))
         ));
         // A source whose tile is short is treated as lacking it.
-        let short: HashMap<u64, Vec<Hash>> = [(0, leaves(10))].into();
+        let short: HashMap<u64, Tree> = [(0, Tree::from_leaves(&leaves(10)))].into();
         assert_eq!(
             tiled.leaf(3, &short),
             Err(TiledError::MissingTiles(vec![0]))
+        );
+    }
+
+    #[test]
+    fn the_recent_tiles_kept_answer_without_a_source() {
+        let all = leaves(1300);
+        let whole = Tree::from_leaves(&all);
+        let tiled = TiledTree::from_parts_keeping(&[], &all, 2);
+        // Tiles 3 and 4 are kept; 0–2 are not.
+        assert!(tiled.recent_tile(2).is_none());
+        assert_eq!(tiled.recent_tile(4).map(Tree::root), tiled.tile_root(4));
+        assert_eq!(
+            tiled.inclusion_proof(900, 1300, &NoTiles),
+            whole.inclusion_proof(900, 1300).map_err(Into::into)
+        );
+        assert_eq!(
+            tiled.inclusion_proof(600, 1300, &NoTiles),
+            Err(TiledError::MissingTiles(vec![2]))
         );
     }
 

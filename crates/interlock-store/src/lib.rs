@@ -72,7 +72,7 @@ pub use keys::{ApproverKey, NewApproverKey};
 pub use lease::ExecutionLease;
 pub use llm::LearnedVerdict;
 pub use location::{Backend, StoreLocation};
-pub use log::{CheckpointRow, LeafRow};
+pub use log::{CheckpointRow, LeafRow, LogTile};
 pub use plans::{NewPlan, PlanRecord, PlanStatus};
 pub use probes::ProbeState;
 pub use receipts::{ReceiptCount, ReceiptFacts, ReceiptFilter};

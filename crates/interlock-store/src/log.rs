@@ -27,6 +27,15 @@ pub struct LeafRow {
     pub appended_at: i64,
 }
 
+/// One complete tile of the log, as stored: its root and its leaf hashes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogTile {
+    /// RFC 6962 root of the tile's leaves.
+    pub root: [u8; 32],
+    /// The tile's leaf hashes, in order.
+    pub leaf_hashes: Vec<[u8; 32]>,
+}
+
 /// One signed checkpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckpointRow {
@@ -733,22 +742,33 @@ impl Store {
         Ok((tiles, hashes, checkpoint))
     }
 
-    /// Stores the roots of complete tiles `start..start + roots.len()`.
-    /// A tile already stored keeps its row: tiles are a pure function of the
-    /// leaves, so two writers store the same roots.
-    pub async fn put_log_tiles(&self, start: u64, roots: &[[u8; 32]]) -> Result<(), StoreError> {
-        if roots.is_empty() {
+    /// Stores complete tiles `start..start + tiles.len()`: each one's root
+    /// and its leaf hashes (all of them, in order). A tile already stored
+    /// keeps its rows: tiles are a pure function of the leaves, so two
+    /// writers store the same ones.
+    pub async fn put_log_tiles(&self, start: u64, tiles: &[LogTile]) -> Result<(), StoreError> {
+        if tiles.is_empty() {
             return Ok(());
         }
         // No write lock of the store's: nothing here depends on what another
         // writer does meanwhile (a row already stored stays as it is).
         let mut tx = self.pool().begin().await.ctx("transaction")?;
-        for (idx, root) in (start..).zip(roots) {
+        for (idx, tile) in (start..).zip(tiles) {
+            let idx = to_i64(idx, "log tile")?;
             sqlx::query(
                 "INSERT INTO log_tiles (idx, root) VALUES ($1, $2) ON CONFLICT (idx) DO NOTHING",
             )
-            .bind(to_i64(idx, "log tile")?)
-            .bind(&root[..])
+            .bind(idx)
+            .bind(&tile.root[..])
+            .execute(&mut *tx)
+            .await
+            .ctx("log tile")?;
+            sqlx::query(
+                "INSERT INTO log_tile_leaves (idx, leaf_hashes) VALUES ($1, $2) \
+                 ON CONFLICT (idx) DO NOTHING",
+            )
+            .bind(idx)
+            .bind(tile.leaf_hashes.concat())
             .execute(&mut *tx)
             .await
             .ctx("log tile")?;
@@ -757,15 +777,52 @@ impl Store {
         Ok(())
     }
 
+    /// The stored leaf hashes of tile `tile` (`None` if not stored). Not
+    /// checked here beyond their length: the log checks them against the
+    /// tile's root.
+    pub async fn log_tile_leaf_hashes(
+        &self,
+        tile: u64,
+    ) -> Result<Option<Vec<[u8; 32]>>, StoreError> {
+        let blob: Option<Vec<u8>> =
+            sqlx::query_scalar("SELECT leaf_hashes FROM log_tile_leaves WHERE idx = $1")
+                .bind(to_i64(tile, "log tile")?)
+                .fetch_optional(self.pool())
+                .await
+                .ctx("log tile")?;
+        let Some(blob) = blob else {
+            return Ok(None);
+        };
+        if blob.len() % 32 != 0 {
+            return Err(StoreError::Malformed(format!(
+                "the leaf hashes of log tile {tile} are {} bytes, not whole hashes",
+                blob.len()
+            )));
+        }
+        Ok(Some(
+            blob.chunks_exact(32)
+                .map(|c| c.try_into().expect("32-byte chunks"))
+                .collect(),
+        ))
+    }
+
     /// Removes the stored tile roots from tile `from` on: what a log does
     /// when they do not reproduce its signed root, before it stores the ones
     /// its leaves give.
     pub async fn drop_log_tiles(&self, from: u64) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM log_tiles WHERE idx >= $1")
-            .bind(to_i64(from, "log tile")?)
-            .execute(self.pool())
-            .await
-            .ctx("log tile")?;
+        let from = to_i64(from, "log tile")?;
+        let mut tx = self.pool().begin().await.ctx("transaction")?;
+        for sql in [
+            "DELETE FROM log_tiles WHERE idx >= $1",
+            "DELETE FROM log_tile_leaves WHERE idx >= $1",
+        ] {
+            sqlx::query(sql)
+                .bind(from)
+                .execute(&mut *tx)
+                .await
+                .ctx("log tile")?;
+        }
+        tx.commit().await.ctx("log tile")?;
         Ok(())
     }
 
