@@ -306,10 +306,9 @@ const TILES_STORED_TOGETHER: u64 = 64;
 
 /// Stores the roots of the tree's complete tiles the store lacks, once
 /// [`TILES_STORED_TOGETHER`] wait, on a task of its own unless one is at it
-/// already: off the append path, since they are a cache. (Stored one by
-/// one, as each tile completed, they cost grouped appends a tenth of their
-/// rate: a commit and an `fsync` every 256 entries, contending for the
-/// database lock.)
+/// already: off the append path, since they are a cache. (Stored as each
+/// tile completed, they would take a commit and an `fsync` every 256
+/// entries, contending with the appends for the database lock.)
 fn store_tiles_if_due(shared: &Arc<Shared>) {
     let due = {
         let st = shared.read();

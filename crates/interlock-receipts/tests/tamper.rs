@@ -177,6 +177,34 @@ fn open_leaf_reads_and_checks_a_statement_leaf() {
     assert!(open_leaf_unverified(&canonical_bytes(&Value::Object(st))).is_err());
 }
 
+/// The audit opens each leaf once and checks its seal from what it read
+/// (`OpenedLeaf::check_seal`): the same verdicts as `open_leaf`.
+#[test]
+fn a_seal_checked_from_the_opened_leaf_agrees_with_open_leaf() {
+    let (statement, signed) = (log(), signed_log());
+    let right = |l: &Log| l.key.verifying_key();
+    let wrong = key(9).verifying_key();
+    for (leaf, log_key) in [
+        (&statement.leaves[7], right(&statement)),
+        (&statement.leaves[7], wrong),
+        (&signed.leaves[7], right(&signed)),
+        (&signed.leaves[7], wrong),
+    ] {
+        let opened = open_leaf_unverified(leaf).unwrap();
+        assert_eq!(
+            opened.check_seal(&log_key),
+            open_leaf(leaf, &log_key).map(drop)
+        );
+    }
+    // A signature over other bytes: refused both ways.
+    let mut forged = open_leaf_unverified(&signed.leaves[7]).unwrap();
+    forged.payload = open_leaf_unverified(&signed.leaves[8]).unwrap().payload;
+    assert_eq!(
+        forged.check_seal(&right(&signed)),
+        Err(ReceiptError::BadLogSignature)
+    );
+}
+
 #[test]
 fn open_leaf_reads_and_checks_a_signed_leaf() {
     let log = signed_log();
