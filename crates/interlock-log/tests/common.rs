@@ -42,6 +42,18 @@ pub fn event(n: u64) -> Value {
     Value::Object(m)
 }
 
+/// A plan transition of plan `p{n % 3}`: what the export tests select by plan.
+pub fn plan_entry(n: u64) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), "plan.transition".into());
+    m.insert("plan_id".into(), Value::from(format!("p{}", n % 3)));
+    m.insert(
+        "plan_hash".into(),
+        Value::from(format!("sha256:{:064x}", n % 3)),
+    );
+    Value::Object(m)
+}
+
 /// Options that sign a checkpoint with every commit, for tests that place
 /// checkpoints exactly.
 pub fn every_commit() -> LogOptions {

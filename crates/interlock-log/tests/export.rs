@@ -5,7 +5,6 @@
 mod common;
 
 use common::*;
-use interlock_canon::{Map, Value};
 use interlock_log::{ExportFilter, Log, export, export_tlog_proof};
 use interlock_merkle::{NoteVerifier, range_proof_len};
 use interlock_receipts::{BundleVersion, VerifyOptions, verify_bundle, verify_tlog_proof};
@@ -15,18 +14,7 @@ use interlock_store::Store;
 async fn plans_log(dir: &std::path::Path) -> Store {
     let store = open_store(dir).await.unwrap();
     let log = Log::open(store.clone(), signer(), ORIGIN).await.unwrap();
-    let entries = (0..40u64)
-        .map(|n| {
-            let mut m = Map::new();
-            m.insert("type".into(), "plan.transition".into());
-            m.insert("plan_id".into(), Value::from(format!("p{}", n % 3)));
-            m.insert(
-                "plan_hash".into(),
-                Value::from(format!("sha256:{:064x}", n % 3)),
-            );
-            Value::Object(m)
-        })
-        .collect();
+    let entries = (0..40u64).map(plan_entry).collect();
     log.append_many(entries).await.unwrap();
     log.seal().await.unwrap();
     log.close().await;

@@ -6,7 +6,6 @@
 mod common;
 
 use common::*;
-use interlock_canon::{Map, Value};
 use interlock_log::{ExportFilter, Log, LogError, audit, export, export_tlog_proof};
 use interlock_merkle::{Hash, NoteVerifier, Tree, root};
 use interlock_receipts::{VerifyOptions, verify_bundle, verify_tlog_proof};
@@ -14,17 +13,6 @@ use interlock_store::Store;
 
 /// Three complete tiles and 232 entries of a fourth.
 const N: u64 = 1000;
-
-fn plan_entry(n: u64) -> Value {
-    let mut m = Map::new();
-    m.insert("type".into(), "plan.transition".into());
-    m.insert("plan_id".into(), Value::from(format!("p{}", n % 3)));
-    m.insert(
-        "plan_hash".into(),
-        Value::from(format!("sha256:{:064x}", n % 3)),
-    );
-    Value::Object(m)
-}
 
 /// Writes [`N`] entries in batches of 100 and closes the log; returns their
 /// leaf hashes.

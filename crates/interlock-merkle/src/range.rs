@@ -84,27 +84,33 @@ impl Tree {
     /// The range proof of leaves `[start, end)` in the tree of the first
     /// `size` leaves: the hashes that, with those leaves, recompute its root.
     pub fn range_proof(&self, start: u64, end: u64, size: u64) -> Result<Vec<Hash>, ProofError> {
-        if size > self.len() {
-            return Err(ProofError::SizeBeyondTree {
-                size,
-                len: self.len(),
-            });
-        }
-        check_range(start, end, size)?;
-        let mut proof = Vec::new();
-        walk(
-            (0, size),
-            (start, end),
-            &mut |lo, hi| {
-                let h = self.range_hash(lo, hi);
-                proof.push(h);
-                Ok(h)
-            },
-            // The inside is the verifier's to recompute; any value will do here.
-            &|_, _| [0; 32],
-        )?;
-        Ok(proof)
+        crate::tree::check_size(size, self.len())?;
+        range_path(start, end, size, &|lo, hi| self.range_hash(lo, hi))
     }
+}
+
+/// The range proof of `[start, end)` in a tree of `size` leaves, with
+/// `mth(lo, hi)` giving the hash of the leaves `[lo, hi)`.
+pub(crate) fn range_path(
+    start: u64,
+    end: u64,
+    size: u64,
+    mth: &dyn Fn(u64, u64) -> Hash,
+) -> Result<Vec<Hash>, ProofError> {
+    check_range(start, end, size)?;
+    let mut proof = Vec::new();
+    walk(
+        (0, size),
+        (start, end),
+        &mut |lo, hi| {
+            let h = mth(lo, hi);
+            proof.push(h);
+            Ok(h)
+        },
+        // The inside is the verifier's to recompute; any value will do here.
+        &|_, _| [0; 32],
+    )?;
+    Ok(proof)
 }
 
 /// The root of the tree of `size` leaves recomputed from `leaves` (the leaf

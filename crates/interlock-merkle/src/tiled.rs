@@ -31,10 +31,10 @@ use std::hash::BuildHasher;
 use crate::frontier::Frontier;
 use crate::hash::{Hash, empty_root, node_hash};
 use crate::proof::ProofError;
-use crate::range::{check_range, walk};
+use crate::range::range_path;
 use crate::tree::{
-    Tree, check_consistency_args, check_inclusion_args, consistency_path, inclusion_path,
-    split_point,
+    Tree, check_consistency_args, check_inclusion_args, check_size, consistency_path,
+    inclusion_path, split_point,
 };
 
 /// Height of a tile: a tile's root is a perfect subtree of this height.
@@ -251,33 +251,14 @@ impl TiledTree {
         tiles: &impl TileSource,
     ) -> Result<Vec<Hash>, TiledError> {
         self.check_size(size)?;
-        check_range(start, end, size)?;
         self.answer(tiles, |r| {
-            let mut proof = Vec::new();
-            walk(
-                (0, size),
-                (start, end),
-                &mut |lo, hi| {
-                    let h = r.range_hash(lo, hi);
-                    proof.push(h);
-                    Ok(h)
-                },
-                // The inside is the verifier's to recompute.
-                &|_, _| [0; 32],
-            )
-            .map(|_| proof)
+            range_path(start, end, size, &|lo, hi| r.range_hash(lo, hi))
         })?
         .map_err(TiledError::Proof)
     }
 
     fn check_size(&self, size: u64) -> Result<(), ProofError> {
-        if size > self.len() {
-            return Err(ProofError::SizeBeyondTree {
-                size,
-                len: self.len(),
-            });
-        }
-        Ok(())
+        check_size(size, self.len())
     }
 
     /// Runs `compute` over this tree and `tiles`; if any tile was missing the

@@ -125,6 +125,14 @@ pub(crate) fn consistency_path(m: u64, n: u64, mth: &dyn Fn(u64, u64) -> Hash) -
     proof
 }
 
+/// [`ProofError::SizeBeyondTree`] unless `size <= len`.
+pub(crate) fn check_size(size: u64, len: u64) -> Result<(), ProofError> {
+    if size > len {
+        return Err(ProofError::SizeBeyondTree { size, len });
+    }
+    Ok(())
+}
+
 pub(crate) fn check_inclusion_args(index: u64, size: u64) -> Result<(), ProofError> {
     if index >= size {
         return Err(ProofError::IndexOutOfRange { index, size });
@@ -269,13 +277,7 @@ impl Tree {
     }
 
     fn check_size(&self, size: u64) -> Result<(), ProofError> {
-        if size > self.len() {
-            return Err(ProofError::SizeBeyondTree {
-                size,
-                len: self.len(),
-            });
-        }
-        Ok(())
+        check_size(size, self.len())
     }
 
     /// The stored root of the perfect subtree of leaves
