@@ -12,9 +12,9 @@
 //! repository, in `GROWTH_DIR` (default `~/.cache/interlock/growth`), and
 //! reused when it already holds `GROWTH_N` (delete the directory for a
 //! fresh one). Prints entries/s over the first and the last 200,000 appends,
-//! the database's size, how long opening the log takes (its tree is rebuilt
-//! from the stored leaf hashes) and the memory it holds, inclusion proofs'
-//! p50/p99, and how long `audit` (what `interlock audit verify` runs) takes.
+//! the database's size, how long opening the log takes (its tiles' roots and
+//! last leaves are read) and the memory it holds, inclusion proofs' p50/p99,
+//! and how long `audit` (what `interlock audit verify` runs) takes.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,6 +24,11 @@ use ed25519_dalek::SigningKey;
 use interlock_canon::{Map, Value};
 use interlock_log::{CheckpointSigner, Log};
 use interlock_store::Store;
+
+/// The allocator of the `interlock` binary, whose appends and `audit verify`
+/// this models.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const APPENDERS: u64 = 64;
 const WINDOW: u64 = 200_000;

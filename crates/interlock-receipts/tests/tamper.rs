@@ -185,9 +185,9 @@ fn a_seal_checked_from_the_opened_leaf_agrees_with_open_leaf() {
     let right = |l: &Log| l.key.verifying_key();
     let wrong = key(9).verifying_key();
     for (leaf, log_key) in [
-        (&statement.leaves[7], right(&statement)),
+        (&statement.leaves[7], right(statement)),
         (&statement.leaves[7], wrong),
-        (&signed.leaves[7], right(&signed)),
+        (&signed.leaves[7], right(signed)),
         (&signed.leaves[7], wrong),
     ] {
         let opened = open_leaf_unverified(leaf).unwrap();
@@ -200,7 +200,7 @@ fn a_seal_checked_from_the_opened_leaf_agrees_with_open_leaf() {
     let mut forged = open_leaf_unverified(&signed.leaves[7]).unwrap();
     forged.payload = open_leaf_unverified(&signed.leaves[8]).unwrap().payload;
     assert_eq!(
-        forged.check_seal(&right(&signed)),
+        forged.check_seal(&right(signed)),
         Err(ReceiptError::BadLogSignature)
     );
 }
