@@ -3,7 +3,7 @@
 use std::fmt;
 
 use ed25519_dalek::VerifyingKey;
-use interlock_merkle::{Checkpoint, Frontier, NoteVerifier, SignedNote, leaf_hash};
+use interlock_merkle::{Checkpoint, Frontier, NoteVerifier, SignedNote, TILE_WIDTH, leaf_hash};
 use std::collections::BTreeSet;
 
 use interlock_store::{Snapshot, Store};
@@ -108,6 +108,14 @@ pub enum AuditProblem {
         /// One past the last.
         to: u64,
     },
+    /// A stored tile root (`log_tiles`) is not the root of the entries it
+    /// covers. Tile roots are a cache the log checks before it uses them, so
+    /// nothing was believed from it; but nothing the log writes makes one
+    /// wrong: the database was edited.
+    WrongTileRoot {
+        /// The tile (entries `tile·256 .. (tile+1)·256`).
+        tile: u64,
+    },
     /// A key in the approver registry that no `approver.registered` leaf
     /// records for that identity: it was added (or its identity changed)
     /// outside the log, and the engine does not trust it.
@@ -178,6 +186,11 @@ impl fmt::Display for AuditProblem {
                 "the checkpoint signed at size {size} covers {} that {} not stored (dropped)",
                 range(*entries, *size),
                 if size - entries == 1 { "is" } else { "are" }
+            ),
+            AuditProblem::WrongTileRoot { tile } => write!(
+                f,
+                "the stored root of tile {tile} is not the root of {} (a cache the log checks and rebuilds; the database was edited)",
+                range(tile * TILE_WIDTH, (tile + 1) * TILE_WIDTH)
             ),
             AuditProblem::UnregisteredApprover { key_id, identity } => write!(
                 f,
@@ -335,7 +348,10 @@ async fn audit_once(
     let mut sizes: Vec<u64> = rows.iter().map(|r| r.size).collect();
     sizes.sort_unstable();
     sizes.dedup();
-    let checker = tokio::task::spawn_blocking(move || check_entries(checked, log_key, sizes));
+    // The stored tile roots, checked against the entries as they are read.
+    let tiles = snap.log_tile_roots().await?;
+    let checker =
+        tokio::task::spawn_blocking(move || check_entries(checked, log_key, sizes, tiles));
     let mut lo = 0u64;
     while lo < end {
         let hi = lo.saturating_add(PAGE).min(end);
@@ -476,7 +492,13 @@ fn check_entries(
     mut pages: tokio::sync::mpsc::Receiver<Vec<interlock_store::LeafRow>>,
     log_key: Option<VerifyingKey>,
     checkpoint_sizes: Vec<u64>,
+    tile_roots: std::collections::BTreeMap<u64, interlock_merkle::Hash>,
 ) -> Checked {
+    // The leaf hashes of the tile being read, while the entries are whole
+    // (after a gap, tiles no longer line up with what is stored: the gap is
+    // the problem named).
+    let mut tile = Vec::with_capacity(TILE_WIDTH as usize);
+    let mut whole = true;
     // The right edge of the recomputed tree, and the checkpoint sizes it has
     // yet to reach (ascending).
     let mut frontier = Frontier::new();
@@ -543,6 +565,7 @@ fn check_entries(
                     from: expected,
                     to: row.idx,
                 });
+                whole = false;
             }
             expected = row.idx + 1;
             c.entries += 1;
@@ -554,6 +577,19 @@ fn check_entries(
             c.problems.extend(problems);
             frontier.push(computed);
             take_root(&frontier, &mut c.roots);
+            if whole {
+                tile.push(computed);
+                if tile.len() as u64 == TILE_WIDTH {
+                    let index = row.idx / TILE_WIDTH;
+                    if tile_roots
+                        .get(&index)
+                        .is_some_and(|stored| *stored != interlock_merkle::root(&tile))
+                    {
+                        c.problems.push(AuditProblem::WrongTileRoot { tile: index });
+                    }
+                    tile.clear();
+                }
+            }
         }
     }
     c

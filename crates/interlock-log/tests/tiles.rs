@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use interlock_log::{ExportFilter, Log, LogError, audit, export, export_tlog_proof};
+use interlock_log::{AuditProblem, ExportFilter, Log, LogError, audit, export, export_tlog_proof};
 use interlock_merkle::{Hash, NoteVerifier, Tree, root};
 use interlock_receipts::{VerifyOptions, verify_bundle, verify_tlog_proof};
 use interlock_store::Store;
@@ -114,10 +114,17 @@ async fn regression_issue_45_a_wrong_tile_root_is_rebuilt() {
         .await
         .unwrap();
     drop(c);
+    // The audit names the row.
+    let store = open_store(dir.path()).await.unwrap();
+    let r = audit(&store, None).await.unwrap();
+    assert_eq!(r.problems, [AuditProblem::WrongTileRoot { tile: 1 }], "{r}");
+    assert!(r.to_string().contains("entries 256..511"), "{r}");
+    store.close().await;
     // The roots do not reproduce the signed root; the leaves do.
     let (store, log) = reopen(dir.path()).await;
     proves_like_the_whole_tree(&log, &hashes).await;
     log.close().await;
+    assert!(audit(&store, None).await.unwrap().is_ok());
     store.close().await;
     let rows = tile_rows(dir.path()).await;
     assert_eq!(rows.len(), 3);

@@ -8,6 +8,7 @@
 
 use std::ops::Range;
 
+use crate::error::SqlxResultExt as _;
 use crate::keys::approver_keys_in;
 use crate::log::{checkpoints_in, get_meta_in, leaves_in, log_size_in};
 use crate::{ApproverKey, CheckpointRow, LeafRow, Store, StoreError};
@@ -44,6 +45,26 @@ impl Snapshot {
     /// [`Store::get_meta`], as of the snapshot.
     pub async fn get_meta(&mut self, key: &str) -> Result<Option<String>, StoreError> {
         get_meta_in(&mut *self.tx, key).await
+    }
+
+    /// The stored roots of the log's tiles, by tile, as of the snapshot (the
+    /// audit checks each against the entries it covers).
+    pub async fn log_tile_roots(
+        &mut self,
+    ) -> Result<std::collections::BTreeMap<u64, [u8; 32]>, StoreError> {
+        let rows: Vec<(i64, Vec<u8>)> =
+            sqlx::query_as("SELECT idx, root FROM log_tiles ORDER BY idx")
+                .fetch_all(&mut *self.tx)
+                .await
+                .ctx("log tile")?;
+        rows.into_iter()
+            .map(|(idx, root)| {
+                Ok((
+                    crate::to_u64(idx, "log tile")?,
+                    crate::to_hash(&root, &format!("root of log tile {idx}"))?,
+                ))
+            })
+            .collect()
     }
 
     /// [`Store::approver_keys`] (revoked ones too), as of the snapshot.
