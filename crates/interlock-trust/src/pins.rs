@@ -996,12 +996,8 @@ impl Pins {
         for record in self.engine.store().servers().await? {
             let current = self.view(&record.name).map(|v| v.record.version);
             if current != Some(record.version) {
-                let raw = self
-                    .view(&record.name)
-                    .map(|v| Arc::clone(&v.raw))
-                    .unwrap_or_default();
                 changed.push(record.name.clone());
-                self.install(record, raw);
+                self.install_keeping_listing(record);
             }
         }
         Ok(changed)
@@ -1023,22 +1019,47 @@ impl Pins {
 
     /// Serves what a decision made of a row, from the listing already held.
     fn install_decided(&self, record: ServerRecord) -> ServerRecord {
-        let raw = self
-            .view(&record.name)
-            .map(|v| Arc::clone(&v.raw))
-            .unwrap_or_default();
-        self.install(record.clone(), raw);
+        self.install_keeping_listing(record.clone());
         record
     }
 
-    fn install(&self, record: ServerRecord, raw: Arc<Listing>) -> Arc<ServerView> {
-        let prefix = self
-            .prefixes
+    /// Installs `record` with the listing the server's view holds, read and
+    /// replaced in one step under the views lock, and never over a newer
+    /// row's view.
+    ///
+    /// Why one step: the reload loop read a server's listing, an upstream
+    /// connecting installed its first listing meanwhile (0.6 ms apart), and
+    /// the loop's install replaced it with the empty one it had read. The
+    /// server was then approved and served without tools until its next
+    /// re-listing (`key_limits::a_key_over_its_rate_is_refused_with_the_retry_time_and_a_leaf`
+    /// waited 60 s for `time__get_current_time` on CI, 2026-12-08).
+    fn install_keeping_listing(&self, record: ServerRecord) -> Arc<ServerView> {
+        let prefix = self.prefix_of(&record.name);
+        let mut views = self.views.0.write().expect("views lock");
+        let current = views.get(&record.name);
+        if let Some(current) = current
+            && current.record.version > record.version
+        {
+            return Arc::clone(current);
+        }
+        let raw = current.map(|v| Arc::clone(&v.raw)).unwrap_or_default();
+        let view = Arc::new(build_view(record, prefix, raw));
+        views.insert(view.record.name.clone(), Arc::clone(&view));
+        view
+    }
+
+    /// The prefix of `server`'s tools.
+    fn prefix_of(&self, server: &str) -> String {
+        self.prefixes
             .read()
             .expect("prefixes lock")
-            .get(&record.name)
+            .get(server)
             .cloned()
-            .unwrap_or_else(|| format!("{}{TOOL_SEPARATOR}", record.name));
+            .unwrap_or_else(|| format!("{server}{TOOL_SEPARATOR}"))
+    }
+
+    fn install(&self, record: ServerRecord, raw: Arc<Listing>) -> Arc<ServerView> {
+        let prefix = self.prefix_of(&record.name);
         let view = Arc::new(build_view(record, prefix, raw));
         self.views
             .0

@@ -304,3 +304,45 @@ async fn regression_removal_wins_over_a_first_listing_landing_meanwhile() {
         "{leaf}"
     );
 }
+
+/// A decision made by another process reaches this one's view by the reload
+/// loop (`Pins::reload_changed`), served with the listing this process holds:
+/// the reload reads that listing and installs the new row in one step, so a
+/// listing an upstream installs meanwhile is not replaced by an older one
+/// (CI, 2026-12-08: `time__get_current_time` was never served after its
+/// approval, the reload having installed the empty listing it read 0.6 ms
+/// before the upstream's first one landed).
+#[tokio::test]
+async fn regression_a_decision_made_elsewhere_is_served_with_the_listing_held_here() {
+    let w = world().await;
+    let tools = [("read", "Reads a file")];
+    w.pins.observe(SERVER, listing(&tools)).await.unwrap();
+    let hash = w.observed_hash().await;
+    // Another process (the CLI) decides, through its own pins.
+    let elsewhere = Pins::new(
+        w.engine.clone(),
+        DriftPolicy::default(),
+        EventBus::new(),
+        HashMap::from([(SERVER.to_owned(), format!("{SERVER}__"))]),
+        ServedSurfaces::default(),
+    );
+    elsewhere.reload_changed().await.unwrap();
+    elsewhere
+        .decide(&w.sign(&server_subject(SERVER), hash, Decision::Approve))
+        .await
+        .unwrap();
+    assert_eq!(
+        w.pins.view(SERVER).unwrap().record.status,
+        ServerStatus::Pending
+    );
+    assert_eq!(w.pins.reload_changed().await.unwrap(), [SERVER]);
+    let view = w.pins.view(SERVER).unwrap();
+    assert_eq!(view.record.status, ServerStatus::Trusted);
+    assert!(view.check("read").is_ok(), "served with its listing");
+    // Nothing changed since: nothing is reloaded, and the view stays.
+    assert!(w.pins.reload_changed().await.unwrap().is_empty());
+    assert_eq!(
+        w.pins.view(SERVER).unwrap().record.version,
+        view.record.version
+    );
+}
