@@ -407,7 +407,10 @@ impl Gateway {
     /// As long as `wait_for_server`: once, on CI with the fault campaigns
     /// loading both cores, a restarted gateway's upstream (a sandboxed Python
     /// server) had not served its tool after 30 s (2026-12-07; the report cut
-    /// the gateway's log; 21 runs here under load did not repeat it).
+    /// the gateway's log; 21 runs here under load did not repeat it). On
+    /// 2026-12-08 it recurred at 60 s with the log whole: the reload loop had
+    /// installed an empty listing over the upstream's first one, 0.6 ms later
+    /// (fixed in `Pins::install_keeping_listing`).
     pub fn wait_for_tool(&self, tool: &str, present: bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
