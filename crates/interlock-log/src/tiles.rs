@@ -127,18 +127,14 @@ pub(crate) async fn tiles_to_store(
     let mut out = Vec::new();
     for tile in from..to {
         let (root, kept) = holder.with_tree(|t| {
-            let kept = t.recent_tile(tile).map(|r| {
-                (0..TILE_WIDTH)
-                    .filter_map(|i| r.leaf(i))
-                    .collect::<Vec<_>>()
-            });
+            let kept = t.recent_tile(tile).map(|r| r.leaves().to_vec());
             (t.tile_root(tile), kept)
         });
         let Some(root) = root else { break };
         let leaf_hashes = match kept {
             Some(hashes) => hashes,
             None => match read_tile(store, tile, Some(root)).await {
-                Ok(t) => (0..TILE_WIDTH).filter_map(|i| t.leaf(i)).collect(),
+                Ok(t) => t.leaves().to_vec(),
                 Err(_) => break,
             },
         };

@@ -237,6 +237,11 @@ impl Tree {
         self.len() == 0
     }
 
+    /// Every leaf hash, in order.
+    pub fn leaves(&self) -> &[Hash] {
+        self.levels.first().map_or(&[], Vec::as_slice)
+    }
+
     /// The leaf hash at `index`, if any.
     pub fn leaf(&self, index: u64) -> Option<Hash> {
         self.levels

@@ -283,14 +283,20 @@ where
             .fetch_all(ex)
             .await
             .ctx("log leaf")?;
+    gap_free_hashes(from, &rows)
+}
+
+/// The hashes of `(idx, leaf_hash)` rows read in index order from `from`;
+/// [`StoreError::Malformed`] at the first index that does not follow.
+fn gap_free_hashes(from: u64, rows: &[(i64, Vec<u8>)]) -> Result<Vec<[u8; 32]>, StoreError> {
     let mut out = Vec::with_capacity(rows.len());
     for (expected, (idx, hash)) in (from..).zip(rows) {
-        if u64::try_from(idx).ok() != Some(expected) {
+        if u64::try_from(*idx).ok() != Some(expected) {
             return Err(StoreError::Malformed(format!(
                 "log leaf index {idx} found where {expected} was expected (a leaf is missing)"
             )));
         }
-        out.push(to_hash(&hash, &format!("leaf hash of entry {idx}"))?);
+        out.push(to_hash(hash, &format!("leaf hash of entry {idx}"))?);
     }
     Ok(out)
 }
@@ -840,15 +846,7 @@ impl Store {
         .fetch_all(self.pool())
         .await
         .ctx("log leaf")?;
-        let mut out = Vec::with_capacity(rows.len());
-        for (expected, (idx, hash)) in range.clone().zip(&rows) {
-            if u64::try_from(*idx).ok() != Some(expected) {
-                return Err(StoreError::Malformed(format!(
-                    "log leaf index {idx} found where {expected} was expected (a leaf is missing)"
-                )));
-            }
-            out.push(to_hash(hash, &format!("leaf hash of entry {idx}"))?);
-        }
+        let out = gap_free_hashes(range.start, &rows)?;
         if (out.len() as u64) < range.end - range.start {
             return Err(StoreError::Malformed(format!(
                 "log leaves {}..{} are not all stored (a leaf is missing)",
